@@ -1,0 +1,242 @@
+//! Stable error codes.
+//!
+//! Codes are part of the product contract: agents branch on them, so a code is never renamed
+//! or reused for a different meaning. Each code belongs to one [`ErrorCategory`] and says whether
+//! repeating the same call unchanged can succeed ([`ErrorCode::retryable`]).
+
+use serde::{Deserialize, Serialize};
+
+/// The broad class of a failure, as SPEC §8 lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum ErrorCategory {
+    /// The caller's arguments are wrong.
+    Input,
+    /// The MCP session is not in a state to serve the call (e.g. no browser selected).
+    Session,
+    /// The browser connection: unknown, gone, or incompatible.
+    Browser,
+    /// The tab: missing, restricted, or failing to load.
+    Tab,
+    /// The element the call is aimed at.
+    Target,
+    /// A deadline passed.
+    Timeout,
+    /// Authentication or authorisation.
+    Auth,
+    /// A mobile device.
+    Device,
+    /// A fault inside tabwire.
+    Internal,
+}
+
+/// A stable, machine-readable failure code, serialised as `SCREAMING_SNAKE_CASE`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[non_exhaustive]
+pub enum ErrorCode {
+    /// An argument is missing, unknown, of the wrong type or out of range.
+    InvalidArgument,
+    /// A selector is not valid CSS, or uses syntax tabwire does not accept (Playwright's
+    /// `:has-text()`, `text=`).
+    InvalidSelector,
+    /// Several browsers are connected and the session has not chosen one.
+    BrowserNotSelected,
+    /// No browser with that ID is known to this hub (for this account).
+    BrowserNotFound,
+    /// The browser is known but not connected; calls never fall back to another browser.
+    BrowserDisconnected,
+    /// The extension and the hub speak different protocol versions.
+    ProtocolMismatch,
+    /// No tab with that ID exists in the browser.
+    TabNotFound,
+    /// No tab ID was given and the browser has no active tab.
+    NoActiveTab,
+    /// The page cannot be scripted (chrome://, the Web Store, another extension's pages).
+    RestrictedPage,
+    /// The navigation was refused or failed.
+    NavigationFailed,
+    /// The `@ref` does not belong to the tab's current document (it changed, or the ref was
+    /// never issued): take a new snapshot.
+    StaleRef,
+    /// No element matches the selector.
+    SelectorNotFound,
+    /// The CSS selector matches more than one element.
+    SelectorNotUnique,
+    /// The element has no rendered box to act on.
+    TargetNotVisible,
+    /// Another element sits on top of the target's click point.
+    TargetCovered,
+    /// The element does not accept text (not a text field, disabled or read-only).
+    NotEditable,
+    /// `chrome.debugger` could not attach (DevTools or another debugger owns the tab).
+    DebuggerUnavailable,
+    /// The hub did not hear back from the extension before the deadline.
+    BridgeTimeout,
+    /// The operation waited in the tab's queue past its deadline and never started.
+    QueueTimeout,
+    /// The page did not respond before the deadline.
+    TabUnresponsive,
+    /// The navigation did not finish loading before the deadline.
+    NavigationTimeout,
+    /// A fault inside tabwire; the message says what.
+    Internal,
+}
+
+impl ErrorCode {
+    /// The category this code belongs to.
+    pub fn category(self) -> ErrorCategory {
+        use ErrorCode::*;
+        match self {
+            InvalidArgument | InvalidSelector => ErrorCategory::Input,
+            BrowserNotSelected => ErrorCategory::Session,
+            BrowserNotFound | BrowserDisconnected | ProtocolMismatch | DebuggerUnavailable => {
+                ErrorCategory::Browser
+            }
+            TabNotFound | NoActiveTab | RestrictedPage | NavigationFailed => ErrorCategory::Tab,
+            StaleRef | SelectorNotFound | SelectorNotUnique | TargetNotVisible | TargetCovered
+            | NotEditable => ErrorCategory::Target,
+            BridgeTimeout | QueueTimeout | TabUnresponsive | NavigationTimeout => {
+                ErrorCategory::Timeout
+            }
+            Internal => ErrorCategory::Internal,
+        }
+    }
+
+    /// Whether repeating the same call, unchanged, may succeed later (after the browser
+    /// reconnects, the page settles, or an element appears). Codes that need different
+    /// arguments or a different session state first are not retryable.
+    pub fn retryable(self) -> bool {
+        use ErrorCode::*;
+        matches!(
+            self,
+            BrowserDisconnected
+                | SelectorNotFound
+                | TargetNotVisible
+                | TargetCovered
+                | DebuggerUnavailable
+                | BridgeTimeout
+                | QueueTimeout
+                | TabUnresponsive
+                | NavigationTimeout
+        )
+    }
+
+    /// The code as it appears on the wire, e.g. `"STALE_REF"`.
+    pub fn as_str(self) -> &'static str {
+        use ErrorCode::*;
+        match self {
+            InvalidArgument => "INVALID_ARGUMENT",
+            InvalidSelector => "INVALID_SELECTOR",
+            BrowserNotSelected => "BROWSER_NOT_SELECTED",
+            BrowserNotFound => "BROWSER_NOT_FOUND",
+            BrowserDisconnected => "BROWSER_DISCONNECTED",
+            ProtocolMismatch => "PROTOCOL_MISMATCH",
+            TabNotFound => "TAB_NOT_FOUND",
+            NoActiveTab => "NO_ACTIVE_TAB",
+            RestrictedPage => "RESTRICTED_PAGE",
+            NavigationFailed => "NAVIGATION_FAILED",
+            StaleRef => "STALE_REF",
+            SelectorNotFound => "SELECTOR_NOT_FOUND",
+            SelectorNotUnique => "SELECTOR_NOT_UNIQUE",
+            TargetNotVisible => "TARGET_NOT_VISIBLE",
+            TargetCovered => "TARGET_COVERED",
+            NotEditable => "NOT_EDITABLE",
+            DebuggerUnavailable => "DEBUGGER_UNAVAILABLE",
+            BridgeTimeout => "BRIDGE_TIMEOUT",
+            QueueTimeout => "QUEUE_TIMEOUT",
+            TabUnresponsive => "TAB_UNRESPONSIVE",
+            NavigationTimeout => "NAVIGATION_TIMEOUT",
+            Internal => "INTERNAL",
+        }
+    }
+}
+
+impl std::fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A failed operation, as the extension reports it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OpError {
+    /// What went wrong, stably.
+    pub code: ErrorCode,
+    /// One or two sentences for the agent: what happened and what to do next.
+    pub message: String,
+    /// True when a click, keystroke or navigation may already have taken effect, so the agent
+    /// must inspect the page before retrying.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub action_may_have_occurred: bool,
+}
+
+impl OpError {
+    /// An error that certainly changed nothing.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        OpError {
+            code,
+            message: message.into(),
+            action_may_have_occurred: false,
+        }
+    }
+
+    /// Marks the error as one after which the action may have happened.
+    pub fn action_may_have_occurred(mut self) -> Self {
+        self.action_may_have_occurred = true;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_names_match_serde() {
+        for code in [
+            ErrorCode::InvalidArgument,
+            ErrorCode::BrowserNotSelected,
+            ErrorCode::StaleRef,
+            ErrorCode::BridgeTimeout,
+            ErrorCode::Internal,
+            ErrorCode::TabUnresponsive,
+        ] {
+            let json = serde_json::to_string(&code).unwrap();
+            assert_eq!(json, format!("\"{}\"", code.as_str()));
+        }
+    }
+
+    #[test]
+    fn categories_follow_the_spec() {
+        assert_eq!(ErrorCode::InvalidArgument.category(), ErrorCategory::Input);
+        assert_eq!(
+            ErrorCode::BrowserNotSelected.category(),
+            ErrorCategory::Session
+        );
+        assert_eq!(
+            ErrorCode::BrowserDisconnected.category(),
+            ErrorCategory::Browser
+        );
+        assert_eq!(ErrorCode::StaleRef.category(), ErrorCategory::Target);
+        assert_eq!(ErrorCode::QueueTimeout.category(), ErrorCategory::Timeout);
+        assert!(ErrorCode::BrowserDisconnected.retryable());
+        assert!(!ErrorCode::StaleRef.retryable());
+    }
+
+    #[test]
+    fn action_flag_is_omitted_when_false() {
+        let e = OpError::new(ErrorCode::StaleRef, "take a new snapshot");
+        assert_eq!(
+            serde_json::to_string(&e).unwrap(),
+            r#"{"code":"STALE_REF","message":"take a new snapshot"}"#
+        );
+        let e = e.action_may_have_occurred();
+        assert!(
+            serde_json::to_string(&e)
+                .unwrap()
+                .contains(r#""actionMayHaveOccurred":true"#)
+        );
+    }
+}

@@ -1,0 +1,34 @@
+//! The wire contract between `tabwire-hub` and the tabwire browser extension.
+//!
+//! Both sides compile this crate (the extension as wasm32), so the messages cannot drift apart.
+//! It holds data only: no I/O, no async runtime, no JavaScript bindings.
+//!
+//! # Layout
+//! - [`messages`]: the envelopes on the `/browser` WebSocket — hello, welcome, refusal,
+//!   request, response, heartbeat — and the [`PROTOCOL_VERSION`] handshake rule.
+//! - [`ops`]: what a request asks the extension to do ([`Operation`]) and what comes back
+//!   ([`OpResult`]).
+//! - [`errors`]: stable error codes with their category, shared by hub and extension.
+//! - [`refs`]: element references (`@e12`) and how they are parsed and printed.
+//!
+//! Every JSON object uses camelCase field names and rejects unknown fields, so a message from a
+//! mismatched build fails loudly instead of being half-understood.
+#![deny(missing_docs)]
+
+pub mod errors;
+pub mod messages;
+pub mod ops;
+pub mod refs;
+
+pub use errors::{ErrorCategory, ErrorCode, OpError};
+pub use messages::{
+    ExtensionMessage, Hello, HubMessage, PROTOCOL_VERSION, Refusal, Request, Response, Welcome,
+    check_hello,
+};
+pub use ops::{
+    Clicked, Navigated, ObservedNode, Observation, OpResult, Operation, TabInfo, Target, Typed,
+};
+pub use refs::ElementRef;
+
+/// Chrome's numeric tab ID. Unique only within one browser.
+pub type TabId = u32;

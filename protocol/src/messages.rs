@@ -1,0 +1,314 @@
+//! Envelopes exchanged on the `/browser` WebSocket.
+//!
+//! A connection goes: the extension sends [`Hello`]; the hub answers [`Welcome`] or, for an
+//! incompatible extension, [`Refusal`] and closes. After that the hub sends [`Request`]s, the
+//! extension answers each with one [`Response`] carrying the same `id`, and either side may send a
+//! heartbeat. The hub sends one at least every 20 seconds and the extension echoes it: traffic on
+//! the socket is what keeps Chrome from stopping the extension's service worker.
+
+use serde::{Deserialize, Serialize};
+
+use crate::{OpError, OpResult, Operation, TabId};
+
+/// The protocol version this build speaks. The hub accepts an extension only when both sides
+/// speak the same version; it is raised whenever a message changes shape.
+pub const PROTOCOL_VERSION: u32 = 1;
+
+/// A message from the extension to the hub.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum ExtensionMessage {
+    /// The first message on every connection.
+    Hello(Hello),
+    /// The answer to one [`Request`].
+    Response(Response),
+    /// A heartbeat echo.
+    Heartbeat {
+        /// The sequence number of the hub heartbeat being echoed.
+        seq: u64,
+    },
+}
+
+/// A message from the hub to the extension.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum HubMessage {
+    /// The hub accepted the extension's [`Hello`].
+    Welcome(Welcome),
+    /// The hub refused the connection; the socket is closed right after.
+    Refused(Refusal),
+    /// Work for the extension.
+    Request(Request),
+    /// A liveness ping; the extension echoes it.
+    Heartbeat {
+        /// Increases by one with each heartbeat on a connection.
+        seq: u64,
+    },
+}
+
+/// How an extension introduces itself.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Hello {
+    /// Generated once per Chrome profile and kept in its `chrome.storage.local`, so the hub can
+    /// tell a returning browser from a new one and keep sessions bound to it.
+    pub browser_id: String,
+    /// The name the user gave this browser ("Work Chrome"); shown to agents.
+    pub browser_name: String,
+    /// The extension's own version (its manifest version).
+    pub extension_version: String,
+    /// The [`PROTOCOL_VERSION`] the extension was built with.
+    pub protocol_version: u32,
+    /// The Chrome version, for diagnostics.
+    pub chrome_version: String,
+}
+
+/// The longest browser ID or name the hub accepts.
+pub const MAX_IDENTITY_LEN: usize = 64;
+
+/// Checks a [`Hello`] the way the hub does, so the extension can show the same reason.
+///
+/// Returns a [`Refusal`] for an incompatible protocol version or a malformed identity.
+pub fn check_hello(hello: &Hello) -> Result<(), Refusal> {
+    if hello.protocol_version != PROTOCOL_VERSION {
+        return Err(Refusal::protocol_mismatch(hello.protocol_version));
+    }
+    let id_ok = !hello.browser_id.is_empty()
+        && hello.browser_id.len() <= MAX_IDENTITY_LEN
+        && hello
+            .browser_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !id_ok {
+        return Err(Refusal {
+            code: crate::ErrorCode::InvalidArgument,
+            message: format!(
+                "browser ID must be 1-{MAX_IDENTITY_LEN} characters of letters, digits, '-' or '_'"
+            ),
+        });
+    }
+    if hello.browser_name.chars().count() > MAX_IDENTITY_LEN
+        || hello.browser_name.chars().any(char::is_control)
+    {
+        return Err(Refusal {
+            code: crate::ErrorCode::InvalidArgument,
+            message: format!(
+                "browser name must be at most {MAX_IDENTITY_LEN} characters without control characters"
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// The hub's acceptance of a [`Hello`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Welcome {
+    /// The hub's protocol version (equal to the extension's, or there would be no welcome).
+    pub protocol_version: u32,
+    /// The hub's own version, for the popup.
+    pub hub_version: String,
+    /// How often the hub sends heartbeats. The extension treats a silence of three intervals as
+    /// a dead connection and reconnects.
+    pub heartbeat_interval_ms: u64,
+}
+
+/// Why the hub refused a connection. The extension shows `message` in its popup.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Refusal {
+    /// [`crate::ErrorCode::ProtocolMismatch`] or [`crate::ErrorCode::InvalidArgument`].
+    pub code: crate::ErrorCode,
+    /// A sentence for the person looking at the popup.
+    pub message: String,
+}
+
+impl Refusal {
+    /// The refusal for an extension that speaks `theirs` instead of [`PROTOCOL_VERSION`].
+    pub fn protocol_mismatch(theirs: u32) -> Self {
+        let advice = if theirs > PROTOCOL_VERSION {
+            "update tabwire-hub"
+        } else {
+            "update the tabwire extension"
+        };
+        Refusal {
+            code: crate::ErrorCode::ProtocolMismatch,
+            message: format!(
+                "incompatible versions: the extension speaks protocol {theirs}, the hub speaks \
+                 protocol {PROTOCOL_VERSION}; {advice}"
+            ),
+        }
+    }
+}
+
+/// One unit of work for the extension.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Request {
+    /// Correlates the [`Response`]; unique per connection.
+    pub id: u64,
+    /// The tab to act on; `None` means the active tab of the focused window (or, for
+    /// browser-wide operations, no tab at all).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tab_id: Option<TabId>,
+    /// Milliseconds the extension has, counted from receipt. Relative rather than absolute so
+    /// that clock skew between the hub's machine and the browser's machine does not matter.
+    pub deadline_ms: u64,
+    /// The MCP tool this request serves, for the popup's call log.
+    pub tool: String,
+    /// What to do.
+    pub op: Operation,
+}
+
+/// The answer to one [`Request`]: exactly one of `result` and `error`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Response {
+    /// The `id` of the request answered.
+    pub id: u64,
+    /// The result, when the operation succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<OpResult>,
+    /// The failure, when it did not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<OpError>,
+}
+
+impl Response {
+    /// Builds a response from an operation's outcome.
+    pub fn new(id: u64, outcome: Result<OpResult, OpError>) -> Self {
+        match outcome {
+            Ok(result) => Response {
+                id,
+                result: Some(result),
+                error: None,
+            },
+            Err(error) => Response {
+                id,
+                result: None,
+                error: Some(error),
+            },
+        }
+    }
+
+    /// The outcome carried. A response with both or neither field set is a protocol violation
+    /// and comes back as an [`crate::ErrorCode::Internal`] error.
+    pub fn into_outcome(self) -> Result<OpResult, OpError> {
+        match (self.result, self.error) {
+            (Some(result), None) => Ok(result),
+            (None, Some(error)) => Err(error),
+            _ => Err(OpError::new(
+                crate::ErrorCode::Internal,
+                "the extension sent a response with neither or both of result and error",
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{ErrorCode, Target};
+
+    fn hello() -> Hello {
+        Hello {
+            browser_id: "0b6f-41aa".into(),
+            browser_name: "Work".into(),
+            extension_version: "0.1.0".into(),
+            protocol_version: PROTOCOL_VERSION,
+            chrome_version: "156.0.0.0".into(),
+        }
+    }
+
+    #[test]
+    fn hello_round_trips_with_camel_case_fields() {
+        let msg = ExtensionMessage::Hello(hello());
+        let json = serde_json::to_string(&msg).unwrap();
+        assert!(json.contains(r#""type":"hello""#), "{json}");
+        assert!(json.contains(r#""browserId":"0b6f-41aa""#), "{json}");
+        assert_eq!(
+            serde_json::from_str::<ExtensionMessage>(&json).unwrap(),
+            msg
+        );
+    }
+
+    #[test]
+    fn unknown_fields_are_rejected() {
+        let json = r#"{"type":"hello","browserId":"a","browserName":"b","extensionVersion":"1",
+            "protocolVersion":1,"chromeVersion":"1","extra":true}"#;
+        assert!(serde_json::from_str::<ExtensionMessage>(json).is_err());
+    }
+
+    #[test]
+    fn request_wire_shape() {
+        let msg = HubMessage::Request(Request {
+            id: 7,
+            tab_id: Some(12),
+            deadline_ms: 30_000,
+            tool: "click_element".into(),
+            op: Operation::Click {
+                target: Target::Css("#go".into()),
+            },
+        });
+        let json = serde_json::to_value(&msg).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "type": "request", "id": 7, "tabId": 12, "deadlineMs": 30000,
+                "tool": "click_element",
+                "op": {"kind": "click", "target": {"css": "#go"}}
+            })
+        );
+        assert_eq!(serde_json::from_value::<HubMessage>(json).unwrap(), msg);
+    }
+
+    #[test]
+    fn response_carries_exactly_one_outcome() {
+        let ok = Response::new(1, Ok(OpResult::Tabs { tabs: vec![] }));
+        let json = serde_json::to_string(&ExtensionMessage::Response(ok.clone())).unwrap();
+        assert_eq!(
+            json,
+            r#"{"type":"response","id":1,"result":{"kind":"tabs","tabs":[]}}"#
+        );
+        assert!(ok.into_outcome().is_ok());
+
+        let both = Response {
+            id: 2,
+            result: Some(OpResult::Tabs { tabs: vec![] }),
+            error: Some(OpError::new(ErrorCode::Internal, "x")),
+        };
+        assert_eq!(both.into_outcome().unwrap_err().code, ErrorCode::Internal);
+    }
+
+    #[test]
+    fn mismatched_protocol_is_refused_with_advice() {
+        let mut newer = hello();
+        newer.protocol_version = PROTOCOL_VERSION + 1;
+        let refusal = check_hello(&newer).unwrap_err();
+        assert_eq!(refusal.code, ErrorCode::ProtocolMismatch);
+        assert!(refusal.message.contains("update tabwire-hub"));
+
+        let mut older = hello();
+        older.protocol_version = 0;
+        assert!(
+            check_hello(&older)
+                .unwrap_err()
+                .message
+                .contains("update the tabwire extension")
+        );
+        assert!(check_hello(&hello()).is_ok());
+    }
+
+    #[test]
+    fn malformed_identity_is_refused() {
+        let mut bad = hello();
+        bad.browser_id = "has space".into();
+        assert_eq!(
+            check_hello(&bad).unwrap_err().code,
+            ErrorCode::InvalidArgument
+        );
+        let mut long = hello();
+        long.browser_name = "x".repeat(MAX_IDENTITY_LEN + 1);
+        assert!(check_hello(&long).is_err());
+    }
+}
