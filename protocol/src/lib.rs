@@ -1,7 +1,8 @@
 //! The wire contract between `tabwire-hub` and the tabwire browser extension.
 //!
 //! Both sides compile this crate (the extension as wasm32), so the messages cannot drift apart.
-//! It holds data only: no I/O, no async runtime, no JavaScript bindings.
+//! It holds data only: no I/O, no async runtime, no JavaScript bindings. Its one dependency
+//! besides serde is serde_json, which every side already uses to put these types on the wire.
 //!
 //! # Layout
 //! - [`messages`]: the envelopes on the `/browser` WebSocket — hello, welcome, refusal,
@@ -10,17 +11,21 @@
 //!   ([`OpResult`]).
 //! - [`errors`]: stable error codes with their category, shared by hub and extension.
 //! - [`refs`]: element references (`@e12`) and how they are parsed and printed.
+//! - [`local`]: the control lines between the stdio shim and the hub on the local Unix socket,
+//!   and the default socket path both agree on.
 //!
 //! Every JSON object uses camelCase field names and rejects unknown fields, so a message from a
 //! mismatched build fails loudly instead of being half-understood.
 #![deny(missing_docs)]
 
 pub mod errors;
+pub mod local;
 pub mod messages;
 pub mod ops;
 pub mod refs;
 
 pub use errors::{ErrorCategory, ErrorCode, OpError};
+pub use local::{LocalControl, default_socket_path};
 pub use messages::{
     ExtensionMessage, Hello, HubMessage, PROTOCOL_VERSION, Refusal, Request, Response, Welcome,
     check_hello,

@@ -1,0 +1,116 @@
+//! The local session link: `tabwire-mcp` (the stdio shim) to `tabwire-hub` over a Unix socket.
+//!
+//! The socket carries newline-delimited MCP JSON-RPC. Besides that, the two exchange a few
+//! control lines, told apart from JSON-RPC by their `"tabwire"` key:
+//! - the shim's first line on every connection is [`LocalControl::Attach`], naming its session
+//!   and the browser the session had selected, so a hub that restarted can restore it;
+//! - the hub sends [`LocalControl::State`] whenever the session's selection changes, and the
+//!   shim keeps the latest for its next `Attach`.
+//!
+//! A client that sends no `Attach` line gets plain MCP and an anonymous session.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// A control line on the local socket.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    tag = "tabwire",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
+)]
+pub enum LocalControl {
+    /// Shim to hub, first line of a connection.
+    Attach {
+        /// Random, chosen by the shim when it starts; the same across its reconnections.
+        session: String,
+        /// The browser this session had selected before the connection dropped, if any.
+        #[serde(default)]
+        selected_browser: Option<String>,
+    },
+    /// Hub to shim: the session's selection changed.
+    State {
+        /// The browser now selected.
+        selected_browser: Option<String>,
+    },
+}
+
+impl LocalControl {
+    /// Parses a line if it is a control line. JSON-RPC lines (and anything else) give `None`.
+    pub fn parse(line: &str) -> Option<Self> {
+        // Cheap pre-check so ordinary MCP traffic is not parsed twice.
+        if !line.contains("\"tabwire\"") {
+            return None;
+        }
+        serde_json::from_str(line).ok()
+    }
+
+    /// The line as sent, with its trailing newline.
+    pub fn to_line(&self) -> String {
+        let mut line = serde_json::to_string(self).expect("control lines always serialise");
+        line.push('\n');
+        line
+    }
+}
+
+/// Where hub and shim put the socket when none is given: `$XDG_RUNTIME_DIR/tabwire/hub.sock`
+/// when the runtime directory is set, else `/tmp/tabwire-<uid>/hub.sock`. Either way the socket
+/// sits in a directory of its own that the hub keeps private to the user.
+pub fn default_socket_path(xdg_runtime_dir: Option<&str>, uid: u32) -> PathBuf {
+    match xdg_runtime_dir.filter(|dir| !dir.is_empty()) {
+        Some(dir) => PathBuf::from(dir).join("tabwire").join("hub.sock"),
+        None => PathBuf::from(format!("/tmp/tabwire-{uid}")).join("hub.sock"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attach_line_shape() {
+        let attach = LocalControl::Attach {
+            session: "s1".into(),
+            selected_browser: Some("b1".into()),
+        };
+        let line = attach.to_line();
+        assert_eq!(
+            line,
+            "{\"tabwire\":\"attach\",\"session\":\"s1\",\"selectedBrowser\":\"b1\"}\n"
+        );
+        assert_eq!(LocalControl::parse(line.trim_end()), Some(attach));
+    }
+
+    #[test]
+    fn json_rpc_lines_are_not_control_lines() {
+        assert_eq!(
+            LocalControl::parse(r#"{"jsonrpc":"2.0","id":1,"method":"tools/list"}"#),
+            None
+        );
+        // A tool argument that happens to mention "tabwire" is still JSON-RPC.
+        assert_eq!(
+            LocalControl::parse(
+                r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"arguments":{"text":"\"tabwire\""}}}"#
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn default_socket_prefers_the_runtime_dir() {
+        assert_eq!(
+            default_socket_path(Some("/run/user/1000"), 1000),
+            PathBuf::from("/run/user/1000/tabwire/hub.sock")
+        );
+        assert_eq!(
+            default_socket_path(Some(""), 0),
+            PathBuf::from("/tmp/tabwire-0/hub.sock")
+        );
+        assert_eq!(
+            default_socket_path(None, 42),
+            PathBuf::from("/tmp/tabwire-42/hub.sock")
+        );
+    }
+}
