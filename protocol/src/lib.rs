@@ -31,7 +31,7 @@ pub use messages::{
     check_hello,
 };
 pub use ops::{
-    Clicked, Navigated, ObservedNode, Observation, OpResult, Operation, TabInfo, Target, Typed,
+    Clicked, Navigated, Observation, ObservedNode, OpResult, Operation, TabInfo, Target, Typed,
 };
 pub use refs::ElementRef;
 

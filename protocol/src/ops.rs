@@ -256,7 +256,10 @@ mod tests {
             omitted_nodes: 0,
         });
         let json = serde_json::to_string(&result).unwrap();
-        assert!(json.contains(r#"{"ref":"@e1","text":"button \"Go\""}"#), "{json}");
+        assert!(
+            json.contains(r#"{"ref":"@e1","text":"button \"Go\""}"#),
+            "{json}"
+        );
         assert!(json.contains(r#"{"text":"Hello"}"#), "{json}");
         assert_eq!(serde_json::from_str::<OpResult>(&json).unwrap(), result);
     }

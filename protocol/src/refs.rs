@@ -43,7 +43,11 @@ fn parse_number(digits: &str) -> Option<u32> {
     let well_formed = !digits.is_empty()
         && digits.bytes().all(|b| b.is_ascii_digit())
         && (digits == "0" || !digits.starts_with('0'));
-    if well_formed { digits.parse().ok() } else { None }
+    if well_formed {
+        digits.parse().ok()
+    } else {
+        None
+    }
 }
 
 impl std::fmt::Display for ElementRef {
@@ -93,7 +97,18 @@ mod tests {
     #[test]
     fn rejects_look_alikes() {
         for bad in [
-            "e12", "@e", "@e0", "@e012", "@e1x", "@f2", "@fe3", "@E3", "@e-1", "@e 1", "#e1", "",
+            "e12",
+            "@e",
+            "@e0",
+            "@e012",
+            "@e1x",
+            "@f2",
+            "@fe3",
+            "@E3",
+            "@e-1",
+            "@e 1",
+            "#e1",
+            "",
             "@e99999999999",
         ] {
             assert_eq!(ElementRef::parse(bad), None, "{bad:?} should not parse");

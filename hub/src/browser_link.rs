@@ -1,0 +1,187 @@
+//! The `/browser` WebSocket endpoint: where extensions connect.
+//!
+//! Only extension origins (`chrome-extension://…`) may open it, so an ordinary web page the
+//! user visits cannot reach the local hub. A connection starts with the extension's hello; the
+//! hub refuses an incompatible protocol version with a message the popup shows, and otherwise
+//! registers the browser, forwards requests, correlates responses, and sends a heartbeat every
+//! [`HEARTBEAT_INTERVAL`]. The heartbeat is what keeps Chrome from stopping an idle MV3 service
+//! worker; a browser silent for three intervals is considered gone.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures_util::{SinkExt, StreamExt};
+use tabwire_protocol::{
+    ErrorCode, ExtensionMessage, Hello, HubMessage, PROTOCOL_VERSION, Refusal, Welcome, check_hello,
+};
+use tokio::time::{Instant, MissedTickBehavior};
+
+use crate::HubState;
+use crate::registry::Connection;
+
+/// How often the hub sends a heartbeat. Must stay under Chrome's ~30 s idle limit for service
+/// workers (PLATFORM.md measured that application messages every ~20 s keep it alive).
+pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(15);
+
+/// How long a new connection may take to say hello.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The largest message accepted from an extension. Observations of big pages run to a few MB.
+const MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
+
+/// `GET /browser`: checks the Origin, then upgrades to a WebSocket.
+pub async fn endpoint(
+    State(hub): State<Arc<HubState>>,
+    headers: HeaderMap,
+    upgrade: WebSocketUpgrade,
+) -> Response {
+    let origin = headers
+        .get(header::ORIGIN)
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or("");
+    if !origin.starts_with("chrome-extension://") {
+        tracing::warn!(
+            origin,
+            "refused /browser connection from a non-extension origin"
+        );
+        return (
+            StatusCode::FORBIDDEN,
+            "only the tabwire browser extension may connect here\n",
+        )
+            .into_response();
+    }
+    let origin = origin.to_owned();
+    upgrade
+        .max_message_size(MAX_MESSAGE_BYTES)
+        .on_upgrade(move |socket| serve(hub, socket, origin))
+}
+
+async fn serve(hub: Arc<HubState>, mut socket: WebSocket, origin: String) {
+    let hello = match receive_hello(&mut socket).await {
+        Ok(hello) => hello,
+        Err(refusal) => {
+            tracing::warn!(origin, code = %refusal.code, reason = %refusal.message, "refused browser");
+            let _ = send(&mut socket, &HubMessage::Refused(refusal)).await;
+            let _ = socket.close().await;
+            return;
+        }
+    };
+    tracing::info!(
+        browser = %hello.browser_id,
+        name = %hello.browser_name,
+        extension = %hello.extension_version,
+        chrome = %hello.chrome_version,
+        origin,
+        "browser connected"
+    );
+    let welcome = HubMessage::Welcome(Welcome {
+        protocol_version: PROTOCOL_VERSION,
+        hub_version: env!("CARGO_PKG_VERSION").to_owned(),
+        heartbeat_interval_ms: HEARTBEAT_INTERVAL.as_millis() as u64,
+    });
+    if send(&mut socket, &welcome).await.is_err() {
+        return;
+    }
+    let (connection, outbox) = hub.registry.connect(hello);
+    let reason = pump(&connection, socket, outbox).await;
+    hub.registry.disconnect(&connection);
+    tracing::info!(browser = %connection.browser_id(), reason, "browser disconnected");
+}
+
+/// Waits for the first message and checks it is an acceptable hello.
+async fn receive_hello(socket: &mut WebSocket) -> Result<Hello, Refusal> {
+    let refusal = |message: &str| Refusal {
+        code: ErrorCode::InvalidArgument,
+        message: message.to_owned(),
+    };
+    let text = loop {
+        match tokio::time::timeout(HELLO_TIMEOUT, socket.recv()).await {
+            Err(_) => return Err(refusal("no hello within 10 seconds")),
+            Ok(None | Some(Err(_))) => return Err(refusal("connection closed before hello")),
+            Ok(Some(Ok(Message::Text(text)))) => break text,
+            Ok(Some(Ok(Message::Ping(_) | Message::Pong(_)))) => continue,
+            Ok(Some(Ok(_))) => return Err(refusal("expected a text hello message")),
+        }
+    };
+    // Read the protocol version before the strict parse: a hello from a newer extension may
+    // carry fields this hub does not know, and it deserves "update the hub", not "malformed".
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|_| refusal("hello is not JSON"))?;
+    if let Some(theirs) = value.get("protocolVersion").and_then(|v| v.as_u64())
+        && theirs != u64::from(PROTOCOL_VERSION)
+    {
+        return Err(Refusal::protocol_mismatch(
+            u32::try_from(theirs).unwrap_or(u32::MAX),
+        ));
+    }
+    match serde_json::from_value::<ExtensionMessage>(value) {
+        Ok(ExtensionMessage::Hello(hello)) => check_hello(&hello).map(|()| hello),
+        Ok(_) => Err(refusal("the first message must be a hello")),
+        Err(error) => Err(refusal(&format!("malformed hello: {error}"))),
+    }
+}
+
+/// Moves messages between the socket and the registry until the connection ends; returns why
+/// it ended, for the log.
+async fn pump(
+    connection: &Arc<Connection>,
+    socket: WebSocket,
+    mut outbox: tokio::sync::mpsc::UnboundedReceiver<HubMessage>,
+) -> &'static str {
+    let (mut sink, mut stream) = socket.split();
+    let mut heartbeat = tokio::time::interval(HEARTBEAT_INTERVAL);
+    heartbeat.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    heartbeat.tick().await; // the first tick is immediate; the welcome just went out
+    let mut seq = 0u64;
+    let mut last_heard = Instant::now();
+    loop {
+        tokio::select! {
+            incoming = stream.next() => {
+                let text = match incoming {
+                    None | Some(Err(_)) => return "socket closed",
+                    Some(Ok(Message::Close(_))) => return "browser closed the connection",
+                    Some(Ok(Message::Text(text))) => text,
+                    Some(Ok(_)) => { last_heard = Instant::now(); continue; }
+                };
+                last_heard = Instant::now();
+                match serde_json::from_str::<ExtensionMessage>(&text) {
+                    Ok(ExtensionMessage::Response(response)) => {
+                        connection.complete(response.id, response.into_outcome());
+                    }
+                    Ok(ExtensionMessage::Heartbeat { .. }) => {}
+                    Ok(ExtensionMessage::Hello(_)) => {
+                        tracing::warn!(browser = %connection.browser_id(), "ignored a second hello");
+                    }
+                    Err(error) => {
+                        tracing::warn!(browser = %connection.browser_id(), %error, "ignored an unreadable message");
+                    }
+                }
+            }
+            Some(message) = outbox.recv() => {
+                let Ok(text) = serde_json::to_string(&message) else {
+                    continue;
+                };
+                if sink.send(Message::Text(text.into())).await.is_err() {
+                    return "send failed";
+                }
+            }
+            _ = heartbeat.tick() => {
+                if last_heard.elapsed() > 3 * HEARTBEAT_INTERVAL {
+                    let _ = sink.close().await;
+                    return "browser silent for three heartbeat intervals";
+                }
+                seq += 1;
+                connection.send(HubMessage::Heartbeat { seq });
+            }
+        }
+    }
+}
+
+async fn send(socket: &mut WebSocket, message: &HubMessage) -> Result<(), axum::Error> {
+    let text = serde_json::to_string(message).expect("hub messages always serialise");
+    socket.send(Message::Text(text.into())).await
+}

@@ -1,0 +1,119 @@
+//! Serving one connection on the hub's Unix socket as one MCP session.
+//!
+//! `tabwire-mcp` starts every connection with an attach line ([`LocalControl::Attach`]) naming
+//! its session and the browser it had selected; the hub restores that selection and, from then
+//! on, writes a [`LocalControl::State`] line whenever the selection changes. Those lines are
+//! interleaved with rmcp's output at line boundaries by a small pump, so rmcp itself only ever
+//! sees ordinary MCP traffic. A client that connects without an attach line gets plain MCP.
+
+use std::io::Cursor;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rmcp::ServiceExt;
+use tabwire_protocol::LocalControl;
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::net::UnixStream;
+use tokio::sync::mpsc;
+
+use crate::HubState;
+use crate::mcp::TabwireMcp;
+use crate::session::Session;
+
+/// Numbers sessions of clients that did not name themselves.
+static ANONYMOUS_SESSIONS: AtomicU64 = AtomicU64::new(1);
+
+/// The longest first line read while looking for an attach line. An MCP message can be long
+/// (it is forwarded intact), but the read is bounded so a stray client cannot exhaust memory.
+const MAX_FIRST_LINE: u64 = 16 * 1024 * 1024;
+
+/// Serves one accepted connection until the client goes away.
+pub async fn serve(hub: Arc<HubState>, stream: UnixStream) {
+    let (read, write) = stream.into_split();
+    let mut reader = BufReader::new(read);
+    let mut first = Vec::new();
+    if let Err(error) = (&mut reader)
+        .take(MAX_FIRST_LINE)
+        .read_until(b'\n', &mut first)
+        .await
+    {
+        tracing::debug!(%error, "local client left before its first line");
+        return;
+    }
+    let attach = std::str::from_utf8(&first)
+        .ok()
+        .and_then(|line| LocalControl::parse(line.trim_end()));
+    match attach {
+        Some(LocalControl::Attach {
+            session,
+            selected_browser,
+        }) => {
+            tracing::info!(session, selected = ?selected_browser, "shim attached");
+            let (control, control_rx) = mpsc::unbounded_channel();
+            let session = Session::new(session, selected_browser, Some(control));
+            let (mcp_out, pump_in) = tokio::io::duplex(64 * 1024);
+            tokio::spawn(pump(pump_in, write, control_rx));
+            run(hub, session, reader, mcp_out).await;
+        }
+        _ => {
+            let id = format!(
+                "anonymous-{}",
+                ANONYMOUS_SESSIONS.fetch_add(1, Ordering::Relaxed)
+            );
+            tracing::info!(session = id, "plain MCP client connected");
+            let session = Session::new(id, None, None);
+            run(hub, session, Cursor::new(first).chain(reader), write).await;
+        }
+    }
+}
+
+async fn run<R, W>(hub: Arc<HubState>, session: Session, reader: R, writer: W)
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let session = Arc::new(session);
+    let server = TabwireMcp::new(hub, session.clone());
+    match server.serve((reader, writer)).await {
+        Ok(running) => {
+            let _ = running.waiting().await;
+        }
+        Err(error) => {
+            tracing::debug!(session = session.id(), %error, "MCP session ended during start-up")
+        }
+    }
+    tracing::info!(session = session.id(), "session closed");
+}
+
+/// Copies rmcp's output lines to the socket, slipping control lines in between them.
+async fn pump(
+    mcp_out: tokio::io::DuplexStream,
+    mut socket: tokio::net::unix::OwnedWriteHalf,
+    mut control: mpsc::UnboundedReceiver<LocalControl>,
+) {
+    let mut lines = BufReader::new(mcp_out);
+    let mut line = Vec::new();
+    loop {
+        tokio::select! {
+            // Control lines first: a selection made by a tool call is reported before that
+            // call's result, so the shim knows it even if the link drops right after.
+            biased;
+            Some(message) = control.recv() => {
+                if socket.write_all(message.to_line().as_bytes()).await.is_err() {
+                    return;
+                }
+            }
+            read = lines.read_until(b'\n', &mut line) => {
+                match read {
+                    Ok(0) | Err(_) => return,
+                    Ok(_) => {
+                        if socket.write_all(&line).await.is_err() {
+                            return;
+                        }
+                        line.clear();
+                    }
+                }
+            }
+        }
+    }
+}

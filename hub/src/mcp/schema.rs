@@ -1,0 +1,117 @@
+//! Input schemas for tools, generated from the argument structs so the schema and the parser
+//! cannot disagree.
+//!
+//! Every word of `tools/list` is paid for by every agent in every conversation, so the generated
+//! schema is trimmed to what a model needs: no `$schema` or titles, no `null` alternatives for
+//! optional fields (omit them instead), no non-standard integer formats.
+
+use std::sync::Arc;
+
+use rmcp::model::JsonObject;
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::envelope::ToolError;
+
+/// The trimmed JSON Schema of `T`, as a tool's `inputSchema`.
+pub fn input_schema<T: JsonSchema>() -> Arc<JsonObject> {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|settings| {
+            settings.meta_schema = None;
+            settings.inline_subschemas = true;
+        })
+        .into_generator();
+    let mut value = generator.into_root_schema_for::<T>().to_value();
+    trim(&mut value);
+    match value {
+        Value::Object(mut object) => {
+            // The tool's own description says what the arguments are for.
+            object.remove("description");
+            // MCP requires an object schema even for tools without arguments.
+            object
+                .entry("properties")
+                .or_insert_with(|| Value::Object(Default::default()));
+            Arc::new(object)
+        }
+        _ => unreachable!("argument structs always produce object schemas"),
+    }
+}
+
+fn trim(value: &mut Value) {
+    match value {
+        Value::Object(object) => {
+            object.remove("title");
+            object.remove("$schema");
+            if object
+                .get("format")
+                .and_then(Value::as_str)
+                .is_some_and(|f| f.starts_with("int") || f.starts_with("uint"))
+            {
+                object.remove("format");
+            }
+            if let Some(Value::Array(types)) = object.get_mut("type") {
+                types.retain(|t| t != "null");
+                if types.len() == 1 {
+                    let only = types.pop().unwrap();
+                    object.insert("type".into(), only);
+                }
+            }
+            object.values_mut().for_each(trim);
+        }
+        Value::Array(items) => items.iter_mut().for_each(trim),
+        _ => {}
+    }
+}
+
+/// Parses tool arguments strictly: unknown fields, wrong types and missing fields are
+/// `INVALID_ARGUMENT` errors that name the problem, and nothing reaches a browser.
+pub fn parse_args<T: DeserializeOwned>(args: JsonObject) -> Result<T, ToolError> {
+    serde_json::from_value(Value::Object(args))
+        .map_err(|error| ToolError::invalid(format!("invalid arguments: {error}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+
+    /// Example arguments.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Example {
+        /// The tab.
+        tab_id: Option<u32>,
+        /// Required text.
+        text: String,
+    }
+
+    #[test]
+    fn schema_is_trimmed_and_strict() {
+        let schema = Value::Object((*input_schema::<Example>()).clone());
+        assert_eq!(
+            schema,
+            serde_json::json!({
+                "type": "object",
+                "properties": {
+                    "tabId": {"type": "integer", "description": "The tab.", "minimum": 0},
+                    "text": {"type": "string", "description": "Required text."}
+                },
+                "required": ["text"],
+                "additionalProperties": false
+            })
+        );
+    }
+
+    #[test]
+    fn unknown_arguments_are_rejected_by_name() {
+        let args = serde_json::json!({"text": "x", "bogus": 1});
+        let Value::Object(args) = args else {
+            unreachable!()
+        };
+        let error = parse_args::<Example>(args).unwrap_err();
+        assert_eq!(error.code, tabwire_protocol::ErrorCode::InvalidArgument);
+        assert!(error.message.contains("bogus"), "{}", error.message);
+    }
+}

@@ -1,0 +1,97 @@
+//! The little the shim needs to know about JSON-RPC lines: which are requests (and their IDs),
+//! which are responses, and how to answer a request itself when the hub cannot.
+//!
+//! This is line inspection, not MCP: the shim never interprets methods beyond recognising the
+//! `initialize` handshake it must replay to a restarted hub.
+
+use serde_json::{Value, json};
+
+/// What a line is, as far as the shim cares.
+#[derive(Debug, PartialEq)]
+pub enum Kind {
+    /// A request expecting a response; `id` is the request ID as JSON text.
+    Request { id: String, method: String },
+    /// A notification (no ID).
+    Notification { method: String },
+    /// A response to an earlier request.
+    Response { id: String },
+    /// Anything else (batches, garbage): forwarded untouched and not tracked.
+    Other,
+}
+
+/// Classifies one line.
+pub fn classify(line: &str) -> Kind {
+    let Ok(Value::Object(message)) = serde_json::from_str::<Value>(line) else {
+        return Kind::Other;
+    };
+    let id = message
+        .get("id")
+        .filter(|id| !id.is_null())
+        .map(Value::to_string);
+    let method = message
+        .get("method")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    match (id, method) {
+        (Some(id), Some(method)) => Kind::Request { id, method },
+        (None, Some(method)) => Kind::Notification { method },
+        (Some(id), None) => Kind::Response { id },
+        (None, None) => Kind::Other,
+    }
+}
+
+/// JSON-RPC error code for "the link to the hub dropped while this request was in flight".
+pub const OUTCOME_UNKNOWN: i64 = -32001;
+/// JSON-RPC error code for "the hub was unreachable; the request was never sent".
+pub const NOT_SENT: i64 = -32002;
+
+/// An error response for request `id` (given as JSON text, as [`classify`] returns it).
+pub fn error_response(id: &str, code: i64, message: &str) -> String {
+    let id: Value = serde_json::from_str(id).unwrap_or(Value::Null);
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string()
+}
+
+/// The cached `initialize` request with its ID replaced, for replaying the handshake.
+pub fn with_id(request: &Value, id: &str) -> String {
+    let mut request = request.clone();
+    request["id"] = Value::String(id.to_owned());
+    request.to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn classifies_lines() {
+        assert_eq!(
+            classify(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{}}"#),
+            Kind::Request {
+                id: "1".into(),
+                method: "tools/call".into()
+            }
+        );
+        assert_eq!(
+            classify(r#"{"jsonrpc":"2.0","id":"a","result":{}}"#),
+            Kind::Response { id: "\"a\"".into() }
+        );
+        assert_eq!(
+            classify(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+            Kind::Notification {
+                method: "notifications/initialized".into()
+            }
+        );
+        assert_eq!(classify("[1,2]"), Kind::Other);
+        assert_eq!(classify("not json"), Kind::Other);
+    }
+
+    #[test]
+    fn error_response_keeps_the_id_type() {
+        let line = error_response("\"x\"", OUTCOME_UNKNOWN, "lost");
+        let value: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(value["id"], "x");
+        assert_eq!(value["error"]["code"], OUTCOME_UNKNOWN);
+        let line = error_response("7", NOT_SENT, "down");
+        assert_eq!(serde_json::from_str::<Value>(&line).unwrap()["id"], 7);
+    }
+}

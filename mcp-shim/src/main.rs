@@ -1,0 +1,48 @@
+//! The `tabwire-mcp` binary: parses arguments and runs [`tabwire_mcp::run`] on stdio.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Parser;
+
+/// Stdio MCP server for tabwire: connects your MCP client to a running tabwire-hub.
+#[derive(Parser)]
+#[command(version, about)]
+struct Args {
+    /// The hub's Unix socket. Default: $XDG_RUNTIME_DIR/tabwire/hub.sock, or
+    /// /tmp/tabwire-<uid>/hub.sock (the hub's default too).
+    #[arg(long, env = "TABWIRE_SOCKET")]
+    socket: Option<PathBuf>,
+    /// Seconds to keep trying when no hub answers at start.
+    #[arg(long, default_value_t = 5)]
+    wait: u64,
+}
+
+fn main() {
+    // Exit explicitly: tokio's stdin reader sits in a blocking thread that would otherwise keep
+    // the process alive after the pipe has finished.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    let code = runtime.block_on(shim());
+    std::process::exit(code);
+}
+
+async fn shim() -> i32 {
+    let args = Args::parse();
+    let socket = args.socket.unwrap_or_else(|| {
+        // SAFETY: geteuid has no preconditions and cannot fail.
+        let uid = unsafe { libc::geteuid() };
+        tabwire_protocol::default_socket_path(std::env::var("XDG_RUNTIME_DIR").ok().as_deref(), uid)
+    });
+    let mut options = tabwire_mcp::Options::new(socket);
+    options.startup_wait = Duration::from_secs(args.wait);
+    match tabwire_mcp::run(options, tokio::io::stdin(), tokio::io::stdout()).await {
+        Ok(()) => 0,
+        Err(error) => {
+            eprintln!("tabwire-mcp: {error}");
+            1
+        }
+    }
+}

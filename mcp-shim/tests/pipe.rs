@@ -1,0 +1,219 @@
+//! The shim against a scripted fake hub on a real Unix socket: attach lines, handshake replay,
+//! in-flight failures, held requests, and never replaying a tool call.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tabwire_mcp::{Options, ShimError, jsonrpc};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::{UnixListener, UnixStream};
+
+const WAIT: Duration = Duration::from_secs(5);
+
+fn socket_path(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("tabwire-shim-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join("hub.sock")
+}
+
+/// The client side of the shim's stdio.
+struct Client {
+    stdin: DuplexStream,
+    stdout: Lines<BufReader<DuplexStream>>,
+}
+
+impl Client {
+    async fn send(&mut self, message: Value) {
+        self.stdin
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+
+    async fn recv(&mut self) -> Value {
+        let line = tokio::time::timeout(WAIT, self.stdout.next_line())
+            .await
+            .expect("shim answered in time")
+            .unwrap()
+            .expect("stdout open");
+        serde_json::from_str(&line).unwrap()
+    }
+}
+
+fn start_shim(options: Options) -> (Client, tokio::task::JoinHandle<Result<(), ShimError>>) {
+    let (client_in, shim_in) = tokio::io::duplex(1 << 16);
+    let (shim_out, client_out) = tokio::io::duplex(1 << 16);
+    let task = tokio::spawn(tabwire_mcp::run(options, shim_in, shim_out));
+    let client = Client {
+        stdin: client_in,
+        stdout: BufReader::new(client_out).lines(),
+    };
+    (client, task)
+}
+
+/// One accepted connection of the fake hub.
+struct HubSide {
+    lines: Lines<BufReader<OwnedReadHalf>>,
+    write: OwnedWriteHalf,
+}
+
+impl HubSide {
+    async fn accept(listener: &UnixListener) -> HubSide {
+        let (stream, _) = tokio::time::timeout(WAIT, listener.accept())
+            .await
+            .expect("shim connected")
+            .unwrap();
+        let (read, write) = stream.into_split();
+        HubSide {
+            lines: BufReader::new(read).lines(),
+            write,
+        }
+    }
+
+    async fn recv(&mut self) -> Value {
+        let line = tokio::time::timeout(WAIT, self.lines.next_line())
+            .await
+            .expect("hub got a line in time")
+            .unwrap()
+            .expect("socket open");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    async fn send(&mut self, message: Value) {
+        self.write
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+}
+
+fn request(id: u64, method: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {}})
+}
+
+#[tokio::test]
+async fn no_hub_means_a_prompt_error() {
+    let path = socket_path("nohub");
+    let mut options = Options::new(path.clone());
+    options.startup_wait = Duration::from_millis(300);
+    let (_client, task) = start_shim(options);
+    let error = tokio::time::timeout(WAIT, task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(message.contains("cannot reach tabwire-hub"), "{message}");
+    assert!(message.contains(&path.display().to_string()), "{message}");
+    assert!(!message.contains('\n'), "one line: {message}");
+}
+
+#[tokio::test]
+async fn survives_a_hub_restart_without_replaying_anything() {
+    let path = socket_path("restart");
+    let listener = UnixListener::bind(&path).unwrap();
+    let (mut client, task) = start_shim(Options::new(path.clone()));
+
+    // First connection: attach line with no selection, then the client's handshake.
+    let mut hub = HubSide::accept(&listener).await;
+    let attach = hub.recv().await;
+    assert_eq!(attach["tabwire"], "attach");
+    assert_eq!(attach["selectedBrowser"], Value::Null);
+    let session = attach["session"].as_str().unwrap().to_owned();
+
+    client.send(request(1, "initialize")).await;
+    assert_eq!(hub.recv().await["method"], "initialize");
+    hub.send(json!({"jsonrpc": "2.0", "id": 1, "result": {"hello": true}}))
+        .await;
+    assert_eq!(client.recv().await["result"]["hello"], true);
+    client
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    assert_eq!(hub.recv().await["method"], "notifications/initialized");
+
+    // The hub reports a selection; the control line never reaches the client.
+    hub.send(json!({"tabwire": "state", "selectedBrowser": "b-work"}))
+        .await;
+    client.send(request(2, "tools/list")).await;
+    assert_eq!(hub.recv().await["id"], 2);
+    hub.send(json!({"jsonrpc": "2.0", "id": 2, "result": {"tools": []}}))
+        .await;
+    let answer = client.recv().await;
+    assert_eq!(
+        answer["id"], 2,
+        "control line leaked to the client: {answer}"
+    );
+
+    // A tool call is in flight when the hub dies.
+    client.send(request(3, "tools/call")).await;
+    assert_eq!(hub.recv().await["id"], 3);
+    drop(hub);
+    let failed = client.recv().await;
+    assert_eq!(failed["id"], 3);
+    assert_eq!(failed["error"]["code"], jsonrpc::OUTCOME_UNKNOWN);
+    assert!(
+        failed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("outcome is unknown")
+    );
+
+    // While the hub is away the client sends another request: it is held, not failed.
+    drop(listener);
+    std::fs::remove_file(&path).unwrap();
+    client.send(request(4, "tools/call")).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    // The hub comes back on the same path.
+    let listener = UnixListener::bind(&path).unwrap();
+    let mut hub = HubSide::accept(&listener).await;
+    let attach = hub.recv().await;
+    assert_eq!(attach["session"], session.as_str(), "same session identity");
+    assert_eq!(attach["selectedBrowser"], "b-work", "selection restored");
+    let replay = hub.recv().await;
+    assert_eq!(replay["method"], "initialize");
+    assert_eq!(replay["id"], "tabwire-reinit-1");
+    hub.send(json!({"jsonrpc": "2.0", "id": "tabwire-reinit-1", "result": {}}))
+        .await;
+    assert_eq!(hub.recv().await["method"], "notifications/initialized");
+    // Next comes the held request 4, never request 3.
+    let held = hub.recv().await;
+    assert_eq!(held["id"], 4, "request 3 must not be replayed: {held}");
+    hub.send(json!({"jsonrpc": "2.0", "id": 4, "result": {"ok": true}}))
+        .await;
+    let answer = client.recv().await;
+    assert_eq!(
+        answer["id"], 4,
+        "the replayed handshake's answer is swallowed"
+    );
+
+    drop(client);
+    tokio::time::timeout(WAIT, task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+}
+
+#[tokio::test]
+async fn held_requests_expire_as_not_sent() {
+    let path = socket_path("expire");
+    let listener = UnixListener::bind(&path).unwrap();
+    let mut options = Options::new(path.clone());
+    options.hold = Duration::from_millis(300);
+    let (mut client, _task) = start_shim(options);
+    let hub = HubSide::accept(&listener).await;
+    drop(hub);
+    drop(listener);
+    std::fs::remove_file(&path).unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    client.send(request(9, "tools/call")).await;
+    let answer = client.recv().await;
+    assert_eq!(answer["id"], 9);
+    assert_eq!(answer["error"]["code"], jsonrpc::NOT_SENT);
+    // Nothing is listening, so nothing can have been sent.
+    assert!(UnixStream::connect(&path).await.is_err());
+}
