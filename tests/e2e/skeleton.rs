@@ -1,0 +1,462 @@
+//! The walking skeleton, end to end: agent → tabwire-mcp → Unix socket → tabwire-hub →
+//! `/browser` WebSocket → the wasm extension in headless Chromium → fixture pages.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tabwire_e2e::{Browser, Fixtures, Hub, McpClient, Reply, eventually};
+
+const CONNECT_LIMIT: Duration = Duration::from_secs(30);
+
+/// Waits until a browser named `name` is connected and returns its ID.
+async fn connected_browser(client: &McpClient, name: &str) -> String {
+    eventually(
+        &format!("browser {name:?} to connect"),
+        CONNECT_LIMIT,
+        || async {
+            let reply = client.call("list_browsers", json!({})).await;
+            reply.data()["browsers"]
+                .as_array()?
+                .iter()
+                .find(|b| b["name"] == name && b["connected"] == true)
+                .map(|b| b["browserId"].as_str().unwrap().to_owned())
+        },
+    )
+    .await
+}
+
+/// The ref on the first snapshot line containing `needle`.
+fn ref_of(snapshot: &Reply, needle: &str) -> String {
+    let line = snapshot
+        .text
+        .lines()
+        .find(|line| line.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{}", snapshot.text));
+    let token = line.split_whitespace().next().unwrap();
+    assert!(token.starts_with("@e"), "line has no ref: {line}");
+    token.to_owned()
+}
+
+/// The tab whose URL contains `needle`.
+fn tab_with(tabs: &Reply, needle: &str) -> u64 {
+    tabs.data()["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tab| tab["url"].as_str().unwrap().contains(needle))
+        .unwrap_or_else(|| panic!("no tab with {needle:?}: {}", tabs.text))["tabId"]
+        .as_u64()
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_on_a_fixture_page_with_trusted_input() {
+    let fixtures = Fixtures::serve().await;
+    let hub = Hub::spawn();
+    let _browser = Browser::launch(&hub, "Work", &[fixtures.url("login.html")]);
+    let client = McpClient::connect(&hub).await;
+
+    connected_browser(&client, "Work").await;
+    let browsers = client.call("list_browsers", json!({})).await;
+    assert_eq!(browsers.data()["browsers"].as_array().unwrap().len(), 1);
+    assert!(
+        browsers.text.contains("name=Work connected"),
+        "{}",
+        browsers.text
+    );
+
+    let tabs = client.call("list_tabs", json!({})).await;
+    let tab = tab_with(&tabs, "/login.html");
+    assert!(tabs.text.contains("\"Fixture login\""), "{}", tabs.text);
+
+    let snapshot = client
+        .call("get_page_snapshot", json!({"tabId": tab}))
+        .await;
+    let username = ref_of(&snapshot, "textbox \"Username\"");
+    let password = ref_of(&snapshot, "\"Password\"");
+    let submit = ref_of(&snapshot, "button \"Sign in\"");
+    assert!(snapshot.text.contains("Not signed in"), "{}", snapshot.text);
+
+    let typed = client
+        .call(
+            "type_text",
+            json!({"selector": username, "text": "alice", "tabId": tab}),
+        )
+        .await;
+    assert_eq!(typed.data()["value"], "alice");
+    let typed = client
+        .call(
+            "type_text",
+            json!({"selector": password, "text": "s3cret!", "tabId": tab}),
+        )
+        .await;
+    assert_ne!(
+        typed.data()["value"],
+        "s3cret!",
+        "password values are redacted"
+    );
+    assert!(!typed.text.contains("s3cret!"), "{}", typed.text);
+
+    let clicked = client
+        .call("click_element", json!({"selector": submit, "tabId": tab}))
+        .await;
+    assert!(clicked.text.contains("Sign in"), "{}", clicked.text);
+
+    let after = client
+        .call("get_page_snapshot", json!({"tabId": tab}))
+        .await;
+    assert!(
+        after
+            .text
+            .contains("Signed in as alice; password ok: true; trusted: true; clicks: 1"),
+        "{}",
+        after.text
+    );
+    // The same elements keep their refs across snapshots of one document.
+    assert_eq!(ref_of(&after, "button \"Sign in\""), submit);
+    assert!(
+        !after.text.contains("s3cret!"),
+        "password leaked: {}",
+        after.text
+    );
+
+    // Navigation loads a new document; refs from the old one are stale.
+    let navigated = client
+        .call(
+            "navigate_to",
+            json!({"url": fixtures.url("counter.html"), "tabId": tab}),
+        )
+        .await;
+    assert_eq!(navigated.data()["title"], "Counter");
+    let stale = client
+        .call("click_element", json!({"selector": submit, "tabId": tab}))
+        .await;
+    assert_eq!(stale.error_code(), "STALE_REF");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_profiles_two_sessions_each_on_its_own_browser() {
+    let fixtures = Fixtures::serve().await;
+    let hub = Hub::spawn();
+    let _work = Browser::launch(&hub, "Work", &[fixtures.url("counter.html?profile=work")]);
+    let _personal = Browser::launch(
+        &hub,
+        "Personal",
+        &[fixtures.url("counter.html?profile=personal")],
+    );
+    let agent_a = McpClient::connect(&hub).await;
+    let agent_b = McpClient::connect(&hub).await;
+    let work = connected_browser(&agent_a, "Work").await;
+    let personal = connected_browser(&agent_a, "Personal").await;
+
+    // Two browsers and no selection: browser tools refuse and list both.
+    let refused = agent_a.call("list_tabs", json!({})).await;
+    assert_eq!(refused.error_code(), "BROWSER_NOT_SELECTED");
+    let candidates = refused.error()["candidates"].as_array().unwrap();
+    let mut names: Vec<_> = candidates
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["Personal", "Work"]);
+    assert!(refused.text.contains(&work) && refused.text.contains(&personal));
+
+    agent_a
+        .call("select_browser", json!({"browserId": work}))
+        .await
+        .data();
+    agent_b
+        .call("select_browser", json!({"browserId": personal}))
+        .await
+        .data();
+    let listed = agent_a.call("list_browsers", json!({})).await;
+    let selected: Vec<_> = listed.data()["browsers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["selected"] == true)
+        .map(|b| b["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(selected, ["Work"], "selection is per session");
+
+    let tabs_a = agent_a.call("list_tabs", json!({})).await;
+    let tabs_b = agent_b.call("list_tabs", json!({})).await;
+    assert!(tabs_a.text.contains("profile=work") && !tabs_a.text.contains("profile=personal"));
+    assert!(tabs_b.text.contains("profile=personal") && !tabs_b.text.contains("profile=work"));
+
+    // Agent A clicks in its browser; agent B's page is untouched.
+    agent_a
+        .call("click_element", json!({"selector": "#increment"}))
+        .await
+        .data();
+    let page_a = agent_a.call("get_page_snapshot", json!({})).await;
+    let page_b = agent_b.call("get_page_snapshot", json!({})).await;
+    assert!(page_a.text.contains("Count: 1"), "{}", page_a.text);
+    assert!(page_b.text.contains("Count: 0"), "{}", page_b.text);
+
+    // An explicit browserId routes one call without changing the session's selection.
+    let explicit = agent_a
+        .call("list_tabs", json!({"browserId": personal}))
+        .await;
+    assert!(
+        explicit.text.contains("profile=personal"),
+        "{}",
+        explicit.text
+    );
+    let still_a = agent_a.call("list_tabs", json!({})).await;
+    assert!(still_a.text.contains("profile=work"), "{}", still_a.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn killed_browser_fails_calls_and_never_falls_back() {
+    let fixtures = Fixtures::serve().await;
+    let hub = Hub::spawn();
+    let mut work = Browser::launch(&hub, "Work", &[fixtures.url("blank.html")]);
+    let _personal = Browser::launch(&hub, "Personal", &[fixtures.url("counter.html")]);
+    let client = McpClient::connect(&hub).await;
+    let work_id = connected_browser(&client, "Work").await;
+    connected_browser(&client, "Personal").await;
+    client
+        .call("select_browser", json!({"browserId": work_id}))
+        .await
+        .data();
+
+    // A navigation that will still be loading when the browser dies.
+    let slow_url = fixtures.url("slow?ms=20000");
+    let in_flight = {
+        let client = &client;
+        async move { client.call("navigate_to", json!({"url": slow_url})).await }
+    };
+    let killer = async {
+        eventually(
+            "the slow page to be requested",
+            Duration::from_secs(10),
+            || async { (fixtures.slow_hits() > 0).then_some(()) },
+        )
+        .await;
+        let killed_at = tokio::time::Instant::now();
+        work.kill();
+        killed_at
+    };
+    let (failed, killed_at) = tokio::join!(in_flight, killer);
+    assert_eq!(failed.error_code(), "BROWSER_DISCONNECTED");
+    assert_eq!(failed.error()["actionMayHaveOccurred"], true);
+    assert!(
+        killed_at.elapsed() < Duration::from_secs(10),
+        "pending requests fail at once, not at their deadline"
+    );
+
+    // Later calls fail too; the other browser is never used instead.
+    let after = client.call("list_tabs", json!({})).await;
+    assert_eq!(after.error_code(), "BROWSER_DISCONNECTED");
+    assert!(!after.text.contains("counter.html"));
+    let listed = client.call("list_browsers", json!({})).await;
+    assert!(
+        listed.text.contains("name=Work disconnected selected"),
+        "{}",
+        listed.text
+    );
+    assert!(
+        listed.text.contains("name=Personal connected"),
+        "{}",
+        listed.text
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hub_restart_under_a_running_shim_restores_the_session_without_replay() {
+    let fixtures = Fixtures::serve().await;
+    let mut hub = Hub::spawn();
+    let _work = Browser::launch(
+        &hub,
+        "Work",
+        &[fixtures.url("counter.html"), fixtures.url("blank.html")],
+    );
+    let _personal = Browser::launch(&hub, "Personal", &[fixtures.url("blank.html")]);
+    let client = McpClient::connect(&hub).await;
+    let work_id = connected_browser(&client, "Work").await;
+    connected_browser(&client, "Personal").await;
+    client
+        .call("select_browser", json!({"browserId": work_id}))
+        .await
+        .data();
+    let tabs = client.call("list_tabs", json!({})).await;
+    let counter_tab = tab_with(&tabs, "counter.html");
+    let blank_tab = tab_with(&tabs, "blank.html");
+    client
+        .call(
+            "click_element",
+            json!({"selector": "#increment", "tabId": counter_tab}),
+        )
+        .await
+        .data();
+
+    // A navigation is in flight when the hub dies: the client learns its outcome is unknown.
+    let slow_url = fixtures.url("slow?ms=8000");
+    let in_flight = {
+        let client = &client;
+        async move {
+            client
+                .try_call("navigate_to", json!({"url": slow_url, "tabId": blank_tab}))
+                .await
+        }
+    };
+    let crash = async {
+        eventually(
+            "the slow page to be requested",
+            Duration::from_secs(10),
+            || async { (fixtures.slow_hits() > 0).then_some(()) },
+        )
+        .await;
+        hub.kill();
+    };
+    let (outcome, ()) = tokio::join!(in_flight, crash);
+    let error = outcome.expect_err("the in-flight call cannot succeed once the hub is gone");
+    assert!(
+        error.to_string().contains("outcome is unknown"),
+        "unexpected error: {error}"
+    );
+
+    hub.restart();
+    // The same MCP client keeps working: the shim reconnects, and the hub restores the
+    // session's selection (with two browsers, an unselected session would be refused).
+    let tabs = eventually("the Work browser to return", CONNECT_LIMIT, || async {
+        let reply = client.call("list_tabs", json!({})).await;
+        (!reply.is_error).then_some(reply)
+    })
+    .await;
+    assert!(tabs.text.contains("counter.html"), "{}", tabs.text);
+    let listed = client.call("list_browsers", json!({})).await;
+    assert!(
+        listed.text.contains("name=Work connected selected"),
+        "{}",
+        listed.text
+    );
+
+    // Nothing was replayed: one click, one request for the slow page.
+    let page = client
+        .call("get_page_snapshot", json!({"tabId": counter_tab}))
+        .await;
+    assert!(page.text.contains("Count: 1"), "{}", page.text);
+    client
+        .call(
+            "click_element",
+            json!({"selector": "#increment", "tabId": counter_tab}),
+        )
+        .await
+        .data();
+    let page = client
+        .call("get_page_snapshot", json!({"tabId": counter_tab}))
+        .await;
+    assert!(page.text.contains("Count: 2"), "{}", page.text);
+    assert_eq!(fixtures.slow_hits(), 1, "the navigation was not replayed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worker_stays_connected_through_a_long_idle_period() {
+    let fixtures = Fixtures::serve().await;
+    let hub = Hub::spawn();
+    let _browser = Browser::launch(&hub, "Idle", &[fixtures.url("blank.html")]);
+    let client = McpClient::connect(&hub).await;
+    connected_browser(&client, "Idle").await;
+
+    // Chrome stops an idle MV3 service worker after ~30 s; only the hub's heartbeat keeps it.
+    tokio::time::sleep(Duration::from_secs(70)).await;
+
+    let listed = client.call("list_browsers", json!({})).await;
+    let browser = &listed.data()["browsers"][0];
+    assert_eq!(browser["connected"], true);
+    assert!(
+        browser["connectedForSecs"].as_u64().unwrap() >= 70,
+        "the connection was re-established instead of kept: {browser}"
+    );
+    let tabs = client.call("list_tabs", json!({})).await;
+    assert!(tabs.text.contains("blank.html"), "{}", tabs.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_arguments_are_refused_before_reaching_the_browser() {
+    let fixtures = Fixtures::serve().await;
+    let hub = Hub::spawn();
+    let _browser = Browser::launch(&hub, "Work", &[fixtures.url("login.html")]);
+    let client = McpClient::connect(&hub).await;
+    connected_browser(&client, "Work").await;
+
+    let unknown = client
+        .call(
+            "type_text",
+            json!({"selector": "#username", "text": "mallory", "bogus": true}),
+        )
+        .await;
+    assert_eq!(unknown.error_code(), "INVALID_ARGUMENT");
+    assert_eq!(unknown.error()["category"], "INPUT");
+    assert!(unknown.text.contains("bogus"), "{}", unknown.text);
+
+    let playwright = client
+        .call(
+            "click_element",
+            json!({"selector": "button:has-text(\"Sign in\")"}),
+        )
+        .await;
+    assert_eq!(playwright.error_code(), "INVALID_SELECTOR");
+
+    let missing = client.call("navigate_to", json!({})).await;
+    assert_eq!(missing.error_code(), "INVALID_ARGUMENT");
+    let scheme = client
+        .call("navigate_to", json!({"url": "javascript:alert(1)"}))
+        .await;
+    assert_eq!(scheme.error_code(), "INVALID_ARGUMENT");
+
+    // Nothing reached the page: the field is still empty and still on the same document.
+    let snapshot = client.call("get_page_snapshot", json!({})).await;
+    let line = snapshot
+        .text
+        .lines()
+        .find(|line| line.contains("textbox \"Username\""))
+        .unwrap();
+    assert!(!line.contains('='), "the field was changed: {line}");
+    assert!(!snapshot.text.contains("mallory"));
+
+    // A CSS selector that matches several elements is refused by the page, not guessed.
+    let ambiguous = client
+        .call("click_element", json!({"selector": "input"}))
+        .await;
+    assert_eq!(ambiguous.error_code(), "SELECTOR_NOT_UNIQUE");
+    let absent = client
+        .call("click_element", json!({"selector": "#nope"}))
+        .await;
+    assert_eq!(absent.error_code(), "SELECTOR_NOT_FOUND");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_are_listed_with_strict_schemas() {
+    let hub = Hub::spawn();
+    let client = McpClient::connect(&hub).await;
+    let tools = client.list_tools().await;
+    let mut names: Vec<_> = tools.iter().map(|t| t.name.to_string()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "click_element",
+            "get_page_snapshot",
+            "list_browsers",
+            "list_tabs",
+            "navigate_to",
+            "select_browser",
+            "type_text"
+        ]
+    );
+    for tool in &tools {
+        assert_eq!(
+            tool.input_schema.get("additionalProperties"),
+            Some(&Value::Bool(false)),
+            "{}",
+            tool.name
+        );
+    }
+    // With no browser connected, a browser tool explains how to connect one.
+    let none = client.call("list_tabs", json!({})).await;
+    assert_eq!(none.error_code(), "BROWSER_NOT_FOUND");
+    assert!(none.text.contains(&hub.browser_url()), "{}", none.text);
+}

@@ -1,0 +1,108 @@
+//! Headless Chromium with the real extension, configured through a bundled `config.json` in a
+//! per-browser copy of the extension folder (PLATFORM.md: no clicks, no root, per instance).
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use crate::artifacts::artifacts;
+use crate::hub::Hub;
+use crate::scratch::Scratch;
+
+/// The Chromium binary (the Debian package's real binary, not its wrapper script).
+pub const CHROMIUM: &str = "/usr/lib/chromium/chromium";
+
+/// A running headless Chromium with its own fresh profile.
+pub struct Browser {
+    child: Option<Child>,
+    /// The name given to the extension.
+    pub name: String,
+    _dir: Scratch,
+}
+
+impl Browser {
+    /// Starts Chromium with the extension pointed at `hub`, named `name`, with one tab per URL.
+    pub fn launch(hub: &Hub, name: &str, urls: &[String]) -> Browser {
+        let dir = Scratch::new("chromium");
+        let extension = dir.path().join("extension");
+        copy_dir(&artifacts().extension, &extension);
+        let config = serde_json::json!({"serverUrl": hub.browser_url(), "browserName": name});
+        std::fs::write(extension.join("config.json"), config.to_string()).unwrap();
+        let profile = dir.path().join("profile");
+        let mut command = Command::new(CHROMIUM);
+        command
+            .args([
+                "--headless=new",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--no-default-browser-check",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--window-size=1280,800",
+                "--enable-logging=stderr",
+            ])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .arg(format!("--load-extension={}", extension.display()))
+            .arg(format!(
+                "--disable-extensions-except={}",
+                extension.display()
+            ))
+            .args(urls)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            // Its own process group, so killing it takes its helper processes along.
+            .process_group(0);
+        let mut child = command.spawn().expect("start chromium");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let label = name.to_owned();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                // Only the extension's own console lines; Chromium is chatty.
+                if line.contains("tabwire") {
+                    eprintln!("[chromium {label}] {line}");
+                }
+            }
+        });
+        Browser {
+            child: Some(child),
+            name: name.to_owned(),
+            _dir: dir,
+        }
+    }
+
+    /// Kills Chromium and all its processes at once, as a crash would.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let group = child.id() as i32;
+            // SAFETY: signalling a process group we created; no memory is involved.
+            unsafe {
+                libc::kill(-group, libc::SIGKILL);
+            }
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else if entry.file_name() != "config.json" {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}

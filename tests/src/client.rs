@@ -1,0 +1,117 @@
+//! A real MCP client (rmcp) talking to the hub through the real `tabwire-mcp` binary.
+
+use std::process::Stdio;
+
+use rmcp::model::{CallToolRequestParams, Tool};
+use rmcp::service::{RunningService, ServiceError};
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio::io::AsyncBufReadExt;
+
+use crate::artifacts::artifacts;
+use crate::hub::Hub;
+
+const CALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(90);
+
+/// One MCP session.
+pub struct McpClient {
+    service: RunningService<RoleClient, ()>,
+}
+
+/// A tool's answer, split into what tests look at.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// MCP `isError`.
+    pub is_error: bool,
+    /// `structuredContent` (the `{ok, data | error}` envelope).
+    pub structured: Value,
+    /// The text content the model reads.
+    pub text: String,
+}
+
+impl Reply {
+    /// `data` of a successful reply; panics with the error otherwise.
+    pub fn data(&self) -> &Value {
+        assert!(
+            !self.is_error && self.structured["ok"] == true,
+            "expected success, got: {}",
+            self.text
+        );
+        &self.structured["data"]
+    }
+
+    /// The error code of a failed reply; panics on success.
+    pub fn error_code(&self) -> &str {
+        assert!(self.is_error, "expected an error, got: {}", self.text);
+        assert_eq!(self.structured["ok"], false);
+        self.structured["error"]["code"]
+            .as_str()
+            .expect("error envelope has a code")
+    }
+
+    /// The error envelope's body.
+    pub fn error(&self) -> &Value {
+        assert!(self.is_error, "expected an error, got: {}", self.text);
+        &self.structured["error"]
+    }
+}
+
+impl McpClient {
+    /// Starts `tabwire-mcp` against `hub` and completes the MCP handshake.
+    pub async fn connect(hub: &Hub) -> McpClient {
+        let mut command = tokio::process::Command::new(&artifacts().shim);
+        command.arg("--socket").arg(&hub.socket);
+        let (transport, stderr) = TokioChildProcess::builder(command)
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("start tabwire-mcp");
+        if let Some(stderr) = stderr {
+            tokio::spawn(async move {
+                let mut lines = tokio::io::BufReader::new(stderr).lines();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    eprintln!("[shim] {line}");
+                }
+            });
+        }
+        let service = ().serve(transport).await.expect("MCP handshake");
+        McpClient { service }
+    }
+
+    /// Calls a tool; protocol-level failures panic.
+    pub async fn call(&self, tool: &str, args: Value) -> Reply {
+        self.try_call(tool, args)
+            .await
+            .unwrap_or_else(|error| panic!("{tool} failed at the protocol level: {error}"))
+    }
+
+    /// Calls a tool, returning protocol-level failures (such as the shim's "outcome unknown").
+    pub async fn try_call(&self, tool: &str, args: Value) -> Result<Reply, ServiceError> {
+        let Value::Object(args) = args else {
+            panic!("tool arguments must be an object");
+        };
+        let call = self
+            .service
+            .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(args));
+        // No tool waits longer than 60 s; a hang beyond that is a bug, not a slow machine.
+        let result = tokio::time::timeout(CALL_LIMIT, call)
+            .await
+            .unwrap_or_else(|_| panic!("{tool} did not answer within {CALL_LIMIT:?}"))?;
+        let text = result
+            .content
+            .iter()
+            .filter_map(|block| block.as_text().map(|t| t.text.clone()))
+            .collect::<Vec<_>>()
+            .join("\n");
+        Ok(Reply {
+            is_error: result.is_error == Some(true),
+            structured: result.structured_content.unwrap_or(Value::Null),
+            text,
+        })
+    }
+
+    /// `tools/list`.
+    pub async fn list_tools(&self) -> Vec<Tool> {
+        self.service.list_all_tools().await.expect("tools/list")
+    }
+}

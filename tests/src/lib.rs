@@ -1,0 +1,42 @@
+//! Helpers for tabwire's end-to-end tests and benchmarks, so each test reads like the scenario
+//! it checks: `Hub::spawn()`, `Browser::launch(..)`, `Fixtures::serve()`, `McpClient::connect(..)`.
+//!
+//! Everything is real: the `tabwire-hub` and `tabwire-mcp` binaries, the extension built by
+//! `extension/build.sh` and loaded into headless Chromium, fixture pages served on loopback, and
+//! rmcp as the MCP client. [`artifacts`] builds the binaries and the extension once per test
+//! process, so `cargo test` never runs against stale builds.
+//!
+//! Processes started here are killed (by PID, or by process group for Chromium) when their
+//! handle drops, and scratch directories are removed.
+
+pub mod artifacts;
+pub mod browser;
+pub mod client;
+pub mod fixtures;
+pub mod hub;
+pub mod scratch;
+
+pub use browser::Browser;
+pub use client::{McpClient, Reply};
+pub use fixtures::Fixtures;
+pub use hub::Hub;
+
+use std::time::Duration;
+
+/// Polls `check` every 200 ms until it returns `Some`, or panics with `what` after `limit`.
+pub async fn eventually<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let give_up = tokio::time::Instant::now() + limit;
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        if tokio::time::Instant::now() > give_up {
+            panic!("timed out after {limit:?} waiting for {what}");
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
