@@ -1,1 +1,80 @@
-//! placeholder
+//! The tabwire browser extension's logic, compiled to wasm and started by the MV3 service
+//! worker (`extension/background.js`).
+//!
+//! The extension connects to a tabwire hub over a WebSocket, announces this Chrome profile, and
+//! serves the hub's requests against the profile's tabs: listing and navigating tabs, observing
+//! pages (snapshots with element refs), and clicking and typing. The wire contract is the
+//! `tabwire-protocol` crate, shared with the hub.
+//!
+//! # Layout
+//! - Entry points (this file): what `background.js` calls — [`start`], [`on_alarm`],
+//!   [`on_popup_message`].
+//! - [`worker`]: the shared state and the start-up sequence.
+//! - [`config`]: configuration sources, precedence, Server URL rules; [`config::store`] reads
+//!   and writes them and keeps the browser ID.
+//! - [`connection`]: the WebSocket loop — hello, welcome or refusal, heartbeats, backoff,
+//!   never-replay.
+//! - [`requests`]: one request under its deadline, answered exactly once; [`calllog`] keeps the
+//!   popup's list of recent calls; [`popup`] answers the popup.
+//! - [`ops`]: one module per operation group; [`page`] runs the in-page collector
+//!   (`js/page.js`); [`observation`] renders its facts into lines within a budget; [`refs`]
+//!   binds `@eN` refs to elements per document; [`debugger`] sends trusted input over CDP.
+//! - Plumbing: [`chrome`] (bindings to `chrome.*`), [`timer`] (sleep, select), [`mailbox`]
+//!   (callback → async queue).
+//!
+//! Pure logic (URL rules, precedence, rendering, budgets, ref tables, backoff, call log) is
+//! unit-tested natively with `cargo test`; code that touches JS runs only in the browser.
+
+pub mod calllog;
+pub mod chrome;
+pub mod config;
+pub mod connection;
+pub mod debugger;
+pub mod mailbox;
+pub mod observation;
+pub mod ops;
+pub mod page;
+pub mod popup;
+pub mod refs;
+pub mod requests;
+pub mod timer;
+pub mod worker;
+
+use wasm_bindgen::prelude::*;
+
+/// The name of the periodic alarm `background.js` creates so that Chrome restarts a stopped
+/// service worker (which then reconnects).
+pub const KEEPALIVE_ALARM: &str = "tabwire-keepalive";
+
+/// Logs a line prefixed `tabwire: ` to the worker console (and so to Chromium's stderr with
+/// `--enable-logging=stderr`). Never pass page content or typed text.
+#[macro_export]
+macro_rules! log {
+    ($($arg:tt)*) => {
+        $crate::console_log(&format!($($arg)*))
+    };
+}
+
+#[doc(hidden)]
+pub fn console_log(line: &str) {
+    web_sys::console::log_1(&JsValue::from_str(&format!("tabwire: {line}")));
+}
+
+/// Starts the extension; idempotent.
+#[wasm_bindgen]
+pub fn start() {
+    worker::start();
+}
+
+/// Called for every `chrome.alarms.onAlarm` event.
+#[wasm_bindgen(js_name = onAlarm)]
+pub fn on_alarm(name: String) {
+    worker::on_alarm(&name);
+}
+
+/// Called for every message from the popup; resolves to the answer.
+#[wasm_bindgen(js_name = onPopupMessage)]
+pub async fn on_popup_message(message: JsValue) -> JsValue {
+    worker::start();
+    popup::handle(message).await
+}

@@ -1,0 +1,566 @@
+// The in-page half of tabwire: what runs inside a web page, and the helper that puts it there.
+//
+// `tabwirePage` is injected with chrome.scripting.executeScript into the page's ISOLATED world
+// (the extension's private JS world: the page cannot see or tamper with its globals). Chrome
+// sends the function's source text, not a closure, so it must be one self-contained function:
+// every helper lives inside it and nothing refers to this module's scope. It is plain JS, not
+// wasm, because pages with a strict CSP cannot run wasm at all.
+//
+// It gathers raw facts (role, name, states, value, box, identity key) and performs the DOM
+// side of actions; the wasm decides refs, wording and budgets. It answers with a JSON string,
+// either {"value": …} or {"error": {"code": "STALE_REF", "message": …}}, because one string
+// crosses into wasm far faster than a structured object (see PLATFORM.md).
+//
+// Privacy rule kept here, at the source: a password field's value never leaves the page; it is
+// replaced by the protocol's REDACTED marker, which the wasm passes in as `args.redacted`.
+
+/**
+ * Runs `tabwirePage(command, argsJson)` in the tab's top frame.
+ * Resolves to {result: JSON string or null, documentId, frameId}; rejects with Chrome's error
+ * when the page cannot be scripted.
+ */
+export async function runInPage(tabId, command, argsJson) {
+  const injections = await chrome.scripting.executeScript({
+    target: { tabId, frameIds: [0] },
+    world: 'ISOLATED',
+    func: tabwirePage,
+    args: [command, argsJson],
+  });
+  const first = injections && injections[0];
+  return {
+    result: first && typeof first.result === 'string' ? first.result : null,
+    documentId: (first && first.documentId) || '',
+    frameId: (first && first.frameId) || 0,
+  };
+}
+
+function tabwirePage(command, argsJson) {
+  'use strict';
+  const NAME_MAX = 100;
+  const VALUE_MAX = 100;
+  const TYPED_VALUE_MAX = 2000;
+  const PROSE_MAX = 300;
+  const LINE_MAX = 200;
+  const OPTIONS_MAX = 30;
+  const SKIP_TAGS = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'IFRAME', 'FRAME', 'OBJECT', 'EMBED', 'CANVAS']);
+  const PROSE_TAGS = new Set(['P', 'LI', 'TD', 'TH', 'DT', 'DD', 'LABEL', 'CAPTION', 'FIGCAPTION', 'BLOCKQUOTE', 'PRE', 'LEGEND']);
+  const INTERACTIVE_ROLES = new Set(['button', 'link', 'checkbox', 'radio', 'switch', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'textbox', 'searchbox', 'combobox', 'listbox', 'slider', 'spinbutton', 'treeitem']);
+  // Roles whose accessible name comes from their content; their text is not repeated as prose.
+  const NAME_FROM_CONTENT = new Set(['button', 'link', 'checkbox', 'radio', 'switch', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'treeitem', 'heading', 'status', 'alert']);
+  const TEXT_INPUT_TYPES = new Set(['text', 'search', 'email', 'url', 'tel', 'password', 'number']);
+  const BUTTON_INPUT_TYPES = new Set(['button', 'submit', 'reset', 'image', 'file']);
+
+  const args = JSON.parse(argsJson);
+  const REDACTED = args.redacted;
+
+  // Element identity for the document's life, in this isolated world's global: the same
+  // element always gets the same key; keys are never reused. `token` tells documents apart.
+  const ids = globalThis.__tabwire || (globalThis.__tabwire = {
+    token: Math.random().toString(36).slice(2) + Date.now().toString(36),
+    keys: new WeakMap(),
+    byKey: new Map(),
+    next: 1,
+  });
+
+  function keyOf(el) {
+    let key = ids.keys.get(el);
+    if (key === undefined) {
+      key = ids.next++;
+      ids.keys.set(el, key);
+      ids.byKey.set(key, new WeakRef(el));
+    }
+    return key;
+  }
+
+  function elementByKey(key) {
+    const ref = ids.byKey.get(key);
+    const el = ref && ref.deref();
+    if (!el) ids.byKey.delete(key);
+    return el || null;
+  }
+
+  const collapse = (s) => String(s == null ? '' : s).replace(/\s+/g, ' ').trim();
+  const cap = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
+  const ok = (value) => ({ value });
+  const fail = (code, message) => ({ error: { code, message } });
+
+  // Children in the rendered (flat) tree: an open shadow root replaces the light children, and
+  // a slot shows what is assigned to it. Closed shadow roots cannot be entered.
+  function flatChildren(node) {
+    if (node.shadowRoot) return node.shadowRoot.childNodes;
+    if (node.tagName === 'SLOT') {
+      const assigned = node.assignedNodes({ flatten: true });
+      if (assigned.length) return assigned;
+    }
+    return node.childNodes;
+  }
+
+  function explicitRole(el) {
+    const first = (el.getAttribute('role') || '').trim().split(/\s+/)[0].toLowerCase();
+    return first === 'none' || first === 'presentation' ? '' : first;
+  }
+
+  function implicitRole(el) {
+    const tag = el.tagName;
+    switch (tag) {
+      case 'A':
+      case 'AREA':
+        return el.hasAttribute('href') ? 'link' : null;
+      case 'BUTTON':
+      case 'SUMMARY':
+        return 'button';
+      case 'INPUT': {
+        const type = el.type;
+        if (type === 'hidden') return null;
+        if (BUTTON_INPUT_TYPES.has(type)) return 'button';
+        if (type === 'checkbox') return 'checkbox';
+        if (type === 'radio') return 'radio';
+        if (type === 'range') return 'slider';
+        if (type === 'number') return 'spinbutton';
+        if (el.hasAttribute('list')) return 'combobox';
+        return type === 'search' ? 'searchbox' : 'textbox';
+      }
+      case 'SELECT':
+        return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
+      case 'TEXTAREA':
+        return 'textbox';
+      case 'H1': case 'H2': case 'H3': case 'H4': case 'H5': case 'H6':
+        return 'heading';
+      case 'IMG':
+        return collapse(el.getAttribute('alt')) ? 'img' : null;
+      case 'OUTPUT':
+        return 'status';
+    }
+    if (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) {
+      return 'textbox';
+    }
+    return null;
+  }
+
+  const focusable = (el) => el.hasAttribute('tabindex') && el.tabIndex >= 0;
+
+  function roleOf(el) {
+    return explicitRole(el) || implicitRole(el) || (focusable(el) ? 'generic' : null);
+  }
+
+  // What kind of observation node an element is, or null when it only contributes text.
+  function kindOf(el, role) {
+    if (!role) return null;
+    if (INTERACTIVE_ROLES.has(role)) return 'control';
+    if (role === 'heading') return 'heading';
+    if (role === 'img') return 'img';
+    if (role === 'status' || role === 'alert') return 'live';
+    return focusable(el) ? 'control' : null;
+  }
+
+  const isOwnNode = (el) => PROSE_TAGS.has(el.tagName) || kindOf(el, roleOf(el)) !== null;
+
+  function hiddenByStyle(el) {
+    if (el.getAttribute('aria-hidden') === 'true') return true;
+    const style = getComputedStyle(el);
+    return style.display === 'none' || style.visibility === 'hidden';
+  }
+
+  // Text of a subtree for a name: alt text of images, values of buttons, nothing from form
+  // fields. `checkHidden` is false for aria-labelledby targets, which count even when hidden.
+  function textOf(root, checkHidden) {
+    let out = '';
+    const visit = (node) => {
+      for (const child of flatChildren(node)) {
+        if (out.length > NAME_MAX * 4) return;
+        if (child.nodeType === 3) { out += child.data; continue; }
+        if (child.nodeType !== 1) continue;
+        const tag = child.tagName;
+        if (SKIP_TAGS.has(tag) || tag === 'SELECT' || tag === 'TEXTAREA') continue;
+        if (tag === 'INPUT') {
+          if (BUTTON_INPUT_TYPES.has(child.type)) out += ' ' + child.value + ' ';
+          continue;
+        }
+        if (tag === 'IMG') { out += ' ' + (child.getAttribute('alt') || '') + ' '; continue; }
+        if (tag === 'BR') { out += ' '; continue; }
+        let block = true;
+        if (checkHidden) {
+          if (child.getAttribute('aria-hidden') === 'true') continue;
+          const style = getComputedStyle(child);
+          if (style.display === 'none' || style.visibility === 'hidden') continue;
+          block = !style.display.startsWith('inline');
+        }
+        if (block) out += ' ';
+        const label = child.getAttribute('aria-label');
+        if (label) out += label; else visit(child);
+        if (block) out += ' ';
+      }
+    };
+    visit(root);
+    return cap(collapse(out), NAME_MAX);
+  }
+
+  function labelledBy(el) {
+    const idsAttr = (el.getAttribute('aria-labelledby') || '').trim();
+    if (!idsAttr) return '';
+    const root = el.getRootNode();
+    const parts = [];
+    for (const id of idsAttr.split(/\s+/)) {
+      const target = root.getElementById ? root.getElementById(id) : document.getElementById(id);
+      if (target) parts.push(collapse(target.getAttribute('aria-label')) || textOf(target, false));
+    }
+    return cap(collapse(parts.join(' ')), NAME_MAX);
+  }
+
+  // The accessible name, following the accessible-name computation's main steps.
+  function nameOf(el, role) {
+    const fromIds = labelledBy(el);
+    if (fromIds) return fromIds;
+    const aria = collapse(el.getAttribute('aria-label'));
+    if (aria) return cap(aria, NAME_MAX);
+    const tag = el.tagName;
+    if (tag === 'INPUT' && (el.type === 'button' || el.type === 'submit' || el.type === 'reset')) {
+      const value = collapse(el.value);
+      if (value) return cap(value, NAME_MAX);
+      if (el.type !== 'button') return el.type === 'submit' ? 'Submit' : 'Reset';
+    }
+    if (tag === 'INPUT' && el.type === 'image') {
+      return cap(collapse(el.getAttribute('alt')) || collapse(el.title) || 'Submit', NAME_MAX);
+    }
+    if (el.labels && el.labels.length) {
+      const fromLabels = collapse(Array.from(el.labels, (label) => textOf(label, true)).join(' '));
+      if (fromLabels) return cap(fromLabels, NAME_MAX);
+    }
+    if (tag === 'IMG' || tag === 'AREA') {
+      const alt = collapse(el.getAttribute('alt'));
+      if (alt) return cap(alt, NAME_MAX);
+    }
+    if (tag === 'FIELDSET') {
+      const legend = el.querySelector(':scope > legend');
+      if (legend) return textOf(legend, true);
+    }
+    if (NAME_FROM_CONTENT.has(role)) {
+      const text = textOf(el, true);
+      if (text) return text;
+    }
+    const title = collapse(el.getAttribute('title'));
+    if (title) return cap(title, NAME_MAX);
+    const placeholder = collapse(el.getAttribute('placeholder') || el.getAttribute('aria-placeholder'));
+    return cap(placeholder, NAME_MAX);
+  }
+
+  function valueOf(el, role) {
+    const tag = el.tagName;
+    if (tag === 'INPUT') {
+      const type = el.type;
+      if (type === 'checkbox' || type === 'radio' || type === 'hidden' || BUTTON_INPUT_TYPES.has(type)) return null;
+      if (type === 'password') return el.value ? REDACTED : '';
+      return cap(el.value, VALUE_MAX);
+    }
+    if (tag === 'TEXTAREA') return cap(collapse(el.value), VALUE_MAX);
+    if (tag === 'SELECT') {
+      return cap(Array.from(el.selectedOptions, (o) => collapse(o.label || o.text)).join(', '), VALUE_MAX);
+    }
+    if (el.isContentEditable && role === 'textbox') return cap(collapse(el.innerText), VALUE_MAX);
+    const valueText = el.getAttribute('aria-valuetext') || el.getAttribute('aria-valuenow');
+    return valueText ? cap(collapse(valueText), VALUE_MAX) : null;
+  }
+
+  function deepActiveElement() {
+    let active = document.activeElement;
+    while (active && active.shadowRoot && active.shadowRoot.activeElement) {
+      active = active.shadowRoot.activeElement;
+    }
+    return active;
+  }
+
+  function statesOf(el, focused) {
+    const states = [];
+    const tag = el.tagName;
+    const ariaChecked = el.getAttribute('aria-checked');
+    if (tag === 'INPUT' && (el.type === 'checkbox' || el.type === 'radio')) {
+      if (el.indeterminate) states.push('mixed'); else if (el.checked) states.push('checked');
+    } else if (ariaChecked === 'true') {
+      states.push('checked');
+    } else if (ariaChecked === 'mixed') {
+      states.push('mixed');
+    }
+    if (el.getAttribute('aria-pressed') === 'true') states.push('pressed');
+    if (tag === 'OPTION' ? el.selected : el.getAttribute('aria-selected') === 'true') states.push('selected');
+    const details = tag === 'SUMMARY' && el.parentElement && el.parentElement.tagName === 'DETAILS' ? el.parentElement : null;
+    if (el.getAttribute('aria-expanded') === 'true' || (details && details.open)) states.push('expanded');
+    if (el.matches(':disabled') || el.getAttribute('aria-disabled') === 'true') states.push('disabled');
+    if (el.required || el.getAttribute('aria-required') === 'true') states.push('required');
+    const textField = (tag === 'INPUT' && !BUTTON_INPUT_TYPES.has(el.type) && el.type !== 'checkbox' && el.type !== 'radio') || tag === 'TEXTAREA';
+    if ((textField && el.readOnly) || el.getAttribute('aria-readonly') === 'true') states.push('readonly');
+    if (el === focused) states.push('focused');
+    return states;
+  }
+
+  function headingLevel(el) {
+    const match = /^H([1-6])$/.exec(el.tagName);
+    if (match) return Number(match[1]);
+    const level = parseInt(el.getAttribute('aria-level') || '', 10);
+    return level > 0 ? level : 2;
+  }
+
+  const boxOf = (rect) => ({ x: Math.round(rect.x), y: Math.round(rect.y), w: Math.round(rect.width), h: Math.round(rect.height) });
+
+  // All facts about one element. Elements without a role (a CSS-selected <div>) are described
+  // by tag name and text so action results can still say what was hit.
+  function describe(el, focused) {
+    const role = roleOf(el) || el.tagName.toLowerCase();
+    const kind = kindOf(el, roleOf(el));
+    const fact = { key: keyOf(el), role, name: kind ? nameOf(el, role) : (nameOf(el, role) || textOf(el, true)) };
+    const value = valueOf(el, role);
+    if (value) fact.value = value;
+    const states = statesOf(el, focused);
+    if (states.length) fact.states = states;
+    if (role === 'link' && typeof el.href === 'string' && el.href) fact.href = el.href;
+    if (role === 'heading') fact.level = headingLevel(el);
+    if (el.tagName === 'SELECT') {
+      fact.options = Array.from(el.options).slice(0, OPTIONS_MAX).map((o) => ({ text: cap(collapse(o.label || o.text), NAME_MAX), selected: o.selected }));
+    }
+    fact.box = boxOf(el.getBoundingClientRect());
+    return fact;
+  }
+
+  const shortLabel = (fact) => (fact.name ? `${fact.role} "${fact.name}"` : fact.role);
+
+  // Prose of a container: its text minus anything that is shown as a node of its own.
+  function proseOf(container) {
+    let out = '';
+    const visit = (node) => {
+      for (const child of flatChildren(node)) {
+        if (out.length > PROSE_MAX * 2) return;
+        if (child.nodeType === 3) { out += child.data; continue; }
+        if (child.nodeType !== 1) continue;
+        const tag = child.tagName;
+        if (SKIP_TAGS.has(tag) || tag === 'svg') continue;
+        if (tag === 'BR') { out += ' '; continue; }
+        if (isOwnNode(child)) { out += ' '; continue; }
+        if (child.getAttribute('aria-hidden') === 'true') continue;
+        const style = getComputedStyle(child);
+        if (style.display === 'none' || style.visibility === 'hidden') continue;
+        const block = !style.display.startsWith('inline');
+        if (block) out += ' ';
+        visit(child);
+        if (block) out += ' ';
+      }
+    };
+    visit(container);
+    return cap(collapse(out), PROSE_MAX);
+  }
+
+  function hasOwnText(el) {
+    for (const child of flatChildren(el)) {
+      if (child.nodeType === 3 && child.data.trim()) return true;
+    }
+    return false;
+  }
+
+  // One walk over the flat tree in document order. Facts are recorded until the budget is
+  // certainly spent (the wasm applies the exact budget); after that nodes are only counted.
+  function snapshot() {
+    const maxNodes = args.maxNodes;
+    const maxChars = args.maxChars;
+    const focused = deepActiveElement();
+    const nodes = [];
+    let total = 0;
+    let recordedLines = 0;
+    let approxChars = 0;
+    let recording = maxNodes > 0;
+
+    // `approx` never exceeds the rendered length of the lines, so stopping on it is safe.
+    const record = (fact, lines, approx) => {
+      total += lines;
+      if (!recording) return;
+      nodes.push(fact);
+      recordedLines += lines;
+      approxChars += approx;
+      if (recordedLines >= maxNodes || approxChars >= maxChars) recording = false;
+    };
+
+    const emitElement = (el, role, kind, rect) => {
+      const name = nameOf(el, role);
+      if (kind === 'img' && !name) return;
+      const optionCount = el.tagName === 'SELECT' ? Math.min(el.options.length, OPTIONS_MAX) : 0;
+      if (!recording) { total += 1 + optionCount; return; }
+      const fact = { key: keyOf(el), role, name };
+      const value = valueOf(el, role);
+      if (value) fact.value = value;
+      const states = statesOf(el, focused);
+      if (states.length) fact.states = states;
+      if (role === 'link' && typeof el.href === 'string' && el.href) fact.href = el.href;
+      if (role === 'heading') fact.level = headingLevel(el);
+      let approx = Math.min(LINE_MAX, role.length + name.length);
+      if (optionCount) {
+        fact.options = Array.from(el.options).slice(0, OPTIONS_MAX).map((o) => ({ text: cap(collapse(o.label || o.text), NAME_MAX), selected: o.selected }));
+        for (const option of fact.options) approx += Math.min(LINE_MAX, option.text.length);
+      }
+      fact.box = boxOf(rect);
+      record(fact, 1 + optionCount, approx);
+    };
+
+    const emitProse = (el) => {
+      if (!recording) {
+        // Counting must not depend on the budget, so an empty container is still checked.
+        if (proseOf(el)) total += 1;
+        return;
+      }
+      const text = proseOf(el);
+      if (text) record({ role: 'text', name: text }, 1, Math.min(LINE_MAX, text.length));
+    };
+
+    // ctx: 0 = free text is shown; 1 = generic text is already part of an ancestor's prose;
+    // 2 = inside an element whose name or value carries its text (no prose at all).
+    const visit = (el, ctx) => {
+      const tag = el.tagName;
+      if (SKIP_TAGS.has(tag)) return;
+      if (el.getAttribute('aria-hidden') === 'true') return;
+      const style = getComputedStyle(el);
+      if (style.display === 'none') return;
+      const shown = style.visibility !== 'hidden' && style.visibility !== 'collapse';
+      const role = tag === 'svg' ? explicitRole(el) || null : roleOf(el);
+      const kind = kindOf(el, role);
+      let childCtx = ctx;
+      if (kind) {
+        if (shown) {
+          const rect = el.getBoundingClientRect();
+          if (rect.width > 0 && rect.height > 0) emitElement(el, role, kind, rect);
+        }
+        if (NAME_FROM_CONTENT.has(role) || role === 'textbox' || role === 'searchbox' || role === 'combobox') childCtx = 2;
+      } else if (ctx < 2 && PROSE_TAGS.has(tag)) {
+        // A label's text is the name of its control; repeating it as prose adds nothing.
+        if (shown && !(tag === 'LABEL' && el.control)) emitProse(el);
+        childCtx = Math.max(ctx, 1);
+      } else if (ctx === 0 && hasOwnText(el)) {
+        if (shown) emitProse(el);
+        childCtx = 1;
+      }
+      if (tag === 'svg' || tag === 'IMG' || tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'INPUT') return;
+      for (const child of flatChildren(el)) {
+        if (child.nodeType === 1) visit(child, childCtx);
+      }
+    };
+
+    if (document.documentElement) visit(document.documentElement, 0);
+    return ok({ url: location.href, title: document.title, doc: ids.token, total, nodes });
+  }
+
+  // Finds the element a target names: {key, doc, ref} from a snapshot, or {css}.
+  function resolveTarget(target) {
+    if (typeof target.css === 'string') {
+      let matches;
+      try {
+        matches = document.querySelectorAll(target.css);
+      } catch (e) {
+        return fail('INVALID_SELECTOR', `\`${target.css}\` is not a valid CSS selector (${e.message}).`);
+      }
+      if (matches.length === 0) {
+        return fail('SELECTOR_NOT_FOUND', `No element matches \`${target.css}\`. Take a snapshot to see what the page shows, or wait for the element to appear.`);
+      }
+      if (matches.length > 1) {
+        return fail('SELECTOR_NOT_UNIQUE', `\`${target.css}\` matches ${matches.length} elements; it must match exactly one. Make the selector more specific or use a ref from a snapshot.`);
+      }
+      return { el: matches[0] };
+    }
+    if (target.doc !== ids.token) {
+      return fail('STALE_REF', `${target.ref} is stale: the page has loaded a new document since the snapshot. Take a new snapshot and use a ref from it.`);
+    }
+    const el = elementByKey(target.key);
+    if (!el || !el.isConnected) {
+      return fail('STALE_REF', `${target.ref} is stale: that element has been removed from the page. Take a new snapshot and use a ref from it.`);
+    }
+    return { el };
+  }
+
+  function describeCover(el) {
+    let label = el.tagName.toLowerCase();
+    if (el.id) label += '#' + el.id;
+    const classes = typeof el.className === 'string' ? el.className.trim().split(/\s+/).filter(Boolean).slice(0, 3) : [];
+    if (classes.length) label += '.' + classes.join('.');
+    const text = cap(collapse(el.textContent), 40);
+    return text ? `${label} ("${text}")` : label;
+  }
+
+  function click() {
+    const found = resolveTarget(args.target);
+    if (found.error) return found;
+    const el = found.el;
+    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    const focused = deepActiveElement();
+    const node = describe(el, focused);
+    const label = shortLabel(node);
+    const rect = el.getBoundingClientRect();
+    if (rect.width === 0 || rect.height === 0 || hiddenByStyle(el)) {
+      return fail('TARGET_NOT_VISIBLE', `${label} is not visible (no size on screen, or hidden by style). Wait for it to be shown, or pick a visible element.`);
+    }
+    const x = rect.left + rect.width / 2;
+    const y = rect.top + rect.height / 2;
+    if (x < 0 || y < 0 || x >= window.innerWidth || y >= window.innerHeight) {
+      return fail('TARGET_NOT_VISIBLE', `${label} could not be scrolled into view (its centre stays outside the viewport).`);
+    }
+    const root = el.getRootNode();
+    const hit = (typeof root.elementFromPoint === 'function' ? root : document).elementFromPoint(x, y);
+    // Clicking a control's own label does the same as clicking the control (styled checkboxes
+    // often hide the real input under their label).
+    const hitLabel = hit && hit.closest ? hit.closest('label') : null;
+    const reachable = hit && (hit === el || el.contains(hit) || (hitLabel && hitLabel.control === el));
+    if (!reachable) {
+      const cover = hit ? describeCover(hit) : 'nothing clickable';
+      return fail('TARGET_COVERED', `${label} is covered by ${cover} at (${Math.round(x)}, ${Math.round(y)}). Close or dismiss what covers it (a dialog, banner or overlay) and retry.`);
+    }
+    return ok({ x, y, node });
+  }
+
+  function typeText() {
+    const found = resolveTarget(args.target);
+    if (found.error) return found;
+    const el = found.el;
+    const tag = el.tagName;
+    const isInput = tag === 'INPUT' && TEXT_INPUT_TYPES.has(el.type);
+    const isArea = tag === 'TEXTAREA';
+    const isEditable = !isInput && !isArea && el.isContentEditable;
+    const label = shortLabel(describe(el, deepActiveElement()));
+    if (!isInput && !isArea && !isEditable) {
+      return fail('NOT_EDITABLE', `${label} does not accept text: only text inputs, textareas and contenteditable elements do.`);
+    }
+    if ((isInput || isArea) && (el.matches(':disabled') || el.readOnly)) {
+      return fail('NOT_EDITABLE', `${label} is ${el.matches(':disabled') ? 'disabled' : 'read-only'}; it does not accept text.`);
+    }
+    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    el.focus({ preventScroll: true });
+    let value;
+    if (isEditable) {
+      const selection = window.getSelection();
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      if (!args.clear) range.collapse(false);
+      selection.removeAllRanges();
+      selection.addRange(range);
+      if (args.text === '') {
+        if (args.clear) document.execCommand('delete');
+      } else {
+        document.execCommand('insertText', false, args.text);
+      }
+      value = cap(el.innerText, TYPED_VALUE_MAX);
+    } else {
+      // The native setter, not `el.value = …`: frameworks such as React watch the property on
+      // the element, and only a value that bypasses their watcher makes them see a change.
+      const proto = isArea ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+      const setValue = Object.getOwnPropertyDescriptor(proto, 'value').set;
+      setValue.call(el, args.clear ? args.text : el.value + args.text);
+      el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType: 'insertText', data: args.text }));
+      el.dispatchEvent(new Event('change', { bubbles: true }));
+      value = el.type === 'password' ? (el.value ? REDACTED : '') : cap(el.value, TYPED_VALUE_MAX);
+    }
+    return ok({ value, node: describe(el, deepActiveElement()) });
+  }
+
+  let reply;
+  try {
+    if (command === 'snapshot') reply = snapshot();
+    else if (command === 'click') reply = click();
+    else if (command === 'type') reply = typeText();
+    else reply = fail('INTERNAL', `unknown page command ${command}`);
+  } catch (e) {
+    reply = fail('INTERNAL', `tabwire's page script failed: ${e && e.message ? e.message : e}`);
+  }
+  return JSON.stringify(reply);
+}

@@ -1,0 +1,210 @@
+//! Bindings to the `chrome.*` extension APIs and the few worker globals the extension uses.
+//!
+//! web-sys covers web platform APIs (the WebSocket) but not Chrome's extension APIs, so they
+//! are declared here, in one place, with the shapes tabwire reads. Every MV3 API used returns a
+//! promise when called without a callback; [`call`] awaits one and turns a rejection into a
+//! [`JsFailure`] carrying Chrome's message, which callers map to an `ErrorCode`.
+//!
+//! The externs compile for the host too (so native unit tests build), but calling them there
+//! panics: only code that runs in the worker uses this module.
+
+use js_sys::{Function, Promise};
+use serde::Deserialize;
+use serde::Serialize;
+use wasm_bindgen::prelude::*;
+use wasm_bindgen_futures::JsFuture;
+
+#[wasm_bindgen]
+extern "C" {
+    // --- chrome.storage ---
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = get)]
+    pub fn storage_local_get(keys: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
+    pub fn storage_local_set(items: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "managed"], js_name = get)]
+    pub fn storage_managed_get() -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "storage", "onChanged"], js_name = addListener)]
+    pub fn storage_on_changed(listener: &Function);
+
+    // --- chrome.runtime ---
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getURL)]
+    pub fn runtime_get_url(path: &str) -> String;
+    #[wasm_bindgen(js_namespace = ["chrome", "runtime"], js_name = getManifest)]
+    pub fn runtime_get_manifest() -> JsValue;
+
+    // --- chrome.tabs ---
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = query)]
+    pub fn tabs_query(query: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = get)]
+    pub fn tabs_get(tab_id: u32) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = update)]
+    pub fn tabs_update(tab_id: u32, properties: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onUpdated"], js_name = addListener)]
+    pub fn tabs_on_updated_add(listener: &Function);
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onUpdated"], js_name = removeListener)]
+    pub fn tabs_on_updated_remove(listener: &Function);
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onRemoved"], js_name = addListener)]
+    pub fn tabs_on_removed_add(listener: &Function);
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onRemoved"], js_name = removeListener)]
+    pub fn tabs_on_removed_remove(listener: &Function);
+
+    // --- chrome.debugger ---
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "debugger"], js_name = attach)]
+    pub fn debugger_attach(target: &JsValue, version: &str) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "debugger"], js_name = sendCommand)]
+    pub fn debugger_send_command(
+        target: &JsValue,
+        method: &str,
+        params: &JsValue,
+    ) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(js_namespace = ["chrome", "debugger", "onDetach"], js_name = addListener)]
+    pub fn debugger_on_detach(listener: &Function);
+
+    // --- worker globals ---
+    #[wasm_bindgen(js_namespace = crypto, js_name = randomUUID)]
+    pub fn random_uuid() -> String;
+    #[wasm_bindgen(js_name = setTimeout)]
+    pub fn set_timeout(handler: &Function, ms: f64) -> JsValue;
+    #[wasm_bindgen(catch, js_name = fetch)]
+    pub fn fetch(url: &str) -> Result<Promise, JsValue>;
+
+    /// A `fetch()` response.
+    pub type FetchResponse;
+    #[wasm_bindgen(method, getter)]
+    pub fn ok(this: &FetchResponse) -> bool;
+    #[wasm_bindgen(catch, method)]
+    pub fn text(this: &FetchResponse) -> Result<Promise, JsValue>;
+}
+
+/// A Chrome API call that threw or whose promise rejected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsFailure {
+    /// Chrome's message, e.g. `No tab with id: 5.`
+    pub message: String,
+}
+
+impl std::fmt::Display for JsFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for JsFailure {}
+
+impl From<JsValue> for JsFailure {
+    fn from(value: JsValue) -> Self {
+        JsFailure {
+            message: js_message(&value),
+        }
+    }
+}
+
+/// The human-readable message of a thrown JS value.
+pub fn js_message(value: &JsValue) -> String {
+    if let Some(error) = value.dyn_ref::<js_sys::Error>() {
+        return String::from(error.message());
+    }
+    if let Some(text) = value.as_string() {
+        return text;
+    }
+    js_sys::JSON::stringify(value)
+        .ok()
+        .and_then(|s| s.as_string())
+        .unwrap_or_else(|| "unknown JavaScript error".to_owned())
+}
+
+/// Awaits a promise-returning call, turning both a synchronous throw and a rejection into a
+/// [`JsFailure`].
+pub async fn call(promise: Result<Promise, JsValue>) -> Result<JsValue, JsFailure> {
+    let promise = promise?;
+    Ok(JsFuture::from(promise).await?)
+}
+
+/// Converts a Rust value into a plain JS object (not a `Map`) for a Chrome API argument.
+pub fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsFailure> {
+    value
+        .serialize(&serde_wasm_bindgen::Serializer::json_compatible())
+        .map_err(|e| JsFailure {
+            message: e.to_string(),
+        })
+}
+
+/// Reads a Chrome API result into a Rust type. Unknown fields are ignored: Chrome adds fields
+/// to its objects over time.
+pub fn from_js<T: for<'de> Deserialize<'de>>(value: JsValue) -> Result<T, JsFailure> {
+    serde_wasm_bindgen::from_value(value).map_err(|e| JsFailure {
+        message: e.to_string(),
+    })
+}
+
+/// The fields of a `chrome.tabs.Tab` that tabwire reads.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ChromeTab {
+    /// Absent or -1 (`TAB_ID_NONE`) for tabs outside the tab strip (DevTools).
+    pub id: Option<i64>,
+    /// The containing window.
+    pub window_id: Option<i64>,
+    /// Selected in its window.
+    pub active: bool,
+    /// Present with the `tabs` permission.
+    pub url: Option<String>,
+    /// The URL being loaded, before it commits.
+    pub pending_url: Option<String>,
+    /// The page title.
+    pub title: Option<String>,
+    /// `loading`, `complete` or `unloaded`.
+    pub status: Option<String>,
+}
+
+impl ChromeTab {
+    /// The tab ID when it is an ordinary tab.
+    pub fn tab_id(&self) -> Option<u32> {
+        self.id.and_then(|id| u32::try_from(id).ok())
+    }
+}
+
+/// The version string from `chrome.runtime.getManifest()`.
+pub fn extension_version() -> String {
+    js_sys::Reflect::get(&runtime_get_manifest(), &JsValue::from_str("version"))
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_default()
+}
+
+/// `navigator.userAgent` of the worker.
+pub fn user_agent() -> String {
+    let navigator = js_sys::Reflect::get(&js_sys::global(), &JsValue::from_str("navigator"))
+        .unwrap_or(JsValue::UNDEFINED);
+    js_sys::Reflect::get(&navigator, &JsValue::from_str("userAgent"))
+        .ok()
+        .and_then(|v| v.as_string())
+        .unwrap_or_default()
+}
+
+/// Extracts `x.y.z.w` from a user agent's `Chrome/x.y.z.w` token (headless Chromium says
+/// `HeadlessChrome/…`, which contains it too).
+pub fn chrome_version_from_user_agent(user_agent: &str) -> String {
+    user_agent
+        .split_whitespace()
+        .find_map(|token| {
+            let (product, version) = token.split_once('/')?;
+            product.ends_with("Chrome").then(|| version.to_owned())
+        })
+        .unwrap_or_else(|| "unknown".to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chrome_version_is_read_from_the_user_agent() {
+        let ua = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) \
+                  Chrome/156.0.7390.54 Safari/537.36";
+        assert_eq!(chrome_version_from_user_agent(ua), "156.0.7390.54");
+        let headless = "Mozilla/5.0 (X11; Linux x86_64) HeadlessChrome/156.0.1.2 Safari/537.36";
+        assert_eq!(chrome_version_from_user_agent(headless), "156.0.1.2");
+        assert_eq!(chrome_version_from_user_agent("curl/8"), "unknown");
+    }
+}

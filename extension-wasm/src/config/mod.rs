@@ -1,0 +1,271 @@
+//! The extension's configuration: where it connects and what it calls itself.
+//!
+//! Values come from three sources, and for each field the first source that sets it wins:
+//! managed storage (an administrator's policy), then user-saved values (`chrome.storage.local`,
+//! written by the popup's Connect), then a bundled `config.json` (how tests configure a copy of
+//! the extension), then empty. This module holds the pure rules — precedence, URL normalisation, browser-name
+//! checks — so they are unit-tested natively; [`store`] reads and writes the sources.
+
+pub mod store;
+pub mod url;
+
+use serde::{Deserialize, Serialize};
+use tabwire_protocol::messages::MAX_IDENTITY_LEN;
+
+pub use url::{UrlError, normalize_server_url};
+
+/// The browser name used when none is configured.
+pub const DEFAULT_BROWSER_NAME: &str = "Chrome";
+
+/// The values one source sets. `None` means the source leaves the field to the next one.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigLayer {
+    /// The Server URL as typed (not yet normalised).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub server_url: Option<String>,
+    /// The browser name as typed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub browser_name: Option<String>,
+}
+
+/// Which source a field's effective value came from; the popup shows managed fields read-only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Source {
+    /// An administrator's policy.
+    Managed,
+    /// Saved by the popup's Connect button.
+    User,
+    /// The bundled `config.json`.
+    Bundled,
+    /// Nothing set it.
+    Default,
+}
+
+/// All three sources as last read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Layers {
+    /// `chrome.storage.managed`.
+    pub managed: ConfigLayer,
+    /// `chrome.storage.local`.
+    pub user: ConfigLayer,
+    /// The bundled `config.json`.
+    pub bundled: ConfigLayer,
+}
+
+/// One field's winning value and where it came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Chosen {
+    /// The raw value (empty when no source sets it).
+    pub value: String,
+    /// Its source.
+    pub source: Source,
+}
+
+impl Layers {
+    /// The effective Server URL, raw.
+    pub fn server_url(&self) -> Chosen {
+        self.choose(|layer| layer.server_url.as_deref())
+    }
+
+    /// The effective browser name, raw.
+    pub fn browser_name(&self) -> Chosen {
+        self.choose(|layer| layer.browser_name.as_deref())
+    }
+
+    /// What the connection should use: the normalised URL (or why it cannot be used) and the
+    /// browser name to announce.
+    pub fn target(&self) -> ConnectTarget {
+        ConnectTarget {
+            url: normalize_server_url(&self.server_url().value),
+            browser_name: sanitize_browser_name(&self.browser_name().value),
+        }
+    }
+
+    /// Managed and user-saved values win even when empty: an administrator may blank a field on
+    /// purpose, and a user who clears the URL and presses Connect means "disconnect", not "fall
+    /// back to the bundled file". A bundled empty string is the same as absent.
+    fn choose(&self, field: impl Fn(&ConfigLayer) -> Option<&str>) -> Chosen {
+        let candidates = [
+            (field(&self.managed), Source::Managed),
+            (field(&self.user), Source::User),
+            (
+                field(&self.bundled).filter(|v| !v.trim().is_empty()),
+                Source::Bundled,
+            ),
+        ];
+        candidates
+            .into_iter()
+            .find_map(|(value, source)| {
+                value.map(|v| Chosen {
+                    value: v.to_owned(),
+                    source,
+                })
+            })
+            .unwrap_or(Chosen {
+                value: String::new(),
+                source: Source::Default,
+            })
+    }
+}
+
+/// What the connection dials and announces, derived from [`Layers`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectTarget {
+    /// `Ok(None)`: not configured; `Err`: configured with an unusable URL.
+    pub url: Result<Option<String>, UrlError>,
+    /// The name sent in `Hello`.
+    pub browser_name: String,
+}
+
+/// Why a browser name typed in the popup was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NameError {
+    /// Longer than the hub accepts.
+    TooLong,
+    /// Contains a control character (a newline, a tab …).
+    ControlCharacter,
+}
+
+impl std::fmt::Display for NameError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NameError::TooLong => write!(
+                f,
+                "the browser name must be at most {MAX_IDENTITY_LEN} characters"
+            ),
+            NameError::ControlCharacter => {
+                f.write_str("the browser name must not contain control characters")
+            }
+        }
+    }
+}
+
+impl std::error::Error for NameError {}
+
+/// Checks a name typed in the popup, with the same limits as the hub's `check_hello`, so the
+/// person typing it hears about a problem at once instead of through a refused connection.
+/// Returns the trimmed name, or the default when it is blank.
+pub fn validate_browser_name(input: &str) -> Result<String, NameError> {
+    let trimmed = input.trim();
+    if trimmed.chars().any(char::is_control) {
+        return Err(NameError::ControlCharacter);
+    }
+    if trimmed.chars().count() > MAX_IDENTITY_LEN {
+        return Err(NameError::TooLong);
+    }
+    Ok(if trimmed.is_empty() {
+        DEFAULT_BROWSER_NAME.to_owned()
+    } else {
+        trimmed.to_owned()
+    })
+}
+
+/// Makes any configured name acceptable to the hub. Names from a policy or a bundled file are
+/// not typed where an error could be shown, so a bad one is repaired (control characters
+/// dropped, cut to the limit) rather than left to make every connection fail.
+pub fn sanitize_browser_name(input: &str) -> String {
+    let cleaned: String = input.chars().filter(|c| !c.is_control()).collect();
+    let cut: String = cleaned.trim().chars().take(MAX_IDENTITY_LEN).collect();
+    let cut = cut.trim();
+    if cut.is_empty() {
+        DEFAULT_BROWSER_NAME.to_owned()
+    } else {
+        cut.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn layer(url: Option<&str>, name: Option<&str>) -> ConfigLayer {
+        ConfigLayer {
+            server_url: url.map(Into::into),
+            browser_name: name.map(Into::into),
+        }
+    }
+
+    #[test]
+    fn managed_beats_user_beats_bundled_per_field() {
+        let layers = Layers {
+            managed: layer(None, Some("Fleet")),
+            user: layer(Some("ws://user:1"), Some("Mine")),
+            bundled: layer(Some("ws://bundled:1"), Some("Bundled")),
+        };
+        assert_eq!(layers.server_url().value, "ws://user:1");
+        assert_eq!(layers.server_url().source, Source::User);
+        assert_eq!(layers.browser_name().value, "Fleet");
+        assert_eq!(layers.browser_name().source, Source::Managed);
+    }
+
+    #[test]
+    fn bundled_applies_when_nothing_else_is_set() {
+        let layers = Layers {
+            bundled: layer(Some("http://127.0.0.1:9"), None),
+            ..Layers::default()
+        };
+        let target = layers.target();
+        assert_eq!(target.url, Ok(Some("ws://127.0.0.1:9/browser".into())));
+        assert_eq!(target.browser_name, "Chrome");
+        assert_eq!(layers.browser_name().source, Source::Default);
+    }
+
+    #[test]
+    fn a_user_cleared_url_does_not_fall_back_to_bundled() {
+        let layers = Layers {
+            user: layer(Some(""), None),
+            bundled: layer(Some("ws://bundled:1"), None),
+            ..Layers::default()
+        };
+        assert_eq!(layers.target().url, Ok(None));
+        let blank_bundle = Layers {
+            bundled: layer(Some("  "), None),
+            ..Layers::default()
+        };
+        assert_eq!(blank_bundle.server_url().source, Source::Default);
+    }
+
+    #[test]
+    fn a_bad_url_is_reported_not_dialled() {
+        let layers = Layers {
+            managed: layer(Some("ftp://x"), None),
+            ..Layers::default()
+        };
+        assert!(layers.target().url.is_err());
+    }
+
+    #[test]
+    fn popup_names_are_validated() {
+        assert_eq!(validate_browser_name("  Work  ").unwrap(), "Work");
+        assert_eq!(validate_browser_name("").unwrap(), "Chrome");
+        assert_eq!(
+            validate_browser_name("a\nb"),
+            Err(NameError::ControlCharacter)
+        );
+        assert_eq!(
+            validate_browser_name(&"x".repeat(MAX_IDENTITY_LEN + 1)),
+            Err(NameError::TooLong)
+        );
+        assert!(validate_browser_name(&"é".repeat(MAX_IDENTITY_LEN)).is_ok());
+    }
+
+    #[test]
+    fn configured_names_are_repaired() {
+        assert_eq!(sanitize_browser_name("Wo\trk"), "Work");
+        assert_eq!(sanitize_browser_name(" \n "), "Chrome");
+        assert_eq!(
+            sanitize_browser_name(&"y".repeat(100)).chars().count(),
+            MAX_IDENTITY_LEN
+        );
+    }
+
+    #[test]
+    fn config_json_shape() {
+        let parsed: ConfigLayer =
+            serde_json::from_str(r#"{"serverUrl":"ws://h:1","browserName":"T","extra":1}"#)
+                .unwrap();
+        assert_eq!(parsed, layer(Some("ws://h:1"), Some("T")));
+    }
+}

@@ -1,0 +1,173 @@
+//! Reading and writing the configuration sources, and the stable browser ID.
+//!
+//! - user-saved values and the browser ID: `chrome.storage.local` (fast);
+//! - the bundled `config.json`: `fetch(chrome.runtime.getURL('config.json'))`, absent in a
+//!   normal install (new installs start with an empty URL), present in test copies;
+//! - managed values: `chrome.storage.managed`, which can take ~2.8 s on the first worker
+//!   start, so the worker reads it in the background and reconnects if it changes anything.
+//!
+//! Every read tolerates a missing or malformed source (it counts as "sets nothing") and says so
+//! in the log: a broken policy must not stop the extension from working with the others.
+
+use std::collections::HashMap;
+
+use serde_json::{Value, json};
+use tabwire_protocol::{Hello, PROTOCOL_VERSION, check_hello};
+use wasm_bindgen::JsValue;
+
+use crate::chrome::{self, FetchResponse};
+use crate::config::ConfigLayer;
+use wasm_bindgen::JsCast;
+
+const SERVER_URL: &str = "serverUrl";
+const BROWSER_NAME: &str = "browserName";
+const BROWSER_ID: &str = "browserId";
+
+/// The values read from one storage area or file, by key.
+type Items = HashMap<String, Value>;
+
+fn layer_from(items: &Items) -> ConfigLayer {
+    let text = |key: &str| items.get(key).and_then(Value::as_str).map(str::to_owned);
+    ConfigLayer {
+        server_url: text(SERVER_URL),
+        browser_name: text(BROWSER_NAME),
+    }
+}
+
+/// What `chrome.storage.local` holds for tabwire.
+pub struct LocalState {
+    /// The user-saved configuration.
+    pub user: ConfigLayer,
+    /// The stable browser ID (created and saved on first start).
+    pub browser_id: String,
+}
+
+/// Reads the user-saved configuration and the browser ID, creating the ID on first start.
+pub async fn load_local() -> LocalState {
+    let keys = JsValue::from(
+        [SERVER_URL, BROWSER_NAME, BROWSER_ID]
+            .iter()
+            .map(|k| JsValue::from_str(k))
+            .collect::<js_sys::Array>(),
+    );
+    let items: Items = match chrome::call(chrome::storage_local_get(&keys)).await {
+        Ok(value) => chrome::from_js(value).unwrap_or_default(),
+        Err(e) => {
+            crate::log!("could not read chrome.storage.local: {e}");
+            Items::default()
+        }
+    };
+    let saved_id = items
+        .get(BROWSER_ID)
+        .and_then(Value::as_str)
+        .filter(|id| is_valid_browser_id(id))
+        .map(str::to_owned);
+    let browser_id = match saved_id {
+        Some(id) => id,
+        None => {
+            let id = chrome::random_uuid();
+            save(&json!({ BROWSER_ID: id })).await;
+            crate::log!("created browser ID {id}");
+            id
+        }
+    };
+    LocalState {
+        user: layer_from(&items),
+        browser_id,
+    }
+}
+
+/// Whether the hub would accept `id` (the same rule as `check_hello`).
+fn is_valid_browser_id(id: &str) -> bool {
+    check_hello(&Hello {
+        browser_id: id.to_owned(),
+        browser_name: String::new(),
+        extension_version: String::new(),
+        protocol_version: PROTOCOL_VERSION,
+        chrome_version: String::new(),
+    })
+    .is_ok()
+}
+
+/// Saves what the user entered in the popup.
+pub async fn save_user(layer: &ConfigLayer) -> Result<(), chrome::JsFailure> {
+    let items = chrome::to_js(&json!({
+        SERVER_URL: layer.server_url.clone().unwrap_or_default(),
+        BROWSER_NAME: layer.browser_name.clone().unwrap_or_default(),
+    }))?;
+    chrome::call(chrome::storage_local_set(&items))
+        .await
+        .map(|_| ())
+}
+
+async fn save(items: &Value) {
+    let result = match chrome::to_js(items) {
+        Ok(items) => chrome::call(chrome::storage_local_set(&items))
+            .await
+            .map(|_| ()),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = result {
+        crate::log!("could not write chrome.storage.local: {e}");
+    }
+}
+
+/// Reads the bundled `config.json`, if the extension folder has one.
+pub async fn load_bundled() -> ConfigLayer {
+    let url = chrome::runtime_get_url("config.json");
+    let Ok(response) = chrome::call(chrome::fetch(&url)).await else {
+        // No file: the normal case for an installed extension.
+        return ConfigLayer::default();
+    };
+    let response: FetchResponse = response.unchecked_into();
+    if !response.ok() {
+        return ConfigLayer::default();
+    }
+    let text = match chrome::call(response.text()).await {
+        Ok(text) => text.as_string().unwrap_or_default(),
+        Err(e) => {
+            crate::log!("could not read the bundled config.json: {e}");
+            return ConfigLayer::default();
+        }
+    };
+    match serde_json::from_str::<Items>(&text) {
+        Ok(items) => layer_from(&items),
+        Err(e) => {
+            crate::log!("ignoring the bundled config.json: it is not a JSON object ({e})");
+            ConfigLayer::default()
+        }
+    }
+}
+
+/// Reads the managed (policy) configuration.
+pub async fn load_managed() -> ConfigLayer {
+    match chrome::call(chrome::storage_managed_get()).await {
+        Ok(value) => layer_from(&chrome::from_js(value).unwrap_or_default()),
+        Err(e) => {
+            crate::log!("could not read managed storage: {e}");
+            ConfigLayer::default()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_string_values_count() {
+        let items: Items =
+            serde_json::from_str(r#"{"serverUrl": 5, "browserName": "Work", "other": "x"}"#)
+                .unwrap();
+        let layer = layer_from(&items);
+        assert_eq!(layer.server_url, None);
+        assert_eq!(layer.browser_name.as_deref(), Some("Work"));
+    }
+
+    #[test]
+    fn browser_ids_follow_the_hub_rule() {
+        assert!(is_valid_browser_id("0b6f2c1e-6a1b-4f0e-9b59-0d2d3f1c2a4b"));
+        assert!(!is_valid_browser_id(""));
+        assert!(!is_valid_browser_id("has space"));
+    }
+}

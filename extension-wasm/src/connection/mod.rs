@@ -1,0 +1,361 @@
+//! The connection to the hub: dial, introduce ourselves, serve requests, and come back after
+//! every failure.
+//!
+//! One async loop ([`run`]) owns the socket for the worker's life. Its states are the popup's
+//! status line: not configured (no URL: no attempts at all), connecting, connected,
+//! disconnected (waiting out a backoff: 0.5 s doubling to 10 s) and refused (the hub turned the
+//! extension away: wait 60 s or for the user to press Connect). The loop also watches the hub's
+//! heartbeats and gives up on a connection after three silent intervals.
+//!
+//! Never replay: requests are served by tasks holding a [`Link`] to the connection they came
+//! from; once that connection ends its generation is no longer live and their results are
+//! dropped, never sent on a later connection.
+
+pub mod backoff;
+pub mod socket;
+
+use std::pin::Pin;
+
+use tabwire_protocol::{ExtensionMessage, Hello, HubMessage, PROTOCOL_VERSION, check_hello};
+use wasm_bindgen_futures::spawn_local;
+use web_sys::WebSocket;
+
+use crate::chrome;
+use crate::config::ConnectTarget;
+use crate::requests;
+use crate::timer::{Either, now_ms, select, sleep};
+use crate::worker;
+use backoff::Backoff;
+use socket::{Socket, SocketEvent, close_reason};
+
+/// How long opening the socket, and then the hello/welcome exchange, may take.
+const HANDSHAKE_MS: f64 = 10_000.0;
+/// How long to wait after a refusal before asking again.
+const REFUSED_RETRY_MS: f64 = 60_000.0;
+/// A silence of this many heartbeat intervals means the connection is dead.
+const SILENT_INTERVALS: f64 = 3.0;
+
+/// The connection's state as the popup shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Status {
+    /// No Server URL (or an unusable one): no connection attempts.
+    NotConfigured,
+    /// Dialling, or waiting for the hub's welcome.
+    Connecting,
+    /// Welcomed by the hub.
+    Connected,
+    /// Lost or failed; waiting to retry.
+    Disconnected,
+    /// The hub refused the extension; its message says why.
+    Refused(String),
+}
+
+impl Status {
+    /// The popup's name for the state.
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            Status::NotConfigured => "notConfigured",
+            Status::Connecting => "connecting",
+            Status::Connected => "connected",
+            Status::Disconnected => "disconnected",
+            Status::Refused(_) => "refused",
+        }
+    }
+}
+
+/// Nudges for the connection loop from outside it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Control {
+    /// The user pressed Connect: retry now, even after a refusal.
+    Connect,
+    /// A configuration source changed: reconnect if the target changed.
+    ConfigChanged,
+    /// The keep-alive alarm fired: retry now if merely waiting out a backoff.
+    Alarm,
+}
+
+/// A request task's way back to the connection its request came on.
+#[derive(Clone)]
+pub struct Link {
+    ws: WebSocket,
+    generation: u64,
+}
+
+impl Link {
+    /// Sends a message if, and only if, the originating connection is still the live one.
+    pub fn send(&self, text: &str) -> Result<(), &'static str> {
+        let live = worker::with(|w| w.live_generation) == self.generation;
+        if !live || self.ws.ready_state() != WebSocket::OPEN {
+            return Err("not sent: the connection it came on has closed");
+        }
+        self.ws
+            .send_with_str(text)
+            .map_err(|_| "not sent: the socket refused it")
+    }
+}
+
+/// How one connection attempt ended.
+enum Ended {
+    /// Closed, failed or timed out; retry after a backoff.
+    Lost(String),
+    /// The hub refused us.
+    Refused(String),
+    /// The user or a configuration change asked for a fresh start.
+    Restart,
+}
+
+/// The connection loop. Runs for the worker's life.
+pub async fn run() {
+    let control = worker::with(|w| w.control.clone());
+    let mut backoff = Backoff::default();
+    loop {
+        let target = worker::with(|w| w.layers.target());
+        let url = match &target.url {
+            Ok(Some(url)) => url.clone(),
+            Ok(None) => {
+                set_status(Status::NotConfigured, None, None);
+                control.recv().await;
+                backoff.reset();
+                continue;
+            }
+            Err(error) => {
+                set_status(Status::NotConfigured, Some(error.to_string()), None);
+                crate::log!("not connecting: {error}");
+                control.recv().await;
+                backoff.reset();
+                continue;
+            }
+        };
+        set_status(Status::Connecting, None, Some(url.clone()));
+        match session(&url, &target, &control, &mut backoff).await {
+            Ended::Restart => backoff.reset(),
+            Ended::Refused(message) => {
+                crate::log!("refused by the hub: {message}");
+                set_status(Status::Refused(message.clone()), Some(message), Some(url));
+                let deadline = now_ms() + REFUSED_RETRY_MS;
+                // The alarm does not cut this wait short: only time or the user does.
+                while let Either::Left(Control::Alarm) =
+                    select(control.recv(), sleep(deadline - now_ms())).await
+                {}
+                backoff.reset();
+            }
+            Ended::Lost(reason) => {
+                let delay = backoff.next_delay_ms(js_sys::Math::random());
+                crate::log!("disconnected: {reason}; retrying in {delay} ms");
+                set_status(Status::Disconnected, Some(reason), Some(url));
+                if let Either::Left(Control::Connect | Control::ConfigChanged) =
+                    select(control.recv(), sleep(delay)).await
+                {
+                    backoff.reset();
+                }
+            }
+        }
+    }
+}
+
+fn set_status(status: Status, error: Option<String>, endpoint: Option<String>) {
+    worker::with(|w| {
+        if error.is_some() || status == Status::Connected || status == Status::NotConfigured {
+            w.last_error = error;
+        }
+        w.status = status;
+        if endpoint.is_some() {
+            w.endpoint = endpoint;
+        }
+    });
+}
+
+/// Where one connection is in its life.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Phase {
+    Opening,
+    Greeting,
+    Live { silence_limit_ms: f64 },
+}
+
+/// One connection: open, hello, welcome, then serve until it ends.
+async fn session(
+    url: &str,
+    target: &ConnectTarget,
+    control: &crate::mailbox::Mailbox<Control>,
+    backoff: &mut Backoff,
+) -> Ended {
+    let socket = match Socket::open(url) {
+        Ok(socket) => socket,
+        Err(e) => return Ended::Lost(format!("could not open {url}: {e}")),
+    };
+    let generation = worker::with(|w| {
+        w.generation_counter += 1;
+        w.generation_counter
+    });
+    let ended = serve(&socket, generation, target, control, backoff).await;
+    // From here on no task may answer on this connection (see `Link::send`).
+    worker::with(|w| {
+        if w.live_generation == generation {
+            w.live_generation = 0;
+        }
+    });
+    drop(socket);
+    ended
+}
+
+async fn serve(
+    socket: &Socket,
+    generation: u64,
+    target: &ConnectTarget,
+    control: &crate::mailbox::Mailbox<Control>,
+    backoff: &mut Backoff,
+) -> Ended {
+    let mut phase = Phase::Opening;
+    let mut last_heard = now_ms();
+    // One timer at a time: re-armed when it fires, not per message, so a busy connection does
+    // not pile up pending timeouts.
+    let mut timer: Pin<Box<dyn Future<Output = ()>>> = Box::pin(sleep(HANDSHAKE_MS));
+    loop {
+        let event = select(select(socket.next(), control.recv()), timer.as_mut()).await;
+        match event {
+            Either::Right(()) => match phase {
+                Phase::Live { silence_limit_ms } => {
+                    let silent_for = now_ms() - last_heard;
+                    if silent_for >= silence_limit_ms {
+                        return Ended::Lost(format!(
+                            "no heartbeat from the hub for {:.0} s",
+                            silent_for / 1000.0
+                        ));
+                    }
+                    timer = Box::pin(sleep(silence_limit_ms - silent_for));
+                }
+                _ => return Ended::Lost("the hub did not answer within 10 s".to_owned()),
+            },
+            Either::Left(Either::Right(nudge)) => {
+                let changed = worker::with(|w| w.layers.target()) != *target;
+                let restart = match nudge {
+                    Control::Alarm => false,
+                    Control::ConfigChanged => changed,
+                    // Pressing Connect while connected to the same hub changes nothing.
+                    Control::Connect => changed || !matches!(phase, Phase::Live { .. }),
+                };
+                if restart {
+                    crate::log!("reconnecting: the configuration changed or Connect was pressed");
+                    return Ended::Restart;
+                }
+            }
+            Either::Left(Either::Left(SocketEvent::Open)) => {
+                if let Err(refusal) = send_hello(socket, target) {
+                    return refusal;
+                }
+                phase = Phase::Greeting;
+                timer = Box::pin(sleep(HANDSHAKE_MS));
+            }
+            Either::Left(Either::Left(SocketEvent::Closed { code, reason })) => {
+                return Ended::Lost(close_reason(code, &reason));
+            }
+            Either::Left(Either::Left(SocketEvent::Binary)) => {
+                crate::log!("ignoring a binary message from the hub");
+            }
+            Either::Left(Either::Left(SocketEvent::Message(text))) => {
+                last_heard = now_ms();
+                let message = match serde_json::from_str::<HubMessage>(&text) {
+                    Ok(message) => message,
+                    Err(e) => {
+                        answer_unreadable(socket, &text, &e);
+                        continue;
+                    }
+                };
+                match (message, phase) {
+                    (HubMessage::Welcome(welcome), Phase::Greeting) => {
+                        backoff.reset();
+                        let interval = (welcome.heartbeat_interval_ms as f64).max(1000.0);
+                        let silence_limit_ms = interval * SILENT_INTERVALS;
+                        phase = Phase::Live { silence_limit_ms };
+                        timer = Box::pin(sleep(silence_limit_ms));
+                        worker::with(|w| {
+                            w.live_generation = generation;
+                            w.hub_version = Some(welcome.hub_version.clone());
+                        });
+                        set_status(Status::Connected, None, None);
+                        crate::log!(
+                            "connected to {} (hub {})",
+                            url_of(target),
+                            welcome.hub_version
+                        );
+                    }
+                    (HubMessage::Refused(refusal), _) => return Ended::Refused(refusal.message),
+                    (HubMessage::Heartbeat { seq }, _) => {
+                        send_message(socket, &ExtensionMessage::Heartbeat { seq });
+                    }
+                    (HubMessage::Request(request), Phase::Live { .. }) => {
+                        let link = Link {
+                            ws: socket.handle(),
+                            generation,
+                        };
+                        spawn_local(requests::handle(request, link));
+                    }
+                    (other, _) => {
+                        crate::log!("ignoring an unexpected {} from the hub", kind_of(&other));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn url_of(target: &ConnectTarget) -> String {
+    target.url.clone().ok().flatten().unwrap_or_default()
+}
+
+fn kind_of(message: &HubMessage) -> &'static str {
+    match message {
+        HubMessage::Welcome(_) => "welcome",
+        HubMessage::Refused(_) => "refusal",
+        HubMessage::Request(_) => "request (before the welcome)",
+        HubMessage::Heartbeat { .. } => "heartbeat",
+    }
+}
+
+/// Sends `Hello`, or refuses locally when the hub certainly would (same check as the hub's).
+fn send_hello(socket: &Socket, target: &ConnectTarget) -> Result<(), Ended> {
+    let hello = worker::with(|w| Hello {
+        browser_id: w.browser_id.clone().unwrap_or_default(),
+        browser_name: target.browser_name.clone(),
+        extension_version: chrome::extension_version(),
+        protocol_version: PROTOCOL_VERSION,
+        chrome_version: chrome::chrome_version_from_user_agent(&chrome::user_agent()),
+    });
+    check_hello(&hello).map_err(|refusal| Ended::Refused(refusal.message))?;
+    send_message(socket, &ExtensionMessage::Hello(hello));
+    Ok(())
+}
+
+fn send_message(socket: &Socket, message: &ExtensionMessage) {
+    let result = serde_json::to_string(message)
+        .map_err(|e| e.to_string())
+        .and_then(|text| socket.send(&text).map_err(|e| e.to_string()));
+    if let Err(e) = result {
+        crate::log!("could not send to the hub: {e}");
+    }
+}
+
+/// Answers a message that could not be parsed, when it is recognisably a request, so the hub
+/// does not wait for its deadline on a message the extension will never run.
+fn answer_unreadable(socket: &Socket, text: &str, error: &serde_json::Error) {
+    crate::log!("could not read a message from the hub: {error}");
+    let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else {
+        return;
+    };
+    if value.get("type").and_then(|t| t.as_str()) != Some("request") {
+        return;
+    }
+    let Some(id) = value.get("id").and_then(|id| id.as_u64()) else {
+        return;
+    };
+    let error = tabwire_protocol::OpError::new(
+        tabwire_protocol::ErrorCode::InvalidArgument,
+        format!(
+            "The extension could not read this request ({error}); the hub and extension may be \
+             different builds."
+        ),
+    );
+    let response = tabwire_protocol::Response::new(id, Err(error));
+    send_message(socket, &ExtensionMessage::Response(response));
+}

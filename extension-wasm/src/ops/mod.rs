@@ -1,0 +1,36 @@
+//! The operations the hub can ask for, one module per group, and the dispatch from an
+//! [`Operation`] to its handler.
+//!
+//! Handlers return `Result<OpResult, OpError>` and never panic on what a page or Chrome sends:
+//! every failure becomes an error code with a message an agent can act on. Deadlines are not
+//! handled here but around [`execute`] (see `requests`), so a handler is simply dropped when
+//! its time is up.
+
+mod click;
+mod navigate;
+mod snapshot;
+mod tabs;
+mod target;
+mod type_text;
+
+use tabwire_protocol::{OpError, OpResult, Operation, TabId};
+
+pub use tabs::forget_tab_state;
+
+/// Runs one operation against `tab_id` (or the active tab when it is `None`).
+pub async fn execute(tab_id: Option<TabId>, op: Operation) -> Result<OpResult, OpError> {
+    match op {
+        Operation::ListTabs => tabs::list_tabs().await,
+        Operation::Navigate { url } => navigate::navigate(tab_id, &url).await,
+        Operation::Snapshot {
+            max_nodes,
+            max_chars,
+        } => snapshot::snapshot(tab_id, max_nodes, max_chars).await,
+        Operation::Click { target } => click::click(tab_id, &target).await,
+        Operation::TypeText {
+            target,
+            text,
+            clear,
+        } => type_text::type_text(tab_id, &target, text, clear).await,
+    }
+}

@@ -1,0 +1,122 @@
+//! `Navigate`: load a URL in a tab and wait until it has finished loading.
+//!
+//! The `chrome.tabs.onUpdated` listener is added *before* `chrome.tabs.update` is called, so
+//! no event can slip by, and the load counts as finished only after a `loading` → `complete`
+//! transition that follows the update: a `complete` from the page that was there before does
+//! not end the wait. Listeners are removed when the wait ends or is dropped at the deadline.
+
+use serde::Deserialize;
+use serde_json::json;
+use tabwire_protocol::{ErrorCode, Navigated, OpError, OpResult, TabId};
+use wasm_bindgen::prelude::Closure;
+use wasm_bindgen::{JsCast, JsValue};
+
+use crate::chrome::{self, ChromeTab};
+use crate::mailbox::Mailbox;
+use crate::ops::tabs::{resolve_tab, tab_error};
+
+/// Loads `url` in the tab and waits for it.
+pub async fn navigate(tab_id: Option<TabId>, url: &str) -> Result<OpResult, OpError> {
+    let tab = resolve_tab(tab_id).await?.id;
+    let watch = LoadWatch::start(tab);
+    let properties = chrome::to_js(&json!({ "url": url }))
+        .map_err(|e| OpError::new(ErrorCode::Internal, e.to_string()))?;
+    chrome::call(chrome::tabs_update(tab, &properties))
+        .await
+        .map_err(|failure| refused(tab, url, &failure.message))?;
+    let loaded = watch.finished().await?;
+    Ok(OpResult::Navigated(Navigated {
+        tab_id: tab,
+        url: loaded.url.unwrap_or_else(|| url.to_owned()),
+        title: loaded.title.unwrap_or_default(),
+    }))
+}
+
+fn refused(tab: TabId, url: &str, message: &str) -> OpError {
+    if message.to_ascii_lowercase().contains("no tab with id") {
+        return tab_error(tab, message);
+    }
+    OpError::new(
+        ErrorCode::NavigationFailed,
+        format!("Chrome refused to load {url}: {message}"),
+    )
+}
+
+/// What the tab listeners saw.
+enum LoadEvent {
+    Status { status: String, tab: ChromeTab },
+    Removed,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct ChangeInfo {
+    status: Option<String>,
+}
+
+/// Tab listeners for one navigation; removed on drop.
+struct LoadWatch {
+    events: Mailbox<LoadEvent>,
+    on_updated: Closure<dyn FnMut(JsValue, JsValue, JsValue)>,
+    on_removed: Closure<dyn FnMut(JsValue, JsValue)>,
+}
+
+impl LoadWatch {
+    fn start(tab: TabId) -> Self {
+        let events = Mailbox::new();
+        let updates = events.clone();
+        let on_updated = Closure::new(move |id: JsValue, change: JsValue, info: JsValue| {
+            if id.as_f64() != Some(f64::from(tab)) {
+                return;
+            }
+            let Ok(change) = chrome::from_js::<ChangeInfo>(change) else {
+                return;
+            };
+            if let Some(status) = change.status {
+                let tab = chrome::from_js::<ChromeTab>(info).unwrap_or_default();
+                updates.post(LoadEvent::Status { status, tab });
+            }
+        });
+        let removals = events.clone();
+        let on_removed = Closure::new(move |id: JsValue, _info: JsValue| {
+            if id.as_f64() == Some(f64::from(tab)) {
+                removals.post(LoadEvent::Removed);
+            }
+        });
+        chrome::tabs_on_updated_add(on_updated.as_ref().unchecked_ref());
+        chrome::tabs_on_removed_add(on_removed.as_ref().unchecked_ref());
+        LoadWatch {
+            events,
+            on_updated,
+            on_removed,
+        }
+    }
+
+    /// Waits for `loading` then `complete`, and returns the tab as it was on completion.
+    async fn finished(&self) -> Result<ChromeTab, OpError> {
+        let mut saw_loading = false;
+        loop {
+            match self.events.recv().await {
+                LoadEvent::Status { status, tab } => match status.as_str() {
+                    "loading" => saw_loading = true,
+                    "complete" if saw_loading => return Ok(tab),
+                    _ => {}
+                },
+                LoadEvent::Removed => {
+                    return Err(OpError::new(
+                        ErrorCode::TabNotFound,
+                        "The tab was closed while the page was loading.",
+                    )
+                    .action_may_have_occurred());
+                }
+            }
+        }
+    }
+}
+
+impl Drop for LoadWatch {
+    fn drop(&mut self) {
+        chrome::tabs_on_updated_remove(self.on_updated.as_ref().unchecked_ref());
+        chrome::tabs_on_removed_remove(self.on_removed.as_ref().unchecked_ref());
+    }
+}

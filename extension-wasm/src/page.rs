@@ -1,0 +1,289 @@
+//! Calling the in-page collector (js/page.js) and reading its answer.
+//!
+//! Every page-side step goes through [`run`]: it injects `tabwirePage` into the tab's top frame
+//! with `chrome.scripting.executeScript`, parses the JSON string it returns, and reports the
+//! `documentId` Chrome ran it in — the identity refs are bound to. Chrome's refusals (chrome://
+//! pages, the Web Store, other extensions, error pages) become `RESTRICTED_PAGE` here, in one
+//! place, with advice an agent can follow.
+
+use js_sys::Promise;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use tabwire_protocol::ops::REDACTED;
+use tabwire_protocol::{ErrorCode, OpError, TabId};
+use wasm_bindgen::prelude::*;
+
+use crate::chrome;
+
+#[wasm_bindgen(module = "/js/page.js")]
+extern "C" {
+    #[wasm_bindgen(catch, js_name = runInPage)]
+    fn run_in_page(tab_id: u32, command: &str, args_json: &str) -> Result<Promise, JsValue>;
+}
+
+/// What the page is asked to do.
+#[derive(Debug, Clone, Serialize)]
+#[serde(
+    tag = "command",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum PageCommand {
+    /// Walk the DOM and report node facts, stopping once the budget is certainly spent.
+    Snapshot {
+        /// The observation's node budget.
+        max_nodes: u32,
+        /// The observation's character budget.
+        max_chars: u32,
+    },
+    /// Find the target, scroll it into view, hit-test its centre and report the point.
+    Click {
+        /// The element.
+        target: PageTarget,
+    },
+    /// Put text into the target with the native value setter.
+    Type {
+        /// The field.
+        target: PageTarget,
+        /// The text to enter.
+        text: String,
+        /// Replace instead of append.
+        clear: bool,
+    },
+}
+
+impl PageCommand {
+    fn name(&self) -> &'static str {
+        match self {
+            PageCommand::Snapshot { .. } => "snapshot",
+            PageCommand::Click { .. } => "click",
+            PageCommand::Type { .. } => "type",
+        }
+    }
+}
+
+/// How the page finds an element.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum PageTarget {
+    /// A key from a snapshot of the document whose collector token is `doc`.
+    Key {
+        /// The collector's element key.
+        key: u32,
+        /// The collector's document token.
+        doc: String,
+        /// The ref as the agent wrote it, for messages.
+        #[serde(rename = "ref")]
+        element_ref: String,
+    },
+    /// A CSS selector that must match exactly one element.
+    Css {
+        /// The selector.
+        css: String,
+    },
+}
+
+/// The arguments object the page receives: the command plus the redaction marker, passed in
+/// so the protocol crate stays the single source of truth for it.
+#[derive(Serialize)]
+struct Args<'a> {
+    redacted: &'static str,
+    #[serde(flatten)]
+    command: &'a PageCommand,
+}
+
+/// What `runInPage` resolves to.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Injection {
+    result: Option<String>,
+    document_id: String,
+}
+
+/// The page's JSON answer: exactly one of the two.
+#[derive(Deserialize)]
+struct Reply<T> {
+    value: Option<T>,
+    error: Option<PageError>,
+}
+
+#[derive(Deserialize)]
+struct PageError {
+    code: ErrorCode,
+    message: String,
+}
+
+/// A successful page answer and the document it came from.
+#[derive(Debug)]
+pub struct InPage<T> {
+    /// The command's result.
+    pub value: T,
+    /// Chrome's ID of the document the command ran in.
+    pub document_id: String,
+}
+
+/// Runs `command` in the top frame of `tab`.
+pub async fn run<T: DeserializeOwned>(
+    tab: TabId,
+    command: &PageCommand,
+) -> Result<InPage<T>, OpError> {
+    let args = serde_json::to_string(&Args {
+        redacted: REDACTED,
+        command,
+    })
+    .map_err(|e| OpError::new(ErrorCode::Internal, format!("encoding page arguments: {e}")))?;
+    let injection = chrome::call(run_in_page(tab, command.name(), &args))
+        .await
+        .map_err(|failure| injection_error(&failure.message))?;
+    let injection: Injection = chrome::from_js(injection).map_err(|e| {
+        OpError::new(
+            ErrorCode::Internal,
+            format!("reading the injection result: {e}"),
+        )
+    })?;
+    let Some(json) = injection.result else {
+        return Err(OpError::new(
+            ErrorCode::TabUnresponsive,
+            "The page gave no answer: it was probably replaced by a navigation while tabwire \
+             was reading it. Retry once the page has loaded.",
+        ));
+    };
+    parse_reply(&json).map(|value| InPage {
+        value,
+        document_id: injection.document_id,
+    })
+}
+
+/// Parses the page's JSON answer.
+fn parse_reply<T: DeserializeOwned>(json: &str) -> Result<T, OpError> {
+    let reply: Reply<T> = serde_json::from_str(json).map_err(|e| {
+        OpError::new(
+            ErrorCode::Internal,
+            format!("tabwire's page script sent an answer it could not read: {e}"),
+        )
+    })?;
+    match (reply.value, reply.error) {
+        (_, Some(error)) => Err(OpError::new(error.code, error.message)),
+        (Some(value), None) => Ok(value),
+        (None, None) => Err(OpError::new(
+            ErrorCode::Internal,
+            "tabwire's page script answered with neither a value nor an error",
+        )),
+    }
+}
+
+/// Maps Chrome's refusal to inject a script into an error code and advice.
+pub fn injection_error(message: &str) -> OpError {
+    let lower = message.to_ascii_lowercase();
+    if lower.contains("no tab with id") {
+        return OpError::new(
+            ErrorCode::TabNotFound,
+            "The tab no longer exists. Call list_tabs to see the open tabs.",
+        );
+    }
+    if lower.contains("error page") {
+        return OpError::new(
+            ErrorCode::RestrictedPage,
+            "The tab is showing Chrome's error page (its last navigation failed), which cannot \
+             be scripted. Navigate it to a page that loads.",
+        );
+    }
+    if lower.contains("frame") && lower.contains("removed") {
+        return OpError::new(
+            ErrorCode::TabUnresponsive,
+            "The page was replaced while tabwire was reading it. Retry once it has loaded.",
+        );
+    }
+    let restricted = [
+        "cannot access",
+        "cannot be scripted",
+        "chrome://",
+        "chrome-extension://",
+        "extensions gallery",
+        "permission",
+    ];
+    let detail = if restricted.iter().any(|needle| lower.contains(needle)) {
+        "Chrome does not let extensions script this page (chrome:// pages, the Chrome Web \
+         Store, other extensions' pages and similar are off limits)"
+    } else {
+        "Chrome refused to run tabwire's script in this page"
+    };
+    OpError::new(
+        ErrorCode::RestrictedPage,
+        format!(
+            "{detail}: {message} Navigate the tab to an ordinary web page, or use another tab."
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_carry_the_command_and_the_redaction_marker() {
+        let command = PageCommand::Type {
+            target: PageTarget::Key {
+                key: 4,
+                doc: "t".into(),
+                element_ref: "@e2".into(),
+            },
+            text: "hi".into(),
+            clear: true,
+        };
+        let json = serde_json::to_value(Args {
+            redacted: REDACTED,
+            command: &command,
+        })
+        .unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({"redacted": "••••", "command": "type",
+                "target": {"key": 4, "doc": "t", "ref": "@e2"}, "text": "hi", "clear": true})
+        );
+        let css = serde_json::to_value(PageTarget::Css { css: "#a".into() }).unwrap();
+        assert_eq!(css, serde_json::json!({"css": "#a"}));
+    }
+
+    #[test]
+    fn page_errors_keep_their_code() {
+        let err = parse_reply::<u32>(r#"{"error":{"code":"SELECTOR_NOT_UNIQUE","message":"3"}}"#)
+            .unwrap_err();
+        assert_eq!(err.code, ErrorCode::SelectorNotUnique);
+        assert_eq!(parse_reply::<u32>(r#"{"value":7}"#).unwrap(), 7);
+        assert_eq!(
+            parse_reply::<u32>("{}").unwrap_err().code,
+            ErrorCode::Internal
+        );
+        assert_eq!(
+            parse_reply::<u32>("not json").unwrap_err().code,
+            ErrorCode::Internal
+        );
+    }
+
+    #[test]
+    fn chrome_refusals_map_to_codes() {
+        assert_eq!(
+            injection_error("Cannot access a chrome:// URL").code,
+            ErrorCode::RestrictedPage
+        );
+        assert_eq!(
+            injection_error("The extensions gallery cannot be scripted.").code,
+            ErrorCode::RestrictedPage
+        );
+        assert_eq!(
+            injection_error("No tab with id: 12.").code,
+            ErrorCode::TabNotFound
+        );
+        assert_eq!(
+            injection_error("Frame with ID 0 is showing error page").code,
+            ErrorCode::RestrictedPage
+        );
+        assert_eq!(
+            injection_error("Frame with ID 0 was removed.").code,
+            ErrorCode::TabUnresponsive
+        );
+        let message = injection_error("Cannot access contents of url \"about:x\".").message;
+        assert!(message.contains("ordinary web page"), "{message}");
+    }
+}

@@ -1,0 +1,162 @@
+//! The popup's requests to the worker (`chrome.runtime.sendMessage`) and their answers.
+//!
+//! `{type: "getState"}` → the configuration, the connection status and the call log (polled
+//! every second while the popup is open); `{type: "connect", serverUrl, browserName}` →
+//! validates, saves to `chrome.storage.local` and reconnects, answering `{ok: true}` or
+//! `{ok: false, error}` with a sentence the popup shows as is.
+
+use serde::{Deserialize, Serialize};
+use wasm_bindgen::JsValue;
+
+use crate::calllog::CallRecord;
+use crate::chrome;
+use crate::config::{ConfigLayer, Source, normalize_server_url, store, validate_browser_name};
+use crate::connection::{Control, Status};
+use crate::worker;
+
+/// A message from the popup.
+#[derive(Debug, Deserialize)]
+#[serde(
+    tag = "type",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum PopupRequest {
+    /// Everything the popup shows.
+    GetState,
+    /// Save these values and connect with them.
+    Connect {
+        /// The Server URL as typed.
+        server_url: String,
+        /// The browser name as typed.
+        browser_name: String,
+    },
+}
+
+/// What the popup shows.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PopupState {
+    server_url: String,
+    browser_name: String,
+    /// Fields set by policy, shown read-only.
+    managed: ManagedFields,
+    /// The WebSocket URL in use.
+    endpoint: Option<String>,
+    status: &'static str,
+    /// The hub's refusal, when refused.
+    refusal: Option<String>,
+    hub_version: Option<String>,
+    last_error: Option<String>,
+    browser_id: Option<String>,
+    extension_version: String,
+    calls: Vec<CallRecord>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ManagedFields {
+    server_url: bool,
+    browser_name: bool,
+}
+
+/// The answer to `connect`.
+#[derive(Debug, Serialize)]
+pub struct ConnectReply {
+    ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+}
+
+/// Handles one popup message.
+pub async fn handle(message: JsValue) -> JsValue {
+    let reply = match chrome::from_js::<PopupRequest>(message) {
+        Ok(PopupRequest::GetState) => chrome::to_js(&state()),
+        Ok(PopupRequest::Connect {
+            server_url,
+            browser_name,
+        }) => chrome::to_js(&connect(&server_url, &browser_name).await),
+        Err(e) => chrome::to_js(&ConnectReply {
+            ok: false,
+            error: Some(format!("unknown popup request: {e}")),
+        }),
+    };
+    reply.unwrap_or(JsValue::NULL)
+}
+
+fn state() -> PopupState {
+    worker::with(|w| {
+        let url = w.layers.server_url();
+        let name = w.layers.browser_name();
+        let status = if w.config_loaded {
+            w.status.clone()
+        } else {
+            Status::Connecting
+        };
+        PopupState {
+            server_url: url.value,
+            browser_name: name.value,
+            managed: ManagedFields {
+                server_url: url.source == Source::Managed,
+                browser_name: name.source == Source::Managed,
+            },
+            endpoint: w.endpoint.clone(),
+            status: status.as_str(),
+            refusal: match &status {
+                Status::Refused(message) => Some(message.clone()),
+                _ => None,
+            },
+            hub_version: w.hub_version.clone(),
+            last_error: w.last_error.clone(),
+            browser_id: w.browser_id.clone(),
+            extension_version: chrome::extension_version(),
+            calls: w.calls.newest_first(),
+        }
+    })
+}
+
+async fn connect(server_url: &str, browser_name: &str) -> ConnectReply {
+    let failed = |error: String| ConnectReply {
+        ok: false,
+        error: Some(error),
+    };
+    if let Err(e) = normalize_server_url(server_url) {
+        return failed(e.to_string());
+    }
+    let name = match validate_browser_name(browser_name) {
+        Ok(_) => browser_name.trim().to_owned(),
+        Err(e) => return failed(e.to_string()),
+    };
+    let layer = ConfigLayer {
+        server_url: Some(server_url.trim().to_owned()),
+        browser_name: Some(name),
+    };
+    if let Err(e) = store::save_user(&layer).await {
+        return failed(format!("could not save the settings: {e}"));
+    }
+    worker::set_layer(|layers| layers.user = layer);
+    worker::with(|w| w.control.post(Control::Connect));
+    ConnectReply {
+        ok: true,
+        error: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn popup_requests_parse() {
+        let get: PopupRequest = serde_json::from_str(r#"{"type":"getState"}"#).unwrap();
+        assert!(matches!(get, PopupRequest::GetState));
+        let connect: PopupRequest = serde_json::from_str(
+            r#"{"type":"connect","serverUrl":"ws://h:1","browserName":"Work"}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            connect,
+            PopupRequest::Connect { ref server_url, .. } if server_url == "ws://h:1"
+        ));
+    }
+}

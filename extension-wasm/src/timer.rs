@@ -1,0 +1,84 @@
+//! Time for a single-threaded wasm worker: the clock, sleeping, and racing two futures.
+//!
+//! The service worker has no async runtime beyond the browser's event loop, so deadlines are
+//! built from `setTimeout` promises and a tiny [`select`]. [`select`] is plain Rust and is
+//! unit-tested natively; [`sleep`] and [`now_ms`] need the browser.
+
+use std::future::{Future, poll_fn};
+use std::pin::pin;
+use std::task::Poll;
+
+use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::JsFuture;
+
+use crate::chrome;
+
+/// Milliseconds since the Unix epoch, with sub-millisecond precision.
+pub fn now_ms() -> f64 {
+    js_sys::Date::now()
+}
+
+/// Completes after `ms` milliseconds. Dropping it early is fine: the timer still fires, but
+/// nothing waits on it any more.
+pub async fn sleep(ms: f64) {
+    let promise = js_sys::Promise::new(&mut |resolve, _reject| {
+        chrome::set_timeout(&resolve, ms.max(0.0));
+    });
+    // A timer promise never rejects, so its result carries no information.
+    let _: Result<JsValue, JsValue> = JsFuture::from(promise).await;
+}
+
+/// Which of two raced futures finished first.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Either<A, B> {
+    /// The first future.
+    Left(A),
+    /// The second future.
+    Right(B),
+}
+
+/// Runs two futures until one of them finishes, then drops the other. When both are ready
+/// in the same poll the first wins, so callers put the outcome they prefer first (a finished
+/// result before a just-expired deadline).
+pub async fn select<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Output> {
+    let mut a = pin!(a);
+    let mut b = pin!(b);
+    poll_fn(|cx| {
+        if let Poll::Ready(value) = a.as_mut().poll(cx) {
+            return Poll::Ready(Either::Left(value));
+        }
+        if let Poll::Ready(value) = b.as_mut().poll(cx) {
+            return Poll::Ready(Either::Right(value));
+        }
+        Poll::Pending
+    })
+    .await
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::future::{pending, ready};
+    use std::task::{Context, Waker};
+
+    /// Polls a future once with a no-op waker; enough for futures that never wait on I/O.
+    pub(crate) fn poll_once<F: Future>(future: F) -> Poll<F::Output> {
+        let mut future = pin!(future);
+        future
+            .as_mut()
+            .poll(&mut Context::from_waker(Waker::noop()))
+    }
+
+    #[test]
+    fn the_first_ready_future_wins() {
+        assert_eq!(
+            poll_once(select(ready(1), ready("b"))),
+            Poll::Ready(Either::Left(1))
+        );
+        assert_eq!(
+            poll_once(select(pending::<u8>(), ready("b"))),
+            Poll::Ready(Either::Right("b"))
+        );
+        assert!(poll_once(select(pending::<u8>(), pending::<u8>())).is_pending());
+    }
+}

@@ -1,0 +1,40 @@
+// tabwire's service worker: the few lines that wake the wasm, where all the logic lives.
+//
+// Chrome only restarts a stopped MV3 worker for events whose listeners were registered
+// synchronously during the script's first run, so every listener is added here at the top
+// level, before anything is awaited, and forwards to the wasm once it has loaded. A periodic
+// alarm makes Chrome restart a worker that was stopped (it then reconnects to the hub).
+// Service workers cannot use top-level await: the wasm is loaded with a promise instead.
+import init, * as wasm from './pkg/tabwire_extension.js';
+
+const KEEPALIVE_ALARM = 'tabwire-keepalive';
+
+let loading = null;
+function ready() {
+  loading ??= init().then(() => {
+    wasm.start();
+    return wasm;
+  });
+  return loading;
+}
+
+chrome.alarms.onAlarm.addListener((alarm) => {
+  ready().then((w) => w.onAlarm(alarm.name));
+});
+
+chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
+  if (sender.id !== chrome.runtime.id) return false;
+  ready()
+    .then((w) => w.onPopupMessage(message))
+    .then(sendResponse, (error) => sendResponse({ ok: false, error: String(error) }));
+  return true; // the answer comes asynchronously
+});
+
+chrome.runtime.onStartup.addListener(() => { ready(); });
+chrome.runtime.onInstalled.addListener(() => { ready(); });
+
+chrome.alarms.get(KEEPALIVE_ALARM).then((alarm) => {
+  if (!alarm) chrome.alarms.create(KEEPALIVE_ALARM, { periodInMinutes: 0.5 });
+});
+
+ready().catch((error) => console.error('tabwire: could not load the wasm:', error));

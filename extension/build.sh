@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds the extension's wasm into extension/pkg/, after which extension/ loads unpacked.
+# Works from any directory; honours CARGO_TARGET_DIR.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$repo"
+
+# The wasm-bindgen CLI must match the wasm-bindgen crate exactly; the pin lives in Cargo.toml.
+pinned="$(sed -n 's/^wasm-bindgen *= *"=\([0-9][0-9.]*\)".*/\1/p' Cargo.toml | head -n 1)"
+if [[ -z "$pinned" ]]; then
+  echo "build.sh: could not find the wasm-bindgen pin (wasm-bindgen = \"=X.Y.Z\") in $repo/Cargo.toml" >&2
+  exit 1
+fi
+installed="$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)"
+if [[ "$installed" != "$pinned" ]]; then
+  echo "build.sh: wasm-bindgen CLI ${installed:-not found} does not match the pinned $pinned; run: cargo install wasm-bindgen-cli --version $pinned" >&2
+  exit 1
+fi
+
+target_dir="${CARGO_TARGET_DIR:-$repo/target}"
+cargo build --quiet -p tabwire-extension --target wasm32-unknown-unknown --profile wasm-release
+wasm-bindgen --target web --no-typescript --out-dir extension/pkg \
+  "$target_dir/wasm32-unknown-unknown/wasm-release/tabwire_extension.wasm"
+
+size_kb=$(( $(wc -c < extension/pkg/tabwire_extension_bg.wasm) / 1024 ))
+echo "extension built: extension/ (wasm ${size_kb} KB)"

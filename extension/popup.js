@@ -1,0 +1,98 @@
+// The popup: settings (Server URL, Browser name), connection status and recent calls.
+// It holds no state of its own: it asks the service worker (`getState`) every second while
+// open, and never overwrites a field the user is editing.
+
+const $ = (id) => document.getElementById(id);
+const fields = ['serverUrl', 'browserName'];
+const edited = new Set(); // fields changed by the user since the last successful Connect
+
+const STATUS_TEXT = {
+  connected: 'Connected',
+  connecting: 'Connecting…',
+  disconnected: 'Disconnected, retrying',
+  refused: 'Refused by the hub',
+  notConfigured: 'Not configured: enter the Server URL and press Connect',
+};
+
+function send(message) {
+  return chrome.runtime.sendMessage(message);
+}
+
+function showText(element, text) {
+  element.textContent = text || '';
+  element.hidden = !text;
+}
+
+function render(state) {
+  for (const name of fields) {
+    const input = $(name);
+    const managed = Boolean(state.managed && state.managed[name]);
+    input.readOnly = managed;
+    $(name + 'Note').hidden = !managed;
+    const busy = document.activeElement === input || edited.has(name);
+    if (managed || !busy) input.value = state[name] || '';
+  }
+  $('connect').disabled = Boolean(state.managed && state.managed.serverUrl && state.managed.browserName);
+
+  $('status').textContent = STATUS_TEXT[state.status] || state.status;
+  $('statusDot').className = 'dot ' + state.status;
+  let detail = '';
+  if (state.status === 'refused') detail = state.refusal;
+  else if (state.endpoint && state.status !== 'notConfigured') detail = state.endpoint;
+  if (state.status === 'connected' && state.hubVersion) detail += ` (hub ${state.hubVersion})`;
+  showText($('statusDetail'), detail);
+  showText($('lastError'), state.status === 'refused' ? '' : state.lastError && 'Last error: ' + state.lastError);
+  $('browserId').textContent = state.browserId || '…';
+
+  const rows = (state.calls || []).map((call) => {
+    const row = document.createElement('tr');
+    const cells = [call.tool, call.ms, call.bytes, call.ok ? 'ok' : (call.error || 'error')];
+    cells.forEach((value, i) => {
+      const cell = document.createElement('td');
+      cell.textContent = String(value);
+      if (i === 1 || i === 2) cell.className = 'num';
+      if (i === 3 && !call.ok) cell.className = 'bad';
+      row.appendChild(cell);
+    });
+    row.title = new Date(call.at).toLocaleTimeString();
+    return row;
+  });
+  $('calls').tBodies[0].replaceChildren(...rows);
+  $('noCalls').hidden = rows.length > 0;
+}
+
+async function refresh() {
+  try {
+    render(await send({ type: 'getState' }));
+  } catch (error) {
+    $('status').textContent = 'The extension is starting…';
+  }
+}
+
+for (const name of fields) {
+  $(name).addEventListener('input', () => edited.add(name));
+}
+
+$('settings').addEventListener('submit', async (event) => {
+  event.preventDefault();
+  showText($('formError'), '');
+  $('connect').disabled = true;
+  try {
+    const reply = await send({
+      type: 'connect',
+      serverUrl: $('serverUrl').value,
+      browserName: $('browserName').value,
+    });
+    if (reply && reply.ok) {
+      edited.clear();
+    } else {
+      showText($('formError'), (reply && reply.error) || 'Could not connect.');
+    }
+  } finally {
+    $('connect').disabled = false;
+    refresh();
+  }
+});
+
+refresh();
+setInterval(refresh, 1000);
