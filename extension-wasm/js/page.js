@@ -333,7 +333,16 @@ function tabwirePage(command, argsJson) {
         const tag = child.tagName;
         if (SKIP_TAGS.has(tag) || tag === 'svg') continue;
         if (tag === 'BR') { out += ' '; continue; }
-        if (isOwnNode(child)) { out += ' '; continue; }
+        if (isOwnNode(child)) {
+          // A link inside a sentence keeps its words in the sentence (it also gets its own
+          // line); anything else with a line of its own is left out here.
+          if (roleOf(child) === 'link' && getComputedStyle(child).display.startsWith('inline')) {
+            out += textOf(child, true);
+          } else {
+            out += ' ';
+          }
+          continue;
+        }
         if (child.getAttribute('aria-hidden') === 'true') continue;
         const style = getComputedStyle(child);
         if (style.display === 'none' || style.visibility === 'hidden') continue;
@@ -555,7 +564,8 @@ function tabwirePage(command, argsJson) {
 
   let reply;
   try {
-    if (command === 'snapshot') reply = snapshot();
+    if (command === 'probe') reply = ok({ url: location.href, title: document.title });
+    else if (command === 'snapshot') reply = snapshot();
     else if (command === 'click') reply = click();
     else if (command === 'type') reply = typeText();
     else reply = fail('INTERNAL', `unknown page command ${command}`);

@@ -29,6 +29,8 @@ extern "C" {
     rename_all_fields = "camelCase"
 )]
 pub enum PageCommand {
+    /// Report the document's URL and title (and, by failing, whether it can be scripted).
+    Probe,
     /// Walk the DOM and report node facts, stopping once the budget is certainly spent.
     Snapshot {
         /// The observation's node budget.
@@ -55,6 +57,7 @@ pub enum PageCommand {
 impl PageCommand {
     fn name(&self) -> &'static str {
         match self {
+            PageCommand::Probe => "probe",
             PageCommand::Snapshot { .. } => "snapshot",
             PageCommand::Click { .. } => "click",
             PageCommand::Type { .. } => "type",

@@ -14,6 +14,7 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::chrome::{self, ChromeTab};
 use crate::mailbox::Mailbox;
 use crate::ops::tabs::{resolve_tab, tab_error};
+use crate::page::{self, PageCommand};
 
 /// Loads `url` in the tab and waits for it.
 pub async fn navigate(tab_id: Option<TabId>, url: &str) -> Result<OpResult, OpError> {
@@ -25,11 +26,42 @@ pub async fn navigate(tab_id: Option<TabId>, url: &str) -> Result<OpResult, OpEr
         .await
         .map_err(|failure| refused(tab, url, &failure.message))?;
     let loaded = watch.finished().await?;
-    Ok(OpResult::Navigated(Navigated {
+    drop(watch);
+    let mut navigated = Navigated {
         tab_id: tab,
         url: loaded.url.unwrap_or_else(|| url.to_owned()),
         title: loaded.title.unwrap_or_default(),
-    }))
+    };
+    // Chrome reports a failed load (unreachable host, unknown name) as a completed load of
+    // its error page; only asking the page tells the two apart.
+    match page::run::<PageIdentity>(tab, &PageCommand::Probe).await {
+        Ok(page) => {
+            navigated.url = page.value.url;
+            navigated.title = page.value.title;
+        }
+        Err(error)
+            if error.code == ErrorCode::RestrictedPage && error.message.contains("error page") =>
+        {
+            return Err(OpError::new(
+                ErrorCode::NavigationFailed,
+                format!(
+                    "{url} did not load: Chrome shows its error page (the server may be \
+                     unreachable, or the address wrong). Check the URL and that the site is up."
+                ),
+            )
+            .action_may_have_occurred());
+        }
+        // Pages extensions may not script (chrome://…) still loaded fine.
+        Err(_) => {}
+    }
+    Ok(OpResult::Navigated(navigated))
+}
+
+/// The probe's answer.
+#[derive(Deserialize)]
+struct PageIdentity {
+    url: String,
+    title: String,
 }
 
 fn refused(tab: TabId, url: &str, message: &str) -> OpError {
