@@ -14,13 +14,16 @@ if [[ -z "$pinned" ]]; then
 fi
 installed="$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)"
 if [[ "$installed" != "$pinned" ]]; then
-  echo "build.sh: wasm-bindgen CLI ${installed:-not found} does not match the pinned $pinned; run: cargo install wasm-bindgen-cli --version $pinned" >&2
+  have="${installed:+version $installed is installed}"
+  echo "build.sh: the wasm-bindgen CLI must be version $pinned (${have:-it is not installed}); run: cargo install wasm-bindgen-cli --version $pinned" >&2
   exit 1
 fi
 
 target_dir="${CARGO_TARGET_DIR:-$repo/target}"
 cargo build --quiet -p tabwire-extension --target wasm32-unknown-unknown --profile wasm-release
-wasm-bindgen --target web --no-typescript --out-dir extension/pkg \
+# The name section (function names for stack traces) is a quarter of the file; panics are
+# logged with their message by the wasm itself, so it is dropped.
+wasm-bindgen --target web --no-typescript --remove-name-section --out-dir extension/pkg \
   "$target_dir/wasm32-unknown-unknown/wasm-release/tabwire_extension.wasm"
 
 size_kb=$(( $(wc -c < extension/pkg/tabwire_extension_bg.wasm) / 1024 ))
