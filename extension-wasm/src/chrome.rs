@@ -21,6 +21,12 @@ extern "C" {
     pub fn storage_local_get(keys: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "local"], js_name = set)]
     pub fn storage_local_set(items: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = get)]
+    pub fn storage_session_get(keys: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = set)]
+    pub fn storage_session_set(items: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "session"], js_name = remove)]
+    pub fn storage_session_remove(key: &str) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "storage", "managed"], js_name = get)]
     pub fn storage_managed_get() -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "storage", "onChanged"], js_name = addListener)]

@@ -15,7 +15,7 @@ use crate::chrome;
 use crate::config::{ConfigLayer, Layers, store};
 use crate::connection::{self, Control, Status};
 use crate::mailbox::Mailbox;
-use crate::{debugger, ops};
+use crate::{debugger, ops, refs};
 
 /// The worker's shared state.
 pub struct Worker {
@@ -83,6 +83,7 @@ pub fn start() {
     spawn_local(async {
         let local = store::load_local().await;
         let bundled = store::load_bundled().await;
+        refs::store::load_all().await;
         with(|w| {
             w.layers.user = local.user;
             w.layers.bundled = bundled;

@@ -59,5 +59,6 @@ pub async fn snapshot(
             omitted_nodes: built.omitted_nodes,
         }
     });
+    refs::store::save(tab);
     Ok(OpResult::Snapshot(observation))
 }

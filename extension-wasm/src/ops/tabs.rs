@@ -125,5 +125,6 @@ fn internal_read(what: &str, error: &chrome::JsFailure) -> OpError {
 /// Forgets per-tab state (ref table, debugger attachment) when a tab closes.
 pub fn forget_tab_state(id: TabId) {
     refs::with_tables(|tables| tables.forget_tab(id));
+    refs::store::forget(id);
     debugger::forget(id);
 }

@@ -7,13 +7,21 @@
 //! and never reused within a document. A different `documentId` means the tab navigated: the
 //! table is replaced and every old ref becomes stale.
 //!
+//! Tables are saved to `chrome.storage.session` after every observation ([`store`]) and
+//! loaded when the worker starts, so a service worker that Chrome stopped and restarted keeps
+//! handing out the same refs instead of starting again from `@e1` (which could silently point an
+//! agent's old ref at a different element).
+//!
 //! The table also remembers the page's `doc_token` (a random value the collector keeps next to
 //! its keys), which the page checks before acting on a key, so a key can never be applied to a
 //! different document even for the instant before the wasm sees the new `documentId`.
 
+pub mod store;
+
 use std::cell::RefCell;
 use std::collections::HashMap;
 
+use serde::{Deserialize, Serialize};
 use tabwire_protocol::{ElementRef, ErrorCode, OpError, TabId};
 
 /// The refs handed out for one document of one tab.
@@ -58,6 +66,47 @@ impl RefTable {
     pub fn version(&self) -> u64 {
         self.version
     }
+
+    /// The table as saved in session storage.
+    pub fn to_saved(&self) -> SavedTable {
+        let mut keys: Vec<(u32, u32)> = self.by_key.iter().map(|(&k, &i)| (k, i)).collect();
+        keys.sort_unstable_by_key(|&(_, index)| index);
+        SavedTable {
+            document_id: self.document_id.clone(),
+            doc_token: self.doc_token.clone(),
+            version: self.version,
+            last_index: self.last_index,
+            keys,
+        }
+    }
+
+    /// Rebuilds a table from its saved form.
+    pub fn from_saved(saved: SavedTable) -> Self {
+        let by_key: HashMap<u32, u32> = saved.keys.iter().copied().collect();
+        let by_index = saved.keys.iter().map(|&(k, i)| (i, k)).collect();
+        let highest = saved.keys.iter().map(|&(_, i)| i).max().unwrap_or(0);
+        RefTable {
+            document_id: saved.document_id,
+            doc_token: saved.doc_token,
+            version: saved.version,
+            // Never below a number already handed out, even if the saved counter is damaged.
+            last_index: saved.last_index.max(highest),
+            by_key,
+            by_index,
+        }
+    }
+}
+
+/// A [`RefTable`] in the form kept in `chrome.storage.session`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SavedTable {
+    document_id: String,
+    doc_token: String,
+    version: u64,
+    last_index: u32,
+    /// `(key, ref number)` pairs.
+    keys: Vec<(u32, u32)>,
 }
 
 /// Where a ref points: what the page needs to find the element again.
@@ -131,6 +180,16 @@ impl RefTables {
     pub fn forget_tab(&mut self, tab: TabId) {
         self.tabs.remove(&tab);
     }
+
+    /// The table of `tab`, if it has one.
+    pub fn table(&self, tab: TabId) -> Option<&RefTable> {
+        self.tabs.get(&tab)
+    }
+
+    /// Puts back a table loaded from storage, unless the tab already has a newer one.
+    pub fn restore(&mut self, tab: TabId, table: RefTable) {
+        self.tabs.entry(tab).or_insert(table);
+    }
 }
 
 /// The error for a ref that no longer (or never did) point at anything.
@@ -142,8 +201,7 @@ pub fn stale(element_ref: ElementRef, why: &str) -> OpError {
 }
 
 thread_local! {
-    /// The worker's ref tables. They live as long as the service worker; a restarted worker
-    /// starts with none, so refs from before the restart come back as `STALE_REF`.
+    /// The worker's ref tables, restored from session storage when the worker starts.
     static TABLES: RefCell<RefTables> = RefCell::new(RefTables::default());
 }
 
@@ -197,6 +255,28 @@ mod tests {
         );
         tables.forget_tab(1);
         assert!(tables.resolve(1, ElementRef::top(1)).is_err());
+    }
+
+    #[test]
+    fn a_saved_table_comes_back_identical() {
+        let mut tables = RefTables::default();
+        let table = tables.begin_observation(4, "DOC", "tok");
+        table.ref_for(30);
+        table.ref_for(10);
+        let saved = serde_json::to_string(&table.to_saved()).unwrap();
+
+        let mut restarted = RefTables::default();
+        let loaded = RefTable::from_saved(serde_json::from_str(&saved).unwrap());
+        restarted.restore(4, loaded);
+        assert_eq!(restarted.resolve(4, ElementRef::top(2)).unwrap().key, 10);
+        let table = restarted.begin_observation(4, "DOC", "tok");
+        assert_eq!(table.version(), 2);
+        assert_eq!(table.ref_for(30), ElementRef::top(1));
+        assert_eq!(
+            table.ref_for(99),
+            ElementRef::top(3),
+            "numbers are not reused"
+        );
     }
 
     #[test]
