@@ -322,25 +322,27 @@ function tabwirePage(command, argsJson) {
 
   const shortLabel = (fact) => (fact.name ? `${fact.role} "${fact.name}"` : fact.role);
 
-  // Prose of a container: its text minus anything that is shown as a node of its own.
+  // Prose of a container: its text minus anything that is shown as a node of its own. A link
+  // inside a sentence keeps its words in the sentence (it also gets its own line), but a
+  // container whose only words are its links has no prose: that would repeat the link lines.
   function proseOf(container) {
     let out = '';
+    let ownWords = false;
     const visit = (node) => {
       for (const child of flatChildren(node)) {
         if (out.length > PROSE_MAX * 2) return;
-        if (child.nodeType === 3) { out += child.data; continue; }
+        if (child.nodeType === 3) {
+          out += child.data;
+          if (!ownWords && child.data.trim()) ownWords = true;
+          continue;
+        }
         if (child.nodeType !== 1) continue;
         const tag = child.tagName;
         if (SKIP_TAGS.has(tag) || tag === 'svg') continue;
         if (tag === 'BR') { out += ' '; continue; }
         if (isOwnNode(child)) {
-          // A link inside a sentence keeps its words in the sentence (it also gets its own
-          // line); anything else with a line of its own is left out here.
-          if (roleOf(child) === 'link' && getComputedStyle(child).display.startsWith('inline')) {
-            out += textOf(child, true);
-          } else {
-            out += ' ';
-          }
+          const inlineLink = roleOf(child) === 'link' && getComputedStyle(child).display.startsWith('inline');
+          out += inlineLink ? textOf(child, true) : ' ';
           continue;
         }
         if (child.getAttribute('aria-hidden') === 'true') continue;
@@ -353,7 +355,25 @@ function tabwirePage(command, argsJson) {
       }
     };
     visit(container);
-    return cap(collapse(out), PROSE_MAX);
+    return ownWords ? cap(collapse(out), PROSE_MAX) : '';
+  }
+
+  // Whether proseOf(container) would say anything; cheaper (no styles, stops at the first
+  // word), for counting nodes past the budget.
+  function hasProse(container) {
+    const visit = (node) => {
+      for (const child of flatChildren(node)) {
+        if (child.nodeType === 3) {
+          if (child.data.trim()) return true;
+          continue;
+        }
+        if (child.nodeType !== 1 || SKIP_TAGS.has(child.tagName) || child.tagName === 'svg') continue;
+        if (isOwnNode(child) || child.getAttribute('aria-hidden') === 'true') continue;
+        if (visit(child)) return true;
+      }
+      return false;
+    };
+    return visit(container);
   }
 
   function hasOwnText(el) {
@@ -386,10 +406,12 @@ function tabwirePage(command, argsJson) {
     };
 
     const emitElement = (el, role, kind, rect) => {
+      const optionCount = el.tagName === 'SELECT' ? Math.min(el.options.length, OPTIONS_MAX) : 0;
+      // Past the budget only the count matters; names are the expensive part of a node.
+      if (!recording && kind !== 'img') { total += 1 + optionCount; return; }
       const name = nameOf(el, role);
       if (kind === 'img' && !name) return;
-      const optionCount = el.tagName === 'SELECT' ? Math.min(el.options.length, OPTIONS_MAX) : 0;
-      if (!recording) { total += 1 + optionCount; return; }
+      if (!recording) { total += 1; return; }
       const fact = { key: keyOf(el), role, name };
       const value = valueOf(el, role);
       if (value) fact.value = value;
@@ -408,8 +430,7 @@ function tabwirePage(command, argsJson) {
 
     const emitProse = (el) => {
       if (!recording) {
-        // Counting must not depend on the budget, so an empty container is still checked.
-        if (proseOf(el)) total += 1;
+        if (hasProse(el)) total += 1;
         return;
       }
       const text = proseOf(el);
