@@ -18,11 +18,19 @@ pub fn now_ms() -> f64 {
     js_sys::Date::now()
 }
 
-/// Completes after `ms` milliseconds. Dropping it early is fine: the timer still fires, but
-/// nothing waits on it any more.
+/// The longest delay `setTimeout` honours; a longer one overflows and fires at once.
+const MAX_TIMEOUT_MS: f64 = 2_147_483_647.0;
+
+/// Completes after `ms` milliseconds (at most about 24.8 days). Dropping it early is fine: the
+/// timer still fires, but nothing waits on it any more.
 pub async fn sleep(ms: f64) {
+    let ms = if ms.is_nan() {
+        0.0
+    } else {
+        ms.clamp(0.0, MAX_TIMEOUT_MS)
+    };
     let promise = js_sys::Promise::new(&mut |resolve, _reject| {
-        chrome::set_timeout(&resolve, ms.max(0.0));
+        chrome::set_timeout(&resolve, ms);
     });
     // A timer promise never rejects, so its result carries no information.
     let _: Result<JsValue, JsValue> = JsFuture::from(promise).await;
