@@ -31,6 +31,7 @@ async fn main() -> std::process::ExitCode {
         .with_env_filter(
             EnvFilter::try_from_env("TABWIRE_LOG").unwrap_or_else(|_| EnvFilter::new("info")),
         )
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     match run(args).await {
         Ok(()) => std::process::ExitCode::SUCCESS,

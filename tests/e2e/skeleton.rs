@@ -53,7 +53,7 @@ fn tab_with(tabs: &Reply, needle: &str) -> u64 {
 async fn login_on_a_fixture_page_with_trusted_input() {
     let fixtures = Fixtures::serve().await;
     let hub = Hub::spawn();
-    let _browser = Browser::launch(&hub, "Work", &[fixtures.url("login.html")]);
+    let _browser = Browser::launch(&hub, "Work", &fixtures.url("login.html"));
     let client = McpClient::connect(&hub).await;
 
     connected_browser(&client, "Work").await;
@@ -138,11 +138,11 @@ async fn login_on_a_fixture_page_with_trusted_input() {
 async fn two_profiles_two_sessions_each_on_its_own_browser() {
     let fixtures = Fixtures::serve().await;
     let hub = Hub::spawn();
-    let _work = Browser::launch(&hub, "Work", &[fixtures.url("counter.html?profile=work")]);
+    let _work = Browser::launch(&hub, "Work", &fixtures.url("counter.html?profile=work"));
     let _personal = Browser::launch(
         &hub,
         "Personal",
-        &[fixtures.url("counter.html?profile=personal")],
+        &fixtures.url("counter.html?profile=personal"),
     );
     let agent_a = McpClient::connect(&hub).await;
     let agent_b = McpClient::connect(&hub).await;
@@ -211,8 +211,8 @@ async fn two_profiles_two_sessions_each_on_its_own_browser() {
 async fn killed_browser_fails_calls_and_never_falls_back() {
     let fixtures = Fixtures::serve().await;
     let hub = Hub::spawn();
-    let mut work = Browser::launch(&hub, "Work", &[fixtures.url("blank.html")]);
-    let _personal = Browser::launch(&hub, "Personal", &[fixtures.url("counter.html")]);
+    let mut work = Browser::launch(&hub, "Work", &fixtures.url("blank.html"));
+    let _personal = Browser::launch(&hub, "Personal", &fixtures.url("counter.html"));
     let client = McpClient::connect(&hub).await;
     let work_id = connected_browser(&client, "Work").await;
     connected_browser(&client, "Personal").await;
@@ -267,12 +267,9 @@ async fn killed_browser_fails_calls_and_never_falls_back() {
 async fn hub_restart_under_a_running_shim_restores_the_session_without_replay() {
     let fixtures = Fixtures::serve().await;
     let mut hub = Hub::spawn();
-    let _work = Browser::launch(
-        &hub,
-        "Work",
-        &[fixtures.url("counter.html"), fixtures.url("blank.html")],
-    );
-    let _personal = Browser::launch(&hub, "Personal", &[fixtures.url("blank.html")]);
+    let work = Browser::launch(&hub, "Work", &fixtures.url("counter.html"));
+    work.open_tab(&fixtures.url("blank.html")).await;
+    let _personal = Browser::launch(&hub, "Personal", &fixtures.url("blank.html"));
     let client = McpClient::connect(&hub).await;
     let work_id = connected_browser(&client, "Work").await;
     connected_browser(&client, "Personal").await;
@@ -356,7 +353,7 @@ async fn hub_restart_under_a_running_shim_restores_the_session_without_replay() 
 async fn worker_stays_connected_through_a_long_idle_period() {
     let fixtures = Fixtures::serve().await;
     let hub = Hub::spawn();
-    let _browser = Browser::launch(&hub, "Idle", &[fixtures.url("blank.html")]);
+    let _browser = Browser::launch(&hub, "Idle", &fixtures.url("blank.html"));
     let client = McpClient::connect(&hub).await;
     connected_browser(&client, "Idle").await;
 
@@ -378,7 +375,7 @@ async fn worker_stays_connected_through_a_long_idle_period() {
 async fn bad_arguments_are_refused_before_reaching_the_browser() {
     let fixtures = Fixtures::serve().await;
     let hub = Hub::spawn();
-    let _browser = Browser::launch(&hub, "Work", &[fixtures.url("login.html")]);
+    let _browser = Browser::launch(&hub, "Work", &fixtures.url("login.html"));
     let client = McpClient::connect(&hub).await;
     connected_browser(&client, "Work").await;
 

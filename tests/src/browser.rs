@@ -3,8 +3,12 @@
 
 use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
 
 use crate::artifacts::artifacts;
 use crate::hub::Hub;
@@ -18,12 +22,15 @@ pub struct Browser {
     child: Option<Child>,
     /// The name given to the extension.
     pub name: String,
+    /// The profile directory (it holds `DevToolsActivePort`).
+    profile: PathBuf,
     _dir: Scratch,
 }
 
 impl Browser {
-    /// Starts Chromium with the extension pointed at `hub`, named `name`, with one tab per URL.
-    pub fn launch(hub: &Hub, name: &str, urls: &[String]) -> Browser {
+    /// Starts Chromium with the extension pointed at `hub`, named `name`, showing `url`.
+    /// (Headless Chromium accepts only one start URL; see [`Browser::open_tab`] for more.)
+    pub fn launch(hub: &Hub, name: &str, url: &str) -> Browser {
         let dir = Scratch::new("chromium");
         let extension = dir.path().join("extension");
         copy_dir(&artifacts().extension, &extension);
@@ -44,6 +51,9 @@ impl Browser {
                 "--disable-sync",
                 "--window-size=1280,800",
                 "--enable-logging=stderr",
+                // Only for opening extra tabs from the test, the way a user would; the
+                // extension's own debugger use is unaffected.
+                "--remote-debugging-port=0",
             ])
             .arg(format!("--user-data-dir={}", profile.display()))
             .arg(format!("--load-extension={}", extension.display()))
@@ -51,7 +61,7 @@ impl Browser {
                 "--disable-extensions-except={}",
                 extension.display()
             ))
-            .args(urls)
+            .arg(url)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -71,8 +81,30 @@ impl Browser {
         Browser {
             child: Some(child),
             name: name.to_owned(),
+            profile,
             _dir: dir,
         }
+    }
+
+    /// Opens another tab on `url` through Chromium's DevTools HTTP endpoint, as if the user had
+    /// opened it.
+    pub async fn open_tab(&self, url: &str) {
+        let port_file = self.profile.join("DevToolsActivePort");
+        let port = crate::eventually("DevToolsActivePort", Duration::from_secs(10), || async {
+            let text = std::fs::read_to_string(&port_file).ok()?;
+            text.lines().next()?.trim().parse::<u16>().ok()
+        })
+        .await;
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let request = format!(
+            "PUT /json/new?{url} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+        );
+        stream.write_all(request.as_bytes()).await.unwrap();
+        // Chromium keeps the connection open after answering, so read only the status line.
+        let mut status = [0u8; 12];
+        stream.read_exact(&mut status).await.unwrap();
+        let status = String::from_utf8_lossy(&status);
+        assert_eq!(status, "HTTP/1.1 200", "opening a tab failed");
     }
 
     /// Kills Chromium and all its processes at once, as a crash would.

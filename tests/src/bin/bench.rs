@@ -14,7 +14,7 @@ const ROUNDS: usize = 100;
 async fn main() {
     let fixtures = Fixtures::serve().await;
     let hub = Hub::spawn();
-    let _browser = Browser::launch(&hub, "Bench", &[fixtures.url("login.html")]);
+    let _browser = Browser::launch(&hub, "Bench", &fixtures.url("login.html"));
     let client = McpClient::connect(&hub).await;
     eventually(
         "the browser to connect",
