@@ -37,6 +37,11 @@ export async function runInPage(tabId, command, argsJson) {
 function tabwirePage(command, argsJson) {
   'use strict';
   const NAME_MAX = 100;
+  // Page-controlled strings outside the node-text budget are capped too, so a page cannot
+  // flood the agent's context with a megabyte data: URL or title.
+  const HREF_MAX = 500;
+  const URL_MAX = 2000;
+  const TITLE_MAX = 300;
   const VALUE_MAX = 100;
   const TYPED_VALUE_MAX = 2000;
   const PROSE_MAX = 300;
@@ -311,7 +316,7 @@ function tabwirePage(command, argsJson) {
     if (value) fact.value = value;
     const states = statesOf(el, focused);
     if (states.length) fact.states = states;
-    if (role === 'link' && typeof el.href === 'string' && el.href) fact.href = el.href;
+    if (role === 'link' && typeof el.href === 'string' && el.href) fact.href = cap(el.href, HREF_MAX);
     if (role === 'heading') fact.level = headingLevel(el);
     if (el.tagName === 'SELECT') {
       fact.options = Array.from(el.options).slice(0, OPTIONS_MAX).map((o) => ({ text: cap(collapse(o.label || o.text), NAME_MAX), selected: o.selected }));
@@ -417,7 +422,7 @@ function tabwirePage(command, argsJson) {
       if (value) fact.value = value;
       const states = statesOf(el, focused);
       if (states.length) fact.states = states;
-      if (role === 'link' && typeof el.href === 'string' && el.href) fact.href = el.href;
+      if (role === 'link' && typeof el.href === 'string' && el.href) fact.href = cap(el.href, HREF_MAX);
       if (role === 'heading') fact.level = headingLevel(el);
       let approx = Math.min(LINE_MAX, role.length + name.length);
       if (optionCount) {
@@ -470,7 +475,7 @@ function tabwirePage(command, argsJson) {
     };
 
     if (document.documentElement) visit(document.documentElement, 0);
-    return ok({ url: location.href, title: document.title, doc: ids.token, total, nodes });
+    return ok({ url: cap(location.href, URL_MAX), title: cap(document.title, TITLE_MAX), doc: ids.token, total, nodes });
   }
 
   // Finds the element a target names: {key, doc, ref} from a snapshot, or {css}.
@@ -585,7 +590,7 @@ function tabwirePage(command, argsJson) {
 
   let reply;
   try {
-    if (command === 'probe') reply = ok({ url: location.href, title: document.title });
+    if (command === 'probe') reply = ok({ url: cap(location.href, URL_MAX), title: cap(document.title, TITLE_MAX) });
     else if (command === 'snapshot') reply = snapshot();
     else if (command === 'click') reply = click();
     else if (command === 'type') reply = typeText();

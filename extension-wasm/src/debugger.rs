@@ -64,7 +64,7 @@ fn debuggee(tab: TabId) -> Result<JsValue, OpError> {
 }
 
 /// Attaches to `tab` unless already attached.
-async fn ensure_attached(tab: TabId) -> Result<(), OpError> {
+pub async fn ensure_attached(tab: TabId) -> Result<(), OpError> {
     let pending = ATTACHED.with(|attached| match attached.borrow().get(&tab) {
         Some(Attachment::Attached) => Ok(None),
         Some(Attachment::Attaching(promise)) => Ok(Some(promise.clone())),
@@ -179,6 +179,10 @@ async fn send(tab: TabId, method: &str, params: &serde_json::Value) -> Result<Js
 }
 
 /// Moves the mouse to (x, y) in CSS pixels of the viewport and clicks the left button.
+///
+/// Press and release run in a task of their own that finishes even if the caller stops
+/// waiting (deadline, closed connection): a press without its release would leave the page with
+/// the button held, turning later mouse moves into drags.
 pub async fn click_at(tab: TabId, x: f64, y: f64) -> Result<(), OpError> {
     send(
         tab,
@@ -186,17 +190,28 @@ pub async fn click_at(tab: TabId, x: f64, y: f64) -> Result<(), OpError> {
         &json!({"type": "mouseMoved", "x": x, "y": y, "button": "none", "buttons": 0}),
     )
     .await?;
+    let press_and_release = wasm_bindgen_futures::future_to_promise(async move {
+        for (kind, buttons) in [("mousePressed", 1), ("mouseReleased", 0)] {
+            let event = json!({"type": kind, "x": x, "y": y, "button": "left", "buttons": buttons, "clickCount": 1});
+            if let Err(error) = send(tab, "Input.dispatchMouseEvent", &event).await {
+                return Err(JsValue::from_str(&error.message));
+            }
+        }
+        Ok(JsValue::UNDEFINED)
+    });
     // From the press on, the page may already have reacted: say so if anything fails.
-    for (kind, buttons) in [("mousePressed", 1), ("mouseReleased", 0)] {
-        send(
-            tab,
-            "Input.dispatchMouseEvent",
-            &json!({"type": kind, "x": x, "y": y, "button": "left", "buttons": buttons, "clickCount": 1}),
-        )
+    wasm_bindgen_futures::JsFuture::from(press_and_release)
         .await
-        .map_err(OpError::action_may_have_occurred)?;
-    }
-    Ok(())
+        .map(|_| ())
+        .map_err(|message| {
+            OpError::new(
+                ErrorCode::DebuggerUnavailable,
+                message
+                    .as_string()
+                    .unwrap_or_else(|| "the click failed".into()),
+            )
+            .action_may_have_occurred()
+        })
 }
 
 #[cfg(test)]

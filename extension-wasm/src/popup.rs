@@ -134,8 +134,11 @@ async fn connect(server_url: &str, browser_name: &str) -> ConnectReply {
     if let Err(e) = store::save_user(&layer).await {
         return failed(format!("could not save the settings: {e}"));
     }
-    worker::set_layer(|layers| layers.user = layer);
-    worker::with(|w| w.control.post(Control::Connect));
+    // A changed target already restarts the connection; posting Connect as well would restart
+    // the new socket again while it is still opening.
+    if !worker::set_layer(|layers| layers.user = layer) {
+        worker::with(|w| w.control.post(Control::Connect));
+    }
     ConnectReply {
         ok: true,
         error: None,

@@ -4,6 +4,10 @@
 //! Requests run concurrently (each in its own task). When the deadline passes first, the
 //! operation's future is dropped — its late result can no longer be sent or written anywhere —
 //! and the hub gets a timeout error that says whether the action may already have happened.
+//! When the connection the request came on closes, the operation is dropped too: the hub has
+//! already told the agent the outcome is unknown, so nothing may happen after that. Dropping
+//! the future stops it at its next await; a [`Checkpoint`] checked right before each mutating
+//! step closes the remaining gap.
 
 use tabwire_protocol::{ErrorCode, ExtensionMessage, OpError, Operation, Request, Response};
 
@@ -12,6 +16,45 @@ use crate::connection::Link;
 use crate::ops;
 use crate::timer::{Either, now_ms, select, sleep};
 use crate::worker;
+
+/// How often a running request checks whether its connection is still open.
+const LIVENESS_POLL_MS: f64 = 100.0;
+
+/// Whether a request may still act: its connection is the live one and its deadline has not
+/// passed. Operations call [`Checkpoint::check`] immediately before a click, a keystroke or a
+/// navigation is dispatched.
+#[derive(Debug, Clone)]
+pub struct Checkpoint {
+    generation: u64,
+    deadline_at: f64,
+    timeout: OpError,
+}
+
+impl Checkpoint {
+    /// Fails when the request must not act any more.
+    pub fn check(&self) -> Result<(), OpError> {
+        if worker::with(|w| w.live_generation) != self.generation {
+            return Err(OpError::new(
+                ErrorCode::BrowserDisconnected,
+                "the connection this request came on has closed; nothing was done",
+            ));
+        }
+        if now_ms() >= self.deadline_at {
+            let mut error = self.timeout.clone();
+            // Stopped before acting: nothing happened at this step.
+            error.action_may_have_occurred = false;
+            return Err(error);
+        }
+        Ok(())
+    }
+}
+
+/// Completes when the connection of `generation` is no longer the live one.
+async fn connection_closed(generation: u64) {
+    while worker::with(|w| w.live_generation) == generation {
+        sleep(LIVENESS_POLL_MS).await;
+    }
+}
 
 /// Runs `request` and answers it on `link`.
 pub async fn handle(request: Request, link: Link) {
@@ -24,9 +67,22 @@ pub async fn handle(request: Request, link: Link) {
         op,
     } = request;
     let timeout = deadline_error(&op, deadline_ms);
-    let outcome = match select(ops::execute(tab_id, op), sleep(deadline_ms as f64)).await {
+    let checkpoint = Checkpoint {
+        generation: link.generation(),
+        deadline_at: started + deadline_ms as f64,
+        timeout: timeout.clone(),
+    };
+    let stop = select(
+        sleep(deadline_ms as f64),
+        connection_closed(link.generation()),
+    );
+    let outcome = match select(ops::execute(tab_id, op, &checkpoint), stop).await {
         Either::Left(outcome) => outcome,
-        Either::Right(()) => Err(timeout),
+        Either::Right(Either::Left(())) => Err(timeout),
+        Either::Right(Either::Right(())) => {
+            crate::log!("request {id} {tool}: stopped, its connection closed");
+            return;
+        }
     };
     let error_code = outcome.as_ref().err().map(|e| e.code.as_str().to_owned());
     let message = ExtensionMessage::Response(Response::new(id, outcome));

@@ -106,8 +106,9 @@ pub fn on_alarm(name: &str) {
     }
 }
 
-/// Replaces one configuration layer, nudging the connection if its target changed.
-pub fn set_layer(update: impl FnOnce(&mut Layers)) {
+/// Replaces one configuration layer, nudging the connection if its target changed. Returns
+/// whether it did.
+pub fn set_layer(update: impl FnOnce(&mut Layers)) -> bool {
     let changed = with(|w| {
         let before = w.layers.target();
         update(&mut w.layers);
@@ -116,6 +117,7 @@ pub fn set_layer(update: impl FnOnce(&mut Layers)) {
     if changed {
         with(|w| w.control.post(Control::ConfigChanged));
     }
+    changed
 }
 
 async fn reload_managed() {

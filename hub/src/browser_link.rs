@@ -98,8 +98,10 @@ async fn receive_hello(socket: &mut WebSocket) -> Result<Hello, Refusal> {
         code: ErrorCode::InvalidArgument,
         message: message.to_owned(),
     };
+    // One deadline for the whole wait, so pings cannot keep a silent client around.
+    let deadline = Instant::now() + HELLO_TIMEOUT;
     let text = loop {
-        match tokio::time::timeout(HELLO_TIMEOUT, socket.recv()).await {
+        match tokio::time::timeout_at(deadline, socket.recv()).await {
             Err(_) => return Err(refusal("no hello within 10 seconds")),
             Ok(None | Some(Err(_))) => return Err(refusal("connection closed before hello")),
             Ok(Some(Ok(Message::Text(text)))) => break text,
@@ -168,6 +170,10 @@ async fn pump(
                 if sink.send(Message::Text(text.into())).await.is_err() {
                     return "send failed";
                 }
+            }
+            () = connection.replaced() => {
+                let _ = sink.close().await;
+                return "replaced by a newer connection of the same browser";
             }
             _ = heartbeat.tick() => {
                 if last_heard.elapsed() > 3 * HEARTBEAT_INTERVAL {

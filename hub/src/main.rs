@@ -28,9 +28,7 @@ async fn main() -> std::process::ExitCode {
     let args = Args::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
-        .with_env_filter(
-            EnvFilter::try_from_env("TABWIRE_LOG").unwrap_or_else(|_| EnvFilter::new("info")),
-        )
+        .with_env_filter(log_filter())
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     match run(args).await {
@@ -40,6 +38,22 @@ async fn main() -> std::process::ExitCode {
             std::process::ExitCode::FAILURE
         }
     }
+}
+
+/// The log filter from `TABWIRE_LOG` (default `info`). rmcp logs whole requests and results
+/// at debug level — typed text, passwords included — so it stays at `info` unless the filter
+/// names it explicitly.
+fn log_filter() -> EnvFilter {
+    let spec = std::env::var("TABWIRE_LOG").unwrap_or_else(|_| "info".into());
+    let spec = if spec.contains("rmcp") {
+        spec
+    } else {
+        format!("{spec},rmcp=info")
+    };
+    EnvFilter::try_new(&spec).unwrap_or_else(|error| {
+        eprintln!("tabwire-hub: ignoring TABWIRE_LOG ({error})");
+        EnvFilter::new("info")
+    })
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {

@@ -16,6 +16,10 @@ use tabwire_protocol::{
 };
 use tokio::sync::{mpsc, oneshot};
 
+/// How many browsers the hub remembers. Beyond this, the disconnected browsers seen longest ago
+/// are forgotten, so a misbehaving local client cannot grow the registry without bound.
+pub const MAX_KNOWN_BROWSERS: usize = 64;
+
 /// Extra time the hub waits beyond a request's deadline, so that the extension's own, more
 /// precise timeout error (which names the page or the queue) arrives before the hub gives up on
 /// the bridge.
@@ -50,6 +54,9 @@ pub struct Registry {
 struct Entry {
     hello: Hello,
     connection: Option<Arc<Connection>>,
+    /// When the browser last connected or disconnected; decides which browsers are forgotten
+    /// first.
+    last_change: Instant,
 }
 
 impl Registry {
@@ -68,20 +75,25 @@ impl Registry {
             pending: Mutex::new(HashMap::new()),
             next_request: AtomicU64::new(1),
             since: Instant::now(),
+            replaced: tokio::sync::Notify::new(),
         });
         let replaced = {
             let mut browsers = self.browsers.lock().unwrap();
             let entry = Entry {
                 hello,
                 connection: Some(connection.clone()),
+                last_change: Instant::now(),
             };
-            browsers
+            let replaced = browsers
                 .insert(connection.browser_id.clone(), entry)
-                .and_then(|old| old.connection)
+                .and_then(|old| old.connection);
+            forget_oldest_disconnected(&mut browsers);
+            replaced
         };
         if let Some(old) = replaced {
-            tracing::warn!(browser = %old.browser_id, "browser reconnected; dropping its previous connection");
+            tracing::warn!(browser = %old.browser_id, "browser reconnected; closing its previous connection");
             old.fail_all("the browser opened a new connection");
+            old.replaced.notify_one();
         }
         (connection, outbox_rx)
     }
@@ -98,6 +110,7 @@ impl Registry {
                     .is_some_and(|current| current.number == connection.number)
             {
                 entry.connection = None;
+                entry.last_change = Instant::now();
             }
         }
         connection.fail_all("the browser disconnected");
@@ -149,6 +162,24 @@ impl Registry {
     }
 }
 
+/// Keeps the registry within [`MAX_KNOWN_BROWSERS`] by forgetting the disconnected browsers
+/// seen longest ago. Connected browsers are never forgotten.
+fn forget_oldest_disconnected(browsers: &mut HashMap<String, Entry>) {
+    while browsers.len() > MAX_KNOWN_BROWSERS {
+        let oldest = browsers
+            .iter()
+            .filter(|(_, entry)| entry.connection.is_none())
+            .min_by_key(|(_, entry)| entry.last_change)
+            .map(|(id, _)| id.clone());
+        match oldest {
+            Some(id) => {
+                browsers.remove(&id);
+            }
+            None => break,
+        }
+    }
+}
+
 impl Entry {
     fn info(&self) -> BrowserInfo {
         BrowserInfo {
@@ -172,9 +203,17 @@ pub struct Connection {
     pending: Mutex<HashMap<u64, oneshot::Sender<Result<OpResult, OpError>>>>,
     next_request: AtomicU64,
     since: Instant,
+    /// Signalled when a newer connection of the same browser took over; the connection loop
+    /// then closes this socket.
+    replaced: tokio::sync::Notify,
 }
 
 impl Connection {
+    /// Completes once a newer connection of the same browser has replaced this one.
+    pub async fn replaced(&self) {
+        self.replaced.notified().await;
+    }
+
     /// The browser this connection belongs to.
     pub fn browser_id(&self) -> &str {
         &self.browser_id
@@ -245,8 +284,8 @@ impl Connection {
     }
 
     /// Queues a message for the socket (used by the connection loop for heartbeats).
-    pub fn send(&self, message: HubMessage) -> bool {
-        self.outbox.send(message).is_ok()
+    pub fn send(&self, message: HubMessage) {
+        let _ = self.outbox.send(message);
     }
 
     /// Fails every waiting request at once.
@@ -361,8 +400,32 @@ mod tests {
     #[tokio::test]
     async fn reconnect_replaces_the_old_connection_only_once() {
         let registry = Registry::default();
-        let (old, _old_outbox) = registry.connect(hello("b1", "Work"));
+        let (old, mut old_outbox) = registry.connect(hello("b1", "Work"));
+        let waiter = {
+            let old = old.clone();
+            tokio::spawn(async move {
+                old.request(
+                    "list_tabs",
+                    None,
+                    Operation::ListTabs,
+                    Duration::from_secs(60),
+                )
+                .await
+            })
+        };
+        old_outbox
+            .recv()
+            .await
+            .expect("request sent on the old connection");
         let (new, _new_outbox) = registry.connect(hello("b1", "Work renamed"));
+        // The old connection's waiting request fails, and its loop is told to close.
+        assert_eq!(
+            waiter.await.unwrap().unwrap_err().code,
+            ErrorCode::BrowserDisconnected
+        );
+        tokio::time::timeout(Duration::from_secs(1), old.replaced())
+            .await
+            .expect("the old connection is told it was replaced");
         // The old connection's late cleanup must not unregister the new one.
         registry.disconnect(&old);
         let info = registry.get("b1").unwrap();
@@ -390,6 +453,29 @@ mod tests {
             "listing tabs changes nothing"
         );
         assert!(conn.pending.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_registry_forgets_old_disconnected_browsers_beyond_its_cap() {
+        let registry = Registry::default();
+        let (kept, _outbox) = registry.connect(hello("live", "Live"));
+        for n in 0..MAX_KNOWN_BROWSERS + 10 {
+            let (conn, _outbox) = registry.connect(hello(&format!("gone-{n}"), "Gone"));
+            registry.disconnect(&conn);
+        }
+        let list = registry.list();
+        assert_eq!(list.len(), MAX_KNOWN_BROWSERS);
+        assert!(list.iter().any(|b| b.browser_id == "live" && b.connected));
+        assert!(
+            registry.get("gone-0").is_none(),
+            "the oldest is forgotten first"
+        );
+        assert!(
+            registry
+                .get(&format!("gone-{}", MAX_KNOWN_BROWSERS + 9))
+                .is_some()
+        );
+        drop(kept);
     }
 
     #[test]

@@ -40,6 +40,23 @@ pub fn classify(line: &str) -> Kind {
     }
 }
 
+/// The request ID (as JSON text) a `notifications/cancelled` line cancels, if it is one.
+pub fn cancelled_request(line: &str) -> Option<String> {
+    let message: Value = serde_json::from_str(line).ok()?;
+    if message.get("method")?.as_str()? != "notifications/cancelled" {
+        return None;
+    }
+    let id = message.get("params")?.get("requestId")?;
+    (!id.is_null()).then(|| id.to_string())
+}
+
+/// Whether a response line carries a result (not an error).
+pub fn is_success(line: &str) -> bool {
+    serde_json::from_str::<Value>(line)
+        .ok()
+        .is_some_and(|message| message.get("result").is_some())
+}
+
 /// JSON-RPC error code for "the link to the hub dropped while this request was in flight".
 pub const OUTCOME_UNKNOWN: i64 = -32001;
 /// JSON-RPC error code for "the hub was unreachable; the request was never sent".
@@ -83,6 +100,18 @@ mod tests {
         );
         assert_eq!(classify("[1,2]"), Kind::Other);
         assert_eq!(classify("not json"), Kind::Other);
+    }
+
+    #[test]
+    fn recognises_cancellations_and_successes() {
+        let cancel =
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":5}}"#;
+        assert_eq!(cancelled_request(cancel), Some("5".into()));
+        assert_eq!(cancelled_request(r#"{"jsonrpc":"2.0","method":"x"}"#), None);
+        assert!(is_success(r#"{"jsonrpc":"2.0","id":1,"result":{}}"#));
+        assert!(!is_success(
+            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}"#
+        ));
     }
 
     #[test]

@@ -102,6 +102,7 @@ where
         session: uuid::Uuid::new_v4().to_string(),
         selected: None,
         initialize: None,
+        initialize_pending: None,
         initialized: None,
         replays: 0,
         in_flight: HashSet::new(),
@@ -122,8 +123,11 @@ struct Shim {
     session: String,
     /// The browser the hub last reported as selected for this session.
     selected: Option<String>,
-    /// The client's `initialize` request, replayed to a new hub connection.
+    /// The client's `initialize` request, replayed to a new hub connection. Kept only once
+    /// the hub has accepted it: an `initialize` cut off by a drop is failed, not replayed.
     initialize: Option<Value>,
+    /// An `initialize` sent and not yet answered: its ID and the request.
+    initialize_pending: Option<(String, Value)>,
     /// The client's `notifications/initialized`, replayed after the replayed `initialize`.
     initialized: Option<String>,
     /// Counts replays, to give each replayed `initialize` a fresh ID.
@@ -238,7 +242,9 @@ impl Shim {
         match jsonrpc::classify(&line) {
             Kind::Request { id, method } => {
                 if method == "initialize" {
-                    self.initialize = serde_json::from_str(&line).ok();
+                    self.initialize_pending = serde_json::from_str(&line)
+                        .ok()
+                        .map(|request| (id.clone(), request));
                 }
                 // Counted as in flight before the write: if the write fails half-way the hub
                 // may still have read it, so its outcome is unknown too.
@@ -246,6 +252,13 @@ impl Shim {
             }
             Kind::Notification { method } if method == "notifications/initialized" => {
                 self.initialized = Some(line.clone());
+            }
+            Kind::Notification { .. } => {
+                // A cancelled request gets no response from the hub; it is no longer in
+                // flight, and must not be reported as "outcome unknown" after a later drop.
+                if let Some(id) = jsonrpc::cancelled_request(&line) {
+                    self.in_flight.remove(&id);
+                }
             }
             _ => {}
         }
@@ -261,11 +274,22 @@ impl Shim {
         }
         if let Kind::Response { id } = jsonrpc::classify(&line) {
             self.in_flight.remove(&id);
+            if self
+                .initialize_pending
+                .as_ref()
+                .is_some_and(|(pending, _)| *pending == id)
+            {
+                let (_, request) = self.initialize_pending.take().expect("checked above");
+                if jsonrpc::is_success(&line) {
+                    self.initialize = Some(request);
+                }
+            }
         }
         let _ = self.to_client.send(line);
     }
 
     fn fail_in_flight(&mut self) {
+        self.initialize_pending = None;
         for id in self.in_flight.drain() {
             let line = jsonrpc::error_response(
                 &id,

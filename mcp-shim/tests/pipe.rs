@@ -7,8 +7,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tabwire_mcp::{Options, ShimError, jsonrpc};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines};
+use tokio::net::UnixListener;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::{UnixListener, UnixStream};
 
 const WAIT: Duration = Duration::from_secs(5);
 
@@ -189,6 +189,12 @@ async fn survives_a_hub_restart_without_replaying_anything() {
         answer["id"], 4,
         "the replayed handshake's answer is swallowed"
     );
+    // And nothing else was sent to the new hub: no late replay of request 3.
+    let extra = tokio::time::timeout(Duration::from_millis(300), hub.lines.next_line()).await;
+    assert!(
+        extra.is_err(),
+        "unexpected line after the held request: {extra:?}"
+    );
 
     drop(client);
     tokio::time::timeout(WAIT, task)
@@ -196,6 +202,44 @@ async fn survives_a_hub_restart_without_replaying_anything() {
         .unwrap()
         .unwrap()
         .unwrap();
+}
+
+#[tokio::test]
+async fn cancelled_and_unanswered_handshakes_are_not_reported_or_replayed() {
+    let path = socket_path("cancel");
+    let listener = UnixListener::bind(&path).unwrap();
+    let (mut client, _task) = start_shim(Options::new(path.clone()));
+    let mut hub = HubSide::accept(&listener).await;
+    assert_eq!(hub.recv().await["tabwire"], "attach");
+
+    // The client's initialize never gets an answer before the drop...
+    client.send(request(1, "initialize")).await;
+    assert_eq!(hub.recv().await["method"], "initialize");
+    // ...and it cancels a tool call, which the hub therefore never answers.
+    client.send(request(2, "tools/call")).await;
+    assert_eq!(hub.recv().await["id"], 2);
+    client
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}))
+        .await;
+    assert_eq!(hub.recv().await["method"], "notifications/cancelled");
+    drop(hub);
+
+    // Only the initialize is reported as cut off; the cancelled call is not.
+    let failed = client.recv().await;
+    assert_eq!(failed["id"], 1);
+    assert_eq!(failed["error"]["code"], jsonrpc::OUTCOME_UNKNOWN);
+    let extra = tokio::time::timeout(Duration::from_millis(300), client.stdout.next_line()).await;
+    assert!(extra.is_err(), "unexpected line to the client: {extra:?}");
+
+    // The unanswered initialize is not replayed to the next hub: the client will redo it.
+    let mut hub = HubSide::accept(&listener).await;
+    assert_eq!(hub.recv().await["tabwire"], "attach");
+    client.send(request(3, "initialize")).await;
+    assert_eq!(
+        hub.recv().await["id"],
+        3,
+        "no replayed handshake before the client's own"
+    );
 }
 
 #[tokio::test]
@@ -214,6 +258,10 @@ async fn held_requests_expire_as_not_sent() {
     let answer = client.recv().await;
     assert_eq!(answer["id"], 9);
     assert_eq!(answer["error"]["code"], jsonrpc::NOT_SENT);
-    // Nothing is listening, so nothing can have been sent.
-    assert!(UnixStream::connect(&path).await.is_err());
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("not sent")
+    );
 }

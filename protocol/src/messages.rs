@@ -16,7 +16,7 @@ pub const PROTOCOL_VERSION: u32 = 1;
 
 /// A message from the extension to the hub.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
+#[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
 pub enum ExtensionMessage {
     /// The first message on every connection.
     Hello(Hello),
@@ -31,7 +31,7 @@ pub enum ExtensionMessage {
 
 /// A message from the hub to the extension.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase")]
+#[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
 pub enum HubMessage {
     /// The hub accepted the extension's [`Hello`].
     Welcome(Welcome),
@@ -237,6 +237,11 @@ mod tests {
         let json = r#"{"type":"hello","browserId":"a","browserName":"b","extensionVersion":"1",
             "protocolVersion":1,"chromeVersion":"1","extra":true}"#;
         assert!(serde_json::from_str::<ExtensionMessage>(json).is_err());
+        let beat = r#"{"type":"heartbeat","seq":1,"extra":true}"#;
+        assert!(serde_json::from_str::<HubMessage>(beat).is_err());
+        assert!(serde_json::from_str::<ExtensionMessage>(beat).is_err());
+        let ok = r#"{"type":"heartbeat","seq":1}"#;
+        assert!(serde_json::from_str::<HubMessage>(ok).is_ok());
     }
 
     #[test]

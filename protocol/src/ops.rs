@@ -17,7 +17,7 @@ use crate::{ElementRef, TabId};
     deny_unknown_fields
 )]
 pub enum Operation {
-    /// List the browser's tabs.
+    /// List the browser's tabs, in every window.
     ListTabs,
     /// Load `url` in the tab and wait until it has finished loading.
     Navigate {
@@ -80,11 +80,11 @@ impl std::fmt::Display for Target {
 
 /// What an [`Operation`] produced.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase")]
+#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum OpResult {
     /// Answer to [`Operation::ListTabs`].
     Tabs {
-        /// Every tab of every normal window.
+        /// Every tab of every window.
         tabs: Vec<TabInfo>,
     },
     /// Answer to [`Operation::Navigate`].
@@ -111,7 +111,7 @@ pub struct TabInfo {
     pub url: String,
     /// The tab's title.
     pub title: String,
-    /// `"loading"` or `"complete"`.
+    /// Chrome's loading status: `"loading"`, `"complete"` or `"unloaded"` (a discarded tab).
     pub status: String,
 }
 

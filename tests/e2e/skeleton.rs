@@ -90,11 +90,12 @@ async fn login_on_a_fixture_page_with_trusted_input() {
             json!({"selector": password, "text": "s3cret!", "tabId": tab}),
         )
         .await;
-    assert_ne!(
+    assert_eq!(
         typed.data()["value"],
-        "s3cret!",
+        tabwire_protocol::ops::REDACTED,
         "password values are redacted"
     );
+    assert!(!typed.structured.to_string().contains("s3cret!"));
     assert!(!typed.text.contains("s3cret!"), "{}", typed.text);
 
     let clicked = client
@@ -109,6 +110,12 @@ async fn login_on_a_fixture_page_with_trusted_input() {
         after
             .text
             .contains("Signed in as alice; password ok: true; trusted: true; clicks: 1"),
+        "{}",
+        after.text
+    );
+    // The field saw what a framework listens to: one input and one change event.
+    assert!(
+        after.text.contains("Username events: input 1, change 1"),
         "{}",
         after.text
     );
@@ -132,6 +139,22 @@ async fn login_on_a_fixture_page_with_trusted_input() {
         .call("click_element", json!({"selector": submit, "tabId": tab}))
         .await;
     assert_eq!(stale.error_code(), "STALE_REF");
+    // Still stale once the new page has refs of its own: an old ref never names a new element.
+    let counter = client
+        .call("get_page_snapshot", json!({"tabId": tab}))
+        .await;
+    let increment = ref_of(&counter, "button \"Increment\"");
+    for old in [&username, &password, &submit] {
+        assert_ne!(&increment, old);
+        let reply = client
+            .call("click_element", json!({"selector": old, "tabId": tab}))
+            .await;
+        assert_eq!(reply.error_code(), "STALE_REF", "{old} after navigation");
+    }
+    let counter = client
+        .call("get_page_snapshot", json!({"tabId": tab}))
+        .await;
+    assert!(counter.text.contains("Count: 0"), "{}", counter.text);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -249,7 +272,6 @@ async fn killed_browser_fails_calls_and_never_falls_back() {
     // Later calls fail too; the other browser is never used instead.
     let after = client.call("list_tabs", json!({})).await;
     assert_eq!(after.error_code(), "BROWSER_DISCONNECTED");
-    assert!(!after.text.contains("counter.html"));
     let listed = client.call("list_browsers", json!({})).await;
     assert!(
         listed.text.contains("name=Work disconnected selected"),
@@ -315,14 +337,22 @@ async fn hub_restart_under_a_running_shim_restores_the_session_without_replay() 
     );
 
     hub.restart();
-    // The same MCP client keeps working: the shim reconnects, and the hub restores the
-    // session's selection (with two browsers, an unselected session would be refused).
-    let tabs = eventually("the Work browser to return", CONNECT_LIMIT, || async {
-        let reply = client.call("list_tabs", json!({})).await;
-        (!reply.is_error).then_some(reply)
+    // The same MCP client keeps working: the shim reconnects and the hub restores the session's
+    // selection. Until Work is back its calls say it is disconnected: never "not found", never
+    // "not selected", never another browser's tabs.
+    eventually("both browsers to return", CONNECT_LIMIT, || async {
+        let tabs = client.call("list_tabs", json!({})).await;
+        if tabs.is_error {
+            assert_eq!(tabs.error_code(), "BROWSER_DISCONNECTED", "{}", tabs.text);
+        } else {
+            assert!(tabs.text.contains("counter.html"), "{}", tabs.text);
+        }
+        let listed = client.call("list_browsers", json!({})).await;
+        let browsers = listed.data()["browsers"].as_array()?.clone();
+        let connected = browsers.iter().filter(|b| b["connected"] == true).count();
+        (connected == 2).then_some(())
     })
     .await;
-    assert!(tabs.text.contains("counter.html"), "{}", tabs.text);
     let listed = client.call("list_browsers", json!({})).await;
     assert!(
         listed.text.contains("name=Work connected selected"),

@@ -82,6 +82,11 @@ pub struct Link {
 }
 
 impl Link {
+    /// The connection this link belongs to.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
     /// Sends a message if, and only if, the originating connection is still the live one.
     pub fn send(&self, text: &str) -> Result<(), &'static str> {
         let live = worker::with(|w| w.live_generation) == self.generation;

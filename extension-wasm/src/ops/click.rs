@@ -12,6 +12,7 @@ use crate::debugger;
 use crate::observation::{Detail, PageNode, render_node};
 use crate::ops::{tabs::resolve_tab, target};
 use crate::page::{self, PageCommand};
+use crate::requests::Checkpoint;
 
 #[derive(Deserialize)]
 struct ClickPoint {
@@ -21,9 +22,16 @@ struct ClickPoint {
 }
 
 /// Clicks the target.
-pub async fn click(tab_id: Option<TabId>, target: &Target) -> Result<OpResult, OpError> {
+pub async fn click(
+    tab_id: Option<TabId>,
+    target: &Target,
+    checkpoint: &Checkpoint,
+) -> Result<OpResult, OpError> {
     let tab = resolve_tab(tab_id).await?;
     let prepared = target::prepare(tab.id, target)?;
+    // Attach first: in a headed Chrome the "is being debugged" bar appears on the first attach
+    // and shrinks the viewport, which would move the element away from a point measured before.
+    debugger::ensure_attached(tab.id).await?;
     let reply = page::run::<ClickPoint>(
         tab.id,
         &PageCommand::Click {
@@ -33,6 +41,7 @@ pub async fn click(tab_id: Option<TabId>, target: &Target) -> Result<OpResult, O
     .await?;
     prepared.check_document(target, &reply.document_id)?;
     let point = reply.value;
+    checkpoint.check()?;
     debugger::click_at(tab.id, point.x, point.y).await?;
     Ok(OpResult::Clicked(Clicked {
         tab_id: tab.id,

@@ -15,22 +15,29 @@ mod type_text;
 
 use tabwire_protocol::{OpError, OpResult, Operation, TabId};
 
+use crate::requests::Checkpoint;
+
 pub use tabs::forget_tab_state;
 
-/// Runs one operation against `tab_id` (or the active tab when it is `None`).
-pub async fn execute(tab_id: Option<TabId>, op: Operation) -> Result<OpResult, OpError> {
+/// Runs one operation against `tab_id` (or the active tab when it is `None`). Mutating
+/// operations pass `checkpoint` right before they act.
+pub async fn execute(
+    tab_id: Option<TabId>,
+    op: Operation,
+    checkpoint: &Checkpoint,
+) -> Result<OpResult, OpError> {
     match op {
         Operation::ListTabs => tabs::list_tabs().await,
-        Operation::Navigate { url } => navigate::navigate(tab_id, &url).await,
+        Operation::Navigate { url } => navigate::navigate(tab_id, &url, checkpoint).await,
         Operation::Snapshot {
             max_nodes,
             max_chars,
         } => snapshot::snapshot(tab_id, max_nodes, max_chars).await,
-        Operation::Click { target } => click::click(tab_id, &target).await,
+        Operation::Click { target } => click::click(tab_id, &target, checkpoint).await,
         Operation::TypeText {
             target,
             text,
             clear,
-        } => type_text::type_text(tab_id, &target, text, clear).await,
+        } => type_text::type_text(tab_id, &target, text, clear, checkpoint).await,
     }
 }

@@ -15,13 +15,19 @@ use crate::chrome::{self, ChromeTab};
 use crate::mailbox::Mailbox;
 use crate::ops::tabs::{resolve_tab, tab_error};
 use crate::page::{self, PageCommand};
+use crate::requests::Checkpoint;
 
 /// Loads `url` in the tab and waits for it.
-pub async fn navigate(tab_id: Option<TabId>, url: &str) -> Result<OpResult, OpError> {
+pub async fn navigate(
+    tab_id: Option<TabId>,
+    url: &str,
+    checkpoint: &Checkpoint,
+) -> Result<OpResult, OpError> {
     let tab = resolve_tab(tab_id).await?.id;
     let watch = LoadWatch::start(tab);
     let properties = chrome::to_js(&json!({ "url": url }))
         .map_err(|e| OpError::new(ErrorCode::Internal, e.to_string()))?;
+    checkpoint.check()?;
     chrome::call(chrome::tabs_update(tab, &properties))
         .await
         .map_err(|failure| refused(tab, url, &failure.message))?;

@@ -8,6 +8,7 @@ use tabwire_protocol::{OpError, OpResult, TabId, Target, Typed};
 use crate::observation::{Detail, PageNode, render_node};
 use crate::ops::{tabs::resolve_tab, target};
 use crate::page::{self, PageCommand};
+use crate::requests::Checkpoint;
 
 #[derive(Deserialize)]
 struct TypedFacts {
@@ -21,9 +22,11 @@ pub async fn type_text(
     target: &Target,
     text: String,
     clear: bool,
+    checkpoint: &Checkpoint,
 ) -> Result<OpResult, OpError> {
     let tab = resolve_tab(tab_id).await?;
     let prepared = target::prepare(tab.id, target)?;
+    checkpoint.check()?;
     let reply = page::run::<TypedFacts>(
         tab.id,
         &PageCommand::Type {

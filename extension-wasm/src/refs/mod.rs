@@ -140,7 +140,12 @@ impl RefTables {
             .entry(tab)
             .or_insert_with(|| RefTable::new(document_id, doc_token));
         if table.document_id != document_id || table.doc_token != doc_token {
+            // Numbers keep counting up across the tab's documents: a ref from the previous
+            // page must come back STALE_REF, never name whatever element of the new page
+            // happened to get the same number.
+            let last_index = table.last_index;
             *table = RefTable::new(document_id, doc_token);
+            table.last_index = last_index;
         }
         table.version += 1;
         table
@@ -230,14 +235,19 @@ mod tests {
     }
 
     #[test]
-    fn a_new_document_gets_a_new_table() {
+    fn a_new_document_gets_a_new_table_and_old_refs_stay_stale() {
         let mut tables = RefTables::default();
         tables.begin_observation(1, "DOC-A", "t1").ref_for(5);
         let table = tables.begin_observation(1, "DOC-B", "t2");
         assert_eq!(table.version(), 1);
-        assert_eq!(table.ref_for(77), ElementRef::top(1));
-        let resolved = tables.resolve(1, ElementRef::top(1)).unwrap();
-        assert_eq!(resolved.key, 77);
+        // The new page's first element does not reuse @e1, so the old @e1 cannot hit it.
+        assert_eq!(table.ref_for(1), ElementRef::top(2));
+        assert_eq!(
+            tables.resolve(1, ElementRef::top(1)).unwrap_err().code,
+            ErrorCode::StaleRef
+        );
+        let resolved = tables.resolve(1, ElementRef::top(2)).unwrap();
+        assert_eq!(resolved.key, 1);
         assert_eq!(resolved.document_id, "DOC-B");
         assert_eq!(resolved.doc_token, "t2");
     }

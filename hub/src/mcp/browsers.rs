@@ -50,7 +50,19 @@ pub async fn list_browsers(
         }
         data.push(entry);
     }
-    if browsers.is_empty() {
+    // A selection restored after a hub restart may name a browser that has not reconnected
+    // yet; it is still this session's browser and is listed as such.
+    if let Some(selected) = selected.as_deref()
+        && !browsers.iter().any(|b| b.browser_id == selected)
+    {
+        text.push_str(&format!(
+            "browserId={selected} (not connected since the hub started) disconnected selected\n"
+        ));
+        data.push(json!({
+            "browserId": selected, "name": null, "connected": false, "selected": true,
+        }));
+    }
+    if data.is_empty() {
         text = format!(
             "No browser has connected. In Chrome, open the tabwire extension's popup, set Server URL \
              to {} and press Connect.",

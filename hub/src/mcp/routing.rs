@@ -28,8 +28,24 @@ impl ToolContext {
     /// The connection a browser tool should use.
     pub fn browser(&self, explicit: Option<&str>) -> Result<Arc<Connection>, ToolError> {
         let registry = &self.hub.registry;
-        if let Some(browser_id) = explicit.or(self.session.selected().as_deref()) {
+        if let Some(browser_id) = explicit {
             return registry.connection(browser_id).map_err(ToolError::from);
+        }
+        if let Some(selected) = self.session.selected() {
+            return registry.connection(&selected).map_err(|error| {
+                if error.code == ErrorCode::BrowserNotFound {
+                    // A selection restored after a hub restart names a browser that has not
+                    // reconnected yet: it is the session's browser, just not here right now.
+                    ToolError::new(
+                        ErrorCode::BrowserDisconnected,
+                        format!(
+                            "the selected browser ({selected}) is not connected to this hub;                              tabwire never switches to another browser on its own. Wait for it                              to reconnect or select another browser"
+                        ),
+                    )
+                } else {
+                    ToolError::from(error)
+                }
+            });
         }
         let connected: Vec<_> = registry
             .list()
