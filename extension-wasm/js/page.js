@@ -311,7 +311,14 @@ function tabwirePage(command, argsJson) {
   function describe(el, focused) {
     const role = roleOf(el) || el.tagName.toLowerCase();
     const kind = kindOf(el, roleOf(el));
-    const fact = { key: keyOf(el), role, name: kind ? nameOf(el, role) : (nameOf(el, role) || textOf(el, true)) };
+    const name = kind ? nameOf(el, role) : (nameOf(el, role) || textOf(el, true));
+    return factOf(el, role, name, focused, el.getBoundingClientRect());
+  }
+
+  // The facts of an element whose role and name are already known: one shape for snapshots
+  // and action results.
+  function factOf(el, role, name, focused, rect) {
+    const fact = { key: keyOf(el), role, name };
     const value = valueOf(el, role);
     if (value) fact.value = value;
     const states = statesOf(el, focused);
@@ -321,7 +328,7 @@ function tabwirePage(command, argsJson) {
     if (el.tagName === 'SELECT') {
       fact.options = Array.from(el.options).slice(0, OPTIONS_MAX).map((o) => ({ text: cap(collapse(o.label || o.text), NAME_MAX), selected: o.selected }));
     }
-    fact.box = boxOf(el.getBoundingClientRect());
+    fact.box = boxOf(rect);
     return fact;
   }
 
@@ -417,19 +424,9 @@ function tabwirePage(command, argsJson) {
       const name = nameOf(el, role);
       if (kind === 'img' && !name) return;
       if (!recording) { total += 1; return; }
-      const fact = { key: keyOf(el), role, name };
-      const value = valueOf(el, role);
-      if (value) fact.value = value;
-      const states = statesOf(el, focused);
-      if (states.length) fact.states = states;
-      if (role === 'link' && typeof el.href === 'string' && el.href) fact.href = cap(el.href, HREF_MAX);
-      if (role === 'heading') fact.level = headingLevel(el);
+      const fact = factOf(el, role, name, focused, rect);
       let approx = Math.min(LINE_MAX, role.length + name.length);
-      if (optionCount) {
-        fact.options = Array.from(el.options).slice(0, OPTIONS_MAX).map((o) => ({ text: cap(collapse(o.label || o.text), NAME_MAX), selected: o.selected }));
-        for (const option of fact.options) approx += Math.min(LINE_MAX, option.text.length);
-      }
-      fact.box = boxOf(rect);
+      for (const option of fact.options || []) approx += Math.min(LINE_MAX, option.text.length);
       record(fact, 1 + optionCount, approx);
     };
 
