@@ -74,7 +74,7 @@ impl Browser {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 // Only the extension's own console lines; Chromium is chatty.
                 if line.contains("tabwire") {
-                    eprintln!("[chromium {label}] {line}");
+                    crate::forward_log(&format!("chromium {label}"), &line);
                 }
             }
         });

@@ -70,7 +70,7 @@ impl McpClient {
             tokio::spawn(async move {
                 let mut lines = tokio::io::BufReader::new(stderr).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
-                    eprintln!("[shim] {line}");
+                    crate::forward_log("shim", &line);
                 }
             });
         }

@@ -92,7 +92,7 @@ fn start(port: u16, socket: &Path) -> (Child, SocketAddr) {
                     .to_owned();
                 let _ = ready_tx.send(addr);
             }
-            eprintln!("[hub] {line}");
+            crate::forward_log("hub", &line);
         }
     });
     let addr = ready_rx

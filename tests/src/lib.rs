@@ -21,7 +21,23 @@ pub use client::{McpClient, Reply};
 pub use fixtures::Fixtures;
 pub use hub::Hub;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
+
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Stops forwarding the hub's, shim's and Chromium's logs to stderr (tests keep them: the test
+/// harness shows them only for a failing test; the benchmark does not want them).
+pub fn quiet_logs() {
+    QUIET.store(true, Ordering::Relaxed);
+}
+
+/// Forwards one line of a child process's log, unless [`quiet_logs`] was called.
+pub fn forward_log(source: &str, line: &str) {
+    if !QUIET.load(Ordering::Relaxed) {
+        eprintln!("[{source}] {line}");
+    }
+}
 
 /// Polls `check` every 200 ms until it returns `Some`, or panics with `what` after `limit`.
 pub async fn eventually<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> T

@@ -12,6 +12,7 @@ const ROUNDS: usize = 100;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
+    tabwire_e2e::quiet_logs();
     let fixtures = Fixtures::serve().await;
     let hub = Hub::spawn();
     let _browser = Browser::launch(&hub, "Bench", &fixtures.url("login.html"));
