@@ -127,6 +127,10 @@ async fn connect(server_url: &str, browser_name: &str) -> ConnectReply {
         Ok(_) => browser_name.trim().to_owned(),
         Err(e) => return failed(e.to_string()),
     };
+    // Until the worker has read its saved settings, they would overwrite these.
+    while !worker::with(|w| w.config_loaded) {
+        crate::timer::sleep(20.0).await;
+    }
     let layer = ConfigLayer {
         server_url: Some(server_url.trim().to_owned()),
         browser_name: Some(name),
