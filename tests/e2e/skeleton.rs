@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use tabwire_e2e::{Browser, Fixtures, Hub, McpClient, Reply, eventually};
 
 const CONNECT_LIMIT: Duration = Duration::from_secs(30);
+const POPUP: &str = "chrome-extension://hjpjigandemmiglamagndeppmlncdhag/popup.html";
 
 /// Waits until a browser named `name` is connected and returns its ID.
 async fn connected_browser(client: &McpClient, name: &str) -> String {
@@ -53,7 +54,7 @@ fn tab_with(tabs: &Reply, needle: &str) -> u64 {
 async fn login_on_a_fixture_page_with_trusted_input() {
     let fixtures = Fixtures::serve().await;
     let hub = Hub::spawn();
-    let _browser = Browser::launch(&hub, "Work", &fixtures.url("login.html"));
+    let browser = Browser::launch(&hub, "Work", &fixtures.url("login.html"));
     let client = McpClient::connect(&hub).await;
 
     connected_browser(&client, "Work").await;
@@ -155,6 +156,29 @@ async fn login_on_a_fixture_page_with_trusted_input() {
         .call("get_page_snapshot", json!({"tabId": tab}))
         .await;
     assert!(counter.text.contains("Count: 0"), "{}", counter.text);
+
+    // The popup shows the connection and the recent calls with their time and size.
+    let popup = browser.open_tab(POPUP).await;
+    let shown = eventually("the popup to list the calls", CONNECT_LIMIT, || async {
+        let text = Browser::evaluate(&popup, "document.body.innerText").await;
+        let text = text.as_str()?.to_owned();
+        text.contains("click_element").then_some(text)
+    })
+    .await;
+    for expected in [
+        "Connected",
+        "type_text",
+        "get_page_snapshot",
+        "navigate_to",
+        "STALE_REF",
+    ] {
+        assert!(
+            shown.contains(expected),
+            "popup lacks {expected:?}:\n{shown}"
+        );
+    }
+    let name = Browser::evaluate(&popup, "document.getElementById('browserName').value").await;
+    assert_eq!(name, "Work");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -486,4 +510,49 @@ async fn tools_are_listed_with_strict_schemas() {
     let none = client.call("list_tabs", json!({})).await;
     assert_eq!(none.error_code(), "BROWSER_NOT_FOUND");
     assert!(none.text.contains(&hub.browser_url()), "{}", none.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn popup_shows_why_the_hub_refused_the_extension() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+
+    // A stand-in hub that speaks a newer protocol: it refuses every hello, as the real hub
+    // does for a version mismatch (the real extension cannot be made to speak another version).
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let refusal = tabwire_protocol::HubMessage::Refused(
+        tabwire_protocol::Refusal::protocol_mismatch(tabwire_protocol::PROTOCOL_VERSION - 1),
+    );
+    let refusal_text = serde_json::to_string(&refusal).unwrap();
+    let stand_in = tokio::spawn(async move {
+        loop {
+            let (stream, _) = listener.accept().await.unwrap();
+            let mut socket = tokio_tungstenite::accept_async(stream).await.unwrap();
+            let hello = socket.next().await.unwrap().unwrap();
+            assert!(hello.to_text().unwrap().contains("\"type\":\"hello\""));
+            socket
+                .send(Message::Text(refusal_text.clone().into()))
+                .await
+                .unwrap();
+            let _ = socket.close(None).await;
+        }
+    });
+
+    let fixtures = Fixtures::serve().await;
+    let browser = Browser::launch_with_server(
+        &format!("ws://{addr}/browser"),
+        "Work",
+        &fixtures.url("blank.html"),
+    );
+    let popup = browser.open_tab(POPUP).await;
+    let shown = eventually("the popup to show the refusal", CONNECT_LIMIT, || async {
+        let text = Browser::evaluate(&popup, "document.body.innerText").await;
+        let text = text.as_str()?.to_owned();
+        text.contains("update the tabwire extension")
+            .then_some(text)
+    })
+    .await;
+    assert!(shown.contains("protocol"), "{shown}");
+    stand_in.abort();
 }

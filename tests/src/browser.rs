@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
 use crate::artifacts::artifacts;
@@ -31,10 +31,15 @@ impl Browser {
     /// Starts Chromium with the extension pointed at `hub`, named `name`, showing `url`.
     /// (Headless Chromium accepts only one start URL; see [`Browser::open_tab`] for more.)
     pub fn launch(hub: &Hub, name: &str, url: &str) -> Browser {
+        Browser::launch_with_server(&hub.browser_url(), name, url)
+    }
+
+    /// Like [`Browser::launch`], with any server URL in the bundled configuration.
+    pub fn launch_with_server(server_url: &str, name: &str, url: &str) -> Browser {
         let dir = Scratch::new("chromium");
         let extension = dir.path().join("extension");
         copy_dir(&artifacts().extension, &extension);
-        let config = serde_json::json!({"serverUrl": hub.browser_url(), "browserName": name});
+        let config = serde_json::json!({"serverUrl": server_url, "browserName": name});
         std::fs::write(extension.join("config.json"), config.to_string()).unwrap();
         let profile = dir.path().join("profile");
         let mut command = Command::new(CHROMIUM);
@@ -87,24 +92,76 @@ impl Browser {
     }
 
     /// Opens another tab on `url` through Chromium's DevTools HTTP endpoint, as if the user had
-    /// opened it.
-    pub async fn open_tab(&self, url: &str) {
-        let port_file = self.profile.join("DevToolsActivePort");
-        let port = crate::eventually("DevToolsActivePort", Duration::from_secs(10), || async {
-            let text = std::fs::read_to_string(&port_file).ok()?;
-            text.lines().next()?.trim().parse::<u16>().ok()
-        })
-        .await;
+    /// opened it. Returns the tab's DevTools WebSocket URL (for [`Browser::evaluate`]).
+    pub async fn open_tab(&self, url: &str) -> String {
+        let port = self.devtools_port().await;
         let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
         let request = format!(
             "PUT /json/new?{url} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
         );
         stream.write_all(request.as_bytes()).await.unwrap();
-        // Chromium keeps the connection open after answering, so read only the status line.
-        let mut status = [0u8; 12];
-        stream.read_exact(&mut status).await.unwrap();
-        let status = String::from_utf8_lossy(&status);
-        assert_eq!(status, "HTTP/1.1 200", "opening a tab failed");
+        // Chromium keeps the connection open after answering: read exactly one response.
+        let mut reader = tokio::io::BufReader::new(stream);
+        let mut status = String::new();
+        reader.read_line(&mut status).await.unwrap();
+        assert!(
+            status.starts_with("HTTP/1.1 200"),
+            "opening a tab failed: {status}"
+        );
+        let mut length = 0;
+        loop {
+            let mut header = String::new();
+            reader.read_line(&mut header).await.unwrap();
+            if header.trim().is_empty() {
+                break;
+            }
+            if let Some((name, value)) = header.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().unwrap();
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body).await.unwrap();
+        let target: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        target["webSocketDebuggerUrl"]
+            .as_str()
+            .expect("the new tab has a DevTools URL")
+            .to_owned()
+    }
+
+    /// Evaluates `expression` in a page through its DevTools WebSocket (a test's own eyes on a
+    /// page the extension cannot script, such as its popup).
+    pub async fn evaluate(page_ws: &str, expression: &str) -> serde_json::Value {
+        use futures_util::{SinkExt, StreamExt};
+        let (mut socket, _) = tokio_tungstenite::connect_async(page_ws).await.unwrap();
+        let call = serde_json::json!({
+            "id": 1, "method": "Runtime.evaluate",
+            "params": {"expression": expression, "returnByValue": true}
+        });
+        socket
+            .send(tokio_tungstenite::tungstenite::Message::Text(
+                call.to_string().into(),
+            ))
+            .await
+            .unwrap();
+        while let Some(message) = socket.next().await {
+            let text = message.unwrap().into_text().unwrap();
+            let reply: serde_json::Value = serde_json::from_str(&text).unwrap();
+            if reply["id"] == 1 {
+                return reply["result"]["result"]["value"].clone();
+            }
+        }
+        panic!("DevTools closed before answering");
+    }
+
+    async fn devtools_port(&self) -> u16 {
+        let port_file = self.profile.join("DevToolsActivePort");
+        crate::eventually("DevToolsActivePort", Duration::from_secs(10), || async {
+            let text = std::fs::read_to_string(&port_file).ok()?;
+            text.lines().next()?.trim().parse::<u16>().ok()
+        })
+        .await
     }
 
     /// Kills Chromium and all its processes at once, as a crash would.
