@@ -79,6 +79,9 @@ pub enum ErrorCode {
     TabUnresponsive,
     /// The navigation did not finish loading before the deadline.
     NavigationTimeout,
+    /// A newer observation of the same document finished first; this one's refs and baseline
+    /// were not kept. Use the newer observation (or observe again).
+    Superseded,
     /// A fault inside tabwire; the message says what.
     Internal,
 }
@@ -96,7 +99,7 @@ impl ErrorCode {
             TabNotFound | NoActiveTab | RestrictedPage | NavigationFailed => ErrorCategory::Tab,
             StaleRef | SelectorNotFound | SelectorNotUnique | TargetNotVisible | TargetCovered
             | NotEditable => ErrorCategory::Target,
-            BridgeTimeout | QueueTimeout | TabUnresponsive | NavigationTimeout => {
+            BridgeTimeout | QueueTimeout | TabUnresponsive | NavigationTimeout | Superseded => {
                 ErrorCategory::Timeout
             }
             Internal => ErrorCategory::Internal,
@@ -119,6 +122,7 @@ impl ErrorCode {
                 | QueueTimeout
                 | TabUnresponsive
                 | NavigationTimeout
+                | Superseded
         )
     }
 
@@ -147,6 +151,7 @@ impl ErrorCode {
             QueueTimeout => "QUEUE_TIMEOUT",
             TabUnresponsive => "TAB_UNRESPONSIVE",
             NavigationTimeout => "NAVIGATION_TIMEOUT",
+            Superseded => "SUPERSEDED",
             Internal => "INTERNAL",
         }
     }

@@ -24,13 +24,12 @@ pub enum Operation {
         /// An absolute URL; the hub has already checked its scheme.
         url: String,
     },
-    /// Observe the tab's page: its meaningful elements with refs, bounded.
-    Snapshot {
-        /// At most this many nodes are returned.
-        max_nodes: u32,
-        /// At most this many characters of node text are returned.
-        max_chars: u32,
-    },
+    /// Observe a document of the tab: its meaningful nodes with refs, bounded.
+    Snapshot(SnapshotRequest),
+    /// List the tab's frames.
+    ListFrames,
+    /// Read a document's content as text or HTML, bounded.
+    Content(ContentRequest),
     /// Click the target with trusted mouse input at its centre.
     Click {
         /// The element to click.
@@ -56,6 +55,69 @@ impl Operation {
             Operation::Navigate { .. } | Operation::Click { .. } | Operation::TypeText { .. }
         )
     }
+}
+
+/// What an observation covers and how much of it to return.
+///
+/// The extension builds the full ordered node list of the document (or of the `scope`
+/// subtree), keeps the nodes matching `query`, and returns the window
+/// `[offset, offset + budget)` of that list. With `since`, it compares the window with the
+/// observation of that version and returns only what changed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SnapshotRequest {
+    /// The frame to observe (an ID from `ListFrames`); `None` is the top document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<u32>,
+    /// Observe only this element's subtree.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Target>,
+    /// Keep only nodes whose line contains this text (case-insensitive), together with the
+    /// other nodes of their row or list item, so "the button in the row that says X" is found
+    /// in one call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// At most this many nodes are returned.
+    pub max_nodes: u32,
+    /// At most this many characters of node text are returned.
+    pub max_chars: u32,
+    /// Skip this many nodes of the (scoped, filtered) list: paging through a truncated view.
+    #[serde(default)]
+    pub offset: u32,
+    /// Return only the changes since this observation version, if it is still a baseline for
+    /// the same frame, scope, query, offset and budget; otherwise a full observation with
+    /// `reset: true`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<u64>,
+}
+
+/// What `Content` returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ContentFormat {
+    /// The readable text, as a person sees it.
+    Text,
+    /// Raw markup (password values removed).
+    Html,
+}
+
+/// A bounded read of a document's content.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ContentRequest {
+    /// The frame to read; `None` is the top document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<u32>,
+    /// Read only this element.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Target>,
+    /// Text or HTML.
+    pub format: ContentFormat,
+    /// At most this many characters are returned.
+    pub max_chars: u32,
+    /// Start at this character: paging through long content.
+    #[serde(default)]
+    pub offset: u32,
 }
 
 /// How a tool names an element: an observed ref, or a CSS selector that must match exactly one
@@ -91,6 +153,15 @@ pub enum OpResult {
     Navigated(Navigated),
     /// Answer to [`Operation::Snapshot`].
     Snapshot(Observation),
+    /// Answer to [`Operation::ListFrames`].
+    Frames {
+        /// The tab observed.
+        tab_id: TabId,
+        /// Every frame of the tab, the top document first, parents before children.
+        frames: Vec<FrameInfo>,
+    },
+    /// Answer to [`Operation::Content`].
+    Content(PageContent),
     /// Answer to [`Operation::Click`].
     Clicked(Clicked),
     /// Answer to [`Operation::TypeText`].
@@ -127,12 +198,28 @@ pub struct Navigated {
     pub title: String,
 }
 
-/// A bounded view of a page: its meaningful nodes in document order.
+/// One frame of a tab.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FrameInfo {
+    /// Chrome's frame ID (0 is the top document); refs in this frame look like `@f<id>e<n>`.
+    pub frame_id: u32,
+    /// The parent frame; `None` for the top document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_frame_id: Option<u32>,
+    /// The frame's URL.
+    pub url: String,
+}
+
+/// A bounded view of a document: its meaningful nodes in document order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Observation {
     /// The tab observed.
     pub tab_id: TabId,
+    /// The frame observed; `None` for the top document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<u32>,
     /// The document's URL.
     pub url: String,
     /// The document's title.
@@ -141,14 +228,72 @@ pub struct Observation {
     pub document_id: String,
     /// Increases with every observation of the same document.
     pub version: u64,
-    /// The nodes shown, in document order.
+    /// The nodes shown, in document order (empty when `delta` is set).
     pub nodes: Vec<ObservedNode>,
-    /// How many nodes the page had in all.
+    /// How many nodes the scoped, filtered list has in all.
     pub total_nodes: u32,
-    /// True when nodes were left out to stay within the budget.
+    /// The index in that list of the first node shown.
+    pub offset: u32,
+    /// True when nodes of the list are not shown (before `offset` or past the budget).
     pub truncated: bool,
-    /// How many nodes were left out.
+    /// How many nodes of the list are not shown.
     pub omitted_nodes: u32,
+    /// How many characters of node text those omitted nodes hold.
+    pub omitted_chars: u32,
+    /// The `offset` that shows the next nodes, when there are more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<u32>,
+    /// The changes since the requested version, instead of `nodes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta: Option<Delta>,
+    /// True when a delta was asked for but its baseline was gone or made for another scope,
+    /// query, offset or budget: `nodes` is then a full observation to use as the new baseline.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reset: bool,
+}
+
+/// What changed in an observed window since an earlier version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Delta {
+    /// The version compared against.
+    pub since: u64,
+    /// Nodes that are new or whose line changed.
+    pub changed: Vec<ObservedNode>,
+    /// Refs of nodes no longer in the window.
+    pub removed: Vec<ElementRef>,
+    /// The window's full order of refs, present only when new nodes were inserted before
+    /// existing ones or nodes moved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<Vec<ElementRef>>,
+}
+
+/// A bounded slice of a document's text or markup.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PageContent {
+    /// The tab read.
+    pub tab_id: TabId,
+    /// The frame read; `None` for the top document.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame_id: Option<u32>,
+    /// The document's URL.
+    pub url: String,
+    /// The document's title.
+    pub title: String,
+    /// Text or HTML.
+    pub format: ContentFormat,
+    /// The characters `[offset, offset + len)` of the content.
+    pub content: String,
+    /// The index of the first character returned.
+    pub offset: u32,
+    /// The content's full length in characters.
+    pub total_chars: u32,
+    /// True when characters before `offset` or past the budget are not returned.
+    pub truncated: bool,
+    /// The `offset` that returns the next characters, when there are more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<u32>,
 }
 
 /// One line of an observation.
@@ -202,10 +347,23 @@ mod tests {
             Operation::Navigate {
                 url: "http://127.0.0.1/".into(),
             },
-            Operation::Snapshot {
+            Operation::Snapshot(SnapshotRequest {
+                frame_id: Some(3),
+                scope: Some(Target::Css("main".into())),
+                query: Some("Row 1500".into()),
                 max_nodes: 10,
                 max_chars: 100,
-            },
+                offset: 20,
+                since: Some(4),
+            }),
+            Operation::ListFrames,
+            Operation::Content(ContentRequest {
+                frame_id: None,
+                scope: None,
+                format: ContentFormat::Html,
+                max_chars: 1000,
+                offset: 0,
+            }),
             Operation::TypeText {
                 target: Target::Ref(ElementRef::top(4)),
                 text: "alice".into(),
@@ -216,14 +374,19 @@ mod tests {
             let json = serde_json::to_string(&op).unwrap();
             assert_eq!(serde_json::from_str::<Operation>(&json).unwrap(), op);
         }
-        let json = serde_json::to_value(Operation::Snapshot {
+        let json = serde_json::to_value(Operation::Snapshot(SnapshotRequest {
+            frame_id: None,
+            scope: None,
+            query: None,
             max_nodes: 1,
             max_chars: 2,
-        })
+            offset: 0,
+            since: None,
+        }))
         .unwrap();
         assert_eq!(
             json,
-            serde_json::json!({"kind": "snapshot", "maxNodes": 1, "maxChars": 2})
+            serde_json::json!({"kind": "snapshot", "maxNodes": 1, "maxChars": 2, "offset": 0})
         );
     }
 
@@ -237,6 +400,7 @@ mod tests {
     fn results_round_trip() {
         let result = OpResult::Snapshot(Observation {
             tab_id: 3,
+            frame_id: None,
             url: "http://x/".into(),
             title: "X".into(),
             document_id: "D1".into(),
@@ -252,10 +416,25 @@ mod tests {
                 },
             ],
             total_nodes: 2,
+            offset: 0,
             truncated: false,
             omitted_nodes: 0,
+            omitted_chars: 0,
+            next_offset: None,
+            delta: Some(Delta {
+                since: 1,
+                changed: vec![],
+                removed: vec![ElementRef::top(9)],
+                order: None,
+            }),
+            reset: false,
         });
         let json = serde_json::to_string(&result).unwrap();
+        assert!(
+            json.contains(r#""delta":{"since":1,"changed":[],"removed":["@e9"]}"#),
+            "{json}"
+        );
+        assert!(!json.contains("reset"), "{json}");
         assert!(
             json.contains(r#"{"ref":"@e1","text":"button \"Go\""}"#),
             "{json}"
