@@ -31,7 +31,8 @@ pub use messages::{
     check_hello,
 };
 pub use ops::{
-    Clicked, Navigated, Observation, ObservedNode, OpResult, Operation, TabInfo, Target, Typed,
+    Clicked, ContentFormat, ContentRequest, Delta, FrameInfo, Navigated, Observation, ObservedNode,
+    OpResult, Operation, PageContent, SnapshotRequest, TabInfo, Target, Typed,
 };
 pub use refs::ElementRef;
 

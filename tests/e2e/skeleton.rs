@@ -490,8 +490,10 @@ async fn tools_are_listed_with_strict_schemas() {
         names,
         [
             "click_element",
+            "get_page_content",
             "get_page_snapshot",
             "list_browsers",
+            "list_frames",
             "list_tabs",
             "navigate_to",
             "select_browser",

@@ -107,11 +107,16 @@ fn candidate_line(candidate: &Value) -> String {
     }
 }
 
+/// A string in double quotes, JSON-escaped, for text renderings.
+pub fn quoted(s: &str) -> String {
+    Value::String(s.to_owned()).to_string()
+}
+
 /// Quotes a string (JSON style) when it contains whitespace or quotes, so a line stays
 /// unambiguous without quoting every simple value.
 pub fn quote_if_spaced(s: &str) -> String {
     if s.is_empty() || s.chars().any(|c| c.is_whitespace() || c == '"') {
-        Value::String(s.to_owned()).to_string()
+        quoted(s)
     } else {
         s.to_owned()
     }

@@ -41,6 +41,33 @@ pub fn input_schema<T: JsonSchema>() -> Arc<JsonObject> {
 fn trim(value: &mut Value) {
     match value {
         Value::Object(object) => {
+            // `Option<Enum>` comes as `anyOf: [enum, null]`: keep the enum, with the field's
+            // own description.
+            if let Some(Value::Array(alternatives)) = object.get("anyOf")
+                && alternatives.len() == 2
+                && let Some(inner) = alternatives
+                    .iter()
+                    .find(|alternative| alternative.get("type") != Some(&Value::from("null")))
+                    .cloned()
+                && let Value::Object(inner) = inner
+            {
+                object.remove("anyOf");
+                for (key, value) in inner {
+                    object.entry(key).or_insert(value);
+                }
+            }
+            // A unit enum comes as `oneOf` of documented constants: a plain `enum` list says
+            // the same in a fraction of the characters (the field's description explains it).
+            if let Some(Value::Array(variants)) = object.get("oneOf")
+                && let Some(names) = variants
+                    .iter()
+                    .map(|variant| variant.get("const").cloned())
+                    .collect::<Option<Vec<_>>>()
+            {
+                object.remove("oneOf");
+                object.insert("type".into(), Value::from("string"));
+                object.insert("enum".into(), Value::Array(names));
+            }
             object.remove("title");
             object.remove("$schema");
             if object
@@ -49,6 +76,10 @@ fn trim(value: &mut Value) {
                 .is_some_and(|f| f.starts_with("int") || f.starts_with("uint"))
             {
                 object.remove("format");
+            }
+            // Unsigned integers: negative numbers fail parsing with a clear message anyway.
+            if object.get("minimum") == Some(&Value::from(0)) {
+                object.remove("minimum");
             }
             if let Some(Value::Array(types)) = object.get_mut("type") {
                 types.retain(|t| t != "null");
@@ -95,12 +126,41 @@ mod tests {
             serde_json::json!({
                 "type": "object",
                 "properties": {
-                    "tabId": {"type": "integer", "description": "The tab.", "minimum": 0},
+                    "tabId": {"type": "integer", "description": "The tab."},
                     "text": {"type": "string", "description": "Required text."}
                 },
                 "required": ["text"],
                 "additionalProperties": false
             })
+        );
+    }
+
+    /// A choice.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(rename_all = "lowercase")]
+    #[allow(dead_code)]
+    enum Choice {
+        /// First.
+        One,
+        /// Second.
+        Two,
+    }
+
+    /// Arguments with an optional enum.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct WithEnum {
+        /// one or two.
+        choice: Option<Choice>,
+    }
+
+    #[test]
+    fn optional_enums_become_plain_enum_lists() {
+        let schema = Value::Object((*input_schema::<WithEnum>()).clone());
+        assert_eq!(
+            schema["properties"]["choice"],
+            serde_json::json!({"description": "one or two.", "type": "string", "enum": ["one", "two"]})
         );
     }
 

@@ -1,4 +1,7 @@
 //! `list_tabs` and `navigate_to`.
+//!
+//! `tabId` and `browserId` carry no description in the schemas: the server instructions
+//! explain them once instead of in every tool (every word of `tools/list` costs tokens).
 
 use std::time::Duration;
 
@@ -7,7 +10,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tabwire_protocol::{OpResult, Operation, TabId};
 
-use super::envelope::{ToolError, ToolOutput};
+use super::envelope::{ToolError, ToolOutput, quoted};
 use super::routing::{ToolContext, unexpected};
 
 const LIST_TABS_DEADLINE: Duration = Duration::from_secs(10);
@@ -18,7 +21,6 @@ const MAX_URL_LEN: usize = 8192;
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ListTabsArgs {
-    /// Browser to use instead of the session's.
     pub browser_id: Option<String>,
 }
 
@@ -45,7 +47,7 @@ pub async fn list_tabs(ctx: &ToolContext, args: ListTabsArgs) -> Result<ToolOutp
                 "tab {}{} {} {}",
                 tab.tab_id,
                 if tab.active { " [active]" } else { "" },
-                serde_json::Value::String(tab.title.clone()),
+                quoted(&tab.title),
                 tab.url
             )
         })
@@ -67,9 +69,7 @@ pub async fn list_tabs(ctx: &ToolContext, args: ListTabsArgs) -> Result<ToolOutp
 pub struct NavigateArgs {
     /// Absolute http(s) or file URL, or about:blank.
     pub url: String,
-    /// Default: the active tab.
     pub tab_id: Option<TabId>,
-    /// Browser to use instead of the session's.
     pub browser_id: Option<String>,
 }
 
@@ -94,7 +94,7 @@ pub async fn navigate_to(ctx: &ToolContext, args: NavigateArgs) -> Result<ToolOu
         text: format!(
             "tab {} loaded {} {}",
             navigated.tab_id,
-            serde_json::Value::String(navigated.title.clone()),
+            quoted(&navigated.title),
             navigated.url
         ),
         data: json!(navigated),

@@ -1,0 +1,491 @@
+//! Reading pages: `get_page_snapshot`, `get_page_content`, `list_frames`.
+//!
+//! The extension builds observations (refs, budgets, paging, deltas); the hub validates the
+//! arguments and renders the result for the model: a header line, then one `@ref text` line per
+//! node, then a footer that says what was left out and how to get it.
+//!
+//! `tabId` and `browserId` carry no description in the schemas: the server instructions
+//! explain them once instead of in every tool (every word of `tools/list` costs tokens).
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tabwire_protocol::{
+    ContentFormat, ContentRequest, ElementRef, Observation, ObservedNode, OpResult, Operation,
+    PageContent, SnapshotRequest, TabId, Target,
+};
+
+use super::envelope::{ToolError, ToolOutput, quoted};
+use super::routing::{ToolContext, unexpected};
+use super::selector;
+
+const READ_DEADLINE: Duration = Duration::from_secs(20);
+const FRAMES_DEADLINE: Duration = Duration::from_secs(10);
+/// The standalone snapshot budget. Small on purpose: every node stays reachable through
+/// `query`, `selector` and `offset`, so there is no reason to make every read expensive.
+const DEFAULT_MAX_NODES: u32 = 200;
+const DEFAULT_MAX_CHARS: u32 = 10_000;
+const DEFAULT_CONTENT_CHARS: u32 = 12_000;
+const MAX_QUERY_LEN: usize = 200;
+
+/// Arguments of get_page_snapshot.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SnapshotArgs {
+    pub tab_id: Option<TabId>,
+    pub browser_id: Option<String>,
+    /// From list_frames; default: the top document.
+    pub frame_id: Option<u32>,
+    /// Subtree only: an @ref or CSS.
+    pub selector: Option<String>,
+    /// Keep lines containing this text, with the rest of their table row or list item.
+    pub query: Option<String>,
+    /// Default 200.
+    pub max_nodes: Option<u32>,
+    /// Default 10000.
+    pub max_chars: Option<u32>,
+    /// Skip this many nodes (a truncated snapshot's nextOffset).
+    pub offset: Option<u32>,
+    /// A version: return only what changed since it.
+    pub since: Option<u64>,
+}
+
+pub const GET_PAGE_SNAPSHOT: &str = "Observe a page as lines like `@e3 button \"Sign in\" \
+[disabled]` in document order, within a budget. Refs work with click_element/type_text until the \
+page navigates. Narrow with query or selector; page with offset; since gives only changes.";
+
+pub async fn get_page_snapshot(
+    ctx: &ToolContext,
+    args: SnapshotArgs,
+) -> Result<ToolOutput, ToolError> {
+    let request = SnapshotRequest {
+        frame_id: args.frame_id,
+        scope: scope(args.selector.as_deref())?,
+        query: query(args.query)?,
+        max_nodes: in_range(args.max_nodes, DEFAULT_MAX_NODES, 1, 5000, "maxNodes")?,
+        max_chars: in_range(args.max_chars, DEFAULT_MAX_CHARS, 100, 200_000, "maxChars")?,
+        offset: args.offset.unwrap_or(0),
+        since: args.since,
+    };
+    observe(
+        ctx,
+        "get_page_snapshot",
+        args.browser_id.as_deref(),
+        args.tab_id,
+        request,
+    )
+    .await
+}
+
+async fn observe(
+    ctx: &ToolContext,
+    tool: &str,
+    browser_id: Option<&str>,
+    tab_id: Option<TabId>,
+    request: SnapshotRequest,
+) -> Result<ToolOutput, ToolError> {
+    let result = ctx
+        .call(
+            tool,
+            browser_id,
+            tab_id,
+            Operation::Snapshot(request),
+            READ_DEADLINE,
+        )
+        .await?;
+    let OpResult::Snapshot(observation) = result else {
+        return Err(unexpected(tool, result));
+    };
+    Ok(ToolOutput {
+        text: render_observation(&observation),
+        data: json!(observation),
+    })
+}
+
+/// Arguments of get_page_content.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ContentArgs {
+    /// text (default), aria (an observation) or html.
+    pub format: Option<Format>,
+    pub tab_id: Option<TabId>,
+    pub browser_id: Option<String>,
+    /// From list_frames; default: the top document.
+    pub frame_id: Option<u32>,
+    /// This element only: an @ref or CSS.
+    pub selector: Option<String>,
+    /// Default 12000.
+    pub max_chars: Option<u32>,
+    /// A truncated read's nextOffset.
+    pub offset: Option<u32>,
+}
+
+/// The formats of get_page_content.
+#[derive(Deserialize, JsonSchema, Clone, Copy)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    /// Readable text.
+    Text,
+    /// An observation.
+    Aria,
+    /// Raw markup.
+    Html,
+}
+
+pub const GET_PAGE_CONTENT: &str = "Read a page's content, bounded: readable text (best for \
+prose), an observation (aria), or raw HTML (only when markup matters). Passwords never appear.";
+
+pub async fn get_page_content(
+    ctx: &ToolContext,
+    args: ContentArgs,
+) -> Result<ToolOutput, ToolError> {
+    let max_chars = in_range(
+        args.max_chars,
+        DEFAULT_CONTENT_CHARS,
+        100,
+        200_000,
+        "maxChars",
+    )?;
+    let scope = scope(args.selector.as_deref())?;
+    let offset = args.offset.unwrap_or(0);
+    let format = match args.format.unwrap_or(Format::Text) {
+        Format::Aria => {
+            let request = SnapshotRequest {
+                frame_id: args.frame_id,
+                scope,
+                query: None,
+                max_nodes: DEFAULT_MAX_NODES,
+                max_chars,
+                offset,
+                since: None,
+            };
+            return observe(
+                ctx,
+                "get_page_content",
+                args.browser_id.as_deref(),
+                args.tab_id,
+                request,
+            )
+            .await;
+        }
+        Format::Text => ContentFormat::Text,
+        Format::Html => ContentFormat::Html,
+    };
+    let request = ContentRequest {
+        frame_id: args.frame_id,
+        scope,
+        format,
+        max_chars,
+        offset,
+    };
+    let result = ctx
+        .call(
+            "get_page_content",
+            args.browser_id.as_deref(),
+            args.tab_id,
+            Operation::Content(request),
+            READ_DEADLINE,
+        )
+        .await?;
+    let OpResult::Content(content) = result else {
+        return Err(unexpected("get_page_content", result));
+    };
+    Ok(ToolOutput {
+        text: render_content(&content),
+        data: json!(content),
+    })
+}
+
+/// Arguments of list_frames.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ListFramesArgs {
+    pub tab_id: Option<TabId>,
+    pub browser_id: Option<String>,
+}
+
+pub const LIST_FRAMES: &str = "List a tab's frames (cross-origin too) with their frameId for \
+get_page_snapshot/get_page_content. Refs inside a frame look like @f3e5.";
+
+pub async fn list_frames(ctx: &ToolContext, args: ListFramesArgs) -> Result<ToolOutput, ToolError> {
+    let result = ctx
+        .call(
+            "list_frames",
+            args.browser_id.as_deref(),
+            args.tab_id,
+            Operation::ListFrames,
+            FRAMES_DEADLINE,
+        )
+        .await?;
+    let OpResult::Frames { tab_id, frames } = result else {
+        return Err(unexpected("list_frames", result));
+    };
+    let text = frames
+        .iter()
+        .map(|frame| match frame.parent_frame_id {
+            Some(parent) => format!("frame {} in {parent} {}", frame.frame_id, frame.url),
+            None => format!("frame {} (top) {}", frame.frame_id, frame.url),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    Ok(ToolOutput {
+        text: format!("tab {tab_id}\n{text}"),
+        data: json!({"tabId": tab_id, "frames": frames}),
+    })
+}
+
+/// Parses the optional scope selector.
+fn scope(selector: Option<&str>) -> Result<Option<Target>, ToolError> {
+    selector.map(selector::parse).transpose()
+}
+
+/// Checks the optional query.
+fn query(query: Option<String>) -> Result<Option<String>, ToolError> {
+    match query {
+        Some(q) if q.trim().is_empty() => Err(ToolError::invalid("query is empty")),
+        Some(q) if q.chars().count() > MAX_QUERY_LEN => Err(ToolError::invalid(format!(
+            "query is longer than {MAX_QUERY_LEN} characters"
+        ))),
+        other => Ok(other),
+    }
+}
+
+/// An optional number with a default, checked against its range.
+fn in_range(
+    value: Option<u32>,
+    default: u32,
+    min: u32,
+    max: u32,
+    name: &str,
+) -> Result<u32, ToolError> {
+    let value = value.unwrap_or(default);
+    if (min..=max).contains(&value) {
+        Ok(value)
+    } else {
+        Err(ToolError::invalid(format!(
+            "{name} must be between {min} and {max}"
+        )))
+    }
+}
+
+/// The header line shared by observations and content: where it comes from.
+fn header(tab_id: TabId, frame_id: Option<u32>, title: &str, url: &str) -> String {
+    match frame_id {
+        Some(frame) => format!("tab {tab_id} frame {frame} {} {url}", quoted(title)),
+        None => format!("tab {tab_id} {} {url}", quoted(title)),
+    }
+}
+
+fn node_line(node: &ObservedNode) -> String {
+    match node.element_ref {
+        Some(element_ref) => format!("{element_ref} {}", node.text),
+        None => node.text.clone(),
+    }
+}
+
+fn refs_line(refs: &[ElementRef]) -> String {
+    refs.iter()
+        .map(ElementRef::to_string)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// The model's view of an observation: a header, `@ref text` lines (or the delta), and a
+/// footer saying what was left out and how to page on.
+pub fn render_observation(observation: &Observation) -> String {
+    let mut lines = vec![format!(
+        "{} (version {})",
+        header(
+            observation.tab_id,
+            observation.frame_id,
+            &observation.title,
+            &observation.url
+        ),
+        observation.version
+    )];
+    if let Some(delta) = &observation.delta {
+        if delta.changed.is_empty() && delta.removed.is_empty() && delta.order.is_none() {
+            lines.push(format!("no changes since version {}", delta.since));
+        } else {
+            lines.push(format!("changes since version {}:", delta.since));
+            lines.extend(delta.changed.iter().map(node_line));
+            if !delta.removed.is_empty() {
+                lines.push(format!("removed: {}", refs_line(&delta.removed)));
+            }
+            if let Some(order) = &delta.order {
+                lines.push(format!("order: {}", refs_line(order)));
+            }
+        }
+    } else {
+        if observation.reset {
+            lines.push(
+                "(that version is no longer a baseline for these arguments; full view)".into(),
+            );
+        }
+        lines.extend(observation.nodes.iter().map(node_line));
+    }
+    if observation.truncated {
+        let shown_from = observation.offset + 1;
+        let shown_to = observation.offset + observation.nodes.len() as u32;
+        let mut footer = format!(
+            "[nodes {shown_from}-{shown_to} of {}; {} not shown ({} chars)",
+            observation.total_nodes, observation.omitted_nodes, observation.omitted_chars
+        );
+        if let Some(next) = observation.next_offset {
+            footer.push_str(&format!("; next: offset={next}"));
+        }
+        footer.push_str("; or narrow with query/selector]");
+        lines.push(footer);
+    }
+    lines.join("\n")
+}
+
+/// The model's view of a content read.
+fn render_content(content: &PageContent) -> String {
+    let mut text = header(
+        content.tab_id,
+        content.frame_id,
+        &content.title,
+        &content.url,
+    );
+    text.push('\n');
+    text.push_str(&content.content);
+    if content.truncated {
+        let end = content.offset as usize + content.content.chars().count();
+        text.push_str(&format!(
+            "\n[characters {}-{end} of {}",
+            content.offset, content.total_chars
+        ));
+        if let Some(next) = content.next_offset {
+            text.push_str(&format!("; next: offset={next}"));
+        }
+        text.push(']');
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tabwire_protocol::Delta;
+
+    fn observation() -> Observation {
+        Observation {
+            tab_id: 4,
+            frame_id: None,
+            url: "http://127.0.0.1/login".into(),
+            title: "Log in".into(),
+            document_id: "D".into(),
+            version: 3,
+            nodes: vec![
+                ObservedNode {
+                    element_ref: Some(ElementRef::top(1)),
+                    text: "heading[1] \"Welcome\"".into(),
+                },
+                ObservedNode {
+                    element_ref: Some(ElementRef::top(2)),
+                    text: "textbox \"Username\"".into(),
+                },
+            ],
+            total_nodes: 5,
+            offset: 0,
+            truncated: true,
+            omitted_nodes: 3,
+            omitted_chars: 61,
+            next_offset: Some(2),
+            delta: None,
+            reset: false,
+        }
+    }
+
+    #[test]
+    fn observation_renders_as_ref_lines_with_a_paging_footer() {
+        assert_eq!(
+            render_observation(&observation()),
+            "tab 4 \"Log in\" http://127.0.0.1/login (version 3)\n\
+             @e1 heading[1] \"Welcome\"\n\
+             @e2 textbox \"Username\"\n\
+             [nodes 1-2 of 5; 3 not shown (61 chars); next: offset=2; or narrow with query/selector]"
+        );
+    }
+
+    #[test]
+    fn deltas_render_only_what_changed() {
+        let mut empty = observation();
+        empty.nodes.clear();
+        empty.truncated = false;
+        empty.delta = Some(Delta {
+            since: 2,
+            changed: vec![],
+            removed: vec![],
+            order: None,
+        });
+        let text = render_observation(&empty);
+        assert!(text.ends_with("no changes since version 2"), "{text}");
+        assert!(text.len() < 120);
+
+        let mut changed = empty.clone();
+        changed.delta = Some(Delta {
+            since: 2,
+            changed: vec![ObservedNode {
+                element_ref: Some(ElementRef::top(7)),
+                text: "button \"Save\"".into(),
+            }],
+            removed: vec![ElementRef::top(5), ElementRef::top(6)],
+            order: Some(vec![ElementRef::top(7), ElementRef::top(1)]),
+        });
+        let text = render_observation(&changed);
+        assert!(
+            text.contains(
+                "changes since version 2:\n@e7 button \"Save\"\nremoved: @e5 @e6\norder: @e7 @e1"
+            ),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn frames_are_named_in_the_header() {
+        let mut framed = observation();
+        framed.frame_id = Some(9);
+        framed.truncated = false;
+        assert!(render_observation(&framed).starts_with("tab 4 frame 9 \"Log in\""));
+    }
+
+    #[test]
+    fn content_footer_says_where_to_continue() {
+        let content = PageContent {
+            tab_id: 1,
+            frame_id: None,
+            url: "http://x/".into(),
+            title: "X".into(),
+            format: ContentFormat::Text,
+            content: "abc".into(),
+            offset: 10,
+            total_chars: 20,
+            truncated: true,
+            next_offset: Some(13),
+        };
+        assert_eq!(
+            render_content(&content),
+            "tab 1 \"X\" http://x/\nabc\n[characters 10-13 of 20; next: offset=13]"
+        );
+    }
+
+    #[test]
+    fn arguments_are_checked() {
+        assert!(query(Some("  ".into())).is_err());
+        assert!(query(Some("x".repeat(201))).is_err());
+        assert_eq!(in_range(None, 200, 1, 5000, "maxNodes").unwrap(), 200);
+        assert!(in_range(Some(0), 200, 1, 5000, "maxNodes").is_err());
+        assert!(scope(Some("text=Go")).is_err());
+        assert_eq!(
+            scope(Some("@f2e5")).unwrap(),
+            Some(Target::Ref(ElementRef {
+                frame: Some(2),
+                index: 5
+            }))
+        );
+    }
+}
