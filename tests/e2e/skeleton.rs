@@ -4,51 +4,8 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tabwire_e2e::{Browser, Fixtures, Hub, McpClient, Reply, eventually};
-
-const CONNECT_LIMIT: Duration = Duration::from_secs(30);
-const POPUP: &str = "chrome-extension://hjpjigandemmiglamagndeppmlncdhag/popup.html";
-
-/// Waits until a browser named `name` is connected and returns its ID.
-async fn connected_browser(client: &McpClient, name: &str) -> String {
-    eventually(
-        &format!("browser {name:?} to connect"),
-        CONNECT_LIMIT,
-        || async {
-            let reply = client.call("list_browsers", json!({})).await;
-            reply.data()["browsers"]
-                .as_array()?
-                .iter()
-                .find(|b| b["name"] == name && b["connected"] == true)
-                .map(|b| b["browserId"].as_str().unwrap().to_owned())
-        },
-    )
-    .await
-}
-
-/// The ref on the first snapshot line containing `needle`.
-fn ref_of(snapshot: &Reply, needle: &str) -> String {
-    let line = snapshot
-        .text
-        .lines()
-        .find(|line| line.contains(needle))
-        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{}", snapshot.text));
-    let token = line.split_whitespace().next().unwrap();
-    assert!(token.starts_with("@e"), "line has no ref: {line}");
-    token.to_owned()
-}
-
-/// The tab whose URL contains `needle`.
-fn tab_with(tabs: &Reply, needle: &str) -> u64 {
-    tabs.data()["tabs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|tab| tab["url"].as_str().unwrap().contains(needle))
-        .unwrap_or_else(|| panic!("no tab with {needle:?}: {}", tabs.text))["tabId"]
-        .as_u64()
-        .unwrap()
-}
+use tabwire_e2e::scenario::{CONNECT_LIMIT, POPUP, connected_browser, ref_of, tab_with};
+use tabwire_e2e::{Browser, Fixtures, Hub, McpClient, eventually};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn login_on_a_fixture_page_with_trusted_input() {

@@ -1,0 +1,56 @@
+//! Small steps that scenarios share: waiting for a browser, picking refs and tabs out of tool
+//! results.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::client::{McpClient, Reply};
+use crate::eventually;
+
+/// How long a browser may take to connect after Chromium starts.
+pub const CONNECT_LIMIT: Duration = Duration::from_secs(30);
+
+/// The extension's popup (its ID is fixed by the manifest's key).
+pub const POPUP: &str = "chrome-extension://hjpjigandemmiglamagndeppmlncdhag/popup.html";
+
+/// Waits until a browser named `name` is connected and returns its ID.
+pub async fn connected_browser(client: &McpClient, name: &str) -> String {
+    eventually(
+        &format!("browser {name:?} to connect"),
+        CONNECT_LIMIT,
+        || async {
+            let reply = client.call("list_browsers", json!({})).await;
+            reply.data()["browsers"]
+                .as_array()?
+                .iter()
+                .find(|b| b["name"] == name && b["connected"] == true)
+                .map(|b| b["browserId"].as_str().unwrap().to_owned())
+        },
+    )
+    .await
+}
+
+/// The ref on the first line of a snapshot's text containing `needle`.
+pub fn ref_of(snapshot: &Reply, needle: &str) -> String {
+    let line = snapshot
+        .text
+        .lines()
+        .find(|line| line.contains(needle))
+        .unwrap_or_else(|| panic!("no line with {needle:?} in:\n{}", snapshot.text));
+    let token = line.split_whitespace().next().unwrap();
+    assert!(token.starts_with('@'), "line has no ref: {line}");
+    token.to_owned()
+}
+
+/// The ID of the tab whose URL contains `needle`.
+pub fn tab_with(tabs: &Reply, needle: &str) -> u64 {
+    tabs.data()["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tab| tab["url"].as_str().unwrap().contains(needle))
+        .unwrap_or_else(|| panic!("no tab with {needle:?}: {}", tabs.text))["tabId"]
+        .as_u64()
+        .unwrap()
+}
