@@ -14,6 +14,7 @@ pub mod browser;
 pub mod client;
 pub mod fixtures;
 pub mod hub;
+pub mod scenario;
 pub mod scratch;
 
 pub use browser::Browser;
