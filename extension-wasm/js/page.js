@@ -1,27 +1,28 @@
 // The in-page half of tabwire: what runs inside a web page, and the helper that puts it there.
 //
-// `tabwirePage` is injected with chrome.scripting.executeScript into the page's ISOLATED world
+// `tabwirePage` is injected with chrome.scripting.executeScript into one frame's ISOLATED world
 // (the extension's private JS world: the page cannot see or tamper with its globals). Chrome
 // sends the function's source text, not a closure, so it must be one self-contained function:
 // every helper lives inside it and nothing refers to this module's scope. It is plain JS, not
 // wasm, because pages with a strict CSP cannot run wasm at all.
 //
-// It gathers raw facts (role, name, states, value, box, identity key) and performs the DOM
-// side of actions; the wasm decides refs, wording and budgets. It answers with a JSON string,
-// either {"value": …} or {"error": {"code": "STALE_REF", "message": …}}, because one string
-// crosses into wasm far faster than a structured object (see PLATFORM.md).
+// It gathers raw facts (role, name, states, value, box, identity key and anchors, group) in one
+// DOM walk and performs the DOM side of actions; the wasm decides refs, wording, budgets and
+// deltas. It answers with a JSON string, either {"value": …} or {"error": {"code": "STALE_REF",
+// "message": …}}, because one string crosses into wasm far faster than a structured object
+// (see PLATFORM.md).
 //
 // Privacy rule kept here, at the source: a password field's value never leaves the page; it is
 // replaced by the protocol's REDACTED marker, which the wasm passes in as `args.redacted`.
 
 /**
- * Runs `tabwirePage(command, argsJson)` in the tab's top frame.
+ * Runs `tabwirePage(command, argsJson)` in frame `frameId` (0: the top document) of the tab.
  * Resolves to {result: JSON string or null, documentId, frameId}; rejects with Chrome's error
- * when the page cannot be scripted.
+ * when the frame cannot be scripted (or no longer exists).
  */
-export async function runInPage(tabId, command, argsJson) {
+export async function runInPage(tabId, frameId, command, argsJson) {
   const injections = await chrome.scripting.executeScript({
-    target: { tabId, frameIds: [0] },
+    target: { tabId, frameIds: [frameId] },
     world: 'ISOLATED',
     func: tabwirePage,
     args: [command, argsJson],
@@ -36,6 +37,7 @@ export async function runInPage(tabId, command, argsJson) {
 
 function tabwirePage(command, argsJson) {
   'use strict';
+  const started = performance.now();
   const NAME_MAX = 100;
   // Page-controlled strings outside the node-text budget are capped too, so a page cannot
   // flood the agent's context with a megabyte data: URL or title.
@@ -44,14 +46,15 @@ function tabwirePage(command, argsJson) {
   const TITLE_MAX = 300;
   const VALUE_MAX = 100;
   const TYPED_VALUE_MAX = 2000;
+  const ANCHOR_MAX = 200;
   const PROSE_MAX = 300;
-  const LINE_MAX = 200;
   const OPTIONS_MAX = 30;
-  const SKIP_TAGS = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'IFRAME', 'FRAME', 'OBJECT', 'EMBED', 'CANVAS']);
+  const SKIP_TAGS = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'HEAD', 'META', 'LINK', 'TITLE', 'OBJECT', 'EMBED', 'CANVAS']);
   const PROSE_TAGS = new Set(['P', 'LI', 'TD', 'TH', 'DT', 'DD', 'LABEL', 'CAPTION', 'FIGCAPTION', 'BLOCKQUOTE', 'PRE', 'LEGEND']);
   const INTERACTIVE_ROLES = new Set(['button', 'link', 'checkbox', 'radio', 'switch', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'textbox', 'searchbox', 'combobox', 'listbox', 'slider', 'spinbutton', 'treeitem']);
   // Roles whose accessible name comes from their content; their text is not repeated as prose.
-  const NAME_FROM_CONTENT = new Set(['button', 'link', 'checkbox', 'radio', 'switch', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'treeitem', 'heading', 'status', 'alert']);
+  const NAME_FROM_CONTENT = new Set(['button', 'link', 'checkbox', 'radio', 'switch', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'treeitem', 'heading', 'status', 'alert', 'cell', 'gridcell', 'columnheader', 'rowheader', 'tooltip']);
+  const CELL_ROLES = new Set(['cell', 'gridcell', 'columnheader', 'rowheader']);
   const TEXT_INPUT_TYPES = new Set(['text', 'search', 'email', 'url', 'tel', 'password', 'number']);
   const BUTTON_INPUT_TYPES = new Set(['button', 'submit', 'reset', 'image', 'file']);
 
@@ -100,12 +103,17 @@ function tabwirePage(command, argsJson) {
     return node.childNodes;
   }
 
+  function rawRole(el) {
+    return (el.getAttribute('role') || '').trim().split(/\s+/)[0].toLowerCase();
+  }
+
   function explicitRole(el) {
-    const first = (el.getAttribute('role') || '').trim().split(/\s+/)[0].toLowerCase();
+    const first = rawRole(el);
     return first === 'none' || first === 'presentation' ? '' : first;
   }
 
-  function implicitRole(el) {
+  // `layout`: inside a table marked role=presentation/none, whose rows and cells are no table.
+  function implicitRole(el, layout) {
     const tag = el.tagName;
     switch (tag) {
       case 'A':
@@ -135,6 +143,8 @@ function tabwirePage(command, argsJson) {
         return collapse(el.getAttribute('alt')) ? 'img' : null;
       case 'OUTPUT':
         return 'status';
+      case 'TR':
+        return layout ? null : 'row';
     }
     if (el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) {
       return 'textbox';
@@ -144,21 +154,22 @@ function tabwirePage(command, argsJson) {
 
   const focusable = (el) => el.hasAttribute('tabindex') && el.tabIndex >= 0;
 
-  function roleOf(el) {
-    return explicitRole(el) || implicitRole(el) || (focusable(el) ? 'generic' : null);
+  function roleOf(el, layout) {
+    return explicitRole(el) || implicitRole(el, layout) || (focusable(el) ? 'generic' : null);
   }
 
   // What kind of observation node an element is, or null when it only contributes text.
   function kindOf(el, role) {
     if (!role) return null;
     if (INTERACTIVE_ROLES.has(role)) return 'control';
+    if (role === 'row') return 'row';
     if (role === 'heading') return 'heading';
     if (role === 'img') return 'img';
     if (role === 'status' || role === 'alert') return 'live';
     return focusable(el) ? 'control' : null;
   }
 
-  const isOwnNode = (el) => PROSE_TAGS.has(el.tagName) || kindOf(el, roleOf(el)) !== null;
+  const isOwnNode = (el) => el.tagName === 'IFRAME' || el.tagName === 'FRAME' || PROSE_TAGS.has(el.tagName) || kindOf(el, roleOf(el, false)) !== null;
 
   function hiddenByStyle(el) {
     if (el.getAttribute('aria-hidden') === 'true') return true;
@@ -306,11 +317,40 @@ function tabwirePage(command, argsJson) {
 
   const boxOf = (rect) => ({ x: Math.round(rect.x), y: Math.round(rect.y), w: Math.round(rect.width), h: Math.round(rect.height) });
 
+  // The attributes that let a replacement element be recognised as "the same" one after a
+  // re-render (SPEC §4): null when the element has none of id, data-testid and name.
+  function anchorsOf(el) {
+    const id = el.getAttribute('id') || '';
+    const testid = el.getAttribute('data-testid') || '';
+    const name = el.getAttribute('name') || '';
+    if (!id && !testid && !name) return null;
+    const anchors = { tag: el.tagName.toLowerCase() };
+    if (id) anchors.id = cap(id, ANCHOR_MAX);
+    if (testid) anchors.testid = cap(testid, ANCHOR_MAX);
+    if (name) anchors.name = cap(name, ANCHOR_MAX);
+    const type = el.getAttribute('type');
+    if (type) anchors.type = type.toLowerCase();
+    return anchors;
+  }
+
+  const frameName = (el) => cap(collapse(el.getAttribute('aria-label') || el.getAttribute('title') || el.getAttribute('name')), NAME_MAX);
+
+  // The iframe's frame ID as Chrome's extension APIs number it, so an agent can observe it.
+  function frameIdOf(el) {
+    try {
+      if (typeof chrome !== 'undefined' && chrome.runtime && chrome.runtime.getFrameId) {
+        const id = chrome.runtime.getFrameId(el);
+        if (typeof id === 'number' && id >= 0) return id;
+      }
+    } catch (e) { /* not available in this Chrome */ }
+    return null;
+  }
+
   // All facts about one element. Elements without a role (a CSS-selected <div>) are described
   // by tag name and text so action results can still say what was hit.
   function describe(el, focused) {
-    const role = roleOf(el) || el.tagName.toLowerCase();
-    const kind = kindOf(el, roleOf(el));
+    const role = roleOf(el, false) || el.tagName.toLowerCase();
+    const kind = kindOf(el, roleOf(el, false));
     const name = kind ? nameOf(el, role) : (nameOf(el, role) || textOf(el, true));
     return factOf(el, role, name, focused, el.getBoundingClientRect());
   }
@@ -328,21 +368,27 @@ function tabwirePage(command, argsJson) {
     if (el.tagName === 'SELECT') {
       fact.options = Array.from(el.options).slice(0, OPTIONS_MAX).map((o) => ({ text: cap(collapse(o.label || o.text), NAME_MAX), selected: o.selected }));
     }
+    const anchors = anchorsOf(el);
+    if (anchors) fact.anchors = anchors;
     fact.box = boxOf(rect);
     return fact;
   }
 
   const shortLabel = (fact) => (fact.name ? `${fact.role} "${fact.name}"` : fact.role);
 
-  // Prose of a container: its text minus anything that is shown as a node of its own. A link
-  // inside a sentence keeps its words in the sentence (it also gets its own line), but a
-  // container whose only words are its links has no prose: that would repeat the link lines.
-  function proseOf(container) {
+  // Text of a container minus anything shown as a node of its own.
+  // In prose (`cell` false), nested prose containers are nodes of their own, and a link inside
+  // a sentence keeps its words in the sentence (it also gets its own line), but a container
+  // whose only words are its links has no prose: that would repeat the link lines.
+  // In a table cell (`cell` true), paragraphs and image alt texts belong to the cell (the row
+  // is the node), while interactive elements, headings and live regions are left out: they
+  // are nodes of their own.
+  function ownText(container, cell, max) {
     let out = '';
     let ownWords = false;
     const visit = (node) => {
       for (const child of flatChildren(node)) {
-        if (out.length > PROSE_MAX * 2) return;
+        if (out.length > max * 2) return;
         if (child.nodeType === 3) {
           out += child.data;
           if (!ownWords && child.data.trim()) ownWords = true;
@@ -350,10 +396,20 @@ function tabwirePage(command, argsJson) {
         }
         if (child.nodeType !== 1) continue;
         const tag = child.tagName;
-        if (SKIP_TAGS.has(tag) || tag === 'svg') continue;
+        if (SKIP_TAGS.has(tag) || tag === 'svg' || tag === 'TABLE') continue;
         if (tag === 'BR') { out += ' '; continue; }
-        if (isOwnNode(child)) {
-          const inlineLink = roleOf(child) === 'link' && getComputedStyle(child).display.startsWith('inline');
+        if (cell) {
+          if (tag === 'IMG') {
+            const alt = collapse(child.getAttribute('alt'));
+            if (alt) { out += ' ' + alt + ' '; ownWords = true; }
+            continue;
+          }
+          if (tag === 'IFRAME' || tag === 'FRAME' || kindOf(child, roleOf(child, false)) !== null) {
+            out += ' ';
+            continue;
+          }
+        } else if (isOwnNode(child)) {
+          const inlineLink = roleOf(child, false) === 'link' && getComputedStyle(child).display.startsWith('inline');
           out += inlineLink ? textOf(child, true) : ' ';
           continue;
         }
@@ -367,25 +423,27 @@ function tabwirePage(command, argsJson) {
       }
     };
     visit(container);
-    return ownWords ? cap(collapse(out), PROSE_MAX) : '';
+    return ownWords ? cap(collapse(out), max) : '';
   }
 
-  // Whether proseOf(container) would say anything; cheaper (no styles, stops at the first
-  // word), for counting nodes past the budget.
-  function hasProse(container) {
-    const visit = (node) => {
-      for (const child of flatChildren(node)) {
-        if (child.nodeType === 3) {
-          if (child.data.trim()) return true;
-          continue;
-        }
-        if (child.nodeType !== 1 || SKIP_TAGS.has(child.tagName) || child.tagName === 'svg') continue;
-        if (isOwnNode(child) || child.getAttribute('aria-hidden') === 'true') continue;
-        if (visit(child)) return true;
-      }
-      return false;
-    };
-    return visit(container);
+  // A row's name: its cells' own text joined by " | " (empty cells left out).
+  function rowName(row) {
+    const parts = [];
+    let cells = 0;
+    for (const child of flatChildren(row)) {
+      if (child.nodeType !== 1) continue;
+      const tag = child.tagName;
+      if (tag !== 'TD' && tag !== 'TH' && !CELL_ROLES.has(rawRole(child))) continue;
+      cells += 1;
+      if (child.getAttribute('aria-hidden') === 'true') continue;
+      const style = getComputedStyle(child);
+      if (style.display === 'none' || style.visibility === 'hidden') continue;
+      const label = collapse(child.getAttribute('aria-label'));
+      const text = label || ownText(child, true, PROSE_MAX);
+      if (text) parts.push(text);
+    }
+    if (cells === 0) return ownText(row, true, PROSE_MAX);
+    return cap(parts.join(' | '), PROSE_MAX);
   }
 
   function hasOwnText(el) {
@@ -395,87 +453,203 @@ function tabwirePage(command, argsJson) {
     return false;
   }
 
-  // One walk over the flat tree in document order. Facts are recorded until the budget is
-  // certainly spent (the wasm applies the exact budget); after that nodes are only counted.
-  function snapshot() {
-    const maxNodes = args.maxNodes;
-    const maxChars = args.maxChars;
-    const focused = deepActiveElement();
-    const nodes = [];
-    let total = 0;
-    let recordedLines = 0;
-    let approxChars = 0;
-    let recording = maxNodes > 0;
-
-    // `approx` never exceeds the rendered length of the lines, so stopping on it is safe.
-    const record = (fact, lines, approx) => {
-      total += lines;
-      if (!recording) return;
-      nodes.push(fact);
-      recordedLines += lines;
-      approxChars += approx;
-      if (recordedLines >= maxNodes || approxChars >= maxChars) recording = false;
-    };
-
-    const emitElement = (el, role, kind, rect) => {
-      const optionCount = el.tagName === 'SELECT' ? Math.min(el.options.length, OPTIONS_MAX) : 0;
-      // Past the budget only the count matters; names are the expensive part of a node.
-      if (!recording && kind !== 'img') { total += 1 + optionCount; return; }
-      const name = nameOf(el, role);
-      if (kind === 'img' && !name) return;
-      if (!recording) { total += 1; return; }
-      const fact = factOf(el, role, name, focused, rect);
-      let approx = Math.min(LINE_MAX, role.length + name.length);
-      for (const option of fact.options || []) approx += Math.min(LINE_MAX, option.text.length);
-      record(fact, 1 + optionCount, approx);
-    };
-
-    const emitProse = (el) => {
-      if (!recording) {
-        if (hasProse(el)) total += 1;
-        return;
+  // IDs that some element names as its label (aria-labelledby): their text is that element's
+  // name, and repeating it as prose adds nothing.
+  function labelIds() {
+    const set = new Set();
+    for (const el of document.querySelectorAll('[aria-labelledby]')) {
+      for (const id of (el.getAttribute('aria-labelledby') || '').trim().split(/\s+/)) {
+        if (id) set.add(id);
       }
-      const text = proseOf(el);
-      if (text) record({ role: 'text', name: text }, 1, Math.min(LINE_MAX, text.length));
+    }
+    return set;
+  }
+
+  // The nearest enclosing table row or list item, whose nodes a query returns together.
+  function groupOf(el) {
+    for (let at = el.parentElement; at; at = at.parentElement) {
+      const role = rawRole(at);
+      if (at.tagName === 'LI' || role === 'listitem' || role === 'row') return keyOf(at);
+      if (at.tagName === 'TR') {
+        const table = at.closest('table');
+        const tableRole = table ? rawRole(table) : '';
+        if (tableRole !== 'presentation' && tableRole !== 'none') return keyOf(at);
+      }
+    }
+    return null;
+  }
+
+  // One walk over the flat tree in document order, reporting every visible node. Which of them
+  // are shown, and how, is the wasm's decision (budget, query, paging, deltas).
+  function snapshot() {
+    let root = document.documentElement;
+    let scopeRebound = null;
+    if (args.scope) {
+      const found = resolveTarget(args.scope);
+      if (found.error) return found;
+      root = found.el;
+      if (found.rebound) scopeRebound = found.rebound;
+    }
+    const focused = deepActiveElement();
+    const vw = window.innerWidth;
+    const vh = window.innerHeight;
+    const labels = labelIds();
+    const nodes = [];
+
+    const place = (fact, rect, group) => {
+      if (group !== null) fact.group = group;
+      if (rect.bottom > 0 && rect.right > 0 && rect.top < vh && rect.left < vw) fact.inView = true;
+      nodes.push(fact);
+    };
+
+    const emitProse = (el, rect, group) => {
+      const text = ownText(el, false, PROSE_MAX);
+      if (!text) return;
+      const fact = { key: keyOf(el), role: 'text', name: text, box: boxOf(rect) };
+      const anchors = anchorsOf(el);
+      if (anchors) fact.anchors = anchors;
+      place(fact, rect, group);
     };
 
     // ctx: 0 = free text is shown; 1 = generic text is already part of an ancestor's prose;
-    // 2 = inside an element whose name or value carries its text (no prose at all).
-    const visit = (el, ctx) => {
+    // 2 = inside an element whose name carries its text (no prose, no images of its own).
+    const visit = (el, ctx, group, layout) => {
       const tag = el.tagName;
       if (SKIP_TAGS.has(tag)) return;
       if (el.getAttribute('aria-hidden') === 'true') return;
       const style = getComputedStyle(el);
       if (style.display === 'none') return;
       const shown = style.visibility !== 'hidden' && style.visibility !== 'collapse';
-      const role = tag === 'svg' ? explicitRole(el) || null : roleOf(el);
+      if (tag === 'IFRAME' || tag === 'FRAME') {
+        if (!shown) return;
+        const rect = el.getBoundingClientRect();
+        if (rect.width <= 0 || rect.height <= 0) return;
+        const fact = { key: keyOf(el), role: 'iframe', name: frameName(el), box: boxOf(rect) };
+        const frame = frameIdOf(el);
+        if (frame !== null) fact.frame = frame;
+        const anchors = anchorsOf(el);
+        if (anchors) fact.anchors = anchors;
+        place(fact, rect, group);
+        return;
+      }
+      if (tag === 'TABLE') {
+        const r = rawRole(el);
+        layout = r === 'presentation' || r === 'none';
+      }
+      const role = tag === 'svg' ? explicitRole(el) || null : roleOf(el, layout);
       const kind = kindOf(el, role);
+      const ownGroup = kind === 'row' || tag === 'LI' || role === 'listitem';
+      const myGroup = ownGroup ? keyOf(el) : group;
       let childCtx = ctx;
-      if (kind) {
+      if (kind === 'row') {
         if (shown) {
           const rect = el.getBoundingClientRect();
-          if (rect.width > 0 && rect.height > 0) emitElement(el, role, kind, rect);
+          if (rect.width > 0 && rect.height > 0) {
+            const fact = factOf(el, 'row', rowName(el), focused, rect);
+            place(fact, rect, myGroup);
+          }
+        }
+        childCtx = 2;
+      } else if (kind) {
+        if (shown && !(kind === 'img' && ctx === 2)) {
+          const rect = el.getBoundingClientRect();
+          if (rect.width > 0 && rect.height > 0) {
+            const name = nameOf(el, role);
+            if (kind !== 'img' || name) place(factOf(el, role, name, focused, rect), rect, myGroup);
+          }
         }
         if (NAME_FROM_CONTENT.has(role) || role === 'textbox' || role === 'searchbox' || role === 'combobox') childCtx = 2;
       } else if (ctx < 2 && PROSE_TAGS.has(tag)) {
         // A label's text is the name of its control; repeating it as prose adds nothing.
-        if (shown && !(tag === 'LABEL' && el.control)) emitProse(el);
+        if (shown && !(tag === 'LABEL' && el.control) && !(el.id && labels.has(el.id))) {
+          emitProse(el, el.getBoundingClientRect(), myGroup);
+        }
         childCtx = Math.max(ctx, 1);
       } else if (ctx === 0 && hasOwnText(el)) {
-        if (shown) emitProse(el);
+        if (shown && !(el.id && labels.has(el.id))) emitProse(el, el.getBoundingClientRect(), myGroup);
         childCtx = 1;
       }
       if (tag === 'svg' || tag === 'IMG' || tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'INPUT') return;
       for (const child of flatChildren(el)) {
-        if (child.nodeType === 1) visit(child, childCtx);
+        if (child.nodeType === 1) visit(child, childCtx, myGroup, layout);
       }
     };
 
-    if (document.documentElement) visit(document.documentElement, 0);
-    return ok({ url: cap(location.href, URL_MAX), title: cap(document.title, TITLE_MAX), doc: ids.token, total, nodes });
+    if (root) {
+      let layout = false;
+      const table = root.closest ? root.closest('table') : null;
+      if (table) {
+        const r = rawRole(table);
+        layout = r === 'presentation' || r === 'none';
+      }
+      const hiddenScope = root !== document.documentElement && typeof root.checkVisibility === 'function' && !root.checkVisibility();
+      if (!hiddenScope) visit(root, 0, root === document.documentElement ? null : groupOf(root), layout);
+    }
+
+    // Elements the wasm holds refs for that have left the document since.
+    const gone = [];
+    for (const key of args.known || []) {
+      const el = elementByKey(key);
+      if (!el || !el.isConnected) gone.push(key);
+    }
+    const value = { url: cap(location.href, URL_MAX), title: cap(document.title, TITLE_MAX), doc: ids.token, nodes, gone };
+    if (scopeRebound !== null) value.scopeRebound = scopeRebound;
+    value.ms = Math.round((performance.now() - started) * 10) / 10;
+    return ok(value);
   }
 
-  // Finds the element a target names: {key, doc, ref} from a snapshot, or {css}.
+  // Every element of the document and of its open shadow roots matching `selector`.
+  function deepQuery(selector) {
+    const out = [];
+    const search = (root) => {
+      for (const el of root.querySelectorAll(selector)) out.push(el);
+      for (const el of root.querySelectorAll('*')) {
+        if (el.shadowRoot) search(el.shadowRoot);
+      }
+    };
+    search(document);
+    return out;
+  }
+
+  const sameAnchors = (el, anchors) =>
+    (el.getAttribute('id') || '') === (anchors.id || '') &&
+    (el.getAttribute('data-testid') || '') === (anchors.testid || '') &&
+    (el.getAttribute('name') || '') === (anchors.name || '');
+
+  // The name a node of `role` gets in a snapshot (prose: its text).
+  function nodeName(el, role) {
+    if (role === 'text') return ownText(el, false, PROSE_MAX);
+    if (role === 'row') return rowName(el);
+    if (role === 'iframe') return frameName(el);
+    return nameOf(el, roleOf(el, false) || role);
+  }
+
+  // A ref's element is gone: find its one replacement by identity (SPEC §4), or say why not.
+  function rebind(target) {
+    const identity = target.identity;
+    const ref = target.ref;
+    if (!identity || !identity.anchors) {
+      return fail('STALE_REF', `${ref} is stale: that element has been removed from the page, and it had no id, data-testid or name to recognise a replacement by. Take a new snapshot and use a ref from it.`);
+    }
+    const anchors = identity.anchors;
+    const [attr, value] = anchors.id ? ['id', anchors.id] : anchors.testid ? ['data-testid', anchors.testid] : ['name', anchors.name];
+    const candidates = deepQuery(`[${attr}="${CSS.escape(value)}"]`).filter((el) => sameAnchors(el, anchors));
+    const what = anchors.id ? `id "${anchors.id}"` : anchors.testid ? `data-testid "${anchors.testid}"` : `name "${anchors.name}"`;
+    if (candidates.length === 0) {
+      return fail('STALE_REF', `${ref} is stale: that element has been removed from the page and nothing with ${what} replaced it. Take a new snapshot and use a ref from it.`);
+    }
+    if (candidates.length > 1) {
+      return fail('STALE_REF', `${ref} is stale: that element has been removed, and ${candidates.length} elements now have ${what}, so its replacement is ambiguous. Take a new snapshot and use a ref from it.`);
+    }
+    const el = candidates[0];
+    const type = (el.getAttribute('type') || '').toLowerCase();
+    if (el.tagName.toLowerCase() !== anchors.tag || type !== (anchors.type || '') || nodeName(el, identity.role) !== identity.name) {
+      return fail('STALE_REF', `${ref} is stale: that element has been removed, and the element that now has ${what} is a different one (its tag, type or name changed). Take a new snapshot and use a ref from it.`);
+    }
+    return { el, rebound: keyOf(el) };
+  }
+
+  // Finds the element a target names: {key, doc, ref, identity?} from a snapshot, or {css}.
   function resolveTarget(target) {
     if (typeof target.css === 'string') {
       let matches;
@@ -496,9 +670,7 @@ function tabwirePage(command, argsJson) {
       return fail('STALE_REF', `${target.ref} is stale: the page has loaded a new document since the snapshot. Take a new snapshot and use a ref from it.`);
     }
     const el = elementByKey(target.key);
-    if (!el || !el.isConnected) {
-      return fail('STALE_REF', `${target.ref} is stale: that element has been removed from the page. Take a new snapshot and use a ref from it.`);
-    }
+    if (!el || !el.isConnected) return rebind(target);
     return { el };
   }
 
@@ -509,6 +681,17 @@ function tabwirePage(command, argsJson) {
     if (classes.length) label += '.' + classes.join('.');
     const text = cap(collapse(el.textContent), 40);
     return text ? `${label} ("${text}")` : label;
+  }
+
+  // The element at a viewport point, looking into open shadow roots.
+  function deepElementFromPoint(x, y) {
+    let hit = document.elementFromPoint(x, y);
+    while (hit && hit.shadowRoot) {
+      const inner = hit.shadowRoot.elementFromPoint(x, y);
+      if (!inner || inner === hit) break;
+      hit = inner;
+    }
+    return hit;
   }
 
   function click() {
@@ -538,7 +721,9 @@ function tabwirePage(command, argsJson) {
       const cover = hit ? describeCover(hit) : 'nothing clickable';
       return fail('TARGET_COVERED', `${label} is covered by ${cover} at (${Math.round(x)}, ${Math.round(y)}). Close or dismiss what covers it (a dialog, banner or overlay) and retry.`);
     }
-    return ok({ x, y, node });
+    const value = { x, y, node };
+    if (found.rebound) value.rebound = found.rebound;
+    return ok(value);
   }
 
   function typeText() {
@@ -582,7 +767,88 @@ function tabwirePage(command, argsJson) {
       el.dispatchEvent(new Event('change', { bubbles: true }));
       value = el.type === 'password' ? (el.value ? REDACTED : '') : cap(el.value, TYPED_VALUE_MAX);
     }
-    return ok({ value, node: describe(el, deepActiveElement()) });
+    const result = { value, node: describe(el, deepActiveElement()) };
+    if (found.rebound) result.rebound = found.rebound;
+    return ok(result);
+  }
+
+  // This frame's index among its parent's frames (window.parent.frames[i] === window), which
+  // the parent can read even across origins; -1 in a top document.
+  function frameIndex() {
+    if (window.parent === window) return ok({ index: -1 });
+    const siblings = window.parent.frames;
+    for (let i = 0; i < siblings.length; i++) {
+      if (siblings[i] === window) return ok({ index: i });
+    }
+    return fail('STALE_REF', 'The frame is no longer part of its parent page.');
+  }
+
+  // The <iframe>/<frame> element showing child frame number `index` (shadow roots included).
+  function frameElement(index) {
+    const child = window.frames[index];
+    if (!child) return null;
+    for (const el of deepQuery('iframe, frame')) {
+      if (el.contentWindow === child) return el;
+    }
+    return null;
+  }
+
+  // Scrolls the element hosting child frame `index` into view, on the way down to a target.
+  function scrollFrame() {
+    const el = frameElement(args.index);
+    if (!el) return fail('STALE_REF', 'The frame is no longer part of its parent page.');
+    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    return ok({});
+  }
+
+  // Translates a point inside child frame `index` into this frame's viewport (through the
+  // frame element's content box) and checks that the frame element is what is hit there.
+  function frameHit() {
+    const el = frameElement(args.index);
+    if (!el) return fail('STALE_REF', 'The frame is no longer part of its parent page.');
+    const rect = el.getBoundingClientRect();
+    const style = getComputedStyle(el);
+    const x = rect.left + el.clientLeft + (parseFloat(style.paddingLeft) || 0) + args.x;
+    const y = rect.top + el.clientTop + (parseFloat(style.paddingTop) || 0) + args.y;
+    if (x < 0 || y < 0 || x >= window.innerWidth || y >= window.innerHeight) {
+      return fail('TARGET_NOT_VISIBLE', `The frame's element could not be scrolled into view (the click point stays outside the viewport).`);
+    }
+    const hit = deepElementFromPoint(x, y);
+    if (hit !== el) {
+      const cover = hit ? describeCover(hit) : 'nothing clickable';
+      return fail('TARGET_COVERED', `The frame holding the element is covered by ${cover} at (${Math.round(x)}, ${Math.round(y)}). Close or dismiss what covers it and retry.`);
+    }
+    return ok({ x, y });
+  }
+
+  // The readable text, or the markup without password values, of the document or the scope.
+  function content() {
+    let el = null;
+    if (args.scope) {
+      const found = resolveTarget(args.scope);
+      if (found.error) return found;
+      el = found.el;
+    }
+    let text;
+    if (args.format === 'text') {
+      const from = el || document.body || document.documentElement;
+      text = from ? (typeof from.innerText === 'string' ? from.innerText : from.textContent || '') : '';
+    } else {
+      const from = el || document.documentElement;
+      if (!from) {
+        text = '';
+      } else {
+        // Work on a copy: the page's own fields keep their values.
+        const copy = from.cloneNode(true);
+        const isPassword = (input) => input.tagName === 'INPUT' && (input.getAttribute('type') || '').toLowerCase() === 'password';
+        if (isPassword(copy)) copy.removeAttribute('value');
+        for (const input of copy.querySelectorAll('input')) {
+          if (isPassword(input)) input.removeAttribute('value');
+        }
+        text = copy.outerHTML;
+      }
+    }
+    return ok({ url: cap(location.href, URL_MAX), title: cap(document.title, TITLE_MAX), doc: ids.token, text });
   }
 
   let reply;
@@ -591,6 +857,10 @@ function tabwirePage(command, argsJson) {
     else if (command === 'snapshot') reply = snapshot();
     else if (command === 'click') reply = click();
     else if (command === 'type') reply = typeText();
+    else if (command === 'content') reply = content();
+    else if (command === 'frameIndex') reply = frameIndex();
+    else if (command === 'scrollFrame') reply = scrollFrame();
+    else if (command === 'frameHit') reply = frameHit();
     else reply = fail('INTERNAL', `unknown page command ${command}`);
   } catch (e) {
     reply = fail('INTERNAL', `tabwire's page script failed: ${e && e.message ? e.message : e}`);

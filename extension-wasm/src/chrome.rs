@@ -54,6 +54,10 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onRemoved"], js_name = removeListener)]
     pub fn tabs_on_removed_remove(listener: &Function);
 
+    // --- chrome.webNavigation ---
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "webNavigation"], js_name = getAllFrames)]
+    pub fn web_navigation_get_all_frames(details: &JsValue) -> Result<Promise, JsValue>;
+
     // --- chrome.debugger ---
     #[wasm_bindgen(catch, js_namespace = ["chrome", "debugger"], js_name = attach)]
     pub fn debugger_attach(target: &JsValue, version: &str) -> Result<Promise, JsValue>;
@@ -168,6 +172,20 @@ impl ChromeTab {
     pub fn tab_id(&self) -> Option<u32> {
         self.id.and_then(|id| u32::try_from(id).ok())
     }
+}
+
+/// The fields of a `chrome.webNavigation` frame that tabwire reads.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct ChromeFrame {
+    /// 0 for the top document.
+    pub frame_id: i64,
+    /// -1 for the top document.
+    pub parent_frame_id: i64,
+    /// The frame's URL.
+    pub url: String,
+    /// `active`, `prerender`, `cached` or `pending_deletion` (Chrome 106+).
+    pub document_lifecycle: Option<String>,
 }
 
 /// The version string from `chrome.runtime.getManifest()`.

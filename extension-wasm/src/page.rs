@@ -1,24 +1,30 @@
 //! Calling the in-page collector (js/page.js) and reading its answer.
 //!
-//! Every page-side step goes through [`run`]: it injects `tabwirePage` into the tab's top frame
+//! Every page-side step goes through [`run`]: it injects `tabwirePage` into one frame of the tab
 //! with `chrome.scripting.executeScript`, parses the JSON string it returns, and reports the
 //! `documentId` Chrome ran it in — the identity refs are bound to. Chrome's refusals (chrome://
-//! pages, the Web Store, other extensions, error pages) become `RESTRICTED_PAGE` here, in one
-//! place, with advice an agent can follow.
+//! pages, the Web Store, other extensions, error pages, frames that no longer exist) become
+//! error codes here, in one place, with advice an agent can follow.
 
 use js_sys::Promise;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tabwire_protocol::ops::REDACTED;
-use tabwire_protocol::{ErrorCode, OpError, TabId};
+use tabwire_protocol::{ContentFormat, ErrorCode, OpError, TabId};
 use wasm_bindgen::prelude::*;
 
 use crate::chrome;
+use crate::observation::facts::Identity;
 
 #[wasm_bindgen(module = "/js/page.js")]
 extern "C" {
     #[wasm_bindgen(catch, js_name = runInPage)]
-    fn run_in_page(tab_id: u32, command: &str, args_json: &str) -> Result<Promise, JsValue>;
+    fn run_in_page(
+        tab_id: u32,
+        frame_id: u32,
+        command: &str,
+        args_json: &str,
+    ) -> Result<Promise, JsValue>;
 }
 
 /// What the page is asked to do.
@@ -31,12 +37,14 @@ extern "C" {
 pub enum PageCommand {
     /// Report the document's URL and title (and, by failing, whether it can be scripted).
     Probe,
-    /// Walk the DOM and report node facts, stopping once the budget is certainly spent.
+    /// Walk the document (or the scope's subtree) and report every visible node's facts, and
+    /// which of the `known` keys' elements have left the document.
     Snapshot {
-        /// The observation's node budget.
-        max_nodes: u32,
-        /// The observation's character budget.
-        max_chars: u32,
+        /// Observe only this element's subtree.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        scope: Option<PageTarget>,
+        /// Keys of the frame's live refs.
+        known: Vec<u32>,
     },
     /// Find the target, scroll it into view, hit-test its centre and report the point.
     Click {
@@ -52,6 +60,31 @@ pub enum PageCommand {
         /// Replace instead of append.
         clear: bool,
     },
+    /// Read the document's (or the scope's) text or markup.
+    Content {
+        /// Read only this element.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        scope: Option<PageTarget>,
+        /// Text or HTML.
+        format: ContentFormat,
+    },
+    /// Report this frame's index among its parent's frames.
+    FrameIndex,
+    /// Scroll the element of child frame `index` into view.
+    ScrollFrame {
+        /// The child's index in `window.frames`.
+        index: u32,
+    },
+    /// Translate a point of child frame `index` into this frame's viewport and check that the
+    /// frame's element is what is hit there.
+    FrameHit {
+        /// The child's index in `window.frames`.
+        index: u32,
+        /// The point in the child's viewport.
+        x: f64,
+        /// See `x`.
+        y: f64,
+    },
 }
 
 impl PageCommand {
@@ -61,6 +94,10 @@ impl PageCommand {
             PageCommand::Snapshot { .. } => "snapshot",
             PageCommand::Click { .. } => "click",
             PageCommand::Type { .. } => "type",
+            PageCommand::Content { .. } => "content",
+            PageCommand::FrameIndex => "frameIndex",
+            PageCommand::ScrollFrame { .. } => "scrollFrame",
+            PageCommand::FrameHit { .. } => "frameHit",
         }
     }
 }
@@ -78,6 +115,10 @@ pub enum PageTarget {
         /// The ref as the agent wrote it, for messages.
         #[serde(rename = "ref")]
         element_ref: String,
+        /// What the element looked like, so the page can find its one replacement if it was
+        /// removed.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        identity: Option<Identity>,
     },
     /// A CSS selector that must match exactly one element.
     Css {
@@ -123,21 +164,40 @@ pub struct InPage<T> {
     pub value: T,
     /// Chrome's ID of the document the command ran in.
     pub document_id: String,
+    /// The size of the page's JSON answer, for the log.
+    pub bytes: usize,
 }
 
-/// Runs `command` in the top frame of `tab`.
+/// What to say when the frame a command is for no longer exists.
+#[derive(Debug, Clone, Copy)]
+pub enum MissingFrame<'a> {
+    /// The frame was named by the request (`frameId`): the argument is wrong now.
+    Requested,
+    /// The frame was named by a ref: the ref is stale.
+    OfRef(&'a str),
+}
+
+/// Runs `command` in frame `frame` (0: the top document) of `tab`.
 pub async fn run<T: DeserializeOwned>(
     tab: TabId,
+    frame: u32,
     command: &PageCommand,
+    missing: MissingFrame<'_>,
 ) -> Result<InPage<T>, OpError> {
     let args = serde_json::to_string(&Args {
         redacted: REDACTED,
         command,
     })
     .map_err(|e| OpError::new(ErrorCode::Internal, format!("encoding page arguments: {e}")))?;
-    let injection = chrome::call(run_in_page(tab, command.name(), &args))
+    let injection = chrome::call(run_in_page(tab, frame, command.name(), &args))
         .await
-        .map_err(|failure| injection_error(&failure.message))?;
+        .map_err(|failure| {
+            if is_missing_frame(&failure.message) {
+                missing_frame_error(tab, frame, missing)
+            } else {
+                injection_error(&failure.message)
+            }
+        })?;
     let injection: Injection = chrome::from_js(injection).map_err(|e| {
         OpError::new(
             ErrorCode::Internal,
@@ -151,10 +211,38 @@ pub async fn run<T: DeserializeOwned>(
              was reading it. Retry once the page has loaded.",
         ));
     };
+    let bytes = json.len();
     parse_reply(&json).map(|value| InPage {
         value,
         document_id: injection.document_id,
+        bytes,
     })
+}
+
+/// Whether Chrome refused because the frame does not exist (any more).
+fn is_missing_frame(message: &str) -> bool {
+    let lower = message.to_ascii_lowercase();
+    lower.contains("no frame with id")
+}
+
+/// The error for a frame that no longer exists.
+pub fn missing_frame_error(tab: TabId, frame: u32, missing: MissingFrame<'_>) -> OpError {
+    match missing {
+        MissingFrame::Requested => OpError::new(
+            ErrorCode::InvalidArgument,
+            format!(
+                "Tab {tab} has no frame {frame} (it was removed, or the page navigated). Call \
+                 list_frames to see the tab's frames."
+            ),
+        ),
+        MissingFrame::OfRef(element_ref) => OpError::new(
+            ErrorCode::StaleRef,
+            format!(
+                "{element_ref} is stale: its frame no longer exists (it was removed, or the page \
+                 navigated). Call list_frames and take a new snapshot of the frame."
+            ),
+        ),
+    }
 }
 
 /// Parses the page's JSON answer.
@@ -230,6 +318,7 @@ mod tests {
                 key: 4,
                 doc: "t".into(),
                 element_ref: "@e2".into(),
+                identity: None,
             },
             text: "hi".into(),
             clear: true,
@@ -246,6 +335,43 @@ mod tests {
         );
         let css = serde_json::to_value(PageTarget::Css { css: "#a".into() }).unwrap();
         assert_eq!(css, serde_json::json!({"css": "#a"}));
+        let snapshot = serde_json::to_value(Args {
+            redacted: REDACTED,
+            command: &PageCommand::Snapshot {
+                scope: None,
+                known: vec![3, 4],
+            },
+        })
+        .unwrap();
+        assert_eq!(
+            snapshot,
+            serde_json::json!({"redacted": "••••", "command": "snapshot", "known": [3, 4]})
+        );
+        let content = serde_json::to_value(Args {
+            redacted: REDACTED,
+            command: &PageCommand::Content {
+                scope: Some(PageTarget::Css { css: "main".into() }),
+                format: ContentFormat::Html,
+            },
+        })
+        .unwrap();
+        assert_eq!(content["format"], "html");
+        assert_eq!(content["scope"]["css"], "main");
+    }
+
+    #[test]
+    fn missing_frames_are_stale_refs_or_bad_arguments() {
+        assert!(is_missing_frame("No frame with id 7 in tab 3."));
+        let stale = missing_frame_error(3, 7, MissingFrame::OfRef("@f7e2"));
+        assert_eq!(stale.code, ErrorCode::StaleRef);
+        assert!(
+            stale.message.starts_with("@f7e2 is stale"),
+            "{}",
+            stale.message
+        );
+        let bad = missing_frame_error(3, 7, MissingFrame::Requested);
+        assert_eq!(bad.code, ErrorCode::InvalidArgument);
+        assert!(bad.message.contains("list_frames"));
     }
 
     #[test]

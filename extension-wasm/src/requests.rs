@@ -171,10 +171,15 @@ mod tests {
         assert!(click.action_may_have_occurred);
 
         let read = deadline_error(
-            &Operation::Snapshot {
+            &Operation::Snapshot(tabwire_protocol::SnapshotRequest {
+                frame_id: None,
+                scope: None,
+                query: None,
                 max_nodes: 1,
                 max_chars: 1,
-            },
+                offset: 0,
+                since: None,
+            }),
             500,
         );
         assert_eq!(read.code, ErrorCode::TabUnresponsive);

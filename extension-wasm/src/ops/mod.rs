@@ -7,6 +7,8 @@
 //! its time is up.
 
 mod click;
+mod content;
+mod frames;
 mod navigate;
 mod snapshot;
 mod tabs;
@@ -29,10 +31,9 @@ pub async fn execute(
     match op {
         Operation::ListTabs => tabs::list_tabs().await,
         Operation::Navigate { url } => navigate::navigate(tab_id, &url, checkpoint).await,
-        Operation::Snapshot {
-            max_nodes,
-            max_chars,
-        } => snapshot::snapshot(tab_id, max_nodes, max_chars).await,
+        Operation::Snapshot(request) => snapshot::snapshot(tab_id, request, checkpoint).await,
+        Operation::ListFrames => frames::list_frames(tab_id).await,
+        Operation::Content(request) => content::content(tab_id, request).await,
         Operation::Click { target } => click::click(tab_id, &target, checkpoint).await,
         Operation::TypeText {
             target,

@@ -14,7 +14,8 @@ use wasm_bindgen::{JsCast, JsValue};
 use crate::chrome::{self, ChromeTab};
 use crate::mailbox::Mailbox;
 use crate::ops::tabs::{resolve_tab, tab_error};
-use crate::page::{self, PageCommand};
+use crate::page::{self, MissingFrame, PageCommand};
+use crate::refs::TOP_FRAME;
 use crate::requests::Checkpoint;
 
 /// Loads `url` in the tab and waits for it.
@@ -40,7 +41,9 @@ pub async fn navigate(
     };
     // Chrome reports a failed load (unreachable host, unknown name) as a completed load of
     // its error page; only asking the page tells the two apart.
-    match page::run::<PageIdentity>(tab, &PageCommand::Probe).await {
+    match page::run::<PageIdentity>(tab, TOP_FRAME, &PageCommand::Probe, MissingFrame::Requested)
+        .await
+    {
         Ok(page) => {
             navigated.url = page.value.url;
             navigated.title = page.value.title;

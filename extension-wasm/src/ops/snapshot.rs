@@ -1,64 +1,85 @@
-//! `Snapshot`: observe the tab's page — one collector walk, then refs and budget in Rust.
+//! `Snapshot`: observe one document of the tab — one collector walk in the page, then refs,
+//! query, window, delta and baseline in the engine (`observation::engine`).
+//!
+//! The snapshot takes a generation from its frame's fence when it starts and commits only if
+//! no snapshot that started later has committed meanwhile (else `SUPERSEDED`, changing
+//! nothing). The commit is synchronous once the page has answered, so a snapshot dropped at its
+//! deadline, or whose connection closed, never gets there.
 
-use serde::Deserialize;
-use tabwire_protocol::{Observation, OpError, OpResult, TabId};
+use tabwire_protocol::{OpError, OpResult, SnapshotRequest, TabId, Target};
 
-use crate::observation::{self, Budget, PageNode};
-use crate::ops::tabs::resolve_tab;
-use crate::page::{self, PageCommand};
-use crate::refs;
+use crate::observation::engine::{self, SnapshotFacts, Source};
+use crate::ops::{tabs::resolve_tab, target};
+use crate::page::{self, MissingFrame, PageCommand};
+use crate::refs::{self, TOP_FRAME};
+use crate::requests::Checkpoint;
+use crate::timer::now_ms;
 
-/// The collector's snapshot answer.
-#[derive(Deserialize)]
-struct SnapshotFacts {
-    url: String,
-    title: String,
-    /// The collector's document token (see `refs`).
-    doc: String,
-    /// Lines on the whole page, including those not reported.
-    total: u32,
-    nodes: Vec<PageNode>,
-}
-
-/// Takes an observation of the tab.
+/// Takes an observation of a document of the tab.
 pub async fn snapshot(
     tab_id: Option<TabId>,
-    max_nodes: u32,
-    max_chars: u32,
+    request: SnapshotRequest,
+    checkpoint: &Checkpoint,
 ) -> Result<OpResult, OpError> {
     let tab = resolve_tab(tab_id).await?.id;
+    let frame = target::frame_for(request.frame_id, request.scope.as_ref())?;
+    let scope = request
+        .scope
+        .as_ref()
+        .map(|scope| target::prepare(tab, scope, frame))
+        .transpose()?;
+    let (ticket, known) =
+        refs::with_tables(|tables| (tables.begin(tab, frame), tables.live_keys(tab, frame)));
+    let missing = scope
+        .as_ref()
+        .map_or(MissingFrame::Requested, |s| s.missing_frame());
     let reply = page::run::<SnapshotFacts>(
         tab,
+        frame,
         &PageCommand::Snapshot {
-            max_nodes,
-            max_chars,
+            scope: scope.as_ref().map(|s| s.page.clone()),
+            known,
         },
+        missing,
     )
     .await?;
-    let facts = reply.value;
-    let budget = Budget {
-        max_nodes,
-        max_chars,
+    if let Some(scope) = &scope {
+        scope.check_document(&reply.document_id)?;
+    }
+    // Nothing is kept for a request whose answer nobody will read.
+    checkpoint.check()?;
+    let started = now_ms();
+    let collector_ms = reply.value.ms;
+    let node_count = reply.value.nodes.len();
+    let scope_ref = match &request.scope {
+        Some(Target::Ref(element_ref)) => Some(element_ref.index),
+        _ => None,
     };
-    // Refs are assigned synchronously once the page has answered: a snapshot dropped at its
-    // deadline never gets here, so a late answer cannot rewrite the ref table.
+    let document_id = reply.document_id;
     let observation = refs::with_tables(|tables| {
-        let table = tables.begin_observation(tab, &reply.document_id, &facts.doc);
-        let built = observation::build(&facts.nodes, facts.total, &facts.url, budget, |key| {
-            table.ref_for(key)
-        });
-        Observation {
-            tab_id: tab,
-            url: facts.url,
-            title: facts.title,
-            document_id: reply.document_id,
-            version: table.version(),
-            nodes: built.nodes,
-            total_nodes: built.total_nodes,
-            truncated: built.truncated,
-            omitted_nodes: built.omitted_nodes,
+        let state = tables.commit(ticket)?;
+        let new_top_document = frame == TOP_FRAME
+            && state
+                .doc
+                .as_ref()
+                .is_none_or(|d| d.document_id != document_id);
+        let source = Source {
+            tab,
+            frame,
+            document_id: &document_id,
+            scope_ref,
+        };
+        let observation = engine::observe(state, source, &request, reply.value);
+        if new_top_document {
+            tables.forget_subframes(tab);
         }
-    });
+        Ok::<_, OpError>(observation)
+    })?;
+    crate::log!(
+        "snapshot of tab {tab} frame {frame}: {node_count} nodes ({} KB) collected in {collector_ms} ms, engine {:.1} ms",
+        reply.bytes / 1024,
+        now_ms() - started
+    );
     refs::store::save(tab);
     Ok(OpResult::Snapshot(observation))
 }

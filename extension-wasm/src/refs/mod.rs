@@ -1,199 +1,250 @@
-//! Element refs (`@e12`) and the per-tab tables that bind them to page elements.
+//! Element refs (`@e12`, `@f3e5`) and the per-document state behind them.
 //!
 //! The in-page collector gives every element it reports a numeric identity `key`, stable for
-//! the document's life (a WeakMap in the page's isolated world). The wasm turns keys into the
-//! short refs agents see: per tab, one [`RefTable`] bound to the Chrome `documentId` the
-//! observation came from. The same key always gets the same ref; numbers are handed out from 1
-//! and never reused within a document. A different `documentId` means the tab navigated: the
-//! table is replaced and every old ref becomes stale.
+//! the document's life (a WeakMap in the frame's isolated world). The wasm turns keys into the
+//! short refs agents see. State is kept per (tab, frame) — frame 0 is the top document, whose
+//! refs print as `@e<n>`; a frame's print as `@f<frameId>e<n>` — in a [`FrameState`]:
+//! - the ref numbers handed out so far, which keep counting across the frame's documents, so a
+//!   ref from an earlier page is always `STALE_REF` and never names an element of the new one;
+//! - the snapshot fence ([`FrameState::begin`] / [`RefTables::commit`]): a snapshot commits
+//!   its refs and baseline only if no snapshot that started later has committed first;
+//! - the current document ([`DocState`]): Chrome's `documentId`, the collector's document
+//!   token, the refs ([`table::RefTable`]), the observation version and the baselines. A
+//!   different `documentId` means the frame navigated: the document state is replaced.
 //!
-//! Tables are saved to `chrome.storage.session` after every observation ([`store`]) and
-//! loaded when the worker starts, so a service worker that Chrome stopped and restarted keeps
-//! handing out the same refs instead of starting again from `@e1` (which could silently point an
-//! agent's old ref at a different element).
+//! The document token is a random value the collector keeps next to its keys, which the page
+//! checks before acting on a key, so a key can never be applied to a different document even
+//! for the instant before the wasm sees the new `documentId`.
 //!
-//! The table also remembers the page's `doc_token` (a random value the collector keeps next to
-//! its keys), which the page checks before acting on a key, so a key can never be applied to a
-//! different document even for the instant before the wasm sees the new `documentId`.
+//! Refs survive a service-worker restart through `chrome.storage.session` ([`store`]);
+//! baselines do not (a delta request after a restart gets a full observation with `reset`).
 
 pub mod store;
+pub mod table;
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
 use tabwire_protocol::{ElementRef, ErrorCode, OpError, TabId};
 
-/// The refs handed out for one document of one tab.
-#[derive(Debug, Clone)]
-pub struct RefTable {
-    /// Chrome's ID of the document these refs belong to.
-    document_id: String,
-    /// The collector's token for the same document (see the module docs).
-    doc_token: String,
-    /// Observations of this document so far; the latest observation's version.
-    version: u64,
-    /// The last ref number handed out.
-    last_index: u32,
-    by_key: HashMap<u32, u32>,
-    by_index: HashMap<u32, u32>,
+use crate::observation::delta::Baselines;
+use crate::observation::facts::Identity;
+use table::RefTable;
+
+/// Frame 0 is the top document.
+pub const TOP_FRAME: u32 = 0;
+
+/// The frame number a ref lives in (`@e3` and `@f0e3` both name the top document).
+pub fn frame_of(element_ref: ElementRef) -> u32 {
+    element_ref.frame.unwrap_or(TOP_FRAME)
 }
 
-impl RefTable {
+/// The ref for number `index` in `frame`.
+pub fn element_ref(frame: u32, index: u32) -> ElementRef {
+    ElementRef {
+        frame: (frame != TOP_FRAME).then_some(frame),
+        index,
+    }
+}
+
+/// What one document of one frame has: refs, observation version, baselines.
+#[derive(Debug, Clone)]
+pub struct DocState {
+    /// Chrome's ID of the document.
+    pub document_id: String,
+    /// The collector's token for the same document (see the module docs).
+    pub doc_token: String,
+    /// The latest observation's version; 0 before the first.
+    pub version: u64,
+    /// Its refs.
+    pub refs: RefTable,
+    /// Its last observations' windows.
+    pub baselines: Baselines,
+}
+
+impl DocState {
     fn new(document_id: &str, doc_token: &str) -> Self {
-        RefTable {
+        DocState {
             document_id: document_id.to_owned(),
             doc_token: doc_token.to_owned(),
             version: 0,
-            last_index: 0,
-            by_key: HashMap::new(),
-            by_index: HashMap::new(),
-        }
-    }
-
-    /// The ref of the element with `key`, handing out the next number on first sight.
-    pub fn ref_for(&mut self, key: u32) -> ElementRef {
-        if let Some(&index) = self.by_key.get(&key) {
-            return ElementRef::top(index);
-        }
-        self.last_index += 1;
-        self.by_key.insert(key, self.last_index);
-        self.by_index.insert(self.last_index, key);
-        ElementRef::top(self.last_index)
-    }
-
-    /// The observation version of the latest snapshot.
-    pub fn version(&self) -> u64 {
-        self.version
-    }
-
-    /// The table as saved in session storage.
-    pub fn to_saved(&self) -> SavedTable {
-        let mut keys: Vec<(u32, u32)> = self.by_key.iter().map(|(&k, &i)| (k, i)).collect();
-        keys.sort_unstable_by_key(|&(_, index)| index);
-        SavedTable {
-            document_id: self.document_id.clone(),
-            doc_token: self.doc_token.clone(),
-            version: self.version,
-            last_index: self.last_index,
-            keys,
-        }
-    }
-
-    /// Rebuilds a table from its saved form.
-    pub fn from_saved(saved: SavedTable) -> Self {
-        let by_key: HashMap<u32, u32> = saved.keys.iter().copied().collect();
-        let by_index = saved.keys.iter().map(|&(k, i)| (i, k)).collect();
-        let highest = saved.keys.iter().map(|&(_, i)| i).max().unwrap_or(0);
-        RefTable {
-            document_id: saved.document_id,
-            doc_token: saved.doc_token,
-            version: saved.version,
-            // Never below a number already handed out, even if the saved counter is damaged.
-            last_index: saved.last_index.max(highest),
-            by_key,
-            by_index,
+            refs: RefTable::default(),
+            baselines: Baselines::default(),
         }
     }
 }
 
-/// A [`RefTable`] in the form kept in `chrome.storage.session`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct SavedTable {
-    document_id: String,
-    doc_token: String,
-    version: u64,
-    last_index: u32,
-    /// `(key, ref number)` pairs.
-    keys: Vec<(u32, u32)>,
+/// A snapshot's place in its frame's order: the generation it took when it started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ticket {
+    /// The tab.
+    pub tab: TabId,
+    /// The frame.
+    pub frame: u32,
+    generation: u64,
+}
+
+/// Everything kept for one frame of one tab.
+#[derive(Debug, Clone, Default)]
+pub struct FrameState {
+    /// The last ref number handed out in this frame, over all its documents.
+    pub last_index: u32,
+    /// Generations handed to snapshots that started.
+    issued: u64,
+    /// The generation of the last snapshot that committed.
+    committed: u64,
+    /// The current document, once observed.
+    pub doc: Option<DocState>,
+}
+
+impl FrameState {
+    /// The state of document `document_id`, replacing the previous document's.
+    pub fn document(&mut self, document_id: &str, doc_token: &str) -> &mut DocState {
+        let current = self
+            .doc
+            .as_ref()
+            .is_some_and(|d| d.document_id == document_id && d.doc_token == doc_token);
+        if !current {
+            self.doc = Some(DocState::new(document_id, doc_token));
+        }
+        self.doc.as_mut().expect("just set")
+    }
 }
 
 /// Where a ref points: what the page needs to find the element again.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ResolvedRef {
+    /// The frame the element lives in.
+    pub frame: u32,
+    /// The ref number.
+    pub index: u32,
     /// The collector's element key.
     pub key: u32,
     /// The page-side document token the key belongs to.
     pub doc_token: String,
     /// Chrome's document ID the key belongs to.
     pub document_id: String,
+    /// What the element looked like, to recognise a replacement if it is gone.
+    pub identity: Option<Identity>,
 }
 
-/// Every tab's current ref table.
+/// Every tab's and frame's ref state.
 #[derive(Debug, Default)]
 pub struct RefTables {
-    tabs: HashMap<TabId, RefTable>,
+    frames: HashMap<(TabId, u32), FrameState>,
 }
 
 impl RefTables {
-    /// Starts a new observation of `tab`, whose document is `document_id`: replaces the table
-    /// when the document changed, and bumps the version. Returns the table to assign refs from.
-    pub fn begin_observation(
-        &mut self,
-        tab: TabId,
-        document_id: &str,
-        doc_token: &str,
-    ) -> &mut RefTable {
-        let table = self
-            .tabs
-            .entry(tab)
-            .or_insert_with(|| RefTable::new(document_id, doc_token));
-        if table.document_id != document_id || table.doc_token != doc_token {
-            // Numbers keep counting up across the tab's documents: a ref from the previous
-            // page must come back STALE_REF, never name whatever element of the new page
-            // happened to get the same number.
-            let last_index = table.last_index;
-            *table = RefTable::new(document_id, doc_token);
-            table.last_index = last_index;
+    /// The state of a frame, created empty on first use.
+    pub fn frame(&mut self, tab: TabId, frame: u32) -> &mut FrameState {
+        self.frames.entry((tab, frame)).or_default()
+    }
+
+    /// The state of a frame, if it has any.
+    pub fn get(&self, tab: TabId, frame: u32) -> Option<&FrameState> {
+        self.frames.get(&(tab, frame))
+    }
+
+    /// A snapshot of `frame` starts: it takes the next generation.
+    pub fn begin(&mut self, tab: TabId, frame: u32) -> Ticket {
+        let state = self.frame(tab, frame);
+        state.issued += 1;
+        Ticket {
+            tab,
+            frame,
+            generation: state.issued,
         }
-        table.version += 1;
-        table
+    }
+
+    /// A snapshot finished and may commit unless a snapshot that started after it has already
+    /// committed; then it must change nothing and fail with `SUPERSEDED`.
+    pub fn commit(&mut self, ticket: Ticket) -> Result<&mut FrameState, OpError> {
+        let state = self.frame(ticket.tab, ticket.frame);
+        if state.committed > ticket.generation {
+            return Err(OpError::new(
+                ErrorCode::Superseded,
+                "A newer snapshot of this page finished first, so this one's refs and version \
+                 were not kept. Use the newer snapshot, or take a new one.",
+            ));
+        }
+        state.committed = ticket.generation;
+        Ok(state)
+    }
+
+    /// A committed snapshot saw a new top document: every other frame of the tab belonged to
+    /// the old one (frames of the new page get new frame IDs).
+    pub fn forget_subframes(&mut self, tab: TabId) {
+        self.frames
+            .retain(|&(t, frame), _| t != tab || frame == TOP_FRAME);
+    }
+
+    /// Keys of the frame's current refs whose elements are not yet known to be gone.
+    pub fn live_keys(&self, tab: TabId, frame: u32) -> Vec<u32> {
+        self.get(tab, frame)
+            .and_then(|f| f.doc.as_ref())
+            .map(|d| d.refs.live_keys())
+            .unwrap_or_default()
     }
 
     /// Finds what `element_ref` points at in `tab`, or says why it cannot be used.
     pub fn resolve(&self, tab: TabId, element_ref: ElementRef) -> Result<ResolvedRef, OpError> {
-        if element_ref.frame.is_some() {
-            return Err(OpError::new(
-                ErrorCode::StaleRef,
-                format!(
-                    "{element_ref} names an element inside a frame; frame refs are not supported \
-                     yet (frames come later): use a ref without a frame part or a CSS selector"
-                ),
-            ));
-        }
-        let Some(table) = self.tabs.get(&tab) else {
-            return Err(stale(
-                element_ref,
-                "no snapshot of this tab has been taken since the extension started",
-            ));
+        let frame = frame_of(element_ref);
+        let Some(doc) = self.get(tab, frame).and_then(|f| f.doc.as_ref()) else {
+            let why = if frame == TOP_FRAME {
+                "no snapshot of this tab has been taken since the extension started".to_owned()
+            } else {
+                format!("frame {frame} of this tab has not been observed (or has gone)")
+            };
+            return Err(stale(element_ref, &why));
         };
-        let Some(&key) = table.by_index.get(&element_ref.index) else {
+        let Some(binding) = doc.refs.binding(element_ref.index) else {
             return Err(stale(
                 element_ref,
-                "it was not issued for the tab's current document",
+                "it was not issued for the current document of its frame",
             ));
         };
         Ok(ResolvedRef {
-            key,
-            doc_token: table.doc_token.clone(),
-            document_id: table.document_id.clone(),
+            frame,
+            index: element_ref.index,
+            key: binding.key,
+            doc_token: doc.doc_token.clone(),
+            document_id: doc.document_id.clone(),
+            identity: binding.identity.clone(),
         })
     }
 
-    /// Drops a closed tab's table.
+    /// Records that the page found ref `resolved` gone and acted on its replacement `key`.
+    pub fn rebind(&mut self, tab: TabId, resolved: &ResolvedRef, key: u32) {
+        if let Some(doc) = self
+            .frames
+            .get_mut(&(tab, resolved.frame))
+            .and_then(|f| f.doc.as_mut())
+            .filter(|d| d.document_id == resolved.document_id && d.doc_token == resolved.doc_token)
+        {
+            doc.refs.rebind(resolved.index, key);
+        }
+    }
+
+    /// Drops a closed tab's state.
     pub fn forget_tab(&mut self, tab: TabId) {
-        self.tabs.remove(&tab);
+        self.frames.retain(|&(t, _), _| t != tab);
     }
 
-    /// The table of `tab`, if it has one.
-    pub fn table(&self, tab: TabId) -> Option<&RefTable> {
-        self.tabs.get(&tab)
+    /// The frames of `tab` that have state, sorted.
+    pub fn frames_of(&self, tab: TabId) -> Vec<(u32, &FrameState)> {
+        let mut frames: Vec<(u32, &FrameState)> = self
+            .frames
+            .iter()
+            .filter(|((t, _), _)| *t == tab)
+            .map(|(&(_, f), s)| (f, s))
+            .collect();
+        frames.sort_unstable_by_key(|(f, _)| *f);
+        frames
     }
 
-    /// Puts back a table loaded from storage, unless the tab already has a newer one.
-    pub fn restore(&mut self, tab: TabId, table: RefTable) {
-        self.tabs.entry(tab).or_insert(table);
+    /// Puts back a frame loaded from storage, unless it already has newer state.
+    pub fn restore(&mut self, tab: TabId, frame: u32, state: FrameState) {
+        self.frames.entry((tab, frame)).or_insert(state);
     }
 }
 
@@ -206,12 +257,12 @@ pub fn stale(element_ref: ElementRef, why: &str) -> OpError {
 }
 
 thread_local! {
-    /// The worker's ref tables, restored from session storage when the worker starts.
+    /// The worker's ref state, restored from session storage when the worker starts.
     static TABLES: RefCell<RefTables> = RefCell::new(RefTables::default());
 }
 
-/// Runs `f` with the worker's ref tables. `f` must not await (it cannot: it is synchronous),
-/// so no observation can interleave with another's ref assignment.
+/// Runs `f` with the worker's ref state. `f` must not await (it cannot: it is synchronous), so
+/// no observation can interleave with another's ref assignment.
 pub fn with_tables<R>(f: impl FnOnce(&mut RefTables) -> R) -> R {
     TABLES.with(|tables| f(&mut tables.borrow_mut()))
 }
@@ -221,27 +272,50 @@ mod tests {
     use super::*;
 
     #[test]
-    fn same_key_same_ref_and_numbers_grow_from_one() {
+    fn the_fence_keeps_the_newest_snapshot() {
         let mut tables = RefTables::default();
-        let table = tables.begin_observation(1, "DOC-A", "t1");
-        assert_eq!(table.ref_for(40), ElementRef::top(1));
-        assert_eq!(table.ref_for(7), ElementRef::top(2));
-        assert_eq!(table.version(), 1);
-        let table = tables.begin_observation(1, "DOC-A", "t1");
-        assert_eq!(table.ref_for(7), ElementRef::top(2));
-        assert_eq!(table.ref_for(99), ElementRef::top(3));
-        assert_eq!(table.version(), 2);
-        assert_eq!(tables.resolve(1, ElementRef::top(1)).unwrap().key, 40);
+        let first = tables.begin(1, 0);
+        let second = tables.begin(1, 0);
+        // The later snapshot finishes first and commits; the earlier one may not overwrite it.
+        tables.commit(second).unwrap();
+        let err = tables.commit(first).unwrap_err();
+        assert_eq!(err.code, ErrorCode::Superseded);
+        // In order, both commit.
+        let third = tables.begin(1, 0);
+        let fourth = tables.begin(1, 0);
+        tables.commit(third).unwrap();
+        tables.commit(fourth).unwrap();
     }
 
     #[test]
-    fn a_new_document_gets_a_new_table_and_old_refs_stay_stale() {
+    fn fences_are_per_frame_and_per_tab() {
         let mut tables = RefTables::default();
-        tables.begin_observation(1, "DOC-A", "t1").ref_for(5);
-        let table = tables.begin_observation(1, "DOC-B", "t2");
-        assert_eq!(table.version(), 1);
+        let top = tables.begin(1, 0);
+        let frame = tables.begin(1, 3);
+        let other_tab = tables.begin(2, 0);
+        let newer_top = tables.begin(1, 0);
+        tables.commit(newer_top).unwrap();
+        tables.commit(frame).unwrap();
+        tables.commit(other_tab).unwrap();
+        assert_eq!(tables.commit(top).unwrap_err().code, ErrorCode::Superseded);
+    }
+
+    /// Shows `key` in `document` of frame `frame`, as an observation would.
+    fn show(tables: &mut RefTables, frame: u32, document: &str, token: &str, key: u32) -> u32 {
+        let state = tables.frame(1, frame);
+        let mut last = state.last_index;
+        let index = state.document(document, token).refs.assign(key, &mut last);
+        state.last_index = last;
+        index
+    }
+
+    #[test]
+    fn a_new_document_keeps_counting_and_old_refs_stay_stale() {
+        let mut tables = RefTables::default();
+        assert_eq!(show(&mut tables, 0, "DOC-A", "t1", 5), 1);
         // The new page's first element does not reuse @e1, so the old @e1 cannot hit it.
-        assert_eq!(table.ref_for(1), ElementRef::top(2));
+        assert_eq!(show(&mut tables, 0, "DOC-B", "t2", 1), 2);
+        assert_eq!(tables.get(1, 0).unwrap().doc.as_ref().unwrap().version, 0);
         assert_eq!(
             tables.resolve(1, ElementRef::top(1)).unwrap_err().code,
             ErrorCode::StaleRef
@@ -253,9 +327,45 @@ mod tests {
     }
 
     #[test]
+    fn frame_refs_resolve_in_their_own_frame() {
+        let mut tables = RefTables::default();
+        show(&mut tables, 0, "D0", "t", 10);
+        show(&mut tables, 4, "D4", "t", 20);
+        let top = tables.resolve(1, ElementRef::top(1)).unwrap();
+        assert_eq!((top.frame, top.key), (0, 10));
+        let framed = ElementRef {
+            frame: Some(4),
+            index: 1,
+        };
+        assert_eq!(framed.to_string(), "@f4e1");
+        let inner = tables.resolve(1, framed).unwrap();
+        assert_eq!((inner.frame, inner.key), (4, 20));
+        assert_eq!(inner.document_id, "D4");
+        // `@f0e1` is the top document's `@e1`.
+        let zero = ElementRef {
+            frame: Some(0),
+            index: 1,
+        };
+        assert_eq!(tables.resolve(1, zero).unwrap().key, 10);
+        // A frame that was never observed (or has gone) is stale.
+        let missing = ElementRef {
+            frame: Some(9),
+            index: 1,
+        };
+        let err = tables.resolve(1, missing).unwrap_err();
+        assert_eq!(err.code, ErrorCode::StaleRef);
+        assert!(err.message.contains("frame 9"), "{}", err.message);
+        tables.forget_subframes(1);
+        assert!(tables.resolve(1, framed).is_err());
+        assert!(tables.resolve(1, ElementRef::top(1)).is_ok());
+        assert_eq!(element_ref(0, 3), ElementRef::top(3));
+        assert_eq!(element_ref(4, 3).to_string(), "@f4e3");
+    }
+
+    #[test]
     fn unknown_refs_and_tabs_are_stale() {
         let mut tables = RefTables::default();
-        tables.begin_observation(1, "DOC-A", "t1").ref_for(5);
+        show(&mut tables, 0, "D", "t", 5);
         let err = tables.resolve(1, ElementRef::top(2)).unwrap_err();
         assert_eq!(err.code, ErrorCode::StaleRef);
         assert!(err.message.contains("new snapshot"), "{}", err.message);
@@ -268,36 +378,15 @@ mod tests {
     }
 
     #[test]
-    fn a_saved_table_comes_back_identical() {
+    fn action_rebinding_applies_only_to_the_same_document() {
         let mut tables = RefTables::default();
-        let table = tables.begin_observation(4, "DOC", "tok");
-        table.ref_for(30);
-        table.ref_for(10);
-        let saved = serde_json::to_string(&table.to_saved()).unwrap();
-
-        let mut restarted = RefTables::default();
-        let loaded = RefTable::from_saved(serde_json::from_str(&saved).unwrap());
-        restarted.restore(4, loaded);
-        assert_eq!(restarted.resolve(4, ElementRef::top(2)).unwrap().key, 10);
-        let table = restarted.begin_observation(4, "DOC", "tok");
-        assert_eq!(table.version(), 2);
-        assert_eq!(table.ref_for(30), ElementRef::top(1));
-        assert_eq!(
-            table.ref_for(99),
-            ElementRef::top(3),
-            "numbers are not reused"
-        );
-    }
-
-    #[test]
-    fn frame_refs_are_not_supported_yet() {
-        let tables = RefTables::default();
-        let framed = ElementRef {
-            frame: Some(1),
-            index: 1,
-        };
-        let err = tables.resolve(1, framed).unwrap_err();
-        assert_eq!(err.code, ErrorCode::StaleRef);
-        assert!(err.message.contains("frames come later"));
+        show(&mut tables, 0, "D", "t", 5);
+        let resolved = tables.resolve(1, ElementRef::top(1)).unwrap();
+        let mut elsewhere = resolved.clone();
+        elsewhere.document_id = "OTHER".into();
+        tables.rebind(1, &elsewhere, 9);
+        assert_eq!(tables.resolve(1, ElementRef::top(1)).unwrap().key, 5);
+        tables.rebind(1, &resolved, 9);
+        assert_eq!(tables.resolve(1, ElementRef::top(1)).unwrap().key, 9);
     }
 }

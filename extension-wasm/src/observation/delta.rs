@@ -1,0 +1,231 @@
+//! Observation baselines and deltas (SPEC §4).
+//!
+//! Every committed observation of a document leaves a baseline: the window it showed, as
+//! `(ref, text)` entries, with the parameters that made it. A later request with
+//! `since: version` whose parameters are equal gets only the differences: entries that are new
+//! or whose text changed, refs that left the window, and the window's full order when the
+//! surviving entries moved or something was inserted before the end. The last
+//! [`BASELINES_KEPT`] baselines of a document are kept.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use tabwire_protocol::Target;
+
+/// How many baselines a document keeps.
+pub const BASELINES_KEPT: usize = 8;
+
+/// What decides an observation's window besides the page: a delta is only meaningful against a
+/// baseline made with the same parameters (the frame is implied by the document).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Params {
+    /// The scope element.
+    pub scope: Option<Target>,
+    /// The text filter.
+    pub query: Option<String>,
+    /// The first line shown.
+    pub offset: u32,
+    /// The node budget.
+    pub max_nodes: u32,
+    /// The character budget.
+    pub max_chars: u32,
+}
+
+/// One node of a window: its ref number and its text (a select's lines joined by newlines).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// The ref number (within the document's frame).
+    pub index: u32,
+    /// Everything shown for the node.
+    pub text: String,
+}
+
+/// A window as it was shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Baseline {
+    /// The observation version that showed it.
+    pub version: u64,
+    /// The parameters that made it.
+    pub params: Params,
+    /// Its nodes, in order.
+    pub entries: Vec<Entry>,
+}
+
+/// A document's most recent baselines.
+#[derive(Debug, Clone, Default)]
+pub struct Baselines {
+    kept: VecDeque<Baseline>,
+}
+
+impl Baselines {
+    /// Keeps `baseline`, forgetting the oldest beyond [`BASELINES_KEPT`].
+    pub fn push(&mut self, baseline: Baseline) {
+        if self.kept.len() == BASELINES_KEPT {
+            self.kept.pop_front();
+        }
+        self.kept.push_back(baseline);
+    }
+
+    /// The baseline of `version`, if it is kept and was made with `params`.
+    pub fn matching(&self, version: u64, params: &Params) -> Option<&Baseline> {
+        self.kept
+            .iter()
+            .find(|b| b.version == version && &b.params == params)
+    }
+
+    /// The versions kept, oldest first.
+    pub fn versions(&self) -> Vec<u64> {
+        self.kept.iter().map(|b| b.version).collect()
+    }
+}
+
+/// The differences between two windows.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Diff {
+    /// Positions (in the new window) of entries that are new or whose text changed.
+    pub changed: Vec<usize>,
+    /// Ref numbers of entries that left the window, in their old order.
+    pub removed: Vec<u32>,
+    /// The new window's ref numbers, when surviving entries moved or new ones were inserted
+    /// anywhere but at the end.
+    pub order: Option<Vec<u32>>,
+}
+
+impl Diff {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.changed.is_empty() && self.removed.is_empty() && self.order.is_none()
+    }
+}
+
+/// Compares a window with its baseline.
+pub fn diff(old: &[Entry], new: &[Entry]) -> Diff {
+    let old_text: HashMap<u32, &str> = old.iter().map(|e| (e.index, e.text.as_str())).collect();
+    let new_refs: HashSet<u32> = new.iter().map(|e| e.index).collect();
+    let changed = new
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| old_text.get(&e.index) != Some(&e.text.as_str()))
+        .map(|(i, _)| i)
+        .collect();
+    let removed: Vec<u32> = old
+        .iter()
+        .map(|e| e.index)
+        .filter(|index| !new_refs.contains(index))
+        .collect();
+    let survivors_old: Vec<u32> = old
+        .iter()
+        .map(|e| e.index)
+        .filter(|i| new_refs.contains(i))
+        .collect();
+    let survivors_new: Vec<u32> = new
+        .iter()
+        .map(|e| e.index)
+        .filter(|i| old_text.contains_key(i))
+        .collect();
+    let moved = survivors_old != survivors_new;
+    // New entries only at the end can be appended by the reader; anywhere else it needs the
+    // order to place them.
+    let last_survivor = new.iter().rposition(|e| old_text.contains_key(&e.index));
+    let first_new = new.iter().position(|e| !old_text.contains_key(&e.index));
+    let inserted_before_end = matches!((first_new, last_survivor), (Some(f), Some(l)) if f < l);
+    let order = (moved || inserted_before_end).then(|| new.iter().map(|e| e.index).collect());
+    Diff {
+        changed,
+        removed,
+        order,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entries(list: &[(u32, &str)]) -> Vec<Entry> {
+        list.iter()
+            .map(|&(index, text)| Entry {
+                index,
+                text: text.into(),
+            })
+            .collect()
+    }
+
+    fn params(offset: u32) -> Params {
+        Params {
+            scope: None,
+            query: None,
+            offset,
+            max_nodes: 10,
+            max_chars: 100,
+        }
+    }
+
+    #[test]
+    fn an_unchanged_window_is_an_empty_diff() {
+        let a = entries(&[(1, "a"), (2, "b")]);
+        let d = diff(&a, &a);
+        assert!(d.is_empty(), "{d:?}");
+    }
+
+    #[test]
+    fn changed_text_and_removals_are_reported_without_order() {
+        let old = entries(&[(1, "a"), (2, "b"), (3, "c")]);
+        let new = entries(&[(1, "a"), (3, "C!")]);
+        let d = diff(&old, &new);
+        assert_eq!(d.changed, [1]);
+        assert_eq!(d.removed, [2]);
+        assert_eq!(d.order, None, "removing keeps the survivors' order");
+    }
+
+    #[test]
+    fn appending_needs_no_order_but_inserting_does() {
+        let old = entries(&[(1, "a"), (2, "b")]);
+        let appended = entries(&[(1, "a"), (2, "b"), (7, "new")]);
+        let d = diff(&old, &appended);
+        assert_eq!(d.changed, [2]);
+        assert_eq!(d.order, None);
+
+        let inserted = entries(&[(7, "new"), (1, "a"), (2, "b")]);
+        let d = diff(&old, &inserted);
+        assert_eq!(d.changed, [0]);
+        assert_eq!(d.order, Some(vec![7, 1, 2]));
+    }
+
+    #[test]
+    fn moving_survivors_gives_the_order() {
+        let old = entries(&[(1, "a"), (2, "b"), (3, "c")]);
+        let reversed = entries(&[(3, "c"), (2, "b"), (1, "a")]);
+        let d = diff(&old, &reversed);
+        assert!(d.changed.is_empty());
+        assert!(d.removed.is_empty());
+        assert_eq!(d.order, Some(vec![3, 2, 1]));
+    }
+
+    #[test]
+    fn a_completely_new_window_needs_no_order() {
+        let old = entries(&[(1, "a")]);
+        let new = entries(&[(5, "x"), (6, "y")]);
+        let d = diff(&old, &new);
+        assert_eq!(d.changed, [0, 1]);
+        assert_eq!(d.removed, [1]);
+        assert_eq!(d.order, None);
+    }
+
+    #[test]
+    fn baselines_keep_the_last_eight_and_match_parameters() {
+        let mut kept = Baselines::default();
+        for version in 1..=10 {
+            kept.push(Baseline {
+                version,
+                params: params(0),
+                entries: vec![],
+            });
+        }
+        assert_eq!(kept.versions(), (3..=10).collect::<Vec<_>>());
+        assert!(kept.matching(2, &params(0)).is_none(), "evicted");
+        assert!(kept.matching(3, &params(0)).is_some());
+        assert!(kept.matching(3, &params(1)).is_none(), "other parameters");
+        let mut scoped = params(0);
+        scoped.scope = Some(Target::Css("main".into()));
+        assert!(kept.matching(10, &scoped).is_none());
+    }
+}

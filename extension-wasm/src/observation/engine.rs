@@ -1,0 +1,674 @@
+//! The observation engine: from one collector walk to an [`Observation`], in pure Rust.
+//!
+//! [`observe`] runs after the fence has let a snapshot commit, synchronously, so nothing can
+//! interleave with it. In order it: binds the frame's state to the walked document (a new
+//! `documentId` replaces refs and baselines); records elements that left the document and
+//! rebinds gone refs to unambiguous replacements; renders every node; filters by the query
+//! (whole rows and list items); takes the window from `offset` within the budget; hands out
+//! refs to the nodes shown; and answers with the window, or with a delta against a matching
+//! baseline. The window becomes a new baseline under the next version.
+
+use serde::Deserialize;
+use tabwire_protocol::{Delta, Observation, ObservedNode, SnapshotRequest, TabId};
+
+use super::delta::{self, Baseline, Entry, Params};
+use super::facts::PageNode;
+use super::window::{self, Budget};
+use crate::refs::{FrameState, TOP_FRAME, element_ref};
+
+/// The collector's snapshot answer.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct SnapshotFacts {
+    /// The document's URL.
+    pub url: String,
+    /// The document's title.
+    pub title: String,
+    /// The collector's document token (see `refs`).
+    pub doc: String,
+    /// Every visible node of the document or scope, in document order.
+    pub nodes: Vec<PageNode>,
+    /// Keys the wasm asked about whose elements have left the document.
+    pub gone: Vec<u32>,
+    /// When the scope was a gone ref, the key of the replacement the page found.
+    pub scope_rebound: Option<u32>,
+    /// How long the walk took in the page, in milliseconds.
+    pub ms: f64,
+}
+
+/// Where the observation comes from.
+#[derive(Debug, Clone, Copy)]
+pub struct Source<'a> {
+    /// The tab.
+    pub tab: TabId,
+    /// The frame (0: top).
+    pub frame: u32,
+    /// Chrome's ID of the walked document.
+    pub document_id: &'a str,
+    /// The ref number of the scope, when the scope was a ref of this frame.
+    pub scope_ref: Option<u32>,
+}
+
+/// Builds the observation of `facts` and commits its refs and baseline into `state`.
+pub fn observe(
+    state: &mut FrameState,
+    source: Source<'_>,
+    request: &SnapshotRequest,
+    facts: SnapshotFacts,
+) -> Observation {
+    let FrameState {
+        last_index, doc, ..
+    } = state;
+    let doc = match doc {
+        Some(d) if d.document_id == source.document_id && d.doc_token == facts.doc => d,
+        _ => doc.insert(crate::refs::DocState {
+            document_id: source.document_id.to_owned(),
+            doc_token: facts.doc.clone(),
+            version: 0,
+            refs: Default::default(),
+            baselines: Default::default(),
+        }),
+    };
+
+    if let (Some(index), Some(key)) = (source.scope_ref, facts.scope_rebound) {
+        doc.refs.rebind(index, key);
+    }
+    doc.refs.mark_gone(&facts.gone);
+    doc.refs.rebind_replacements(&facts.nodes);
+
+    let units = window::filter(
+        window::units(&facts.nodes, &facts.url),
+        request.query.as_deref(),
+    );
+    let shown = window::window(
+        &units,
+        request.offset,
+        Budget {
+            max_nodes: request.max_nodes,
+            max_chars: request.max_chars,
+        },
+    );
+
+    // Refs for the nodes shown, and the lines as the agent sees them.
+    let mut entries = Vec::with_capacity(shown.slices.len());
+    let mut lines: Vec<Vec<ObservedNode>> = Vec::with_capacity(shown.slices.len());
+    for slice in &shown.slices {
+        let unit = &units[slice.unit];
+        let index = doc.refs.assign(unit.key, last_index);
+        let texts = &unit.lines[slice.from..slice.to];
+        entries.push(Entry {
+            index,
+            text: texts.join("\n"),
+        });
+        lines.push(
+            texts
+                .iter()
+                .enumerate()
+                .map(|(i, text)| ObservedNode {
+                    // Only the node's own line carries its ref; option lines follow it.
+                    element_ref: (slice.from + i == 0).then(|| element_ref(source.frame, index)),
+                    text: text.clone(),
+                })
+                .collect(),
+        );
+    }
+    doc.refs.note_identities(&facts.nodes);
+
+    let params = Params {
+        scope: request.scope.clone(),
+        query: request.query.clone(),
+        offset: request.offset,
+        max_nodes: request.max_nodes,
+        max_chars: request.max_chars,
+    };
+    let baseline = request
+        .since
+        .and_then(|since| doc.baselines.matching(since, &params));
+    let (nodes, delta_part) = match baseline {
+        Some(baseline) => {
+            let diff = delta::diff(&baseline.entries, &entries);
+            let changed = diff
+                .changed
+                .iter()
+                .flat_map(|&i| lines[i].iter().cloned())
+                .collect();
+            let to_ref = |index: u32| element_ref(source.frame, index);
+            let delta = Delta {
+                since: baseline.version,
+                changed,
+                removed: diff.removed.into_iter().map(to_ref).collect(),
+                order: diff.order.map(|o| o.into_iter().map(to_ref).collect()),
+            };
+            (Vec::new(), Some(delta))
+        }
+        None => (lines.into_iter().flatten().collect(), None),
+    };
+    let reset = request.since.is_some() && delta_part.is_none();
+
+    doc.version += 1;
+    doc.baselines.push(Baseline {
+        version: doc.version,
+        params,
+        entries,
+    });
+
+    Observation {
+        tab_id: source.tab,
+        frame_id: (source.frame != TOP_FRAME).then_some(source.frame),
+        url: facts.url,
+        title: facts.title,
+        document_id: source.document_id.to_owned(),
+        version: doc.version,
+        nodes,
+        total_nodes: shown.total_nodes,
+        offset: shown.offset,
+        truncated: shown.truncated(),
+        omitted_nodes: shown.omitted_nodes,
+        omitted_chars: shown.omitted_chars,
+        next_offset: shown.next_offset,
+        delta: delta_part,
+        reset,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::observation::facts::{Anchors, PageOption};
+    use crate::refs::RefTables;
+    use tabwire_protocol::{ElementRef, ErrorCode, Target};
+
+    const TAB: TabId = 7;
+
+    /// A page in a test: nodes by key, rendered as buttons unless said otherwise.
+    fn button(key: u32, name: &str) -> PageNode {
+        PageNode {
+            key,
+            role: "button".into(),
+            name: name.into(),
+            ..PageNode::default()
+        }
+    }
+
+    fn facts(nodes: Vec<PageNode>) -> SnapshotFacts {
+        SnapshotFacts {
+            url: "http://x/".into(),
+            title: "X".into(),
+            doc: "tok".into(),
+            nodes,
+            ..SnapshotFacts::default()
+        }
+    }
+
+    fn request() -> SnapshotRequest {
+        SnapshotRequest {
+            frame_id: None,
+            scope: None,
+            query: None,
+            max_nodes: 100,
+            max_chars: 10_000,
+            offset: 0,
+            since: None,
+        }
+    }
+
+    fn source(frame: u32) -> Source<'static> {
+        Source {
+            tab: TAB,
+            frame,
+            document_id: "DOC",
+            scope_ref: None,
+        }
+    }
+
+    /// Takes a snapshot through the fence, as the snapshot operation does.
+    fn snap(tables: &mut RefTables, req: &SnapshotRequest, f: SnapshotFacts) -> Observation {
+        snap_in(tables, 0, "DOC", req, f)
+    }
+
+    fn snap_in(
+        tables: &mut RefTables,
+        frame: u32,
+        document_id: &str,
+        req: &SnapshotRequest,
+        f: SnapshotFacts,
+    ) -> Observation {
+        let ticket = tables.begin(TAB, frame);
+        let state = tables.commit(ticket).unwrap();
+        let src = Source {
+            document_id,
+            ..source(frame)
+        };
+        observe(state, src, req, f)
+    }
+
+    fn lines(o: &Observation) -> Vec<String> {
+        o.nodes
+            .iter()
+            .map(|n| match n.element_ref {
+                Some(r) => format!("{r} {}", n.text),
+                None => n.text.clone(),
+            })
+            .collect()
+    }
+
+    fn since(v: u64) -> SnapshotRequest {
+        SnapshotRequest {
+            since: Some(v),
+            ..request()
+        }
+    }
+
+    #[test]
+    fn every_line_gets_a_ref_and_refs_stay_stable() {
+        let mut tables = RefTables::default();
+        let prose = PageNode {
+            key: 3,
+            role: "text".into(),
+            name: "Hello".into(),
+            ..PageNode::default()
+        };
+        let page = vec![prose.clone(), button(5, "Go")];
+        let first = snap(&mut tables, &request(), facts(page));
+        assert_eq!(lines(&first), [r#"@e1 "Hello""#, r#"@e2 button "Go""#]);
+        assert_eq!(first.version, 1);
+        assert!(!first.truncated);
+        let page = vec![button(9, "New"), prose, button(5, "Go")];
+        let second = snap(&mut tables, &request(), facts(page));
+        assert_eq!(
+            lines(&second),
+            [
+                r#"@e3 button "New""#,
+                r#"@e1 "Hello""#,
+                r#"@e2 button "Go""#
+            ]
+        );
+        assert_eq!(second.version, 2);
+    }
+
+    #[test]
+    fn refs_are_handed_out_only_to_nodes_shown() {
+        let mut tables = RefTables::default();
+        let page: Vec<PageNode> = (1..=10).map(|k| button(k, &format!("B{k}"))).collect();
+        let req = SnapshotRequest {
+            max_nodes: 3,
+            ..request()
+        };
+        let o = snap(&mut tables, &req, facts(page.clone()));
+        assert_eq!(o.nodes.len(), 3);
+        assert_eq!(o.next_offset, Some(3));
+        assert_eq!(o.omitted_nodes, 7);
+        assert!(o.truncated);
+        let next = SnapshotRequest { offset: 3, ..req };
+        let o = snap(&mut tables, &next, facts(page));
+        assert_eq!(lines(&o)[0], r#"@e4 button "B4""#, "numbers stay dense");
+        assert_eq!(o.offset, 3);
+    }
+
+    #[test]
+    fn an_unchanged_page_gives_an_empty_delta() {
+        let mut tables = RefTables::default();
+        let page = vec![button(1, "A"), button(2, "B")];
+        let first = snap(&mut tables, &request(), facts(page.clone()));
+        let delta = snap(&mut tables, &since(first.version), facts(page));
+        assert!(delta.nodes.is_empty());
+        assert!(!delta.reset);
+        let d = delta.delta.as_ref().unwrap();
+        assert_eq!(d.since, 1);
+        assert!(d.changed.is_empty() && d.removed.is_empty() && d.order.is_none());
+        assert_eq!(delta.version, 2);
+        assert_eq!(delta.total_nodes, 2);
+        let json = serde_json::to_string(&tabwire_protocol::OpResult::Snapshot(delta)).unwrap();
+        assert!(json.len() < 300, "{} bytes: {json}", json.len());
+    }
+
+    #[test]
+    fn deltas_report_changes_removals_and_order() {
+        let mut tables = RefTables::default();
+        let a = button(1, "A");
+        let b = button(2, "B");
+        let c = button(3, "C");
+        let first = snap(
+            &mut tables,
+            &request(),
+            facts(vec![a.clone(), b.clone(), c]),
+        );
+        // B's text changes, C is removed, N is inserted at the top.
+        let b2 = button(2, "B!");
+        let n = button(4, "N");
+        let o = snap(
+            &mut tables,
+            &since(first.version),
+            facts(vec![n, a.clone(), b2.clone()]),
+        );
+        let d = o.delta.unwrap();
+        let changed: Vec<String> = d
+            .changed
+            .iter()
+            .map(|n| format!("{} {}", n.element_ref.unwrap(), n.text))
+            .collect();
+        assert_eq!(changed, [r#"@e4 button "N""#, r#"@e2 button "B!""#]);
+        assert_eq!(d.removed, [ElementRef::top(3)]);
+        assert_eq!(
+            d.order,
+            Some(vec![
+                ElementRef::top(4),
+                ElementRef::top(1),
+                ElementRef::top(2)
+            ])
+        );
+        // The delta is a baseline of its own: against it, reversing is only an order.
+        let o = snap(
+            &mut tables,
+            &since(o.version),
+            facts(vec![b2, a, button(4, "N")]),
+        );
+        let d = o.delta.unwrap();
+        assert!(d.changed.is_empty() && d.removed.is_empty());
+        assert_eq!(
+            d.order,
+            Some(vec![
+                ElementRef::top(2),
+                ElementRef::top(1),
+                ElementRef::top(4)
+            ])
+        );
+    }
+
+    #[test]
+    fn other_parameters_or_a_lost_baseline_give_a_full_reset() {
+        let mut tables = RefTables::default();
+        let page = vec![button(1, "A"), button(2, "B")];
+        let first = snap(&mut tables, &request(), facts(page.clone()));
+        for other in [
+            SnapshotRequest {
+                max_nodes: 1,
+                ..since(first.version)
+            },
+            SnapshotRequest {
+                query: Some("a".into()),
+                ..since(first.version)
+            },
+            SnapshotRequest {
+                scope: Some(Target::Css("main".into())),
+                ..since(first.version)
+            },
+            SnapshotRequest {
+                offset: 1,
+                ..since(first.version)
+            },
+            since(99),
+        ] {
+            let o = snap(&mut tables, &other, facts(page.clone()));
+            assert!(o.reset, "{other:?}");
+            assert!(o.delta.is_none());
+            assert!(!o.nodes.is_empty());
+        }
+        // Without `since` there is no reset.
+        assert!(!snap(&mut tables, &request(), facts(page)).reset);
+    }
+
+    #[test]
+    fn baselines_are_evicted_after_eight() {
+        let mut tables = RefTables::default();
+        let page = vec![button(1, "A")];
+        let first = snap(&mut tables, &request(), facts(page.clone()));
+        for _ in 0..7 {
+            snap(&mut tables, &request(), facts(page.clone()));
+        }
+        // Versions 1..=8 are kept: version 1 still works.
+        let o = snap(&mut tables, &since(first.version), facts(page.clone()));
+        assert!(o.delta.is_some());
+        // That delta was version 9, evicting version 1.
+        let o = snap(&mut tables, &since(first.version), facts(page.clone()));
+        assert!(o.reset);
+        assert_eq!(o.version, 10);
+    }
+
+    #[test]
+    fn a_new_document_drops_baselines_and_keeps_counting() {
+        let mut tables = RefTables::default();
+        let first = snap(&mut tables, &request(), facts(vec![button(1, "A")]));
+        let mut other = facts(vec![button(1, "A")]);
+        other.doc = "tok2".into();
+        let o = snap_in(&mut tables, 0, "DOC2", &since(first.version), other);
+        assert!(o.reset);
+        assert_eq!(o.version, 1);
+        assert_eq!(lines(&o), [r#"@e2 button "A""#]);
+        assert_eq!(
+            tables.resolve(TAB, ElementRef::top(1)).unwrap_err().code,
+            ErrorCode::StaleRef
+        );
+    }
+
+    #[test]
+    fn a_query_returns_whole_rows_within_the_budget() {
+        let mut tables = RefTables::default();
+        let mut page = vec![PageNode {
+            key: 1,
+            role: "heading".into(),
+            name: "Orders".into(),
+            level: Some(1),
+            ..PageNode::default()
+        }];
+        for i in 1..=2000u32 {
+            page.push(PageNode {
+                key: i * 10,
+                role: "row".into(),
+                name: format!(
+                    "Row {i} | Customer {} | {:.2} EUR",
+                    i * 7919 % 1000,
+                    i as f64 * 13.37
+                ),
+                group: Some(i * 10),
+                ..PageNode::default()
+            });
+            page.push(PageNode {
+                group: Some(i * 10),
+                ..button(i * 10 + 1, &format!("Open {i}"))
+            });
+        }
+        let req = SnapshotRequest {
+            query: Some("Row 1500".into()),
+            max_nodes: 30,
+            max_chars: 1500,
+            ..request()
+        };
+        let o = snap(&mut tables, &req, facts(page));
+        assert_eq!(
+            lines(&o),
+            [
+                r#"@e1 row "Row 1500 | Customer 500 | 20055.00 EUR""#,
+                r#"@e2 button "Open 1500""#
+            ]
+        );
+        assert_eq!(o.total_nodes, 2);
+        assert!(!o.truncated);
+        let resolved = tables.resolve(TAB, ElementRef::top(2)).unwrap();
+        assert_eq!(resolved.key, 15001);
+    }
+
+    #[test]
+    fn paging_through_a_document_reaches_every_node() {
+        let mut tables = RefTables::default();
+        let mut page = Vec::new();
+        for k in 1..=120u32 {
+            page.push(if k % 10 == 0 {
+                PageNode {
+                    key: k,
+                    role: "combobox".into(),
+                    name: format!("S{k}"),
+                    options: (0..4)
+                        .map(|i| PageOption {
+                            text: format!("opt {i}"),
+                            selected: false,
+                        })
+                        .collect(),
+                    ..PageNode::default()
+                }
+            } else {
+                button(k, &"w".repeat((k % 17) as usize))
+            });
+        }
+        let total_lines = 120 + 12 * 4;
+        let mut seen = Vec::new();
+        let mut offset = Some(0);
+        while let Some(at) = offset {
+            let req = SnapshotRequest {
+                offset: at,
+                max_nodes: 9,
+                max_chars: 120,
+                ..request()
+            };
+            let o = snap(&mut tables, &req, facts(page.clone()));
+            assert_eq!(o.total_nodes, total_lines);
+            seen.extend(o.nodes.iter().map(|n| n.text.clone()));
+            offset = o.next_offset;
+        }
+        assert_eq!(seen.len(), total_lines as usize);
+        let refs = tables.get(TAB, 0).unwrap().last_index;
+        assert_eq!(refs, 120, "one ref per node, none for option lines");
+    }
+
+    fn save_button(key: u32) -> PageNode {
+        PageNode {
+            anchors: Some(Anchors {
+                tag: "button".into(),
+                id: Some("save".into()),
+                ..Anchors::default()
+            }),
+            ..button(key, "Save")
+        }
+    }
+
+    fn copy_button(key: u32) -> PageNode {
+        PageNode {
+            anchors: Some(Anchors {
+                tag: "button".into(),
+                testid: Some("copy".into()),
+                ..Anchors::default()
+            }),
+            ..button(key, "Copy")
+        }
+    }
+
+    #[test]
+    fn a_rerendered_element_keeps_its_ref_in_snapshots() {
+        let mut tables = RefTables::default();
+        let o = snap(
+            &mut tables,
+            &request(),
+            facts(vec![save_button(5), copy_button(6)]),
+        );
+        assert_eq!(lines(&o), [r#"@e1 button "Save""#, r#"@e2 button "Copy""#]);
+        // Save is re-rendered (unique id); Copy is replaced by two copies (ambiguous).
+        let mut after = facts(vec![save_button(15), copy_button(16), copy_button(17)]);
+        after.gone = vec![5, 6];
+        let o = snap(&mut tables, &since(o.version), after);
+        let d = o.delta.unwrap();
+        let changed: Vec<String> = d
+            .changed
+            .iter()
+            .map(|n| format!("{} {}", n.element_ref.unwrap(), n.text))
+            .collect();
+        assert_eq!(
+            changed,
+            [r#"@e3 button "Copy""#, r#"@e4 button "Copy""#],
+            "Save kept @e1 and is unchanged"
+        );
+        assert_eq!(d.removed, [ElementRef::top(2)]);
+        assert_eq!(tables.resolve(TAB, ElementRef::top(1)).unwrap().key, 15);
+        // @e2 still resolves to its gone element; the page will find the replacement ambiguous.
+        let copy = tables.resolve(TAB, ElementRef::top(2)).unwrap();
+        assert_eq!(copy.key, 6);
+        assert_eq!(
+            copy.identity.unwrap().anchors.testid.as_deref(),
+            Some("copy")
+        );
+    }
+
+    #[test]
+    fn the_page_reports_only_keys_it_was_asked_about() {
+        let mut tables = RefTables::default();
+        snap(
+            &mut tables,
+            &request(),
+            facts(vec![button(1, "A"), button(2, "B")]),
+        );
+        assert_eq!(tables.live_keys(TAB, 0), [1, 2]);
+        let mut after = facts(vec![button(2, "B")]);
+        after.gone = vec![1];
+        snap(&mut tables, &request(), after);
+        assert_eq!(tables.live_keys(TAB, 0), [2]);
+    }
+
+    #[test]
+    fn a_rebound_scope_ref_follows_its_replacement() {
+        let mut tables = RefTables::default();
+        snap(&mut tables, &request(), facts(vec![save_button(5)]));
+        let ticket = tables.begin(TAB, 0);
+        let state = tables.commit(ticket).unwrap();
+        let mut f = facts(vec![save_button(15)]);
+        f.scope_rebound = Some(15);
+        let req = SnapshotRequest {
+            scope: Some(Target::Ref(ElementRef::top(1))),
+            ..request()
+        };
+        let src = Source {
+            scope_ref: Some(1),
+            ..source(0)
+        };
+        let o = observe(state, src, &req, f);
+        assert_eq!(lines(&o), [r#"@e1 button "Save""#]);
+    }
+
+    #[test]
+    fn frames_have_their_own_ref_namespace() {
+        let mut tables = RefTables::default();
+        let top = snap(&mut tables, &request(), facts(vec![button(1, "Top")]));
+        assert_eq!(top.frame_id, None);
+        let req = SnapshotRequest {
+            frame_id: Some(5),
+            ..request()
+        };
+        let inner = snap_in(
+            &mut tables,
+            5,
+            "FRAME-DOC",
+            &req,
+            facts(vec![button(1, "Send")]),
+        );
+        assert_eq!(inner.frame_id, Some(5));
+        assert_eq!(lines(&inner), [r#"@f5e1 button "Send""#]);
+        assert_eq!(inner.version, 1, "versions are per document");
+        let resolved = tables
+            .resolve(
+                TAB,
+                ElementRef {
+                    frame: Some(5),
+                    index: 1,
+                },
+            )
+            .unwrap();
+        assert_eq!(resolved.document_id, "FRAME-DOC");
+        assert_eq!(
+            tables.resolve(TAB, ElementRef::top(1)).unwrap().document_id,
+            "DOC"
+        );
+    }
+
+    #[test]
+    fn a_superseded_snapshot_changes_nothing() {
+        let mut tables = RefTables::default();
+        let slow = tables.begin(TAB, 0);
+        let fast = tables.begin(TAB, 0);
+        let state = tables.commit(fast).unwrap();
+        let o = observe(state, source(0), &request(), facts(vec![button(1, "A")]));
+        assert_eq!(o.version, 1);
+        let err = tables.commit(slow).unwrap_err();
+        assert_eq!(err.code, ErrorCode::Superseded);
+        let state = tables.get(TAB, 0).unwrap();
+        assert_eq!(state.doc.as_ref().unwrap().version, 1);
+        assert_eq!(state.last_index, 1);
+    }
+}

@@ -1,0 +1,120 @@
+//! `Content`: a document's readable text (`innerText`) or markup (`outerHTML`, password values
+//! removed in the page), or a scope element's, returned in bounded slices of characters.
+
+use serde::Deserialize;
+use tabwire_protocol::{ContentRequest, OpError, OpResult, PageContent, TabId};
+
+use crate::ops::{tabs::resolve_tab, target};
+use crate::page::{self, MissingFrame, PageCommand};
+use crate::refs::TOP_FRAME;
+
+/// The page's answer.
+#[derive(Deserialize)]
+struct PageText {
+    url: String,
+    title: String,
+    text: String,
+}
+
+/// Reads the content of a document of the tab.
+pub async fn content(tab_id: Option<TabId>, request: ContentRequest) -> Result<OpResult, OpError> {
+    let tab = resolve_tab(tab_id).await?.id;
+    let frame = target::frame_for(request.frame_id, request.scope.as_ref())?;
+    let scope = request
+        .scope
+        .as_ref()
+        .map(|scope| target::prepare(tab, scope, frame))
+        .transpose()?;
+    let missing = scope
+        .as_ref()
+        .map_or(MissingFrame::Requested, |s| s.missing_frame());
+    let reply = page::run::<PageText>(
+        tab,
+        frame,
+        &PageCommand::Content {
+            scope: scope.as_ref().map(|s| s.page.clone()),
+            format: request.format,
+        },
+        missing,
+    )
+    .await?;
+    if let Some(scope) = &scope {
+        scope.check_document(&reply.document_id)?;
+    }
+    let page = reply.value;
+    let slice = slice_chars(&page.text, request.offset, request.max_chars);
+    Ok(OpResult::Content(PageContent {
+        tab_id: tab,
+        frame_id: (frame != TOP_FRAME).then_some(frame),
+        url: page.url,
+        title: page.title,
+        format: request.format,
+        content: slice.text,
+        offset: slice.offset,
+        total_chars: slice.total,
+        truncated: slice.truncated,
+        next_offset: slice.next_offset,
+    }))
+}
+
+/// Characters `[offset, offset + max)` of a text.
+#[derive(Debug, PartialEq, Eq)]
+struct Slice {
+    text: String,
+    offset: u32,
+    total: u32,
+    truncated: bool,
+    next_offset: Option<u32>,
+}
+
+fn slice_chars(text: &str, offset: u32, max: u32) -> Slice {
+    let total = text.chars().count();
+    let start = (offset as usize).min(total);
+    let end = start.saturating_add(max as usize).min(total);
+    let clamp = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+    Slice {
+        text: text.chars().skip(start).take(end - start).collect(),
+        offset: clamp(start),
+        total: clamp(total),
+        truncated: start > 0 || end < total,
+        next_offset: (end < total).then(|| clamp(end)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slices_count_characters_not_bytes() {
+        let text = "héllo wörld";
+        let s = slice_chars(text, 0, 5);
+        assert_eq!(s.text, "héllo");
+        assert_eq!(s.total, 11);
+        assert!(s.truncated);
+        assert_eq!(s.next_offset, Some(5));
+        let s = slice_chars(text, 5, 100);
+        assert_eq!(s.text, " wörld");
+        assert!(s.truncated, "characters before the offset are not returned");
+        assert_eq!(s.next_offset, None);
+        let s = slice_chars(text, 0, 100);
+        assert!(!s.truncated);
+        let s = slice_chars(text, 50, 10);
+        assert_eq!((s.text.as_str(), s.offset), ("", 11));
+    }
+
+    #[test]
+    fn paging_returns_the_whole_text() {
+        let text: String = (0..1000)
+            .map(|i| char::from(b'a' + (i % 26) as u8))
+            .collect();
+        let mut out = String::new();
+        let mut offset = Some(0);
+        while let Some(at) = offset {
+            let s = slice_chars(&text, at, 70);
+            out.push_str(&s.text);
+            offset = s.next_offset;
+        }
+        assert_eq!(out, text);
+    }
+}

@@ -1,0 +1,155 @@
+//! `ListFrames`, and the chain of frames from a frame up to the top document (for clicks
+//! inside frames).
+//!
+//! Frames come from `chrome.webNavigation.getAllFrames`, which covers cross-origin frames too.
+//! Documents that are not the frame's active one (prerendered, kept in the back-forward cache,
+//! being deleted) are left out.
+
+use std::collections::HashMap;
+
+use serde_json::json;
+use tabwire_protocol::{ErrorCode, FrameInfo, OpError, OpResult, TabId};
+
+use crate::chrome::{self, ChromeFrame};
+use crate::ops::tabs::{resolve_tab, tab_error};
+use crate::refs::TOP_FRAME;
+
+/// Lists the tab's frames, the top document first, parents before children.
+pub async fn list_frames(tab_id: Option<TabId>) -> Result<OpResult, OpError> {
+    let tab = resolve_tab(tab_id).await?.id;
+    let frames = all_frames(tab).await?;
+    Ok(OpResult::Frames {
+        tab_id: tab,
+        frames: ordered(frames),
+    })
+}
+
+async fn all_frames(tab: TabId) -> Result<Vec<ChromeFrame>, OpError> {
+    let details = chrome::to_js(&json!({ "tabId": tab }))
+        .map_err(|e| OpError::new(ErrorCode::Internal, e.to_string()))?;
+    let value = chrome::call(chrome::web_navigation_get_all_frames(&details))
+        .await
+        .map_err(|failure| tab_error(tab, &failure.message))?;
+    if value.is_null() || value.is_undefined() {
+        return Ok(Vec::new());
+    }
+    let frames: Vec<ChromeFrame> = chrome::from_js(value).map_err(|e| {
+        OpError::new(
+            ErrorCode::Internal,
+            format!("could not read chrome.webNavigation.getAllFrames: {e}"),
+        )
+    })?;
+    Ok(frames
+        .into_iter()
+        .filter(|f| {
+            f.document_lifecycle
+                .as_deref()
+                .is_none_or(|l| l == "active")
+        })
+        .collect())
+}
+
+/// Orders frames depth-first from the top document, siblings by frame ID (creation order).
+/// Frames whose parent is not listed are left out: they are being torn down.
+pub fn ordered(frames: Vec<ChromeFrame>) -> Vec<FrameInfo> {
+    let mut children: HashMap<i64, Vec<&ChromeFrame>> = HashMap::new();
+    for frame in &frames {
+        children
+            .entry(frame.parent_frame_id)
+            .or_default()
+            .push(frame);
+    }
+    for list in children.values_mut() {
+        list.sort_by_key(|f| f.frame_id);
+    }
+    let mut out = Vec::with_capacity(frames.len());
+    let mut stack: Vec<&ChromeFrame> = children
+        .get(&-1)
+        .map(|tops| tops.iter().rev().copied().collect())
+        .unwrap_or_default();
+    while let Some(frame) = stack.pop() {
+        let Ok(frame_id) = u32::try_from(frame.frame_id) else {
+            continue;
+        };
+        out.push(FrameInfo {
+            frame_id,
+            parent_frame_id: u32::try_from(frame.parent_frame_id).ok(),
+            url: frame.url.clone(),
+        });
+        if let Some(kids) = children.get(&frame.frame_id) {
+            stack.extend(kids.iter().rev().copied());
+        }
+    }
+    out
+}
+
+/// The frames from `frame` up to the top document: `[frame, parent, …, 0]`. `None` when the
+/// frame is not in the tab (any more).
+pub async fn chain(tab: TabId, frame: u32) -> Result<Option<Vec<u32>>, OpError> {
+    if frame == TOP_FRAME {
+        return Ok(Some(vec![TOP_FRAME]));
+    }
+    Ok(chain_in(&all_frames(tab).await?, frame))
+}
+
+fn chain_in(frames: &[ChromeFrame], frame: u32) -> Option<Vec<u32>> {
+    let parents: HashMap<i64, i64> = frames
+        .iter()
+        .map(|f| (f.frame_id, f.parent_frame_id))
+        .collect();
+    let mut out = vec![frame];
+    let mut at = i64::from(frame);
+    while at != i64::from(TOP_FRAME) {
+        let parent = *parents.get(&at)?;
+        at = parent;
+        out.push(u32::try_from(parent).ok()?);
+        if out.len() > 64 {
+            return None;
+        }
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(id: i64, parent: i64) -> ChromeFrame {
+        ChromeFrame {
+            frame_id: id,
+            parent_frame_id: parent,
+            url: format!("http://x/{id}"),
+            document_lifecycle: None,
+        }
+    }
+
+    #[test]
+    fn frames_are_listed_top_first_and_parents_before_children() {
+        let frames = vec![
+            frame(9, 4),
+            frame(4, 0),
+            frame(0, -1),
+            frame(5, 0),
+            frame(7, 77),
+        ];
+        let listed: Vec<(u32, Option<u32>)> = ordered(frames)
+            .iter()
+            .map(|f| (f.frame_id, f.parent_frame_id))
+            .collect();
+        assert_eq!(
+            listed,
+            [(0, None), (4, Some(0)), (9, Some(4)), (5, Some(0))],
+            "a frame whose parent is gone is left out"
+        );
+    }
+
+    #[test]
+    fn the_chain_goes_up_to_the_top() {
+        let frames = vec![frame(0, -1), frame(4, 0), frame(9, 4)];
+        assert_eq!(chain_in(&frames, 9), Some(vec![9, 4, 0]));
+        assert_eq!(chain_in(&frames, 4), Some(vec![4, 0]));
+        assert_eq!(chain_in(&frames, 8), None);
+        let cyclic = vec![frame(1, 2), frame(2, 1)];
+        assert_eq!(chain_in(&cyclic, 1), None);
+    }
+}
