@@ -10,6 +10,7 @@
 //! handle drops, and scratch directories are removed.
 
 pub mod artifacts;
+pub mod bench;
 pub mod browser;
 pub mod client;
 pub mod fixtures;

@@ -1,0 +1,199 @@
+//! What is measured on each server, and how. Every figure here is computed the same way for
+//! both servers; only the calls behind [`Server`]'s operations differ.
+//!
+//! - **bytes**: the JSON-RPC response line the server sent (see [`super::wire`]).
+//! - **~tokens**: characters of the result's text content (what the model reads) / 4.
+//! - **latency**: client-side round trip of the plain snapshot call, `rounds` times after one
+//!   warm-up call that follows the navigation; p50 and p90 by nearest rank.
+//! - **completeness**: distinct refs on lines with an interactive role ([`super::refs`]) over the
+//!   page's own count, summed over its frames, with the number of calls it took.
+//!
+//! A failure is recorded as text in the figure it spoils and the run goes on, so the report
+//! shows it instead of losing the rest.
+
+use std::time::Duration;
+
+use anyhow::Result;
+
+use super::server::{Completeness, RowClick, Server, ServerKind};
+use super::session::{Exchange, ToolsList};
+use super::tabwire::Delta;
+use crate::Fixtures;
+
+/// The fixture pages, in report order.
+pub const PAGES: [&str; 5] = [
+    "login.html",
+    "table.html",
+    "frames.html",
+    "article.html",
+    "big.html",
+];
+/// The page of the row scenario.
+pub const TABLE_PAGE: &str = "table.html";
+/// The row whose button is reached and clicked.
+pub const ROW: u32 = 1500;
+
+/// A figure, or why it is missing.
+pub type Outcome<T> = Result<T, String>;
+
+/// Everything measured on one server.
+#[derive(Debug)]
+pub struct ServerFigures {
+    /// Which server.
+    pub kind: ServerKind,
+    /// How it was set up (install time for the peer).
+    pub setup: String,
+    /// Its `tools/list`.
+    pub tools: Outcome<ToolsList>,
+    /// One entry per page of [`PAGES`].
+    pub pages: Vec<PageFigures>,
+    /// The table-row scenario.
+    pub row: Outcome<RowClick>,
+}
+
+/// What was measured on one page.
+#[derive(Debug)]
+pub struct PageFigures {
+    /// The fixture page.
+    pub page: &'static str,
+    /// Size and latency of the plain snapshot.
+    pub snapshot: Outcome<SnapshotFigures>,
+    /// Share of the page's interactive elements with usable refs.
+    pub completeness: Outcome<Completeness>,
+    /// The unchanged-page delta (tabwire only; the peer has no deltas).
+    pub delta: Option<Outcome<Delta>>,
+}
+
+/// Size and latency of a server's plain snapshot of one page.
+#[derive(Debug, Clone, Copy)]
+pub struct SnapshotFigures {
+    /// Response bytes (of the last timed call; the page does not change between calls).
+    pub bytes: usize,
+    /// Characters of its text content.
+    pub text_chars: usize,
+    /// Median round trip, milliseconds.
+    pub p50_ms: f64,
+    /// 90th percentile round trip, milliseconds.
+    pub p90_ms: f64,
+    /// Timed calls.
+    pub rounds: usize,
+}
+
+/// The token estimate used throughout: characters / 4, rounded down.
+pub fn tokens(chars: usize) -> usize {
+    chars / 4
+}
+
+/// Runs every measurement on `server`.
+pub async fn measure(server: &Server, fixtures: &Fixtures, rounds: usize) -> ServerFigures {
+    let kind = server.kind();
+    let tools = server.session().tools_list().await.map_err(reason);
+    let mut pages = Vec::with_capacity(PAGES.len());
+    for page in PAGES {
+        eprintln!("bench: {} {page} …", kind.name());
+        pages.push(measure_page(server, page, &fixtures.url(page), rounds).await);
+    }
+    eprintln!("bench: {} row {ROW} …", kind.name());
+    let row = async {
+        server.navigate(&fixtures.url(TABLE_PAGE)).await?;
+        server.open_row(ROW).await
+    }
+    .await
+    .map_err(reason);
+    ServerFigures {
+        kind,
+        setup: server.setup_note(),
+        tools,
+        pages,
+        row,
+    }
+}
+
+async fn measure_page(
+    server: &Server,
+    page: &'static str,
+    url: &str,
+    rounds: usize,
+) -> PageFigures {
+    if let Err(error) = server.navigate(url).await {
+        let error = reason(error);
+        return PageFigures {
+            page,
+            snapshot: Err(error.clone()),
+            completeness: Err(error),
+            delta: None,
+        };
+    }
+    let (snapshot, completeness) = match time_snapshots(server, rounds).await {
+        Ok((figures, last)) => (
+            Ok(figures),
+            server.completeness(&last).await.map_err(reason),
+        ),
+        Err(error) => {
+            let error = reason(error);
+            (Err(error.clone()), Err(error))
+        }
+    };
+    let delta = match server {
+        Server::Tabwire(tabwire) => Some(tabwire.unchanged_delta().await.map_err(reason)),
+        Server::Playwright(_) => None,
+    };
+    PageFigures {
+        page,
+        snapshot,
+        completeness,
+        delta,
+    }
+}
+
+/// One warm-up snapshot, then `rounds` timed ones; returns the figures and the last snapshot.
+async fn time_snapshots(server: &Server, rounds: usize) -> Result<(SnapshotFigures, Exchange)> {
+    server.snapshot().await?;
+    let mut samples = Vec::with_capacity(rounds);
+    let mut last = None;
+    for _ in 0..rounds {
+        let snapshot = server.snapshot().await?;
+        samples.push(snapshot.elapsed);
+        last = Some(snapshot);
+    }
+    let last = last.expect("at least one round");
+    samples.sort();
+    let figures = SnapshotFigures {
+        bytes: last.bytes,
+        text_chars: last.text_chars(),
+        p50_ms: millis(nearest_rank(&samples, 50)),
+        p90_ms: millis(nearest_rank(&samples, 90)),
+        rounds,
+    };
+    Ok((figures, last))
+}
+
+/// The `percent`th percentile of sorted `samples` by nearest rank.
+fn nearest_rank(samples: &[Duration], percent: usize) -> Duration {
+    let rank = (samples.len() * percent).div_ceil(100).max(1);
+    samples[rank - 1]
+}
+
+fn millis(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1000.0
+}
+
+/// An error as one line of the report.
+fn reason(error: anyhow::Error) -> String {
+    format!("{error:#}").replace('\n', " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_by_nearest_rank() {
+        let samples: Vec<Duration> = (1..=20).map(Duration::from_millis).collect();
+        assert_eq!(nearest_rank(&samples, 50), Duration::from_millis(10));
+        assert_eq!(nearest_rank(&samples, 90), Duration::from_millis(18));
+        let two = [Duration::from_millis(1), Duration::from_millis(5)];
+        assert_eq!(nearest_rank(&two, 50), Duration::from_millis(1));
+        assert_eq!(nearest_rank(&two, 90), Duration::from_millis(5));
+    }
+}
