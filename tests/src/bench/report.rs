@@ -68,7 +68,7 @@ fn header(out: &mut String, results: &Results) {
          \x20            budget (offset/nextOffset); peer: its one full snapshot (iframes inline).\n\
          \x20 ratio      tabwire / peer",
         results.rounds,
-        wrap(&INTERACTIVE_ROLES.join(", "), 14, 92)
+        wrap(&INTERACTIVE_ROLES.join(", "), 13, 92)
     );
 }
 
