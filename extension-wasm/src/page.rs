@@ -18,6 +18,14 @@ use crate::observation::facts::Identity;
 
 #[wasm_bindgen(module = "/js/page.js")]
 extern "C" {
+    #[wasm_bindgen(catch, js_name = runInFrames)]
+    fn run_in_frames(
+        tab_id: u32,
+        frame_ids: Vec<u32>,
+        command: &str,
+        args_json: &str,
+    ) -> Result<Promise, JsValue>;
+
     #[wasm_bindgen(catch, js_name = runInPage)]
     fn run_in_page(
         tab_id: u32,
@@ -217,6 +225,41 @@ pub async fn run<T: DeserializeOwned>(
         document_id: injection.document_id,
         bytes,
     })
+}
+
+/// One frame's answer to [`run_all`].
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FrameInjection {
+    frame_id: u32,
+    result: Option<String>,
+}
+
+/// Runs `command` in several frames of `tab` with one injection; returns each frame's answer
+/// that parsed, by frame ID. Fails as a whole when Chrome refuses any of the frames.
+pub async fn run_all<T: DeserializeOwned>(
+    tab: TabId,
+    frames: &[u32],
+    command: &PageCommand,
+) -> Result<Vec<(u32, T)>, OpError> {
+    let args = serde_json::to_string(&Args {
+        redacted: REDACTED,
+        command,
+    })
+    .map_err(|e| OpError::new(ErrorCode::Internal, format!("encoding page arguments: {e}")))?;
+    let injections = chrome::call(run_in_frames(tab, frames.to_vec(), command.name(), &args))
+        .await
+        .map_err(|failure| injection_error(&failure.message))?;
+    let injections: Vec<FrameInjection> = chrome::from_js(injections).map_err(|e| {
+        OpError::new(
+            ErrorCode::Internal,
+            format!("reading the injection results: {e}"),
+        )
+    })?;
+    Ok(injections
+        .into_iter()
+        .filter_map(|i| Some((i.frame_id, parse_reply(&i.result?).ok()?)))
+        .collect())
 }
 
 /// Whether Chrome refused because the frame does not exist (any more).

@@ -30,8 +30,11 @@ pub struct PageNode {
     pub level: Option<u32>,
     /// A select's first options.
     pub options: Vec<PageOption>,
-    /// For an iframe: the frame's ID, to observe it with `frameId`.
+    /// For an iframe: the frame's ID, to observe it with `frameId` (filled in by the wasm from
+    /// `frame_index`).
     pub frame: Option<u32>,
+    /// For an iframe: its index in the page's `window.frames`.
+    pub frame_index: Option<u32>,
     /// The key of the nearest enclosing table row or list item (the node's own key when it is
     /// one): a query that matches one node of the group returns the whole group.
     pub group: Option<u32>,

@@ -7,11 +7,14 @@
 
 use std::collections::HashMap;
 
+use serde::Deserialize;
 use serde_json::json;
 use tabwire_protocol::{ErrorCode, FrameInfo, OpError, OpResult, TabId};
 
 use crate::chrome::{self, ChromeFrame};
+use crate::observation::PageNode;
 use crate::ops::tabs::{resolve_tab, tab_error};
+use crate::page::{self, PageCommand};
 use crate::refs::TOP_FRAME;
 
 /// Lists the tab's frames, the top document first, parents before children.
@@ -81,6 +84,43 @@ pub fn ordered(frames: Vec<ChromeFrame>) -> Vec<FrameInfo> {
         }
     }
     out
+}
+
+/// Fills in the frame ID of each iframe node of a walk of `frame`, from the index in
+/// `window.frames` the collector reported: every child frame tells its own index, in one
+/// injection. Best effort: the IDs are left out when a child cannot be asked (a frame Chrome
+/// does not let extensions script, or one that is still being created).
+pub async fn name_child_frames(tab: TabId, frame: u32, nodes: &mut [PageNode]) {
+    if !nodes.iter().any(|n| n.frame_index.is_some()) {
+        return;
+    }
+    let Ok(all) = all_frames(tab).await else {
+        return;
+    };
+    let children: Vec<u32> = all
+        .iter()
+        .filter(|f| f.parent_frame_id == i64::from(frame))
+        .filter_map(|f| u32::try_from(f.frame_id).ok())
+        .collect();
+    if children.is_empty() {
+        return;
+    }
+    #[derive(Deserialize)]
+    struct Index {
+        index: i64,
+    }
+    let Ok(answers) = page::run_all::<Index>(tab, &children, &PageCommand::FrameIndex).await else {
+        return;
+    };
+    let by_index: HashMap<u32, u32> = answers
+        .into_iter()
+        .filter_map(|(frame_id, i)| Some((u32::try_from(i.index).ok()?, frame_id)))
+        .collect();
+    for node in nodes {
+        if let Some(index) = node.frame_index {
+            node.frame = by_index.get(&index).copied();
+        }
+    }
 }
 
 /// The frames from `frame` up to the top document: `[frame, parent, …, 0]`. `None` when the

@@ -9,7 +9,7 @@
 use tabwire_protocol::{OpError, OpResult, SnapshotRequest, TabId, Target};
 
 use crate::observation::engine::{self, SnapshotFacts, Source};
-use crate::ops::{tabs::resolve_tab, target};
+use crate::ops::{frames, tabs::resolve_tab, target};
 use crate::page::{self, MissingFrame, PageCommand};
 use crate::refs::{self, TOP_FRAME};
 use crate::requests::Checkpoint;
@@ -46,6 +46,8 @@ pub async fn snapshot(
     if let Some(scope) = &scope {
         scope.check_document(&reply.document_id)?;
     }
+    let mut reply = reply;
+    frames::name_child_frames(tab, frame, &mut reply.value.nodes).await;
     // Nothing is kept for a request whose answer nobody will read.
     checkpoint.check()?;
     let started = now_ms();
@@ -58,11 +60,13 @@ pub async fn snapshot(
     let document_id = reply.document_id;
     let observation = refs::with_tables(|tables| {
         let state = tables.commit(ticket)?;
+        // The top document changed (not merely observed for the first time): the old page's
+        // frames are gone, and their refs with them.
         let new_top_document = frame == TOP_FRAME
             && state
                 .doc
                 .as_ref()
-                .is_none_or(|d| d.document_id != document_id);
+                .is_some_and(|d| d.document_id != document_id);
         let source = Source {
             tab,
             frame,
