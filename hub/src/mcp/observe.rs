@@ -100,8 +100,27 @@ async fn observe(
     };
     Ok(ToolOutput {
         text: render_observation(&observation),
-        data: json!(observation),
+        data: observation_data(&observation),
     })
+}
+
+/// The structured result. A delta leaves out what the caller already has from its baseline
+/// (URL, title, document, window counts), so an unchanged page costs a few hundred bytes.
+fn observation_data(observation: &Observation) -> serde_json::Value {
+    match &observation.delta {
+        Some(delta) => {
+            let mut data = json!({
+                "tabId": observation.tab_id,
+                "version": observation.version,
+                "delta": delta,
+            });
+            if let Some(frame) = observation.frame_id {
+                data["frameId"] = json!(frame);
+            }
+            data
+        }
+        None => json!(observation),
+    }
 }
 
 /// Arguments of get_page_content.
@@ -295,6 +314,9 @@ fn refs_line(refs: &[ElementRef]) -> String {
 /// The model's view of an observation: a header, `@ref text` lines (or the delta), and a
 /// footer saying what was left out and how to page on.
 pub fn render_observation(observation: &Observation) -> String {
+    if let Some(delta) = &observation.delta {
+        return render_delta(observation, delta);
+    }
     let mut lines = vec![format!(
         "{} (version {})",
         header(
@@ -305,27 +327,10 @@ pub fn render_observation(observation: &Observation) -> String {
         ),
         observation.version
     )];
-    if let Some(delta) = &observation.delta {
-        if delta.changed.is_empty() && delta.removed.is_empty() && delta.order.is_none() {
-            lines.push(format!("no changes since version {}", delta.since));
-        } else {
-            lines.push(format!("changes since version {}:", delta.since));
-            lines.extend(delta.changed.iter().map(node_line));
-            if !delta.removed.is_empty() {
-                lines.push(format!("removed: {}", refs_line(&delta.removed)));
-            }
-            if let Some(order) = &delta.order {
-                lines.push(format!("order: {}", refs_line(order)));
-            }
-        }
-    } else {
-        if observation.reset {
-            lines.push(
-                "(that version is no longer a baseline for these arguments; full view)".into(),
-            );
-        }
-        lines.extend(observation.nodes.iter().map(node_line));
+    if observation.reset {
+        lines.push("(that version is no longer a baseline for these arguments; full view)".into());
     }
+    lines.extend(observation.nodes.iter().map(node_line));
     if observation.truncated {
         let shown_from = observation.offset + 1;
         let shown_to = observation.offset + observation.nodes.len() as u32;
@@ -338,6 +343,30 @@ pub fn render_observation(observation: &Observation) -> String {
         }
         footer.push_str("; or narrow with query/selector]");
         lines.push(footer);
+    }
+    lines.join("\n")
+}
+
+/// A delta: a short header (the caller has the rest from its baseline), then the changes.
+fn render_delta(observation: &Observation, delta: &tabwire_protocol::Delta) -> String {
+    let frame = observation
+        .frame_id
+        .map(|frame| format!(" frame {frame}"))
+        .unwrap_or_default();
+    let head = format!(
+        "tab {}{frame} version {}",
+        observation.tab_id, observation.version
+    );
+    if delta.changed.is_empty() && delta.removed.is_empty() && delta.order.is_none() {
+        return format!("{head}: no changes since version {}", delta.since);
+    }
+    let mut lines = vec![format!("{head}: changes since version {}:", delta.since)];
+    lines.extend(delta.changed.iter().map(node_line));
+    if !delta.removed.is_empty() {
+        lines.push(format!("removed: {}", refs_line(&delta.removed)));
+    }
+    if let Some(order) = &delta.order {
+        lines.push(format!("order: {}", refs_line(order)));
     }
     lines.join("\n")
 }
@@ -423,8 +452,11 @@ mod tests {
             order: None,
         });
         let text = render_observation(&empty);
-        assert!(text.ends_with("no changes since version 2"), "{text}");
-        assert!(text.len() < 120);
+        assert_eq!(text, "tab 4 version 3: no changes since version 2");
+        assert_eq!(
+            observation_data(&empty).to_string(),
+            r#"{"delta":{"changed":[],"removed":[],"since":2},"tabId":4,"version":3}"#
+        );
 
         let mut changed = empty.clone();
         changed.delta = Some(Delta {
@@ -437,11 +469,9 @@ mod tests {
             order: Some(vec![ElementRef::top(7), ElementRef::top(1)]),
         });
         let text = render_observation(&changed);
-        assert!(
-            text.contains(
-                "changes since version 2:\n@e7 button \"Save\"\nremoved: @e5 @e6\norder: @e7 @e1"
-            ),
-            "{text}"
+        assert_eq!(
+            text,
+            "tab 4 version 3: changes since version 2:\n@e7 button \"Save\"\nremoved: @e5 @e6\norder: @e7 @e1"
         );
     }
 
