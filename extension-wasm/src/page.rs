@@ -174,6 +174,8 @@ pub struct InPage<T> {
     pub document_id: String,
     /// The size of the page's JSON answer, for the log.
     pub bytes: usize,
+    /// How long reading that answer took, for the log.
+    pub parse_ms: f64,
 }
 
 /// What to say when the frame a command is for no longer exists.
@@ -220,10 +222,13 @@ pub async fn run<T: DeserializeOwned>(
         ));
     };
     let bytes = json.len();
-    parse_reply(&json).map(|value| InPage {
+    let parse_started = crate::timer::now_ms();
+    let value = parse_reply(&json)?;
+    Ok(InPage {
         value,
         document_id: injection.document_id,
         bytes,
+        parse_ms: crate::timer::now_ms() - parse_started,
     })
 }
 

@@ -33,6 +33,7 @@ pub async fn snapshot(
     let missing = scope
         .as_ref()
         .map_or(MissingFrame::Requested, |s| s.missing_frame());
+    let asked = now_ms();
     let reply = page::run::<SnapshotFacts>(
         tab,
         frame,
@@ -43,6 +44,7 @@ pub async fn snapshot(
         missing,
     )
     .await?;
+    let page_ms = now_ms() - asked;
     if let Some(scope) = &scope {
         scope.check_document(&reply.document_id)?;
     }
@@ -80,8 +82,11 @@ pub async fn snapshot(
         Ok::<_, OpError>(observation)
     })?;
     crate::log!(
-        "snapshot of tab {tab} frame {frame}: {node_count} nodes ({} KB) collected in {collector_ms} ms, engine {:.1} ms",
+        "snapshot of tab {tab} frame {frame}: {node_count} nodes ({} KB) collected in \
+         {collector_ms} ms, page call {:.0} ms (reading {:.0} ms), engine {:.0} ms",
         reply.bytes / 1024,
+        page_ms,
+        reply.parse_ms,
         now_ms() - started
     );
     refs::store::save(tab);
