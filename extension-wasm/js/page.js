@@ -648,6 +648,20 @@ function tabwirePage(command, argsJson) {
           if (acc !== null) acc.text += ' ';
           return;
         }
+        // Content Chrome does not render although its display and visibility say it is shown:
+        // `hidden="until-found"` (rendered as `content-visibility: hidden`), and a closed
+        // <details> apart from its summary. (Reading content-visibility for every element
+        // would cost a tenth of the walk, so other uses of it are not detected.)
+        if (el.hasAttribute('hidden')) return;
+        if (tag === 'DETAILS' && !el.open) {
+          for (let child = el.firstElementChild; child !== null; child = child.nextElementSibling) {
+            if (child.tagName === 'SUMMARY') {
+              visit(child, ctx, myGroup, inLayout, acc);
+              break;
+            }
+          }
+          return;
+        }
         if (ctx < NAMED && PROSE_TAGS.has(tag)) {
           // A label's text is the name of its control; repeating it as prose adds nothing.
           const emit = shown && !(tag === 'LABEL' && el.control) && !(el.id && labels.has(el.id));
