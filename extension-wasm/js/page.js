@@ -119,6 +119,7 @@ function tabwirePage(command, argsJson) {
       return el || null;
     }
 
+    const WORD = /\S/;
     const collapse = (s) => String(s == null ? '' : s).replace(/\s+/g, ' ').trim();
     const cap = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
     const ok = (value) => ({ value });
@@ -136,7 +137,8 @@ function tabwirePage(command, argsJson) {
     }
 
     function rawRole(el) {
-      return (el.getAttribute('role') || '').trim().split(/\s+/)[0].toLowerCase();
+      const role = el.getAttribute('role');
+      return role === null ? '' : role.trim().split(/\s+/)[0].toLowerCase();
     }
 
     function explicitRole(el) {
@@ -436,8 +438,14 @@ function tabwirePage(command, argsJson) {
     const shortLabel = (fact) => (fact.name ? `${fact.role} "${fact.name}"` : fact.role);
 
     function hasOwnText(el) {
-      for (const child of flatChildren(el)) {
-        if (child.nodeType === 3 && child.data.trim()) return true;
+      if (el.tagName === 'SLOT') {
+        for (const child of flatChildren(el)) {
+          if (child.nodeType === 3 && WORD.test(child.data)) return true;
+        }
+        return false;
+      }
+      for (let child = (el.shadowRoot || el).firstChild; child !== null; child = child.nextSibling) {
+        if (child.nodeType === 3 && WORD.test(child.data)) return true;
       }
       return false;
     }
@@ -511,7 +519,7 @@ function tabwirePage(command, argsJson) {
         } else if (type === 3 && acc !== null && textShown) {
           const data = child.data;
           acc.text += data;
-          if (!acc.words && data.trim()) acc.words = true;
+          if (!acc.words && WORD.test(data)) acc.words = true;
         }
       };
 
@@ -548,7 +556,7 @@ function tabwirePage(command, argsJson) {
           if (child.nodeType === 3) {
             if (shown) {
               loose.text += child.data;
-              if (!loose.words && child.data.trim()) loose.words = true;
+              if (!loose.words && WORD.test(child.data)) loose.words = true;
             }
             continue;
           }
@@ -559,6 +567,16 @@ function tabwirePage(command, argsJson) {
             continue;
           }
           cells += 1;
+          const only = child.firstChild;
+          if (only !== null && only === child.lastChild && only.nodeType === 3 && child.shadowRoot === null && child.attributes.length === 0) {
+            // A cell of plain text, the bulk of any table: only its visibility matters.
+            const style = getComputedStyle(child);
+            if (style.display !== 'none' && style.visibility !== 'hidden' && style.visibility !== 'collapse') {
+              const text = collapse(only.data);
+              if (text) parts.push(text);
+            }
+            continue;
+          }
           const acc = { text: '', words: false };
           visit(child, ROW, nodeGroup, inLayout, acc);
           const label = child.getAttribute('aria-label');
