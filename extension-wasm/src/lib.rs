@@ -3,8 +3,8 @@
 //!
 //! The extension connects to a tabwire hub over a WebSocket, announces this Chrome profile, and
 //! serves the hub's requests against the profile's tabs: listing and navigating tabs, observing
-//! pages (snapshots with element refs), and clicking and typing. The wire contract is the
-//! `tabwire-protocol` crate, shared with the hub.
+//! pages and their frames (snapshots with element refs, deltas, page content), and clicking and
+//! typing. The wire contract is the `tabwire-protocol` crate, shared with the hub.
 //!
 //! # Layout
 //! - Entry points (this file): what `background.js` calls — [`start`], [`on_alarm`],
@@ -16,14 +16,18 @@
 //!   never-replay.
 //! - [`requests`]: one request under its deadline, answered exactly once; [`calllog`] keeps the
 //!   popup's list of recent calls; [`popup`] answers the popup.
-//! - [`ops`]: one module per operation group; [`page`] runs the in-page collector
-//!   (`js/page.js`); [`observation`] renders its facts into lines within a budget; [`refs`]
-//!   binds `@eN` refs to elements per document; [`debugger`] sends trusted input over CDP.
+//! - [`ops`]: one module per operation group (tabs, navigation, snapshots, frames, content,
+//!   clicks and typing, also inside frames); [`page`] runs the in-page collector (`js/page.js`)
+//!   in a frame; [`observation`] is the engine that turns one walk into an observation
+//!   (rendering, query, paging and budgets, baselines and deltas); [`refs`] keeps the per-frame
+//!   state behind `@e12` / `@f3e5` refs (bindings, rebinding, versions, the snapshot fence);
+//!   [`debugger`] sends trusted input over CDP.
 //! - Plumbing: [`chrome`] (bindings to `chrome.*`), [`timer`] (sleep, select), [`mailbox`]
 //!   (callback → async queue).
 //!
-//! Pure logic (URL rules, precedence, rendering, budgets, ref tables, backoff, call log) is
-//! unit-tested natively with `cargo test`; code that touches JS runs only in the browser.
+//! Pure logic (URL rules, precedence, rendering, query, paging, deltas, ref tables and rebinding,
+//! the fence, backoff, call log) is unit-tested natively with `cargo test`; code that touches JS
+//! runs only in the browser.
 
 pub mod calllog;
 pub mod chrome;

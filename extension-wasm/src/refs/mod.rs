@@ -6,7 +6,7 @@
 //! refs print as `@e<n>`; a frame's print as `@f<frameId>e<n>` — in a [`FrameState`]:
 //! - the ref numbers handed out so far, which keep counting across the frame's documents, so a
 //!   ref from an earlier page is always `STALE_REF` and never names an element of the new one;
-//! - the snapshot fence ([`FrameState::begin`] / [`RefTables::commit`]): a snapshot commits
+//! - the snapshot fence ([`RefTables::begin`] / [`RefTables::commit`]): a snapshot commits
 //!   its refs and baseline only if no snapshot that started later has committed first;
 //! - the current document ([`DocState`]): Chrome's `documentId`, the collector's document
 //!   token, the refs ([`table::RefTable`]), the observation version and the baselines. A
