@@ -26,5 +26,8 @@ cargo build --quiet -p tabwire-extension --target wasm32-unknown-unknown --profi
 wasm-bindgen --target web --no-typescript --remove-name-section --out-dir extension/pkg \
   "$target_dir/wasm32-unknown-unknown/wasm-release/tabwire_extension.wasm"
 
+# The in-page collector is injected as a file (once per document), so it ships beside the wasm.
+cp extension-wasm/js/collector.js extension/pkg/collector.js
+
 size_kb=$(( $(wc -c < extension/pkg/tabwire_extension_bg.wasm) / 1024 ))
 echo "extension built: extension/ (wasm ${size_kb} KB)"

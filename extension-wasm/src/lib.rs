@@ -17,7 +17,7 @@
 //! - [`requests`]: one request under its deadline, answered exactly once; [`calllog`] keeps the
 //!   popup's list of recent calls; [`popup`] answers the popup.
 //! - [`ops`]: one module per operation group (tabs, navigation, snapshots, frames, content,
-//!   clicks and typing, also inside frames); [`page`] runs the in-page collector (`js/page.js`)
+//!   clicks and typing, also inside frames); [`page`] runs the in-page collector (`js/collector.js`, through `js/page.js`)
 //!   in a frame; [`observation`] is the engine that turns one walk into an observation
 //!   (rendering, query, paging and budgets, baselines and deltas); [`refs`] keeps the per-frame
 //!   state behind `@e12` / `@f3e5` refs (bindings, rebinding, versions, the snapshot fence);

@@ -1,7 +1,9 @@
-//! Calling the in-page collector (js/page.js) and reading its answer.
+//! Calling the in-page collector (js/collector.js, through the glue in js/page.js) and reading
+//! its answer.
 //!
-//! Every page-side step goes through [`run`]: it injects `tabwirePage` into one frame of the tab
-//! with `chrome.scripting.executeScript`, parses the JSON string it returns, and reports the
+//! Every page-side step goes through [`run`]: it runs the collector in one frame of the tab
+//! with `chrome.scripting.executeScript` (injecting collector.js first when that document does
+//! not have the current build yet), parses the JSON string it returns, and reports the
 //! `documentId` Chrome ran it in — the identity refs are bound to. Chrome's refusals (chrome://
 //! pages, the Web Store, other extensions, error pages, frames that no longer exist) become
 //! error codes here, in one place, with advice an agent can follow.
@@ -22,6 +24,7 @@ extern "C" {
     fn run_in_frames(
         tab_id: u32,
         frame_ids: Vec<u32>,
+        build: &str,
         command: &str,
         args_json: &str,
     ) -> Result<Promise, JsValue>;
@@ -30,9 +33,31 @@ extern "C" {
     fn run_in_page(
         tab_id: u32,
         frame_id: u32,
+        build: &str,
         command: &str,
         args_json: &str,
     ) -> Result<Promise, JsValue>;
+}
+
+/// The collector's source, as build.sh copies it into the extension.
+const COLLECTOR_SOURCE: &str = include_str!("../js/collector.js");
+
+/// FNV-1a of the collector's source: pages keep a collector only while it is this build.
+const COLLECTOR_HASH: u64 = {
+    let bytes = COLLECTOR_SOURCE.as_bytes();
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut i = 0;
+    while i < bytes.len() {
+        hash ^= bytes[i] as u64;
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+        i += 1;
+    }
+    hash
+};
+
+/// [`COLLECTOR_HASH`] as the string the page compares.
+fn collector_build() -> String {
+    format!("{COLLECTOR_HASH:016x}")
 }
 
 /// What the page is asked to do.
@@ -199,15 +224,21 @@ pub async fn run<T: DeserializeOwned>(
         command,
     })
     .map_err(|e| OpError::new(ErrorCode::Internal, format!("encoding page arguments: {e}")))?;
-    let injection = chrome::call(run_in_page(tab, frame, command.name(), &args))
-        .await
-        .map_err(|failure| {
-            if is_missing_frame(&failure.message) {
-                missing_frame_error(tab, frame, missing)
-            } else {
-                injection_error(&failure.message)
-            }
-        })?;
+    let injection = chrome::call(run_in_page(
+        tab,
+        frame,
+        &collector_build(),
+        command.name(),
+        &args,
+    ))
+    .await
+    .map_err(|failure| {
+        if is_missing_frame(&failure.message) {
+            missing_frame_error(tab, frame, missing)
+        } else {
+            injection_error(&failure.message)
+        }
+    })?;
     let injection: Injection = chrome::from_js(injection).map_err(|e| {
         OpError::new(
             ErrorCode::Internal,
@@ -252,9 +283,15 @@ pub async fn run_all<T: DeserializeOwned>(
         command,
     })
     .map_err(|e| OpError::new(ErrorCode::Internal, format!("encoding page arguments: {e}")))?;
-    let injections = chrome::call(run_in_frames(tab, frames.to_vec(), command.name(), &args))
-        .await
-        .map_err(|failure| injection_error(&failure.message))?;
+    let injections = chrome::call(run_in_frames(
+        tab,
+        frames.to_vec(),
+        &collector_build(),
+        command.name(),
+        &args,
+    ))
+    .await
+    .map_err(|failure| injection_error(&failure.message))?;
     let injections: Vec<FrameInjection> = chrome::from_js(injections).map_err(|e| {
         OpError::new(
             ErrorCode::Internal,

@@ -300,7 +300,8 @@ pub struct PageContent {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ObservedNode {
-    /// The element's ref; absent for plain text lines, which cannot be acted on.
+    /// The node's ref; absent only for a select's option lines, which are chosen through
+    /// their select.
     #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
     pub element_ref: Option<ElementRef>,
     /// The one-line rendering, e.g. `button "Sign in" [disabled]`.

@@ -1,6 +1,6 @@
 //! The wording of observation lines: one line per node, the text after the ref.
 //!
-//! The collector (js/page.js) reports facts — role, name, value, states, href, level, options —
+//! The collector (js/collector.js) reports facts — role, name, value, states, href, level, options —
 //! and nothing rendered, so the wording lives here, in pure Rust with unit tests. Lines look
 //! like `textbox "Password" = "••••" [required]`, `link "Docs" -> /docs`, `heading[2] "Pricing"`,
 //! `row "Row 1 | Customer 7 | 13.37 EUR"`, `iframe "Checkout" (frameId 4)`; prose is its text in

@@ -1,6 +1,6 @@
 //! `TypeText`: put text into a field the way a framework-controlled page notices — the native
 //! value setter plus `input` and `change` events (contenteditable: `insertText`). All of it
-//! happens in the page (js/page.js), in the field's own frame; a password's resulting value is
+//! happens in the page (js/collector.js), in the field's own frame; a password's resulting value is
 //! redacted there.
 
 use serde::Deserialize;

@@ -1,14 +1,19 @@
 //! Keeping ref state in `chrome.storage.session`, which survives a service-worker restart
 //! (but not a browser restart, when every document is new anyway).
 //!
-//! Each tab is one entry, `refs:<tabId>` → its frames' state as a JSON string, written after
-//! every observation of the tab: the ref numbers with their keys and identities, the ref
-//! counter and the version. Baselines are not kept (they would be large, and a delta request
-//! after a restart simply gets a full observation with `reset`). Writes are fire-and-forget: a
-//! failed write only means refs would restart after a worker restart, so it is logged, never
-//! reported to the agent.
+//! Each tab is one entry, `refs:<tabId>` → its frames' state as a JSON string: the ref numbers
+//! with their keys and identities, the ref counter and the version. Baselines are not kept
+//! (they would be large, and a delta request after a restart simply gets a full observation with
+//! `reset`).
+//!
+//! Writes happen in the background, at most every [`SAVE_DELAY_MS`] for all tabs observed
+//! meanwhile, so serialising a big table never delays an answer. A worker stopped before the
+//! write loses the latest refs; so that it can never hand out one of those numbers again for a
+//! different element, a restored counter jumps ahead by [`RESTART_MARGIN`]. A failed write is
+//! logged, never reported to the agent.
 
-use std::collections::HashMap;
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -21,6 +26,18 @@ use super::{DocState, FrameState, RefTables, with_tables};
 use crate::chrome;
 
 const PREFIX: &str = "refs:";
+
+/// How long after an observation its tab's refs are written.
+const SAVE_DELAY_MS: f64 = 250.0;
+
+/// How far a restored ref counter jumps ahead: more refs than can be handed out between an
+/// observation and its write (one observation shows at most 5,000 nodes).
+const RESTART_MARGIN: u32 = 20_000;
+
+thread_local! {
+    /// Tabs observed since the last write, and whether a write is already scheduled.
+    static PENDING: RefCell<(bool, BTreeSet<TabId>)> = const { RefCell::new((false, BTreeSet::new())) };
+}
 
 /// One frame's state as saved.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -61,8 +78,12 @@ pub fn saved_tab(tables: &RefTables, tab: TabId) -> Vec<SavedFrame> {
 pub fn restored_frame(saved: SavedFrame) -> (u32, FrameState) {
     let refs = RefTable::from_bindings(saved.refs);
     let state = FrameState {
-        // Never below a number already handed out, even if the saved counter is damaged.
-        last_index: saved.last_index.max(refs.highest()),
+        // Never a number that may already have been handed out: not below the saved counter or
+        // the highest saved ref, and past any refs issued after the last write.
+        last_index: saved
+            .last_index
+            .max(refs.highest())
+            .saturating_add(RESTART_MARGIN),
         doc: Some(DocState {
             document_id: saved.document_id,
             doc_token: saved.doc_token,
@@ -114,25 +135,46 @@ pub async fn load_all() {
     }
 }
 
-/// Saves `tab`'s current table in the background.
+/// Schedules a background write of `tab`'s refs (see the module docs).
 pub fn save(tab: TabId) {
+    let schedule = PENDING.with(|pending| {
+        let mut pending = pending.borrow_mut();
+        pending.1.insert(tab);
+        !std::mem::replace(&mut pending.0, true)
+    });
+    if !schedule {
+        return;
+    }
+    spawn_local(async {
+        crate::timer::sleep(SAVE_DELAY_MS).await;
+        let tabs = PENDING.with(|pending| {
+            let mut pending = pending.borrow_mut();
+            pending.0 = false;
+            std::mem::take(&mut pending.1)
+        });
+        for tab in tabs {
+            write(tab).await;
+        }
+    });
+}
+
+/// Writes `tab`'s current refs.
+async fn write(tab: TabId) {
     let Some(json) = with_tables(|tables| serde_json::to_string(&saved_tab(tables, tab)).ok())
     else {
         return;
     };
-    spawn_local(async move {
-        let mut items = serde_json::Map::new();
-        items.insert(format!("{PREFIX}{tab}"), Value::String(json));
-        let result = match chrome::to_js(&items) {
-            Ok(items) => chrome::call(chrome::storage_session_set(&items))
-                .await
-                .map(|_| ()),
-            Err(e) => Err(e),
-        };
-        if let Err(e) = result {
-            crate::log!("could not save the refs of tab {tab}: {e}");
-        }
-    });
+    let mut items = serde_json::Map::new();
+    items.insert(format!("{PREFIX}{tab}"), Value::String(json));
+    let result = match chrome::to_js(&items) {
+        Ok(items) => chrome::call(chrome::storage_session_set(&items))
+            .await
+            .map(|_| ()),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = result {
+        crate::log!("could not save the refs of tab {tab}: {e}");
+    }
 }
 
 /// Deletes a closed tab's saved table in the background.
@@ -205,7 +247,11 @@ mod tests {
             .unwrap();
         assert_eq!(inner.document_id, "INNER");
         let state = restarted.get(4, 3).unwrap();
-        assert_eq!(state.last_index, 12);
+        assert_eq!(
+            state.last_index,
+            12 + RESTART_MARGIN,
+            "refs issued after the last write are never handed out again"
+        );
         assert_eq!(state.doc.as_ref().unwrap().version, 5);
         assert_eq!(
             state.doc.as_ref().unwrap().refs.live_keys(),
