@@ -17,6 +17,9 @@ use crate::ops;
 use crate::timer::{Either, now_ms, select, sleep};
 use crate::worker;
 
+/// Requests slower than this are logged even when they succeed.
+const SLOW_REQUEST_MS: u32 = 1000;
+
 /// How often a running request checks whether its connection is still open.
 const LIVENESS_POLL_MS: f64 = 100.0;
 
@@ -95,7 +98,10 @@ pub async fn handle(request: Request, link: Link) {
     let sent = link.send(&text);
     let ms = (now_ms() - started).max(0.0).round() as u32;
     let ok = error_code.is_none();
+    // Successful, ordinary calls are in the popup's call log; the console gets what deserves
+    // a look (a line per call costs time of its own on every call).
     match &sent {
+        Ok(()) if error_code.is_none() && ms < SLOW_REQUEST_MS => {}
         Ok(()) => crate::log!(
             "request {id} {tool}: {} in {ms} ms",
             error_code.as_deref().unwrap_or("ok")
