@@ -331,6 +331,9 @@ pub fn render_observation(observation: &Observation) -> String {
         lines.push("(that version is no longer a baseline for these arguments; full view)".into());
     }
     lines.extend(observation.nodes.iter().map(node_line));
+    if observation.nodes.is_empty() && observation.total_nodes == 0 {
+        lines.push("(no nodes: nothing in this view matches)".into());
+    }
     if observation.truncated {
         let shown_from = observation.offset + 1;
         let shown_to = observation.offset + observation.nodes.len() as u32;
