@@ -32,6 +32,8 @@ pub const PAGES: [&str; 5] = [
 pub const TABLE_PAGE: &str = "table.html";
 /// The row whose button is reached and clicked.
 pub const ROW: u32 = 1500;
+/// Timed rounds of the cheap call.
+pub const CHEAP_ROUNDS: usize = 100;
 
 /// A figure, or why it is missing.
 pub type Outcome<T> = Result<T, String>;
@@ -49,6 +51,8 @@ pub struct ServerFigures {
     pub pages: Vec<PageFigures>,
     /// The table-row scenario.
     pub row: Outcome<RowClick>,
+    /// Round trips of a cheap call (listing tabs), [`CHEAP_ROUNDS`] times.
+    pub cheap: Outcome<SnapshotFigures>,
 }
 
 /// What was measured on one page.
@@ -88,6 +92,14 @@ pub fn tokens(chars: usize) -> usize {
 pub async fn measure(server: &Server, fixtures: &Fixtures, rounds: usize) -> ServerFigures {
     let kind = server.kind();
     let tools = server.session().tools_list().await.map_err(reason);
+    eprintln!("bench: {} list tabs x{CHEAP_ROUNDS} …", kind.name());
+    let cheap = async {
+        server.navigate(&fixtures.url("login.html")).await?;
+        time_calls(CHEAP_ROUNDS, || server.list_tabs()).await
+    }
+    .await
+    .map(|(figures, _)| figures)
+    .map_err(reason);
     let mut pages = Vec::with_capacity(PAGES.len());
     for page in PAGES {
         eprintln!("bench: {} {page} …", kind.name());
@@ -106,6 +118,7 @@ pub async fn measure(server: &Server, fixtures: &Fixtures, rounds: usize) -> Ser
         tools,
         pages,
         row,
+        cheap,
     }
 }
 
@@ -148,13 +161,22 @@ async fn measure_page(
 
 /// One warm-up snapshot, then `rounds` timed ones; returns the figures and the last snapshot.
 async fn time_snapshots(server: &Server, rounds: usize) -> Result<(SnapshotFigures, Exchange)> {
-    server.snapshot().await?;
+    time_calls(rounds, || server.snapshot()).await
+}
+
+/// One warm-up call, then `rounds` timed ones; returns the figures and the last answer.
+async fn time_calls<F, Fut>(rounds: usize, mut call: F) -> Result<(SnapshotFigures, Exchange)>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<Exchange>>,
+{
+    call().await?;
     let mut samples = Vec::with_capacity(rounds);
     let mut last = None;
     for _ in 0..rounds {
-        let snapshot = server.snapshot().await?;
-        samples.push(snapshot.elapsed);
-        last = Some(snapshot);
+        let answer = call().await?;
+        samples.push(answer.elapsed);
+        last = Some(answer);
     }
     let last = last.expect("at least one round");
     samples.sort();

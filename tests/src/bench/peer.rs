@@ -125,6 +125,18 @@ impl Playwright {
     }
 
     /// `browser_snapshot` with its defaults: the whole page.
+    /// `browser_tabs {action: "list"}`: its cheapest call that reaches the browser.
+    pub async fn list_tabs(&self) -> Result<Exchange> {
+        let reply = self
+            .session
+            .call("browser_tabs", json!({"action": "list"}))
+            .await?;
+        if reply.is_error {
+            bail!("browser_tabs failed: {}", clip(&reply.text));
+        }
+        Ok(reply)
+    }
+
     pub async fn snapshot(&self) -> Result<Exchange> {
         let reply = self.session.call("browser_snapshot", json!({})).await?;
         if reply.is_error {

@@ -30,6 +30,7 @@ pub fn render(results: &Results) -> String {
     snapshots(&mut out, results);
     row_scenario(&mut out, results);
     deltas(&mut out, results);
+    cheap_calls(&mut out, results);
     tools(&mut out, results);
     targets(&mut out, results);
     out
@@ -218,6 +219,28 @@ fn deltas(out: &mut String, results: &Results) {
             None => "not measured".to_owned(),
         };
         let _ = writeln!(out, "  {:<13} {line}", page.page);
+    }
+}
+
+fn cheap_calls(out: &mut String, results: &Results) {
+    let _ = writeln!(
+        out,
+        "\nCheap call round trip: listing tabs ({} rounds after a warm-up; tabwire: list_tabs \
+         through tabwire-mcp and the hub; peer: browser_tabs list)",
+        super::measure::CHEAP_ROUNDS
+    );
+    for (kind, outcome) in results.servers() {
+        let Some(Ok(figures)) = outcome else { continue };
+        let line = match &figures.cheap {
+            Ok(call) => format!(
+                "p50 {:.2} ms, p90 {:.2} ms, {} B",
+                call.p50_ms,
+                call.p90_ms,
+                thousands(call.bytes)
+            ),
+            Err(error) => format!("FAILED: {error}"),
+        };
+        let _ = writeln!(out, "  {:<15} {line}", kind.name());
     }
 }
 

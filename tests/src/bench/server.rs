@@ -126,6 +126,14 @@ impl Server {
     }
 
     /// Scores completeness on the loaded page; `snapshot` is a plain snapshot of it just taken.
+    /// A cheap call that still goes all the way to the browser: listing the tabs.
+    pub async fn list_tabs(&self) -> Result<Exchange> {
+        match self {
+            Server::Tabwire(server) => server.list_tabs().await,
+            Server::Playwright(server) => server.list_tabs().await,
+        }
+    }
+
     pub async fn completeness(&self, snapshot: &Exchange) -> Result<Completeness> {
         match self {
             Server::Tabwire(server) => server.completeness().await,

@@ -244,6 +244,11 @@ impl Tabwire {
     }
 
     /// A tool call that must succeed.
+    /// `list_tabs`: the cheapest call that reaches the browser.
+    pub async fn list_tabs(&self) -> Result<Exchange> {
+        self.call("list_tabs", json!({})).await
+    }
+
     async fn call(&self, tool: &str, args: Value) -> Result<Exchange> {
         let reply = self.session.call(tool, args).await?;
         reply.data().with_context(|| tool.to_owned())?;
