@@ -705,6 +705,17 @@ globalThis.__tabwireFactory = function collector() {
     return found ? found.name : null;
   }
 
+  // How many elements of the whole document carry each anchor set (snapshot-time rebinding
+  // takes a replacement only when it is the one element with its anchors).
+  function countAnchors() {
+    const counts = (args.anchors || []).map((anchors) => {
+      const [attr, value] = anchors.id ? ['id', anchors.id] : anchors.testid ? ['data-testid', anchors.testid] : ['name', anchors.name];
+      if (!value) return 0;
+      return deepQuery(`[${attr}="${CSS.escape(value)}"]`).filter((el) => sameAnchors(el, anchors)).length;
+    });
+    return ok(counts);
+  }
+
   // A ref's element is gone: find its one replacement by identity (SPEC §4), or say why not.
   function rebind(target) {
     const identity = target.identity;
@@ -941,6 +952,7 @@ globalThis.__tabwireFactory = function collector() {
     try {
       if (command === 'probe') reply = ok({ url: cap(location.href, URL_MAX), title: cap(document.title, TITLE_MAX) });
       else if (command === 'snapshot') reply = snapshot();
+      else if (command === 'countAnchors') reply = countAnchors();
       else if (command === 'click') reply = click();
       else if (command === 'type') reply = typeText();
       else if (command === 'content') reply = content();

@@ -79,6 +79,12 @@ pub enum PageCommand {
         /// Keys of the frame's live refs.
         known: Vec<u32>,
     },
+    /// Count, over the whole document (hidden elements and open shadow roots included), the
+    /// elements carrying each of these anchor sets.
+    CountAnchors {
+        /// The anchor sets.
+        anchors: Vec<crate::refs::table::AnchorKey>,
+    },
     /// Find the target, scroll it into view, hit-test its centre and report the point.
     Click {
         /// The element.
@@ -125,6 +131,7 @@ impl PageCommand {
         match self {
             PageCommand::Probe => "probe",
             PageCommand::Snapshot { .. } => "snapshot",
+            PageCommand::CountAnchors { .. } => "countAnchors",
             PageCommand::Click { .. } => "click",
             PageCommand::Type { .. } => "type",
             PageCommand::Content { .. } => "content",

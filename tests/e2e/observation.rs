@@ -132,12 +132,29 @@ async fn refs_survive_inserts_removals_and_reordering_and_rebind_only_when_unamb
     assert!(position("Item C") < position("Item A"), "{}", reversed.text);
     assert_eq!(ref_of(&reversed, "button \"Item C\""), items[2]);
 
-    // The Save button is replaced by an equal one with the same unique id: its ref follows it.
+    // The Save button is replaced by an equal one with the same unique id: its ref follows it,
+    // in the next snapshot and for actions.
+    let twin = ref_of(&first, "button \"Twin\"");
     setup.click("#rerender").await.data();
+    let rerendered = setup.snapshot(json!({})).await;
+    assert_eq!(
+        ref_of(&rerendered, "button \"Save\""),
+        save,
+        "{}",
+        rerendered.text
+    );
     setup.click(&save).await.data();
     let after = setup.snapshot(json!({})).await;
     assert!(after.text.contains("Saved 1 times"), "{}", after.text);
     assert_eq!(ref_of(&after, "button \"Save\""), save);
+
+    // The Twin button is replaced by a lookalike beside a hidden element with the same
+    // data-testid: the snapshot sees only one, but the page has two, so the ref is not given to
+    // either.
+    setup.click("#twin").await.data();
+    let twins = setup.snapshot(json!({})).await;
+    assert_ne!(ref_of(&twins, "button \"Twin\""), twin, "{}", twins.text);
+    assert_eq!(setup.click(&twin).await.error_code(), "STALE_REF");
 
     // The Copy button is replaced by two with the same data-testid: no guessing.
     setup.click("#duplicate").await.data();

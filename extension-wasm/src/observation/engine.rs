@@ -8,6 +8,9 @@
 //! refs to the nodes shown; and answers with the window, or with a delta against a matching
 //! baseline. The window becomes a new baseline under the next version.
 
+use std::collections::HashSet;
+
+use crate::refs::table::AnchorKey;
 use serde::Deserialize;
 use tabwire_protocol::{Delta, Observation, ObservedNode, SnapshotRequest, TabId};
 
@@ -55,6 +58,7 @@ pub fn observe(
     source: Source<'_>,
     request: &SnapshotRequest,
     facts: SnapshotFacts,
+    unique_anchors: &HashSet<AnchorKey>,
 ) -> Observation {
     let FrameState {
         last_index, doc, ..
@@ -74,7 +78,7 @@ pub fn observe(
         doc.refs.rebind(index, key);
     }
     doc.refs.mark_gone(&facts.gone);
-    doc.refs.rebind_replacements(&facts.nodes);
+    doc.refs.rebind_replacements(&facts.nodes, unique_anchors);
 
     let units = window::filter(
         window::units(&facts.nodes, &facts.url),
@@ -239,7 +243,17 @@ mod tests {
             document_id,
             ..source(frame)
         };
-        observe(state, src, req, f)
+        let unique = as_if_unique(&f);
+        observe(state, src, req, f, &unique)
+    }
+
+    /// As if the page found each walked node's anchors on that node only.
+    fn as_if_unique(f: &SnapshotFacts) -> HashSet<AnchorKey> {
+        f.nodes
+            .iter()
+            .filter_map(|node| node.identity())
+            .map(|identity| AnchorKey::of(&identity))
+            .collect()
     }
 
     fn lines(o: &Observation) -> Vec<String> {
@@ -618,7 +632,8 @@ mod tests {
             scope_ref: Some(1),
             ..source(0)
         };
-        let o = observe(state, src, &req, f);
+        let unique = as_if_unique(&f);
+        let o = observe(state, src, &req, f, &unique);
         assert_eq!(lines(&o), [r#"@e1 button "Save""#]);
     }
 
@@ -663,7 +678,13 @@ mod tests {
         let slow = tables.begin(TAB, 0);
         let fast = tables.begin(TAB, 0);
         let state = tables.commit(fast).unwrap();
-        let o = observe(state, source(0), &request(), facts(vec![button(1, "A")]));
+        let o = observe(
+            state,
+            source(0),
+            &request(),
+            facts(vec![button(1, "A")]),
+            &HashSet::new(),
+        );
         assert_eq!(o.version, 1);
         let err = tables.commit(slow).unwrap_err();
         assert_eq!(err.code, ErrorCode::Superseded);

@@ -6,14 +6,60 @@
 //! nothing). The commit is synchronous once the page has answered, so a snapshot dropped at its
 //! deadline, or whose connection closed, never gets there.
 
+use std::collections::HashSet;
+
 use tabwire_protocol::{OpError, OpResult, SnapshotRequest, TabId, Target};
 
 use crate::observation::engine::{self, SnapshotFacts, Source};
 use crate::ops::{frames, tabs::resolve_tab, target};
 use crate::page::{self, MissingFrame, PageCommand};
+use crate::refs::table::AnchorKey;
 use crate::refs::{self, TOP_FRAME};
 use crate::requests::Checkpoint;
 use crate::timer::now_ms;
+
+/// The anchors of this walk's possible replacements (see `RefTable::replacement_candidates`)
+/// that the page finds on exactly one element of the whole document: the walk alone cannot tell,
+/// since it skips hidden elements and, for a scoped snapshot, everything outside the scope. The
+/// extra page call happens only when a removed element's lookalike turned up, which is rare;
+/// if it fails, nothing is rebound.
+async fn unique_anchors(
+    tab: TabId,
+    frame: u32,
+    document_id: &str,
+    facts: &SnapshotFacts,
+    missing: MissingFrame<'_>,
+) -> HashSet<AnchorKey> {
+    let candidates: Vec<AnchorKey> = refs::with_tables(|tables| {
+        tables
+            .get(tab, frame)
+            .and_then(|state| state.doc.as_ref())
+            .filter(|doc| doc.document_id == document_id && doc.doc_token == facts.doc)
+            .map(|doc| {
+                doc.refs
+                    .replacement_candidates(&facts.nodes, &facts.gone)
+                    .into_iter()
+                    .map(|(_, _, anchors)| anchors)
+                    .collect()
+            })
+            .unwrap_or_default()
+    });
+    if candidates.is_empty() {
+        return HashSet::new();
+    }
+    let command = PageCommand::CountAnchors {
+        anchors: candidates.clone(),
+    };
+    match page::run::<Vec<u32>>(tab, frame, &command, missing).await {
+        Ok(counts) if counts.document_id == document_id => candidates
+            .into_iter()
+            .zip(counts.value)
+            .filter(|(_, count)| *count == 1)
+            .map(|(anchors, _)| anchors)
+            .collect(),
+        _ => HashSet::new(),
+    }
+}
 
 /// Snapshots slower than this are logged with a breakdown of their time.
 const SLOW_SNAPSHOT_MS: f64 = 50.0;
@@ -53,6 +99,8 @@ pub async fn snapshot(
     }
     let mut reply = reply;
     frames::name_child_frames(tab, frame, &mut reply.value.nodes).await;
+    let unique_anchors =
+        unique_anchors(tab, frame, &reply.document_id, &reply.value, missing).await;
     // Nothing is kept for a request whose answer nobody will read.
     checkpoint.check()?;
     let started = now_ms();
@@ -78,7 +126,7 @@ pub async fn snapshot(
             document_id: &document_id,
             scope_ref,
         };
-        let observation = engine::observe(state, source, &request, reply.value);
+        let observation = engine::observe(state, source, &request, reply.value, &unique_anchors);
         if new_top_document {
             tables.forget_subframes(tab);
         }

@@ -5,15 +5,43 @@
 //! for the document's life. When the collector reports a key's element gone (removed from the
 //! document), the ref stays in the table, marked gone, with the identity it was last seen
 //! with. A later snapshot can give it to a replacement node (SPEC §4): same id / data-testid /
-//! name anchors, unique among the walked nodes and among the gone refs, same tag, type, role
-//! and accessible name. At action time the page does the same search over the whole document
-//! ([`RefTable::rebind`] records its answer).
+//! name anchors, unique among the walked nodes, among the gone refs and — checked by the page
+//! over the whole document, hidden elements and other scopes included — among all elements;
+//! same tag, type, role and accessible name. At action time the page does the same search over
+//! the whole document ([`RefTable::rebind`] records its answer).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
 use crate::observation::facts::{Identity, PageNode};
+
+/// The anchor attributes a replacement must share with a removed element: `id`,
+/// `data-testid`, `name` (those present).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct AnchorKey {
+    /// The `id` attribute.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// The `data-testid` attribute.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub testid: Option<String>,
+    /// The `name` attribute.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl AnchorKey {
+    /// The anchors of an identity.
+    pub fn of(identity: &Identity) -> AnchorKey {
+        let (id, testid, name) = identity.anchors.key();
+        AnchorKey {
+            id: id.map(Into::into),
+            testid: testid.map(Into::into),
+            name: name.map(Into::into),
+        }
+    }
+}
 
 /// What a ref number names.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -129,53 +157,68 @@ impl RefTable {
         self.by_key.entry(key).or_insert(index);
     }
 
-    /// Gives gone refs to their replacements among the walked `nodes`: a node without a ref
-    /// whose anchors match exactly one gone ref, when no other walked node has those anchors,
-    /// and whose tag, type, role and name are the gone element's. Returns `(ref, key)` pairs.
-    pub fn rebind_replacements(&mut self, nodes: &[PageNode]) -> Vec<(u32, u32)> {
-        type AnchorKey = (Option<String>, Option<String>, Option<String>);
-        let owned = |i: &Identity| -> AnchorKey {
-            let (id, testid, name) = i.anchors.key();
-            (
-                id.map(Into::into),
-                testid.map(Into::into),
-                name.map(Into::into),
-            )
-        };
+    /// The possible replacements among the walked `nodes`: `(gone ref, node key, anchors)`
+    /// for a node without a ref whose anchors match exactly one gone ref (counting the keys in
+    /// `newly_gone` as gone already), when no other walked node has those anchors, and whose
+    /// tag, type, role and name are the gone element's.
+    pub fn replacement_candidates(
+        &self,
+        nodes: &[PageNode],
+        newly_gone: &[u32],
+    ) -> Vec<(u32, u32, AnchorKey)> {
+        let newly_gone: HashSet<u32> = newly_gone.iter().copied().collect();
         let mut orphans: HashMap<AnchorKey, Vec<u32>> = HashMap::new();
         for (&index, binding) in &self.bindings {
-            if let (true, Some(identity)) = (binding.gone, &binding.identity) {
-                orphans.entry(owned(identity)).or_default().push(index);
+            let gone = binding.gone || newly_gone.contains(&binding.key);
+            if let (true, Some(identity)) = (gone, &binding.identity) {
+                orphans
+                    .entry(AnchorKey::of(identity))
+                    .or_default()
+                    .push(index);
             }
         }
         if orphans.is_empty() {
             return Vec::new();
         }
-        let mut candidates: HashMap<AnchorKey, Vec<(&PageNode, Identity)>> = HashMap::new();
+        let mut found: HashMap<AnchorKey, Vec<(&PageNode, Identity)>> = HashMap::new();
         for node in nodes {
             if let Some(identity) = node.identity() {
-                let key = owned(&identity);
+                let key = AnchorKey::of(&identity);
                 if orphans.contains_key(&key) {
-                    candidates.entry(key).or_default().push((node, identity));
+                    found.entry(key).or_default().push((node, identity));
                 }
             }
         }
-        let mut rebound = Vec::new();
+        let mut pairs = Vec::new();
         for (anchor_key, indexes) in orphans {
             let [index] = indexes[..] else { continue };
-            let Some(found) = candidates.get(&anchor_key) else {
-                continue;
-            };
-            let [(node, identity)] = &found[..] else {
+            let Some([(node, identity)]) = found.get(&anchor_key).map(Vec::as_slice) else {
                 continue;
             };
             let same = self.bindings[&index].identity.as_ref() == Some(identity);
             if same && !self.by_key.contains_key(&node.key) {
-                self.rebind(index, node.key);
-                rebound.push((index, node.key));
+                pairs.push((index, node.key, anchor_key));
             }
         }
-        rebound.sort_unstable();
+        pairs.sort_unstable_by_key(|(index, key, _)| (*index, *key));
+        pairs
+    }
+
+    /// Gives gone refs to their replacements among the walked `nodes` (see
+    /// [`RefTable::replacement_candidates`]) whose anchors the page found on exactly one element
+    /// of the whole document (`unique`). Returns `(ref, key)` pairs.
+    pub fn rebind_replacements(
+        &mut self,
+        nodes: &[PageNode],
+        unique: &HashSet<AnchorKey>,
+    ) -> Vec<(u32, u32)> {
+        let mut rebound = Vec::new();
+        for (index, key, anchors) in self.replacement_candidates(nodes, &[]) {
+            if unique.contains(&anchors) {
+                self.rebind(index, key);
+                rebound.push((index, key));
+            }
+        }
         rebound
     }
 
@@ -222,10 +265,53 @@ mod tests {
         }
     }
 
+    /// As if the page found every candidate's anchors once in the document.
+    fn everything_unique() -> HashSet<AnchorKey> {
+        ["save", "x", "copy", "dup", "go"]
+            .iter()
+            .flat_map(|v| {
+                [
+                    AnchorKey {
+                        id: Some((*v).into()),
+                        testid: None,
+                        name: None,
+                    },
+                    AnchorKey {
+                        id: None,
+                        testid: Some((*v).into()),
+                        name: None,
+                    },
+                ]
+            })
+            .collect()
+    }
+
     fn shown(table: &mut RefTable, nodes: &[PageNode], last: &mut u32) -> Vec<u32> {
         let refs = nodes.iter().map(|n| table.assign(n.key, last)).collect();
         table.note_identities(nodes);
         refs
+    }
+
+    #[test]
+    fn a_replacement_that_is_not_unique_in_the_document_is_not_taken() {
+        let mut table = RefTable::default();
+        let mut last = 0;
+        let email = anchored(5, Some("save"), None, "Save");
+        let refs = shown(&mut table, &[email], &mut last);
+        // Gone in the very walk that shows the lookalike: still a candidate...
+        let lookalike = anchored(9, Some("save"), None, "Save");
+        let candidates = table.replacement_candidates(std::slice::from_ref(&lookalike), &[5]);
+        assert_eq!(candidates.len(), 1);
+        assert_eq!((candidates[0].0, candidates[0].1), (refs[0], 9));
+        // ...but the page found another element with those anchors outside the walk (hidden,
+        // or out of the snapshot's scope): no rebinding.
+        table.mark_gone(&[5]);
+        assert!(
+            table
+                .rebind_replacements(&[lookalike], &HashSet::new())
+                .is_empty()
+        );
+        assert!(table.binding(refs[0]).unwrap().gone);
     }
 
     #[test]
@@ -251,7 +337,10 @@ mod tests {
         assert!(table.live_keys().is_empty());
 
         let fresh = anchored(9, Some("save"), None, "Save");
-        assert_eq!(table.rebind_replacements(&[fresh]), [(refs[0], 9)]);
+        assert_eq!(
+            table.rebind_replacements(&[fresh], &everything_unique()),
+            [(refs[0], 9)]
+        );
         assert_eq!(table.assign(9, &mut last), refs[0], "the old ref is kept");
         assert!(!table.binding(refs[0]).unwrap().gone);
         assert_eq!(table.index_of(5), None);
@@ -267,7 +356,11 @@ mod tests {
         table.mark_gone(&[5]);
         let a = anchored(8, None, Some("copy"), "Copy");
         let b = anchored(9, None, Some("copy"), "Copy");
-        assert!(table.rebind_replacements(&[a, b]).is_empty());
+        assert!(
+            table
+                .rebind_replacements(&[a, b], &everything_unique())
+                .is_empty()
+        );
         assert!(table.binding(refs[0]).unwrap().gone);
     }
 
@@ -282,13 +375,25 @@ mod tests {
         );
         table.mark_gone(&[5]);
         let renamed = anchored(9, Some("save"), None, "Saved!");
-        assert!(table.rebind_replacements(&[renamed]).is_empty());
+        assert!(
+            table
+                .rebind_replacements(&[renamed], &everything_unique())
+                .is_empty()
+        );
         let mut link = anchored(9, Some("save"), None, "Save");
         link.anchors.as_mut().unwrap().tag = "a".into();
-        assert!(table.rebind_replacements(&[link]).is_empty());
+        assert!(
+            table
+                .rebind_replacements(&[link], &everything_unique())
+                .is_empty()
+        );
         // Anchors must match exactly: an extra data-testid makes it another identity.
         let extra = anchored(9, Some("save"), Some("x"), "Save");
-        assert!(table.rebind_replacements(&[extra]).is_empty());
+        assert!(
+            table
+                .rebind_replacements(&[extra], &everything_unique())
+                .is_empty()
+        );
     }
 
     #[test]
@@ -307,7 +412,7 @@ mod tests {
         table.mark_gone(&[1, 2]);
         assert!(
             table
-                .rebind_replacements(&[anchored(3, Some("x"), None, "Go")])
+                .rebind_replacements(&[anchored(3, Some("x"), None, "Go")], &everything_unique())
                 .is_empty()
         );
     }
@@ -325,7 +430,11 @@ mod tests {
         // The replacement was shown (and given a ref) before the old one was found gone.
         let fresh = anchored(9, Some("save"), None, "Save");
         table.assign(9, &mut last);
-        assert!(table.rebind_replacements(&[fresh]).is_empty());
+        assert!(
+            table
+                .rebind_replacements(&[fresh], &everything_unique())
+                .is_empty()
+        );
     }
 
     #[test]
@@ -341,7 +450,11 @@ mod tests {
         shown(&mut table, std::slice::from_ref(&plain), &mut last);
         table.mark_gone(&[5]);
         let again = PageNode { key: 6, ..plain };
-        assert!(table.rebind_replacements(&[again]).is_empty());
+        assert!(
+            table
+                .rebind_replacements(&[again], &everything_unique())
+                .is_empty()
+        );
     }
 
     #[test]
