@@ -270,12 +270,28 @@ globalThis.__tabwireFactory = function collector() {
     return cap(placeholder, NAME_MAX);
   }
 
+  // Fields whose value is a secret: passwords, fields the page marks as one (autocomplete,
+  // masked with -webkit-text-security), and password fields a "show password" toggle turned
+  // into text fields (remembered for the document's life, so the toggle does not reveal them).
+  const SECRET_AUTOCOMPLETE = /(^|\s)(current-password|new-password|one-time-code)(\s|$)/i;
+  const wasPassword = ids.wasPassword || (ids.wasPassword = new WeakSet());
+  function isSecret(el) {
+    if (el.tagName !== 'INPUT') return false;
+    if (el.type === 'password') {
+      wasPassword.add(el);
+      return true;
+    }
+    if (wasPassword.has(el) || SECRET_AUTOCOMPLETE.test(el.getAttribute('autocomplete') || '')) return true;
+    const mask = getComputedStyle(el).webkitTextSecurity;
+    return Boolean(mask) && mask !== 'none';
+  }
+
   function valueOf(el, role) {
     const tag = el.tagName;
     if (tag === 'INPUT') {
       const type = el.type;
       if (type === 'checkbox' || type === 'radio' || type === 'hidden' || BUTTON_INPUT_TYPES.has(type)) return null;
-      if (type === 'password') return el.value ? REDACTED : '';
+      if (isSecret(el)) return el.value ? REDACTED : '';
       return cap(el.value, VALUE_MAX);
     }
     if (tag === 'TEXTAREA') return cap(collapse(el.value), VALUE_MAX);
@@ -619,7 +635,9 @@ globalThis.__tabwireFactory = function collector() {
       // `hidden="until-found"` (rendered as `content-visibility: hidden`), and a closed
       // <details> apart from its summary. (Reading content-visibility for every element
       // would cost a tenth of the walk, so other uses of it are not detected.)
-      if (el.hasAttribute('hidden')) return;
+      // (A plain `hidden` the page's CSS overrides is rendered, and its display check above
+      // already lets it through.)
+      if (el.getAttribute('hidden') === 'until-found') return;
       if (tag === 'DETAILS' && !el.open) {
         for (let child = el.firstElementChild; child !== null; child = child.nextElementSibling) {
           if (child.tagName === 'SUMMARY') {
@@ -630,8 +648,11 @@ globalThis.__tabwireFactory = function collector() {
         return;
       }
       if (ctx < NAMED && PROSE_TAGS.has(tag)) {
-        // A label's text is the name of its control; repeating it as prose adds nothing.
-        const emit = shown && !(tag === 'LABEL' && el.control) && !(el.id && labels.has(el.id));
+        // A label's text is the name of its control; repeating it as prose adds nothing —
+        // unless the control itself is not shown (a styled label over a hidden checkbox), when
+        // the label is all there is to see.
+        const namesShownControl = tag === 'LABEL' && el.control && el.control.getClientRects().length > 0;
+        const emit = shown && !namesShownControl && !(el.id && labels.has(el.id));
         prose(el, PROSE, myGroup, inLayout, shown, emit);
         if (acc !== null) acc.text += ' ';
         return;
@@ -857,7 +878,7 @@ globalThis.__tabwireFactory = function collector() {
       setValue.call(el, args.clear ? args.text : el.value + args.text);
       el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType: 'insertText', data: args.text }));
       el.dispatchEvent(new Event('change', { bubbles: true }));
-      value = el.type === 'password' ? (el.value ? REDACTED : '') : cap(el.value, TYPED_VALUE_MAX);
+      value = isSecret(el) ? (el.value ? REDACTED : '') : cap(el.value, TYPED_VALUE_MAX);
     }
     const result = { value, node: describe(el, deepActiveElement()) };
     if (found.rebound) result.rebound = found.rebound;
@@ -930,12 +951,24 @@ globalThis.__tabwireFactory = function collector() {
       if (!from) {
         text = '';
       } else {
-        // Work on a copy: the page's own fields keep their values.
-        const copy = from.cloneNode(true);
-        const isPassword = (input) => input.tagName === 'INPUT' && (input.getAttribute('type') || '').toLowerCase() === 'password';
-        if (isPassword(copy)) copy.removeAttribute('value');
-        for (const input of copy.querySelectorAll('input')) {
-          if (isPassword(input)) input.removeAttribute('value');
+        // Work on a copy in an inert document: the page's own fields keep their values, and
+        // no custom-element constructor or image load of the page runs for the copy.
+        const inert = document.implementation.createHTMLDocument('');
+        const copy = inert.importNode(from, true);
+        const secretMarkup = (node) => {
+          const type = (node.getAttribute('type') || '').toLowerCase();
+          return type === 'password' || SECRET_AUTOCOMPLETE.test(node.getAttribute('autocomplete') || '');
+        };
+        for (const node of [copy, ...copy.querySelectorAll('[value]')]) {
+          if (node.hasAttribute && node.hasAttribute('value') && secretMarkup(node)) node.removeAttribute('value');
+        }
+        // A field the page shows as a password now, whatever its markup says.
+        const originals = from.querySelectorAll ? [from, ...from.querySelectorAll('input')] : [];
+        const copies = [copy, ...copy.querySelectorAll('input')];
+        if (originals.length === copies.length) {
+          originals.forEach((original, i) => {
+            if (original.tagName === 'INPUT' && isSecret(original)) copies[i].removeAttribute('value');
+          });
         }
         text = copy.outerHTML;
       }

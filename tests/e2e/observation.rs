@@ -84,6 +84,13 @@ async fn accessible_names_follow_the_name_computation() {
         .expect("the password field is listed");
     assert!(pin.contains("= \"••••\""), "{pin}");
     assert!(!snapshot.structured.to_string().contains("hunter2"));
+    // A one-time code is a secret too, though its field is not a password field.
+    assert!(
+        snapshot.text.contains("\"Code\" = \"••••\""),
+        "{}",
+        snapshot.text
+    );
+    assert!(!snapshot.structured.to_string().contains("424242"));
 
     // Password values never leave the page, in any format.
     for format in ["text", "html", "aria"] {
@@ -95,6 +102,10 @@ async fn accessible_names_follow_the_name_computation() {
         assert!(
             !everything.contains("hunter2"),
             "{format} leaked the password"
+        );
+        assert!(
+            !everything.contains("424242"),
+            "{format} leaked the one-time code"
         );
     }
 }

@@ -63,12 +63,15 @@ pub fn observe(
     let FrameState {
         last_index, doc, ..
     } = state;
+    // Versions keep counting up across the frame's documents, like ref numbers: a `since`
+    // from an earlier document can never name one of this document's baselines.
+    let previous_version = doc.as_ref().map_or(0, |d| d.version);
     let doc = match doc {
         Some(d) if d.document_id == source.document_id && d.doc_token == facts.doc => d,
         _ => doc.insert(crate::refs::DocState {
             document_id: source.document_id.to_owned(),
             doc_token: facts.doc.clone(),
-            version: 0,
+            version: previous_version,
             refs: Default::default(),
             baselines: Default::default(),
         }),
@@ -149,12 +152,23 @@ pub fn observe(
     };
     let reset = request.since.is_some() && delta_part.is_none();
 
-    doc.version += 1;
-    doc.baselines.push(Baseline {
-        version: doc.version,
-        params,
-        entries,
-    });
+    // An empty delta is the baseline itself, unchanged: it keeps that version and takes no
+    // baseline slot, so polling an unchanged page never pushes its baseline out.
+    let unchanged = delta_part
+        .as_ref()
+        .is_some_and(|d| d.changed.is_empty() && d.removed.is_empty() && d.order.is_none());
+    let version = match (&delta_part, unchanged) {
+        (Some(delta), true) => delta.since,
+        _ => {
+            doc.version += 1;
+            doc.baselines.push(Baseline {
+                version: doc.version,
+                params,
+                entries,
+            });
+            doc.version
+        }
+    };
 
     Observation {
         tab_id: source.tab,
@@ -162,7 +176,7 @@ pub fn observe(
         url: facts.url,
         title: facts.title,
         document_id: source.document_id.to_owned(),
-        version: doc.version,
+        version,
         nodes,
         total_nodes: shown.total_nodes,
         offset: shown.offset,
@@ -330,7 +344,7 @@ mod tests {
         let d = delta.delta.as_ref().unwrap();
         assert_eq!(d.since, 1);
         assert!(d.changed.is_empty() && d.removed.is_empty() && d.order.is_none());
-        assert_eq!(delta.version, 2);
+        assert_eq!(delta.version, 1, "nothing changed, so no new version");
         assert_eq!(delta.total_nodes, 2);
         let json = serde_json::to_string(&tabwire_protocol::OpResult::Snapshot(delta)).unwrap();
         assert!(json.len() < 300, "{} bytes: {json}", json.len());
@@ -430,10 +444,15 @@ mod tests {
         for _ in 0..7 {
             snap(&mut tables, &request(), facts(page.clone()));
         }
-        // Versions 1..=8 are kept: version 1 still works.
-        let o = snap(&mut tables, &since(first.version), facts(page.clone()));
-        assert!(o.delta.is_some());
-        // That delta was version 9, evicting version 1.
+        // Versions 1..=8 are kept: version 1 still works, as often as asked while nothing
+        // changes (an empty delta takes no baseline slot).
+        for _ in 0..10 {
+            let o = snap(&mut tables, &since(first.version), facts(page.clone()));
+            assert_eq!(o.version, first.version);
+            assert!(o.delta.is_some());
+        }
+        // A ninth full observation evicts version 1.
+        snap(&mut tables, &request(), facts(page.clone()));
         let o = snap(&mut tables, &since(first.version), facts(page.clone()));
         assert!(o.reset);
         assert_eq!(o.version, 10);
@@ -447,7 +466,7 @@ mod tests {
         other.doc = "tok2".into();
         let o = snap_in(&mut tables, 0, "DOC2", &since(first.version), other);
         assert!(o.reset);
-        assert_eq!(o.version, 1);
+        assert_eq!(o.version, 2, "versions keep counting across documents");
         assert_eq!(lines(&o), [r#"@e2 button "A""#]);
         assert_eq!(
             tables.resolve(TAB, ElementRef::top(1)).unwrap_err().code,

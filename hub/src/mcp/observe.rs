@@ -105,7 +105,8 @@ async fn observe(
 }
 
 /// The structured result. A delta leaves out what the caller already has from its baseline
-/// (URL, title, document, window counts), so an unchanged page costs a few hundred bytes.
+/// (URL, title, document), so an unchanged page costs a few hundred bytes; whether the view is
+/// truncated is always said, since a delta can grow the view past its budget.
 fn observation_data(observation: &Observation) -> serde_json::Value {
     match &observation.delta {
         Some(delta) => {
@@ -116,6 +117,13 @@ fn observation_data(observation: &Observation) -> serde_json::Value {
             });
             if let Some(frame) = observation.frame_id {
                 data["frameId"] = json!(frame);
+            }
+            if observation.truncated {
+                data["truncated"] = json!(true);
+                data["totalNodes"] = json!(observation.total_nodes);
+                if let Some(next) = observation.next_offset {
+                    data["nextOffset"] = json!(next);
+                }
             }
             data
         }
@@ -360,10 +368,25 @@ fn render_delta(observation: &Observation, delta: &tabwire_protocol::Delta) -> S
         "tab {}{frame} version {}",
         observation.tab_id, observation.version
     );
+    let more = if observation.truncated {
+        let next = observation
+            .next_offset
+            .map(|next| format!(", next: offset={next}"))
+            .unwrap_or_default();
+        format!(
+            " [view of {} nodes truncated{next}]",
+            observation.total_nodes
+        )
+    } else {
+        String::new()
+    };
     if delta.changed.is_empty() && delta.removed.is_empty() && delta.order.is_none() {
-        return format!("{head}: no changes since version {}", delta.since);
+        return format!("{head}: no changes since version {}{more}", delta.since);
     }
-    let mut lines = vec![format!("{head}: changes since version {}:", delta.since)];
+    let mut lines = vec![format!(
+        "{head}: changes since version {}{more}:",
+        delta.since
+    )];
     lines.extend(delta.changed.iter().map(node_line));
     if !delta.removed.is_empty() {
         lines.push(format!("removed: {}", refs_line(&delta.removed)));
@@ -445,9 +468,9 @@ mod tests {
 
     #[test]
     fn deltas_render_only_what_changed() {
+        // The window stays truncated (5 nodes, 2 shown); nothing in it changed.
         let mut empty = observation();
         empty.nodes.clear();
-        empty.truncated = false;
         empty.delta = Some(Delta {
             since: 2,
             changed: vec![],
@@ -455,9 +478,22 @@ mod tests {
             order: None,
         });
         let text = render_observation(&empty);
-        assert_eq!(text, "tab 4 version 3: no changes since version 2");
+        assert_eq!(
+            text,
+            "tab 4 version 3: no changes since version 2 [view of 5 nodes truncated, next: offset=2]"
+        );
         assert_eq!(
             observation_data(&empty).to_string(),
+            r#"{"delta":{"changed":[],"removed":[],"since":2},"nextOffset":2,"tabId":4,"totalNodes":5,"truncated":true,"version":3}"#
+        );
+        let mut whole = empty.clone();
+        whole.truncated = false;
+        assert_eq!(
+            render_observation(&whole),
+            "tab 4 version 3: no changes since version 2"
+        );
+        assert_eq!(
+            observation_data(&whole).to_string(),
             r#"{"delta":{"changed":[],"removed":[],"since":2},"tabId":4,"version":3}"#
         );
 
@@ -474,7 +510,7 @@ mod tests {
         let text = render_observation(&changed);
         assert_eq!(
             text,
-            "tab 4 version 3: changes since version 2:\n@e7 button \"Save\"\nremoved: @e5 @e6\norder: @e7 @e1"
+            "tab 4 version 3: changes since version 2 [view of 5 nodes truncated, next: offset=2]:\n@e7 button \"Save\"\nremoved: @e5 @e6\norder: @e7 @e1"
         );
     }
 
