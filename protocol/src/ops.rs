@@ -266,6 +266,10 @@ pub struct Delta {
     /// existing ones or nodes moved.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub order: Option<Vec<ElementRef>>,
+    /// The list around the window changed since the baseline: its total, whether the view is
+    /// truncated, or the next offset (see the observation's fields for the new values).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub view_changed: bool,
 }
 
 /// A bounded slice of a document's text or markup.
@@ -427,6 +431,7 @@ mod tests {
                 changed: vec![],
                 removed: vec![ElementRef::top(9)],
                 order: None,
+                view_changed: false,
             }),
             reset: false,
         });

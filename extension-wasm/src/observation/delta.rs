@@ -48,6 +48,19 @@ pub struct Baseline {
     pub params: Params,
     /// Its nodes, in order.
     pub entries: Vec<Entry>,
+    /// The list around the window: total nodes, and the next offset when truncated.
+    pub view: View,
+}
+
+/// The list around a window, as a delta compares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct View {
+    /// Nodes of the scoped, filtered list.
+    pub total_nodes: u32,
+    /// Whether part of the list is not shown.
+    pub truncated: bool,
+    /// Where the next page starts.
+    pub next_offset: Option<u32>,
 }
 
 /// A document's most recent baselines.
@@ -218,6 +231,7 @@ mod tests {
                 version,
                 params: params(0),
                 entries: vec![],
+                view: View::default(),
             });
         }
         assert_eq!(kept.versions(), (3..=10).collect::<Vec<_>>());

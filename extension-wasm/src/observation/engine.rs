@@ -14,7 +14,7 @@ use crate::refs::table::AnchorKey;
 use serde::Deserialize;
 use tabwire_protocol::{Delta, Observation, ObservedNode, SnapshotRequest, TabId};
 
-use super::delta::{self, Baseline, Entry, Params};
+use super::delta::{self, Baseline, Entry, Params, View};
 use super::facts::PageNode;
 use super::window::{self, Budget};
 use crate::refs::{FrameState, TOP_FRAME, element_ref};
@@ -128,6 +128,11 @@ pub fn observe(
         max_nodes: request.max_nodes,
         max_chars: request.max_chars,
     };
+    let view = View {
+        total_nodes: shown.total_nodes,
+        truncated: shown.truncated(),
+        next_offset: shown.next_offset,
+    };
     let baseline = request
         .since
         .and_then(|since| doc.baselines.matching(since, &params));
@@ -145,6 +150,7 @@ pub fn observe(
                 changed,
                 removed: diff.removed.into_iter().map(to_ref).collect(),
                 order: diff.order.map(|o| o.into_iter().map(to_ref).collect()),
+                view_changed: baseline.view != view,
             };
             (Vec::new(), Some(delta))
         }
@@ -154,9 +160,9 @@ pub fn observe(
 
     // An empty delta is the baseline itself, unchanged: it keeps that version and takes no
     // baseline slot, so polling an unchanged page never pushes its baseline out.
-    let unchanged = delta_part
-        .as_ref()
-        .is_some_and(|d| d.changed.is_empty() && d.removed.is_empty() && d.order.is_none());
+    let unchanged = delta_part.as_ref().is_some_and(|d| {
+        d.changed.is_empty() && d.removed.is_empty() && d.order.is_none() && !d.view_changed
+    });
     let version = match (&delta_part, unchanged) {
         (Some(delta), true) => delta.since,
         _ => {
@@ -165,6 +171,7 @@ pub fn observe(
                 version: doc.version,
                 params,
                 entries,
+                view,
             });
             doc.version
         }
@@ -434,6 +441,48 @@ mod tests {
         }
         // Without `since` there is no reset.
         assert!(!snap(&mut tables, &request(), facts(page)).reset);
+    }
+
+    #[test]
+    fn a_delta_says_when_the_list_around_the_window_changed() {
+        let mut tables = RefTables::default();
+        let small = SnapshotRequest {
+            max_nodes: 2,
+            ..request()
+        };
+        let first = snap(
+            &mut tables,
+            &small,
+            facts(vec![button(1, "A"), button(2, "B")]),
+        );
+        assert!(!first.truncated);
+        // A third node appears past the two-node window: the window itself is unchanged, but
+        // the view is now truncated, and the delta says so (with a new version).
+        let grown = snap(
+            &mut tables,
+            &SnapshotRequest {
+                since: Some(first.version),
+                ..small.clone()
+            },
+            facts(vec![button(1, "A"), button(2, "B"), button(3, "C")]),
+        );
+        let delta = grown.delta.as_ref().unwrap();
+        assert!(delta.changed.is_empty() && delta.removed.is_empty());
+        assert!(delta.view_changed);
+        assert!(grown.truncated);
+        assert_eq!(grown.next_offset, Some(2));
+        assert_eq!(grown.version, first.version + 1);
+        // Asked again, nothing moved: an empty delta that keeps the version.
+        let same = snap(
+            &mut tables,
+            &SnapshotRequest {
+                since: Some(grown.version),
+                ..small
+            },
+            facts(vec![button(1, "A"), button(2, "B"), button(3, "C")]),
+        );
+        assert!(!same.delta.as_ref().unwrap().view_changed);
+        assert_eq!(same.version, grown.version);
     }
 
     #[test]

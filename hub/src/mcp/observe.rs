@@ -105,8 +105,9 @@ async fn observe(
 }
 
 /// The structured result. A delta leaves out what the caller already has from its baseline
-/// (URL, title, document), so an unchanged page costs a few hundred bytes; whether the view is
-/// truncated is always said, since a delta can grow the view past its budget.
+/// (URL, title, document, the list around the window), so an unchanged page costs a few hundred
+/// bytes; the list's figures come back whenever they changed, since a delta can grow the view
+/// past its budget.
 fn observation_data(observation: &Observation) -> serde_json::Value {
     match &observation.delta {
         Some(delta) => {
@@ -118,8 +119,8 @@ fn observation_data(observation: &Observation) -> serde_json::Value {
             if let Some(frame) = observation.frame_id {
                 data["frameId"] = json!(frame);
             }
-            if observation.truncated {
-                data["truncated"] = json!(true);
+            if delta.view_changed {
+                data["truncated"] = json!(observation.truncated);
                 data["totalNodes"] = json!(observation.total_nodes);
                 if let Some(next) = observation.next_offset {
                     data["nextOffset"] = json!(next);
@@ -368,17 +369,22 @@ fn render_delta(observation: &Observation, delta: &tabwire_protocol::Delta) -> S
         "tab {}{frame} version {}",
         observation.tab_id, observation.version
     );
-    let more = if observation.truncated {
-        let next = observation
-            .next_offset
-            .map(|next| format!(", next: offset={next}"))
-            .unwrap_or_default();
-        format!(
-            " [view of {} nodes truncated{next}]",
+    let more = match (delta.view_changed, observation.truncated) {
+        (false, _) => String::new(),
+        (true, true) => {
+            let next = observation
+                .next_offset
+                .map(|next| format!(", next: offset={next}"))
+                .unwrap_or_default();
+            format!(
+                " [the view now has {} nodes and is truncated{next}]",
+                observation.total_nodes
+            )
+        }
+        (true, false) => format!(
+            " [the view now has {} nodes, all shown]",
             observation.total_nodes
-        )
-    } else {
-        String::new()
+        ),
     };
     if delta.changed.is_empty() && delta.removed.is_empty() && delta.order.is_none() {
         return format!("{head}: no changes since version {}{more}", delta.since);
@@ -476,18 +482,21 @@ mod tests {
             changed: vec![],
             removed: vec![],
             order: None,
+            view_changed: true,
         });
         let text = render_observation(&empty);
         assert_eq!(
             text,
-            "tab 4 version 3: no changes since version 2 [view of 5 nodes truncated, next: offset=2]"
+            "tab 4 version 3: no changes since version 2 [the view now has 5 nodes and is truncated, next: offset=2]"
         );
         assert_eq!(
             observation_data(&empty).to_string(),
-            r#"{"delta":{"changed":[],"removed":[],"since":2},"nextOffset":2,"tabId":4,"totalNodes":5,"truncated":true,"version":3}"#
+            r#"{"delta":{"changed":[],"removed":[],"since":2,"viewChanged":true},"nextOffset":2,"tabId":4,"totalNodes":5,"truncated":true,"version":3}"#
         );
         let mut whole = empty.clone();
-        whole.truncated = false;
+        if let Some(delta) = whole.delta.as_mut() {
+            delta.view_changed = false;
+        }
         assert_eq!(
             render_observation(&whole),
             "tab 4 version 3: no changes since version 2"
@@ -506,11 +515,12 @@ mod tests {
             }],
             removed: vec![ElementRef::top(5), ElementRef::top(6)],
             order: Some(vec![ElementRef::top(7), ElementRef::top(1)]),
+            view_changed: true,
         });
         let text = render_observation(&changed);
         assert_eq!(
             text,
-            "tab 4 version 3: changes since version 2 [view of 5 nodes truncated, next: offset=2]:\n@e7 button \"Save\"\nremoved: @e5 @e6\norder: @e7 @e1"
+            "tab 4 version 3: changes since version 2 [the view now has 5 nodes and is truncated, next: offset=2]:\n@e7 button \"Save\"\nremoved: @e5 @e6\norder: @e7 @e1"
         );
     }
 
