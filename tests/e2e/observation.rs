@@ -5,43 +5,9 @@
 use std::collections::HashSet;
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use tabwire_e2e::scenario::{connected_browser, ref_of};
-use tabwire_e2e::{Browser, Fixtures, Hub, McpClient, Reply};
-
-/// A hub, one browser on `page`, and a connected client.
-struct Setup {
-    _fixtures: Fixtures,
-    _hub: Hub,
-    _browser: Browser,
-    client: McpClient,
-}
-
-impl Setup {
-    async fn on(page: &str) -> Setup {
-        let fixtures = Fixtures::serve().await;
-        let hub = Hub::spawn();
-        let browser = Browser::launch(&hub, "Work", &fixtures.url(page));
-        let client = McpClient::connect(&hub).await;
-        connected_browser(&client, "Work").await;
-        Setup {
-            _fixtures: fixtures,
-            _hub: hub,
-            _browser: browser,
-            client,
-        }
-    }
-
-    async fn snapshot(&self, args: Value) -> Reply {
-        self.client.call("get_page_snapshot", args).await
-    }
-
-    async fn click(&self, selector: &str) -> Reply {
-        self.client
-            .call("click_element", json!({ "selector": selector }))
-            .await
-    }
-}
+use serde_json::json;
+use tabwire_e2e::Reply;
+use tabwire_e2e::scenario::{OneBrowser, ref_of};
 
 /// The lines of a snapshot after its header.
 fn lines(reply: &Reply) -> Vec<&str> {
@@ -50,7 +16,7 @@ fn lines(reply: &Reply) -> Vec<&str> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn accessible_names_follow_the_name_computation() {
-    let setup = Setup::on("names.html").await;
+    let setup = OneBrowser::on("Work", "names.html").await;
     let snapshot = setup.snapshot(json!({})).await;
     for expected in [
         "heading[3] \"Level three heading\"",
@@ -112,7 +78,7 @@ async fn accessible_names_follow_the_name_computation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn refs_survive_inserts_removals_and_reordering_and_rebind_only_when_unambiguous() {
-    let setup = Setup::on("dynamic.html").await;
+    let setup = OneBrowser::on("Work", "dynamic.html").await;
     let first = setup.snapshot(json!({})).await;
     let items: Vec<String> = ["Item A", "Item B", "Item C"]
         .iter()
@@ -175,7 +141,7 @@ async fn refs_survive_inserts_removals_and_reordering_and_rebind_only_when_unamb
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn deltas_report_changes_and_reset_when_the_baseline_does_not_fit() {
-    let setup = Setup::on("dynamic.html").await;
+    let setup = OneBrowser::on("Work", "dynamic.html").await;
     let base = setup.snapshot(json!({})).await;
     let version = base.data()["version"].as_u64().unwrap();
 
@@ -246,7 +212,7 @@ async fn deltas_report_changes_and_reset_when_the_baseline_does_not_fit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_row_of_a_big_table_is_reachable_and_a_query_finds_one_in_a_call() {
-    let setup = Setup::on("table.html").await;
+    let setup = OneBrowser::on("Work", "table.html").await;
     let first = setup.snapshot(json!({})).await;
     let data = first.data();
     assert_eq!(data["truncated"], true);
@@ -301,7 +267,7 @@ async fn every_row_of_a_big_table_is_reachable_and_a_query_finds_one_in_a_call()
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn frame_refs_type_and_click_inside_a_cross_origin_iframe() {
-    let setup = Setup::on("frames.html").await;
+    let setup = OneBrowser::on("Work", "frames.html").await;
     let frames =
         tabwire_e2e::eventually("both iframes to load", Duration::from_secs(15), || async {
             let reply = setup.client.call("list_frames", json!({})).await;
@@ -373,7 +339,7 @@ async fn frame_refs_type_and_click_inside_a_cross_origin_iframe() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn content_formats_are_bounded_and_page_on() {
-    let setup = Setup::on("article.html").await;
+    let setup = OneBrowser::on("Work", "article.html").await;
     let first = setup
         .client
         .call("get_page_content", json!({ "maxChars": 2000 }))
@@ -420,7 +386,7 @@ async fn content_formats_are_bounded_and_page_on() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_snapshot_that_missed_its_deadline_commits_nothing() {
-    let setup = Setup::on("freeze.html").await;
+    let setup = OneBrowser::on("Work", "freeze.html").await;
     let before = setup.snapshot(json!({})).await;
     let version = before.data()["version"].as_u64().unwrap();
     let freeze = ref_of(&before, "button \"Freeze");

@@ -4,17 +4,16 @@
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tabwire_e2e::scenario::{CONNECT_LIMIT, POPUP, connected_browser, ref_of, tab_with};
+use tabwire_e2e::scenario::{
+    CONNECT_LIMIT, OneBrowser, POPUP, connected_browser, ref_of, tab_with,
+};
 use tabwire_e2e::{Browser, Fixtures, Hub, McpClient, eventually};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn login_on_a_fixture_page_with_trusted_input() {
-    let fixtures = Fixtures::serve().await;
-    let hub = Hub::spawn();
-    let browser = Browser::launch(&hub, "Work", &fixtures.url("login.html"));
-    let client = McpClient::connect(&hub).await;
-
-    connected_browser(&client, "Work").await;
+    // Keep the whole cast alive for the test: each part stops its process when dropped.
+    let setup = OneBrowser::on("Work", "login.html").await;
+    let (fixtures, browser, client) = (&setup.fixtures, &setup.browser, &setup.client);
     let browsers = client.call("list_browsers", json!({})).await;
     assert_eq!(browsers.data()["browsers"].as_array().unwrap().len(), 1);
     assert!(
@@ -362,11 +361,8 @@ async fn hub_restart_under_a_running_shim_restores_the_session_without_replay() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn worker_stays_connected_through_a_long_idle_period() {
-    let fixtures = Fixtures::serve().await;
-    let hub = Hub::spawn();
-    let _browser = Browser::launch(&hub, "Idle", &fixtures.url("blank.html"));
-    let client = McpClient::connect(&hub).await;
-    connected_browser(&client, "Idle").await;
+    let setup = OneBrowser::on("Idle", "blank.html").await;
+    let client = &setup.client;
 
     // Chrome stops an idle MV3 service worker after ~30 s; only the hub's heartbeat keeps it.
     tokio::time::sleep(Duration::from_secs(70)).await;
@@ -384,11 +380,8 @@ async fn worker_stays_connected_through_a_long_idle_period() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn bad_arguments_are_refused_before_reaching_the_browser() {
-    let fixtures = Fixtures::serve().await;
-    let hub = Hub::spawn();
-    let _browser = Browser::launch(&hub, "Work", &fixtures.url("login.html"));
-    let client = McpClient::connect(&hub).await;
-    connected_browser(&client, "Work").await;
+    let setup = OneBrowser::on("Work", "login.html").await;
+    let client = &setup.client;
 
     let unknown = client
         .call(

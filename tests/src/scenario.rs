@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::client::{McpClient, Reply};
-use crate::eventually;
+use crate::{Browser, Fixtures, Hub, eventually};
 
 /// How long a browser may take to connect after Chromium starts.
 pub const CONNECT_LIMIT: Duration = Duration::from_secs(30);
@@ -53,4 +53,46 @@ pub fn tab_with(tabs: &Reply, needle: &str) -> u64 {
         .unwrap_or_else(|| panic!("no tab with {needle:?}: {}", tabs.text))["tabId"]
         .as_u64()
         .unwrap()
+}
+
+/// The usual cast: a fixture server, a hub, one browser named `name` showing `page`, and a
+/// connected MCP client that has seen the browser arrive.
+pub struct OneBrowser {
+    /// Serves the fixture pages.
+    pub fixtures: Fixtures,
+    /// The hub.
+    pub hub: Hub,
+    /// The browser.
+    pub browser: Browser,
+    /// The agent's session.
+    pub client: McpClient,
+}
+
+impl OneBrowser {
+    /// Starts everything and waits for the browser to connect.
+    pub async fn on(name: &str, page: &str) -> OneBrowser {
+        let fixtures = Fixtures::serve().await;
+        let hub = Hub::spawn();
+        let browser = Browser::launch(&hub, name, &fixtures.url(page));
+        let client = McpClient::connect(&hub).await;
+        connected_browser(&client, name).await;
+        OneBrowser {
+            fixtures,
+            hub,
+            browser,
+            client,
+        }
+    }
+
+    /// `get_page_snapshot` with `args`.
+    pub async fn snapshot(&self, args: serde_json::Value) -> Reply {
+        self.client.call("get_page_snapshot", args).await
+    }
+
+    /// `click_element` on `selector`.
+    pub async fn click(&self, selector: &str) -> Reply {
+        self.client
+            .call("click_element", json!({ "selector": selector }))
+            .await
+    }
 }
