@@ -205,15 +205,7 @@ mod tests {
 
     const TAB: TabId = 7;
 
-    /// A page in a test: nodes by key, rendered as buttons unless said otherwise.
-    fn button(key: u32, name: &str) -> PageNode {
-        PageNode {
-            key,
-            role: "button".into(),
-            name: name.into(),
-            ..PageNode::default()
-        }
-    }
+    use crate::observation::facts::button;
 
     fn facts(nodes: Vec<PageNode>) -> SnapshotFacts {
         SnapshotFacts {

@@ -121,6 +121,17 @@ pub struct Identity {
     pub name: String,
 }
 
+/// A button node, for tests.
+#[cfg(test)]
+pub fn button(key: u32, name: &str) -> PageNode {
+    PageNode {
+        key,
+        role: "button".into(),
+        name: name.into(),
+        ..PageNode::default()
+    }
+}
+
 impl PageNode {
     /// The node's identity, when it has anchors to be recognised by.
     pub fn identity(&self) -> Option<Identity> {

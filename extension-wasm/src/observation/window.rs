@@ -201,14 +201,7 @@ mod tests {
 
     const URL: &str = "http://x/";
 
-    fn button(key: u32, name: &str) -> PageNode {
-        PageNode {
-            key,
-            role: "button".into(),
-            name: name.into(),
-            ..PageNode::default()
-        }
-    }
+    use crate::observation::facts::button;
 
     fn select(key: u32, options: usize) -> PageNode {
         PageNode {

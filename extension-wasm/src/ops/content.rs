@@ -4,8 +4,8 @@
 use serde::Deserialize;
 use tabwire_protocol::{ContentRequest, OpError, OpResult, PageContent, TabId};
 
-use crate::ops::{tabs::resolve_tab, target};
-use crate::page::{self, MissingFrame, PageCommand};
+use crate::ops::{tabs::resolve_tab, target::ReadScope};
+use crate::page::{self, PageCommand};
 use crate::refs::TOP_FRAME;
 
 /// The page's answer.
@@ -19,28 +19,19 @@ struct PageText {
 /// Reads the content of a document of the tab.
 pub async fn content(tab_id: Option<TabId>, request: ContentRequest) -> Result<OpResult, OpError> {
     let tab = resolve_tab(tab_id).await?.id;
-    let frame = target::frame_for(request.frame_id, request.scope.as_ref())?;
-    let scope = request
-        .scope
-        .as_ref()
-        .map(|scope| target::prepare(tab, scope, frame))
-        .transpose()?;
-    let missing = scope
-        .as_ref()
-        .map_or(MissingFrame::Requested, |s| s.missing_frame());
+    let scope = ReadScope::prepare(tab, request.frame_id, request.scope.as_ref())?;
+    let frame = scope.frame;
     let reply = page::run::<PageText>(
         tab,
         frame,
         &PageCommand::Content {
-            scope: scope.as_ref().map(|s| s.page.clone()),
+            scope: scope.page_target(),
             format: request.format,
         },
-        missing,
+        scope.missing_frame(),
     )
     .await?;
-    if let Some(scope) = &scope {
-        scope.check_document(&reply.document_id)?;
-    }
+    scope.check_document(&reply.document_id)?;
     let page = reply.value;
     let slice = slice_chars(&page.text, request.offset, request.max_chars);
     Ok(OpResult::Content(PageContent {

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use tabwire_protocol::{OpError, OpResult, SnapshotRequest, TabId, Target};
 
 use crate::observation::engine::{self, SnapshotFacts, Source};
-use crate::ops::{frames, tabs::resolve_tab, target};
+use crate::ops::{frames, tabs::resolve_tab, target::ReadScope};
 use crate::page::{self, MissingFrame, PageCommand};
 use crate::refs::table::AnchorKey;
 use crate::refs::{self, TOP_FRAME};
@@ -71,32 +71,24 @@ pub async fn snapshot(
     checkpoint: &Checkpoint,
 ) -> Result<OpResult, OpError> {
     let tab = resolve_tab(tab_id).await?.id;
-    let frame = target::frame_for(request.frame_id, request.scope.as_ref())?;
-    let scope = request
-        .scope
-        .as_ref()
-        .map(|scope| target::prepare(tab, scope, frame))
-        .transpose()?;
+    let scope = ReadScope::prepare(tab, request.frame_id, request.scope.as_ref())?;
+    let frame = scope.frame;
     let (ticket, known) =
         refs::with_tables(|tables| (tables.begin(tab, frame), tables.live_keys(tab, frame)));
-    let missing = scope
-        .as_ref()
-        .map_or(MissingFrame::Requested, |s| s.missing_frame());
+    let missing = scope.missing_frame();
     let asked = now_ms();
     let reply = page::run::<SnapshotFacts>(
         tab,
         frame,
         &PageCommand::Snapshot {
-            scope: scope.as_ref().map(|s| s.page.clone()),
+            scope: scope.page_target(),
             known,
         },
         missing,
     )
     .await?;
     let page_ms = now_ms() - asked;
-    if let Some(scope) = &scope {
-        scope.check_document(&reply.document_id)?;
-    }
+    scope.check_document(&reply.document_id)?;
     let mut reply = reply;
     frames::name_child_frames(tab, frame, &mut reply.value.nodes).await;
     let unique_anchors =

@@ -69,6 +69,47 @@ pub fn frame_for(frame_id: Option<u32>, scope: Option<&Target>) -> Result<u32, O
     }
 }
 
+/// What a read (snapshot, content) covers: the frame it runs in, and the subtree it is scoped
+/// to, if any.
+pub struct ReadScope {
+    /// The frame.
+    pub frame: u32,
+    /// The scope's element, prepared for the page.
+    pub target: Option<PreparedTarget>,
+}
+
+impl ReadScope {
+    /// Resolves a request's `frameId` and `scope` (a scope ref names its own frame).
+    pub fn prepare(
+        tab: TabId,
+        frame_id: Option<u32>,
+        scope: Option<&Target>,
+    ) -> Result<ReadScope, OpError> {
+        let frame = frame_for(frame_id, scope)?;
+        let target = scope.map(|scope| prepare(tab, scope, frame)).transpose()?;
+        Ok(ReadScope { frame, target })
+    }
+
+    /// The scope as the page gets it.
+    pub fn page_target(&self) -> Option<PageTarget> {
+        self.target.as_ref().map(|t| t.page.clone())
+    }
+
+    /// How the page run reports a missing frame.
+    pub fn missing_frame(&self) -> MissingFrame<'_> {
+        self.target
+            .as_ref()
+            .map_or(MissingFrame::Requested, PreparedTarget::missing_frame)
+    }
+
+    /// Fails with `STALE_REF` when a scope ref was answered by another document.
+    pub fn check_document(&self, answered_by: &str) -> Result<(), OpError> {
+        self.target
+            .as_ref()
+            .map_or(Ok(()), |t| t.check_document(answered_by))
+    }
+}
+
 impl PreparedTarget {
     /// How the page run reports a missing frame: a ref's frame gone makes the ref stale.
     pub fn missing_frame(&self) -> MissingFrame<'_> {

@@ -44,7 +44,7 @@ pub async fn click_element(ctx: &ToolContext, args: ClickArgs) -> Result<ToolOut
         )
         .await?;
     let OpResult::Clicked(clicked) = result else {
-        return Err(unexpected("click_element", result));
+        return Err(unexpected("click_element"));
     };
     Ok(ToolOutput {
         text: format!("Clicked {} in tab {}.", clicked.target, clicked.tab_id),
@@ -91,7 +91,7 @@ pub async fn type_text(ctx: &ToolContext, args: TypeArgs) -> Result<ToolOutput, 
         )
         .await?;
     let OpResult::Typed(typed) = result else {
-        return Err(unexpected("type_text", result));
+        return Err(unexpected("type_text"));
     };
     Ok(ToolOutput {
         text: format!(

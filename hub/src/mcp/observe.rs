@@ -96,7 +96,7 @@ async fn observe(
         )
         .await?;
     let OpResult::Snapshot(observation) = result else {
-        return Err(unexpected(tool, result));
+        return Err(unexpected(tool));
     };
     Ok(ToolOutput {
         text: render_observation(&observation),
@@ -218,7 +218,7 @@ pub async fn get_page_content(
         )
         .await?;
     let OpResult::Content(content) = result else {
-        return Err(unexpected("get_page_content", result));
+        return Err(unexpected("get_page_content"));
     };
     Ok(ToolOutput {
         text: render_content(&content),
@@ -248,7 +248,7 @@ pub async fn list_frames(ctx: &ToolContext, args: ListFramesArgs) -> Result<Tool
         )
         .await?;
     let OpResult::Frames { tab_id, frames } = result else {
-        return Err(unexpected("list_frames", result));
+        return Err(unexpected("list_frames"));
     };
     let text = frames
         .iter()

@@ -106,7 +106,7 @@ impl ToolContext {
 }
 
 /// Turns an unexpected result kind into an internal error (a hub/extension mismatch).
-pub fn unexpected(tool: &str, _result: OpResult) -> ToolError {
+pub fn unexpected(tool: &str) -> ToolError {
     ToolError::new(
         ErrorCode::Internal,
         format!("{tool}: the extension answered with the wrong kind of result"),

@@ -38,7 +38,7 @@ pub async fn list_tabs(ctx: &ToolContext, args: ListTabsArgs) -> Result<ToolOutp
         )
         .await?;
     let OpResult::Tabs { tabs } = result else {
-        return Err(unexpected("list_tabs", result));
+        return Err(unexpected("list_tabs"));
     };
     let text = tabs
         .iter()
@@ -88,7 +88,7 @@ pub async fn navigate_to(ctx: &ToolContext, args: NavigateArgs) -> Result<ToolOu
         )
         .await?;
     let OpResult::Navigated(navigated) = result else {
-        return Err(unexpected("navigate_to", result));
+        return Err(unexpected("navigate_to"));
     };
     Ok(ToolOutput {
         text: format!(
