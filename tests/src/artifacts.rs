@@ -44,9 +44,11 @@ pub fn artifacts() -> &'static Artifacts {
         }
         run(cargo, "cargo build of tabwire-hub and tabwire-mcp");
         let mut build = Command::new("bash");
+        // Its one-line summary is not wanted in test or benchmark output; errors go to stderr.
         build
             .arg(root.join("extension/build.sh"))
-            .current_dir(&root);
+            .current_dir(&root)
+            .stdout(std::process::Stdio::null());
         run(build, "extension/build.sh");
 
         let target_dir = std::env::var_os("CARGO_TARGET_DIR")
