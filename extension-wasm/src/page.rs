@@ -90,7 +90,8 @@ pub enum PageCommand {
         /// The element.
         target: PageTarget,
     },
-    /// Put text into the target with the native value setter.
+    /// Put text into the target with the native value setter. Replies
+    /// `{value, node, rebound?}`.
     Type {
         /// The field.
         target: PageTarget,
@@ -98,6 +99,91 @@ pub enum PageCommand {
         text: String,
         /// Replace instead of append.
         clear: bool,
+        /// Accept a read-only field (the attribute stays).
+        allow_readonly: bool,
+    },
+    /// Scroll the target into view and call `element.click()`. Replies `{node, rebound?}`.
+    DomClick {
+        /// The element.
+        target: PageTarget,
+    },
+    /// Scroll the target into view and focus it; with `editable`, it must accept text (as for
+    /// `Type`), and with `clear` its content is selected so typed text replaces it. Replies
+    /// `{node, rebound?}`.
+    Focus {
+        /// The element.
+        target: PageTarget,
+        /// It must accept text.
+        editable: bool,
+        /// Select its whole content.
+        clear: bool,
+        /// With `editable`: accept a read-only field.
+        allow_readonly: bool,
+    },
+    /// The centre of the target in the viewport, without scrolling or hit-testing (the end of
+    /// a drag). Replies `{x, y, node, rebound?}`.
+    Point {
+        /// The element.
+        target: PageTarget,
+    },
+    /// Choose an option of a native `<select>` by value, else by exact visible text, and fire
+    /// `input`/`change`. Replies `{node, value, text}`.
+    SelectNative {
+        /// The `<select>`.
+        target: PageTarget,
+        /// The option's value.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        value: Option<String>,
+        /// The option's text.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
+    /// Find the one visible element whose text is exactly `text` in an open custom dropdown,
+    /// scroll it into view, hit-test it, and report its centre. Replies `{x, y, node}`.
+    FindOption {
+        /// The option's text.
+        text: String,
+    },
+    /// Read the target's state (hidden elements included). Replies `{node, state}`.
+    ReadState {
+        /// The element.
+        target: PageTarget,
+        /// Extra attributes to report.
+        attributes: Vec<String>,
+        /// The value is cut to this many characters.
+        max_chars: u32,
+    },
+    /// Validate every field, then set them all, then optionally request submission. Replies
+    /// `{fields: [{target, value, valid, validationMessage?}], submitted, formValid}`.
+    FillForm {
+        /// The fields.
+        fields: Vec<PageField>,
+        /// Request submission.
+        submit: bool,
+    },
+    /// Scroll the page, or the target's scroll container, by (dx, dy), or bring `to` into view;
+    /// with neither, one screen down. Replies `{scrollX, scrollY, atEnd, node?}`.
+    Scroll {
+        /// The element to scroll.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        target: Option<PageTarget>,
+        /// Pixels right.
+        dx: f64,
+        /// Pixels down.
+        dy: f64,
+        /// Bring this element into view instead.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        to: Option<PageTarget>,
+    },
+    /// Whether the document's visible text contains `text`. Replies `{found}`.
+    CheckText {
+        /// The text (case-sensitive).
+        text: String,
+    },
+    /// Whether an element matching `css` is rendered. Replies `{visible, count}`.
+    CheckSelector {
+        /// The selector.
+        css: String,
     },
     /// Read the document's (or the scope's) text or markup.
     Content {
@@ -134,6 +220,16 @@ impl PageCommand {
             PageCommand::CountAnchors { .. } => "countAnchors",
             PageCommand::Click { .. } => "click",
             PageCommand::Type { .. } => "type",
+            PageCommand::DomClick { .. } => "domClick",
+            PageCommand::Focus { .. } => "focus",
+            PageCommand::Point { .. } => "point",
+            PageCommand::SelectNative { .. } => "selectNative",
+            PageCommand::FindOption { .. } => "findOption",
+            PageCommand::ReadState { .. } => "readState",
+            PageCommand::FillForm { .. } => "fillForm",
+            PageCommand::Scroll { .. } => "scroll",
+            PageCommand::CheckText { .. } => "checkText",
+            PageCommand::CheckSelector { .. } => "checkSelector",
             PageCommand::Content { .. } => "content",
             PageCommand::FrameIndex => "frameIndex",
             PageCommand::ScrollFrame { .. } => "scrollFrame",
@@ -165,6 +261,15 @@ pub enum PageTarget {
         /// The selector.
         css: String,
     },
+}
+
+/// One field of [`PageCommand::FillForm`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PageField {
+    /// The field.
+    pub target: PageTarget,
+    /// Text (or an option's value/text), or a checkbox/radio state.
+    pub value: tabwire_protocol::FieldValue,
 }
 
 /// The arguments object the page receives: the command plus the redaction marker, passed in

@@ -82,6 +82,17 @@ pub enum ErrorCode {
     /// A newer observation of the same document finished first; this one's refs and baseline
     /// were not kept. Use the newer observation (or observe again).
     Superseded,
+    /// A wait's condition did not come true within its timeout.
+    WaitTimeout,
+    /// A JavaScript dialog (alert, confirm, prompt) blocks the page: call `handle_dialog`.
+    DialogOpen,
+    /// `handle_dialog` was called but no dialog is open in the tab.
+    NoDialog,
+    /// No visible option with that text or value exists.
+    OptionNotFound,
+    /// The tab is running an operation, so the request (e.g. recovering the debugger) was not
+    /// carried out.
+    TabBusy,
     /// A fault inside tabwire; the message says what.
     Internal,
 }
@@ -96,12 +107,12 @@ impl ErrorCode {
             BrowserNotFound | BrowserDisconnected | ProtocolMismatch | DebuggerUnavailable => {
                 ErrorCategory::Browser
             }
-            TabNotFound | NoActiveTab | RestrictedPage | NavigationFailed => ErrorCategory::Tab,
+            TabNotFound | NoActiveTab | RestrictedPage | NavigationFailed | DialogOpen
+            | NoDialog | TabBusy => ErrorCategory::Tab,
             StaleRef | SelectorNotFound | SelectorNotUnique | TargetNotVisible | TargetCovered
-            | NotEditable => ErrorCategory::Target,
-            BridgeTimeout | QueueTimeout | TabUnresponsive | NavigationTimeout | Superseded => {
-                ErrorCategory::Timeout
-            }
+            | NotEditable | OptionNotFound => ErrorCategory::Target,
+            BridgeTimeout | QueueTimeout | TabUnresponsive | NavigationTimeout | Superseded
+            | WaitTimeout => ErrorCategory::Timeout,
             Internal => ErrorCategory::Internal,
         }
     }
@@ -123,6 +134,9 @@ impl ErrorCode {
                 | TabUnresponsive
                 | NavigationTimeout
                 | Superseded
+                | WaitTimeout
+                | TabBusy
+                | OptionNotFound
         )
     }
 
@@ -152,6 +166,11 @@ impl ErrorCode {
             TabUnresponsive => "TAB_UNRESPONSIVE",
             NavigationTimeout => "NAVIGATION_TIMEOUT",
             Superseded => "SUPERSEDED",
+            WaitTimeout => "WAIT_TIMEOUT",
+            DialogOpen => "DIALOG_OPEN",
+            NoDialog => "NO_DIALOG",
+            OptionNotFound => "OPTION_NOT_FOUND",
+            TabBusy => "TAB_BUSY",
             Internal => "INTERNAL",
         }
     }
@@ -207,6 +226,11 @@ mod tests {
             ErrorCode::BridgeTimeout,
             ErrorCode::Internal,
             ErrorCode::TabUnresponsive,
+            ErrorCode::WaitTimeout,
+            ErrorCode::DialogOpen,
+            ErrorCode::NoDialog,
+            ErrorCode::OptionNotFound,
+            ErrorCode::TabBusy,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

@@ -9,6 +9,7 @@
 //!   request, response, heartbeat — and the [`PROTOCOL_VERSION`] handshake rule.
 //! - [`ops`]: what a request asks the extension to do ([`Operation`]) and what comes back
 //!   ([`OpResult`]).
+//! - [`actions`]: actions, batches, element state, dialogs and tab health (SPEC §5, §6).
 //! - [`errors`]: stable error codes with their category, shared by hub and extension.
 //! - [`refs`]: element references (`@e12`) and how they are parsed and printed.
 //! - [`local`]: the control lines between the stdio shim and the hub on the local Unix socket,
@@ -18,6 +19,7 @@
 //! mismatched build fails loudly instead of being half-understood.
 #![deny(missing_docs)]
 
+pub mod actions;
 pub mod errors;
 pub mod local;
 pub mod messages;
@@ -30,9 +32,15 @@ pub use messages::{
     ExtensionMessage, Hello, HubMessage, PROTOCOL_VERSION, Refusal, Request, Response, Welcome,
     check_hello,
 };
+pub use actions::{
+    ActRequest, Acted, Action, BatchRequest, BatchResult, ClickMode, DialogHandled, DialogInfo,
+    DragTo, ElementState, FieldValue, FormField, InputMethod, MouseButton, ObserveSpec, Outcome,
+    ReadStateRequest, Step, StepFailure, StepResult, TabHealth, TypeMode, WaitCondition,
+    WaitUntil,
+};
 pub use ops::{
-    Clicked, ContentFormat, ContentRequest, Delta, FrameInfo, Navigated, Observation, ObservedNode,
-    OpResult, Operation, PageContent, SnapshotRequest, TabInfo, Target, Typed,
+    ContentFormat, ContentRequest, Delta, FrameInfo, Navigated, Observation, ObservedNode,
+    OpResult, Operation, PageContent, SnapshotRequest, TabInfo, Target,
 };
 pub use refs::ElementRef;
 

@@ -12,7 +12,7 @@ use crate::{OpError, OpResult, Operation, TabId};
 
 /// The protocol version this build speaks. The hub accepts an extension only when both sides
 /// speak the same version; it is raised whenever a message changes shape.
-pub const PROTOCOL_VERSION: u32 = 2;
+pub const PROTOCOL_VERSION: u32 = 3;
 
 /// A message from the extension to the hub.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -251,9 +251,17 @@ mod tests {
             tab_id: Some(12),
             deadline_ms: 30_000,
             tool: "click_element".into(),
-            op: Operation::Click {
-                target: Target::Css("#go".into()),
-            },
+            op: Operation::Act(crate::ActRequest {
+                action: crate::Action::Click {
+                    target: Target::Css("#go".into()),
+                    mode: Default::default(),
+                    button: Default::default(),
+                    click_count: 1,
+                    wait_until: None,
+                    wait_for: None,
+                },
+                observe: None,
+            }),
         });
         let json = serde_json::to_value(&msg).unwrap();
         assert_eq!(
@@ -261,7 +269,8 @@ mod tests {
             serde_json::json!({
                 "type": "request", "id": 7, "tabId": 12, "deadlineMs": 30000,
                 "tool": "click_element",
-                "op": {"kind": "click", "target": {"css": "#go"}}
+                "op": {"kind": "act", "action": {"kind": "click", "target": {"css": "#go"},
+                       "mode": "trusted", "button": "left", "clickCount": 1}}
             })
         );
         assert_eq!(serde_json::from_value::<HubMessage>(json).unwrap(), msg);

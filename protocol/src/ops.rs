@@ -6,6 +6,10 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::actions::{
+    ActRequest, Acted, BatchRequest, BatchResult, DialogHandled, ElementState, ReadStateRequest,
+    TabHealth,
+};
 use crate::{ElementRef, TabId};
 
 /// What a [`crate::Request`] asks the extension to do.
@@ -30,19 +34,26 @@ pub enum Operation {
     ListFrames,
     /// Read a document's content as text or HTML, bounded.
     Content(ContentRequest),
-    /// Click the target with trusted mouse input at its centre.
-    Click {
-        /// The element to click.
-        target: Target,
+    /// Act on the page (click, type, wait…) and observe it afterwards.
+    Act(ActRequest),
+    /// Run steps in order in one tab under the request's deadline.
+    Batch(BatchRequest),
+    /// Read one element's state.
+    ReadState(ReadStateRequest),
+    /// Accept or dismiss the JavaScript dialog open in the tab. Runs beside the tab's queue:
+    /// the dialog is what blocks it.
+    HandleDialog {
+        /// Accept (OK) or dismiss (Cancel).
+        accept: bool,
+        /// A prompt's answer.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prompt_text: Option<String>,
     },
-    /// Put text into a text field with the native value setter and input/change events.
-    TypeText {
-        /// The field.
-        target: Target,
-        /// The text to enter.
-        text: String,
-        /// Replace the field's current value instead of appending to it.
-        clear: bool,
+    /// Report the tab's health. Runs beside the tab's queue.
+    Health {
+        /// Reattach the debugger, only if the tab's queue is idle.
+        #[serde(default)]
+        recover_debugger: bool,
     },
 }
 
@@ -50,9 +61,22 @@ impl Operation {
     /// Whether the operation can change the page. A mutation that times out or is cut off by a
     /// disconnect may have happened, and the agent is told so.
     pub fn is_mutation(&self) -> bool {
+        match self {
+            Operation::Navigate { .. } | Operation::HandleDialog { .. } => true,
+            Operation::Act(request) => request.action.is_mutation(),
+            Operation::Batch(batch) => batch.steps.iter().any(|step| {
+                matches!(step, crate::actions::Step::Act { action } if action.is_mutation())
+            }),
+            _ => false,
+        }
+    }
+
+    /// Whether the operation runs beside the tab's queue instead of in it: it must work while
+    /// the queue is stuck (health), or it is what unblocks the page (a dialog).
+    pub fn bypasses_queue(&self) -> bool {
         matches!(
             self,
-            Operation::Navigate { .. } | Operation::Click { .. } | Operation::TypeText { .. }
+            Operation::ListTabs | Operation::Health { .. } | Operation::HandleDialog { .. }
         )
     }
 }
@@ -162,10 +186,16 @@ pub enum OpResult {
     },
     /// Answer to [`Operation::Content`].
     Content(PageContent),
-    /// Answer to [`Operation::Click`].
-    Clicked(Clicked),
-    /// Answer to [`Operation::TypeText`].
-    Typed(Typed),
+    /// Answer to [`Operation::Act`].
+    Acted(Acted),
+    /// Answer to [`Operation::Batch`].
+    Batch(BatchResult),
+    /// Answer to [`Operation::ReadState`].
+    ElementState(ElementState),
+    /// Answer to [`Operation::HandleDialog`].
+    DialogHandled(DialogHandled),
+    /// Answer to [`Operation::Health`].
+    Health(TabHealth),
 }
 
 /// One tab.
@@ -312,32 +342,6 @@ pub struct ObservedNode {
     pub text: String,
 }
 
-/// Where a click landed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Clicked {
-    /// The tab clicked in.
-    pub tab_id: TabId,
-    /// The element clicked, rendered like an observation line.
-    pub target: String,
-    /// The click point, in CSS pixels from the viewport's top left.
-    pub x: f64,
-    /// See `x`.
-    pub y: f64,
-}
-
-/// A text field after typing.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Typed {
-    /// The tab typed in.
-    pub tab_id: TabId,
-    /// The field, rendered like an observation line (value left out).
-    pub target: String,
-    /// The field's value afterwards; a password's value is always replaced by `"••••"`.
-    pub value: String,
-}
-
 /// What a password's value is replaced with wherever tabwire would show it.
 pub const REDACTED: &str = "••••";
 
@@ -369,10 +373,19 @@ mod tests {
                 max_chars: 1000,
                 offset: 0,
             }),
-            Operation::TypeText {
-                target: Target::Ref(ElementRef::top(4)),
-                text: "alice".into(),
-                clear: true,
+            Operation::Act(ActRequest {
+                action: crate::actions::Action::Type {
+                    target: Target::Ref(ElementRef::top(4)),
+                    text: "alice".into(),
+                    clear: true,
+                    mode: Default::default(),
+                    input_method: Default::default(),
+                    allow_readonly: false,
+                },
+                observe: None,
+            }),
+            Operation::Health {
+                recover_debugger: true,
             },
         ];
         for op in ops {
@@ -452,10 +465,23 @@ mod tests {
     #[test]
     fn only_page_changing_operations_are_mutations() {
         assert!(!Operation::ListTabs.is_mutation());
+        let act = |action| {
+            Operation::Act(ActRequest {
+                action,
+                observe: None,
+            })
+        };
         assert!(
-            Operation::Click {
+            act(crate::actions::Action::Hover {
                 target: Target::Css("a".into())
-            }
+            })
+            .is_mutation()
+        );
+        assert!(
+            !act(crate::actions::Action::Wait {
+                condition: crate::actions::WaitCondition::Delay { ms: 5 },
+                timeout_ms: 10,
+            })
             .is_mutation()
         );
     }

@@ -1,0 +1,565 @@
+//! Actions (SPEC §5): what an [`Operation::Act`](crate::Operation::Act) or a batch step asks
+//! the extension to do to a page, and what it reports back.
+//!
+//! An action runs in the tab's queue, checks its request's deadline immediately before it
+//! dispatches input, and answers with an [`Outcome`] plus, unless switched off, a small
+//! [`Observation`] of the page afterwards.
+
+use serde::{Deserialize, Serialize};
+
+use crate::ops::{ContentRequest, Observation, PageContent, SnapshotRequest, Target};
+use crate::{OpError, TabId};
+
+/// One action and the observation to take after it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ActRequest {
+    /// What to do.
+    pub action: Action,
+    /// What to observe afterwards; `None` observes nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observe: Option<ObserveSpec>,
+}
+
+/// The observation an action returns: a small window of the top document (or of `scope`), or
+/// the changes since the agent's last matching observation of the same document.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ObserveSpec {
+    /// At most this many nodes.
+    pub max_nodes: u32,
+    /// At most this many characters of node text.
+    pub max_chars: u32,
+    /// Observe only this element's subtree (a scope ref names its frame).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<Target>,
+    /// Return the changes since this observation version. Without it, the changes since the
+    /// latest observation of the same view are returned when there is one, else a full window.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<u64>,
+}
+
+/// Which mouse button.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum MouseButton {
+    /// The primary button.
+    #[default]
+    Left,
+    /// The wheel button.
+    Middle,
+    /// The secondary button (context menu).
+    Right,
+}
+
+impl MouseButton {
+    /// CDP's name, and the `buttons` bit while pressed.
+    pub fn cdp(self) -> (&'static str, u32) {
+        match self {
+            MouseButton::Left => ("left", 1),
+            MouseButton::Right => ("right", 2),
+            MouseButton::Middle => ("middle", 4),
+        }
+    }
+}
+
+/// How a click is delivered.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ClickMode {
+    /// Mouse input through `chrome.debugger`: `event.isTrusted` is true.
+    #[default]
+    Trusted,
+    /// `element.click()` in the page: no hit test, untrusted, for elements a person could not
+    /// reach with the mouse.
+    Dom,
+}
+
+/// How text is set.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum TypeMode {
+    /// The native value setter plus `input`/`change` events.
+    #[default]
+    Native,
+    /// Trusted input through `chrome.debugger` into the focused field.
+    Trusted,
+}
+
+/// How trusted text reaches the field.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum InputMethod {
+    /// One text insertion (`Input.insertText`): fast, one `input` event.
+    #[default]
+    Insert,
+    /// A key down/up pair per character, for pages that listen to keys.
+    Keys,
+}
+
+/// The load state a navigation waits for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum WaitUntil {
+    /// The document is parsed (`DOMContentLoaded`).
+    Domcontentloaded,
+    /// The document and its subresources finished loading.
+    #[default]
+    Complete,
+}
+
+/// What a wait waits for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
+)]
+pub enum WaitCondition {
+    /// An element matching the CSS selector is rendered (or, with `hidden`, no longer is).
+    Selector {
+        /// A native CSS selector (top document).
+        css: String,
+        /// Wait for it to disappear instead.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        hidden: bool,
+    },
+    /// The document's visible text contains `text` (or, with `gone`, no longer does).
+    Text {
+        /// Case-sensitive text.
+        text: String,
+        /// Wait for it to disappear instead.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        gone: bool,
+    },
+    /// The tab's URL matches: equal, or containing it; `*` in it matches any run of characters.
+    Url {
+        /// The pattern.
+        pattern: String,
+    },
+    /// No request of the tab has been in flight for `idle_ms`.
+    NetworkIdle {
+        /// The quiet period.
+        idle_ms: u32,
+    },
+    /// Simply wait this long.
+    Delay {
+        /// Milliseconds.
+        ms: u32,
+    },
+}
+
+/// Where a drag ends.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
+)]
+pub enum DragTo {
+    /// The centre of another element.
+    Target {
+        /// The element.
+        target: Target,
+    },
+    /// An offset from the start point, in CSS pixels.
+    Offset {
+        /// Horizontal offset.
+        dx: f64,
+        /// Vertical offset.
+        dy: f64,
+    },
+}
+
+/// A value for one form field.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum FieldValue {
+    /// A checkbox or radio button's state.
+    Checked(bool),
+    /// Text, or a select's option (by value, else by visible text).
+    Text(String),
+}
+
+/// One field of a `FillForm`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FormField {
+    /// The field.
+    pub target: Target,
+    /// Its new value.
+    pub value: FieldValue,
+}
+
+/// An action on a page.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
+)]
+pub enum Action {
+    /// Click the target; with `wait_until`/`wait_for`, then wait for the navigation or element
+    /// it causes.
+    Click {
+        /// The element.
+        target: Target,
+        /// Trusted (default) or DOM.
+        #[serde(default)]
+        mode: ClickMode,
+        /// The button.
+        #[serde(default)]
+        button: MouseButton,
+        /// 1 for a click, 2 for a double click.
+        click_count: u32,
+        /// Wait for a navigation started by the click to reach this state.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        wait_until: Option<WaitUntil>,
+        /// Then wait for this CSS selector to be rendered.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        wait_for: Option<String>,
+    },
+    /// Move the mouse over the target (trusted).
+    Hover {
+        /// The element.
+        target: Target,
+    },
+    /// Press the mouse on `from`, move in steps, release at `to` (trusted; HTML5 drag and drop
+    /// included).
+    Drag {
+        /// Where the drag starts.
+        from: Target,
+        /// Where it ends.
+        to: DragTo,
+    },
+    /// Put text into a field.
+    Type {
+        /// The field.
+        target: Target,
+        /// The text.
+        text: String,
+        /// Replace the current value instead of appending.
+        #[serde(default)]
+        clear: bool,
+        /// Native setter (default) or trusted input.
+        #[serde(default)]
+        mode: TypeMode,
+        /// For trusted input: one insertion or key events.
+        #[serde(default)]
+        input_method: InputMethod,
+        /// Accept a read-only field (custom pickers); the attribute is left in place.
+        #[serde(default)]
+        allow_readonly: bool,
+    },
+    /// Press a key (trusted), optionally focusing `target` first.
+    PressKey {
+        /// A named key (`Enter`, `ArrowDown`, …) or one character.
+        key: String,
+        /// Bitmask: Alt=1, Control=2, Meta=4, Shift=8.
+        #[serde(default)]
+        modifiers: u8,
+        /// Focus this element first.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<Target>,
+    },
+    /// Choose an option: in a native `<select>` (`target`) by value or text, or, without
+    /// `target`, the visible element with exactly `text` in an open custom dropdown.
+    SelectOption {
+        /// The `<select>`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<Target>,
+        /// The option's value.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        value: Option<String>,
+        /// The option's visible text (exact).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
+    /// Fill several fields of one form, validating every target before changing any.
+    FillForm {
+        /// The fields, in order.
+        fields: Vec<FormField>,
+        /// Request the form's submission afterwards.
+        #[serde(default)]
+        submit: bool,
+    },
+    /// Scroll the page (or `target`'s scroll container) by an amount, or bring `to` into view.
+    Scroll {
+        /// The element to scroll; the page when `None`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        target: Option<Target>,
+        /// Pixels right.
+        #[serde(default)]
+        dx: f64,
+        /// Pixels down.
+        #[serde(default)]
+        dy: f64,
+        /// Scroll this element into view instead.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        to: Option<Target>,
+    },
+    /// Load `url` and wait for `wait_until`, then for `wait_for`.
+    Navigate {
+        /// An absolute http(s) URL (the hub checked it).
+        url: String,
+        /// The load state to wait for.
+        #[serde(default)]
+        wait_until: WaitUntil,
+        /// Then wait for this CSS selector to be rendered.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        wait_for: Option<String>,
+    },
+    /// Wait for a condition, at most `timeout_ms`.
+    Wait {
+        /// The condition.
+        condition: WaitCondition,
+        /// How long to wait before failing with `WAIT_TIMEOUT`.
+        timeout_ms: u32,
+    },
+}
+
+impl Action {
+    /// The name used in messages and step results.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Action::Click {
+                wait_until,
+                wait_for,
+                ..
+            } if wait_until.is_some() || wait_for.is_some() => "clickAndWait",
+            Action::Click { .. } => "click",
+            Action::Hover { .. } => "hover",
+            Action::Drag { .. } => "drag",
+            Action::Type { .. } => "type",
+            Action::PressKey { .. } => "pressKey",
+            Action::SelectOption { .. } => "selectOption",
+            Action::FillForm { .. } => "fill",
+            Action::Scroll { .. } => "scroll",
+            Action::Navigate { .. } => "navigate",
+            Action::Wait { .. } => "wait",
+        }
+    }
+
+    /// Whether the action changes the page (a wait only watches it).
+    pub fn is_mutation(&self) -> bool {
+        !matches!(self, Action::Wait { .. })
+    }
+}
+
+/// What an action did.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Outcome {
+    /// The tab acted in.
+    pub tab_id: TabId,
+    /// One line for the agent, e.g. `Clicked button "Sign in"`.
+    pub summary: String,
+    /// The action's facts, by name: the element (`target`, rendered like an observation line),
+    /// the click point, the field's value afterwards (passwords redacted), per-field results
+    /// of a form, the dialog that opened, how long a wait took.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub details: serde_json::Map<String, serde_json::Value>,
+}
+
+/// Answer to an [`ActRequest`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Acted {
+    /// What happened.
+    pub outcome: Outcome,
+    /// The page afterwards.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation: Option<Observation>,
+    /// Why no observation came back although one was asked for (a dialog blocks the page, the
+    /// tab is loading a restricted page…). The action itself succeeded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation_error: Option<OpError>,
+}
+
+/// One step of a batch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "step",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
+)]
+pub enum Step {
+    /// An action (no observation of its own).
+    Act {
+        /// The action.
+        action: Action,
+    },
+    /// An observation.
+    Observe {
+        /// What to observe.
+        request: SnapshotRequest,
+    },
+    /// A content read.
+    Content {
+        /// What to read.
+        request: ContentRequest,
+    },
+}
+
+/// A batch: steps run in order in one tab under one deadline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BatchRequest {
+    /// 1–20 steps.
+    pub steps: Vec<Step>,
+    /// What to observe after the last step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observe: Option<ObserveSpec>,
+}
+
+/// What one completed step produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
+)]
+pub enum StepResult {
+    /// An action's outcome.
+    Acted {
+        /// What happened.
+        outcome: Outcome,
+    },
+    /// An observation.
+    Observed {
+        /// The observation.
+        observation: Observation,
+    },
+    /// Content.
+    Content {
+        /// The content.
+        content: PageContent,
+    },
+}
+
+/// The failure that stopped a batch.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StepFailure {
+    /// The failed step's index (0-based).
+    pub step: u32,
+    /// Why.
+    pub error: OpError,
+}
+
+/// Answer to a [`BatchRequest`]: the completed steps, and the failure that stopped the batch,
+/// if any (later steps did not run).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BatchResult {
+    /// The tab the batch ran in.
+    pub tab_id: TabId,
+    /// One result per completed step, in order.
+    pub steps: Vec<StepResult>,
+    /// The step that failed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub failure: Option<StepFailure>,
+    /// The page after the last completed step.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation: Option<Observation>,
+    /// Why no observation came back although one was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation_error: Option<OpError>,
+}
+
+/// A bounded read of one element's state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReadStateRequest {
+    /// The element (hidden inputs too).
+    pub target: Target,
+    /// Attributes to report besides the standard state.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub attributes: Vec<String>,
+    /// The value is cut to this many characters.
+    pub max_chars: u32,
+}
+
+/// An element's state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ElementState {
+    /// The tab read.
+    pub tab_id: TabId,
+    /// The element, rendered like an observation line.
+    pub target: String,
+    /// The state: `tag`, `value` (bounded, passwords redacted), `valueTruncated`, `checked`,
+    /// `selected`, `readonly`, `disabled`, `visible`, `focused`, `attributes`.
+    pub state: serde_json::Map<String, serde_json::Value>,
+}
+
+/// A JavaScript dialog (alert, confirm, prompt, beforeunload) open in a tab.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DialogInfo {
+    /// `alert`, `confirm`, `prompt` or `beforeunload`.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// The dialog's message.
+    pub message: String,
+    /// A prompt's default text.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub default_prompt: String,
+}
+
+/// Answer to `HandleDialog`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DialogHandled {
+    /// The tab.
+    pub tab_id: TabId,
+    /// The dialog that was closed.
+    pub dialog: DialogInfo,
+    /// Whether it was accepted.
+    pub accepted: bool,
+}
+
+/// The action a tab is running.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ActiveWork {
+    /// The tool that asked for it.
+    pub tool: String,
+    /// How long it has been running.
+    pub elapsed_ms: u64,
+    /// Its deadline, counted from its start.
+    pub deadline_ms: u64,
+}
+
+/// Answer to `Health`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TabHealth {
+    /// The tab.
+    pub tab_id: TabId,
+    /// The tab's URL.
+    pub url: String,
+    /// Whether the page answered a trivial script within a second.
+    pub responsive: bool,
+    /// How long that answer took.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub probe_ms: Option<u64>,
+    /// The operation running in the tab's queue.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active: Option<ActiveWork>,
+    /// How many operations wait behind it.
+    pub queued: u32,
+    /// Whether tabwire's debugger session is attached.
+    pub debugger_attached: bool,
+    /// An open JavaScript dialog blocking the page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<DialogInfo>,
+    /// What `recoverDebugger` did, when asked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recovery: Option<String>,
+}
