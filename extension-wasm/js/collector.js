@@ -156,7 +156,7 @@ globalThis.__tabwireFactory = function collector() {
   function hiddenByStyle(el) {
     if (el.getAttribute('aria-hidden') === 'true') return true;
     const style = getComputedStyle(el);
-    return style.display === 'none' || style.visibility === 'hidden';
+    return style.display === 'none' || style.visibility === 'hidden' || style.visibility === 'collapse';
   }
 
   // Text of a subtree for a name: alt text of images, values of buttons, nothing from form
@@ -762,15 +762,20 @@ globalThis.__tabwireFactory = function collector() {
     return { el, rebound: keyOf(el) };
   }
 
+  // The document's elements matching a CSS selector, or INVALID_SELECTOR.
+  function queryAll(css) {
+    try {
+      return document.querySelectorAll(css);
+    } catch (e) {
+      return fail('INVALID_SELECTOR', `\`${css}\` is not a valid CSS selector (${e.message}).`);
+    }
+  }
+
   // Finds the element a target names: {key, doc, ref, identity?} from a snapshot, or {css}.
   function resolveTarget(target) {
     if (typeof target.css === 'string') {
-      let matches;
-      try {
-        matches = document.querySelectorAll(target.css);
-      } catch (e) {
-        return fail('INVALID_SELECTOR', `\`${target.css}\` is not a valid CSS selector (${e.message}).`);
-      }
+      const matches = queryAll(target.css);
+      if (matches.error) return matches;
       if (matches.length === 0) {
         return fail('SELECTOR_NOT_FOUND', `No element matches \`${target.css}\`. Take a snapshot to see what the page shows, or wait for the element to appear.`);
       }
@@ -807,23 +812,48 @@ globalThis.__tabwireFactory = function collector() {
     return hit;
   }
 
-  function click() {
-    const found = resolveTarget(args.target);
-    if (found.error) return found;
-    const el = found.el;
-    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
-    const focused = deepActiveElement();
-    const node = describe(el, focused);
-    const label = shortLabel(node);
+  // Targets are brought to the middle of the viewport, away from sticky headers and footers.
+  const TO_CENTRE = { block: 'center', inline: 'center', behavior: 'instant' };
+
+  // How messages name an element: `button "Save"`.
+  const labelOf = (el) => shortLabel(describe(el, deepActiveElement()));
+
+  // How messages name a target as the agent wrote it.
+  const targetText = (target) => (typeof target.css === 'string' ? `\`${target.css}\`` : target.ref);
+
+  // A successful reply about a resolved target, telling the wasm when its ref was rebound.
+  function done(found, value) {
+    if (found.rebound) value.rebound = found.rebound;
+    return ok(value);
+  }
+
+  // Rendered: a box with a size, and not hidden by style.
+  function visible(el) {
     const rect = el.getBoundingClientRect();
-    if (rect.width === 0 || rect.height === 0 || hiddenByStyle(el)) {
-      return fail('TARGET_NOT_VISIBLE', `${label} is not visible (no size on screen, or hidden by style). Wait for it to be shown, or pick a visible element.`);
+    return rect.width > 0 && rect.height > 0 && !hiddenByStyle(el);
+  }
+
+  // The centre of a visible element in viewport CSS pixels, or TARGET_NOT_VISIBLE; `outside`
+  // ends the message when the centre is off screen.
+  function centreOf(el, outside) {
+    if (!visible(el)) {
+      return fail('TARGET_NOT_VISIBLE', `${labelOf(el)} is not visible (no size on screen, or hidden by style). Wait for it to be shown, or pick a visible element.`);
     }
+    const rect = el.getBoundingClientRect();
     const x = rect.left + rect.width / 2;
     const y = rect.top + rect.height / 2;
     if (x < 0 || y < 0 || x >= window.innerWidth || y >= window.innerHeight) {
-      return fail('TARGET_NOT_VISIBLE', `${label} could not be scrolled into view (its centre stays outside the viewport).`);
+      return fail('TARGET_NOT_VISIBLE', `${labelOf(el)} ${outside}`);
     }
+    return { x, y };
+  }
+
+  // Where a trusted click on `el` lands: its centre, when that is on screen and the element
+  // there is `el` (or its label), not something covering it.
+  function hitPoint(el) {
+    const centre = centreOf(el, 'could not be scrolled into view (its centre stays outside the viewport).');
+    if (centre.error) return centre;
+    const { x, y } = centre;
     const root = el.getRootNode();
     const hit = (typeof root.elementFromPoint === 'function' ? root : document).elementFromPoint(x, y);
     // Clicking a control's own label does the same as clicking the control (styled checkboxes
@@ -832,57 +862,493 @@ globalThis.__tabwireFactory = function collector() {
     const reachable = hit && (hit === el || el.contains(hit) || (hitLabel && hitLabel.control === el));
     if (!reachable) {
       const cover = hit ? describeCover(hit) : 'nothing clickable';
-      return fail('TARGET_COVERED', `${label} is covered by ${cover} at (${Math.round(x)}, ${Math.round(y)}). Close or dismiss what covers it (a dialog, banner or overlay) and retry.`);
+      return fail('TARGET_COVERED', `${labelOf(el)} is covered by ${cover} at (${Math.round(x)}, ${Math.round(y)}). Close or dismiss what covers it (a dialog, banner or overlay) and retry.`);
     }
-    const value = { x, y, node };
-    if (found.rebound) value.rebound = found.rebound;
-    return ok(value);
+    return centre;
+  }
+
+  function click() {
+    const found = resolveTarget(args.target);
+    if (found.error) return found;
+    const el = found.el;
+    el.scrollIntoView(TO_CENTRE);
+    const node = describe(el, deepActiveElement());
+    const point = hitPoint(el);
+    if (point.error) return point;
+    return done(found, { x: point.x, y: point.y, node });
+  }
+
+  // `element.click()`: untrusted, no hit test, so it reaches elements under overlays too.
+  function domClick() {
+    const found = resolveTarget(args.target);
+    if (found.error) return found;
+    const el = found.el;
+    el.scrollIntoView(TO_CENTRE);
+    // Described first: the click may remove the element.
+    const node = describe(el, deepActiveElement());
+    el.click();
+    return done(found, { node });
+  }
+
+  // The end of a drag: the target's centre as it is now (the drag's start is already on screen,
+  // and scrolling here could move it off).
+  function point() {
+    const found = resolveTarget(args.target);
+    if (found.error) return found;
+    const el = found.el;
+    const centre = centreOf(el, 'is outside the viewport; scroll so both ends of the drag are on screen, then retry.');
+    if (centre.error) return centre;
+    return done(found, { x: centre.x, y: centre.y, node: describe(el, deepActiveElement()) });
+  }
+
+  // The kind of text field `el` is: 'input', 'area' (a textarea) or 'editable'
+  // (contenteditable); null when it takes no typed text.
+  function textKind(el) {
+    if (el.tagName === 'INPUT') return TEXT_INPUT_TYPES.has(el.type) ? 'input' : null;
+    if (el.tagName === 'TEXTAREA') return 'area';
+    return el.isContentEditable ? 'editable' : null;
+  }
+
+  // Why a control refuses input, or null: it is disabled, or read-only (unless allowed; the
+  // attribute is never touched).
+  function refusal(el, allowReadonly) {
+    if (el.matches(':disabled')) {
+      return fail('NOT_EDITABLE', `${labelOf(el)} is disabled; it does not accept input. Wait for the page to enable it, or pick another element.`);
+    }
+    if (el.readOnly === true && !allowReadonly) {
+      return fail('NOT_EDITABLE', `${labelOf(el)} is read-only; it does not accept text. If it is a picker that reads typed text anyway, use type_text with allowReadonly: true.`);
+    }
+    return null;
+  }
+
+  // `el` as a field that accepts typed text: {kind}, or NOT_EDITABLE.
+  function textField(el, allowReadonly) {
+    const kind = textKind(el);
+    if (!kind) {
+      return fail('NOT_EDITABLE', `${labelOf(el)} does not accept text: only text inputs, textareas and contenteditable elements do.`);
+    }
+    return refusal(el, allowReadonly) || { kind };
+  }
+
+  // Selects the field's whole content (`clear`: what is typed next replaces it), or puts the
+  // caret at its end.
+  function placeCaret(el, kind, clear) {
+    if (kind === 'editable') {
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      if (!clear) range.collapse(false);
+      const selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+    } else if (clear) {
+      el.select();
+    } else if (el.selectionStart !== null) {
+      // (Email and number fields have no caret API; their caret stays where focus put it.)
+      el.setSelectionRange(el.value.length, el.value.length);
+    }
+  }
+
+  // A field's value as replies report it: bounded, and a secret only as the REDACTED marker.
+  const fieldValue = (el) => (isSecret(el) ? (el.value ? REDACTED : '') : cap(el.value, TYPED_VALUE_MAX));
+
+  // The native setter, not `el.value = …`: frameworks such as React watch the property on
+  // the element, and only a value that bypasses their watcher makes them see a change.
+  function setValue(el, value, data) {
+    const proto = el.tagName === 'TEXTAREA' ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+    Object.getOwnPropertyDescriptor(proto, 'value').set.call(el, value);
+    el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType: 'insertText', data }));
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+  }
+
+  // Focuses a text field and puts `text` in it, replacing (`clear`) or appending; returns the
+  // value to report.
+  function enterText(el, kind, text, clear) {
+    el.focus({ preventScroll: true });
+    if (kind === 'editable') {
+      placeCaret(el, kind, clear);
+      if (text !== '') document.execCommand('insertText', false, text);
+      else if (clear) document.execCommand('delete');
+      return cap(el.innerText, TYPED_VALUE_MAX);
+    }
+    setValue(el, clear ? text : el.value + text, text);
+    return fieldValue(el);
   }
 
   function typeText() {
     const found = resolveTarget(args.target);
     if (found.error) return found;
     const el = found.el;
-    const tag = el.tagName;
-    const isInput = tag === 'INPUT' && TEXT_INPUT_TYPES.has(el.type);
-    const isArea = tag === 'TEXTAREA';
-    const isEditable = !isInput && !isArea && el.isContentEditable;
-    const label = shortLabel(describe(el, deepActiveElement()));
-    if (!isInput && !isArea && !isEditable) {
-      return fail('NOT_EDITABLE', `${label} does not accept text: only text inputs, textareas and contenteditable elements do.`);
+    const field = textField(el, args.allowReadonly);
+    if (field.error) return field;
+    el.scrollIntoView(TO_CENTRE);
+    const value = enterText(el, field.kind, args.text, args.clear);
+    return done(found, { value, node: describe(el, deepActiveElement()) });
+  }
+
+  // Focus for trusted input: the keys or text that follow go to the target.
+  function focusTarget() {
+    const found = resolveTarget(args.target);
+    if (found.error) return found;
+    const el = found.el;
+    if (args.editable) {
+      const field = textField(el, args.allowReadonly);
+      if (field.error) return field;
     }
-    if ((isInput || isArea) && (el.matches(':disabled') || el.readOnly)) {
-      return fail('NOT_EDITABLE', `${label} is ${el.matches(':disabled') ? 'disabled' : 'read-only'}; it does not accept text.`);
-    }
-    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    el.scrollIntoView(TO_CENTRE);
     el.focus({ preventScroll: true });
-    let value;
-    if (isEditable) {
-      const selection = window.getSelection();
-      const range = document.createRange();
-      range.selectNodeContents(el);
-      if (!args.clear) range.collapse(false);
-      selection.removeAllRanges();
-      selection.addRange(range);
-      if (args.text === '') {
-        if (args.clear) document.execCommand('delete');
-      } else {
-        document.execCommand('insertText', false, args.text);
+    const kind = textKind(el);
+    if (kind && (args.editable || args.clear)) placeCaret(el, kind, args.clear);
+    return done(found, { node: describe(el, deepActiveElement()) });
+  }
+
+  // An option's text as snapshots show it.
+  const optionText = (option) => collapse(option.label || option.text);
+
+  // The option of a <select> whose value is `value`, else whose visible text is `text`.
+  function optionOf(select, value, text) {
+    const options = Array.from(select.options);
+    const byValue = value == null ? null : options.find((o) => o.value === value);
+    if (byValue || text == null) return byValue || null;
+    const want = collapse(text);
+    return options.find((o) => optionText(o) === want || collapse(o.text) === want) || null;
+  }
+
+  // The enabled option of a <select> matching `value` or `text` (see optionOf), or why not.
+  function pickOption(select, value, text) {
+    const option = optionOf(select, value, text);
+    if (!option) {
+      const texts = Array.from(select.options, optionText);
+      if (texts.length === 0) {
+        return fail('OPTION_NOT_FOUND', `${labelOf(select)} has no options at all. Wait for the page to fill it, then retry.`);
       }
-      value = cap(el.innerText, TYPED_VALUE_MAX);
-    } else {
-      // The native setter, not `el.value = …`: frameworks such as React watch the property on
-      // the element, and only a value that bypasses their watcher makes them see a change.
-      const proto = isArea ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
-      const setValue = Object.getOwnPropertyDescriptor(proto, 'value').set;
-      setValue.call(el, args.clear ? args.text : el.value + args.text);
-      el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType: 'insertText', data: args.text }));
-      el.dispatchEvent(new Event('change', { bubbles: true }));
-      value = isSecret(el) ? (el.value ? REDACTED : '') : cap(el.value, TYPED_VALUE_MAX);
+      const by = value == null ? 'text' : text == null ? 'value' : 'value or text';
+      const listed = texts.slice(0, 10).map((t) => `"${cap(t, NAME_MAX)}"`).join(', ');
+      const more = texts.length > 10 ? ', …' : '';
+      return fail('OPTION_NOT_FOUND', `${labelOf(select)} has no option with the ${by} "${cap(value == null ? text : value, NAME_MAX)}". It has ${texts.length} options: ${listed}${more}. Pass one of these texts exactly (or an option's value).`);
     }
-    const result = { value, node: describe(el, deepActiveElement()) };
-    if (found.rebound) result.rebound = found.rebound;
-    return ok(result);
+    if (option.matches(':disabled')) {
+      return fail('NOT_EDITABLE', `The option "${cap(optionText(option), NAME_MAX)}" of ${labelOf(select)} is disabled; pick another option.`);
+    }
+    return { option };
+  }
+
+  // Chooses one option (alone, even in a multiple select) and tells the page as a user's
+  // choice does. selectedIndex picks exactly this option where `value` would pick the first
+  // option with the same value.
+  function chooseOption(select, option) {
+    select.selectedIndex = option.index;
+    select.dispatchEvent(new Event('input', { bubbles: true, composed: true }));
+    select.dispatchEvent(new Event('change', { bubbles: true }));
+  }
+
+  function selectNative() {
+    const found = resolveTarget(args.target);
+    if (found.error) return found;
+    const el = found.el;
+    if (el.tagName !== 'SELECT') {
+      return fail('INVALID_ARGUMENT', `${labelOf(el)} is not a <select>; to pick from a custom dropdown, open it and call select_option without a selector.`);
+    }
+    const refused = refusal(el, true);
+    if (refused) return refused;
+    const picked = pickOption(el, args.value, args.text);
+    if (picked.error) return picked;
+    chooseOption(el, picked.option);
+    return done(found, { node: describe(el, deepActiveElement()), value: picked.option.value, text: optionText(picked.option) });
+  }
+
+  const OPTION_ROLES = new Set(['option', 'menuitem', 'menuitemradio', 'menuitemcheckbox', 'treeitem', 'gridcell']);
+  const squash = (s) => s.replace(/\s+/g, '').toLowerCase();
+
+  // Whether `inner` is `outer` or inside it, across shadow roots and slots.
+  function deepContains(outer, inner) {
+    for (let at = inner; at; at = at.assignedSlot || at.parentNode || at.host) {
+      if (at === outer) return true;
+    }
+    return false;
+  }
+
+  // The elements of `list` that contain no other element of it.
+  const innermost = (list) => list.filter((el) => !list.some((other) => other !== el && deepContains(el, other)));
+
+  // An option of an open custom dropdown, by its exact text: the rendered element with that
+  // text, preferring ARIA options and menu items, then list items, then any element; scrolled
+  // into view inside its list and hit-tested like a click.
+  function findOption() {
+    const want = collapse(args.text);
+    const needle = squash(want);
+    const levels = [[], [], []];
+    const hidden = [false, false, false];
+    for (const el of deepQuery('*')) {
+      // textContent first: it is cheap, and holds every word innerText shows (in any case,
+      // as text-transform only changes innerText).
+      if (SKIP_TAGS.has(el.tagName) || !squash(el.textContent).includes(needle)) continue;
+      // The rendered text, or the name a snapshot showed the agent.
+      if (collapse(el.innerText) !== want && textOf(el, true) !== want) continue;
+      const priority = OPTION_ROLES.has(rawRole(el)) ? 0 : el.tagName === 'LI' ? 1 : 2;
+      if (visible(el)) levels[priority].push(el); else hidden[priority] = true;
+    }
+    // A hidden ARIA option with the text means its dropdown is closed: the same words shown
+    // elsewhere (the dropdown's button, a link) are not what the agent asked for.
+    const level = levels.find((list, i) => list.length > 0 || (i === 0 && hidden[0])) || [];
+    const shown = `"${cap(want, NAME_MAX)}"`;
+    if (level.length === 0) {
+      if (hidden.includes(true)) {
+        return fail('TARGET_NOT_VISIBLE', `An option with the text ${shown} exists but is hidden. Open the dropdown first (click it), then call select_option again.`);
+      }
+      return noOptionShown(shown);
+    }
+    const matches = innermost(level);
+    if (matches.length > 1) {
+      return fail('SELECTOR_NOT_UNIQUE', `${matches.length} visible elements have the text ${shown}; select_option needs exactly one. Close the other lists, or click the option you mean by its ref from a snapshot.`);
+    }
+    const el = matches[0];
+    // 'nearest' scrolls the dropdown's own list just enough, and leaves the page where it is.
+    el.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' });
+    const point = hitPoint(el);
+    if (point.error) return point;
+    return ok({ x: point.x, y: point.y, node: describe(el, deepActiveElement()) });
+  }
+
+  // OPTION_NOT_FOUND for findOption, with the options that are shown, if any.
+  function noOptionShown(shown) {
+    const texts = deepQuery('li, [role]')
+      .filter((el) => (el.tagName === 'LI' || OPTION_ROLES.has(rawRole(el))) && visible(el))
+      .map((el) => collapse(el.innerText))
+      .filter(Boolean);
+    if (texts.length === 0) {
+      return fail('OPTION_NOT_FOUND', `No element has the text ${shown}, and no options are shown. Open the dropdown first (click it), then call select_option again with an option's exact text.`);
+    }
+    const listed = texts.slice(0, 10).map((t) => `"${cap(t, NAME_MAX)}"`).join(', ');
+    const more = texts.length > 10 ? ', …' : '';
+    return fail('OPTION_NOT_FOUND', `No visible element has the text ${shown}. The ${texts.length} options and list items shown are: ${listed}${more}. Call again with one of these texts exactly.`);
+  }
+
+  const FORM_CONTROLS = new Set(['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON']);
+  const ATTRIBUTE_MAX = 200;
+  const ATTRIBUTES_MAX = 20;
+
+  // Everything read_element_state reports about the target, hidden or not.
+  function readState() {
+    const found = resolveTarget(args.target);
+    if (found.error) return found;
+    const el = found.el;
+    const tag = el.tagName;
+    const secret = isSecret(el);
+    const focused = deepActiveElement();
+    const state = { tag: tag.toLowerCase() };
+    if (tag === 'INPUT') state.type = el.type;
+    const value = tag === 'INPUT' || tag === 'TEXTAREA' || tag === 'SELECT' ? el.value : el.isContentEditable ? el.innerText : null;
+    if (value !== null) {
+      if (secret) {
+        state.value = value ? REDACTED : '';
+      } else {
+        state.value = value.slice(0, args.maxChars);
+        if (value.length > args.maxChars) state.valueTruncated = true;
+      }
+    }
+    if (tag === 'INPUT' && (el.type === 'checkbox' || el.type === 'radio')) state.checked = el.checked;
+    if (tag === 'OPTION') state.selected = el.selected;
+    if (tag === 'SELECT') state.selectedText = cap(Array.from(el.selectedOptions, optionText).join(', '), args.maxChars);
+    if (FORM_CONTROLS.has(tag)) {
+      if (tag === 'INPUT' || tag === 'TEXTAREA') state.readonly = el.readOnly;
+      state.disabled = el.matches(':disabled');
+      if (tag !== 'BUTTON') state.required = el.required;
+    }
+    state.visible = visible(el) && !(tag === 'INPUT' && el.type === 'hidden');
+    state.focused = el === focused;
+    if (el.validationMessage) state.validationMessage = cap(el.validationMessage, PROSE_MAX);
+    if (args.attributes.length) {
+      state.attributes = {};
+      for (const name of args.attributes.slice(0, ATTRIBUTES_MAX)) {
+        const raw = el.getAttribute(name);
+        if (raw === null) continue;
+        state.attributes[name] = secret && name.toLowerCase() === 'value' && raw ? REDACTED : cap(raw, ATTRIBUTE_MAX);
+      }
+    }
+    return done(found, { node: describe(el, focused), state });
+  }
+
+  // Input types with a format, which fill_form sets through the value setter like text. The
+  // browser empties a value that does not fit, so fill_form checks it first.
+  const FORMATS = {
+    number: 'a number such as 42 or 3.5',
+    date: 'a date as YYYY-MM-DD',
+    time: 'a time as HH:MM or HH:MM:SS',
+    'datetime-local': 'a date and time as YYYY-MM-DDTHH:MM',
+    month: 'a month as YYYY-MM',
+    week: 'a week as YYYY-Www (e.g. 2024-W05)',
+    color: 'a colour as #rrggbb',
+  };
+
+  function fits(type, value) {
+    const probe = document.createElement('input');
+    probe.type = type;
+    probe.value = value;
+    return probe.value !== '';
+  }
+
+  // How fill_form sets a field: 'check' (checkbox, radio), 'select', or a text kind.
+  function fillKind(el) {
+    if (el.tagName === 'SELECT') return 'select';
+    if (el.tagName !== 'INPUT') return textKind(el);
+    if (el.type === 'checkbox' || el.type === 'radio') return 'check';
+    return TEXT_INPUT_TYPES.has(el.type) || el.type in FORMATS || el.type === 'range' ? 'input' : null;
+  }
+
+  // The form a field belongs to (a contenteditable region has no `form`: its enclosing one).
+  const formOf = (el) => ('form' in el ? el.form : el.closest('form'));
+
+  // One fill_form field checked against its value, changing nothing: {found, el, kind,
+  // option?}, or why it cannot be set.
+  function checkField(field) {
+    const found = resolveTarget(field.target);
+    if (found.error) return found;
+    const el = found.el;
+    const kind = fillKind(el);
+    const value = field.value;
+    if (!kind) {
+      return fail('NOT_EDITABLE', `${labelOf(el)} takes no value: fill_form sets text fields, selects, checkboxes, radio buttons and contenteditable elements.`);
+    }
+    const refused = refusal(el, kind === 'check');
+    if (refused) return refused;
+    const named = `${targetText(field.target)} (${labelOf(el)})`;
+    if (kind === 'check') {
+      if (typeof value !== 'boolean') return fail('INVALID_ARGUMENT', `${named} is a ${el.type === 'radio' ? 'radio button' : 'checkbox'}; its value must be true or false.`);
+      if (el.type === 'radio' && !value && el.checked) return fail('INVALID_ARGUMENT', `${named} is a radio button, which cannot be unchecked; check another one of its group instead.`);
+      return { found, el, kind };
+    }
+    if (typeof value !== 'string') return fail('INVALID_ARGUMENT', `${named} takes text, not true or false; only checkboxes and radio buttons take booleans.`);
+    if (kind === 'select') {
+      const picked = pickOption(el, value, value);
+      if (picked.error) return picked;
+      return { found, el, kind, option: picked.option };
+    }
+    if (kind === 'input' && el.type in FORMATS && value !== '' && !fits(el.type, value)) {
+      return fail('INVALID_ARGUMENT', `${named} is a ${el.type} field and takes ${FORMATS[el.type]}; "${cap(value, NAME_MAX)}" is not one.`);
+    }
+    return { found, el, kind };
+  }
+
+  // Checks every field first and changes nothing unless all can be set; then sets them in
+  // order and reports each with the browser's validation verdict.
+  function fillForm() {
+    const fields = [];
+    for (const [i, field] of args.fields.entries()) {
+      const checked = checkField(field);
+      if (checked.error) return fail(checked.error.code, `field ${i + 1}: ${checked.error.message}`);
+      fields.push(checked);
+    }
+    const form = fields.length ? formOf(fields[0].el) : null;
+    for (const [i, field] of fields.entries()) {
+      if (formOf(field.el) !== form) {
+        return fail('INVALID_ARGUMENT', `field ${i + 1}: ${labelOf(field.el)} is not in the same form as field 1; fields of different forms (or outside any form) need separate fill_form calls.`);
+      }
+    }
+    if (args.submit && !form) {
+      return fail('INVALID_ARGUMENT', 'submit needs the fields to be in a form, and they are in none. Fill them without submit, then click the button that sends them.');
+    }
+    const values = fields.map(({ el, kind, option }, i) => {
+      const value = args.fields[i].value;
+      if (kind === 'select') {
+        chooseOption(el, option);
+        return el.value;
+      }
+      if (kind !== 'check') return enterText(el, kind, value, true);
+      if (el.checked !== value) el.click();
+      return el.checked;
+    });
+    // Validity once all are set: a field can depend on another (a repeated password).
+    const focused = deepActiveElement();
+    const results = fields.map(({ found, el }, i) => {
+      const valid = el.checkValidity ? el.checkValidity() : true;
+      const result = { node: describe(el, focused), value: values[i], valid };
+      if (!valid) result.validationMessage = cap(el.validationMessage, PROSE_MAX);
+      if (found.rebound) result.rebound = found.rebound;
+      return result;
+    });
+    const formValid = form ? form.checkValidity() : results.every((r) => r.valid);
+    let submitted = false;
+    if (args.submit && formValid) {
+      try {
+        form.requestSubmit();
+        submitted = true;
+      } catch (e) {
+        submitted = false;
+      }
+    }
+    return ok({ fields: results, submitted, formValid });
+  }
+
+  // Whether `el` scrolls its own content.
+  function scrollable(el) {
+    const style = getComputedStyle(el);
+    const scrolls = (overflow) => overflow === 'auto' || overflow === 'scroll' || overflow === 'overlay';
+    return (el.scrollHeight > el.clientHeight && scrolls(style.overflowY)) || (el.scrollWidth > el.clientWidth && scrolls(style.overflowX));
+  }
+
+  const pageScroller = () => document.scrollingElement || document.documentElement;
+
+  // The element's parent in the rendered tree (across slots and shadow roots), or null.
+  const flatParent = (el) => el.assignedSlot || el.parentElement || el.getRootNode().host || null;
+
+  // What scrolls when `el` is scrolled: itself if it can, else its nearest scrollable
+  // ancestor, else the page.
+  function scrollerOf(el) {
+    const page = pageScroller();
+    for (let at = el; at && at !== page; at = flatParent(at)) {
+      if (scrollable(at)) return at;
+    }
+    return page;
+  }
+
+  // Whether the scroller reached its end in the direction it moved (horizontal when it moved
+  // only sideways).
+  function atEnd(scroller, dx, dy) {
+    if (dy === 0 && dx !== 0) {
+      return dx > 0 ? scroller.scrollLeft + scroller.clientWidth >= scroller.scrollWidth - 2 : scroller.scrollLeft <= 2;
+    }
+    return dy < 0 ? scroller.scrollTop <= 2 : scroller.scrollTop + scroller.clientHeight >= scroller.scrollHeight - 2;
+  }
+
+  function scroll() {
+    const reference = args.to || args.target;
+    const found = reference ? resolveTarget(reference) : null;
+    if (found && found.error) return found;
+    let scroller;
+    let dx = args.dx;
+    let dy = args.dy;
+    const value = {};
+    if (args.to) {
+      // What moved is reported: the nearest scroller around `to`.
+      scroller = scrollerOf(flatParent(found.el) || pageScroller());
+      const [left, top] = [scroller.scrollLeft, scroller.scrollTop];
+      found.el.scrollIntoView({ block: 'center', inline: 'nearest', behavior: 'instant' });
+      dx = scroller.scrollLeft - left;
+      dy = scroller.scrollTop - top;
+      value.node = describe(found.el, deepActiveElement());
+    } else {
+      scroller = found ? scrollerOf(found.el) : pageScroller();
+      if (dx === 0 && dy === 0) dy = Math.round(scroller.clientHeight * 0.9);
+      scroller.scrollBy({ left: dx, top: dy, behavior: 'instant' });
+    }
+    value.scrollX = Math.round(scroller.scrollLeft);
+    value.scrollY = Math.round(scroller.scrollTop);
+    value.atEnd = atEnd(scroller, dx, dy);
+    return found ? done(found, value) : ok(value);
+  }
+
+  // Whitespace is collapsed on both sides: innerText breaks lines where the agent's text, read
+  // from a snapshot, has spaces.
+  function checkText() {
+    const root = document.body || document.documentElement;
+    const text = !root ? '' : document.body ? root.innerText : root.textContent;
+    return ok({ found: collapse(text).includes(collapse(args.text)) });
+  }
+
+  function checkSelector() {
+    const matches = queryAll(args.css);
+    if (matches.error) return matches;
+    return ok({ visible: Array.from(matches).some(visible), count: matches.length });
   }
 
   // This frame's index among its parent's frames (window.parent.frames[i] === window), which
@@ -910,7 +1376,7 @@ globalThis.__tabwireFactory = function collector() {
   function scrollFrame() {
     const el = frameElement(args.index);
     if (!el) return fail('STALE_REF', 'The frame is no longer part of its parent page.');
-    el.scrollIntoView({ block: 'center', inline: 'center', behavior: 'instant' });
+    el.scrollIntoView(TO_CENTRE);
     return ok({});
   }
 
@@ -988,6 +1454,16 @@ globalThis.__tabwireFactory = function collector() {
       else if (command === 'countAnchors') reply = countAnchors();
       else if (command === 'click') reply = click();
       else if (command === 'type') reply = typeText();
+      else if (command === 'domClick') reply = domClick();
+      else if (command === 'focus') reply = focusTarget();
+      else if (command === 'point') reply = point();
+      else if (command === 'selectNative') reply = selectNative();
+      else if (command === 'findOption') reply = findOption();
+      else if (command === 'readState') reply = readState();
+      else if (command === 'fillForm') reply = fillForm();
+      else if (command === 'scroll') reply = scroll();
+      else if (command === 'checkText') reply = checkText();
+      else if (command === 'checkSelector') reply = checkSelector();
       else if (command === 'content') reply = content();
       else if (command === 'frameIndex') reply = frameIndex();
       else if (command === 'scrollFrame') reply = scrollFrame();

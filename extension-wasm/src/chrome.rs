@@ -58,6 +58,17 @@ extern "C" {
     #[wasm_bindgen(catch, js_namespace = ["chrome", "webNavigation"], js_name = getAllFrames)]
     pub fn web_navigation_get_all_frames(details: &JsValue) -> Result<Promise, JsValue>;
 
+    #[wasm_bindgen(js_namespace = ["chrome", "webNavigation", "onBeforeNavigate"], js_name = addListener)]
+    pub fn web_navigation_on_before_navigate(listener: &Function);
+    #[wasm_bindgen(js_namespace = ["chrome", "webNavigation", "onDOMContentLoaded"], js_name = addListener)]
+    pub fn web_navigation_on_dom_content_loaded(listener: &Function);
+    #[wasm_bindgen(js_namespace = ["chrome", "webNavigation", "onCompleted"], js_name = addListener)]
+    pub fn web_navigation_on_completed(listener: &Function);
+    #[wasm_bindgen(js_namespace = ["chrome", "webNavigation", "onErrorOccurred"], js_name = addListener)]
+    pub fn web_navigation_on_error_occurred(listener: &Function);
+    #[wasm_bindgen(js_namespace = ["chrome", "webNavigation", "onHistoryStateUpdated"], js_name = addListener)]
+    pub fn web_navigation_on_history_state_updated(listener: &Function);
+
     // --- chrome.debugger ---
     #[wasm_bindgen(catch, js_namespace = ["chrome", "debugger"], js_name = attach)]
     pub fn debugger_attach(target: &JsValue, version: &str) -> Result<Promise, JsValue>;
@@ -69,6 +80,18 @@ extern "C" {
     ) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "debugger", "onDetach"], js_name = addListener)]
     pub fn debugger_on_detach(listener: &Function);
+    #[wasm_bindgen(js_namespace = ["chrome", "debugger", "onEvent"], js_name = addListener)]
+    pub fn debugger_on_event(listener: &Function);
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "debugger"], js_name = detach)]
+    pub fn debugger_detach(target: &JsValue) -> Result<Promise, JsValue>;
+
+    // --- chrome.webRequest (observing only) ---
+    #[wasm_bindgen(js_namespace = ["chrome", "webRequest", "onBeforeRequest"], js_name = addListener)]
+    pub fn web_request_on_before_request(listener: &Function, filter: &JsValue);
+    #[wasm_bindgen(js_namespace = ["chrome", "webRequest", "onCompleted"], js_name = addListener)]
+    pub fn web_request_on_completed(listener: &Function, filter: &JsValue);
+    #[wasm_bindgen(js_namespace = ["chrome", "webRequest", "onErrorOccurred"], js_name = addListener)]
+    pub fn web_request_on_error_occurred(listener: &Function, filter: &JsValue);
 
     // --- worker globals ---
     #[wasm_bindgen(js_namespace = crypto, js_name = randomUUID)]

@@ -5,6 +5,10 @@
 //! tabs is forgotten on `chrome.debugger.onDetach` (DevTools took over, the user cancelled the
 //! bar, the tab crashed) and when the tab closes. Concurrent first clicks on one tab share a
 //! single attach.
+//!
+//! Every attach enables the `Page` domain, so a JavaScript dialog opening in the tab is seen at
+//! once (`Page.javascriptDialogOpening`) and reported by whatever tool runs into it, instead of
+//! that tool hanging until its deadline.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -12,7 +16,7 @@ use std::collections::HashMap;
 use js_sys::Promise;
 use serde::Deserialize;
 use serde_json::json;
-use tabwire_protocol::{ErrorCode, OpError, TabId};
+use tabwire_protocol::{DialogInfo, ErrorCode, OpError, TabId};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
@@ -27,8 +31,111 @@ enum Attachment {
     Attached,
 }
 
+/// What the debugger's events told about a tab.
+#[derive(Default)]
+struct TabEvents {
+    /// The JavaScript dialog open in the tab.
+    dialog: Option<DialogInfo>,
+    /// The drag data of an intercepted HTML5 drag (`Input.dragIntercepted`).
+    drag: Option<serde_json::Value>,
+}
+
 thread_local! {
     static ATTACHED: RefCell<HashMap<TabId, Attachment>> = RefCell::new(HashMap::new());
+    static EVENTS: RefCell<HashMap<TabId, TabEvents>> = RefCell::new(HashMap::new());
+}
+
+/// The dialog open in `tab`, if tabwire's debugger saw one open.
+pub fn dialog(tab: TabId) -> Option<DialogInfo> {
+    EVENTS.with(|events| events.borrow().get(&tab).and_then(|e| e.dialog.clone()))
+}
+
+/// Forgets the dialog of `tab` (it was handled).
+pub fn dialog_closed(tab: TabId) {
+    EVENTS.with(|events| {
+        if let Some(e) = events.borrow_mut().get_mut(&tab) {
+            e.dialog = None;
+        }
+    });
+}
+
+/// Completes when a dialog is open in `tab`.
+pub async fn dialog_opened(tab: TabId) -> DialogInfo {
+    loop {
+        if let Some(dialog) = dialog(tab) {
+            return dialog;
+        }
+        crate::timer::sleep(DIALOG_POLL_MS).await;
+    }
+}
+
+/// How often a running operation looks for a dialog that blocks its page.
+const DIALOG_POLL_MS: f64 = 25.0;
+
+/// Takes the data of the HTML5 drag Chrome intercepted in `tab`, if any.
+pub fn take_drag(tab: TabId) -> Option<serde_json::Value> {
+    EVENTS.with(|events| {
+        events
+            .borrow_mut()
+            .get_mut(&tab)
+            .and_then(|e| e.drag.take())
+    })
+}
+
+/// Whether tabwire's debugger is attached to `tab`.
+pub fn is_attached(tab: TabId) -> bool {
+    ATTACHED.with(|attached| matches!(attached.borrow().get(&tab), Some(Attachment::Attached)))
+}
+
+/// The error for an operation that ran into an open dialog.
+pub fn dialog_error(dialog: &DialogInfo) -> OpError {
+    OpError::new(
+        ErrorCode::DialogOpen,
+        format!(
+            "A JavaScript {} dialog blocks the page: \"{}\". Call handle_dialog to accept or \
+             dismiss it, then retry.",
+            dialog.kind,
+            crate::observation::cap(&dialog.message, 200)
+        ),
+    )
+}
+
+fn on_event(tab: TabId, method: &str, params: JsValue) {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Opening {
+        #[serde(rename = "type")]
+        kind: String,
+        #[serde(default)]
+        message: String,
+        #[serde(default)]
+        default_prompt: String,
+    }
+    #[derive(Deserialize)]
+    struct Intercepted {
+        data: serde_json::Value,
+    }
+    match method {
+        "Page.javascriptDialogOpening" => {
+            if let Ok(opening) = chrome::from_js::<Opening>(params) {
+                let dialog = DialogInfo {
+                    kind: opening.kind,
+                    message: opening.message,
+                    default_prompt: opening.default_prompt,
+                };
+                EVENTS.with(|events| {
+                    events.borrow_mut().entry(tab).or_default().dialog = Some(dialog)
+                });
+            }
+        }
+        "Page.javascriptDialogClosed" => dialog_closed(tab),
+        "Input.dragIntercepted" => {
+            if let Ok(Intercepted { data }) = chrome::from_js::<Intercepted>(params) {
+                EVENTS.with(|events| events.borrow_mut().entry(tab).or_default().drag = Some(data));
+            }
+        }
+        _ => {}
+    }
 }
 
 /// Registers the `onDetach` listener. Called once at worker start.
@@ -49,13 +156,35 @@ pub fn install_listeners() {
             }
         });
     chrome::debugger_on_detach(on_detach.as_ref().unchecked_ref());
-    // The listener lives as long as the worker.
+    let on_cdp_event = Closure::<dyn FnMut(JsValue, JsValue, JsValue)>::new(
+        |source: JsValue, method: JsValue, params: JsValue| {
+            if let (Ok(Debuggee { tab_id: Some(tab) }), Some(method)) =
+                (chrome::from_js::<Debuggee>(source), method.as_string())
+            {
+                on_event(tab, &method, params);
+            }
+        },
+    );
+    chrome::debugger_on_event(on_cdp_event.as_ref().unchecked_ref());
+    // The listeners live as long as the worker.
     on_detach.forget();
+    on_cdp_event.forget();
 }
 
-/// Forgets that tabwire is attached to `tab`.
+/// Forgets that tabwire is attached to `tab`, and what its events said.
 pub fn forget(tab: TabId) {
     ATTACHED.with(|attached| attached.borrow_mut().remove(&tab));
+    EVENTS.with(|events| events.borrow_mut().remove(&tab));
+}
+
+/// Detaches from `tab` and attaches again (`get_tab_health {recoverDebugger}`).
+pub async fn reattach(tab: TabId) -> Result<(), OpError> {
+    if is_attached(tab) {
+        // A failed detach means there was nothing to detach: attaching is what matters.
+        let _ = chrome::call(chrome::debugger_detach(&debuggee(tab)?)).await;
+    }
+    forget(tab);
+    ensure_attached(tab).await
 }
 
 fn debuggee(tab: TabId) -> Result<JsValue, OpError> {
@@ -87,6 +216,7 @@ pub async fn ensure_attached(tab: TabId) -> Result<(), OpError> {
     match JsFuture::from(promise).await {
         Ok(_) => {
             ATTACHED.with(|attached| attached.borrow_mut().insert(tab, Attachment::Attached));
+            enable_events(tab).await;
             Ok(())
         }
         Err(error) => {
@@ -96,10 +226,31 @@ pub async fn ensure_attached(tab: TabId) -> Result<(), OpError> {
             // command that succeeds proves the session is ours.
             if message.contains("already attached") && probe(tab).await {
                 ATTACHED.with(|attached| attached.borrow_mut().insert(tab, Attachment::Attached));
+                enable_events(tab).await;
                 return Ok(());
             }
             Err(attach_error(tab, &message))
         }
+    }
+}
+
+/// Enables the `Page` domain's events (dialogs); Chrome also reports a dialog that is already
+/// open. Without them tabwire still works, it just cannot tell a dialog from a hung page.
+async fn enable_events(tab: TabId) {
+    let Ok(target) = debuggee(tab) else {
+        return;
+    };
+    let Ok(params) = chrome::to_js(&json!({})) else {
+        return;
+    };
+    if let Err(failure) = chrome::call(chrome::debugger_send_command(
+        &target,
+        "Page.enable",
+        &params,
+    ))
+    .await
+    {
+        crate::log!("tab {tab}: Page.enable failed ({failure})");
     }
 }
 
@@ -150,7 +301,11 @@ pub fn attach_error(tab: TabId, message: &str) -> OpError {
 }
 
 /// Sends one CDP command, reattaching once if Chrome says the session is gone.
-async fn send(tab: TabId, method: &str, params: &serde_json::Value) -> Result<JsValue, OpError> {
+pub async fn send(
+    tab: TabId,
+    method: &str,
+    params: &serde_json::Value,
+) -> Result<JsValue, OpError> {
     let params =
         chrome::to_js(params).map_err(|e| OpError::new(ErrorCode::Internal, e.to_string()))?;
     let mut reattached = false;
@@ -176,42 +331,6 @@ async fn send(tab: TabId, method: &str, params: &serde_json::Value) -> Result<Js
             }
         }
     }
-}
-
-/// Moves the mouse to (x, y) in CSS pixels of the viewport and clicks the left button.
-///
-/// Press and release run in a task of their own that finishes even if the caller stops
-/// waiting (deadline, closed connection): a press without its release would leave the page with
-/// the button held, turning later mouse moves into drags.
-pub async fn click_at(tab: TabId, x: f64, y: f64) -> Result<(), OpError> {
-    send(
-        tab,
-        "Input.dispatchMouseEvent",
-        &json!({"type": "mouseMoved", "x": x, "y": y, "button": "none", "buttons": 0}),
-    )
-    .await?;
-    let press_and_release = wasm_bindgen_futures::future_to_promise(async move {
-        for (kind, buttons) in [("mousePressed", 1), ("mouseReleased", 0)] {
-            let event = json!({"type": kind, "x": x, "y": y, "button": "left", "buttons": buttons, "clickCount": 1});
-            if let Err(error) = send(tab, "Input.dispatchMouseEvent", &event).await {
-                return Err(JsValue::from_str(&error.message));
-            }
-        }
-        Ok(JsValue::UNDEFINED)
-    });
-    // From the press on, the page may already have reacted: say so if anything fails.
-    wasm_bindgen_futures::JsFuture::from(press_and_release)
-        .await
-        .map(|_| ())
-        .map_err(|message| {
-            OpError::new(
-                ErrorCode::DebuggerUnavailable,
-                message
-                    .as_string()
-                    .unwrap_or_else(|| "the click failed".into()),
-            )
-            .action_may_have_occurred()
-        })
 }
 
 #[cfg(test)]

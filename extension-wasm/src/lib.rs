@@ -29,16 +29,19 @@
 //! the fence, backoff, call log) is unit-tested natively with `cargo test`; code that touches JS
 //! runs only in the browser.
 
+pub mod activity;
 pub mod calllog;
 pub mod chrome;
 pub mod config;
 pub mod connection;
 pub mod debugger;
+pub mod input;
 pub mod mailbox;
 pub mod observation;
 pub mod ops;
 pub mod page;
 pub mod popup;
+pub mod queue;
 pub mod refs;
 pub mod requests;
 pub mod timer;

@@ -519,6 +519,7 @@ mod tests {
             },
             text: "hi".into(),
             clear: true,
+            allow_readonly: false,
         };
         let json = serde_json::to_value(Args {
             redacted: REDACTED,
@@ -528,7 +529,7 @@ mod tests {
         assert_eq!(
             json,
             serde_json::json!({"redacted": "••••", "command": "type",
-                "target": {"key": 4, "doc": "t", "ref": "@e2"}, "text": "hi", "clear": true})
+                "target": {"key": 4, "doc": "t", "ref": "@e2"}, "text": "hi", "clear": true, "allowReadonly": false})
         );
         let css = serde_json::to_value(PageTarget::Css { css: "#a".into() }).unwrap();
         assert_eq!(css, serde_json::json!({"css": "#a"}));

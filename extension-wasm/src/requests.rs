@@ -8,14 +8,27 @@
 //! already told the agent the outcome is unknown, so nothing may happen after that. Dropping
 //! the future stops it at its next await; a [`Checkpoint`] checked right before each mutating
 //! step closes the remaining gap.
+//!
+//! Operations on a tab wait for their turn in the tab's queue (`queue`); one whose deadline
+//! passes there never starts and gets `QUEUE_TIMEOUT`. Listing tabs, a tab's health and
+//! answering a dialog run beside the queues. An operation on a tab with an open JavaScript
+//! dialog fails at once with `DIALOG_OPEN`, and one that a dialog blocks midway stops with it
+//! (actions handle a dialog their own input opened themselves: for them it is a result).
 
-use tabwire_protocol::{ErrorCode, ExtensionMessage, OpError, Operation, Request, Response};
+use std::cell::Cell;
+use std::rc::Rc;
+
+use tabwire_protocol::{
+    ErrorCode, ExtensionMessage, OpError, OpResult, Operation, Request, Response, TabId,
+};
 
 use crate::calllog::CallRecord;
 use crate::connection::Link;
 use crate::ops;
+use crate::ops::tabs::resolve_tab;
 use crate::timer::{Either, now_ms, select, sleep};
 use crate::worker;
+use crate::{debugger, queue};
 
 /// Requests slower than this are logged even when they succeed.
 const SLOW_REQUEST_MS: u32 = 1000;
@@ -31,11 +44,38 @@ pub struct Checkpoint {
     generation: u64,
     deadline_at: f64,
     timeout: OpError,
+    /// Set once a check let input through: from then on, a timeout may come after the action.
+    dispatched: Rc<Cell<bool>>,
+    /// Set once the request left its tab's queue.
+    running: Rc<Cell<bool>>,
 }
 
 impl Checkpoint {
-    /// Fails when the request must not act any more.
+    /// When the request's deadline passes, in [`now_ms`] time.
+    pub fn deadline_at(&self) -> f64 {
+        self.deadline_at
+    }
+
+    /// Milliseconds left before the deadline.
+    pub fn remaining_ms(&self) -> f64 {
+        (self.deadline_at - now_ms()).max(0.0)
+    }
+
+    /// Whether input was let through.
+    pub fn dispatched(&self) -> bool {
+        self.dispatched.get()
+    }
+
+    /// Fails when the request must not act any more; otherwise records that the caller is about
+    /// to dispatch input.
     pub fn check(&self) -> Result<(), OpError> {
+        self.check_alive()?;
+        self.dispatched.set(true);
+        Ok(())
+    }
+
+    /// Like [`Checkpoint::check`], for a step that only reads or waits.
+    pub fn check_alive(&self) -> Result<(), OpError> {
         if worker::with(|w| w.live_generation) != self.generation {
             return Err(OpError::new(
                 ErrorCode::BrowserDisconnected,
@@ -74,14 +114,17 @@ pub async fn handle(request: Request, link: Link) {
         generation: link.generation(),
         deadline_at: started + deadline_ms as f64,
         timeout: timeout.clone(),
+        dispatched: Rc::new(Cell::new(false)),
+        running: Rc::new(Cell::new(false)),
     };
     let stop = select(
         sleep(deadline_ms as f64),
         connection_closed(link.generation()),
     );
-    let outcome = match select(ops::execute(tab_id, op, &checkpoint), stop).await {
+    let work = run(tab_id, op, &tool, deadline_ms, &checkpoint);
+    let outcome = match select(work, stop).await {
         Either::Left(outcome) => outcome,
-        Either::Right(Either::Left(())) => Err(timeout),
+        Either::Right(Either::Left(())) => Err(timeout_error(timeout, &checkpoint, deadline_ms)),
         Either::Right(Either::Right(())) => {
             crate::log!("request {id} {tool}: stopped, its connection closed");
             return;
@@ -120,6 +163,67 @@ pub async fn handle(request: Request, link: Link) {
         },
     };
     worker::with(|w| w.calls.push(record));
+}
+
+/// Runs `op`: in its tab's queue unless it bypasses the queues, with the open-dialog checks.
+async fn run(
+    tab_id: Option<TabId>,
+    op: Operation,
+    tool: &str,
+    deadline_ms: u64,
+    checkpoint: &Checkpoint,
+) -> Result<OpResult, OpError> {
+    if op.bypasses_queue() {
+        checkpoint.running.set(true);
+        return ops::execute(tab_id, op, checkpoint).await;
+    }
+    let tab = resolve_tab(tab_id).await?.id;
+    // Dropped at the deadline while still waiting, this leaves the line (`QUEUE_TIMEOUT`).
+    let _permit = queue::admit(tab, tool, deadline_ms).await;
+    checkpoint.running.set(true);
+    if let Some(dialog) = debugger::dialog(tab) {
+        return Err(debugger::dialog_error(&dialog));
+    }
+    let handles_dialogs = matches!(op, Operation::Act(_) | Operation::Batch(_));
+    let mutation = op.is_mutation();
+    let work = ops::execute(Some(tab), op, checkpoint);
+    if handles_dialogs {
+        return work.await;
+    }
+    match select(work, debugger::dialog_opened(tab)).await {
+        Either::Left(outcome) => outcome,
+        Either::Right(dialog) => {
+            let error = debugger::dialog_error(&dialog);
+            Err(if mutation {
+                error.action_may_have_occurred()
+            } else {
+                error
+            })
+        }
+    }
+}
+
+/// The error for an operation that never left its tab's queue.
+fn queue_timeout(deadline_ms: u64) -> OpError {
+    OpError::new(
+        ErrorCode::QueueTimeout,
+        format!(
+            "The tab was busy with earlier operations for the whole {deadline_ms} ms deadline, so              this one never started; nothing was done. Retry, or call get_tab_health to see what              the tab is running."
+        ),
+    )
+}
+
+/// The deadline error: `QUEUE_TIMEOUT` for a request that never left its queue; otherwise the
+/// operation's timeout, knowing whether input was dispatched (a mutation stopped before its
+/// input went out certainly did nothing).
+fn timeout_error(mut timeout: OpError, checkpoint: &Checkpoint, deadline_ms: u64) -> OpError {
+    if !checkpoint.running.get() {
+        return queue_timeout(deadline_ms);
+    }
+    if !checkpoint.dispatched() {
+        timeout.action_may_have_occurred = false;
+    }
+    timeout
 }
 
 /// The error for an operation that ran out of time.
@@ -168,9 +272,12 @@ mod tests {
         assert!(nav.action_may_have_occurred);
 
         let click = deadline_error(
-            &Operation::Click {
-                target: Target::Css("#a".into()),
-            },
+            &Operation::Act(tabwire_protocol::ActRequest {
+                action: tabwire_protocol::Action::Hover {
+                    target: Target::Css("#a".into()),
+                },
+                observe: None,
+            }),
             500,
         );
         assert_eq!(click.code, ErrorCode::TabUnresponsive);

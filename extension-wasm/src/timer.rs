@@ -15,7 +15,17 @@ use crate::chrome;
 
 /// Milliseconds since the Unix epoch, with sub-millisecond precision.
 pub fn now_ms() -> f64 {
-    js_sys::Date::now()
+    #[cfg(target_arch = "wasm32")]
+    {
+        js_sys::Date::now()
+    }
+    // Native unit tests have no JavaScript clock.
+    #[cfg(not(target_arch = "wasm32"))]
+    {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0.0, |d| d.as_secs_f64() * 1000.0)
+    }
 }
 
 /// The longest delay `setTimeout` honours; a longer one overflows and fires at once.

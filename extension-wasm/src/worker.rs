@@ -77,6 +77,7 @@ pub fn start() {
         web_sys::console::error_1(&JsValue::from_str(&format!("tabwire: bug: {info}")));
     }));
     debugger::install_listeners();
+    crate::activity::install_listeners();
     install_tab_listener();
     install_storage_listener();
     crate::log!("starting (extension {})", chrome::extension_version());

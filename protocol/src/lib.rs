@@ -26,17 +26,17 @@ pub mod messages;
 pub mod ops;
 pub mod refs;
 
+pub use actions::{
+    ActRequest, Acted, Action, ActiveWork, BatchRequest, BatchResult, ClickMode, DialogHandled,
+    DialogInfo, DragTo, ElementState, FieldValue, FormField, InputMethod, MouseButton, ObserveSpec,
+    Outcome, ReadStateRequest, Step, StepFailure, StepResult, TabHealth, TypeMode, WaitCondition,
+    WaitUntil,
+};
 pub use errors::{ErrorCategory, ErrorCode, OpError};
 pub use local::{LocalControl, default_socket_path};
 pub use messages::{
     ExtensionMessage, Hello, HubMessage, PROTOCOL_VERSION, Refusal, Request, Response, Welcome,
     check_hello,
-};
-pub use actions::{
-    ActRequest, Acted, Action, BatchRequest, BatchResult, ClickMode, DialogHandled, DialogInfo,
-    DragTo, ElementState, FieldValue, FormField, InputMethod, MouseButton, ObserveSpec, Outcome,
-    ReadStateRequest, Step, StepFailure, StepResult, TabHealth, TypeMode, WaitCondition,
-    WaitUntil,
 };
 pub use ops::{
     ContentFormat, ContentRequest, Delta, FrameInfo, Navigated, Observation, ObservedNode,

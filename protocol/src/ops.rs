@@ -64,9 +64,9 @@ impl Operation {
         match self {
             Operation::Navigate { .. } | Operation::HandleDialog { .. } => true,
             Operation::Act(request) => request.action.is_mutation(),
-            Operation::Batch(batch) => batch.steps.iter().any(|step| {
-                matches!(step, crate::actions::Step::Act { action } if action.is_mutation())
-            }),
+            Operation::Batch(batch) => batch.steps.iter().any(
+                |step| matches!(step, crate::actions::Step::Act { action } if action.is_mutation()),
+            ),
             _ => false,
         }
     }

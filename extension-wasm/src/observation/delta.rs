@@ -85,6 +85,15 @@ impl Baselines {
             .find(|b| b.version == version && &b.params == params)
     }
 
+    /// The newest baseline made with `params`: what the agent last saw of this view.
+    pub fn latest(&self, params: &Params) -> Option<u64> {
+        self.kept
+            .iter()
+            .rev()
+            .find(|b| &b.params == params)
+            .map(|b| b.version)
+    }
+
     /// The versions kept, oldest first.
     pub fn versions(&self) -> Vec<u64> {
         self.kept.iter().map(|b| b.version).collect()

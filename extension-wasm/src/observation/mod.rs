@@ -17,4 +17,4 @@ pub mod render;
 pub mod window;
 
 pub use facts::{PROSE_ROLE, PageNode};
-pub use render::{Detail, render_node};
+pub use render::{Detail, cap, render_node};

@@ -6,14 +6,15 @@
 //! handled here but around [`execute`] (see `requests`), so a handler is simply dropped when
 //! its time is up.
 
-mod click;
+mod act;
+mod batch;
 mod content;
 mod frames;
+mod inspect;
 mod navigate;
 mod snapshot;
-mod tabs;
+pub mod tabs;
 mod target;
-mod type_text;
 
 use tabwire_protocol::{OpError, OpResult, Operation, TabId};
 
@@ -34,11 +35,23 @@ pub async fn execute(
         Operation::Snapshot(request) => snapshot::snapshot(tab_id, request, checkpoint).await,
         Operation::ListFrames => frames::list_frames(tab_id).await,
         Operation::Content(request) => content::content(tab_id, request).await,
-        Operation::Click { target } => click::click(tab_id, &target, checkpoint).await,
-        Operation::TypeText {
-            target,
-            text,
-            clear,
-        } => type_text::type_text(tab_id, &target, text, clear, checkpoint).await,
+        Operation::Act(request) => act::act(tab(tab_id)?, request, checkpoint).await,
+        Operation::Batch(request) => batch::batch(tab(tab_id)?, request, checkpoint).await,
+        Operation::ReadState(request) => inspect::read_state(tab(tab_id)?, request).await,
+        Operation::HandleDialog {
+            accept,
+            prompt_text,
+        } => inspect::handle_dialog(tab_id, accept, prompt_text).await,
+        Operation::Health { recover_debugger } => inspect::health(tab_id, recover_debugger).await,
     }
+}
+
+/// The tab of a queued operation: `requests` resolved it before queueing.
+fn tab(tab_id: Option<TabId>) -> Result<TabId, OpError> {
+    tab_id.ok_or_else(|| {
+        OpError::new(
+            tabwire_protocol::ErrorCode::Internal,
+            "a queued operation reached its handler without its tab",
+        )
+    })
 }

@@ -73,7 +73,7 @@ struct PageIdentity {
     title: String,
 }
 
-fn refused(tab: TabId, url: &str, message: &str) -> OpError {
+pub fn refused(tab: TabId, url: &str, message: &str) -> OpError {
     if message.to_ascii_lowercase().contains("no tab with id") {
         return tab_error(tab, message);
     }

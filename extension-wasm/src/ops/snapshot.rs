@@ -94,7 +94,7 @@ pub async fn snapshot(
     let unique_anchors =
         unique_anchors(tab, frame, &reply.document_id, &reply.value, missing).await;
     // Nothing is kept for a request whose answer nobody will read.
-    checkpoint.check()?;
+    checkpoint.check_alive()?;
     let started = now_ms();
     let collector_ms = reply.value.ms;
     let node_count = reply.value.nodes.len();

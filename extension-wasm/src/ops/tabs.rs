@@ -127,4 +127,5 @@ pub fn forget_tab_state(id: TabId) {
     refs::with_tables(|tables| tables.forget_tab(id));
     refs::store::forget(id);
     debugger::forget(id);
+    crate::activity::forget(id);
 }

@@ -1,0 +1,306 @@
+//! Trusted input through `chrome.debugger`: mouse, keys and text (CDP `Input.*`).
+//!
+//! The page sees these events with `event.isTrusted === true`, like a person's. Sequences that
+//! must not be cut in half — a press without its release leaves the button held and turns
+//! later mouse moves into drags; a key down without its key up leaves the key stuck — run in a
+//! promise of their own that finishes even when the caller stops waiting (deadline, closed
+//! connection). The caller checks its deadline before starting one, never in the middle.
+
+use serde_json::{Value, json};
+use tabwire_protocol::{ErrorCode, MouseButton, OpError, TabId};
+use wasm_bindgen::JsValue;
+
+use crate::debugger::{self, send};
+
+/// How many intermediate moves a drag makes, so sortable lists see the pointer travel.
+const DRAG_STEPS: u32 = 10;
+
+/// Runs `events` in order as a promise that finishes even if nobody awaits it any more.
+/// Errors after the first event may come after the page reacted, so they say so.
+async fn unstoppable(tab: TabId, events: Vec<(&'static str, Value)>) -> Result<(), OpError> {
+    let run = wasm_bindgen_futures::future_to_promise(async move {
+        for (method, params) in events {
+            if let Err(error) = send(tab, method, &params).await {
+                return Err(JsValue::from_str(&error.message));
+            }
+        }
+        Ok(JsValue::UNDEFINED)
+    });
+    wasm_bindgen_futures::JsFuture::from(run)
+        .await
+        .map(|_| ())
+        .map_err(|message| {
+            OpError::new(
+                ErrorCode::DebuggerUnavailable,
+                message
+                    .as_string()
+                    .unwrap_or_else(|| "the input failed".into()),
+            )
+            .action_may_have_occurred()
+        })
+}
+
+fn mouse(kind: &str, x: f64, y: f64, button: &str, buttons: u32, count: u32) -> Value {
+    json!({"type": kind, "x": x, "y": y, "button": button, "buttons": buttons, "clickCount": count})
+}
+
+/// Moves the mouse to (x, y), CSS pixels of the viewport.
+pub async fn move_to(tab: TabId, x: f64, y: f64) -> Result<(), OpError> {
+    send(
+        tab,
+        "Input.dispatchMouseEvent",
+        &mouse("mouseMoved", x, y, "none", 0, 0),
+    )
+    .await
+    .map(|_| ())
+}
+
+/// Moves to (x, y) and clicks `count` times with `button`.
+pub async fn click(
+    tab: TabId,
+    x: f64,
+    y: f64,
+    button: MouseButton,
+    count: u32,
+) -> Result<(), OpError> {
+    move_to(tab, x, y).await?;
+    let (name, bit) = button.cdp();
+    let mut events = Vec::new();
+    for n in 1..=count.max(1) {
+        events.push((
+            "Input.dispatchMouseEvent",
+            mouse("mousePressed", x, y, name, bit, n),
+        ));
+        events.push((
+            "Input.dispatchMouseEvent",
+            mouse("mouseReleased", x, y, name, 0, n),
+        ));
+    }
+    unstoppable(tab, events).await
+}
+
+/// Presses on `from`, moves in steps to `to` and releases there. With Chrome's drag
+/// interception on, an HTML5 drag the press starts is handed back to tabwire
+/// (`Input.dragIntercepted`) and delivered to the drop point with `Input.dispatchDragEvent`,
+/// which headless and headed Chrome both honour. Returns whether an HTML5 drag was delivered.
+pub async fn drag(tab: TabId, from: (f64, f64), to: (f64, f64)) -> Result<bool, OpError> {
+    debugger::take_drag(tab);
+    send(tab, "Input.setInterceptDrags", &json!({"enabled": true})).await?;
+    move_to(tab, from.0, from.1).await?;
+    let mut events = vec![(
+        "Input.dispatchMouseEvent",
+        mouse("mousePressed", from.0, from.1, "left", 1, 1),
+    )];
+    for step in 1..=DRAG_STEPS {
+        let t = f64::from(step) / f64::from(DRAG_STEPS);
+        let (x, y) = (from.0 + (to.0 - from.0) * t, from.1 + (to.1 - from.1) * t);
+        events.push((
+            "Input.dispatchMouseEvent",
+            mouse("mouseMoved", x, y, "left", 1, 0),
+        ));
+    }
+    unstoppable(tab, events).await?;
+    let html5 = match debugger::take_drag(tab) {
+        Some(data) => {
+            let drag_event = |kind: &str| {
+                (
+                    "Input.dispatchDragEvent",
+                    json!({"type": kind, "x": to.0, "y": to.1, "data": data.clone()}),
+                )
+            };
+            unstoppable(
+                tab,
+                vec![
+                    drag_event("dragEnter"),
+                    drag_event("dragOver"),
+                    drag_event("drop"),
+                ],
+            )
+            .await?;
+            true
+        }
+        None => false,
+    };
+    let released = unstoppable(
+        tab,
+        vec![(
+            "Input.dispatchMouseEvent",
+            mouse("mouseReleased", to.0, to.1, "left", 0, 1),
+        )],
+    )
+    .await;
+    // Interception off again, whatever happened: ordinary drags by a person must work.
+    let _ = send(tab, "Input.setInterceptDrags", &json!({"enabled": false})).await;
+    released.map(|()| html5)
+}
+
+/// A key as CDP wants it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KeyDef {
+    /// `KeyboardEvent.key`.
+    pub key: String,
+    /// `KeyboardEvent.code`.
+    pub code: String,
+    /// The Windows virtual key code Chrome derives `keyCode` from.
+    pub key_code: u32,
+    /// The text the key types, if any.
+    pub text: String,
+}
+
+/// The named keys tabwire accepts, with their code and key code.
+const NAMED_KEYS: &[(&str, &str, u32, &str)] = &[
+    ("Enter", "Enter", 13, "\r"),
+    ("Tab", "Tab", 9, ""),
+    ("Escape", "Escape", 27, ""),
+    ("Backspace", "Backspace", 8, ""),
+    ("Delete", "Delete", 46, ""),
+    ("Insert", "Insert", 45, ""),
+    ("ArrowUp", "ArrowUp", 38, ""),
+    ("ArrowDown", "ArrowDown", 40, ""),
+    ("ArrowLeft", "ArrowLeft", 37, ""),
+    ("ArrowRight", "ArrowRight", 39, ""),
+    ("Home", "Home", 36, ""),
+    ("End", "End", 35, ""),
+    ("PageUp", "PageUp", 33, ""),
+    ("PageDown", "PageDown", 34, ""),
+    ("Space", "Space", 32, " "),
+];
+
+/// Modifier bits (SPEC §5): Alt=1, Control=2, Meta=4, Shift=8 — CDP's own encoding.
+const SHIFT: u8 = 8;
+const TYPING_BLOCKED_BY: u8 = 1 | 2 | 4;
+
+/// Looks up a named key, F1–F12, or a single character.
+pub fn key_def(name: &str, modifiers: u8) -> Result<KeyDef, OpError> {
+    if let Some((key, code, key_code, text)) = NAMED_KEYS.iter().find(|(n, ..)| *n == name) {
+        let key = if *key == "Space" { " " } else { key };
+        return Ok(KeyDef {
+            key: key.to_string(),
+            code: code.to_string(),
+            key_code: *key_code,
+            text: text.to_string(),
+        });
+    }
+    if let Some(n) = name.strip_prefix('F').and_then(|n| n.parse::<u32>().ok())
+        && (1..=12).contains(&n)
+    {
+        return Ok(KeyDef {
+            key: name.to_string(),
+            code: name.to_string(),
+            key_code: 111 + n,
+            text: String::new(),
+        });
+    }
+    let mut chars = name.chars();
+    let (Some(c), None) = (chars.next(), chars.next()) else {
+        return Err(OpError::new(
+            ErrorCode::InvalidArgument,
+            format!(
+                "`{name}` is not a key tabwire knows: use a named key (Enter, Tab, Escape, \
+                 Backspace, Delete, ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown, Space, \
+                 F1–F12) or exactly one character"
+            ),
+        ));
+    };
+    let c = if modifiers & SHIFT != 0 {
+        c.to_uppercase().next().unwrap_or(c)
+    } else {
+        c
+    };
+    let upper = c.to_ascii_uppercase();
+    let (code, key_code) = if upper.is_ascii_alphabetic() {
+        (format!("Key{upper}"), upper as u32)
+    } else if c.is_ascii_digit() {
+        (format!("Digit{c}"), c as u32)
+    } else {
+        (String::new(), 0)
+    };
+    Ok(KeyDef {
+        key: c.to_string(),
+        code,
+        key_code,
+        text: c.to_string(),
+    })
+}
+
+fn key_events(def: &KeyDef, modifiers: u8) -> Vec<(&'static str, Value)> {
+    // With Control, Alt or Meta held a key is a shortcut, not typing.
+    let text = if modifiers & TYPING_BLOCKED_BY != 0 {
+        ""
+    } else {
+        def.text.as_str()
+    };
+    let down = json!({
+        "type": if text.is_empty() { "rawKeyDown" } else { "keyDown" },
+        "key": def.key, "code": def.code, "windowsVirtualKeyCode": def.key_code,
+        "modifiers": modifiers, "text": text, "unmodifiedText": text,
+    });
+    let up = json!({
+        "type": "keyUp", "key": def.key, "code": def.code,
+        "windowsVirtualKeyCode": def.key_code, "modifiers": modifiers,
+    });
+    vec![
+        ("Input.dispatchKeyEvent", down),
+        ("Input.dispatchKeyEvent", up),
+    ]
+}
+
+/// Presses and releases one key with `modifiers` held.
+pub async fn press_key(tab: TabId, def: &KeyDef, modifiers: u8) -> Result<(), OpError> {
+    unstoppable(tab, key_events(def, modifiers)).await
+}
+
+/// Inserts `text` into the focused element as one trusted edit.
+pub async fn insert_text(tab: TabId, text: &str) -> Result<(), OpError> {
+    unstoppable(tab, vec![("Input.insertText", json!({"text": text}))]).await
+}
+
+/// Types `text` into the focused element as a key down/up per character.
+pub async fn type_keys(tab: TabId, text: &str) -> Result<(), OpError> {
+    let mut events = Vec::new();
+    for c in text.chars() {
+        let def = if c == '\n' {
+            key_def("Enter", 0)?
+        } else {
+            let mut def = key_def(&c.to_string(), 0)?;
+            def.text = c.to_string();
+            def
+        };
+        events.extend(key_events(&def, 0));
+    }
+    unstoppable(tab, events).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_map_to_cdp() {
+        let enter = key_def("Enter", 0).unwrap();
+        assert_eq!((enter.key_code, enter.text.as_str()), (13, "\r"));
+        assert_eq!(key_def("Space", 0).unwrap().key, " ");
+        assert_eq!(key_def("F5", 0).unwrap().key_code, 116);
+        let a = key_def("a", 0).unwrap();
+        assert_eq!(
+            (a.code.as_str(), a.key_code, a.text.as_str()),
+            ("KeyA", 65, "a")
+        );
+        assert_eq!(key_def("a", SHIFT).unwrap().key, "A");
+        assert_eq!(key_def("7", 0).unwrap().code, "Digit7");
+        assert_eq!(
+            key_def("Return", 0).unwrap_err().code,
+            ErrorCode::InvalidArgument
+        );
+        assert!(key_def("F13", 0).is_err());
+    }
+
+    #[test]
+    fn shortcuts_type_nothing() {
+        let a = key_def("a", 0).unwrap();
+        let events = key_events(&a, 2);
+        assert_eq!(events[0].1["type"], "rawKeyDown");
+        assert_eq!(events[0].1["text"], "");
+        assert_eq!(key_events(&a, 0)[0].1["type"], "keyDown");
+    }
+}

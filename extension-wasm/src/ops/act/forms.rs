@@ -1,0 +1,270 @@
+//! Choosing options, filling forms and scrolling.
+//!
+//! A native `<select>` is set in the page (value setter plus `input`/`change`), as a person's
+//! choice would end. An option of an open custom dropdown is found by its exact visible text,
+//! scrolled into view inside the dropdown, and clicked with trusted input. A form is filled in
+//! one page call that first validates every field and only then sets them (js/collector.js), so
+//! a bad field leaves the form untouched.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tabwire_protocol::{ErrorCode, FormField, MouseButton, OpError, Outcome, TabId, Target};
+
+use super::{outcome, retrying};
+use crate::input;
+use crate::observation::{Detail, PageNode, render_node};
+use crate::ops::{tabs::resolve_tab, target};
+use crate::page::{self, PageCommand, PageField};
+use crate::refs::TOP_FRAME;
+use crate::requests::Checkpoint;
+
+#[derive(Deserialize)]
+struct Selected {
+    node: PageNode,
+    value: String,
+    text: String,
+}
+
+#[derive(Deserialize)]
+struct OptionPoint {
+    x: f64,
+    y: f64,
+    node: PageNode,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Filled {
+    fields: Vec<FilledField>,
+    submitted: bool,
+    form_valid: bool,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct FilledField {
+    node: PageNode,
+    value: Value,
+    valid: bool,
+    validation_message: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Scrolled {
+    scroll_x: f64,
+    scroll_y: f64,
+    at_end: bool,
+    node: Option<PageNode>,
+}
+
+/// Chooses an option: of a native `<select>`, or of an open custom dropdown.
+pub async fn select_option(
+    tab: TabId,
+    target: Option<&Target>,
+    value: Option<&str>,
+    text: Option<&str>,
+    checkpoint: &Checkpoint,
+) -> Result<Outcome, OpError> {
+    let url = resolve_tab(Some(tab)).await?.url;
+    let Some(target) = target else {
+        let text = text.ok_or_else(|| {
+            OpError::new(
+                ErrorCode::InvalidArgument,
+                "Without a selector, give the option's exact text.",
+            )
+        })?;
+        let found = retrying(checkpoint, || async {
+            page::run::<OptionPoint>(
+                tab,
+                TOP_FRAME,
+                &PageCommand::FindOption {
+                    text: text.to_owned(),
+                },
+                page::MissingFrame::Requested,
+            )
+            .await
+        })
+        .await?;
+        let line = render_node(&found.value.node, &url, Detail::Full);
+        checkpoint.check()?;
+        input::click(tab, found.value.x, found.value.y, MouseButton::Left, 1).await?;
+        return Ok(outcome(
+            tab,
+            format!("Chose {line}"),
+            json!({"target": line, "text": text}),
+        ));
+    };
+    let prepared = target::prepare(tab, target, TOP_FRAME)?;
+    let reply = retrying(checkpoint, || async {
+        checkpoint.check()?;
+        page::run::<Selected>(
+            tab,
+            prepared.frame,
+            &PageCommand::SelectNative {
+                target: prepared.page.clone(),
+                value: value.map(str::to_owned),
+                text: text.map(str::to_owned),
+            },
+            prepared.missing_frame(),
+        )
+        .await
+    })
+    .await?;
+    prepared
+        .check_document(&reply.document_id)
+        .map_err(OpError::action_may_have_occurred)?;
+    let chosen = reply.value;
+    let line = render_node(&chosen.node, &url, Detail::WithoutValue);
+    Ok(outcome(
+        tab,
+        format!("Selected \"{}\" in {line}", chosen.text),
+        json!({"target": line, "value": chosen.value, "text": chosen.text}),
+    ))
+}
+
+/// Fills several fields of one form, all in one frame.
+pub async fn fill_form(
+    tab: TabId,
+    fields: &[FormField],
+    submit: bool,
+    checkpoint: &Checkpoint,
+) -> Result<Outcome, OpError> {
+    let url = resolve_tab(Some(tab)).await?.url;
+    let mut prepared = Vec::with_capacity(fields.len());
+    for field in fields {
+        prepared.push(target::prepare(tab, &field.target, TOP_FRAME)?);
+    }
+    let frame = prepared.first().map_or(TOP_FRAME, |p| p.frame);
+    if prepared.iter().any(|p| p.frame != frame) {
+        return Err(OpError::new(
+            ErrorCode::InvalidArgument,
+            "The fields are in different frames; a form lives in one frame. Fill each frame's \
+             fields with its own fill_form call.",
+        ));
+    }
+    let page_fields: Vec<PageField> = prepared
+        .iter()
+        .zip(fields)
+        .map(|(p, f)| PageField {
+            target: p.page.clone(),
+            value: f.value.clone(),
+        })
+        .collect();
+    let missing = prepared
+        .first()
+        .map_or(page::MissingFrame::Requested, |p| p.missing_frame());
+    let reply = retrying(checkpoint, || async {
+        checkpoint.check()?;
+        page::run::<Filled>(
+            tab,
+            frame,
+            &PageCommand::FillForm {
+                fields: page_fields.clone(),
+                submit,
+            },
+            missing,
+        )
+        .await
+    })
+    .await?;
+    for p in &prepared {
+        p.check_document(&reply.document_id)
+            .map_err(OpError::action_may_have_occurred)?;
+    }
+    let filled = reply.value;
+    let invalid = filled.fields.iter().filter(|f| !f.valid).count();
+    let results: Vec<Value> = filled
+        .fields
+        .iter()
+        .map(|f| {
+            let mut result = json!({
+                "target": render_node(&f.node, &url, Detail::WithoutValue),
+                "value": f.value,
+            });
+            if !f.valid {
+                result["valid"] = json!(false);
+                result["validationMessage"] = json!(f.validation_message);
+            }
+            result
+        })
+        .collect();
+    let mut summary = format!("Filled {} field(s)", results.len());
+    if invalid > 0 {
+        summary.push_str(&format!("; {invalid} invalid"));
+    }
+    if submit {
+        summary.push_str(if filled.submitted {
+            "; submission requested"
+        } else {
+            "; not submitted (the form is invalid)"
+        });
+    }
+    Ok(outcome(
+        tab,
+        summary,
+        json!({"fields": results, "submitted": filled.submitted, "formValid": filled.form_valid}),
+    ))
+}
+
+/// Scrolls the page or an element, or brings an element into view.
+pub async fn scroll(
+    tab: TabId,
+    target: Option<&Target>,
+    dx: f64,
+    dy: f64,
+    to: Option<&Target>,
+    checkpoint: &Checkpoint,
+) -> Result<Outcome, OpError> {
+    let url = resolve_tab(Some(tab)).await?.url;
+    let target = target
+        .map(|t| target::prepare(tab, t, TOP_FRAME))
+        .transpose()?;
+    let to = to.map(|t| target::prepare(tab, t, TOP_FRAME)).transpose()?;
+    let named = to.as_ref().or(target.as_ref());
+    let frame = named.map_or(TOP_FRAME, |p| p.frame);
+    if let (Some(a), Some(b)) = (&target, &to)
+        && a.frame != b.frame
+    {
+        return Err(OpError::new(
+            ErrorCode::InvalidArgument,
+            "The element to scroll and the element to bring into view are in different frames.",
+        ));
+    }
+    let missing = named.map_or(page::MissingFrame::Requested, |p| p.missing_frame());
+    let reply = retrying(checkpoint, || async {
+        checkpoint.check()?;
+        page::run::<Scrolled>(
+            tab,
+            frame,
+            &PageCommand::Scroll {
+                target: target.as_ref().map(|p| p.page.clone()),
+                dx,
+                dy,
+                to: to.as_ref().map(|p| p.page.clone()),
+            },
+            missing,
+        )
+        .await
+    })
+    .await?;
+    let scrolled = reply.value;
+    let line = scrolled
+        .node
+        .as_ref()
+        .map(|n| render_node(n, &url, Detail::Full));
+    let summary = match &line {
+        Some(line) if to.is_some() => format!("Scrolled {line} into view"),
+        _ => format!(
+            "Scrolled to ({:.0}, {:.0}){}",
+            scrolled.scroll_x,
+            scrolled.scroll_y,
+            if scrolled.at_end { ", the end" } else { "" }
+        ),
+    };
+    Ok(outcome(
+        tab,
+        summary,
+        json!({"scrollX": scrolled.scroll_x, "scrollY": scrolled.scroll_y, "atEnd": scrolled.at_end, "target": line}),
+    ))
+}

@@ -1,0 +1,228 @@
+//! Typing and key presses.
+//!
+//! Native typing (the default) happens in the page (js/collector.js): the native value setter
+//! plus `input` and `change` events, which framework-controlled fields notice (contenteditable:
+//! `insertText`). Trusted typing focuses the field in the page, then inserts the text through
+//! `chrome.debugger` (`Input.insertText`, or a key down/up per character) — the page sees the
+//! same trusted events a keyboard makes. A password's resulting value is redacted in the page.
+
+use serde::Deserialize;
+use serde_json::json;
+use tabwire_protocol::{InputMethod, OpError, Outcome, TabId, Target, TypeMode};
+
+use super::{outcome, retrying};
+use crate::input;
+use crate::observation::{Detail, PageNode, render_node};
+use crate::ops::{tabs::resolve_tab, target};
+use crate::page::{self, PageCommand};
+use crate::refs::TOP_FRAME;
+use crate::requests::Checkpoint;
+
+#[derive(Deserialize)]
+struct TypedFacts {
+    value: String,
+    node: PageNode,
+    rebound: Option<u32>,
+}
+
+#[derive(Deserialize)]
+struct Focused {
+    node: PageNode,
+    rebound: Option<u32>,
+}
+
+#[derive(Deserialize)]
+struct StateFacts {
+    state: serde_json::Map<String, serde_json::Value>,
+}
+
+/// How to type.
+pub struct Typing<'a> {
+    /// The text.
+    pub text: &'a str,
+    /// Replace the current value.
+    pub clear: bool,
+    /// Native setter or trusted input.
+    pub mode: TypeMode,
+    /// For trusted input: one insertion or key events.
+    pub input_method: InputMethod,
+    /// Accept a read-only field.
+    pub allow_readonly: bool,
+}
+
+/// Types into the target.
+pub async fn type_text(
+    tab: TabId,
+    target: &Target,
+    typing: &Typing<'_>,
+    checkpoint: &Checkpoint,
+) -> Result<Outcome, OpError> {
+    let url = resolve_tab(Some(tab)).await?.url;
+    let prepared = target::prepare(tab, target, TOP_FRAME)?;
+    let missing = prepared.missing_frame();
+    let (node, value) = match typing.mode {
+        TypeMode::Native => {
+            let reply = retrying(checkpoint, || async {
+                checkpoint.check()?;
+                page::run::<TypedFacts>(
+                    tab,
+                    prepared.frame,
+                    &PageCommand::Type {
+                        target: prepared.page.clone(),
+                        text: typing.text.to_owned(),
+                        clear: typing.clear,
+                        allow_readonly: typing.allow_readonly,
+                    },
+                    missing,
+                )
+                .await
+            })
+            .await?;
+            // The page checked its document token before typing; this double-checks Chrome's
+            // view, after the fact, so a mismatch must say the text may already be in.
+            prepared
+                .check_document(&reply.document_id)
+                .map_err(OpError::action_may_have_occurred)?;
+            prepared.rebound(tab, reply.value.rebound);
+            (reply.value.node, reply.value.value)
+        }
+        TypeMode::Trusted => {
+            let focused = retrying(checkpoint, || async {
+                page::run::<Focused>(
+                    tab,
+                    prepared.frame,
+                    &PageCommand::Focus {
+                        target: prepared.page.clone(),
+                        editable: true,
+                        clear: typing.clear,
+                        allow_readonly: typing.allow_readonly,
+                    },
+                    missing,
+                )
+                .await
+            })
+            .await?;
+            prepared.check_document(&focused.document_id)?;
+            prepared.rebound(tab, focused.value.rebound);
+            checkpoint.check()?;
+            match (typing.input_method, typing.text.is_empty()) {
+                // Clearing with nothing to type: delete the selected content.
+                (_, true) if typing.clear => {
+                    input::press_key(tab, &input::key_def("Delete", 0)?, 0).await?
+                }
+                (_, true) => {}
+                (InputMethod::Insert, false) => input::insert_text(tab, typing.text).await?,
+                (InputMethod::Keys, false) => input::type_keys(tab, typing.text).await?,
+            }
+            let value = read_value(tab, prepared.frame, &prepared.page, missing)
+                .await
+                .map_err(OpError::action_may_have_occurred)?;
+            (focused.value.node, value)
+        }
+    };
+    let line = render_node(&node, &url, Detail::WithoutValue);
+    Ok(outcome(
+        tab,
+        format!(
+            "Typed into {line}; value is now {}",
+            serde_json::Value::String(value.clone())
+        ),
+        json!({"target": line, "value": value}),
+    ))
+}
+
+/// The field's value after trusted typing (redacted for passwords).
+async fn read_value(
+    tab: TabId,
+    frame: u32,
+    target: &page::PageTarget,
+    missing: page::MissingFrame<'_>,
+) -> Result<String, OpError> {
+    let reply = page::run::<StateFacts>(
+        tab,
+        frame,
+        &PageCommand::ReadState {
+            target: target.clone(),
+            attributes: Vec::new(),
+            max_chars: 2000,
+        },
+        missing,
+    )
+    .await?;
+    Ok(reply
+        .value
+        .state
+        .get("value")
+        .and_then(|v| v.as_str())
+        .unwrap_or_default()
+        .to_owned())
+}
+
+/// Presses a key, focusing `target` first when given.
+pub async fn press_key(
+    tab: TabId,
+    key: &str,
+    modifiers: u8,
+    target: Option<&Target>,
+    checkpoint: &Checkpoint,
+) -> Result<Outcome, OpError> {
+    let def = input::key_def(key, modifiers)?;
+    let mut focused_line = None;
+    if let Some(target) = target {
+        let url = resolve_tab(Some(tab)).await?.url;
+        let prepared = target::prepare(tab, target, TOP_FRAME)?;
+        let focused = retrying(checkpoint, || async {
+            page::run::<Focused>(
+                tab,
+                prepared.frame,
+                &PageCommand::Focus {
+                    target: prepared.page.clone(),
+                    editable: false,
+                    clear: false,
+                    allow_readonly: false,
+                },
+                prepared.missing_frame(),
+            )
+            .await
+        })
+        .await?;
+        prepared.check_document(&focused.document_id)?;
+        prepared.rebound(tab, focused.value.rebound);
+        focused_line = Some(render_node(&focused.value.node, &url, Detail::Full));
+    }
+    checkpoint.check()?;
+    input::press_key(tab, &def, modifiers).await?;
+    let chord = chord(key, modifiers);
+    let summary = match &focused_line {
+        Some(line) => format!("Pressed {chord} in {line}"),
+        None => format!("Pressed {chord}"),
+    };
+    Ok(outcome(
+        tab,
+        summary,
+        json!({"key": chord, "target": focused_line}),
+    ))
+}
+
+/// `Control+Shift+K`-style name of a key with modifiers.
+fn chord(key: &str, modifiers: u8) -> String {
+    let mut parts: Vec<&str> = [(2, "Control"), (1, "Alt"), (4, "Meta"), (8, "Shift")]
+        .into_iter()
+        .filter(|(bit, _)| modifiers & bit != 0)
+        .map(|(_, name)| name)
+        .collect();
+    parts.push(key);
+    parts.join("+")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chords_name_their_modifiers() {
+        assert_eq!(chord("Enter", 0), "Enter");
+        assert_eq!(chord("k", 2 | 8), "Control+Shift+k");
+        assert_eq!(chord("a", 4), "Meta+a");
+    }
+}

@@ -1,0 +1,251 @@
+//! Click, hover and drag: trusted mouse input at the centre of an element, in the top
+//! document or in a frame (same-origin or not).
+//!
+//! The page scrolls the element into view, checks it has a box and that its centre is not
+//! covered, and reports the point; the input itself goes through `chrome.debugger`
+//! (`Input.dispatchMouseEvent`), so the page sees `event.isTrusted === true` — the same as a
+//! person's click, which many sites require. `mode: "dom"` is the explicit exception: the
+//! page's own `element.click()`.
+//!
+//! For an element in a frame, the point is carried up to the top viewport: from the top down,
+//! each ancestor scrolls the `<iframe>` on the way into view; the frame scrolls the element and
+//! measures it; then from the bottom up, each parent adds the origin of its frame element's
+//! content box and checks that the frame element is what is hit there. A child frame's element
+//! is found through `window.frames`, which works across origins: the child reports its index
+//! `i` (`window.parent.frames[i] === window`), the parent finds the element whose
+//! `contentWindow` is `window.frames[i]`. Chrome routes the top-level mouse event into the
+//! frame's process.
+
+use serde::Deserialize;
+use serde_json::json;
+use tabwire_protocol::{
+    ClickMode, DragTo, ErrorCode, MouseButton, OpError, Outcome, TabId, Target,
+};
+
+use super::{outcome, retrying};
+use crate::observation::{Detail, PageNode, render_node};
+use crate::ops::{frames, tabs::resolve_tab, target};
+use crate::page::{self, PageCommand};
+use crate::refs::TOP_FRAME;
+use crate::requests::Checkpoint;
+use crate::{debugger, input};
+
+#[derive(Deserialize)]
+struct ClickPoint {
+    x: f64,
+    y: f64,
+    node: PageNode,
+    rebound: Option<u32>,
+}
+
+#[derive(Deserialize)]
+struct FrameIndex {
+    index: i64,
+}
+
+#[derive(Deserialize)]
+struct Point {
+    x: f64,
+    y: f64,
+}
+
+#[derive(Deserialize)]
+struct Clicked {
+    node: PageNode,
+    rebound: Option<u32>,
+}
+
+/// An element's centre in the top viewport, and the element as a line.
+pub struct Located {
+    /// CSS pixels from the viewport's left.
+    pub x: f64,
+    /// CSS pixels from the viewport's top.
+    pub y: f64,
+    /// The element, rendered like an observation line.
+    pub line: String,
+}
+
+/// Scrolls the target into view (through its frames), checks its centre is not covered, and
+/// returns the point in the top viewport.
+pub async fn locate(tab: TabId, target: &Target) -> Result<Located, OpError> {
+    let resolved_tab = resolve_tab(Some(tab)).await?;
+    let prepared = target::prepare(tab, target, TOP_FRAME)?;
+    let missing = prepared.missing_frame();
+    let chain = frames::chain(tab, prepared.frame)
+        .await?
+        .ok_or_else(|| page::missing_frame_error(tab, prepared.frame, missing))?;
+    // Each frame's index among its parent's frames: chain[k] is frames[indexes[k]] of chain[k+1].
+    let mut indexes = Vec::with_capacity(chain.len() - 1);
+    for &frame in &chain[..chain.len() - 1] {
+        let reply = page::run::<FrameIndex>(tab, frame, &PageCommand::FrameIndex, missing).await?;
+        let index = u32::try_from(reply.value.index)
+            .map_err(|_| page::missing_frame_error(tab, frame, missing))?;
+        indexes.push(index);
+    }
+    // From the top down, bring each frame element on the way into view.
+    for k in (0..indexes.len()).rev() {
+        page::run::<serde_json::Value>(
+            tab,
+            chain[k + 1],
+            &PageCommand::ScrollFrame { index: indexes[k] },
+            missing,
+        )
+        .await?;
+    }
+    let reply = page::run::<ClickPoint>(
+        tab,
+        prepared.frame,
+        &PageCommand::Click {
+            target: prepared.page.clone(),
+        },
+        missing,
+    )
+    .await?;
+    prepared.check_document(&reply.document_id)?;
+    let point = reply.value;
+    prepared.rebound(tab, point.rebound);
+    // From the bottom up, carry the point into each parent's viewport.
+    let (mut x, mut y) = (point.x, point.y);
+    for (k, &index) in indexes.iter().enumerate() {
+        let hit = page::run::<Point>(
+            tab,
+            chain[k + 1],
+            &PageCommand::FrameHit { index, x, y },
+            missing,
+        )
+        .await?;
+        (x, y) = (hit.value.x, hit.value.y);
+    }
+    Ok(Located {
+        x,
+        y,
+        line: render_node(&point.node, &resolved_tab.url, Detail::Full),
+    })
+}
+
+/// Clicks the target: trusted mouse input (`count` presses of `button`), or `element.click()`.
+pub async fn click(
+    tab: TabId,
+    target: &Target,
+    mode: ClickMode,
+    button: MouseButton,
+    count: u32,
+    checkpoint: &Checkpoint,
+) -> Result<Outcome, OpError> {
+    if mode == ClickMode::Dom {
+        return dom_click(tab, target, checkpoint).await;
+    }
+    let at = retrying(checkpoint, || locate(tab, target)).await?;
+    checkpoint.check()?;
+    input::click(tab, at.x, at.y, button, count).await?;
+    let what = match (button, count) {
+        (MouseButton::Left, 1) => "Clicked".to_string(),
+        (MouseButton::Left, 2) => "Double-clicked".to_string(),
+        (button, count) => format!("Clicked ({:?} button, {count}×)", button).to_lowercase(),
+    };
+    Ok(outcome(
+        tab,
+        format!("{what} {}", at.line),
+        json!({"target": at.line, "x": at.x, "y": at.y}),
+    ))
+}
+
+/// `mode: "dom"`: the page's own `element.click()`, untrusted, without a hit test.
+async fn dom_click(
+    tab: TabId,
+    target: &Target,
+    checkpoint: &Checkpoint,
+) -> Result<Outcome, OpError> {
+    let url = resolve_tab(Some(tab)).await?.url;
+    let prepared = target::prepare(tab, target, TOP_FRAME)?;
+    let reply = retrying(checkpoint, || async {
+        checkpoint.check()?;
+        page::run::<Clicked>(
+            tab,
+            prepared.frame,
+            &PageCommand::DomClick {
+                target: prepared.page.clone(),
+            },
+            prepared.missing_frame(),
+        )
+        .await
+    })
+    .await?;
+    prepared
+        .check_document(&reply.document_id)
+        .map_err(OpError::action_may_have_occurred)?;
+    prepared.rebound(tab, reply.value.rebound);
+    let line = render_node(&reply.value.node, &url, Detail::Full);
+    Ok(outcome(
+        tab,
+        format!("Clicked (DOM click) {line}"),
+        json!({"target": line, "mode": "dom"}),
+    ))
+}
+
+/// Moves the mouse over the target.
+pub async fn hover(
+    tab: TabId,
+    target: &Target,
+    checkpoint: &Checkpoint,
+) -> Result<Outcome, OpError> {
+    debugger::ensure_attached(tab).await?;
+    let at = retrying(checkpoint, || locate(tab, target)).await?;
+    checkpoint.check()?;
+    input::move_to(tab, at.x, at.y).await?;
+    Ok(outcome(
+        tab,
+        format!("Hovering over {}", at.line),
+        json!({"target": at.line, "x": at.x, "y": at.y}),
+    ))
+}
+
+/// Drags from the target's centre to another element's centre or by an offset.
+pub async fn drag(
+    tab: TabId,
+    from: &Target,
+    to: &DragTo,
+    checkpoint: &Checkpoint,
+) -> Result<Outcome, OpError> {
+    let start = retrying(checkpoint, || locate(tab, from)).await?;
+    let (end, end_line) = match to {
+        DragTo::Offset { dx, dy } => ((start.x + dx, start.y + dy), None),
+        DragTo::Target { target } => {
+            let prepared = target::prepare(tab, target, TOP_FRAME)?;
+            if prepared.frame != TOP_FRAME {
+                return Err(OpError::new(
+                    ErrorCode::InvalidArgument,
+                    "Dragging onto an element inside a frame is not supported yet; drag by an \
+                     offset (dx, dy) instead.",
+                ));
+            }
+            let url = resolve_tab(Some(tab)).await?.url;
+            let reply = retrying(checkpoint, || async {
+                page::run::<ClickPoint>(
+                    tab,
+                    TOP_FRAME,
+                    &PageCommand::Point {
+                        target: prepared.page.clone(),
+                    },
+                    prepared.missing_frame(),
+                )
+                .await
+            })
+            .await?;
+            prepared.check_document(&reply.document_id)?;
+            prepared.rebound(tab, reply.value.rebound);
+            let line = render_node(&reply.value.node, &url, Detail::Full);
+            ((reply.value.x, reply.value.y), Some(line))
+        }
+    };
+    checkpoint.check()?;
+    let html5 = input::drag(tab, (start.x, start.y), end).await?;
+    let onto = end_line
+        .clone()
+        .unwrap_or_else(|| format!("({:.0}, {:.0})", end.0, end.1));
+    Ok(outcome(
+        tab,
+        format!("Dragged {} to {onto}", start.line),
+        json!({"target": start.line, "to": end_line, "x": end.0, "y": end.1, "html5": html5}),
+    ))
+}

@@ -1,0 +1,125 @@
+//! Reading an element's state, answering dialogs, and a tab's health (SPEC §5, §6).
+//!
+//! `HandleDialog` and `Health` run beside the tab's queue: a dialog blocks the page and so the
+//! queue, and health must answer while the queue is stuck. Recovering the debugger is the one
+//! thing health changes, and only when the queue is idle: reattaching under a running action
+//! could cut its input in half.
+
+use serde::Deserialize;
+use serde_json::json;
+use tabwire_protocol::{
+    DialogHandled, ElementState, ErrorCode, OpError, OpResult, ReadStateRequest, TabHealth, TabId,
+};
+
+use crate::observation::{Detail, PageNode, render_node};
+use crate::ops::{tabs::resolve_tab, target};
+use crate::page::{self, MissingFrame, PageCommand};
+use crate::refs::TOP_FRAME;
+use crate::timer::{Either, now_ms, select, sleep};
+use crate::{debugger, queue};
+
+/// How long the health probe waits for the page.
+const PROBE_MS: f64 = 1000.0;
+
+#[derive(Deserialize)]
+struct StateFacts {
+    node: PageNode,
+    state: serde_json::Map<String, serde_json::Value>,
+}
+
+/// `ReadState`.
+pub async fn read_state(tab: TabId, request: ReadStateRequest) -> Result<OpResult, OpError> {
+    let url = resolve_tab(Some(tab)).await?.url;
+    let prepared = target::prepare(tab, &request.target, TOP_FRAME)?;
+    let reply = page::run::<StateFacts>(
+        tab,
+        prepared.frame,
+        &PageCommand::ReadState {
+            target: prepared.page.clone(),
+            attributes: request.attributes,
+            max_chars: request.max_chars,
+        },
+        prepared.missing_frame(),
+    )
+    .await?;
+    prepared.check_document(&reply.document_id)?;
+    Ok(OpResult::ElementState(ElementState {
+        tab_id: tab,
+        target: render_node(&reply.value.node, &url, Detail::WithoutValue),
+        state: reply.value.state,
+    }))
+}
+
+/// `HandleDialog`.
+pub async fn handle_dialog(
+    tab_id: Option<TabId>,
+    accept: bool,
+    prompt_text: Option<String>,
+) -> Result<OpResult, OpError> {
+    let tab = resolve_tab(tab_id).await?.id;
+    let Some(dialog) = debugger::dialog(tab) else {
+        return Err(OpError::new(
+            ErrorCode::NoDialog,
+            "No JavaScript dialog is open in this tab (tabwire sees dialogs in tabs it has acted \
+             on).",
+        ));
+    };
+    let mut params = json!({ "accept": accept });
+    if let Some(text) = prompt_text {
+        params["promptText"] = json!(text);
+    }
+    debugger::send(tab, "Page.handleJavaScriptDialog", &params)
+        .await
+        .map_err(OpError::action_may_have_occurred)?;
+    debugger::dialog_closed(tab);
+    Ok(OpResult::DialogHandled(DialogHandled {
+        tab_id: tab,
+        dialog,
+        accepted: accept,
+    }))
+}
+
+/// `Health`.
+pub async fn health(tab_id: Option<TabId>, recover_debugger: bool) -> Result<OpResult, OpError> {
+    let resolved = resolve_tab(tab_id).await?;
+    let tab = resolved.id;
+    let mut recovery = None;
+    if recover_debugger {
+        let (active, queued) = queue::status(tab);
+        if let Some(active) = active.filter(|_| !queue::is_idle(tab)) {
+            return Err(OpError::new(
+                ErrorCode::TabBusy,
+                format!(
+                    "The tab is running {} ({} ms of {} ms) with {queued} more waiting; the \
+                     debugger is only reattached when the tab is idle. Retry when it is done.",
+                    active.tool, active.elapsed_ms, active.deadline_ms
+                ),
+            ));
+        }
+        debugger::reattach(tab).await?;
+        recovery = Some("reattached".to_owned());
+    }
+    let asked = now_ms();
+    let probe = page::run::<serde_json::Value>(
+        tab,
+        TOP_FRAME,
+        &PageCommand::Probe,
+        MissingFrame::Requested,
+    );
+    let (responsive, probe_ms) = match select(probe, sleep(PROBE_MS)).await {
+        Either::Left(Ok(_)) => (true, Some((now_ms() - asked).round() as u64)),
+        Either::Left(Err(_)) | Either::Right(()) => (false, None),
+    };
+    let (active, queued) = queue::status(tab);
+    Ok(OpResult::Health(TabHealth {
+        tab_id: tab,
+        url: resolved.url,
+        responsive,
+        probe_ms,
+        active,
+        queued,
+        debugger_attached: debugger::is_attached(tab),
+        dialog: debugger::dialog(tab),
+        recovery,
+    }))
+}
