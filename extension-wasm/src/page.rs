@@ -154,7 +154,7 @@ pub enum PageCommand {
         max_chars: u32,
     },
     /// Validate every field, then set them all, then optionally request submission. Replies
-    /// `{fields: [{target, value, valid, validationMessage?}], submitted, formValid}`.
+    /// `{fields: [{node, value, valid, validationMessage?, rebound?}], submitted, formValid}`.
     FillForm {
         /// The fields.
         fields: Vec<PageField>,

@@ -25,6 +25,7 @@ const PROBE_MS: f64 = 1000.0;
 struct StateFacts {
     node: PageNode,
     state: serde_json::Map<String, serde_json::Value>,
+    rebound: Option<u32>,
 }
 
 /// `ReadState`.
@@ -43,6 +44,7 @@ pub async fn read_state(tab: TabId, request: ReadStateRequest) -> Result<OpResul
     )
     .await?;
     prepared.check_document(&reply.document_id)?;
+    prepared.rebound(tab, reply.value.rebound);
     Ok(OpResult::ElementState(ElementState {
         tab_id: tab,
         target: render_node(&reply.value.node, &url, Detail::WithoutValue),

@@ -23,6 +23,7 @@ struct Selected {
     node: PageNode,
     value: String,
     text: String,
+    rebound: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -47,6 +48,7 @@ struct FilledField {
     value: Value,
     valid: bool,
     validation_message: Option<String>,
+    rebound: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -114,6 +116,7 @@ pub async fn select_option(
     prepared
         .check_document(&reply.document_id)
         .map_err(OpError::action_may_have_occurred)?;
+    prepared.rebound(tab, reply.value.rebound);
     let chosen = reply.value;
     let line = render_node(&chosen.node, &url, Detail::WithoutValue);
     Ok(outcome(
@@ -173,6 +176,9 @@ pub async fn fill_form(
             .map_err(OpError::action_may_have_occurred)?;
     }
     let filled = reply.value;
+    for (p, field) in prepared.iter().zip(&filled.fields) {
+        p.rebound(tab, field.rebound);
+    }
     let invalid = filled.fields.iter().filter(|f| !f.valid).count();
     let results: Vec<Value> = filled
         .fields

@@ -306,12 +306,9 @@ pub async fn observe_after(
     if budget <= 0.0 {
         return (None, Some(no_time_left()));
     }
-    match select(
-        snapshot::snapshot(Some(tab), request, checkpoint),
-        sleep(budget),
-    )
-    .await
-    {
+    // A dialog the page opens meanwhile would hold the snapshot until the deadline.
+    let stopped = select(sleep(budget), debugger::dialog_opened(tab));
+    match select(snapshot::snapshot(Some(tab), request, checkpoint), stopped).await {
         Either::Left(Ok(OpResult::Snapshot(mut observation))) => {
             if automatic {
                 // A new document simply gets a full window: not a reset the agent asked about.
@@ -327,7 +324,8 @@ pub async fn observe_after(
             )),
         ),
         Either::Left(Err(error)) => (None, Some(error)),
-        Either::Right(()) => (None, Some(no_time_left())),
+        Either::Right(Either::Left(())) => (None, Some(no_time_left())),
+        Either::Right(Either::Right(dialog)) => (None, Some(debugger::dialog_error(&dialog))),
     }
 }
 
