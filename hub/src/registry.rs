@@ -332,9 +332,12 @@ mod tests {
     }
 
     fn click() -> Operation {
-        Operation::Click {
-            target: Target::Css("#go".into()),
-        }
+        Operation::Act(tabwire_protocol::ActRequest {
+            action: tabwire_protocol::Action::Hover {
+                target: Target::Css("#go".into()),
+            },
+            observe: None,
+        })
     }
 
     #[tokio::test]

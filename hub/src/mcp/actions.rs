@@ -1,104 +1,329 @@
-//! Acting on elements: `click_element` and `type_text`.
+//! Pointer actions: `click_element`, `click_and_wait`, `hover_element`, `drag_element`,
+//! `scroll_page` (docs/actions.md).
 //!
-//! `tabId` and `browserId` carry no description in the schemas: the server instructions
-//! explain them once instead of in every tool (every word of `tools/list` costs tokens).
-
-use std::time::Duration;
+//! Each argument struct is also a batch step's payload, so it rejects unknown fields on its own
+//! and its [`ActionTool::into_action`] is the one place its rules live. `selector` fields carry
+//! no description: the server instructions say once what a selector is.
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
-use tabwire_protocol::{OpResult, Operation, TabId};
+use tabwire_protocol::{Action, DragTo};
 
-use super::envelope::{ToolError, ToolOutput, quoted};
-use super::routing::{ToolContext, unexpected};
-use super::selector;
+use super::act::ActionTool;
+use super::args::{self, ClickMode, MouseButton, WaitUntil, in_range};
+use super::envelope::ToolError;
 
-const ACTION_DEADLINE: Duration = Duration::from_secs(20);
-const MAX_TEXT_LEN: usize = 100_000;
+/// `timeoutMs` of click_and_wait when the caller gives none: a click that navigates waits for
+/// the next page.
+const CLICK_AND_WAIT_TIMEOUT_MS: u32 = 20_000;
+/// The largest drag or scroll offset, in CSS pixels, either way.
+const MAX_PIXELS: f64 = 100_000.0;
 
 /// Arguments of click_element.
-#[derive(Deserialize, JsonSchema)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClickArgs {
-    /// An @ref from a snapshot (frame refs like @f3e5 too), or a CSS selector matching exactly
-    /// one element.
     pub selector: String,
-    pub tab_id: Option<TabId>,
-    pub browser_id: Option<String>,
+    /// trusted (default) or dom: element.click(), no hit test.
+    pub mode: Option<ClickMode>,
+    pub button: Option<MouseButton>,
+    /// 1-3 (2: double click).
+    pub click_count: Option<u32>,
 }
 
-pub const CLICK_ELEMENT: &str = "Click an element with trusted mouse input at its centre, after \
-scrolling it into view; works inside cross-origin frames. TARGET_COVERED if something else is on \
-top of it.";
+pub const CLICK_ELEMENT: &str = "Click an element with trusted mouse input at its centre, \
+scrolled into view; TARGET_COVERED names what is on top.";
 
-pub async fn click_element(ctx: &ToolContext, args: ClickArgs) -> Result<ToolOutput, ToolError> {
-    let target = selector::parse(&args.selector)?;
-    let result = ctx
-        .call(
-            "click_element",
-            args.browser_id.as_deref(),
-            args.tab_id,
-            Operation::Click { target },
-            ACTION_DEADLINE,
-        )
-        .await?;
-    let OpResult::Clicked(clicked) = result else {
-        return Err(unexpected("click_element"));
-    };
-    Ok(ToolOutput {
-        text: format!("Clicked {} in tab {}.", clicked.target, clicked.tab_id),
-        data: json!(clicked),
-    })
-}
+impl ActionTool for ClickArgs {
+    const TOOL: &'static str = "click_element";
 
-/// Arguments of type_text.
-#[derive(Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct TypeArgs {
-    /// An @ref from a snapshot, or a CSS selector matching exactly one element.
-    pub selector: String,
-    /// Text to enter.
-    pub text: String,
-    /// Replace the current value instead of appending (default false).
-    #[serde(default)]
-    pub clear: bool,
-    pub tab_id: Option<TabId>,
-    pub browser_id: Option<String>,
-}
-
-pub const TYPE_TEXT: &str = "Enter text into a text field or editable element. Sets the value \
-natively and fires input/change events, so framework-controlled fields notice.";
-
-pub async fn type_text(ctx: &ToolContext, args: TypeArgs) -> Result<ToolOutput, ToolError> {
-    let target = selector::parse(&args.selector)?;
-    if args.text.chars().count() > MAX_TEXT_LEN {
-        return Err(ToolError::invalid(format!(
-            "text is longer than {MAX_TEXT_LEN} characters"
-        )));
+    fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
+        Ok(Action::Click {
+            target: args::target(&self.selector, "selector")?,
+            mode: self.mode.map(Into::into).unwrap_or_default(),
+            button: self.button.map(Into::into).unwrap_or_default(),
+            click_count: in_range(self.click_count, 1, 1, 3, "clickCount")?,
+            wait_until: None,
+            wait_for: None,
+        })
     }
-    let result = ctx
-        .call(
-            "type_text",
-            args.browser_id.as_deref(),
-            args.tab_id,
-            Operation::TypeText {
-                target,
-                text: args.text,
-                clear: args.clear,
+}
+
+/// Arguments of click_and_wait.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClickAndWaitArgs {
+    pub selector: String,
+    pub wait_until: Option<WaitUntil>,
+    pub wait_for: Option<String>,
+}
+
+pub const CLICK_AND_WAIT: &str = "Click, then wait for the navigation it starts to reach \
+waitUntil (default complete) and for waitFor (CSS) to be rendered. For links and submit \
+buttons.";
+
+impl ActionTool for ClickAndWaitArgs {
+    const TOOL: &'static str = "click_and_wait";
+    const DEFAULT_TIMEOUT_MS: u32 = CLICK_AND_WAIT_TIMEOUT_MS;
+
+    fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
+        Ok(Action::Click {
+            target: args::target(&self.selector, "selector")?,
+            mode: Default::default(),
+            button: Default::default(),
+            click_count: 1,
+            // Always set, so the extension waits for a navigation the click starts.
+            wait_until: Some(self.wait_until.map(Into::into).unwrap_or_default()),
+            wait_for: self
+                .wait_for
+                .map(|css| args::css(&css, "waitFor"))
+                .transpose()?,
+        })
+    }
+}
+
+/// Arguments of hover_element.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HoverArgs {
+    pub selector: String,
+}
+
+pub const HOVER_ELEMENT: &str = "Move the mouse over an element (trusted), e.g. to open a \
+menu or tooltip.";
+
+impl ActionTool for HoverArgs {
+    const TOOL: &'static str = "hover_element";
+
+    fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
+        Ok(Action::Hover {
+            target: args::target(&self.selector, "selector")?,
+        })
+    }
+}
+
+/// Arguments of drag_element.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DragArgs {
+    pub selector: String,
+    pub to: Option<String>,
+    pub dx: Option<f64>,
+    pub dy: Option<f64>,
+}
+
+pub const DRAG_ELEMENT: &str = "Drag an element (trusted mouse) onto another element (to) or \
+by dx/dy pixels; HTML5 drag and drop works.";
+
+impl ActionTool for DragArgs {
+    const TOOL: &'static str = "drag_element";
+
+    fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
+        let from = args::target(&self.selector, "selector")?;
+        let to = match (self.to, self.dx, self.dy) {
+            (Some(to), None, None) => DragTo::Target {
+                target: args::target(&to, "to")?,
             },
-            ACTION_DEADLINE,
-        )
-        .await?;
-    let OpResult::Typed(typed) = result else {
-        return Err(unexpected("type_text"));
-    };
-    Ok(ToolOutput {
-        text: format!(
-            "Typed into {}; value is now {}.",
-            typed.target,
-            quoted(&typed.value)
-        ),
-        data: json!(typed),
-    })
+            (Some(_), _, _) => {
+                return Err(ToolError::invalid(
+                    "give either to (an element) or dx/dy (an offset), not both",
+                ));
+            }
+            (None, None, None) => {
+                return Err(ToolError::invalid(
+                    "say where to drop: to (an @ref or CSS selector) or dx/dy (pixels)",
+                ));
+            }
+            (None, dx, dy) => DragTo::Offset {
+                dx: pixels(dx, "dx")?,
+                dy: pixels(dy, "dy")?,
+            },
+        };
+        Ok(Action::Drag { from, to })
+    }
+}
+
+/// Arguments of scroll_page.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScrollArgs {
+    pub selector: Option<String>,
+    pub dx: Option<f64>,
+    pub dy: Option<f64>,
+    pub to: Option<String>,
+}
+
+pub const SCROLL_PAGE: &str = "Scroll the page (or selector's scroll container) by dx/dy \
+pixels, or bring element `to` into view; with none, one screen down. Returns scrollX, scrollY, \
+atEnd.";
+
+impl ActionTool for ScrollArgs {
+    const TOOL: &'static str = "scroll_page";
+
+    fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
+        if self.to.is_some() && (self.dx.is_some() || self.dy.is_some()) {
+            return Err(ToolError::invalid(
+                "give either to (scroll an element into view) or dx/dy (scroll by an amount), not both",
+            ));
+        }
+        Ok(Action::Scroll {
+            target: args::optional_selector(self.selector.as_deref(), "selector")?,
+            dx: pixels(self.dx, "dx")?,
+            dy: pixels(self.dy, "dy")?,
+            to: args::optional_selector(self.to.as_deref(), "to")?,
+        })
+    }
+}
+
+/// An optional pixel offset (0 when absent), within [`MAX_PIXELS`] either way.
+fn pixels(value: Option<f64>, name: &str) -> Result<f64, ToolError> {
+    let value = value.unwrap_or(0.0);
+    if value.is_finite() && value.abs() <= MAX_PIXELS {
+        Ok(value)
+    } else {
+        Err(ToolError::invalid(format!(
+            "{name} must be between -{MAX_PIXELS} and {MAX_PIXELS} pixels"
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tabwire_protocol::{ErrorCode, Target};
+
+    fn css(s: &str) -> Target {
+        Target::Css(s.into())
+    }
+
+    #[test]
+    fn clicks_default_to_one_trusted_left_click() {
+        let click = ClickArgs {
+            selector: "#go".into(),
+            mode: None,
+            button: None,
+            click_count: None,
+        };
+        assert_eq!(
+            click.into_action(5000).unwrap(),
+            Action::Click {
+                target: css("#go"),
+                mode: Default::default(),
+                button: Default::default(),
+                click_count: 1,
+                wait_until: None,
+                wait_for: None,
+            }
+        );
+        for count in [0, 4] {
+            let click = ClickArgs {
+                selector: "#go".into(),
+                mode: Some(ClickMode::Dom),
+                button: Some(MouseButton::Right),
+                click_count: Some(count),
+            };
+            let error = click.into_action(5000).unwrap_err();
+            assert!(error.message.contains("clickCount"), "{}", error.message);
+        }
+        let bad = ClickArgs {
+            selector: "text=Go".into(),
+            mode: None,
+            button: None,
+            click_count: None,
+        };
+        assert_eq!(
+            bad.into_action(5000).unwrap_err().code,
+            ErrorCode::InvalidSelector
+        );
+    }
+
+    #[test]
+    fn click_and_wait_always_waits_for_a_navigation() {
+        let action = ClickAndWaitArgs {
+            selector: "@e4".into(),
+            wait_until: None,
+            wait_for: Some("#done".into()),
+        }
+        .into_action(20_000)
+        .unwrap();
+        assert_eq!(action.name(), "clickAndWait");
+        let Action::Click {
+            wait_until,
+            wait_for,
+            ..
+        } = action
+        else {
+            panic!("a click");
+        };
+        assert_eq!(wait_until, Some(tabwire_protocol::WaitUntil::Complete));
+        assert_eq!(wait_for.as_deref(), Some("#done"));
+        let by_ref = ClickAndWaitArgs {
+            selector: "@e4".into(),
+            wait_until: None,
+            wait_for: Some("@e9".into()),
+        };
+        assert!(by_ref.into_action(20_000).is_err());
+    }
+
+    fn drag(to: Option<&str>, dx: Option<f64>, dy: Option<f64>) -> Result<Action, ToolError> {
+        DragArgs {
+            selector: "#card".into(),
+            to: to.map(Into::into),
+            dx,
+            dy,
+        }
+        .into_action(5000)
+    }
+
+    #[test]
+    fn drags_go_to_an_element_or_by_an_offset() {
+        assert_eq!(
+            drag(Some("#lane"), None, None).unwrap(),
+            Action::Drag {
+                from: css("#card"),
+                to: DragTo::Target {
+                    target: css("#lane")
+                }
+            }
+        );
+        assert_eq!(
+            drag(None, None, Some(40.0)).unwrap(),
+            Action::Drag {
+                from: css("#card"),
+                to: DragTo::Offset { dx: 0.0, dy: 40.0 }
+            }
+        );
+        assert!(drag(Some("#lane"), Some(1.0), None).is_err());
+        assert!(drag(None, None, None).is_err());
+        assert!(drag(None, Some(1e9), None).is_err());
+        assert_eq!(
+            drag(Some("a >> b"), None, None).unwrap_err().code,
+            ErrorCode::InvalidSelector
+        );
+    }
+
+    #[test]
+    fn scrolling_to_an_element_excludes_an_amount() {
+        let scroll = |to: Option<&str>, dy: Option<f64>| {
+            ScrollArgs {
+                selector: None,
+                dx: None,
+                dy,
+                to: to.map(Into::into),
+            }
+            .into_action(5000)
+        };
+        assert_eq!(
+            scroll(None, None).unwrap(),
+            Action::Scroll {
+                target: None,
+                dx: 0.0,
+                dy: 0.0,
+                to: None
+            }
+        );
+        assert!(scroll(Some("#footer"), None).is_ok());
+        let error = scroll(Some("#footer"), Some(100.0)).unwrap_err();
+        assert!(error.message.contains("not both"), "{}", error.message);
+    }
 }

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 use tabwire_protocol::{ErrorCode, OpError};
 
 /// A tool's successful answer.
+#[derive(Debug)]
 pub struct ToolOutput {
     /// The machine contract, under `data`.
     pub data: Value,
@@ -25,6 +26,32 @@ pub struct ToolError {
     pub action_may_have_occurred: bool,
     /// The choices the caller can pick from (e.g. browsers, when none is selected).
     pub candidates: Option<Value>,
+    /// For a batch: whether it failed before anything ran or while running.
+    pub phase: Option<Phase>,
+    /// For a batch: the 0-based index of the step that failed.
+    pub failed_step: Option<usize>,
+    /// For a batch that failed while running: the results of the steps before the failed one
+    /// (compact JSON, each with a `summary`), so the agent knows what was done.
+    pub completed_steps: Option<Vec<Value>>,
+}
+
+/// Where a batch failed (SPEC §8 `phase`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// The hub refused a step before sending anything: nothing ran.
+    Preflight,
+    /// A step failed in the browser; the steps before it ran.
+    Run,
+}
+
+impl Phase {
+    /// The wire name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Phase::Preflight => "preflight",
+            Phase::Run => "run",
+        }
+    }
 }
 
 impl ToolError {
@@ -35,6 +62,9 @@ impl ToolError {
             message: message.into(),
             action_may_have_occurred: false,
             candidates: None,
+            phase: None,
+            failed_step: None,
+            completed_steps: None,
         }
     }
 
@@ -47,10 +77,8 @@ impl ToolError {
 impl From<OpError> for ToolError {
     fn from(error: OpError) -> Self {
         ToolError {
-            code: error.code,
-            message: error.message,
             action_may_have_occurred: error.action_may_have_occurred,
-            candidates: None,
+            ..ToolError::new(error.code, error.message)
         }
     }
 }
@@ -71,6 +99,20 @@ pub fn failure(error: ToolError) -> CallToolResult {
             text.push_str(&candidate_line(candidate));
         }
     }
+    if let Some(steps) = &error.completed_steps {
+        if steps.is_empty() {
+            text.push_str("\nNo step completed.");
+        } else {
+            text.push_str("\nCompleted steps:");
+            for (index, step) in steps.iter().enumerate() {
+                let summary = step
+                    .get("summary")
+                    .and_then(Value::as_str)
+                    .unwrap_or("done");
+                text.push_str(&format!("\n[{index}] {summary}"));
+            }
+        }
+    }
     if error.action_may_have_occurred {
         text.push_str("\nThe action may have taken effect: inspect the page before retrying.");
     }
@@ -86,6 +128,15 @@ pub fn failure(error: ToolError) -> CallToolResult {
     if let Some(candidates) = error.candidates {
         body["candidates"] = candidates;
     }
+    if let Some(phase) = error.phase {
+        body["phase"] = Value::from(phase.as_str());
+    }
+    if let Some(step) = error.failed_step {
+        body["failedStep"] = Value::from(step);
+    }
+    if let Some(steps) = error.completed_steps {
+        body["completedSteps"] = Value::Array(steps);
+    }
     let mut result = CallToolResult::error(vec![ContentBlock::text(text)]);
     result.structured_content = Some(json!({ "ok": false, "error": body }));
     result
@@ -93,7 +144,7 @@ pub fn failure(error: ToolError) -> CallToolResult {
 
 /// One candidate as a line: its fields as `key=value`, strings quoted only when they contain
 /// spaces.
-fn candidate_line(candidate: &Value) -> String {
+pub(super) fn candidate_line(candidate: &Value) -> String {
     match candidate {
         Value::Object(fields) => fields
             .iter()
@@ -171,5 +222,54 @@ mod tests {
         assert_eq!(body["actionMayHaveOccurred"], true);
         assert_eq!(body["category"], "TIMEOUT");
         assert_eq!(body["retryable"], true);
+    }
+
+    #[test]
+    fn batch_failures_carry_phase_step_and_completed_steps() {
+        let mut error = ToolError::new(ErrorCode::StaleRef, "steps[1] (click): @e4 is stale");
+        error.phase = Some(Phase::Run);
+        error.failed_step = Some(1);
+        error.completed_steps = Some(vec![
+            json!({"kind": "type", "summary": "Typed into textbox"}),
+        ]);
+        let result = failure(error);
+        let body = &result.structured_content.as_ref().unwrap()["error"];
+        assert_eq!(
+            *body,
+            json!({
+                "code": "STALE_REF",
+                "category": "TARGET",
+                "message": "steps[1] (click): @e4 is stale",
+                "retryable": false,
+                "phase": "run",
+                "failedStep": 1,
+                "completedSteps": [{"kind": "type", "summary": "Typed into textbox"}]
+            })
+        );
+        let text = result.content[0].as_text().unwrap().text.clone();
+        assert_eq!(
+            text,
+            "STALE_REF: steps[1] (click): @e4 is stale\nCompleted steps:\n[0] Typed into textbox"
+        );
+
+        let mut error = ToolError::invalid("steps[2] (click): selector is empty");
+        error.phase = Some(Phase::Preflight);
+        error.failed_step = Some(2);
+        let body = failure(error).structured_content.unwrap()["error"].clone();
+        assert_eq!(body["phase"], "preflight");
+        assert_eq!(body["failedStep"], 2);
+        assert!(body.get("completedSteps").is_none());
+        assert!(body.get("actionMayHaveOccurred").is_none());
+    }
+
+    #[test]
+    fn plain_failures_have_no_batch_fields() {
+        let body = failure(ToolError::invalid("bad"))
+            .structured_content
+            .unwrap()["error"]
+            .clone();
+        for field in ["phase", "failedStep", "completedSteps", "candidates"] {
+            assert!(body.get(field).is_none(), "{field}");
+        }
     }
 }

@@ -14,12 +14,12 @@ use serde::Deserialize;
 use serde_json::json;
 use tabwire_protocol::{
     ContentFormat, ContentRequest, ElementRef, Observation, ObservedNode, OpResult, Operation,
-    PageContent, SnapshotRequest, TabId, Target,
+    PageContent, SnapshotRequest, TabId,
 };
 
+use super::args::{in_range, optional_selector, query};
 use super::envelope::{ToolError, ToolOutput, quoted};
 use super::routing::{ToolContext, unexpected};
-use super::selector;
 
 const READ_DEADLINE: Duration = Duration::from_secs(20);
 const FRAMES_DEADLINE: Duration = Duration::from_secs(10);
@@ -28,7 +28,6 @@ const FRAMES_DEADLINE: Duration = Duration::from_secs(10);
 const DEFAULT_MAX_NODES: u32 = 200;
 const DEFAULT_MAX_CHARS: u32 = 10_000;
 const DEFAULT_CONTENT_CHARS: u32 = 12_000;
-const MAX_QUERY_LEN: usize = 200;
 
 /// Arguments of get_page_snapshot.
 #[derive(Deserialize, JsonSchema)]
@@ -53,19 +52,20 @@ pub struct SnapshotArgs {
 }
 
 pub const GET_PAGE_SNAPSHOT: &str = "Observe a page as lines like `@e3 button \"Sign in\" \
-[disabled]` in document order, within a budget. Refs work with click_element/type_text until the \
-page navigates. Narrow with query or selector; page with offset; since gives only changes.";
+[disabled]` in document order, within a budget. Refs work with the action tools until the page \
+navigates. Narrow with query or selector; page with offset; since gives only changes.";
 
 pub async fn get_page_snapshot(
     ctx: &ToolContext,
     args: SnapshotArgs,
 ) -> Result<ToolOutput, ToolError> {
+    let (max_nodes, max_chars) = snapshot_budget(args.max_nodes, args.max_chars)?;
     let request = SnapshotRequest {
         frame_id: args.frame_id,
-        scope: scope(args.selector.as_deref())?,
+        scope: optional_selector(args.selector.as_deref(), "selector")?,
         query: query(args.query)?,
-        max_nodes: in_range(args.max_nodes, DEFAULT_MAX_NODES, 1, 5000, "maxNodes")?,
-        max_chars: in_range(args.max_chars, DEFAULT_MAX_CHARS, 100, 200_000, "maxChars")?,
+        max_nodes,
+        max_chars,
         offset: args.offset.unwrap_or(0),
         since: args.since,
     };
@@ -104,11 +104,28 @@ async fn observe(
     })
 }
 
+/// A standalone observation's budget (`get_page_snapshot`, a batch's `observe` step): nodes,
+/// then characters.
+pub(super) fn snapshot_budget(
+    max_nodes: Option<u32>,
+    max_chars: Option<u32>,
+) -> Result<(u32, u32), ToolError> {
+    Ok((
+        in_range(max_nodes, DEFAULT_MAX_NODES, 1, 5000, "maxNodes")?,
+        in_range(max_chars, DEFAULT_MAX_CHARS, 100, 200_000, "maxChars")?,
+    ))
+}
+
+/// A content read's budget (`get_page_content`, a batch's `content` step).
+pub(super) fn content_chars(max_chars: Option<u32>) -> Result<u32, ToolError> {
+    in_range(max_chars, DEFAULT_CONTENT_CHARS, 100, 200_000, "maxChars")
+}
+
 /// The structured result. A delta leaves out what the caller already has from its baseline
 /// (URL, title, document, the list around the window), so an unchanged page costs a few hundred
 /// bytes; the list's figures come back whenever they changed, since a delta can grow the view
 /// past its budget.
-fn observation_data(observation: &Observation) -> serde_json::Value {
+pub(super) fn observation_data(observation: &Observation) -> serde_json::Value {
     match &observation.delta {
         Some(delta) => {
             let mut data = json!({
@@ -151,7 +168,7 @@ pub struct ContentArgs {
 }
 
 /// The formats of get_page_content.
-#[derive(Deserialize, JsonSchema, Clone, Copy)]
+#[derive(Debug, Deserialize, JsonSchema, Clone, Copy)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
     /// Readable text.
@@ -169,14 +186,8 @@ pub async fn get_page_content(
     ctx: &ToolContext,
     args: ContentArgs,
 ) -> Result<ToolOutput, ToolError> {
-    let max_chars = in_range(
-        args.max_chars,
-        DEFAULT_CONTENT_CHARS,
-        100,
-        200_000,
-        "maxChars",
-    )?;
-    let scope = scope(args.selector.as_deref())?;
+    let max_chars = content_chars(args.max_chars)?;
+    let scope = optional_selector(args.selector.as_deref(), "selector")?;
     let offset = args.offset.unwrap_or(0);
     let format = match args.format.unwrap_or(Format::Text) {
         Format::Aria => {
@@ -262,40 +273,6 @@ pub async fn list_frames(ctx: &ToolContext, args: ListFramesArgs) -> Result<Tool
         text: format!("tab {tab_id}\n{text}"),
         data: json!({"tabId": tab_id, "frames": frames}),
     })
-}
-
-/// Parses the optional scope selector.
-fn scope(selector: Option<&str>) -> Result<Option<Target>, ToolError> {
-    selector.map(selector::parse).transpose()
-}
-
-/// Checks the optional query.
-fn query(query: Option<String>) -> Result<Option<String>, ToolError> {
-    match query {
-        Some(q) if q.trim().is_empty() => Err(ToolError::invalid("query is empty")),
-        Some(q) if q.chars().count() > MAX_QUERY_LEN => Err(ToolError::invalid(format!(
-            "query is longer than {MAX_QUERY_LEN} characters"
-        ))),
-        other => Ok(other),
-    }
-}
-
-/// An optional number with a default, checked against its range.
-fn in_range(
-    value: Option<u32>,
-    default: u32,
-    min: u32,
-    max: u32,
-    name: &str,
-) -> Result<u32, ToolError> {
-    let value = value.unwrap_or(default);
-    if (min..=max).contains(&value) {
-        Ok(value)
-    } else {
-        Err(ToolError::invalid(format!(
-            "{name} must be between {min} and {max}"
-        )))
-    }
 }
 
 /// The header line shared by observations and content: where it comes from.
@@ -404,7 +381,7 @@ fn render_delta(observation: &Observation, delta: &tabwire_protocol::Delta) -> S
 }
 
 /// The model's view of a content read.
-fn render_content(content: &PageContent) -> String {
+pub(super) fn render_content(content: &PageContent) -> String {
     let mut text = header(
         content.tab_id,
         content.frame_id,
@@ -549,22 +526,6 @@ mod tests {
         assert_eq!(
             render_content(&content),
             "tab 1 \"X\" http://x/\nabc\n[characters 10-13 of 20; next: offset=13]"
-        );
-    }
-
-    #[test]
-    fn arguments_are_checked() {
-        assert!(query(Some("  ".into())).is_err());
-        assert!(query(Some("x".repeat(201))).is_err());
-        assert_eq!(in_range(None, 200, 1, 5000, "maxNodes").unwrap(), 200);
-        assert!(in_range(Some(0), 200, 1, 5000, "maxNodes").is_err());
-        assert!(scope(Some("text=Go")).is_err());
-        assert_eq!(
-            scope(Some("@f2e5")).unwrap(),
-            Some(Target::Ref(ElementRef {
-                frame: Some(2),
-                index: 5
-            }))
         );
     }
 }

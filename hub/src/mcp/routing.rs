@@ -39,7 +39,9 @@ impl ToolContext {
                     ToolError::new(
                         ErrorCode::BrowserDisconnected,
                         format!(
-                            "the selected browser ({selected}) is not connected to this hub;                              tabwire never switches to another browser on its own. Wait for it                              to reconnect or select another browser"
+                            "the selected browser ({selected}) is not connected to this hub; \
+                             tabwire never switches to another browser on its own. Wait for it \
+                             to reconnect or select another browser"
                         ),
                     )
                 } else {

@@ -42,9 +42,12 @@ fn trim(value: &mut Value) {
     match value {
         Value::Object(object) => {
             // `Option<Enum>` comes as `anyOf: [enum, null]`: keep the enum, with the field's
-            // own description.
+            // own description. Other alternatives (an untagged `bool | String`) stay.
             if let Some(Value::Array(alternatives)) = object.get("anyOf")
                 && alternatives.len() == 2
+                && alternatives
+                    .iter()
+                    .any(|alternative| alternative.get("type") == Some(&Value::from("null")))
                 && let Some(inner) = alternatives
                     .iter()
                     .find(|alternative| alternative.get("type") != Some(&Value::from("null")))
@@ -70,12 +73,22 @@ fn trim(value: &mut Value) {
             }
             object.remove("title");
             object.remove("$schema");
+            // Numeric formats (`uint32`, `double`) are not standard JSON Schema and say nothing
+            // the type does not.
             if object
                 .get("format")
                 .and_then(Value::as_str)
-                .is_some_and(|f| f.starts_with("int") || f.starts_with("uint"))
+                .is_some_and(|f| {
+                    f.starts_with("int") || f.starts_with("uint") || f == "double" || f == "float"
+                })
             {
                 object.remove("format");
+            }
+            // An array's own description covers its items.
+            if object.contains_key("description")
+                && let Some(Value::Object(items)) = object.get_mut("items")
+            {
+                items.remove("description");
             }
             // Unsigned integers: negative numbers fail parsing with a clear message anyway.
             if object.get("minimum") == Some(&Value::from(0)) {
@@ -173,5 +186,49 @@ mod tests {
         let error = parse_args::<Example>(args).unwrap_err();
         assert_eq!(error.code, tabwire_protocol::ErrorCode::InvalidArgument);
         assert!(error.message.contains("bogus"), "{}", error.message);
+    }
+
+    /// A string or a boolean.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(untagged)]
+    #[allow(dead_code)]
+    enum Either {
+        Flag(bool),
+        Text(String),
+    }
+
+    /// An item.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct Item {
+        /// Either.
+        value: Either,
+        /// A fraction.
+        share: Option<f64>,
+    }
+
+    /// Arguments with a list.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct WithList {
+        /// The items.
+        items: Vec<Item>,
+    }
+
+    #[test]
+    fn untagged_alternatives_stay_and_items_are_not_described_twice() {
+        let schema = Value::Object((*input_schema::<WithList>()).clone());
+        let item = &schema["properties"]["items"]["items"];
+        assert!(item.get("description").is_none(), "{schema}");
+        assert_eq!(
+            item["properties"]["value"],
+            serde_json::json!({"description": "Either.", "anyOf": [{"type": "boolean"}, {"type": "string"}]})
+        );
+        assert_eq!(
+            item["properties"]["share"],
+            serde_json::json!({"description": "A fraction.", "type": "number"})
+        );
     }
 }

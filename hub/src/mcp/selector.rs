@@ -3,9 +3,11 @@
 //! A selector is an observed `@ref` (`@e12`, `@f2e5`) or a native CSS selector that must match
 //! exactly one element (the extension checks the match). Playwright's own locator syntax looks
 //! like CSS to the eye but is not; it is refused here with a pointer to what works instead.
+//! CSS syntax is checked here too (`css.rs`), so a batch is refused whole before it starts.
 
 use tabwire_protocol::{ElementRef, ErrorCode, Target};
 
+use super::css;
 use super::envelope::ToolError;
 
 const MAX_SELECTOR_LEN: usize = 2000;
@@ -60,6 +62,15 @@ pub fn parse(selector: &str) -> Result<Target, ToolError> {
             ),
         ));
     }
+    css::check(selector).map_err(|reason| {
+        ToolError::new(
+            ErrorCode::InvalidSelector,
+            format!(
+                "{} is not a valid CSS selector: {reason}",
+                serde_json::Value::String(selector.chars().take(200).collect())
+            ),
+        )
+    })?;
     Ok(Target::Css(selector.to_owned()))
 }
 
@@ -87,6 +98,8 @@ mod tests {
             "text=Sign in",
             "//div",
             "a >> b",
+            "div[",
+            "[data-id=1]",
         ] {
             assert_eq!(
                 parse(bad).unwrap_err().code,

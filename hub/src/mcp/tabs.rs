@@ -103,7 +103,7 @@ pub async fn navigate_to(ctx: &ToolContext, args: NavigateArgs) -> Result<ToolOu
 
 /// Accepts the URLs an agent has reason to open; `javascript:`, `data:` and browser-internal
 /// schemes are refused here, before anything reaches the browser.
-fn check_url(url: &str) -> Result<(), ToolError> {
+pub(super) fn check_url(url: &str) -> Result<(), ToolError> {
     if url.len() > MAX_URL_LEN {
         return Err(ToolError::invalid(format!(
             "url is longer than {MAX_URL_LEN} characters"

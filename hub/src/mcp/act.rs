@@ -1,0 +1,193 @@
+//! Running one action: the [`ActionTool`] trait every single-action tool implements, the one
+//! handler they all share ([`act`]), and the rendering of what came back.
+//!
+//! A tool's own module only says what its arguments are and how they become a protocol
+//! [`Action`]; checking the common options, choosing the deadline, sending `Operation::Act` and
+//! rendering the outcome with its observation happen here, once. Batch steps reuse the same
+//! conversions (see `batch.rs`).
+
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use tabwire_protocol::{ActRequest, Acted, Action, Observation, OpError, OpResult, Operation};
+
+use super::args::WithOptions;
+use super::envelope::{ToolError, ToolOutput};
+use super::observe::{observation_data, render_observation};
+use super::routing::{ToolContext, unexpected};
+
+/// `timeoutMs` of an action when the caller gives none.
+pub const ACTION_TIMEOUT_MS: u32 = 5000;
+
+/// A tool that performs one page action.
+pub trait ActionTool {
+    /// The tool's name, as the extension logs it and `get_tab_health` reports it.
+    const TOOL: &'static str;
+    /// `timeoutMs` when the caller gives none.
+    const DEFAULT_TIMEOUT_MS: u32 = ACTION_TIMEOUT_MS;
+    /// Time the request gets beyond `timeoutMs`. Waits use it so that the extension reports
+    /// `WAIT_TIMEOUT` itself, with what it saw, before the request's own deadline passes.
+    const DEADLINE_MARGIN_MS: u32 = 0;
+
+    /// Checks the arguments and builds the action. `timeout_ms` is the resolved `timeoutMs`,
+    /// which bounds a wait.
+    fn into_action(self, timeout_ms: u32) -> Result<Action, ToolError>;
+}
+
+/// The handler of every single-action tool: validates everything, then sends one
+/// `Operation::Act` with the tool's deadline and renders the result.
+pub async fn act<T: ActionTool>(
+    ctx: &ToolContext,
+    args: WithOptions<T>,
+) -> Result<ToolOutput, ToolError> {
+    let options = args.options.resolve(T::DEFAULT_TIMEOUT_MS)?;
+    let action = args.args.into_action(options.timeout_ms)?;
+    let deadline = Duration::from_millis(u64::from(options.timeout_ms + T::DEADLINE_MARGIN_MS));
+    let result = ctx
+        .call(
+            T::TOOL,
+            options.browser_id.as_deref(),
+            options.tab_id,
+            Operation::Act(ActRequest {
+                action,
+                observe: options.observe,
+            }),
+            deadline,
+        )
+        .await?;
+    let OpResult::Acted(acted) = result else {
+        return Err(unexpected(T::TOOL));
+    };
+    Ok(acted_output(acted))
+}
+
+/// The result of one action: `data` is `{tabId, summary, ...details, observation?,
+/// observationError?}`; the text is the summary line and the observation.
+pub fn acted_output(acted: Acted) -> ToolOutput {
+    let mut data = Map::new();
+    data.insert("tabId".into(), json!(acted.outcome.tab_id));
+    data.insert("summary".into(), json!(acted.outcome.summary));
+    for (key, value) in acted.outcome.details {
+        // The extension's details never rename the two fields above.
+        data.entry(key).or_insert(value);
+    }
+    let mut text = acted.outcome.summary;
+    observation_tail(
+        &mut data,
+        &mut text,
+        acted.observation.as_ref(),
+        acted.observation_error.as_ref(),
+    );
+    ToolOutput {
+        data: Value::Object(data),
+        text,
+    }
+}
+
+/// Adds the observation after an action (or a batch) to its data and text: the same compact
+/// shape and rendering as `get_page_snapshot`, or why there is none. Nothing is added when no
+/// observation was asked for.
+pub fn observation_tail(
+    data: &mut Map<String, Value>,
+    text: &mut String,
+    observation: Option<&Observation>,
+    error: Option<&OpError>,
+) {
+    if let Some(observation) = observation {
+        data.insert("observation".into(), observation_data(observation));
+        text.push('\n');
+        text.push_str(&render_observation(observation));
+    }
+    if let Some(error) = error {
+        data.insert("observationError".into(), json!(error));
+        text.push_str(&format!(
+            "\nNo observation ({}): {}",
+            error.code, error.message
+        ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tabwire_protocol::{ElementRef, ErrorCode, ObservedNode, Outcome};
+
+    fn outcome() -> Outcome {
+        let mut details = Map::new();
+        details.insert("target".into(), json!("button \"Go\""));
+        details.insert("x".into(), json!(10));
+        details.insert("summary".into(), json!("not this one"));
+        Outcome {
+            tab_id: 4,
+            summary: "Clicked button \"Go\"".into(),
+            details,
+        }
+    }
+
+    fn observation() -> Observation {
+        Observation {
+            tab_id: 4,
+            frame_id: None,
+            url: "http://x/".into(),
+            title: "X".into(),
+            document_id: "D".into(),
+            version: 2,
+            nodes: vec![ObservedNode {
+                element_ref: Some(ElementRef::top(1)),
+                text: "button \"Go\"".into(),
+            }],
+            total_nodes: 1,
+            offset: 0,
+            truncated: false,
+            omitted_nodes: 0,
+            omitted_chars: 0,
+            next_offset: None,
+            delta: None,
+            reset: false,
+        }
+    }
+
+    #[test]
+    fn an_action_renders_its_summary_details_and_observation() {
+        let output = acted_output(Acted {
+            outcome: outcome(),
+            observation: Some(observation()),
+            observation_error: None,
+        });
+        assert_eq!(output.data["tabId"], 4);
+        assert_eq!(output.data["summary"], "Clicked button \"Go\"");
+        assert_eq!(output.data["target"], "button \"Go\"");
+        assert_eq!(output.data["x"], 10);
+        assert_eq!(output.data["observation"]["version"], 2);
+        assert_eq!(output.data["observation"]["nodes"][0]["ref"], "@e1");
+        assert!(output.data.get("observationError").is_none());
+        assert_eq!(
+            output.text,
+            "Clicked button \"Go\"\ntab 4 \"X\" http://x/ (version 2)\n@e1 button \"Go\""
+        );
+    }
+
+    #[test]
+    fn a_missing_observation_says_why() {
+        let output = acted_output(Acted {
+            outcome: outcome(),
+            observation: None,
+            observation_error: Some(OpError::new(
+                ErrorCode::DialogOpen,
+                "a confirm dialog is open",
+            )),
+        });
+        assert!(output.data.get("observation").is_none());
+        assert_eq!(output.data["observationError"]["code"], "DIALOG_OPEN");
+        assert_eq!(
+            output.text,
+            "Clicked button \"Go\"\nNo observation (DIALOG_OPEN): a confirm dialog is open"
+        );
+        let quiet = acted_output(Acted {
+            outcome: outcome(),
+            observation: None,
+            observation_error: None,
+        });
+        assert_eq!(quiet.text, "Clicked button \"Go\"");
+    }
+}

@@ -1,0 +1,431 @@
+//! Argument handling shared by the tools: the options every action tool takes, range and length
+//! checks, selectors, and the small enums mirrored from the protocol.
+//!
+//! The common options live in one struct, [`ActionOptions`], flattened into every action tool's
+//! arguments through [`WithOptions`]. Its fields carry no description in the schemas: the
+//! server instructions explain them once instead of in every tool (every word of `tools/list`
+//! costs tokens). Serde's `deny_unknown_fields` on the outer struct still rejects unknown names
+//! with `flatten` (a test below keeps it so).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tabwire_protocol::{ObserveSpec, TabId, Target};
+
+use super::envelope::ToolError;
+use super::selector;
+
+/// The smallest and largest `timeoutMs` any tool accepts.
+const TIMEOUT_RANGE: (u32, u32) = (100, 60_000);
+/// The observation after an action is small by default: the agent usually needs only what
+/// changed, and a delta or a window of 30 nodes says that for a few hundred tokens.
+const DEFAULT_OBSERVE_NODES: u32 = 30;
+const DEFAULT_OBSERVE_CHARS: u32 = 1500;
+const MAX_OBSERVE_NODES: u32 = 500;
+const MAX_OBSERVE_CHARS: u32 = 20_000;
+/// The longest text an agent may type or wait for.
+pub const MAX_TEXT_LEN: usize = 100_000;
+const MAX_QUERY_LEN: usize = 200;
+
+/// The options every action tool takes besides its own arguments (docs/actions.md, "Common to
+/// every action").
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionOptions {
+    // Plain comments, not doc comments: a doc comment would become a description repeated in
+    // every action tool's schema. INSTRUCTIONS describes these fields once.
+    pub tab_id: Option<TabId>,
+    pub browser_id: Option<String>,
+    pub timeout_ms: Option<u32>,
+    pub observe: Option<bool>,
+    pub max_chars: Option<u32>,
+    pub max_nodes: Option<u32>,
+    pub observation_selector: Option<String>,
+    pub since: Option<u64>,
+}
+
+/// A tool's own arguments `T` plus the [`ActionOptions`]; unknown fields are rejected.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct WithOptions<T> {
+    /// The tool's own arguments.
+    #[serde(flatten)]
+    pub args: T,
+    /// The common options.
+    #[serde(flatten)]
+    pub options: ActionOptions,
+}
+
+/// [`ActionOptions`] checked and filled with defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Resolved {
+    /// The tab; `None` is the active tab.
+    pub tab_id: Option<TabId>,
+    /// The browser; `None` is the session's.
+    pub browser_id: Option<String>,
+    /// The action's time budget in milliseconds.
+    pub timeout_ms: u32,
+    /// The observation to take afterwards; `None` when `observe: false`.
+    pub observe: Option<ObserveSpec>,
+}
+
+impl ActionOptions {
+    /// Checks the options and applies the defaults; `default_timeout_ms` is the tool's own.
+    pub fn resolve(self, default_timeout_ms: u32) -> Result<Resolved, ToolError> {
+        let (min, max) = TIMEOUT_RANGE;
+        let timeout_ms = in_range(self.timeout_ms, default_timeout_ms, min, max, "timeoutMs")?;
+        // The budget is checked even with `observe: false`, so a bad value never passes
+        // silently.
+        let max_nodes = in_range(
+            self.max_nodes,
+            DEFAULT_OBSERVE_NODES,
+            1,
+            MAX_OBSERVE_NODES,
+            "maxNodes",
+        )?;
+        let max_chars = in_range(
+            self.max_chars,
+            DEFAULT_OBSERVE_CHARS,
+            100,
+            MAX_OBSERVE_CHARS,
+            "maxChars",
+        )?;
+        let scope = optional_selector(self.observation_selector.as_deref(), "observationSelector")?;
+        let observe = self.observe.unwrap_or(true).then_some(ObserveSpec {
+            max_nodes,
+            max_chars,
+            scope,
+            since: self.since,
+        });
+        Ok(Resolved {
+            tab_id: self.tab_id,
+            browser_id: self.browser_id,
+            timeout_ms,
+            observe,
+        })
+    }
+}
+
+/// An optional number with a default, checked against its range.
+pub fn in_range(
+    value: Option<u32>,
+    default: u32,
+    min: u32,
+    max: u32,
+    name: &str,
+) -> Result<u32, ToolError> {
+    let value = value.unwrap_or(default);
+    if (min..=max).contains(&value) {
+        Ok(value)
+    } else {
+        Err(ToolError::invalid(format!(
+            "{name} must be between {min} and {max}; got {value}"
+        )))
+    }
+}
+
+/// Parses a selector argument, naming the argument in the error when it is not `selector`.
+pub fn target(selector: &str, name: &str) -> Result<Target, ToolError> {
+    selector::parse(selector).map_err(|mut error| {
+        if name != "selector" {
+            error.message = format!("{name}: {}", error.message);
+        }
+        error
+    })
+}
+
+/// Parses an optional selector argument.
+pub fn optional_selector(selector: Option<&str>, name: &str) -> Result<Option<Target>, ToolError> {
+    selector.map(|s| target(s, name)).transpose()
+}
+
+/// Parses a selector that must be CSS: what a wait watches for may not exist yet, so it has no
+/// ref.
+pub fn css(selector: &str, name: &str) -> Result<String, ToolError> {
+    match target(selector, name)? {
+        Target::Css(css) => Ok(css),
+        Target::Ref(_) => Err(ToolError::invalid(format!(
+            "{name} must be a CSS selector, not an @ref: it names an element that may not exist yet"
+        ))),
+    }
+}
+
+/// Checks a text argument's length (in characters); `non_empty` refuses "".
+pub fn text(value: &str, name: &str, non_empty: bool) -> Result<(), ToolError> {
+    if non_empty && value.is_empty() {
+        return Err(ToolError::invalid(format!("{name} is empty")));
+    }
+    if value.chars().count() > MAX_TEXT_LEN {
+        return Err(ToolError::invalid(format!(
+            "{name} is longer than {MAX_TEXT_LEN} characters"
+        )));
+    }
+    Ok(())
+}
+
+/// Checks the optional snapshot query.
+pub fn query(query: Option<String>) -> Result<Option<String>, ToolError> {
+    match query {
+        Some(q) if q.trim().is_empty() => Err(ToolError::invalid("query is empty")),
+        Some(q) if q.chars().count() > MAX_QUERY_LEN => Err(ToolError::invalid(format!(
+            "query is longer than {MAX_QUERY_LEN} characters"
+        ))),
+        other => Ok(other),
+    }
+}
+
+/// Declares a hub-side copy of a protocol enum with a JSON Schema (the protocol crate has no
+/// schemars), and its conversion into the protocol's. The enum's doc comment is the schema's
+/// description of every field of that type that has none of its own, so it names the default.
+macro_rules! mirror {
+    ($(#[$meta:meta])* $name:ident => $proto:ident { $($(#[$vmeta:meta])* $variant:ident,)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+        #[serde(rename_all = "camelCase")]
+        pub enum $name {
+            $($(#[$vmeta])* $variant,)*
+        }
+
+        impl From<$name> for tabwire_protocol::$proto {
+            fn from(value: $name) -> Self {
+                match value {
+                    $($name::$variant => tabwire_protocol::$proto::$variant,)*
+                }
+            }
+        }
+    };
+}
+
+mirror! {
+    /// How a click is delivered; default trusted.
+    ClickMode => ClickMode {
+        /// Mouse input through the debugger, hit-tested.
+        Trusted,
+        /// `element.click()`.
+        Dom,
+    }
+}
+
+mirror! {
+    /// Mouse button; default left.
+    MouseButton => MouseButton {
+        /// Primary.
+        Left,
+        /// Wheel.
+        Middle,
+        /// Secondary.
+        Right,
+    }
+}
+
+mirror! {
+    /// How text is set; default native.
+    TypeMode => TypeMode {
+        /// The value setter plus input/change events.
+        Native,
+        /// Trusted input into the focused field.
+        Trusted,
+    }
+}
+
+mirror! {
+    /// How trusted text reaches the field; default insert.
+    InputMethod => InputMethod {
+        /// One insertion.
+        Insert,
+        /// A key down/up per character.
+        Keys,
+    }
+}
+
+mirror! {
+    /// Load state to wait for; default complete.
+    WaitUntil => WaitUntil {
+        /// The document is parsed.
+        Domcontentloaded,
+        /// The document and its subresources loaded.
+        Complete,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::schema::{input_schema, parse_args};
+    use serde_json::{Value, json};
+    use tabwire_protocol::{ElementRef, ErrorCode};
+
+    /// Example tool arguments.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(rename_all = "camelCase", deny_unknown_fields)]
+    struct Own {
+        /// Required.
+        selector: String,
+        /// Optional.
+        click_count: Option<u32>,
+    }
+
+    fn parse(args: Value) -> Result<WithOptions<Own>, ToolError> {
+        let Value::Object(args) = args else {
+            unreachable!("tests pass objects")
+        };
+        parse_args(args)
+    }
+
+    #[test]
+    fn flattened_options_keep_the_arguments_strict() {
+        let parsed =
+            parse(json!({"selector": "#go", "clickCount": 2, "tabId": 4, "maxNodes": 9})).unwrap();
+        assert_eq!(parsed.args.selector, "#go");
+        assert_eq!(parsed.args.click_count, Some(2));
+        assert_eq!(parsed.options.tab_id, Some(4));
+        assert_eq!(parsed.options.max_nodes, Some(9));
+        for bogus in [
+            json!({"selector": "#go", "bogus": 1}),
+            json!({"selector": "#go", "timeout": 1}),
+            json!({"selector": "#go", "max_nodes": 1}),
+        ] {
+            let error = parse(bogus.clone()).unwrap_err();
+            assert_eq!(error.code, ErrorCode::InvalidArgument, "{bogus}");
+            assert!(error.message.contains("unknown field"), "{}", error.message);
+        }
+        // Wrong types and missing fields are still caught through the flattening.
+        assert!(parse(json!({"selector": "#go", "clickCount": "2"})).is_err());
+        assert!(parse(json!({"selector": "#go", "observe": "no"})).is_err());
+        assert!(parse(json!({"clickCount": 1})).is_err());
+    }
+
+    #[test]
+    fn flattened_schema_is_one_strict_object_without_option_descriptions() {
+        let schema = Value::Object((*input_schema::<WithOptions<Own>>()).clone());
+        assert_eq!(schema["type"], "object");
+        assert_eq!(schema["additionalProperties"], false);
+        assert_eq!(schema["required"], json!(["selector"]));
+        let properties = schema["properties"].as_object().unwrap();
+        for name in [
+            "selector",
+            "clickCount",
+            "tabId",
+            "browserId",
+            "timeoutMs",
+            "observe",
+            "maxChars",
+            "maxNodes",
+            "observationSelector",
+            "since",
+        ] {
+            assert!(properties.contains_key(name), "{name} missing: {schema}");
+        }
+        assert_eq!(properties.len(), 10, "{schema}");
+        assert!(
+            properties["timeoutMs"].get("description").is_none(),
+            "{schema}"
+        );
+        assert_eq!(properties["observe"], json!({"type": "boolean"}));
+        assert!(schema.get("allOf").is_none(), "{schema}");
+    }
+
+    #[test]
+    fn options_resolve_with_defaults() {
+        let resolved = ActionOptions::default().resolve(5000).unwrap();
+        assert_eq!(resolved.timeout_ms, 5000);
+        assert_eq!(
+            resolved.observe,
+            Some(ObserveSpec {
+                max_nodes: 30,
+                max_chars: 1500,
+                scope: None,
+                since: None
+            })
+        );
+        let resolved = ActionOptions {
+            observe: Some(true),
+            observation_selector: Some("@e4".into()),
+            since: Some(7),
+            timeout_ms: Some(60_000),
+            ..Default::default()
+        }
+        .resolve(5000)
+        .unwrap();
+        assert_eq!(resolved.timeout_ms, 60_000);
+        let spec = resolved.observe.unwrap();
+        assert_eq!(spec.scope, Some(Target::Ref(ElementRef::top(4))));
+        assert_eq!(spec.since, Some(7));
+        let off = ActionOptions {
+            observe: Some(false),
+            ..Default::default()
+        };
+        assert_eq!(off.resolve(5000).unwrap().observe, None);
+    }
+
+    #[test]
+    fn options_out_of_range_are_refused() {
+        let cases = [
+            (
+                ActionOptions {
+                    timeout_ms: Some(99),
+                    ..Default::default()
+                },
+                "timeoutMs",
+            ),
+            (
+                ActionOptions {
+                    timeout_ms: Some(60_001),
+                    ..Default::default()
+                },
+                "timeoutMs",
+            ),
+            (
+                ActionOptions {
+                    max_chars: Some(20_001),
+                    ..Default::default()
+                },
+                "maxChars",
+            ),
+            (
+                ActionOptions {
+                    max_nodes: Some(501),
+                    observe: Some(false),
+                    ..Default::default()
+                },
+                "maxNodes",
+            ),
+            (
+                ActionOptions {
+                    max_nodes: Some(0),
+                    ..Default::default()
+                },
+                "maxNodes",
+            ),
+            (
+                ActionOptions {
+                    observation_selector: Some("text=Go".into()),
+                    ..Default::default()
+                },
+                "observationSelector",
+            ),
+        ];
+        for (options, name) in cases {
+            let error = options.resolve(5000).unwrap_err();
+            assert!(error.message.contains(name), "{}", error.message);
+        }
+    }
+
+    #[test]
+    fn selectors_and_texts_are_checked() {
+        assert_eq!(
+            target("button:has-text(\"Go\")", "to").unwrap_err().code,
+            ErrorCode::InvalidSelector
+        );
+        assert!(target("@x", "to").unwrap_err().message.starts_with("to: "));
+        assert_eq!(css(" .row ", "waitFor").unwrap(), ".row");
+        assert!(css("@e3", "waitFor").unwrap_err().message.contains("CSS"));
+        assert!(text("", "text", true).is_err());
+        assert!(text("", "text", false).is_ok());
+        assert!(text(&"x".repeat(MAX_TEXT_LEN + 1), "text", false).is_err());
+        assert!(text(&"é".repeat(MAX_TEXT_LEN), "text", false).is_ok());
+        assert!(query(Some("  ".into())).is_err());
+        assert!(query(Some("x".repeat(201))).is_err());
+        assert_eq!(in_range(None, 200, 1, 5000, "maxNodes").unwrap(), 200);
+        assert!(in_range(Some(0), 200, 1, 5000, "maxNodes").is_err());
+    }
+}

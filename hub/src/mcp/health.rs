@@ -1,0 +1,290 @@
+//! Reading and unblocking a tab: `read_element_state`, `handle_dialog`, `get_tab_health`
+//! (docs/actions.md).
+//!
+//! None of them acts on the page through the action machinery, so they take no common action
+//! options and have a fixed deadline. `handle_dialog` and `get_tab_health` run beside the tab's
+//! queue in the extension: they must work while the queue is blocked.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+use tabwire_protocol::{DialogHandled, OpResult, Operation, ReadStateRequest, TabHealth, TabId};
+
+use super::args::{self, in_range};
+use super::envelope::{ToolError, ToolOutput, candidate_line, quoted};
+use super::routing::{ToolContext, unexpected};
+
+const DEADLINE: Duration = Duration::from_secs(10);
+const MAX_ATTRIBUTES: usize = 20;
+const MAX_ATTRIBUTE_LEN: usize = 100;
+const DEFAULT_STATE_CHARS: u32 = 500;
+
+/// Arguments of read_element_state.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReadStateArgs {
+    pub selector: String,
+    /// Up to 20 names.
+    pub attributes: Option<Vec<String>>,
+    /// Value length, default 500.
+    pub max_chars: Option<u32>,
+    pub tab_id: Option<TabId>,
+    pub browser_id: Option<String>,
+}
+
+pub const READ_ELEMENT_STATE: &str = "Read one element's state without changing it: value \
+(passwords redacted), checked, selected, readonly, disabled, visible, focused, validity, \
+attributes asked for; hidden inputs too.";
+
+pub async fn read_element_state(
+    ctx: &ToolContext,
+    args: ReadStateArgs,
+) -> Result<ToolOutput, ToolError> {
+    let request = read_state_request(args.selector, args.attributes, args.max_chars)?;
+    let result = ctx
+        .call(
+            "read_element_state",
+            args.browser_id.as_deref(),
+            args.tab_id,
+            Operation::ReadState(request),
+            DEADLINE,
+        )
+        .await?;
+    let OpResult::ElementState(state) = result else {
+        return Err(unexpected("read_element_state"));
+    };
+    let fields = serde_json::Value::Object(state.state.clone());
+    Ok(ToolOutput {
+        text: format!("{}\n{}", state.target, candidate_line(&fields)),
+        data: json!(state),
+    })
+}
+
+/// Checks read_element_state's arguments.
+fn read_state_request(
+    selector: String,
+    attributes: Option<Vec<String>>,
+    max_chars: Option<u32>,
+) -> Result<ReadStateRequest, ToolError> {
+    let attributes = attributes.unwrap_or_default();
+    if attributes.len() > MAX_ATTRIBUTES {
+        return Err(ToolError::invalid(format!(
+            "attributes holds at most {MAX_ATTRIBUTES} names; got {}",
+            attributes.len()
+        )));
+    }
+    if let Some(bad) = attributes.iter().find(|name| {
+        name.is_empty() || name.len() > MAX_ATTRIBUTE_LEN || name.chars().any(char::is_whitespace)
+    }) {
+        return Err(ToolError::invalid(format!(
+            "attributes must be attribute names (no spaces, at most {MAX_ATTRIBUTE_LEN} \
+             characters); got {}",
+            quoted(&bad.chars().take(40).collect::<String>())
+        )));
+    }
+    Ok(ReadStateRequest {
+        target: args::target(&selector, "selector")?,
+        attributes,
+        max_chars: in_range(max_chars, DEFAULT_STATE_CHARS, 1, 10_000, "maxChars")?,
+    })
+}
+
+/// Arguments of handle_dialog.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HandleDialogArgs {
+    /// OK or Cancel.
+    pub accept: bool,
+    /// A prompt's answer.
+    pub prompt_text: Option<String>,
+    pub tab_id: Option<TabId>,
+    pub browser_id: Option<String>,
+}
+
+pub const HANDLE_DIALOG: &str = "Accept or dismiss the alert/confirm/prompt open in a tab; \
+other tools fail with DIALOG_OPEN while one is open.";
+
+pub async fn handle_dialog(
+    ctx: &ToolContext,
+    args: HandleDialogArgs,
+) -> Result<ToolOutput, ToolError> {
+    if let Some(text) = &args.prompt_text {
+        if !args.accept {
+            return Err(ToolError::invalid(
+                "promptText answers a prompt that is accepted; drop it or set accept: true",
+            ));
+        }
+        args::text(text, "promptText", false)?;
+    }
+    let result = ctx
+        .call(
+            "handle_dialog",
+            args.browser_id.as_deref(),
+            args.tab_id,
+            Operation::HandleDialog {
+                accept: args.accept,
+                prompt_text: args.prompt_text,
+            },
+            DEADLINE,
+        )
+        .await?;
+    let OpResult::DialogHandled(handled) = result else {
+        return Err(unexpected("handle_dialog"));
+    };
+    Ok(ToolOutput {
+        text: dialog_text(&handled),
+        data: json!(handled),
+    })
+}
+
+/// `Accepted confirm "Delete?" in tab 4.`
+fn dialog_text(handled: &DialogHandled) -> String {
+    format!(
+        "{} {} {} in tab {}.",
+        if handled.accepted {
+            "Accepted"
+        } else {
+            "Dismissed"
+        },
+        handled.dialog.kind,
+        quoted(&handled.dialog.message),
+        handled.tab_id
+    )
+}
+
+/// Arguments of get_tab_health.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TabHealthArgs {
+    pub recover_debugger: Option<bool>,
+    pub tab_id: Option<TabId>,
+    pub browser_id: Option<String>,
+}
+
+pub const GET_TAB_HEALTH: &str = "Diagnose a stuck tab at once: page responsive, running \
+operation and elapsed time, queue, debugger, open dialog. recoverDebugger reattaches the \
+debugger if the tab is idle (TAB_BUSY otherwise).";
+
+pub async fn get_tab_health(
+    ctx: &ToolContext,
+    args: TabHealthArgs,
+) -> Result<ToolOutput, ToolError> {
+    let result = ctx
+        .call(
+            "get_tab_health",
+            args.browser_id.as_deref(),
+            args.tab_id,
+            Operation::Health {
+                recover_debugger: args.recover_debugger.unwrap_or(false),
+            },
+            DEADLINE,
+        )
+        .await?;
+    let OpResult::Health(health) = result else {
+        return Err(unexpected("get_tab_health"));
+    };
+    Ok(ToolOutput {
+        text: health_text(&health),
+        data: json!(health),
+    })
+}
+
+/// One line per fact that matters, the healthy ones short.
+fn health_text(health: &TabHealth) -> String {
+    let mut lines = vec![format!("tab {} {}", health.tab_id, health.url)];
+    lines.push(match (health.responsive, health.probe_ms) {
+        (true, Some(ms)) => format!("page responsive ({ms} ms)"),
+        (true, None) => "page responsive".into(),
+        (false, _) => "page NOT responsive (no answer within 1 s)".into(),
+    });
+    match &health.active {
+        Some(work) => lines.push(format!(
+            "running {} for {} ms of its {} ms; {} queued",
+            work.tool, work.elapsed_ms, work.deadline_ms, health.queued
+        )),
+        None => lines.push(format!("idle; {} queued", health.queued)),
+    }
+    lines.push(format!(
+        "debugger {}",
+        if health.debugger_attached {
+            "attached"
+        } else {
+            "not attached"
+        }
+    ));
+    if let Some(dialog) = &health.dialog {
+        lines.push(format!(
+            "{} dialog open: {} (call handle_dialog)",
+            dialog.kind,
+            quoted(&dialog.message)
+        ));
+    }
+    if let Some(recovery) = &health.recovery {
+        lines.push(format!("recovery: {recovery}"));
+    }
+    lines.join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tabwire_protocol::{ActiveWork, DialogInfo, ErrorCode};
+
+    #[test]
+    fn element_state_arguments_are_bounded() {
+        let request = read_state_request("#email".into(), None, None).unwrap();
+        assert_eq!(request.max_chars, 500);
+        assert!(request.attributes.is_empty());
+        let many = (0..21).map(|i| format!("data-{i}")).collect();
+        assert!(read_state_request("#email".into(), Some(many), None).is_err());
+        assert!(read_state_request("#email".into(), Some(vec!["a b".into()]), None).is_err());
+        assert!(read_state_request("#email".into(), None, Some(0)).is_err());
+        assert!(read_state_request("#email".into(), None, Some(10_001)).is_err());
+        assert_eq!(
+            read_state_request("//input".into(), None, None)
+                .unwrap_err()
+                .code,
+            ErrorCode::InvalidSelector
+        );
+    }
+
+    #[test]
+    fn dialogs_and_health_render_in_a_few_lines() {
+        let dialog = DialogInfo {
+            kind: "confirm".into(),
+            message: "Delete?".into(),
+            default_prompt: String::new(),
+        };
+        assert_eq!(
+            dialog_text(&DialogHandled {
+                tab_id: 4,
+                dialog: dialog.clone(),
+                accepted: true
+            }),
+            "Accepted confirm \"Delete?\" in tab 4."
+        );
+        let health = TabHealth {
+            tab_id: 4,
+            url: "http://x/".into(),
+            responsive: false,
+            probe_ms: None,
+            active: Some(ActiveWork {
+                tool: "click_element".into(),
+                elapsed_ms: 1200,
+                deadline_ms: 5000,
+            }),
+            queued: 2,
+            debugger_attached: true,
+            dialog: Some(dialog),
+            recovery: None,
+        };
+        assert_eq!(
+            health_text(&health),
+            "tab 4 http://x/\npage NOT responsive (no answer within 1 s)\nrunning click_element \
+             for 1200 ms of its 5000 ms; 2 queued\ndebugger attached\nconfirm dialog open: \
+             \"Delete?\" (call handle_dialog)"
+        );
+    }
+}
