@@ -439,15 +439,30 @@ async fn tools_are_listed_with_strict_schemas() {
     assert_eq!(
         names,
         [
+            "click_and_wait",
             "click_element",
+            "drag_element",
+            "fill_form",
             "get_page_content",
             "get_page_snapshot",
+            "get_tab_health",
+            "handle_dialog",
+            "hover_element",
             "list_browsers",
             "list_frames",
             "list_tabs",
+            "navigate_and_wait",
             "navigate_to",
+            "press_key",
+            "read_element_state",
+            "run_browser_actions",
+            "scroll_page",
             "select_browser",
-            "type_text"
+            "select_option",
+            "type_text",
+            "wait_for_network_idle",
+            "wait_for_text",
+            "wait_for_url"
         ]
     );
     for tool in &tools {

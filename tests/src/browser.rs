@@ -94,10 +94,44 @@ impl Browser {
     /// Opens another tab on `url` through Chromium's DevTools HTTP endpoint, as if the user had
     /// opened it. Returns the tab's DevTools WebSocket URL (for [`Browser::evaluate`]).
     pub async fn open_tab(&self, url: &str) -> String {
+        let target = self.devtools_http("PUT", &format!("/json/new?{url}")).await;
+        target["webSocketDebuggerUrl"]
+            .as_str()
+            .expect("the new tab has a DevTools URL")
+            .to_owned()
+    }
+
+    /// The DevTools WebSocket URL of the first tab whose URL contains `needle` (the tab
+    /// Chromium started with, or one opened since), for [`Browser::evaluate`].
+    pub async fn page_ws(&self, needle: &str) -> String {
+        let targets = self.devtools_http("GET", "/json/list").await;
+        targets
+            .as_array()
+            .expect("DevTools lists its targets")
+            .iter()
+            .find(|target| {
+                target["type"] == "page"
+                    && target["url"]
+                        .as_str()
+                        .is_some_and(|url| url.contains(needle))
+            })
+            .and_then(|target| target["webSocketDebuggerUrl"].as_str())
+            .unwrap_or_else(|| panic!("no tab with {needle:?} among {targets}"))
+            .to_owned()
+    }
+
+    /// Evaluates `expression` in the first tab whose URL contains `needle`: the test's own eyes
+    /// on what a page recorded (click counters, framework state), independent of the tools.
+    pub async fn evaluate_in(&self, needle: &str, expression: &str) -> serde_json::Value {
+        Browser::evaluate(&self.page_ws(needle).await, expression).await
+    }
+
+    /// One request to Chromium's DevTools HTTP endpoint; returns the JSON body.
+    async fn devtools_http(&self, method: &str, path: &str) -> serde_json::Value {
         let port = self.devtools_port().await;
         let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
         let request = format!(
-            "PUT /json/new?{url} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
+            "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n"
         );
         stream.write_all(request.as_bytes()).await.unwrap();
         // Chromium keeps the connection open after answering: read exactly one response.
@@ -106,7 +140,7 @@ impl Browser {
         reader.read_line(&mut status).await.unwrap();
         assert!(
             status.starts_with("HTTP/1.1 200"),
-            "opening a tab failed: {status}"
+            "DevTools {method} {path} failed: {status}"
         );
         let mut length = 0;
         loop {
@@ -123,11 +157,7 @@ impl Browser {
         }
         let mut body = vec![0; length];
         reader.read_exact(&mut body).await.unwrap();
-        let target: serde_json::Value = serde_json::from_slice(&body).unwrap();
-        target["webSocketDebuggerUrl"]
-            .as_str()
-            .expect("the new tab has a DevTools URL")
-            .to_owned()
+        serde_json::from_slice(&body).unwrap()
     }
 
     /// Evaluates `expression` in a page through its DevTools WebSocket (a test's own eyes on a

@@ -55,6 +55,12 @@ impl Reply {
         assert!(self.is_error, "expected an error, got: {}", self.text);
         &self.structured["error"]
     }
+
+    /// Whether a failure says the action may have taken effect (`actionMayHaveOccurred`,
+    /// absent when false); panics on success.
+    pub fn may_have_acted(&self) -> bool {
+        self.error()["actionMayHaveOccurred"] == true
+    }
 }
 
 impl McpClient {

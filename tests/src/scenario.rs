@@ -43,6 +43,11 @@ pub fn ref_of(snapshot: &Reply, needle: &str) -> String {
     token.to_owned()
 }
 
+/// The element state in a `read_element_state` answer (`data.state`).
+pub fn element_state(reply: &Reply) -> &serde_json::Value {
+    &reply.data()["state"]
+}
+
 /// The ID of the tab whose URL contains `needle`.
 pub fn tab_with(tabs: &Reply, needle: &str) -> u64 {
     tabs.data()["tabs"]
@@ -87,6 +92,16 @@ impl OneBrowser {
     /// `get_page_snapshot` with `args`.
     pub async fn snapshot(&self, args: serde_json::Value) -> Reply {
         self.client.call("get_page_snapshot", args).await
+    }
+
+    /// Calls `tool` with `args`.
+    pub async fn call(&self, tool: &str, args: serde_json::Value) -> Reply {
+        self.client.call(tool, args).await
+    }
+
+    /// Evaluates `expression` in the tab whose URL contains `needle`, through DevTools.
+    pub async fn evaluate(&self, needle: &str, expression: &str) -> serde_json::Value {
+        self.browser.evaluate_in(needle, expression).await
     }
 
     /// `click_element` on `selector`.

@@ -7,6 +7,7 @@
 //!   warm-up call that follows the navigation; p50 and p90 by nearest rank.
 //! - **completeness**: distinct refs on lines with an interactive role ([`super::refs`]) over the
 //!   page's own count, summed over its frames, with the number of calls it took.
+//! - **login scenario**: see [`super::login`]; its ~tokens count every response as received.
 //!
 //! A failure is recorded as text in the figure it spoils and the run goes on, so the report
 //! shows it instead of losing the rest.
@@ -15,6 +16,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
+use super::login::{self, LoginFigures};
 use super::server::{Completeness, RowClick, Server, ServerKind};
 use super::session::{Exchange, ToolsList};
 use super::tabwire::Delta;
@@ -53,6 +55,8 @@ pub struct ServerFigures {
     pub row: Outcome<RowClick>,
     /// Round trips of a cheap call (listing tabs), [`CHEAP_ROUNDS`] times.
     pub cheap: Outcome<SnapshotFigures>,
+    /// The login scenario.
+    pub login: Outcome<LoginFigures>,
 }
 
 /// What was measured on one page.
@@ -112,6 +116,14 @@ pub async fn measure(server: &Server, fixtures: &Fixtures, rounds: usize) -> Ser
     }
     .await
     .map_err(reason);
+    eprintln!(
+        "bench: {} login scenario x{} …",
+        kind.name(),
+        login::LOGIN_RUNS
+    );
+    let login = login::measure(server, &fixtures.url(login::LOGIN_PAGE))
+        .await
+        .map_err(reason);
     ServerFigures {
         kind,
         setup: server.setup_note(),
@@ -119,6 +131,7 @@ pub async fn measure(server: &Server, fixtures: &Fixtures, rounds: usize) -> Ser
         pages,
         row,
         cheap,
+        login,
     }
 }
 
@@ -191,12 +204,13 @@ where
 }
 
 /// The `percent`th percentile of sorted `samples` by nearest rank.
-fn nearest_rank(samples: &[Duration], percent: usize) -> Duration {
+pub fn nearest_rank(samples: &[Duration], percent: usize) -> Duration {
     let rank = (samples.len() * percent).div_ceil(100).max(1);
     samples[rank - 1]
 }
 
-fn millis(duration: Duration) -> f64 {
+/// A duration in (fractional) milliseconds.
+pub fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
 

@@ -9,12 +9,15 @@
 //! - [`server`]: the operations the measurements need, for either server; [`tabwire`] and
 //!   [`peer`] implement them (the peer module also installs playwright-mcp).
 //! - [`refs`]: how snapshot lines are scored for completeness.
+//! - [`login`]: the login scenario (navigate, type, type, check, click, read), whose calls each
+//!   server module makes its own way.
 //! - [`measure`]: what is measured and how; [`report`]: the printed table and the targets.
 //!
 //! The servers run one after the other, so their browsers never compete for the CPU, each in a
 //! task of its own: a failure (the harness panics on one) loses that server's half of the table,
 //! not the run, and dropping the task's state stops its processes.
 
+pub mod login;
 pub mod measure;
 pub mod options;
 pub mod peer;

@@ -12,6 +12,7 @@ use anyhow::{Context, Result, bail};
 use serde_json::json;
 use tokio::process::Command;
 
+use super::login::{LoginRun, PASSWORD, Step, USERNAME, login_refs, signed_in_line};
 use super::refs::{page_counts, playwright_interactive_refs};
 use super::server::{Completeness, RowClick, status_line};
 use super::session::{Exchange, Session, clip};
@@ -210,6 +211,70 @@ impl Playwright {
             confirm_bytes,
             status,
         })
+    }
+
+    /// One run of the login scenario ([`super::login`]) the way an agent drives this server:
+    /// `browser_navigate`, `browser_type` twice, `browser_click` on the checkbox and on the
+    /// submit button. The refs come from the navigation's result and the outcome from the last
+    /// click's, with a `browser_snapshot` (counted) only where they are missing.
+    pub async fn login(&self, url: &str) -> Result<LoginRun> {
+        let started = Instant::now();
+        let mut run = LoginRun::new();
+        let loaded = self.tool("browser_navigate", json!({"url": url})).await?;
+        let mut refs = login_refs(&run.record("browser_navigate", Step::Navigate, loaded).text);
+        if refs.is_none() {
+            let snapshot = self.snapshot().await?;
+            refs = login_refs(&run.record("browser_snapshot", Step::Read, snapshot).text);
+        }
+        let [username, password, remember, submit] =
+            refs.context("the login form's refs are in neither the navigation nor a snapshot")?;
+        for (element, field, text) in [
+            ("Username textbox", username, USERNAME),
+            ("Password textbox", password, PASSWORD),
+        ] {
+            let typed = self
+                .tool(
+                    "browser_type",
+                    json!({"element": element, "target": field, "text": text}),
+                )
+                .await?;
+            run.record("browser_type", Step::Type, typed);
+        }
+        let checked = self
+            .tool(
+                "browser_click",
+                json!({"element": "Remember me checkbox", "target": remember}),
+            )
+            .await?;
+        run.record("browser_click", Step::Click, checked);
+        let clicked = self
+            .tool(
+                "browser_click",
+                json!({"element": "Sign in button", "target": submit}),
+            )
+            .await?;
+        let mut text = run
+            .record("browser_click", Step::Click, clicked)
+            .text
+            .clone();
+        let from_click = signed_in_line(&text).is_some();
+        if !from_click {
+            let snapshot = self.snapshot().await?;
+            text = run
+                .record("browser_snapshot", Step::Read, snapshot)
+                .text
+                .clone();
+        }
+        run.finish(&text, from_click, started.elapsed())
+    }
+
+    /// A tool call that must succeed.
+    async fn tool(&self, tool: &str, args: serde_json::Value) -> Result<Exchange> {
+        let reply = self.session.call(tool, args).await?;
+        if reply.is_error {
+            bail!("{tool} failed: {}", clip(&reply.text));
+        }
+        Ok(reply)
     }
 
     /// Ends the session; playwright-mcp closes its browser when its stdin closes, and whatever

@@ -5,6 +5,7 @@
 use std::fmt::Write;
 
 use super::Results;
+use super::login::{LOGIN_PAGE, LOGIN_RUNS, LoginFigures};
 use super::measure::{
     Outcome, PAGES, PageFigures, ROW, ServerFigures, SnapshotFigures, TABLE_PAGE, tokens,
 };
@@ -22,6 +23,10 @@ const DELTA_BYTES: usize = 300;
 const TOOLS_TOKENS: usize = 5_000;
 /// The row scenario must reach the button within this many calls.
 const ROW_CALLS: u32 = 2;
+/// tabwire's click (with its observation) p50 must be at most this share of the peer's click.
+const CLICK_P50_SHARE: f64 = 1.0 / 20.0;
+/// tabwire's login scenario must cost at most this share of the peer's tokens.
+const LOGIN_TOKENS_SHARE: f64 = 1.0;
 
 /// Renders the whole report.
 pub fn render(results: &Results) -> String {
@@ -29,6 +34,7 @@ pub fn render(results: &Results) -> String {
     header(&mut out, results);
     snapshots(&mut out, results);
     row_scenario(&mut out, results);
+    login_scenario(&mut out, results);
     deltas(&mut out, results);
     cheap_calls(&mut out, results);
     tools(&mut out, results);
@@ -194,6 +200,81 @@ fn row_scenario(out: &mut String, results: &Results) {
     }
 }
 
+fn login_scenario(out: &mut String, results: &Results) {
+    let _ = writeln!(
+        out,
+        "\nLogin on {LOGIN_PAGE}: navigate, type, type, check \"Remember me\", click \"Sign in\", \
+         read the result ({LOGIN_RUNS} timed runs after a warm-up; per run: calls and ~tokens of \
+         every response as received (text content only in brackets); p50 per call)"
+    );
+    for (kind, outcome) in results.servers() {
+        let Some(Ok(figures)) = outcome else { continue };
+        let name = kind.name();
+        let login = match &figures.login {
+            Ok(login) => login,
+            Err(error) => {
+                let _ = writeln!(out, "  {name:<15} FAILED: {error}");
+                continue;
+            }
+        };
+        let mut label = name;
+        for tool in &login.tools {
+            let _ = writeln!(
+                out,
+                "  {label:<15} {:<19} {:>4} call{} {:>7} ~tokens ({:>6}) p50 {:>8.1} ms",
+                tool.tool,
+                calls(tool.calls),
+                if tool.calls == 1.0 { " " } else { "s" },
+                thousands(tool.tokens),
+                thousands(tool.text_tokens),
+                tool.p50_ms
+            );
+            label = "";
+        }
+        let _ = writeln!(
+            out,
+            "  {:<15} {:<19} {:>4} calls {:>7} ~tokens ({:>6}) p50 {:>8.1} ms per run; result read \
+             from {}",
+            "",
+            "whole scenario",
+            calls(login.calls),
+            thousands(login.tokens),
+            thousands(login.text_tokens),
+            login.p50_ms,
+            if login.read_from_click {
+                "the last click's answer"
+            } else {
+                "a snapshot after the click"
+            }
+        );
+    }
+    if let (Some(Ok(ours)), Some(Ok(theirs))) = (
+        results.server(ServerKind::Tabwire),
+        results.server(ServerKind::Playwright),
+    ) && let (Ok(ours), Ok(theirs)) = (&ours.login, &theirs.login)
+    {
+        let clicks = match (ours.click(), theirs.click()) {
+            (Some(our), Some(their)) => ratio(our.p50_ms, their.p50_ms),
+            _ => "-".into(),
+        };
+        let _ = writeln!(
+            out,
+            "  {:<15} scenario ~tokens {}, click p50 {clicks}",
+            "tabwire/peer",
+            ratio(ours.tokens as f64, theirs.tokens as f64),
+        );
+    }
+}
+
+/// Calls per run: a whole number, or one decimal when runs differed.
+fn calls(per_run: f64) -> String {
+    if per_run.fract() == 0.0 {
+        format!("{per_run:.0}")
+    } else {
+        format!("{per_run:.1}")
+    }
+}
+
 fn deltas(out: &mut String, results: &Results) {
     let Some(Ok(tabwire)) = results.server(ServerKind::Tabwire) else {
         return;
@@ -281,7 +362,10 @@ fn targets(out: &mut String, results: &Results) {
         completeness_target(results),
         row_target(results),
         tools_target(results),
+        click_target(results),
+        login_tokens_target(results),
     ];
+    let total = checks.len();
     let mut missed = 0;
     for (verdict, target, figures) in checks {
         let mark = match verdict {
@@ -297,7 +381,7 @@ fn targets(out: &mut String, results: &Results) {
         };
         let _ = writeln!(out, "  [{mark:<10}] {target}: {figures}");
     }
-    let _ = writeln!(out, "  {} of 6 targets met", 6 - missed);
+    let _ = writeln!(out, "  {} of {total} targets met", total - missed);
 }
 
 type Check = (Verdict, &'static str, String);
@@ -469,6 +553,65 @@ fn tools_target(results: &Results) -> Check {
             format!("~{} tokens", thousands(tokens(list.chars))),
         ),
         _ => (Verdict::Unmeasured, TARGET, "no tools/list figure".into()),
+    }
+}
+
+fn click_target(results: &Results) -> Check {
+    const TARGET: &str = "login: click with its observation p50 ≤ 1/20 of the peer's click p50";
+    match login_of(results) {
+        Ok((ours, theirs)) => match (ours.click(), theirs.click()) {
+            (Some(our), Some(their)) => {
+                let share = our.p50_ms / their.p50_ms;
+                (
+                    verdict(share <= CLICK_P50_SHARE),
+                    TARGET,
+                    format!(
+                        "{} {:.1} ms vs {} {:.1} ms = {share:.3}",
+                        our.tool, our.p50_ms, their.tool, their.p50_ms
+                    ),
+                )
+            }
+            _ => (Verdict::Unmeasured, TARGET, "no click figures".into()),
+        },
+        Err(error) => (Verdict::Unmeasured, TARGET, error),
+    }
+}
+
+fn login_tokens_target(results: &Results) -> Check {
+    const TARGET: &str = "login scenario ~tokens (every response as received) ≤ the peer's";
+    match login_of(results) {
+        Ok((ours, theirs)) => {
+            let share = ours.tokens as f64 / theirs.tokens as f64;
+            (
+                verdict(share <= LOGIN_TOKENS_SHARE),
+                TARGET,
+                format!(
+                    "~{} vs ~{} tokens per run = {share:.3}",
+                    thousands(ours.tokens),
+                    thousands(theirs.tokens)
+                ),
+            )
+        }
+        Err(error) => (Verdict::Unmeasured, TARGET, error),
+    }
+}
+
+/// Both servers' login figures, or why they are missing.
+fn login_of(results: &Results) -> Result<(&LoginFigures, &LoginFigures), String> {
+    let figures = |kind: ServerKind| match results.server(kind) {
+        None => Err(format!("{} did not run", kind.name())),
+        Some(Err(_)) => Err(format!("{} failed", kind.name())),
+        Some(Ok(figures)) => figures
+            .login
+            .as_ref()
+            .map_err(|_| format!("{} login failed", kind.name())),
+    };
+    match (
+        figures(ServerKind::Tabwire),
+        figures(ServerKind::Playwright),
+    ) {
+        (Ok(ours), Ok(theirs)) => Ok((ours, theirs)),
+        (ours, theirs) => Err(missing(&[ours.err(), theirs.err()])),
     }
 }
 

@@ -1,10 +1,12 @@
 //! The two servers behind one set of operations, so the measuring code is written once: load a
-//! page, take the server's default snapshot, score completeness, reach and click a table row.
+//! page, take the server's default snapshot, score completeness, reach and click a table row,
+//! sign in.
 //! Each server's own way of doing these lives in its module ([`super::tabwire`],
 //! [`super::peer`]).
 
 use anyhow::Result;
 
+use super::login::LoginRun;
 use super::peer::Playwright;
 use super::session::{Exchange, Session};
 use super::tabwire::Tabwire;
@@ -146,6 +148,14 @@ impl Server {
         match self {
             Server::Tabwire(server) => server.open_row(row).await,
             Server::Playwright(server) => server.open_row(row).await,
+        }
+    }
+
+    /// One run of the login scenario on `url` ([`super::login`]).
+    pub async fn login(&self, url: &str) -> Result<LoginRun> {
+        match self {
+            Server::Tabwire(server) => server.login(url).await,
+            Server::Playwright(server) => server.login(url).await,
         }
     }
 

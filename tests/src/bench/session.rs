@@ -22,7 +22,7 @@ use tokio::io::AsyncBufReadExt;
 use tokio::process::{Child, Command};
 
 use super::process_tree::ProcessTree;
-use super::wire::{WireMeter, WireTap, response_bytes};
+use super::wire::{WireMeter, WireTap, response_bytes, response_chars};
 
 /// Longest wait for the MCP handshake (playwright-mcp starts node and loads Playwright).
 const HANDSHAKE_LIMIT: Duration = Duration::from_secs(60);
@@ -61,6 +61,8 @@ pub struct Exchange {
     pub text: String,
     /// Size of the JSON-RPC response line as the server sent it (without the newline).
     pub bytes: usize,
+    /// Characters of that line: everything the client received, for the token estimate.
+    pub chars: usize,
     /// Client-side round trip: from sending the request to having the parsed result.
     pub elapsed: Duration,
 }
@@ -163,7 +165,8 @@ impl Session {
             })?
             .with_context(|| format!("{tool} failed at the protocol level ({})", self.label))?;
         let elapsed = started.elapsed();
-        let (bytes, responses) = response_bytes(&self.tap.take());
+        let lines = self.tap.take();
+        let (bytes, responses) = response_bytes(&lines);
         if responses != 1 {
             bail!("expected one response to {tool} on the wire, saw {responses}");
         }
@@ -178,6 +181,7 @@ impl Session {
             structured: result.structured_content.unwrap_or(Value::Null),
             text,
             bytes,
+            chars: response_chars(&lines),
             elapsed,
         })
     }
@@ -194,11 +198,7 @@ impl Session {
         if response_bytes(&lines).1 == 0 {
             bail!("tools/list of {} came from rmcp's cache", self.label);
         }
-        let chars = lines
-            .iter()
-            .filter(|line| response_bytes(std::slice::from_ref(line)).1 == 1)
-            .map(|line| String::from_utf8_lossy(line).chars().count())
-            .sum();
+        let chars = response_chars(&lines);
         Ok(ToolsList {
             tools: tools.len(),
             chars,

@@ -7,12 +7,13 @@
 //! (`query`), scoping, and frame snapshots (`list_frames`, then `frameId`).
 
 use std::collections::BTreeSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use serde_json::{Value, json};
 use tokio::process::Command;
 
+use super::login::{LoginRun, PASSWORD, Step, USERNAME, login_refs, signed_in_line};
 use super::refs::{is_interactive, page_counts, tabwire_role};
 use super::server::{Completeness, RowClick, status_line};
 use super::session::{Exchange, Session};
@@ -208,6 +209,49 @@ impl Tabwire {
             confirm_bytes,
             status,
         })
+    }
+
+    /// One run of the login scenario ([`super::login`]): `navigate_and_wait`, `type_text` twice,
+    /// `click_element` on the checkbox and on the submit button, each with its default
+    /// observation. The refs come from the navigation's observation and the result from the
+    /// last click's, with a `get_page_snapshot` (counted) only where they are missing.
+    pub async fn login(&self, url: &str) -> Result<LoginRun> {
+        let started = Instant::now();
+        let mut run = LoginRun::new();
+        let loaded = self.call("navigate_and_wait", json!({"url": url})).await?;
+        let mut refs = login_refs(&run.record("navigate_and_wait", Step::Navigate, loaded).text);
+        if refs.is_none() {
+            let snapshot = self.snapshot().await?;
+            refs = login_refs(&run.record("get_page_snapshot", Step::Read, snapshot).text);
+        }
+        let [username, password, remember, submit] =
+            refs.context("the login form's refs are in neither the observation nor a snapshot")?;
+        for (field, text) in [(username, USERNAME), (password, PASSWORD)] {
+            let typed = self
+                .call("type_text", json!({"selector": field, "text": text}))
+                .await?;
+            run.record("type_text", Step::Type, typed);
+        }
+        let checked = self
+            .call("click_element", json!({"selector": remember}))
+            .await?;
+        run.record("click_element", Step::Click, checked);
+        let clicked = self
+            .call("click_element", json!({"selector": submit}))
+            .await?;
+        let mut text = run
+            .record("click_element", Step::Click, clicked)
+            .text
+            .clone();
+        let from_click = signed_in_line(&text).is_some();
+        if !from_click {
+            let snapshot = self.snapshot().await?;
+            text = run
+                .record("get_page_snapshot", Step::Read, snapshot)
+                .text
+                .clone();
+        }
+        run.finish(&text, from_click, started.elapsed())
     }
 
     /// A snapshot, then `since` its version on the unchanged page.

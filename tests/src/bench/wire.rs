@@ -110,6 +110,16 @@ pub fn response_bytes(lines: &[Vec<u8>]) -> (usize, usize) {
         })
 }
 
+/// Characters (not bytes) of the JSON-RPC responses among `lines`: what the client received,
+/// for the token estimate (characters / 4).
+pub fn response_chars(lines: &[Vec<u8>]) -> usize {
+    lines
+        .iter()
+        .filter(|line| response_bytes(std::slice::from_ref(line)).1 == 1)
+        .map(|line| String::from_utf8_lossy(line).chars().count())
+        .sum()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -139,5 +149,18 @@ mod tests {
             br#"{"jsonrpc":"2.0","id":7,"error":{"code":1,"message":"x"}}"#.to_vec(),
         ];
         assert_eq!(response_bytes(&lines), (lines[1].len(), 1));
+    }
+
+    #[test]
+    fn response_characters_count_characters_not_bytes() {
+        let lines = vec![
+            br#"{"jsonrpc":"2.0","method":"notifications/x"}"#.to_vec(),
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":\"••••\"}"
+                .as_bytes()
+                .to_vec(),
+        ];
+        let response = r#"{"jsonrpc":"2.0","id":1,"result":"••••"}"#;
+        assert_eq!(response_chars(&lines), response.chars().count());
+        assert!(response_bytes(&lines).0 > response_chars(&lines));
     }
 }
