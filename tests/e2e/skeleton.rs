@@ -423,8 +423,12 @@ async fn bad_arguments_are_refused_before_reaching_the_browser() {
         .call("click_element", json!({"selector": "input"}))
         .await;
     assert_eq!(ambiguous.error_code(), "SELECTOR_NOT_UNIQUE");
+    // A missing element is looked for until the deadline (it may still render): a short one.
     let absent = client
-        .call("click_element", json!({"selector": "#nope"}))
+        .call(
+            "click_element",
+            json!({"selector": "#nope", "timeoutMs": 1000}),
+        )
         .await;
     assert_eq!(absent.error_code(), "SELECTOR_NOT_FOUND");
 }
