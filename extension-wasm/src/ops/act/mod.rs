@@ -143,6 +143,8 @@ async fn dispatch(
                     "navigated".into(),
                     json!(activity::load_started_since(tab, mark)),
                 );
+                let landed = crate::ops::tabs::get_tab(tab).await?;
+                outcome.details.insert("url".into(), json!(landed.url));
             }
             Ok(outcome)
         }
