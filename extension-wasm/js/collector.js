@@ -1092,10 +1092,7 @@ globalThis.__tabwireFactory = function collector() {
     const level = levels.find((list, i) => list.length > 0 || (i === 0 && hidden[0])) || [];
     const shown = `"${cap(want, NAME_MAX)}"`;
     if (level.length === 0) {
-      if (hidden.includes(true)) {
-        return fail('TARGET_NOT_VISIBLE', `An option with the text ${shown} exists but is hidden. Open the dropdown first (click it), then call select_option again.`);
-      }
-      return noOptionShown(shown);
+      return noOptionShown(shown, hidden.includes(true));
     }
     const matches = innermost(level);
     if (matches.length > 1) {
@@ -1109,18 +1106,22 @@ globalThis.__tabwireFactory = function collector() {
     return ok({ x: point.x, y: point.y, node: describe(el, deepActiveElement()) });
   }
 
-  // OPTION_NOT_FOUND for findOption, with the options that are shown, if any.
-  function noOptionShown(shown) {
+  // Why findOption found nothing to click, with the options that are shown, if any. An option
+  // that exists but is hidden is TARGET_NOT_VISIBLE (hidden options are never chosen; a closed
+  // dropdown may still open); one that does not exist is OPTION_NOT_FOUND.
+  function noOptionShown(shown, hiddenExists) {
     const texts = deepQuery('li, [role]')
       .filter((el) => (el.tagName === 'LI' || OPTION_ROLES.has(rawRole(el))) && visible(el))
       .map((el) => collapse(el.innerText))
       .filter(Boolean);
+    const code = hiddenExists ? 'TARGET_NOT_VISIBLE' : 'OPTION_NOT_FOUND';
+    const what = hiddenExists ? `The option ${shown} exists but is hidden.` : `No visible element has the text ${shown}.`;
     if (texts.length === 0) {
-      return fail('OPTION_NOT_FOUND', `No element has the text ${shown}, and no options are shown. Open the dropdown first (click it), then call select_option again with an option's exact text.`);
+      return fail(code, `${what} No options are shown: open the dropdown first (click it), then call select_option again with an option's exact text.`);
     }
     const listed = texts.slice(0, 10).map((t) => `"${cap(t, NAME_MAX)}"`).join(', ');
     const more = texts.length > 10 ? ', …' : '';
-    return fail('OPTION_NOT_FOUND', `No visible element has the text ${shown}. The ${texts.length} options and list items shown are: ${listed}${more}. Call again with one of these texts exactly.`);
+    return fail(code, `${what} The ${texts.length} options and list items shown are: ${listed}${more}. Call again with one of these texts exactly.`);
   }
 
   const FORM_CONTROLS = new Set(['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON']);

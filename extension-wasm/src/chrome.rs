@@ -85,14 +85,6 @@ extern "C" {
     #[wasm_bindgen(catch, js_namespace = ["chrome", "debugger"], js_name = detach)]
     pub fn debugger_detach(target: &JsValue) -> Result<Promise, JsValue>;
 
-    // --- chrome.webRequest (observing only) ---
-    #[wasm_bindgen(js_namespace = ["chrome", "webRequest", "onBeforeRequest"], js_name = addListener)]
-    pub fn web_request_on_before_request(listener: &Function, filter: &JsValue);
-    #[wasm_bindgen(js_namespace = ["chrome", "webRequest", "onCompleted"], js_name = addListener)]
-    pub fn web_request_on_completed(listener: &Function, filter: &JsValue);
-    #[wasm_bindgen(js_namespace = ["chrome", "webRequest", "onErrorOccurred"], js_name = addListener)]
-    pub fn web_request_on_error_occurred(listener: &Function, filter: &JsValue);
-
     // --- worker globals ---
     #[wasm_bindgen(js_namespace = crypto, js_name = randomUUID)]
     pub fn random_uuid() -> String;

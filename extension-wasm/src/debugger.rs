@@ -8,7 +8,8 @@
 //!
 //! Every attach enables the `Page` domain, so a JavaScript dialog opening in the tab is seen at
 //! once (`Page.javascriptDialogOpening`) and reported by whatever tool runs into it, instead of
-//! that tool hanging until its deadline.
+//! that tool hanging until its deadline; and the `Network` domain, whose request events keep
+//! the count of requests in flight (`activity`).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -115,7 +116,22 @@ fn on_event(tab: TabId, method: &str, params: JsValue) {
     struct Intercepted {
         data: serde_json::Value,
     }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct NetworkEvent {
+        request_id: String,
+    }
     match method {
+        "Network.requestWillBeSent" => {
+            if let Ok(event) = chrome::from_js::<NetworkEvent>(params) {
+                crate::activity::request_started(tab, event.request_id);
+            }
+        }
+        "Network.loadingFinished" | "Network.loadingFailed" => {
+            if let Ok(event) = chrome::from_js::<NetworkEvent>(params) {
+                crate::activity::request_ended(tab, &event.request_id);
+            }
+        }
         "Page.javascriptDialogOpening" => {
             if let Ok(opening) = chrome::from_js::<Opening>(params) {
                 let dialog = DialogInfo {
@@ -175,9 +191,12 @@ pub fn install_listeners() {
 pub fn forget(tab: TabId) {
     ATTACHED.with(|attached| attached.borrow_mut().remove(&tab));
     EVENTS.with(|events| events.borrow_mut().remove(&tab));
+    // Their ends will not be reported any more.
+    crate::activity::forget_requests(tab);
 }
 
-/// Detaches from `tab` and attaches again (`get_tab_health {recoverDebugger}`).
+/// Detaches from `tab` and attaches again (`get_tab_health {recoverDebugger}`); attaching
+/// turns the dialog and network events back on.
 pub async fn reattach(tab: TabId) -> Result<(), OpError> {
     if is_attached(tab) {
         // A failed detach means there was nothing to detach: attaching is what matters.
@@ -234,8 +253,9 @@ pub async fn ensure_attached(tab: TabId) -> Result<(), OpError> {
     }
 }
 
-/// Enables the `Page` domain's events (dialogs); Chrome also reports a dialog that is already
-/// open. Without them tabwire still works, it just cannot tell a dialog from a hung page.
+/// Enables the `Page` domain's events (dialogs; Chrome also reports a dialog that is already
+/// open) and the `Network` domain's (requests in flight, for network-idle waits). Without them
+/// tabwire still works; it just cannot tell a dialog from a hung page, or see requests.
 async fn enable_events(tab: TabId) {
     let Ok(target) = debuggee(tab) else {
         return;
@@ -243,14 +263,12 @@ async fn enable_events(tab: TabId) {
     let Ok(params) = chrome::to_js(&json!({})) else {
         return;
     };
-    if let Err(failure) = chrome::call(chrome::debugger_send_command(
-        &target,
-        "Page.enable",
-        &params,
-    ))
-    .await
-    {
-        crate::log!("tab {tab}: Page.enable failed ({failure})");
+    for domain in ["Page.enable", "Network.enable"] {
+        if let Err(failure) =
+            chrome::call(chrome::debugger_send_command(&target, domain, &params)).await
+        {
+            crate::log!("tab {tab}: {domain} failed ({failure})");
+        }
     }
 }
 

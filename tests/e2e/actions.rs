@@ -315,7 +315,7 @@ async fn custom_dropdown_options_and_a_readonly_picker() {
         "choosing closed the list"
     );
 
-    // A hidden option is refused, and the error lists the visible ones.
+    // A hidden option is refused, and the error lists the visible ones; a missing one too.
     setup.click("#fruit").await.data();
     let hidden = setup
         .call(
@@ -323,7 +323,12 @@ async fn custom_dropdown_options_and_a_readonly_picker() {
             json!({"text": "Secret fruit", "timeoutMs": 1000}),
         )
         .await;
-    assert_eq!(hidden.error_code(), "OPTION_NOT_FOUND", "{}", hidden.text);
+    assert_eq!(hidden.error_code(), "TARGET_NOT_VISIBLE", "{}", hidden.text);
+    assert!(hidden.text.contains("Apple"), "{}", hidden.text);
+    let missing = setup
+        .call("select_option", json!({"text": "Durian", "timeoutMs": 500}))
+        .await;
+    assert_eq!(missing.error_code(), "OPTION_NOT_FOUND", "{}", missing.text);
     assert!(hidden.text.contains("Apple"), "{}", hidden.text);
     assert_eq!(
         setup.evaluate("dropdown.html", "widgets.fruit").await,

@@ -81,6 +81,18 @@ impl OneBrowser {
         let browser = Browser::launch(&hub, name, &fixtures.url(page));
         let client = McpClient::connect(&hub).await;
         connected_browser(&client, name).await;
+        // The browser may connect before its start page has replaced the initial blank
+        // document, which no extension may script.
+        let url = fixtures.url(page);
+        eventually("the start page to load", CONNECT_LIMIT, || async {
+            let tabs = client.call("list_tabs", json!({})).await;
+            tabs.data()["tabs"]
+                .as_array()?
+                .iter()
+                .any(|t| t["url"] == url.as_str() && t["status"] == "complete")
+                .then_some(())
+        })
+        .await;
         OneBrowser {
             fixtures,
             hub,

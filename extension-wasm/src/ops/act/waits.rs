@@ -129,6 +129,8 @@ async fn poll(
         return Ok(());
     }
     if let WaitCondition::NetworkIdle { idle_ms } = condition {
+        // Attached, tabwire sees the tab's requests from now on.
+        crate::debugger::ensure_attached(tab).await?;
         return match select(
             activity::wait_network_idle(tab, f64::from(*idle_ms)),
             sleep(budget_ms),
