@@ -55,15 +55,23 @@ pub async fn move_to(tab: TabId, x: f64, y: f64) -> Result<(), OpError> {
     .map(|_| ())
 }
 
-/// Moves to (x, y) and clicks `count` times with `button`.
+/// Clicks (x, y) `count` times with `button`, moving the mouse there first when `with_move`.
+///
+/// Chrome delivers mouse moves in step with frames, and a background tab draws none: a move
+/// there waits about 5 s for Chrome's input timeout (measured), while presses and releases
+/// arrive at once. So a click in a background tab goes without the move; the page still sees
+/// the pointer enter the element (Chrome updates hover on the press).
 pub async fn click(
     tab: TabId,
     x: f64,
     y: f64,
     button: MouseButton,
     count: u32,
+    with_move: bool,
 ) -> Result<(), OpError> {
-    move_to(tab, x, y).await?;
+    if with_move {
+        move_to(tab, x, y).await?;
+    }
     let (name, bit) = button.cdp();
     let mut events = Vec::new();
     for n in 1..=count.max(1) {

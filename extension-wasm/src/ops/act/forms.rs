@@ -89,8 +89,17 @@ pub async fn select_option(
         })
         .await?;
         let line = render_node(&found.value.node, &url, Detail::Full);
+        let shown = crate::ops::tabs::get_tab(tab).await?.active;
         checkpoint.check()?;
-        input::click(tab, found.value.x, found.value.y, MouseButton::Left, 1).await?;
+        input::click(
+            tab,
+            found.value.x,
+            found.value.y,
+            MouseButton::Left,
+            1,
+            shown,
+        )
+        .await?;
         return Ok(outcome(
             tab,
             format!("Chose {line}"),

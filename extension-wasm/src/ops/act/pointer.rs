@@ -23,12 +23,13 @@ use tabwire_protocol::{
 };
 
 use super::{outcome, retrying};
+use crate::input;
 use crate::observation::{Detail, PageNode, render_node};
-use crate::ops::{frames, tabs::resolve_tab, target};
+use crate::ops::tabs::{get_tab, resolve_tab};
+use crate::ops::{frames, target};
 use crate::page::{self, PageCommand};
 use crate::refs::TOP_FRAME;
 use crate::requests::Checkpoint;
-use crate::{debugger, input};
 
 #[derive(Deserialize)]
 struct ClickPoint {
@@ -136,8 +137,9 @@ pub async fn click(
         return dom_click(tab, target, checkpoint).await;
     }
     let at = retrying(checkpoint, || locate(tab, target)).await?;
+    let shown = get_tab(tab).await?.active;
     checkpoint.check()?;
-    input::click(tab, at.x, at.y, button, count).await?;
+    input::click(tab, at.x, at.y, button, count, shown).await?;
     let what = match (button, count) {
         (MouseButton::Left, 1) => "Clicked".to_string(),
         (MouseButton::Left, 2) => "Double-clicked".to_string(),
@@ -183,20 +185,35 @@ async fn dom_click(
     ))
 }
 
+/// Makes `tab` the selected tab of its window, if it is not: mouse moves reach only a tab that
+/// is shown (see `input::click`), and hovering or dragging is nothing but moves. Returns
+/// whether the tab had to be brought forward.
+async fn bring_forward(tab: TabId) -> Result<bool, OpError> {
+    if get_tab(tab).await?.active {
+        return Ok(false);
+    }
+    let properties = crate::chrome::to_js(&json!({"active": true}))
+        .map_err(|e| OpError::new(ErrorCode::Internal, e.to_string()))?;
+    crate::chrome::call(crate::chrome::tabs_update(tab, &properties))
+        .await
+        .map_err(|failure| crate::ops::tabs::tab_error(tab, &failure.message))?;
+    Ok(true)
+}
+
 /// Moves the mouse over the target.
 pub async fn hover(
     tab: TabId,
     target: &Target,
     checkpoint: &Checkpoint,
 ) -> Result<Outcome, OpError> {
-    debugger::ensure_attached(tab).await?;
+    let brought = bring_forward(tab).await?;
     let at = retrying(checkpoint, || locate(tab, target)).await?;
     checkpoint.check()?;
     input::move_to(tab, at.x, at.y).await?;
     Ok(outcome(
         tab,
         format!("Hovering over {}", at.line),
-        json!({"target": at.line, "x": at.x, "y": at.y}),
+        json!({"target": at.line, "x": at.x, "y": at.y, "broughtForward": brought}),
     ))
 }
 
@@ -207,6 +224,7 @@ pub async fn drag(
     to: &DragTo,
     checkpoint: &Checkpoint,
 ) -> Result<Outcome, OpError> {
+    let brought = bring_forward(tab).await?;
     let start = retrying(checkpoint, || locate(tab, from)).await?;
     let (end, end_line) = match to {
         DragTo::Offset { dx, dy } => ((start.x + dx, start.y + dy), None),
@@ -246,6 +264,6 @@ pub async fn drag(
     Ok(outcome(
         tab,
         format!("Dragged {} to {onto}", start.line),
-        json!({"target": start.line, "to": end_line, "x": end.0, "y": end.1, "html5": html5}),
+        json!({"target": start.line, "to": end_line, "x": end.0, "y": end.1, "html5": html5, "broughtForward": brought}),
     ))
 }
