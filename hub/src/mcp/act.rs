@@ -14,6 +14,40 @@ use tabwire_protocol::{ActRequest, Acted, Action, Observation, OpError, OpResult
 use super::args::WithOptions;
 use super::envelope::{ToolError, ToolOutput};
 use super::observe::{observation_data, render_observation};
+
+/// An observation in an action's data: as `get_page_snapshot` gives it, less what the action's
+/// data already says or what is at its default (the tab, the document ID, a zero offset,
+/// nothing omitted, the total of an untruncated view, an empty `removed`) — every character of
+/// every action result is paid for.
+fn action_observation_data(observation: &Observation) -> Value {
+    let mut data = observation_data(observation);
+    if let Value::Object(map) = &mut data {
+        map.remove("tabId");
+        map.remove("documentId");
+        for (key, default) in [
+            ("offset", json!(0)),
+            ("omittedNodes", json!(0)),
+            ("omittedChars", json!(0)),
+            ("truncated", json!(false)),
+        ] {
+            if map.get(key) == Some(&default) {
+                map.remove(key);
+            }
+        }
+        // Everything shown: the total is the number of nodes.
+        if !observation.truncated && observation.delta.is_none() {
+            map.remove("totalNodes");
+        }
+        if let Some(Value::Object(delta)) = map.get_mut("delta")
+            && delta
+                .get("removed")
+                .is_some_and(|r| r.as_array().is_some_and(Vec::is_empty))
+        {
+            delta.remove("removed");
+        }
+    }
+    data
+}
 use super::routing::{ToolContext, unexpected};
 
 /// `timeoutMs` of an action when the caller gives none.
@@ -61,12 +95,12 @@ pub async fn act<T: ActionTool>(
     Ok(acted_output(acted))
 }
 
-/// The result of one action: `data` is `{tabId, summary, ...details, observation?,
-/// observationError?}`; the text is the summary line and the observation.
+/// The result of one action: `data` is `{tabId, ...details, observation?, observationError?}`;
+/// the text is the summary line and the observation.
 pub fn acted_output(acted: Acted) -> ToolOutput {
+    // The summary is the text's first line; the data carries the facts behind it.
     let mut data = Map::new();
     data.insert("tabId".into(), json!(acted.outcome.tab_id));
-    data.insert("summary".into(), json!(acted.outcome.summary));
     for (key, value) in acted.outcome.details {
         // The extension's details never rename the two fields above.
         data.entry(key).or_insert(value);
@@ -94,7 +128,13 @@ pub fn observation_tail(
     error: Option<&OpError>,
 ) {
     if let Some(observation) = observation {
-        data.insert("observation".into(), observation_data(observation));
+        // A navigation's URL is the observation's: said once.
+        if data.get("url").and_then(Value::as_str) == Some(observation.url.as_str())
+            && observation.delta.is_none()
+        {
+            data.remove("url");
+        }
+        data.insert("observation".into(), action_observation_data(observation));
         text.push('\n');
         text.push_str(&render_observation(observation));
     }
@@ -116,7 +156,6 @@ mod tests {
         let mut details = Map::new();
         details.insert("target".into(), json!("button \"Go\""));
         details.insert("x".into(), json!(10));
-        details.insert("summary".into(), json!("not this one"));
         Outcome {
             tab_id: 4,
             summary: "Clicked button \"Go\"".into(),
@@ -155,7 +194,7 @@ mod tests {
             observation_error: None,
         });
         assert_eq!(output.data["tabId"], 4);
-        assert_eq!(output.data["summary"], "Clicked button \"Go\"");
+        assert!(output.data.get("summary").is_none());
         assert_eq!(output.data["target"], "button \"Go\"");
         assert_eq!(output.data["x"], 10);
         assert_eq!(output.data["observation"]["version"], 2);

@@ -338,14 +338,11 @@ pub fn render_observation(observation: &Observation) -> String {
 
 /// A delta: a short header (the caller has the rest from its baseline), then the changes.
 fn render_delta(observation: &Observation, delta: &tabwire_protocol::Delta) -> String {
-    let frame = observation
-        .frame_id
-        .map(|frame| format!(" frame {frame}"))
-        .unwrap_or_default();
-    let head = format!(
-        "tab {}{frame} version {}",
-        observation.tab_id, observation.version
-    );
+    // The tab is in the data and was in the baseline's header: not repeated here.
+    let head = match observation.frame_id {
+        Some(frame) => format!("frame {frame} version {}", observation.version),
+        None => format!("version {}", observation.version),
+    };
     let more = match (delta.view_changed, observation.truncated) {
         (false, _) => String::new(),
         (true, true) => {
@@ -464,7 +461,7 @@ mod tests {
         let text = render_observation(&empty);
         assert_eq!(
             text,
-            "tab 4 version 3: no changes since version 2 [the view now has 5 nodes and is truncated, next: offset=2]"
+            "version 3: no changes since version 2 [the view now has 5 nodes and is truncated, next: offset=2]"
         );
         assert_eq!(
             observation_data(&empty).to_string(),
@@ -476,7 +473,7 @@ mod tests {
         }
         assert_eq!(
             render_observation(&whole),
-            "tab 4 version 3: no changes since version 2"
+            "version 3: no changes since version 2"
         );
         assert_eq!(
             observation_data(&whole).to_string(),
@@ -497,7 +494,7 @@ mod tests {
         let text = render_observation(&changed);
         assert_eq!(
             text,
-            "tab 4 version 3: changes since version 2 [the view now has 5 nodes and is truncated, next: offset=2]:\n@e7 button \"Save\"\nremoved: @e5 @e6\norder: @e7 @e1"
+            "version 3: changes since version 2 [the view now has 5 nodes and is truncated, next: offset=2]:\n@e7 button \"Save\"\nremoved: @e5 @e6\norder: @e7 @e1"
         );
     }
 

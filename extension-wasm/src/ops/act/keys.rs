@@ -123,10 +123,8 @@ pub async fn type_text(
     let line = render_node(&node, &url, Detail::WithoutValue);
     Ok(outcome(
         tab,
-        format!(
-            "Typed into {line}; value is now {}",
-            serde_json::Value::String(value.clone())
-        ),
+        // The value is in the details and in the observation's line for the field.
+        format!("Typed into {line}"),
         json!({"target": line, "value": value}),
     ))
 }

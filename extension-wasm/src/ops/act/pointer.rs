@@ -117,9 +117,11 @@ pub async fn locate(tab: TabId, target: &Target) -> Result<Located, OpError> {
         .await?;
         (x, y) = (hit.value.x, hit.value.y);
     }
+    // A tenth of a pixel is precise enough to say where the click landed, and shorter.
+    let round = |v: f64| (v * 10.0).round() / 10.0;
     Ok(Located {
-        x,
-        y,
+        x: round(x),
+        y: round(y),
         line: render_node(&point.node, &resolved_tab.url, Detail::Full),
     })
 }
@@ -148,7 +150,8 @@ pub async fn click(
     Ok(outcome(
         tab,
         format!("{what} {}", at.line),
-        json!({"target": at.line, "x": at.x, "y": at.y}),
+        // The point itself is no news to an agent (a covered one is reported as an error).
+        json!({ "target": at.line }),
     ))
 }
 
@@ -213,7 +216,7 @@ pub async fn hover(
     Ok(outcome(
         tab,
         format!("Hovering over {}", at.line),
-        json!({"target": at.line, "x": at.x, "y": at.y, "broughtForward": brought}),
+        json!({"target": at.line, "broughtForward": brought}),
     ))
 }
 

@@ -56,13 +56,15 @@ pub async fn navigate(
     if let Some(css) = wait_for {
         until_selector(tab, css, checkpoint).await?;
     }
+    // The title comes with the observation; the URL is news only after a redirect.
     let landed = tabs::get_tab(tab).await?;
     let landed_url = landed.url.unwrap_or_else(|| url.to_owned());
-    Ok(outcome(
-        tab,
-        format!("Loaded {landed_url}"),
-        json!({"url": landed_url, "title": landed.title.unwrap_or_default()}),
-    ))
+    let summary = if landed_url == url {
+        "Loaded the page".to_owned()
+    } else {
+        format!("Loaded; redirected to {landed_url}")
+    };
+    Ok(outcome(tab, summary, json!({ "url": landed_url })))
 }
 
 /// After a click: a navigation it started within 500 ms is waited for (to `wait_until`), then
