@@ -343,6 +343,22 @@ impl Action {
         }
     }
 
+    /// The element the action is about, if any: the one its observation should look at.
+    pub fn target(&self) -> Option<&Target> {
+        match self {
+            Action::Click { target, .. }
+            | Action::Hover { target }
+            | Action::Type { target, .. }
+            | Action::Drag { from: target, .. } => Some(target),
+            Action::PressKey { target, .. } | Action::SelectOption { target, .. } => {
+                target.as_ref()
+            }
+            Action::FillForm { fields, .. } => fields.first().map(|f| &f.target),
+            Action::Scroll { target, to, .. } => to.as_ref().or(target.as_ref()),
+            Action::Navigate { .. } | Action::Wait { .. } => None,
+        }
+    }
+
     /// Whether the action changes the page (a wait only watches it).
     pub fn is_mutation(&self) -> bool {
         !matches!(self, Action::Wait { .. })

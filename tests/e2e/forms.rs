@@ -6,7 +6,7 @@
 //! tools, so a tool cannot pass by reporting what it meant to do.
 
 use serde_json::json;
-use tabwire_e2e::scenario::{OneBrowser, element_state};
+use tabwire_e2e::scenario::{OneBrowser, element_state, ref_of};
 use tabwire_protocol::ops::REDACTED;
 
 /// The hidden input of form.html, longer than the `maxChars` the tests read it with.
@@ -316,4 +316,52 @@ async fn element_state_reads_hidden_inputs_and_redacts_passwords() {
         .call("read_element_state", json!({"selector": "#token"}))
         .await;
     assert_eq!(element_state(&whole)["value"], TOKEN, "{}", whole.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn trusted_keys_and_text_reach_a_field_inside_a_cross_origin_frame() {
+    let setup = OneBrowser::on("Work", "frames.html").await;
+    let frame_id = tabwire_e2e::eventually(
+        "the cross-origin frame to load",
+        std::time::Duration::from_secs(15),
+        || async {
+            let reply = setup.call("list_frames", json!({})).await;
+            reply.data()["frames"]
+                .as_array()?
+                .iter()
+                .find(|f| f["url"].as_str().is_some_and(|u| u.contains("localhost")))
+                .and_then(|f| f["frameId"].as_u64())
+        },
+    )
+    .await;
+    let inside = setup.snapshot(json!({ "frameId": frame_id })).await;
+    let email = ref_of(&inside, "textbox \"Email\"");
+    let send = ref_of(&inside, "button \"Send\"");
+
+    // Trusted insertion, then trusted key events, into the other process's field.
+    let typed = setup
+        .call(
+            "type_text",
+            json!({"selector": email, "text": "bob@", "mode": "trusted"}),
+        )
+        .await;
+    assert_eq!(typed.data()["value"], "bob@", "{}", typed.text);
+    let keyed = setup
+        .call(
+            "type_text",
+            json!({"selector": email, "text": "example.com", "inputMethod": "keys"}),
+        )
+        .await;
+    assert_eq!(keyed.data()["value"], "bob@example.com", "{}", keyed.text);
+    // The action's observation is of the frame it acted in.
+    let pressed = setup
+        .call("press_key", json!({"key": "Enter", "selector": send}))
+        .await;
+    assert!(
+        pressed
+            .text
+            .contains("Sent bob@example.com from the cross frame (trusted: true)"),
+        "{}",
+        pressed.text
+    );
 }

@@ -11,6 +11,7 @@ use tabwire_protocol::{
 
 use super::act::{observe_after, perform};
 use super::{content, snapshot};
+use crate::refs::TOP_FRAME;
 use crate::requests::Checkpoint;
 
 /// Runs the batch.
@@ -43,8 +44,14 @@ pub async fn batch(
             }
         }
     }
-    let (observation, observation_error) =
-        observe_after(tab, request.observe.as_ref(), blocked, checkpoint).await;
+    let (observation, observation_error) = observe_after(
+        tab,
+        request.observe.as_ref(),
+        TOP_FRAME,
+        blocked,
+        checkpoint,
+    )
+    .await;
     Ok(OpResult::Batch(BatchResult {
         tab_id: tab,
         steps,

@@ -23,7 +23,7 @@ use std::future::Future;
 use serde_json::{Map, Value, json};
 use tabwire_protocol::{
     ActRequest, Acted, Action, ErrorCode, Observation, ObserveSpec, OpError, OpResult, Outcome,
-    SnapshotRequest, TabId, WaitUntil,
+    SnapshotRequest, TabId, Target, WaitUntil,
 };
 
 use crate::observation::delta::Params;
@@ -47,8 +47,13 @@ pub async fn act(
 ) -> Result<OpResult, OpError> {
     let outcome = perform(tab, &request.action, checkpoint).await?;
     let blocked = outcome.details.contains_key("dialog");
+    // An action on an element inside a frame is followed by an observation of that frame.
+    let frame = match request.action.target() {
+        Some(Target::Ref(element_ref)) => refs::frame_of(*element_ref),
+        _ => refs::TOP_FRAME,
+    };
     let (observation, observation_error) =
-        observe_after(tab, request.observe.as_ref(), blocked, checkpoint).await;
+        observe_after(tab, request.observe.as_ref(), frame, blocked, checkpoint).await;
     Ok(OpResult::Acted(Acted {
         outcome,
         observation,
@@ -261,6 +266,7 @@ where
 pub async fn observe_after(
     tab: TabId,
     spec: Option<&ObserveSpec>,
+    acted_in: u32,
     blocked_by_dialog: bool,
     checkpoint: &Checkpoint,
 ) -> (Option<Observation>, Option<OpError>) {
@@ -275,9 +281,11 @@ pub async fn observe_after(
         );
         return (None, Some(error));
     }
-    let frame = match target::frame_for(None, spec.scope.as_ref()) {
-        Ok(frame) => frame,
-        Err(error) => return (None, Some(error)),
+    // The scope's frame, else the frame acted in.
+    let frame = match (&spec.scope, target::frame_for(None, spec.scope.as_ref())) {
+        (_, Err(error)) => return (None, Some(error)),
+        (Some(_), Ok(frame)) => frame,
+        (None, Ok(_)) => acted_in,
     };
     let automatic = spec.since.is_none();
     let since = spec.since.or_else(|| {
@@ -296,7 +304,7 @@ pub async fn observe_after(
         })
     });
     let request = SnapshotRequest {
-        frame_id: None,
+        frame_id: (frame != refs::TOP_FRAME).then_some(frame),
         scope: spec.scope.clone(),
         query: None,
         max_nodes: spec.max_nodes,
