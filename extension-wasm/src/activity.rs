@@ -10,6 +10,9 @@
 //!   state each reached. An action notes the counter before it dispatches input; afterwards a
 //!   higher counter means the action started a navigation, which it then waits for.
 //!
+//! - Tabs each tab opened (`chrome.tabs.onCreated` with an opener), so an action can say that
+//!   its click opened a new tab.
+//!
 //! Listeners are added once at worker start. Waits poll these counters: they are cheap reads,
 //! and polling keeps the listeners free of per-wait bookkeeping.
 
@@ -40,6 +43,8 @@ struct TabActivity {
     finished: u64,
     /// The error of the latest failed load.
     failure: Option<(u64, String)>,
+    /// Tabs this tab opened (links with a target, `window.open`), oldest first.
+    opened: Vec<TabId>,
 }
 
 thread_local! {
@@ -89,6 +94,23 @@ pub fn install_listeners() {
         a.finished = a.started;
         a.failure = Some((a.started, d.error));
     });
+    let tab_created = Closure::<dyn FnMut(JsValue)>::new(|tab: JsValue| {
+        #[derive(Deserialize)]
+        #[serde(rename_all = "camelCase")]
+        struct Created {
+            id: Option<TabId>,
+            opener_tab_id: Option<TabId>,
+        }
+        if let Ok(Created {
+            id: Some(id),
+            opener_tab_id: Some(opener),
+        }) = chrome::from_js::<Created>(tab)
+        {
+            with_tab(opener, |a| a.opened.push(id));
+        }
+    });
+    chrome::tabs_on_created_add(tab_created.as_ref().unchecked_ref());
+    tab_created.forget();
     chrome::web_navigation_on_before_navigate(load_started.as_ref().unchecked_ref());
     chrome::web_navigation_on_dom_content_loaded(parsed.as_ref().unchecked_ref());
     chrome::web_navigation_on_completed(completed.as_ref().unchecked_ref());
@@ -129,6 +151,16 @@ pub fn forget(tab: TabId) {
 /// The tab's load counter, to compare with after an action.
 pub fn load_mark(tab: TabId) -> u64 {
     with_tab(tab, |a| a.started)
+}
+
+/// How many tabs the tab has opened so far, to compare with after an action.
+pub fn opened_mark(tab: TabId) -> usize {
+    with_tab(tab, |a| a.opened.len())
+}
+
+/// The tabs the tab opened after `mark`.
+pub fn opened_since(tab: TabId, mark: usize) -> Vec<TabId> {
+    with_tab(tab, |a| a.opened.get(mark..).unwrap_or_default().to_vec())
 }
 
 /// Whether a top-frame load started after `mark`.

@@ -49,6 +49,8 @@ extern "C" {
     pub fn tabs_on_updated_add(listener: &Function);
     #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onUpdated"], js_name = removeListener)]
     pub fn tabs_on_updated_remove(listener: &Function);
+    #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onCreated"], js_name = addListener)]
+    pub fn tabs_on_created_add(listener: &Function);
     #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onRemoved"], js_name = addListener)]
     pub fn tabs_on_removed_add(listener: &Function);
     #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onRemoved"], js_name = removeListener)]

@@ -45,7 +45,7 @@ pub struct Checkpoint {
     deadline_at: f64,
     timeout: OpError,
     /// Set once a check let input through: from then on, a timeout may come after the action.
-    dispatched: Rc<Cell<bool>>,
+    dispatched: Rc<Cell<u32>>,
     /// Set once the request left its tab's queue.
     running: Rc<Cell<bool>>,
 }
@@ -63,6 +63,11 @@ impl Checkpoint {
 
     /// Whether input was let through.
     pub fn dispatched(&self) -> bool {
+        self.dispatched.get() > 0
+    }
+
+    /// How many checks let input through so far (a batch step compares before and after).
+    pub fn dispatches(&self) -> u32 {
         self.dispatched.get()
     }
 
@@ -70,7 +75,7 @@ impl Checkpoint {
     /// to dispatch input.
     pub fn check(&self) -> Result<(), OpError> {
         self.check_alive()?;
-        self.dispatched.set(true);
+        self.dispatched.set(self.dispatched.get() + 1);
         Ok(())
     }
 
@@ -114,7 +119,7 @@ pub async fn handle(request: Request, link: Link) {
         generation: link.generation(),
         deadline_at: started + deadline_ms as f64,
         timeout: timeout.clone(),
-        dispatched: Rc::new(Cell::new(false)),
+        dispatched: Rc::new(Cell::new(0)),
         running: Rc::new(Cell::new(false)),
     };
     let stop = select(

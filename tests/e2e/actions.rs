@@ -71,6 +71,18 @@ async fn clicks_are_trusted_by_default_and_dom_clicks_are_not() {
             .await,
         json!([3, true])
     );
+
+    // A click that opens a tab says which.
+    let opened = setup.click("#new-tab").await;
+    let tabs = opened.data()["openedTabs"].clone();
+    assert_eq!(tabs.as_array().map(Vec::len), Some(1), "{}", opened.text);
+    assert!(opened.text.contains("it opened tab"), "{}", opened.text);
+    let listed = setup.call("list_tabs", json!({})).await;
+    assert!(
+        listed.text.contains(&tabs[0].to_string()),
+        "{}",
+        listed.text
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

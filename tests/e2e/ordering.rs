@@ -239,6 +239,36 @@ async fn a_batch_failing_at_step_two_reports_step_one_and_keeps_its_effect() {
             .await,
         json!(["alice", ""])
     );
+
+    // A step still running when the batch's deadline comes ends the batch with what was done.
+    let late = setup
+        .call(
+            "run_browser_actions",
+            json!({"timeoutMs": 1500, "steps": [
+                {"kind": "type", "selector": "#username", "text": "bob", "clear": true},
+                {"kind": "waitFor", "for": "text", "text": "This never appears"},
+                {"kind": "click", "selector": "#submit"},
+            ]}),
+        )
+        .await;
+    let error = late.error();
+    assert!(
+        ["WAIT_TIMEOUT", "TAB_UNRESPONSIVE"].contains(&late.error_code()),
+        "{}",
+        late.text
+    );
+    assert_eq!(error["failedStep"], 1, "{error}");
+    assert_eq!(error["completedSteps"].as_array().map(Vec::len), Some(1));
+    assert_eq!(
+        setup
+            .evaluate(
+                "login.html",
+                "document.getElementById('result').textContent"
+            )
+            .await,
+        "Not signed in",
+        "the step after the deadline never ran"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,13 +6,14 @@
 //! the completed steps' results and the failure. Nothing is rolled back or replayed.
 
 use tabwire_protocol::{
-    BatchRequest, BatchResult, OpError, OpResult, Step, StepFailure, StepResult, TabId,
+    BatchRequest, BatchResult, ErrorCode, OpError, OpResult, Step, StepFailure, StepResult, TabId,
 };
 
-use super::act::{observe_after, perform};
+use super::act::{MARGIN_MS, observe_after, perform};
 use super::{content, snapshot};
 use crate::refs::TOP_FRAME;
 use crate::requests::Checkpoint;
+use crate::timer::{Either, select, sleep};
 
 /// Runs the batch.
 pub async fn batch(
@@ -24,7 +25,36 @@ pub async fn batch(
     let mut failure = None;
     let mut blocked = false;
     for (index, step) in request.steps.into_iter().enumerate() {
-        match run_step(tab, step, checkpoint).await {
+        let mutation = matches!(&step, Step::Act { action } if action.is_mutation());
+        let before = checkpoint.dispatches();
+        // The step stops a little before the request's deadline, so the batch can still
+        // answer with the steps it completed.
+        let budget = checkpoint.remaining_ms() - MARGIN_MS;
+        let outcome = match select(run_step(tab, step, checkpoint), sleep(budget)).await {
+            Either::Left(outcome) => outcome,
+            Either::Right(()) => {
+                let error = OpError::new(
+                    ErrorCode::TabUnresponsive,
+                    "The batch's deadline passed during this step.",
+                );
+                Err(if mutation && checkpoint.dispatches() > before {
+                    OpError {
+                        message: format!(
+                            "{} Its action may already have happened: take a snapshot to check.",
+                            error.message
+                        ),
+                        ..error
+                    }
+                    .action_may_have_occurred()
+                } else {
+                    OpError {
+                        message: format!("{} Nothing was done in it.", error.message),
+                        ..error
+                    }
+                })
+            }
+        };
+        match outcome {
             Ok(result) => {
                 if let StepResult::Acted { outcome } = &result {
                     blocked = outcome.details.contains_key("dialog");
@@ -82,7 +112,7 @@ async fn run_step(tab: TabId, step: Step, checkpoint: &Checkpoint) -> Result<Ste
 
 fn unexpected() -> OpError {
     OpError::new(
-        tabwire_protocol::ErrorCode::Internal,
+        ErrorCode::Internal,
         "a batch step produced the wrong kind of result",
     )
 }

@@ -37,7 +37,7 @@ const RETRY_MS: f64 = 100.0;
 
 /// Time kept back at the end of the deadline to report a precise error (or the observation's
 /// absence) instead of the generic timeout.
-const MARGIN_MS: f64 = 150.0;
+pub const MARGIN_MS: f64 = 150.0;
 
 /// Runs `Operation::Act`.
 pub async fn act(
@@ -74,6 +74,7 @@ pub async fn perform(
         debugger::ensure_attached(tab).await?;
     }
     let mark = activity::load_mark(tab);
+    let opened_mark = activity::opened_mark(tab);
     let outcome = match select(
         dispatch(tab, action, checkpoint),
         debugger::dialog_opened(tab),
@@ -98,6 +99,18 @@ pub async fn perform(
         Either::Right(dialog) => return Err(debugger::dialog_error(&dialog)),
     };
     let mut outcome = outcome;
+    let opened = activity::opened_since(tab, opened_mark);
+    if !opened.is_empty() {
+        outcome.summary.push_str(&format!(
+            "; it opened tab {} (list_tabs shows it)",
+            opened
+                .iter()
+                .map(TabId::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        outcome.details.insert("openedTabs".into(), json!(opened));
+    }
     // Input that started a navigation: observe the new document, once it is parsed.
     let navigates_itself = matches!(action, Action::Navigate { .. } | Action::Wait { .. })
         || matches!(

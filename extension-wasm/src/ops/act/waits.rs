@@ -24,6 +24,10 @@ const POLL_MS: f64 = 100.0;
 /// How long after a click a navigation it caused must have started to be waited for.
 const CLICK_NAVIGATION_START_MS: f64 = 500.0;
 
+/// How long after `chrome.tabs.update` a navigation must have started: Chrome reports it at
+/// once; a URL that differs only in its fragment never starts one.
+const LOAD_START_MS: f64 = 1000.0;
+
 #[derive(Deserialize)]
 struct Found {
     found: bool,
@@ -49,9 +53,10 @@ pub async fn navigate(
     chrome::call(chrome::tabs_update(tab, &properties))
         .await
         .map_err(|failure| navigate::refused(tab, url, &failure.message))?;
-    let started = activity::wait_load_start(tab, mark, checkpoint.remaining_ms()).await;
-    if started {
-        activity::wait_load(tab, wait_until).await?;
+    // Chrome reports the start at once, however slow the server; a URL that differs only in
+    // its fragment starts no load at all.
+    if activity::wait_load_start(tab, mark, LOAD_START_MS).await {
+        loaded(tab, wait_until, checkpoint).await?;
     }
     if let Some(css) = wait_for {
         until_selector(tab, css, checkpoint).await?;
@@ -78,12 +83,33 @@ pub async fn after_click(
 ) -> Result<(), OpError> {
     let until = wait_until.unwrap_or_default();
     if activity::wait_load_start(tab, mark, CLICK_NAVIGATION_START_MS).await {
-        activity::wait_load(tab, until).await?;
+        loaded(tab, until, checkpoint).await?;
     }
     if let Some(css) = wait_for {
         until_selector(tab, css, checkpoint).await?;
     }
     Ok(())
+}
+
+/// Waits for the tab's latest load to reach `until`, stopping a little before the deadline
+/// with `NAVIGATION_TIMEOUT` (the input that started the load has been sent).
+async fn loaded(tab: TabId, until: WaitUntil, checkpoint: &Checkpoint) -> Result<(), OpError> {
+    let budget = (checkpoint.remaining_ms() - MARGIN_MS).max(0.0);
+    match select(activity::wait_load(tab, until), sleep(budget)).await {
+        Either::Left(result) => result,
+        Either::Right(()) => Err(OpError::new(
+            ErrorCode::NavigationTimeout,
+            format!(
+                "The page did not reach {} within the deadline; it may still be loading. Take \
+                 a snapshot to see where the tab is before retrying.",
+                match until {
+                    WaitUntil::Domcontentloaded => "DOMContentLoaded",
+                    WaitUntil::Complete => "the end of its load",
+                }
+            ),
+        )
+        .action_may_have_occurred()),
+    }
 }
 
 /// Waits for `css` to be rendered until the deadline (clicks and navigations that wait).
