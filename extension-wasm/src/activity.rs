@@ -91,6 +91,8 @@ pub fn install_listeners() {
         a.finished = a.started;
     });
     let failed = top(|a, d| {
+        // A failed load (an aborted one too: a download, a 204) gets no further.
+        a.parsed = a.started;
         a.finished = a.started;
         a.failure = Some((a.started, d.error));
     });

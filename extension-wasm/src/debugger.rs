@@ -222,8 +222,15 @@ pub async fn ensure_attached(tab: TabId) -> Result<(), OpError> {
         Ok(None) => return Ok(()),
         Ok(Some(promise)) => promise,
         Err(()) => {
-            let promise = chrome::debugger_attach(&debuggee(tab)?, PROTOCOL_VERSION)
+            let attach = chrome::debugger_attach(&debuggee(tab)?, PROTOCOL_VERSION)
                 .map_err(|e| attach_error(tab, &chrome::js_message(&e)))?;
+            // Attached means attached with the events on: callers that share this promise
+            // must not act before the dialog events are.
+            let promise = wasm_bindgen_futures::future_to_promise(async move {
+                JsFuture::from(attach).await?;
+                enable_events(tab).await;
+                Ok(JsValue::UNDEFINED)
+            });
             ATTACHED.with(|attached| {
                 attached
                     .borrow_mut()
@@ -235,7 +242,6 @@ pub async fn ensure_attached(tab: TabId) -> Result<(), OpError> {
     match JsFuture::from(promise).await {
         Ok(_) => {
             ATTACHED.with(|attached| attached.borrow_mut().insert(tab, Attachment::Attached));
-            enable_events(tab).await;
             Ok(())
         }
         Err(error) => {
@@ -316,6 +322,32 @@ pub fn attach_error(tab: TabId, message: &str) -> OpError {
             "Chrome would not let tabwire attach its debugger to the tab: {message} Retry in a moment."
         ),
     )
+}
+
+/// Sends one CDP command on the session as it is, never attaching: for input already let
+/// through by its checkpoint, which must not wait for an attach first.
+pub async fn send_attached(
+    tab: TabId,
+    method: &str,
+    params: &serde_json::Value,
+) -> Result<JsValue, OpError> {
+    let params =
+        chrome::to_js(params).map_err(|e| OpError::new(ErrorCode::Internal, e.to_string()))?;
+    chrome::call(chrome::debugger_send_command(
+        &debuggee(tab)?,
+        method,
+        &params,
+    ))
+    .await
+    .map_err(|failure| {
+        if failure.message.contains("not attached") {
+            forget(tab);
+        }
+        OpError::new(
+            ErrorCode::DebuggerUnavailable,
+            format!("Chrome's debugger rejected {method}: {failure}"),
+        )
+    })
 }
 
 /// Sends one CDP command, reattaching once if Chrome says the session is gone.

@@ -10,33 +10,51 @@ use serde_json::{Value, json};
 use tabwire_protocol::{ErrorCode, MouseButton, OpError, TabId};
 use wasm_bindgen::JsValue;
 
-use crate::debugger::{self, send};
+use crate::debugger::{self, send, send_attached};
+use crate::requests::Checkpoint;
 
 /// How many intermediate moves a drag makes, so sortable lists see the pointer travel.
 const DRAG_STEPS: u32 = 10;
 
-/// Runs `events` in order as a promise that finishes even if nobody awaits it any more.
-/// Errors after the first event may come after the page reacted, so they say so.
-async fn unstoppable(tab: TabId, events: Vec<(&'static str, Value)>) -> Result<(), OpError> {
+/// Events sent one after the other on the tab's debugger session.
+type Events = Vec<(&'static str, Value)>;
+
+/// Sends `events` in order; on failure, says how many went out before it.
+async fn send_all(tab: TabId, events: Events) -> Result<(), (usize, OpError)> {
+    for (sent, (method, params)) in events.into_iter().enumerate() {
+        send_attached(tab, method, &params)
+            .await
+            .map_err(|error| (sent, error))?;
+    }
+    Ok(())
+}
+
+/// Runs `events` in order as a promise that finishes even if nobody awaits it any more (see the
+/// module's comment), then `cleanup` whatever happened. The session must already be attached:
+/// nothing here waits for an attach. An error says the action may have happened only when an
+/// event had gone out before it.
+async fn unstoppable(tab: TabId, events: Events, cleanup: Events) -> Result<(), OpError> {
     let run = wasm_bindgen_futures::future_to_promise(async move {
-        for (method, params) in events {
-            if let Err(error) = send(tab, method, &params).await {
-                return Err(JsValue::from_str(&error.message));
-            }
+        let outcome = send_all(tab, events).await;
+        // Best effort: the cleanup restores Chrome's state, it does not change the outcome.
+        let _ = send_all(tab, cleanup).await;
+        match outcome {
+            Ok(()) => Ok(JsValue::UNDEFINED),
+            Err((sent, error)) => Err(JsValue::from_str(&format!("{sent}\n{}", error.message))),
         }
-        Ok(JsValue::UNDEFINED)
     });
     wasm_bindgen_futures::JsFuture::from(run)
         .await
         .map(|_| ())
-        .map_err(|message| {
-            OpError::new(
-                ErrorCode::DebuggerUnavailable,
-                message
-                    .as_string()
-                    .unwrap_or_else(|| "the input failed".into()),
-            )
-            .action_may_have_occurred()
+        .map_err(|failure| {
+            let text = failure.as_string().unwrap_or_default();
+            let (sent, message) = text.split_once('\n').unwrap_or(("1", "the input failed"));
+            let error = OpError::new(ErrorCode::DebuggerUnavailable, message);
+            if sent == "0" {
+                error
+            } else {
+                error.action_may_have_occurred()
+            }
         })
 }
 
@@ -46,16 +64,20 @@ fn mouse(kind: &str, x: f64, y: f64, button: &str, buttons: u32, count: u32) -> 
 
 /// Moves the mouse to (x, y), CSS pixels of the viewport.
 pub async fn move_to(tab: TabId, x: f64, y: f64) -> Result<(), OpError> {
-    send(
+    unstoppable(
         tab,
-        "Input.dispatchMouseEvent",
-        &mouse("mouseMoved", x, y, "none", 0, 0),
+        vec![(
+            "Input.dispatchMouseEvent",
+            mouse("mouseMoved", x, y, "none", 0, 0),
+        )],
+        vec![],
     )
     .await
-    .map(|_| ())
 }
 
 /// Clicks (x, y) `count` times with `button`, moving the mouse there first when `with_move`.
+/// The checkpoint is passed before the move and again before the press: a move can wait for a
+/// frame of a busy page, and the deadline may pass meanwhile.
 ///
 /// Chrome delivers mouse moves in step with frames, and a background tab draws none: a move
 /// there waits about 5 s for Chrome's input timeout (measured), while presses and releases
@@ -63,15 +85,18 @@ pub async fn move_to(tab: TabId, x: f64, y: f64) -> Result<(), OpError> {
 /// the pointer enter the element (Chrome updates hover on the press).
 pub async fn click(
     tab: TabId,
-    x: f64,
-    y: f64,
+    at: (f64, f64),
     button: MouseButton,
     count: u32,
     with_move: bool,
+    checkpoint: &Checkpoint,
 ) -> Result<(), OpError> {
+    let (x, y) = at;
     if with_move {
+        checkpoint.check()?;
         move_to(tab, x, y).await?;
     }
+    checkpoint.check()?;
     let (name, bit) = button.cdp();
     let mut events = Vec::new();
     for n in 1..=count.max(1) {
@@ -84,21 +109,27 @@ pub async fn click(
             mouse("mouseReleased", x, y, name, 0, n),
         ));
     }
-    unstoppable(tab, events).await
+    unstoppable(tab, events, vec![]).await
 }
 
-/// Presses on `from`, moves in steps to `to` and releases there. With Chrome's drag
-/// interception on, an HTML5 drag the press starts is handed back to tabwire
+/// Presses on `from`, moves in steps to `to` and releases there, all in one unstoppable run
+/// whose release (and the end of drag interception) happen whatever fails before them. With
+/// Chrome's drag interception on, an HTML5 drag the press starts is handed back to tabwire
 /// (`Input.dragIntercepted`) and delivered to the drop point with `Input.dispatchDragEvent`,
 /// which headless and headed Chrome both honour. Returns whether an HTML5 drag was delivered.
 pub async fn drag(tab: TabId, from: (f64, f64), to: (f64, f64)) -> Result<bool, OpError> {
     debugger::take_drag(tab);
     send(tab, "Input.setInterceptDrags", &json!({"enabled": true})).await?;
-    move_to(tab, from.0, from.1).await?;
-    let mut events = vec![(
-        "Input.dispatchMouseEvent",
-        mouse("mousePressed", from.0, from.1, "left", 1, 1),
-    )];
+    let mut events = vec![
+        (
+            "Input.dispatchMouseEvent",
+            mouse("mouseMoved", from.0, from.1, "none", 0, 0),
+        ),
+        (
+            "Input.dispatchMouseEvent",
+            mouse("mousePressed", from.0, from.1, "left", 1, 1),
+        ),
+    ];
     for step in 1..=DRAG_STEPS {
         let t = f64::from(step) / f64::from(DRAG_STEPS);
         let (x, y) = (from.0 + (to.0 - from.0) * t, from.1 + (to.1 - from.1) * t);
@@ -107,39 +138,56 @@ pub async fn drag(tab: TabId, from: (f64, f64), to: (f64, f64)) -> Result<bool, 
             mouse("mouseMoved", x, y, "left", 1, 0),
         ));
     }
-    unstoppable(tab, events).await?;
-    let html5 = match debugger::take_drag(tab) {
-        Some(data) => {
-            let drag_event = |kind: &str| {
-                (
-                    "Input.dispatchDragEvent",
-                    json!({"type": kind, "x": to.0, "y": to.1, "data": data.clone()}),
-                )
-            };
-            unstoppable(
-                tab,
-                vec![
+    let release = vec![
+        (
+            "Input.dispatchMouseEvent",
+            mouse("mouseReleased", to.0, to.1, "left", 0, 1),
+        ),
+        ("Input.setInterceptDrags", json!({"enabled": false})),
+    ];
+    let run = wasm_bindgen_futures::future_to_promise(async move {
+        let moved = send_all(tab, events).await;
+        // An HTML5 drag the moves started, delivered at the drop point.
+        let dropped = match (&moved, debugger::take_drag(tab)) {
+            (Ok(()), Some(data)) => {
+                let drag_event = |kind: &str| {
+                    (
+                        "Input.dispatchDragEvent",
+                        json!({"type": kind, "x": to.0, "y": to.1, "data": data.clone()}),
+                    )
+                };
+                let drops = vec![
                     drag_event("dragEnter"),
                     drag_event("dragOver"),
                     drag_event("drop"),
-                ],
-            )
-            .await?;
-            true
-        }
-        None => false,
-    };
-    let released = unstoppable(
-        tab,
-        vec![(
-            "Input.dispatchMouseEvent",
-            mouse("mouseReleased", to.0, to.1, "left", 0, 1),
-        )],
-    )
-    .await;
-    // Interception off again, whatever happened: ordinary drags by a person must work.
-    let _ = send(tab, "Input.setInterceptDrags", &json!({"enabled": false})).await;
-    released.map(|()| html5)
+                ];
+                send_all(tab, drops).await.map(|()| true)
+            }
+            _ => Ok(false),
+        };
+        // The button is released and interception ended, whatever happened above.
+        let released = send_all(tab, release).await;
+        let failed = |(sent, error): (usize, OpError)| {
+            JsValue::from_str(&format!("{sent}\n{}", error.message))
+        };
+        moved.map_err(failed)?;
+        let html5 = dropped.map_err(|(_, error)| failed((1, error)))?;
+        released.map_err(|(_, error)| failed((1, error)))?;
+        Ok(JsValue::from_bool(html5))
+    });
+    wasm_bindgen_futures::JsFuture::from(run)
+        .await
+        .map(|value| value.as_bool().unwrap_or(false))
+        .map_err(|failure| {
+            let text = failure.as_string().unwrap_or_default();
+            let (sent, message) = text.split_once('\n').unwrap_or(("1", "the drag failed"));
+            let error = OpError::new(ErrorCode::DebuggerUnavailable, message);
+            if sent == "0" {
+                error
+            } else {
+                error.action_may_have_occurred()
+            }
+        })
 }
 
 /// A key as CDP wants it.
@@ -231,7 +279,7 @@ pub fn key_def(name: &str, modifiers: u8) -> Result<KeyDef, OpError> {
     })
 }
 
-fn key_events(def: &KeyDef, modifiers: u8) -> Vec<(&'static str, Value)> {
+fn key_events(def: &KeyDef, modifiers: u8) -> Events {
     // With Control, Alt or Meta held a key is a shortcut, not typing.
     let text = if modifiers & TYPING_BLOCKED_BY != 0 {
         ""
@@ -255,18 +303,23 @@ fn key_events(def: &KeyDef, modifiers: u8) -> Vec<(&'static str, Value)> {
 
 /// Presses and releases one key with `modifiers` held.
 pub async fn press_key(tab: TabId, def: &KeyDef, modifiers: u8) -> Result<(), OpError> {
-    unstoppable(tab, key_events(def, modifiers)).await
+    unstoppable(tab, key_events(def, modifiers), vec![]).await
 }
 
 /// Inserts `text` into the focused element as one trusted edit.
 pub async fn insert_text(tab: TabId, text: &str) -> Result<(), OpError> {
-    unstoppable(tab, vec![("Input.insertText", json!({"text": text}))]).await
+    unstoppable(
+        tab,
+        vec![("Input.insertText", json!({ "text": text }))],
+        vec![],
+    )
+    .await
 }
 
-/// Types `text` into the focused element as a key down/up per character.
-pub async fn type_keys(tab: TabId, text: &str) -> Result<(), OpError> {
-    let mut events = Vec::new();
-    for c in text.chars() {
+/// Types `text` into the focused element as a key down/up per character. The checkpoint is
+/// passed before every character: a long text stops at the deadline, between two keys.
+pub async fn type_keys(tab: TabId, text: &str, checkpoint: &Checkpoint) -> Result<(), OpError> {
+    for (typed, c) in text.chars().enumerate() {
         let def = if c == '\n' {
             key_def("Enter", 0)?
         } else {
@@ -274,9 +327,23 @@ pub async fn type_keys(tab: TabId, text: &str) -> Result<(), OpError> {
             def.text = c.to_string();
             def
         };
-        events.extend(key_events(&def, 0));
+        let stopped = |mut error: OpError| {
+            if typed > 0 {
+                error.message = format!(
+                    "{} ({typed} of {} characters were typed)",
+                    error.message,
+                    text.chars().count()
+                );
+                error = error.action_may_have_occurred();
+            }
+            error
+        };
+        checkpoint.check().map_err(stopped)?;
+        unstoppable(tab, key_events(&def, 0), vec![])
+            .await
+            .map_err(stopped)?;
     }
-    unstoppable(tab, events).await
+    Ok(())
 }
 
 #[cfg(test)]

@@ -172,6 +172,19 @@ pub fn status(tab: TabId) -> (Option<ActiveWork>, u32) {
     })
 }
 
+/// Takes `tab` for `tool` if nothing runs or waits there; `None` otherwise.
+pub fn try_admit(tab: TabId, tool: &str) -> Option<Permit> {
+    if !is_idle(tab) {
+        return None;
+    }
+    let mut admission = admit(tab, tool, 0);
+    let waker = std::task::Waker::noop();
+    match Pin::new(&mut admission).poll(&mut Context::from_waker(waker)) {
+        Poll::Ready(permit) => Some(permit),
+        Poll::Pending => None,
+    }
+}
+
 /// Whether nothing runs or waits in `tab`.
 pub fn is_idle(tab: TabId) -> bool {
     matches!(status(tab), (None, 0))

@@ -182,7 +182,12 @@ async fn run(
         checkpoint.running.set(true);
         return ops::execute(tab_id, op, checkpoint).await;
     }
-    let tab = resolve_tab(tab_id).await?.id;
+    // A named tab takes its place in line at once (arrival order); the handler checks it
+    // exists. Only "the active tab" must be looked up first.
+    let tab = match tab_id {
+        Some(tab) => tab,
+        None => resolve_tab(None).await?.id,
+    };
     // Dropped at the deadline while still waiting, this leaves the line (`QUEUE_TIMEOUT`).
     let _permit = queue::admit(tab, tool, deadline_ms).await;
     checkpoint.running.set(true);

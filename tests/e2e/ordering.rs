@@ -87,8 +87,9 @@ async fn waits_for_text_urls_network_idle_and_navigations() {
             json!({"url": url, "waitUntil": "domcontentloaded", "waitFor": "#ready"}),
         )
         .await;
+    // The URL is said once: in the observation (the data's own `url` only after a redirect).
     assert!(
-        loaded.data()["url"]
+        loaded.data()["observation"]["url"]
             .as_str()
             .is_some_and(|text| text.contains("ready=800")),
         "{}",
@@ -111,7 +112,7 @@ async fn waits_for_text_urls_network_idle_and_navigations() {
     let data = moved.data();
     assert_eq!(data["navigated"], true, "{data}");
     assert!(
-        data["url"]
+        data["observation"]["url"]
             .as_str()
             .is_some_and(|text| text.contains("counter.html")),
         "{data}"

@@ -11,6 +11,7 @@ use tabwire_protocol::{
 
 use super::act::{MARGIN_MS, observe_after, perform};
 use super::{content, snapshot};
+use crate::debugger;
 use crate::refs::TOP_FRAME;
 use crate::requests::Checkpoint;
 use crate::timer::{Either, select, sleep};
@@ -24,6 +25,7 @@ pub async fn batch(
     let mut steps = Vec::with_capacity(request.steps.len());
     let mut failure = None;
     let mut blocked = false;
+    let count = request.steps.len();
     for (index, step) in request.steps.into_iter().enumerate() {
         let mutation = matches!(&step, Step::Act { action } if action.is_mutation());
         let before = checkpoint.dispatches();
@@ -60,8 +62,14 @@ pub async fn batch(
                     blocked = outcome.details.contains_key("dialog");
                 }
                 steps.push(result);
-                // A dialog the step opened blocks the page: later steps could not run.
+                // A dialog the step opened blocks the page: later steps cannot run.
                 if blocked {
+                    if index + 1 < count {
+                        failure = Some(StepFailure {
+                            step: (index + 1) as u32,
+                            error: dialog_blocks(tab),
+                        });
+                    }
                     break;
                 }
             }
@@ -97,16 +105,38 @@ async fn run_step(tab: TabId, step: Step, checkpoint: &Checkpoint) -> Result<Ste
         Step::Act { action } => Ok(StepResult::Acted {
             outcome: perform(tab, &action, checkpoint).await?,
         }),
+        // Reads are stopped by a dialog the page opens meanwhile (actions handle their own).
         Step::Observe { request } => {
-            match snapshot::snapshot(Some(tab), request, checkpoint).await? {
+            match unless_dialog(tab, snapshot::snapshot(Some(tab), request, checkpoint)).await? {
                 OpResult::Snapshot(observation) => Ok(StepResult::Observed { observation }),
                 _ => Err(unexpected()),
             }
         }
-        Step::Content { request } => match content::content(Some(tab), request).await? {
-            OpResult::Content(content) => Ok(StepResult::Content { content }),
-            _ => Err(unexpected()),
-        },
+        Step::Content { request } => {
+            match unless_dialog(tab, content::content(Some(tab), request)).await? {
+                OpResult::Content(content) => Ok(StepResult::Content { content }),
+                _ => Err(unexpected()),
+            }
+        }
+    }
+}
+
+/// `work`, or `DIALOG_OPEN` as soon as a dialog blocks the tab.
+async fn unless_dialog(
+    tab: TabId,
+    work: impl std::future::Future<Output = Result<OpResult, OpError>>,
+) -> Result<OpResult, OpError> {
+    match select(work, debugger::dialog_opened(tab)).await {
+        Either::Left(result) => result,
+        Either::Right(dialog) => Err(debugger::dialog_error(&dialog)),
+    }
+}
+
+/// Why the steps after one that opened a dialog did not run.
+fn dialog_blocks(tab: TabId) -> OpError {
+    match debugger::dialog(tab) {
+        Some(dialog) => debugger::dialog_error(&dialog),
+        None => OpError::new(ErrorCode::DialogOpen, "A dialog blocks the page."),
     }
 }
 

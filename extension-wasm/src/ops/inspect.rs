@@ -87,17 +87,21 @@ pub async fn health(tab_id: Option<TabId>, recover_debugger: bool) -> Result<OpR
     let tab = resolved.id;
     let mut recovery = None;
     if recover_debugger {
-        let (active, queued) = queue::status(tab);
-        if let Some(active) = active.filter(|_| !queue::is_idle(tab)) {
+        // Held while reattaching: nothing may start on the tab meanwhile.
+        let Some(_idle) = queue::try_admit(tab, "get_tab_health") else {
+            let (active, queued) = queue::status(tab);
+            let running = active.map_or_else(
+                || "an operation about to start".to_owned(),
+                |a| format!("{} ({} ms of {} ms)", a.tool, a.elapsed_ms, a.deadline_ms),
+            );
             return Err(OpError::new(
                 ErrorCode::TabBusy,
                 format!(
-                    "The tab is running {} ({} ms of {} ms) with {queued} more waiting; the \
-                     debugger is only reattached when the tab is idle. Retry when it is done.",
-                    active.tool, active.elapsed_ms, active.deadline_ms
+                    "The tab is running {running} with {queued} more waiting; the debugger is \
+                     only reattached when the tab is idle. Retry when it is done."
                 ),
             ));
-        }
+        };
         debugger::reattach(tab).await?;
         recovery = Some("reattached".to_owned());
     }

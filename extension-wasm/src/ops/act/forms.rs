@@ -90,14 +90,14 @@ pub async fn select_option(
         .await?;
         let line = render_node(&found.value.node, &url, Detail::Full);
         let shown = crate::ops::tabs::get_tab(tab).await?.active;
-        checkpoint.check()?;
+        crate::debugger::ensure_attached(tab).await?;
         input::click(
             tab,
-            found.value.x,
-            found.value.y,
+            (found.value.x, found.value.y),
             MouseButton::Left,
             1,
             shown,
+            checkpoint,
         )
         .await?;
         return Ok(outcome(

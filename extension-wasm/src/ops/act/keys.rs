@@ -104,7 +104,10 @@ pub async fn type_text(
             .await?;
             prepared.check_document(&focused.document_id)?;
             prepared.rebound(tab, focused.value.rebound);
-            checkpoint.check()?;
+            crate::debugger::ensure_attached(tab).await?;
+            if typing.input_method == InputMethod::Insert || typing.text.is_empty() {
+                checkpoint.check()?;
+            }
             match (typing.input_method, typing.text.is_empty()) {
                 // Clearing with nothing to type: delete the selected content.
                 (_, true) if typing.clear => {
@@ -112,7 +115,9 @@ pub async fn type_text(
                 }
                 (_, true) => {}
                 (InputMethod::Insert, false) => input::insert_text(tab, typing.text).await?,
-                (InputMethod::Keys, false) => input::type_keys(tab, typing.text).await?,
+                (InputMethod::Keys, false) => {
+                    input::type_keys(tab, typing.text, checkpoint).await?
+                }
             }
             let value = read_value(tab, prepared.frame, &prepared.page, missing)
                 .await
@@ -188,6 +193,7 @@ pub async fn press_key(
         prepared.rebound(tab, focused.value.rebound);
         focused_line = Some(render_node(&focused.value.node, &url, Detail::Full));
     }
+    crate::debugger::ensure_attached(tab).await?;
     checkpoint.check()?;
     input::press_key(tab, &def, modifiers).await?;
     let chord = chord(key, modifiers);

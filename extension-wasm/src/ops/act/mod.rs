@@ -68,11 +68,16 @@ pub async fn perform(
     action: &Action,
     checkpoint: &Checkpoint,
 ) -> Result<Outcome, OpError> {
-    if action.is_mutation() {
+    if action.is_mutation()
+        && let Err(error) = debugger::ensure_attached(tab).await
+    {
         // Attached, tabwire sees dialogs open (`Page.javascriptDialogOpening`) instead of
-        // waiting for a page that cannot answer.
-        debugger::ensure_attached(tab).await?;
+        // waiting for a page that cannot answer. Without it (chrome:// pages refuse debuggers,
+        // DevTools may own the tab) untrusted actions still work; trusted input reports the
+        // attach error itself.
+        crate::log!("tab {tab}: acting without the debugger ({})", error.message);
     }
+    let before = checkpoint.dispatches();
     let mark = activity::load_mark(tab);
     let opened_mark = activity::opened_mark(tab);
     let outcome = match select(
@@ -82,7 +87,7 @@ pub async fn perform(
     .await
     {
         Either::Left(outcome) => outcome?,
-        Either::Right(dialog) if checkpoint.dispatched() => {
+        Either::Right(dialog) if checkpoint.dispatches() > before => {
             let mut details = Map::new();
             details.insert("dialog".into(), json!(dialog));
             return Ok(Outcome {

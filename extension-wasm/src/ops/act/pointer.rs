@@ -23,13 +23,13 @@ use tabwire_protocol::{
 };
 
 use super::{outcome, retrying};
-use crate::input;
 use crate::observation::{Detail, PageNode, render_node};
 use crate::ops::tabs::{get_tab, resolve_tab};
 use crate::ops::{frames, target};
 use crate::page::{self, PageCommand};
 use crate::refs::TOP_FRAME;
 use crate::requests::Checkpoint;
+use crate::{debugger, input};
 
 #[derive(Deserialize)]
 struct ClickPoint {
@@ -140,8 +140,8 @@ pub async fn click(
     }
     let at = retrying(checkpoint, || locate(tab, target)).await?;
     let shown = get_tab(tab).await?.active;
-    checkpoint.check()?;
-    input::click(tab, at.x, at.y, button, count, shown).await?;
+    debugger::ensure_attached(tab).await?;
+    input::click(tab, (at.x, at.y), button, count, shown, checkpoint).await?;
     let what = match (button, count) {
         (MouseButton::Left, 1) => "Clicked".to_string(),
         (MouseButton::Left, 2) => "Double-clicked".to_string(),
@@ -209,8 +209,9 @@ pub async fn hover(
     target: &Target,
     checkpoint: &Checkpoint,
 ) -> Result<Outcome, OpError> {
-    let brought = bring_forward(tab).await?;
     let at = retrying(checkpoint, || locate(tab, target)).await?;
+    let brought = bring_forward(tab).await?;
+    debugger::ensure_attached(tab).await?;
     checkpoint.check()?;
     input::move_to(tab, at.x, at.y).await?;
     Ok(outcome(
@@ -227,7 +228,6 @@ pub async fn drag(
     to: &DragTo,
     checkpoint: &Checkpoint,
 ) -> Result<Outcome, OpError> {
-    let brought = bring_forward(tab).await?;
     let start = retrying(checkpoint, || locate(tab, from)).await?;
     let (end, end_line) = match to {
         DragTo::Offset { dx, dy } => ((start.x + dx, start.y + dy), None),
@@ -259,6 +259,8 @@ pub async fn drag(
             ((reply.value.x, reply.value.y), Some(line))
         }
     };
+    let brought = bring_forward(tab).await?;
+    debugger::ensure_attached(tab).await?;
     checkpoint.check()?;
     let html5 = input::drag(tab, (start.x, start.y), end).await?;
     let onto = end_line

@@ -153,7 +153,17 @@ async fn poll(
 ) -> Result<(), OpError> {
     let until = now_ms() + budget_ms;
     if let WaitCondition::Delay { ms } = condition {
-        sleep(f64::from(*ms).min(budget_ms)).await;
+        let ms = f64::from(*ms);
+        if ms > budget_ms {
+            return Err(OpError::new(
+                ErrorCode::WaitTimeout,
+                format!(
+                    "Only {budget_ms:.0} ms are left before the deadline, less than the {ms:.0} \
+                     ms wait; nothing was waited for."
+                ),
+            ));
+        }
+        sleep(ms).await;
         return Ok(());
     }
     if let WaitCondition::NetworkIdle { idle_ms } = condition {
