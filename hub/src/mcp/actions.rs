@@ -7,7 +7,7 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tabwire_protocol::{Action, DragTo};
+use tabwire_protocol::{Action, DragTo, Target};
 
 use super::act::ActionTool;
 use super::args::{self, ClickMode, MouseButton, WaitUntil, in_range};
@@ -121,9 +121,16 @@ impl ActionTool for DragArgs {
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
         let from = args::target(&self.selector, "selector")?;
         let to = match (self.to, self.dx, self.dy) {
-            (Some(to), None, None) => DragTo::Target {
-                target: args::target(&to, "to")?,
-            },
+            (Some(to), None, None) => {
+                let target = args::target(&to, "to")?;
+                if matches!(&target, Target::Ref(r) if r.frame.is_some()) {
+                    return Err(ToolError::invalid(
+                        "dropping onto an element inside a frame is not supported yet; drag by \
+                         an offset (dx, dy) instead",
+                    ));
+                }
+                DragTo::Target { target }
+            }
             (Some(_), _, _) => {
                 return Err(ToolError::invalid(
                     "give either to (an element) or dx/dy (an offset), not both",

@@ -86,6 +86,41 @@ fn a_bad_selector_in_the_third_step_fails_the_preflight() {
 }
 
 #[test]
+fn steps_that_span_frames_fail_the_preflight() {
+    for (bad, why) in [
+        (
+            json!({"kind": "fill", "fields": [
+                {"selector": "@e2", "value": "a"}, {"selector": "@f3e4", "value": "b"}
+            ]}),
+            "different frames",
+        ),
+        (
+            json!({"kind": "drag", "selector": "@e2", "to": "@f3e4"}),
+            "inside a frame",
+        ),
+    ] {
+        let error = preflight(
+            steps(json!([{"kind": "click", "selector": "#ok"}, bad])),
+            30_000,
+        )
+        .unwrap_err();
+        assert_eq!(error.code, ErrorCode::InvalidArgument);
+        assert_eq!(error.failed_step, Some(1));
+        assert!(error.message.contains(why), "{}", error.message);
+    }
+    // One frame's fields are fine.
+    assert!(
+        preflight(
+            steps(json!([{"kind": "fill", "fields": [
+                {"selector": "@f3e2", "value": "a"}, {"selector": "@f3e4", "value": true}
+            ]}])),
+            30_000,
+        )
+        .is_ok()
+    );
+}
+
+#[test]
 fn preflight_names_bad_kinds_fields_and_values() {
     let cases = [
         (

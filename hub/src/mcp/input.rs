@@ -6,7 +6,7 @@
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tabwire_protocol::{Action, FieldValue, FormField};
+use tabwire_protocol::{Action, FieldValue, FormField, Target};
 
 use super::act::ActionTool;
 use super::args::{self, InputMethod, TypeMode};
@@ -262,6 +262,20 @@ impl ActionTool for FillFormArgs {
                 Ok(FormField { target, value })
             })
             .collect::<Result<Vec<_>, ToolError>>()?;
+        // A form lives in one frame: refs of two frames cannot be one form's fields.
+        let frame_of = |target: &Target| match target {
+            Target::Ref(r) => r.frame,
+            Target::Css(_) => None,
+        };
+        if fields
+            .iter()
+            .any(|f| frame_of(&f.target) != frame_of(&fields[0].target))
+        {
+            return Err(ToolError::invalid(
+                "the fields are in different frames (see their refs); a form lives in one frame, \
+                 so fill each frame's fields with its own call",
+            ));
+        }
         Ok(Action::FillForm {
             fields,
             submit: self.submit.unwrap_or(false),
