@@ -93,6 +93,10 @@ pub enum ErrorCode {
     /// The tab is running an operation, so the request (e.g. recovering the debugger) was not
     /// carried out.
     TabBusy,
+    /// A tab match (URL or title) fits several tabs: pick one by its tabId.
+    AmbiguousMatch,
+    /// The document changed between a screenshot and the observation taken with it.
+    DocumentChanged,
     /// A fault inside tabwire; the message says what.
     Internal,
 }
@@ -108,7 +112,7 @@ impl ErrorCode {
                 ErrorCategory::Browser
             }
             TabNotFound | NoActiveTab | RestrictedPage | NavigationFailed | DialogOpen
-            | NoDialog | TabBusy => ErrorCategory::Tab,
+            | NoDialog | TabBusy | AmbiguousMatch | DocumentChanged => ErrorCategory::Tab,
             StaleRef | SelectorNotFound | SelectorNotUnique | TargetNotVisible | TargetCovered
             | NotEditable | OptionNotFound => ErrorCategory::Target,
             BridgeTimeout | QueueTimeout | TabUnresponsive | NavigationTimeout | Superseded
@@ -137,6 +141,7 @@ impl ErrorCode {
                 | WaitTimeout
                 | TabBusy
                 | OptionNotFound
+                | DocumentChanged
         )
     }
 
@@ -171,6 +176,8 @@ impl ErrorCode {
             NoDialog => "NO_DIALOG",
             OptionNotFound => "OPTION_NOT_FOUND",
             TabBusy => "TAB_BUSY",
+            AmbiguousMatch => "AMBIGUOUS_MATCH",
+            DocumentChanged => "DOCUMENT_CHANGED",
             Internal => "INTERNAL",
         }
     }
@@ -231,6 +238,8 @@ mod tests {
             ErrorCode::NoDialog,
             ErrorCode::OptionNotFound,
             ErrorCode::TabBusy,
+            ErrorCode::AmbiguousMatch,
+            ErrorCode::DocumentChanged,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

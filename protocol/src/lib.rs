@@ -10,6 +10,7 @@
 //! - [`ops`]: what a request asks the extension to do ([`Operation`]) and what comes back
 //!   ([`OpResult`]).
 //! - [`actions`]: actions, batches, element state, dialogs and tab health (SPEC §5, §6).
+//! - [`capture`]: tabs, history, screenshots, network and console capture, storage.
 //! - [`errors`]: stable error codes with their category, shared by hub and extension.
 //! - [`refs`]: element references (`@e12`) and how they are parsed and printed.
 //! - [`local`]: the control lines between the stdio shim and the hub on the local Unix socket,
@@ -20,6 +21,7 @@
 #![deny(missing_docs)]
 
 pub mod actions;
+pub mod capture;
 pub mod errors;
 pub mod local;
 pub mod messages;
@@ -31,6 +33,10 @@ pub use actions::{
     DialogInfo, DragTo, ElementState, FieldValue, FormField, InputMethod, MouseButton, ObserveSpec,
     Outcome, ReadStateRequest, Step, StepFailure, StepResult, TabHealth, TypeMode, WaitCondition,
     WaitUntil,
+};
+pub use capture::{
+    HistoryDirection, ImageFormat, Records, RecordsRequest, ResponseBody, Screenshot,
+    ScreenshotRequest, SnapshotBudget, StorageEntries, TabOp, TabResult,
 };
 pub use errors::{ErrorCategory, ErrorCode, OpError};
 pub use local::{LocalControl, default_socket_path};

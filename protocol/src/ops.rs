@@ -49,6 +49,11 @@ pub enum Operation {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         prompt_text: Option<String>,
     },
+    /// Tabs, history, screenshots, capture and storage.
+    Tab {
+        /// What to do.
+        op: crate::capture::TabOp,
+    },
     /// Report the tab's health. Runs beside the tab's queue.
     Health {
         /// Reattach the debugger, only if the tab's queue is idle.
@@ -63,6 +68,7 @@ impl Operation {
     pub fn is_mutation(&self) -> bool {
         match self {
             Operation::Navigate { .. } | Operation::HandleDialog { .. } => true,
+            Operation::Tab { op } => op.is_mutation(),
             Operation::Act(request) => request.action.is_mutation(),
             Operation::Batch(batch) => batch.steps.iter().any(
                 |step| matches!(step, crate::actions::Step::Act { action } if action.is_mutation()),
@@ -74,10 +80,13 @@ impl Operation {
     /// Whether the operation runs beside the tab's queue instead of in it: it must work while
     /// the queue is stuck (health), or it is what unblocks the page (a dialog).
     pub fn bypasses_queue(&self) -> bool {
-        matches!(
-            self,
-            Operation::ListTabs | Operation::Health { .. } | Operation::HandleDialog { .. }
-        )
+        match self {
+            Operation::Tab { op } => op.bypasses_queue(),
+            _ => matches!(
+                self,
+                Operation::ListTabs | Operation::Health { .. } | Operation::HandleDialog { .. }
+            ),
+        }
     }
 }
 
@@ -196,6 +205,11 @@ pub enum OpResult {
     DialogHandled(DialogHandled),
     /// Answer to [`Operation::Health`].
     Health(TabHealth),
+    /// Answer to [`Operation::Tab`].
+    Tab {
+        /// What it produced.
+        result: crate::capture::TabResult,
+    },
 }
 
 /// One tab.
@@ -386,6 +400,16 @@ mod tests {
             }),
             Operation::Health {
                 recover_debugger: true,
+            },
+            Operation::Tab {
+                op: crate::capture::TabOp::Screenshot(crate::capture::ScreenshotRequest {
+                    format: crate::capture::ImageFormat::Jpeg,
+                    quality: Some(70),
+                    max_width: 800,
+                    full_page: true,
+                    target: None,
+                    with_snapshot: None,
+                }),
             },
         ];
         for op in ops {

@@ -8,11 +8,13 @@
 
 mod act;
 mod batch;
+mod capture;
 mod content;
 mod frames;
 mod inspect;
 mod navigate;
 mod snapshot;
+mod tab_ops;
 pub mod tabs;
 mod target;
 
