@@ -45,6 +45,7 @@ pub async fn execute(
             prompt_text,
         } => inspect::handle_dialog(tab_id, accept, prompt_text).await,
         Operation::Health { recover_debugger } => inspect::health(tab_id, recover_debugger).await,
+        Operation::Tab { op } => tab_ops::run(tab_id, op, checkpoint).await,
     }
 }
 
