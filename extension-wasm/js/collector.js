@@ -1352,6 +1352,69 @@ globalThis.__tabwireFactory = function collector() {
     return ok({ visible: Array.from(matches).some(visible), count: matches.length });
   }
 
+  // The text selected in this frame (a field's selection included), or '' when none.
+  function selectedText() {
+    const el = deepActiveElement();
+    let text = '';
+    if (el && (el.tagName === 'TEXTAREA' || (el.tagName === 'INPUT' && TEXT_INPUT_TYPES.has(el.type))) && !isSecret(el)) {
+      try {
+        text = el.value.slice(el.selectionStart || 0, el.selectionEnd || 0);
+      } catch (e) {
+        text = '';
+      }
+    }
+    if (!text) {
+      const selection = window.getSelection();
+      text = selection ? selection.toString() : '';
+    }
+    return ok({ text });
+  }
+
+  // The origin's localStorage: keys containing `filter`, values capped, within `maxChars`.
+  const STORAGE_VALUE_MAX = 500;
+  function localStorageEntries() {
+    let storage;
+    try {
+      storage = window.localStorage;
+    } catch (e) {
+      return fail('RESTRICTED_PAGE', `This page does not allow reading its localStorage (${e.message}).`);
+    }
+    const keys = [];
+    for (let i = 0; i < storage.length; i++) {
+      const key = storage.key(i);
+      if (key !== null && (!args.filter || key.includes(args.filter))) keys.push(key);
+    }
+    keys.sort();
+    const entries = [];
+    let used = 0;
+    let truncated = false;
+    for (const key of keys) {
+      const raw = storage.getItem(key) || '';
+      const entry = { key: cap(key, STORAGE_VALUE_MAX), value: cap(raw, STORAGE_VALUE_MAX) };
+      if (raw.length > STORAGE_VALUE_MAX) entry.valueTruncated = true;
+      const size = JSON.stringify(entry).length;
+      if (used + size > args.maxChars && entries.length > 0) {
+        truncated = true;
+        break;
+      }
+      used += size;
+      entries.push(entry);
+    }
+    return ok({ origin: location.origin, entries, total: keys.length, truncated });
+  }
+
+  // The target's box in document coordinates (CSS pixels from the page's top left), for a
+  // screenshot of one element.
+  function rect() {
+    const found = resolveTarget(args.target);
+    if (found.error) return found;
+    const box = found.el.getBoundingClientRect();
+    if (box.width === 0 || box.height === 0) {
+      return fail('TARGET_NOT_VISIBLE', `${shortLabel(describe(found.el, deepActiveElement()))} has no size on screen, so there is nothing to capture.`);
+    }
+    return done(found, { x: box.left + window.scrollX, y: box.top + window.scrollY, width: box.width, height: box.height });
+  }
+
   // This frame's index among its parent's frames (window.parent.frames[i] === window), which
   // the parent can read even across origins; -1 in a top document.
   function frameIndex() {
@@ -1465,6 +1528,9 @@ globalThis.__tabwireFactory = function collector() {
       else if (command === 'scroll') reply = scroll();
       else if (command === 'checkText') reply = checkText();
       else if (command === 'checkSelector') reply = checkSelector();
+      else if (command === 'selectedText') reply = selectedText();
+      else if (command === 'localStorage') reply = localStorageEntries();
+      else if (command === 'rect') reply = rect();
       else if (command === 'content') reply = content();
       else if (command === 'frameIndex') reply = frameIndex();
       else if (command === 'scrollFrame') reply = scrollFrame();

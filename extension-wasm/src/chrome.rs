@@ -45,6 +45,18 @@ extern "C" {
     pub fn tabs_get(tab_id: u32) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = update)]
     pub fn tabs_update(tab_id: u32, properties: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = create)]
+    pub fn tabs_create(properties: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = remove)]
+    pub fn tabs_remove(tab_id: u32) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = goBack)]
+    pub fn tabs_go_back(tab_id: u32) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = goForward)]
+    pub fn tabs_go_forward(tab_id: u32) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = reload)]
+    pub fn tabs_reload(tab_id: u32, properties: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "windows"], js_name = update)]
+    pub fn windows_update(window_id: u32, properties: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onUpdated"], js_name = addListener)]
     pub fn tabs_on_updated_add(listener: &Function);
     #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onUpdated"], js_name = removeListener)]

@@ -185,6 +185,22 @@ pub enum PageCommand {
         /// The selector.
         css: String,
     },
+    /// The text selected in the frame. Replies `{text}`.
+    SelectedText,
+    /// The origin's `localStorage`, bounded. Replies `{origin, entries: [{key, value,
+    /// valueTruncated?}], total, truncated}`.
+    LocalStorage {
+        /// Only keys containing this.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        filter: Option<String>,
+        /// Budget.
+        max_chars: u32,
+    },
+    /// The target's box in document coordinates. Replies `{x, y, width, height, rebound?}`.
+    Rect {
+        /// The element.
+        target: PageTarget,
+    },
     /// Read the document's (or the scope's) text or markup.
     Content {
         /// Read only this element.
@@ -230,6 +246,9 @@ impl PageCommand {
             PageCommand::Scroll { .. } => "scroll",
             PageCommand::CheckText { .. } => "checkText",
             PageCommand::CheckSelector { .. } => "checkSelector",
+            PageCommand::SelectedText => "selectedText",
+            PageCommand::LocalStorage { .. } => "localStorage",
+            PageCommand::Rect { .. } => "rect",
             PageCommand::Content { .. } => "content",
             PageCommand::FrameIndex => "frameIndex",
             PageCommand::ScrollFrame { .. } => "scrollFrame",

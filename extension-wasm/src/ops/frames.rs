@@ -27,7 +27,7 @@ pub async fn list_frames(tab_id: Option<TabId>) -> Result<OpResult, OpError> {
     })
 }
 
-async fn all_frames(tab: TabId) -> Result<Vec<ChromeFrame>, OpError> {
+pub async fn all_frames(tab: TabId) -> Result<Vec<ChromeFrame>, OpError> {
     let details = chrome::to_js(&json!({ "tabId": tab }))
         .map_err(|e| OpError::new(ErrorCode::Internal, e.to_string()))?;
     let value = chrome::call(chrome::web_navigation_get_all_frames(&details))

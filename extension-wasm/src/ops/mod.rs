@@ -13,6 +13,7 @@ mod content;
 mod frames;
 mod inspect;
 mod navigate;
+mod screenshot;
 mod snapshot;
 mod tab_ops;
 pub mod tabs;

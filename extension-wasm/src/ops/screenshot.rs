@@ -1,0 +1,268 @@
+//! `take_screenshot`: `Page.captureScreenshot` through the tab's own debugger session, so a
+//! background tab is captured where it is — no tab is selected and no window focused — and
+//! captures of different tabs run side by side (each tab has its own session and queue).
+//!
+//! The image is scaled by Chrome itself (the clip's `scale`) so it is at most `maxWidth` device
+//! pixels wide, and a full page is cut at [`MAX_HEIGHT_PX`] pixels: a screenshot never floods
+//! an agent's context. A screenshot taken with an observation checks that the document did not
+//! change between the two.
+
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tabwire_protocol::{
+    ErrorCode, ImageFormat, OpError, OpResult, Screenshot, ScreenshotRequest, SnapshotRequest,
+    TabId, TabResult, Target,
+};
+
+use super::snapshot;
+use super::target;
+use crate::debugger;
+use crate::page::{self, MissingFrame, PageCommand};
+use crate::refs::TOP_FRAME;
+use crate::requests::Checkpoint;
+
+/// The tallest image a full-page screenshot produces, in pixels.
+const MAX_HEIGHT_PX: f64 = 8000.0;
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct Viewport {
+    page_x: f64,
+    page_y: f64,
+    client_width: f64,
+    client_height: f64,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase", default)]
+struct ContentSize {
+    width: f64,
+    height: f64,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LayoutMetrics {
+    css_visual_viewport: Viewport,
+    #[serde(default)]
+    css_layout_viewport: Viewport,
+    #[serde(default)]
+    layout_viewport: Viewport,
+    css_content_size: ContentSize,
+}
+
+#[derive(Deserialize)]
+struct Rect {
+    x: f64,
+    y: f64,
+    width: f64,
+    height: f64,
+    rebound: Option<u32>,
+}
+
+#[derive(Deserialize)]
+struct Captured {
+    data: String,
+}
+
+/// The area to capture, in CSS pixels of the page.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Clip {
+    x: f64,
+    y: f64,
+    width: f64,
+    height: f64,
+}
+
+/// The scale that fits `clip` into `max_width` device pixels (never enlarging), and the clip
+/// cut to [`MAX_HEIGHT_PX`] at that scale.
+fn fit(clip: Clip, max_width: u32, device_ratio: f64) -> (Clip, f64) {
+    let ratio = if device_ratio > 0.0 {
+        device_ratio
+    } else {
+        1.0
+    };
+    let scale = (f64::from(max_width) / (clip.width * ratio)).min(1.0);
+    let tallest = MAX_HEIGHT_PX / (scale * ratio);
+    (
+        Clip {
+            height: clip.height.min(tallest),
+            ..clip
+        },
+        scale,
+    )
+}
+
+/// Takes the screenshot.
+pub async fn take(
+    tab: TabId,
+    request: ScreenshotRequest,
+    checkpoint: &Checkpoint,
+) -> Result<TabResult, OpError> {
+    debugger::ensure_attached(tab).await?;
+    let observation = match request.with_snapshot {
+        Some(budget) => {
+            let snapshot = SnapshotRequest {
+                frame_id: None,
+                scope: None,
+                query: None,
+                max_nodes: budget.max_nodes,
+                max_chars: budget.max_chars,
+                offset: 0,
+                since: None,
+            };
+            match snapshot::snapshot(Some(tab), snapshot, checkpoint).await? {
+                OpResult::Snapshot(observation) => Some(observation),
+                _ => None,
+            }
+        }
+        None => None,
+    };
+    let metrics: LayoutMetrics = serde_json::from_value(value_of(
+        debugger::send(tab, "Page.getLayoutMetrics", &json!({})).await?,
+    )?)
+    .map_err(|e| {
+        OpError::new(
+            ErrorCode::Internal,
+            format!("reading the page's layout: {e}"),
+        )
+    })?;
+    let device_ratio = if metrics.css_layout_viewport.client_width > 0.0 {
+        metrics.layout_viewport.client_width / metrics.css_layout_viewport.client_width
+    } else {
+        1.0
+    };
+    let view = &metrics.css_visual_viewport;
+    let (area, beyond_viewport) = match (&request.target, request.full_page) {
+        (Some(target), _) => (element_clip(tab, target).await?, true),
+        (None, true) => (
+            Clip {
+                x: 0.0,
+                y: 0.0,
+                width: metrics.css_content_size.width.max(1.0),
+                height: metrics.css_content_size.height.max(1.0),
+            },
+            true,
+        ),
+        (None, false) => (
+            Clip {
+                x: view.page_x,
+                y: view.page_y,
+                width: view.client_width.max(1.0),
+                height: view.client_height.max(1.0),
+            },
+            false,
+        ),
+    };
+    let (clip, scale) = fit(area, request.max_width, device_ratio);
+    let mut params = json!({
+        "format": match request.format {
+            ImageFormat::Png => "png",
+            ImageFormat::Jpeg => "jpeg",
+            ImageFormat::Webp => "webp",
+        },
+        "clip": {"x": clip.x, "y": clip.y, "width": clip.width, "height": clip.height, "scale": scale},
+        "captureBeyondViewport": beyond_viewport,
+    });
+    if let (Some(quality), false) = (request.quality, request.format == ImageFormat::Png) {
+        params["quality"] = json!(quality);
+    }
+    let captured: Captured = serde_json::from_value(value_of(
+        debugger::send(tab, "Page.captureScreenshot", &params).await?,
+    )?)
+    .map_err(|e| OpError::new(ErrorCode::Internal, format!("reading the screenshot: {e}")))?;
+    // The document that was captured: the one that answers now.
+    let document_id =
+        page::run::<Value>(tab, TOP_FRAME, &PageCommand::Probe, MissingFrame::Requested)
+            .await
+            .map(|reply| reply.document_id)
+            .unwrap_or_default();
+    if let Some(observation) = &observation
+        && observation.document_id != document_id
+    {
+        return Err(OpError::new(
+            ErrorCode::DocumentChanged,
+            "The page loaded a new document between the observation and the screenshot, so \
+             they would not show the same page. Take them again.",
+        ));
+    }
+    let pixels = scale * device_ratio;
+    Ok(TabResult::Screenshot(Screenshot {
+        tab_id: tab,
+        format: request.format,
+        data: captured.data,
+        width: (clip.width * pixels).round() as u32,
+        height: (clip.height * pixels).round() as u32,
+        css_width: clip.width.round() as u32,
+        css_height: clip.height.round() as u32,
+        document_id,
+        observation,
+    }))
+}
+
+/// The element's box (top document only).
+async fn element_clip(tab: TabId, target: &Target) -> Result<Clip, OpError> {
+    let prepared = target::prepare(tab, target, TOP_FRAME)?;
+    if prepared.frame != TOP_FRAME {
+        return Err(OpError::new(
+            ErrorCode::InvalidArgument,
+            "Screenshots of an element inside a frame are not supported yet; capture the \
+             viewport or the page instead.",
+        ));
+    }
+    let reply = page::run::<Rect>(
+        tab,
+        TOP_FRAME,
+        &PageCommand::Rect {
+            target: prepared.page.clone(),
+        },
+        prepared.missing_frame(),
+    )
+    .await?;
+    prepared.check_document(&reply.document_id)?;
+    prepared.rebound(tab, reply.value.rebound);
+    let rect = reply.value;
+    Ok(Clip {
+        x: rect.x,
+        y: rect.y,
+        width: rect.width,
+        height: rect.height,
+    })
+}
+
+fn value_of(value: wasm_bindgen::JsValue) -> Result<Value, OpError> {
+    crate::chrome::from_js(value)
+        .map_err(|e| OpError::new(ErrorCode::Internal, format!("reading Chrome's answer: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn screenshots_fit_the_width_and_the_height_cap() {
+        let page = Clip {
+            x: 0.0,
+            y: 0.0,
+            width: 1280.0,
+            height: 30000.0,
+        };
+        let (clip, scale) = fit(page, 800, 1.0);
+        assert_eq!(scale, 0.625);
+        assert_eq!(clip.height, 12800.0);
+        // Never enlarged; a high-density screen counts its device pixels.
+        assert_eq!(
+            fit(
+                Clip {
+                    width: 400.0,
+                    ..page
+                },
+                800,
+                1.0
+            )
+            .1,
+            1.0
+        );
+        assert_eq!(fit(page, 800, 2.0).1, 0.3125);
+    }
+}
