@@ -121,6 +121,8 @@ fn on_event(tab: TabId, method: &str, params: JsValue) {
     struct NetworkEvent {
         request_id: String,
     }
+    // Network and console capture keep the events of the tabs they record.
+    crate::ops::capture::on_event(tab, method, &params);
     match method {
         "Network.requestWillBeSent" => {
             if let Ok(event) = chrome::from_js::<NetworkEvent>(params) {
@@ -242,6 +244,10 @@ pub async fn ensure_attached(tab: TabId) -> Result<(), OpError> {
     match JsFuture::from(promise).await {
         Ok(_) => {
             ATTACHED.with(|attached| attached.borrow_mut().insert(tab, Attachment::Attached));
+            // A reattach (after DevTools took over, or `recoverDebugger`) brings back the
+            // capture modes that were on. Not inside the attach promise: it sends commands
+            // that wait for the attachment.
+            crate::ops::capture::restore(tab).await;
             Ok(())
         }
         Err(error) => {

@@ -8,7 +8,7 @@
 
 mod act;
 mod batch;
-mod capture;
+pub mod capture;
 mod content;
 mod frames;
 mod inspect;

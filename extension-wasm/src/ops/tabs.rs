@@ -128,4 +128,5 @@ pub fn forget_tab_state(id: TabId) {
     refs::store::forget(id);
     debugger::forget(id);
     crate::activity::forget(id);
+    super::capture::forget(id);
 }

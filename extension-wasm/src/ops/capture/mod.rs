@@ -1,0 +1,413 @@
+//! Network and console capture, response bodies and cookies (SPEC §6).
+//!
+//! Capture is per tab and goes through tabwire's debugger, whose events are the one source that
+//! sees every request and console message of a page without running code in it. Starting a
+//! capture attaches, clears what was kept of that kind and records from then on; stopping keeps
+//! the records readable until the tab closes or a new capture of that kind starts. The debugger
+//! hands every CDP event to [`on_event`], which turns those of a capture that is on into records
+//! (`network`, `console`, `args`) kept in bounded buffers (`buffer`). Bodies (`body`) and
+//! cookies (`cookies`) are fetched on demand with CDP commands.
+//!
+//! This file is the glue to Chrome; what it glues is plain functions over the events' JSON,
+//! unit-tested natively.
+
+mod args;
+mod body;
+mod buffer;
+mod console;
+mod cookies;
+mod network;
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use tabwire_protocol::{
+    ErrorCode, OpError, OpResult, Records, RecordsRequest, ResponseBody, StorageEntries, TabId,
+    TabOp, TabResult,
+};
+use wasm_bindgen::JsValue;
+
+use self::buffer::Page;
+use self::console::ConsoleCapture;
+use self::network::{NetworkCapture, Outcome, Seen};
+use crate::observation::cap;
+use crate::timer::{now_ms, sleep};
+use crate::{chrome, debugger};
+
+/// How long `get_response_body` waits for a request still loading to finish.
+const BODY_WAIT_MS: f64 = 2000.0;
+/// How often it looks.
+const BODY_POLL_MS: f64 = 50.0;
+
+/// What is captured in one tab. `None` until that kind of capture is first started.
+#[derive(Default)]
+struct TabCapture {
+    network: Option<NetworkCapture>,
+    console: Option<ConsoleCapture>,
+}
+
+thread_local! {
+    static CAPTURES: RefCell<HashMap<TabId, TabCapture>> = RefCell::new(HashMap::new());
+}
+
+fn with_tab<R>(tab: TabId, f: impl FnOnce(&mut TabCapture) -> R) -> R {
+    CAPTURES.with(|captures| f(captures.borrow_mut().entry(tab).or_default()))
+}
+
+/// Runs `f` on the tab's network capture, if one was ever started.
+fn with_network<R>(tab: TabId, f: impl FnOnce(&mut NetworkCapture) -> R) -> Option<R> {
+    CAPTURES.with(|captures| {
+        let mut captures = captures.borrow_mut();
+        captures.get_mut(&tab)?.network.as_mut().map(f)
+    })
+}
+
+/// Runs `f` on the tab's console capture, if one was ever started.
+fn with_console<R>(tab: TabId, f: impl FnOnce(&mut ConsoleCapture) -> R) -> Option<R> {
+    CAPTURES.with(|captures| {
+        let mut captures = captures.borrow_mut();
+        captures.get_mut(&tab)?.console.as_mut().map(f)
+    })
+}
+
+/// Runs a capture, body or cookie operation on `tab`.
+pub async fn run(tab: TabId, op: TabOp) -> Result<OpResult, OpError> {
+    let result = match op {
+        TabOp::NetworkCapture { on } => network_capture(tab, on).await?,
+        TabOp::GetRequests(request) => get_requests(tab, &request)?,
+        TabOp::GetResponseBody {
+            request_id,
+            max_chars,
+        } => response_body(tab, &request_id, max_chars).await?,
+        TabOp::ConsoleCapture { on } => console_capture(tab, on).await?,
+        TabOp::GetConsole(request) => get_console(tab, &request)?,
+        TabOp::Cookies {
+            url,
+            name,
+            max_chars,
+        } => get_cookies(tab, url, name.as_deref(), max_chars).await?,
+        _ => {
+            return Err(OpError::new(
+                ErrorCode::Internal,
+                "a tab operation other than capture, response bodies or cookies reached the \
+                 capture module",
+            ));
+        }
+    };
+    Ok(OpResult::Tab { result })
+}
+
+/// Takes one CDP event of `tab` (the debugger forwards them all) and records it when a
+/// capture of its kind is on in the tab.
+pub fn on_event(tab: TabId, method: &str, params: &JsValue) {
+    fn read<T: DeserializeOwned>(params: &JsValue) -> Option<T> {
+        chrome::from_js(params.clone()).ok()
+    }
+    let on = match method {
+        "Network.requestWillBeSent"
+        | "Network.responseReceived"
+        | "Network.loadingFinished"
+        | "Network.loadingFailed" => with_network(tab, |n| n.on),
+        "Runtime.consoleAPICalled" | "Runtime.exceptionThrown" | "Log.entryAdded" => {
+            with_console(tab, |c| c.on)
+        }
+        _ => None,
+    };
+    // Most events are of tabs that capture nothing: they are not even read.
+    if on != Some(true) {
+        return;
+    }
+    match method {
+        "Network.requestWillBeSent" => {
+            read(params).and_then(|event| with_network(tab, |n| n.request_will_be_sent(event)))
+        }
+        "Network.responseReceived" => {
+            read(params).and_then(|event| with_network(tab, |n| n.response_received(event)))
+        }
+        "Network.loadingFinished" => {
+            read(params).and_then(|event| with_network(tab, |n| n.loading_finished(event)))
+        }
+        "Network.loadingFailed" => {
+            read(params).and_then(|event| with_network(tab, |n| n.loading_failed(event)))
+        }
+        "Runtime.consoleAPICalled" => {
+            read(params).and_then(|event| with_console(tab, |c| c.console_api_called(event)))
+        }
+        "Runtime.exceptionThrown" => {
+            read(params).and_then(|event| with_console(tab, |c| c.exception_thrown(event)))
+        }
+        "Log.entryAdded" => {
+            read(params).and_then(|event| with_console(tab, |c| c.entry_added(event)))
+        }
+        _ => None,
+    };
+}
+
+/// Forgets a closed tab's captures.
+pub fn forget(tab: TabId) {
+    CAPTURES.with(|captures| captures.borrow_mut().remove(&tab));
+}
+
+/// Turns console capture's domains back on after tabwire's debugger reattached to `tab`
+/// (`get_tab_health {recoverDebugger}`): a new debugger session starts with `Runtime` and `Log`
+/// off, while the `Network` events come back with every attach.
+pub async fn restore(tab: TabId) {
+    if with_console(tab, |c| c.on) == Some(true) {
+        enable_console_domains(tab).await;
+    }
+}
+
+async fn network_capture(tab: TabId, on: bool) -> Result<TabResult, OpError> {
+    if on {
+        debugger::ensure_attached(tab).await?;
+        with_tab(tab, |t| t.network = Some(NetworkCapture::started()));
+        return Ok(capture_switched(tab, true, 0));
+    }
+    let kept = with_network(tab, |n| {
+        n.on = false;
+        n.records.len()
+    });
+    Ok(capture_switched(tab, false, kept.unwrap_or(0)))
+}
+
+async fn console_capture(tab: TabId, on: bool) -> Result<TabResult, OpError> {
+    if on {
+        debugger::ensure_attached(tab).await?;
+        // Recording is on before the domains are, so nothing logged in between is missed;
+        // the messages Chrome replays on enabling are older than the start and dropped.
+        with_tab(tab, |t| t.console = Some(ConsoleCapture::started(now_ms())));
+        if let Err(error) = debugger::send(tab, "Runtime.enable", &json!({})).await {
+            with_console(tab, |c| c.on = false);
+            return Err(error);
+        }
+        if let Err(error) = debugger::send(tab, "Log.enable", &json!({})).await {
+            // Console calls and exceptions still come through `Runtime`.
+            crate::log!("tab {tab}: Log.enable failed ({})", error.message);
+        }
+        return Ok(capture_switched(tab, true, 0));
+    }
+    let kept = with_console(tab, |c| {
+        c.on = false;
+        c.records.len()
+    });
+    if kept.is_some() && debugger::is_attached(tab) {
+        for domain in ["Runtime.disable", "Log.disable"] {
+            // Only to quiet the events: a failure leaves events that are no longer recorded.
+            let _ = debugger::send_attached(tab, domain, &json!({})).await;
+        }
+    }
+    Ok(capture_switched(tab, false, kept.unwrap_or(0)))
+}
+
+async fn enable_console_domains(tab: TabId) {
+    for domain in ["Runtime.enable", "Log.enable"] {
+        if let Err(error) = debugger::send_attached(tab, domain, &json!({})).await {
+            crate::log!("tab {tab}: {domain} failed ({})", error.message);
+        }
+    }
+}
+
+fn capture_switched(tab: TabId, capturing: bool, kept: u32) -> TabResult {
+    TabResult::Capture {
+        tab_id: tab,
+        capturing,
+        kept,
+    }
+}
+
+fn get_requests(tab: TabId, request: &RecordsRequest) -> Result<TabResult, OpError> {
+    let attached = debugger::is_attached(tab);
+    with_network(tab, |n| {
+        let page = n
+            .records
+            .read(request, network::matcher(request.filter.as_deref()));
+        records(tab, n.on && attached, page, request, n.records.evicted())
+    })
+    .ok_or_else(|| never_started("Network", "start_network_capture"))
+}
+
+fn get_console(tab: TabId, request: &RecordsRequest) -> Result<TabResult, OpError> {
+    let attached = debugger::is_attached(tab);
+    with_console(tab, |c| {
+        let page = c.records.read(
+            request,
+            console::matcher(request.filter.as_deref(), &request.levels),
+        );
+        records(tab, c.on && attached, page, request, c.records.evicted())
+    })
+    .ok_or_else(|| never_started("Console", "start_console_capture"))
+}
+
+/// A page of records. Capture counts as on only while the debugger is attached: without it no
+/// events arrive.
+fn records(
+    tab: TabId,
+    capturing: bool,
+    page: Page,
+    request: &RecordsRequest,
+    evicted: u32,
+) -> TabResult {
+    TabResult::Records(Records {
+        tab_id: tab,
+        capturing,
+        records: page.records,
+        total: page.total,
+        offset: request.offset,
+        next_offset: page.next_offset,
+        evicted,
+        truncated: page.truncated,
+    })
+}
+
+fn never_started(kind: &str, tool: &str) -> OpError {
+    OpError::new(
+        ErrorCode::InvalidArgument,
+        format!(
+            "{kind} capture was never started in this tab. Call {tool} first, then use the \
+             page: only what happens after the start is recorded."
+        ),
+    )
+}
+
+async fn response_body(tab: TabId, request_id: &str, max_chars: u32) -> Result<TabResult, OpError> {
+    let mut seen = remembered(tab, request_id)?;
+    // A body is complete only once its request finished; one still loading gets a moment.
+    let until = now_ms() + BODY_WAIT_MS;
+    while seen.outcome == Outcome::Loading && now_ms() < until {
+        sleep(BODY_POLL_MS).await;
+        seen = remembered(tab, request_id)?;
+    }
+    let id = cap(request_id, 100);
+    if let Outcome::Failed(error) = &seen.outcome {
+        return Err(OpError::new(
+            ErrorCode::InvalidArgument,
+            format!("Request {id} failed ({error}), so it has no body."),
+        ));
+    }
+    if !debugger::is_attached(tab) {
+        return Err(OpError::new(
+            ErrorCode::InvalidArgument,
+            format!(
+                "No body is kept for request {id}: tabwire's debugger was detached from the tab \
+                 since, and Chrome keeps bodies only for the session that saw them. Start network \
+                 capture again and repeat what made the request."
+            ),
+        ));
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Answer {
+        #[serde(default)]
+        body: String,
+        #[serde(default)]
+        base64_encoded: bool,
+    }
+    let value = debugger::send_attached(
+        tab,
+        "Network.getResponseBody",
+        &json!({ "requestId": request_id }),
+    )
+    .await
+    .map_err(|error| body_error(&id, &seen, error))?;
+    let answer: Answer = chrome::from_js(value).map_err(|e| {
+        OpError::new(
+            ErrorCode::Internal,
+            format!("could not read the result of Network.getResponseBody: {e}"),
+        )
+    })?;
+    let max_chars = usize::try_from(max_chars).unwrap_or(usize::MAX);
+    let prepared = body::prepare(
+        &answer.body,
+        answer.base64_encoded,
+        &seen.mime_type,
+        max_chars,
+    );
+    Ok(TabResult::Body(ResponseBody {
+        tab_id: tab,
+        request_id: request_id.to_owned(),
+        mime_type: seen.mime_type,
+        body: prepared.body,
+        total_chars: prepared.total_chars,
+        truncated: prepared.truncated,
+        note: prepared.note,
+    }))
+}
+
+/// What the tab's network capture remembers of a request.
+fn remembered(tab: TabId, request_id: &str) -> Result<Seen, OpError> {
+    with_network(tab, |n| n.seen(request_id).cloned())
+        .ok_or_else(|| never_started("Network", "start_network_capture"))?
+        .ok_or_else(|| {
+            OpError::new(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "No request {} was captured in this tab since network capture started (or \
+                     it is older than the last {} requests). Call get_captured_requests for the \
+                     requestIds.",
+                    cap(request_id, 100),
+                    2 * tabwire_protocol::capture::MAX_RECORDS
+                ),
+            )
+        })
+}
+
+/// Maps a failed `Network.getResponseBody`: Chrome has no body for a request still loading,
+/// nor once it dropped it.
+fn body_error(id: &str, seen: &Seen, error: OpError) -> OpError {
+    if error.message.contains("not attached") {
+        return error;
+    }
+    let chrome_said = cap(&error.message, 200);
+    let message = if seen.outcome == Outcome::Loading {
+        format!(
+            "Request {id} has not finished loading, so Chrome has no body for it yet. Retry \
+             once get_captured_requests shows its size. ({chrome_said})"
+        )
+    } else {
+        format!(
+            "No body is kept for request {id} (Chrome drops bodies after navigation or when its \
+             buffer is full, and redirects have none). ({chrome_said})"
+        )
+    };
+    OpError::new(ErrorCode::InvalidArgument, message)
+}
+
+async fn get_cookies(
+    tab: TabId,
+    url: Option<String>,
+    name: Option<&str>,
+    max_chars: u32,
+) -> Result<TabResult, OpError> {
+    let url = match url {
+        Some(url) => url,
+        None => {
+            let tab = super::tabs::get_tab(tab).await?;
+            tab.url.or(tab.pending_url).unwrap_or_default()
+        }
+    };
+    if url.is_empty() {
+        return Err(OpError::new(
+            ErrorCode::InvalidArgument,
+            "The tab has no URL yet. Pass url, or wait for the page to load.",
+        ));
+    }
+    let value = debugger::send(tab, "Network.getCookies", &json!({ "urls": [url] })).await?;
+    let list: cookies::CookieList = chrome::from_js(value).map_err(|e| {
+        OpError::new(
+            ErrorCode::Internal,
+            format!("could not read the result of Network.getCookies: {e}"),
+        )
+    })?;
+    let max_chars = usize::try_from(max_chars).unwrap_or(usize::MAX);
+    let read = cookies::entries(list.cookies, name, max_chars);
+    Ok(TabResult::Storage(StorageEntries {
+        tab_id: tab,
+        origin: url,
+        entries: read.entries,
+        total: read.total,
+        truncated: read.truncated,
+    }))
+}
