@@ -126,8 +126,35 @@ impl Browser {
         Browser::evaluate(&self.page_ws(needle).await, expression).await
     }
 
+    /// Brings the first tab whose URL contains `needle` to the front (DevTools
+    /// `/json/activate`), as a person clicking on it would.
+    pub async fn activate_tab(&self, needle: &str) {
+        let targets = self.devtools_http("GET", "/json/list").await;
+        let id = targets
+            .as_array()
+            .expect("DevTools lists its targets")
+            .iter()
+            .find(|target| {
+                target["type"] == "page"
+                    && target["url"]
+                        .as_str()
+                        .is_some_and(|url| url.contains(needle))
+            })
+            .and_then(|target| target["id"].as_str())
+            .unwrap_or_else(|| panic!("no tab with {needle:?} among {targets}"))
+            .to_owned();
+        // The answer is a sentence ("Target activated"), not JSON.
+        self.devtools_raw("GET", &format!("/json/activate/{id}"))
+            .await;
+    }
+
     /// One request to Chromium's DevTools HTTP endpoint; returns the JSON body.
     async fn devtools_http(&self, method: &str, path: &str) -> serde_json::Value {
+        serde_json::from_slice(&self.devtools_raw(method, path).await).unwrap()
+    }
+
+    /// One request to Chromium's DevTools HTTP endpoint; returns the body.
+    async fn devtools_raw(&self, method: &str, path: &str) -> Vec<u8> {
         let port = self.devtools_port().await;
         let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
         let request = format!(
@@ -157,7 +184,7 @@ impl Browser {
         }
         let mut body = vec![0; length];
         reader.read_exact(&mut body).await.unwrap();
-        serde_json::from_slice(&body).unwrap()
+        body
     }
 
     /// Evaluates `expression` in a page through its DevTools WebSocket (a test's own eyes on a

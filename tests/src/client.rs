@@ -28,6 +28,17 @@ pub struct Reply {
     pub structured: Value,
     /// The text content the model reads.
     pub text: String,
+    /// The image content blocks (screenshots), in order.
+    pub images: Vec<Image>,
+}
+
+/// An MCP image content block.
+#[derive(Debug, Clone)]
+pub struct Image {
+    /// The image, base64 as sent.
+    pub data: String,
+    /// Its MIME type, e.g. `image/webp`.
+    pub mime_type: String,
 }
 
 impl Reply {
@@ -54,6 +65,18 @@ impl Reply {
     pub fn error(&self) -> &Value {
         assert!(self.is_error, "expected an error, got: {}", self.text);
         &self.structured["error"]
+    }
+
+    /// The one image block of a reply; panics when there is none or several.
+    pub fn image(&self) -> &Image {
+        assert_eq!(
+            self.images.len(),
+            1,
+            "expected one image block; text: {}; structured: {}",
+            self.text,
+            self.structured
+        );
+        &self.images[0]
     }
 
     /// Whether a failure says the action may have taken effect (`actionMayHaveOccurred`,
@@ -109,10 +132,20 @@ impl McpClient {
             .filter_map(|block| block.as_text().map(|t| t.text.clone()))
             .collect::<Vec<_>>()
             .join("\n");
+        let images = result
+            .content
+            .iter()
+            .filter_map(|block| block.as_image())
+            .map(|image| Image {
+                data: image.data.clone(),
+                mime_type: image.mime_type.clone(),
+            })
+            .collect();
         Ok(Reply {
             is_error: result.is_error == Some(true),
             structured: result.structured_content.unwrap_or(Value::Null),
             text,
+            images,
         })
     }
 

@@ -1,6 +1,13 @@
-//! The fixture web server: serves `tests/fixtures/` on loopback, plus `/slow?ms=N`, a page that
-//! takes N milliseconds to arrive (for requests that must still be running when something
-//! breaks). It counts how often `/slow` was requested, which proves nothing was replayed.
+//! The fixture web server: serves `tests/fixtures/` on loopback, plus a few endpoints:
+//!
+//! - `/slow?ms=N`, a page that takes N milliseconds to arrive (for requests that must still be
+//!   running when something breaks). It counts how often `/slow` was requested, which proves
+//!   nothing was replayed.
+//! - `/json?n=N`, a small JSON document ([`json_body`]), for pages that fire many requests and
+//!   for response bodies read back exactly.
+//! - `/big?kb=N`, a plain-text body of N KiB ([`big_body`]), for bodies too large to return whole.
+//! - `/cookie?name=X&value=Y`, which sets an `HttpOnly` cookie through a `Set-Cookie` header (one
+//!   the page's own script cannot see or set).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -34,6 +41,9 @@ impl Fixtures {
         let slow_hits = Arc::new(AtomicU32::new(0));
         let app = Router::new()
             .route("/slow", get(slow))
+            .route("/json", get(json))
+            .route("/big", get(big))
+            .route("/cookie", get(cookie))
             .route("/{file}", get(file))
             .with_state(slow_hits.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -69,6 +79,84 @@ async fn slow(State(hits): State<Arc<AtomicU32>>, Query(query): Query<SlowQuery>
     hits.fetch_add(1, Ordering::SeqCst);
     tokio::time::sleep(Duration::from_millis(query.ms.min(120_000))).await;
     Html("<!doctype html><title>Slow page</title><h1>Finally here</h1>".into())
+}
+
+#[derive(serde::Deserialize)]
+struct JsonQuery {
+    n: u32,
+}
+
+/// The body `/json?n=N` answers with: small, valid JSON, with non-ASCII text so that a body read
+/// back exactly proves it was decoded as UTF-8.
+pub fn json_body(n: u32) -> String {
+    format!(r#"{{"n":{n},"name":"item {n}","tags":["alpha","beta"],"note":"café ✓"}}"#)
+}
+
+async fn json(Query(query): Query<JsonQuery>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/json")],
+        json_body(query.n),
+    )
+        .into_response()
+}
+
+#[derive(serde::Deserialize)]
+struct BigQuery {
+    kb: u32,
+}
+
+/// The body `/big?kb=N` answers with: exactly `kb` KiB of numbered ASCII lines, so any prefix
+/// of it can be recognised.
+pub fn big_body(kb: u32) -> String {
+    let length = kb as usize * 1024;
+    let mut body = String::with_capacity(length + 64);
+    let mut line = 0;
+    while body.len() < length {
+        line += 1;
+        body.push_str(&format!(
+            "line {line:06}: the quick brown fox jumps over the lazy dog\n"
+        ));
+    }
+    body.truncate(length);
+    body
+}
+
+async fn big(Query(query): Query<BigQuery>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        big_body(query.kb.min(64 * 1024)),
+    )
+        .into_response()
+}
+
+#[derive(serde::Deserialize)]
+struct CookieQuery {
+    name: String,
+    value: String,
+}
+
+async fn cookie(Query(query): Query<CookieQuery>) -> Response {
+    let plain = |text: &str| {
+        !text.is_empty()
+            && text
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    };
+    if !plain(&query.name) || !plain(&query.value) {
+        return StatusCode::BAD_REQUEST.into_response();
+    }
+    let set = format!(
+        "{}={}; Path=/; HttpOnly; SameSite=Lax",
+        query.name, query.value
+    );
+    (
+        [
+            (header::SET_COOKIE, set),
+            (header::CONTENT_TYPE, "text/plain".to_owned()),
+        ],
+        "cookie set",
+    )
+        .into_response()
 }
 
 async fn file(Path(name): Path<String>) -> Response {

@@ -15,11 +15,12 @@ pub mod browser;
 pub mod client;
 pub mod fixtures;
 pub mod hub;
+pub mod image;
 pub mod scenario;
 pub mod scratch;
 
 pub use browser::Browser;
-pub use client::{McpClient, Reply};
+pub use client::{Image, McpClient, Reply};
 pub use fixtures::Fixtures;
 pub use hub::Hub;
 

@@ -60,6 +60,37 @@ pub fn tab_with(tabs: &Reply, needle: &str) -> u64 {
         .unwrap()
 }
 
+/// The tab in a tab tool's answer (`get_active_tab`, `switch_tab`, `create_tab`, `go_back`,
+/// `go_forward`, `reload_tab`): `data.tab`, or `data` itself when the tab's fields are there.
+pub fn tab_of(reply: &Reply) -> &serde_json::Value {
+    let data = reply.data();
+    if data["tab"].is_object() {
+        &data["tab"]
+    } else {
+        data
+    }
+}
+
+/// The IDs of the tabs `list_tabs` marks active (one per window).
+pub fn active_tabs(tabs: &Reply) -> Vec<u64> {
+    tabs.data()["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|tab| tab["active"] == true)
+        .map(|tab| tab["tabId"].as_u64().unwrap())
+        .collect()
+}
+
+/// Whether `list_tabs` lists a tab with this ID.
+pub fn lists_tab(tabs: &Reply, id: u64) -> bool {
+    tabs.data()["tabs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|tab| tab["tabId"] == id)
+}
+
 /// The usual cast: a fixture server, a hub, one browser named `name` showing `page`, and a
 /// connected MCP client that has seen the browser arrive.
 pub struct OneBrowser {
@@ -99,6 +130,26 @@ impl OneBrowser {
             browser,
             client,
         }
+    }
+
+    /// Opens another tab on the fixture `path` the way a user would (DevTools), waits until
+    /// `list_tabs` shows it loaded, and returns its ID.
+    pub async fn open_tab(&self, path: &str) -> u64 {
+        let url = self.fixtures.url(path);
+        self.browser.open_tab(&url).await;
+        eventually(
+            &format!("{path} to load in a new tab"),
+            CONNECT_LIMIT,
+            || async {
+                let tabs = self.client.call("list_tabs", json!({})).await;
+                tabs.data()["tabs"]
+                    .as_array()?
+                    .iter()
+                    .find(|t| t["url"] == url.as_str() && t["status"] == "complete")
+                    .and_then(|t| t["tabId"].as_u64())
+            },
+        )
+        .await
     }
 
     /// `get_page_snapshot` with `args`.

@@ -112,10 +112,7 @@ pub fn acted_output(acted: Acted) -> ToolOutput {
         acted.observation.as_ref(),
         acted.observation_error.as_ref(),
     );
-    ToolOutput {
-        data: Value::Object(data),
-        text,
-    }
+    ToolOutput::new(Value::Object(data), text)
 }
 
 /// Adds the observation after an action (or a batch) to its data and text: the same compact

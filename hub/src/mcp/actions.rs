@@ -59,8 +59,7 @@ pub struct ClickAndWaitArgs {
 }
 
 pub const CLICK_AND_WAIT: &str = "Click, then wait for the navigation it starts to reach \
-waitUntil (default complete) and for waitFor (CSS) to be rendered. For links and submit \
-buttons.";
+waitUntil and for waitFor (CSS) to be rendered. For links and submit buttons.";
 
 impl ActionTool for ClickAndWaitArgs {
     const TOOL: &'static str = "click_and_wait";

@@ -247,6 +247,18 @@ mirror! {
     }
 }
 
+mirror! {
+    /// Default webp (smallest).
+    ScreenshotFormat => ImageFormat {
+        /// Lossless.
+        Png,
+        /// Lossy.
+        Jpeg,
+        /// Lossy, smallest.
+        Webp,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -48,9 +48,9 @@ pub struct RunActionsArgs {
     pub options: ActionOptions,
 }
 
-pub const RUN_BROWSER_ACTIONS: &str = "Run 1-20 steps in order in one tab in one call. All \
-are checked before any runs; the first failure stops the batch (completedSteps says what ran). \
-Returns each step's result and one final observation.";
+pub const RUN_BROWSER_ACTIONS: &str = "Run 1-20 steps in order in one tab. All are checked before \
+any runs; the first failure stops the batch (completedSteps says what ran). Returns step results \
+and one final observation.";
 
 /// What `tools/list` says about `steps`: the kinds and where their arguments come from, not
 /// every step's schema again (the single tools already show them).
@@ -328,10 +328,7 @@ fn batch_output(kinds: &[String], batch: BatchResult) -> Result<ToolOutput, Tool
         batch.observation.as_ref(),
         batch.observation_error.as_ref(),
     );
-    Ok(ToolOutput {
-        data: Value::Object(data),
-        text,
-    })
+    Ok(ToolOutput::new(Value::Object(data), text))
 }
 
 /// One step's result as compact JSON: its kind, a summary, and its facts.

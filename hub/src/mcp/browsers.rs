@@ -69,10 +69,10 @@ pub async fn list_browsers(
             ctx.hub.browser_url
         );
     }
-    Ok(ToolOutput {
-        data: json!({ "browsers": Value::Array(data) }),
-        text: text.trim_end().to_owned(),
-    })
+    Ok(ToolOutput::new(
+        json!({ "browsers": Value::Array(data) }),
+        text.trim_end().to_owned(),
+    ))
 }
 
 /// Arguments of select_browser.
@@ -84,7 +84,7 @@ pub struct SelectBrowserArgs {
 }
 
 pub const SELECT_BROWSER: &str = "Route this session's browser tools to one browser from \
-list_browsers. Other sessions keep their own choice.";
+list_browsers.";
 
 pub async fn select_browser(
     ctx: &ToolContext,
@@ -112,12 +112,12 @@ pub async fn select_browser(
     }
     ctx.session.select(&browser.browser_id);
     tracing::info!(session = ctx.session.id(), browser = %browser.browser_id, "browser selected");
-    Ok(ToolOutput {
-        data: json!({"browserId": browser.browser_id, "name": browser.name}),
-        text: format!(
+    Ok(ToolOutput::new(
+        json!({"browserId": browser.browser_id, "name": browser.name}),
+        format!(
             "Selected {} ({}).",
             quote_if_spaced(&browser.name),
             browser.browser_id
         ),
-    })
+    ))
 }

@@ -5,8 +5,9 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tabwire_protocol::{
-    Acted, Action, BatchResult, ErrorCode, Hello, HubMessage, OpResult, Operation, Outcome,
-    PROTOCOL_VERSION, Request, TabHealth,
+    Acted, Action, BatchResult, ErrorCode, Hello, HistoryDirection, HubMessage, ImageFormat,
+    OpResult, Operation, Outcome, PROTOCOL_VERSION, Records, RecordsRequest, Request, ResponseBody,
+    Screenshot, ScreenshotRequest, StorageEntries, TabHealth, TabInfo, TabOp, TabResult,
 };
 use tokio::sync::mpsc::UnboundedReceiver;
 
@@ -311,4 +312,410 @@ async fn a_selected_browser_that_is_gone_is_reported_in_one_clean_sentence() {
         "{}",
         error.message
     );
+}
+
+/// Calls `tool` and answers every request it sends with `answer`, until the call finishes;
+/// returns the requests and the result.
+async fn converse(
+    tool: &'static str,
+    args: Value,
+    mut answer: impl FnMut(&Request) -> OpResult,
+) -> (Vec<Request>, Result<ToolOutput, ToolError>) {
+    let (ctx, connection, mut inbox) = setup();
+    let args = object(args);
+    let mut running =
+        tokio::spawn(async move { dispatch(&ctx, tool, args).await.expect("a catalogued tool") });
+    let mut requests = Vec::new();
+    loop {
+        tokio::select! {
+            result = &mut running => return (requests, result.expect("the call finishes")),
+            Some(message) = inbox.recv() => {
+                if let HubMessage::Request(request) = message {
+                    connection.complete(request.id, Ok(answer(&request)));
+                    requests.push(request);
+                }
+            }
+        }
+    }
+}
+
+fn tab_info(tab_id: u32, title: &str, url: &str) -> TabInfo {
+    TabInfo {
+        tab_id,
+        window_id: 1,
+        active: tab_id == 1,
+        url: url.into(),
+        title: title.into(),
+        status: "complete".into(),
+    }
+}
+
+/// A browser with three tabs that answers every tab operation plausibly.
+fn browser(request: &Request) -> OpResult {
+    let tab_id = request.tab_id.unwrap_or(1);
+    let result = match &request.op {
+        Operation::ListTabs => {
+            return OpResult::Tabs {
+                tabs: vec![
+                    tab_info(1, "Inbox - Mail", "https://mail.test/inbox"),
+                    tab_info(2, "Docs: plan", "https://docs.test/d/plan"),
+                    tab_info(3, "Docs: budget", "https://docs.test/d/budget"),
+                ],
+            };
+        }
+        Operation::Tab { op } => op,
+        other => panic!("not a tab operation: {other:?}"),
+    };
+    let tab = || TabResult::Tab {
+        tab: tab_info(tab_id, "Docs: plan", "https://docs.test/d/plan"),
+    };
+    let records = || {
+        TabResult::Records(Records {
+            tab_id,
+            capturing: true,
+            records: vec![json!({"seq": 1, "level": "warning", "text": "careful"})],
+            total: 1,
+            offset: 0,
+            next_offset: None,
+            evicted: 0,
+            truncated: false,
+        })
+    };
+    let result = match result {
+        TabOp::GetActive
+        | TabOp::Switch
+        | TabOp::Create { .. }
+        | TabOp::History { .. }
+        | TabOp::Reload { .. } => tab(),
+        TabOp::Close => TabResult::Closed { tab_id },
+        TabOp::SelectedText { .. } => TabResult::SelectedText {
+            tab_id,
+            text: "picked".into(),
+            total_chars: 6,
+        },
+        TabOp::Screenshot(shot) => TabResult::Screenshot(Screenshot {
+            tab_id,
+            format: shot.format,
+            data: "iVBORw0KGgo=".into(),
+            width: 800,
+            height: 600,
+            css_width: 1280,
+            css_height: 960,
+            document_id: "D9".into(),
+            observation: None,
+        }),
+        TabOp::NetworkCapture { on } | TabOp::ConsoleCapture { on } => TabResult::Capture {
+            tab_id,
+            capturing: *on,
+            kept: 0,
+        },
+        TabOp::GetRequests(_) | TabOp::GetConsole(_) => records(),
+        TabOp::GetResponseBody { request_id, .. } => TabResult::Body(ResponseBody {
+            tab_id,
+            request_id: request_id.clone(),
+            mime_type: "text/plain".into(),
+            body: "ok".into(),
+            total_chars: 2,
+            truncated: false,
+            note: None,
+        }),
+        TabOp::Cookies { .. } | TabOp::LocalStorage { .. } => TabResult::Storage(StorageEntries {
+            tab_id,
+            origin: "https://docs.test".into(),
+            entries: vec![json!({"name": "sid", "value": "x"})],
+            total: 1,
+            truncated: false,
+        }),
+    };
+    OpResult::Tab { result }
+}
+
+fn tab_op(request: &Request) -> &TabOp {
+    match &request.op {
+        Operation::Tab { op } => op,
+        other => panic!("not a tab operation: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_tab_matched_by_title_is_switched_to_by_its_id() {
+    let (requests, result) = converse("switch_tab", json!({"title": "PLAN"}), browser).await;
+    assert_eq!(requests.len(), 2);
+    assert_eq!(requests[0].op, Operation::ListTabs);
+    assert_eq!(requests[0].tab_id, None);
+    assert_eq!(requests[1].tab_id, Some(2));
+    assert_eq!(*tab_op(&requests[1]), TabOp::Switch);
+    assert_eq!(requests[1].deadline_ms, 10_000);
+    let output = result.unwrap();
+    assert_eq!(
+        output.text,
+        "Switched to tab 2 \"Docs: plan\" https://docs.test/d/plan"
+    );
+    assert_eq!(output.data["tabId"], 2);
+}
+
+#[tokio::test]
+async fn an_ambiguous_match_closes_nothing_and_lists_the_candidates() {
+    let (requests, result) = converse("close_tab", json!({"url": "docs.test"}), browser).await;
+    assert_eq!(requests.len(), 1, "only the tab list was asked for");
+    let error = result.unwrap_err();
+    assert_eq!(error.code, ErrorCode::AmbiguousMatch);
+    let envelope = super::envelope::failure(error);
+    let body = &envelope.structured_content.as_ref().unwrap()["error"];
+    assert_eq!(body["code"], "AMBIGUOUS_MATCH");
+    assert_eq!(body["category"], "TAB");
+    assert_eq!(
+        body["candidates"],
+        json!([
+            {"tabId": 2, "title": "Docs: plan", "url": "https://docs.test/d/plan"},
+            {"tabId": 3, "title": "Docs: budget", "url": "https://docs.test/d/budget"}
+        ])
+    );
+    let text = envelope.content[0].as_text().unwrap().text.clone();
+    assert!(
+        text.contains("\n- tabId=3 title=\"Docs: budget\" url=https://docs.test/d/budget"),
+        "{text}"
+    );
+
+    let (requests, result) = converse("close_tab", json!({"title": "calendar"}), browser).await;
+    assert_eq!(requests.len(), 1);
+    let error = result.unwrap_err();
+    assert_eq!(error.code, ErrorCode::TabNotFound);
+    assert!(error.message.contains("calendar"), "{}", error.message);
+}
+
+#[tokio::test]
+async fn a_tab_named_by_id_is_closed_without_listing() {
+    let (requests, result) = converse("close_tab", json!({"tabId": 7}), browser).await;
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].tab_id, Some(7));
+    assert_eq!(*tab_op(&requests[0]), TabOp::Close);
+    let output = result.unwrap();
+    assert_eq!(output.text, "Closed tab 7.");
+    assert_eq!(output.data, json!({"tabId": 7}));
+}
+
+#[tokio::test]
+async fn tab_and_capture_tools_send_their_operation_with_their_deadline() {
+    let cases: Vec<(&str, Value, TabOp, u64)> = vec![
+        ("get_active_tab", json!({}), TabOp::GetActive, 10_000),
+        (
+            "create_tab",
+            json!({"url": "https://docs.test/"}),
+            TabOp::Create {
+                url: Some("https://docs.test/".into()),
+                active: true,
+            },
+            10_000,
+        ),
+        (
+            "create_tab",
+            json!({"active": false}),
+            TabOp::Create {
+                url: None,
+                active: false,
+            },
+            10_000,
+        ),
+        (
+            "go_back",
+            json!({"tabId": 2}),
+            TabOp::History {
+                direction: HistoryDirection::Back,
+            },
+            30_000,
+        ),
+        (
+            "go_forward",
+            json!({}),
+            TabOp::History {
+                direction: HistoryDirection::Forward,
+            },
+            30_000,
+        ),
+        (
+            "reload_tab",
+            json!({"bypassCache": true}),
+            TabOp::Reload { bypass_cache: true },
+            30_000,
+        ),
+        (
+            "get_selected_text",
+            json!({}),
+            TabOp::SelectedText { max_chars: 2000 },
+            10_000,
+        ),
+        (
+            "take_screenshot",
+            json!({"format": "png", "fullPage": true}),
+            TabOp::Screenshot(ScreenshotRequest {
+                format: ImageFormat::Png,
+                quality: None,
+                max_width: 800,
+                full_page: true,
+                target: None,
+                with_snapshot: None,
+            }),
+            15_000,
+        ),
+        (
+            "start_network_capture",
+            json!({}),
+            TabOp::NetworkCapture { on: true },
+            10_000,
+        ),
+        (
+            "stop_network_capture",
+            json!({}),
+            TabOp::NetworkCapture { on: false },
+            10_000,
+        ),
+        (
+            "get_captured_requests",
+            json!({"filter": "/api/", "limit": 10, "offset": 20, "clearAfter": true}),
+            TabOp::GetRequests(RecordsRequest {
+                limit: 10,
+                offset: 20,
+                filter: Some("/api/".into()),
+                levels: vec![],
+                max_chars: 12_000,
+                clear_after: true,
+            }),
+            10_000,
+        ),
+        (
+            "get_response_body",
+            json!({"requestId": "77.3"}),
+            TabOp::GetResponseBody {
+                request_id: "77.3".into(),
+                max_chars: 10_000,
+            },
+            10_000,
+        ),
+        (
+            "start_console_capture",
+            json!({}),
+            TabOp::ConsoleCapture { on: true },
+            10_000,
+        ),
+        (
+            "stop_console_capture",
+            json!({}),
+            TabOp::ConsoleCapture { on: false },
+            10_000,
+        ),
+        (
+            "get_console_logs",
+            json!({"levels": ["error", "warning"], "maxChars": 500}),
+            TabOp::GetConsole(RecordsRequest {
+                limit: 50,
+                offset: 0,
+                filter: None,
+                levels: vec!["error".into(), "warning".into()],
+                max_chars: 500,
+                clear_after: false,
+            }),
+            10_000,
+        ),
+        (
+            "get_cookies",
+            json!({"url": "https://docs.test/", "name": "sid"}),
+            TabOp::Cookies {
+                url: Some("https://docs.test/".into()),
+                name: Some("sid".into()),
+                max_chars: 4000,
+            },
+            10_000,
+        ),
+        (
+            "get_local_storage",
+            json!({"filter": "theme"}),
+            TabOp::LocalStorage {
+                filter: Some("theme".into()),
+                max_chars: 4000,
+            },
+            10_000,
+        ),
+    ];
+    for (tool, args, op, deadline) in cases {
+        let (requests, result) = converse(tool, args, browser).await;
+        assert_eq!(requests.len(), 1, "{tool}");
+        assert_eq!(requests[0].tool, tool);
+        assert_eq!(*tab_op(&requests[0]), op, "{tool}");
+        assert_eq!(requests[0].deadline_ms, deadline, "{tool}");
+        let output = result.unwrap_or_else(|error| panic!("{tool}: {error:?}"));
+        assert!(!output.text.is_empty(), "{tool}");
+        assert_eq!(output.image.is_some(), tool == "take_screenshot", "{tool}");
+    }
+    let (requests, _) = converse("go_back", json!({"tabId": 2}), browser).await;
+    assert_eq!(requests[0].tab_id, Some(2));
+    let (requests, _) = converse("create_tab", json!({}), browser).await;
+    assert_eq!(requests[0].tab_id, None);
+}
+
+#[tokio::test]
+async fn a_screenshot_is_image_content_beside_its_facts() {
+    let (_, result) = converse("take_screenshot", json!({"format": "png"}), browser).await;
+    let value = serde_json::to_value(super::envelope::success(result.unwrap())).unwrap();
+    assert_eq!(value["content"][0]["type"], "text");
+    assert_eq!(
+        value["content"][1],
+        json!({"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"})
+    );
+    let data = &value["structuredContent"]["data"];
+    assert_eq!(data["format"], "png");
+    assert_eq!(data["bytes"], 8);
+    assert!(data.get("data").is_none());
+    assert!(!value["structuredContent"].to_string().contains("iVBOR"));
+}
+
+#[tokio::test]
+async fn bad_tab_and_capture_arguments_never_reach_the_browser() {
+    let cases = [
+        ("get_active_tab", json!({"tabId": 1})),
+        ("switch_tab", json!({})),
+        ("switch_tab", json!({"tabId": 1, "title": "Mail"})),
+        ("close_tab", json!({"url": ""})),
+        ("close_tab", json!({"url": "a", "title": "b"})),
+        ("create_tab", json!({"url": "javascript:alert(1)"})),
+        ("create_tab", json!({"tabId": 3})),
+        ("reload_tab", json!({"bypassCache": "yes"})),
+        ("get_selected_text", json!({"maxChars": 20_001})),
+        ("take_screenshot", json!({"format": "gif"})),
+        ("take_screenshot", json!({"format": "png", "quality": 50})),
+        ("take_screenshot", json!({"quality": 101})),
+        ("take_screenshot", json!({"maxWidth": 4000})),
+        (
+            "take_screenshot",
+            json!({"fullPage": true, "selector": "#a"}),
+        ),
+        ("take_screenshot", json!({"selector": "text=Go"})),
+        ("start_network_capture", json!({"filter": "x"})),
+        ("get_captured_requests", json!({"limit": 0})),
+        ("get_captured_requests", json!({"limit": 501})),
+        ("get_captured_requests", json!({"maxChars": 12_001})),
+        ("get_captured_requests", json!({"filter": "  "})),
+        ("get_captured_requests", json!({"levels": ["error"]})),
+        ("get_response_body", json!({})),
+        ("get_response_body", json!({"requestId": ""})),
+        (
+            "get_response_body",
+            json!({"requestId": "1", "maxChars": 50_001}),
+        ),
+        ("get_console_logs", json!({"levels": []})),
+        ("get_console_logs", json!({"levels": ["verbose"]})),
+        ("get_cookies", json!({"url": "file:///etc/passwd"})),
+        ("get_cookies", json!({"maxChars": 20_001})),
+        ("get_local_storage", json!({"filter": ""})),
+    ];
+    for (tool, args) in cases {
+        let error = refused(tool, args.clone()).await;
+        assert!(
+            matches!(
+                error.code,
+                ErrorCode::InvalidArgument | ErrorCode::InvalidSelector
+            ),
+            "{tool} {args}: {error:?}"
+        );
+    }
 }

@@ -1,6 +1,8 @@
 //! The result contract of SPEC §8: every tool answers `{ok: true, data}` or
 //! `{ok: false, error: {code, category, message, retryable, …}}` in `structuredContent`, with a
-//! compact text rendering for the model beside it (not a second copy of the JSON).
+//! compact text rendering for the model beside it (not a second copy of the JSON). A tool may
+//! add one image (a screenshot) as MCP image content after the text; its bytes are never in
+//! `structuredContent`.
 
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
@@ -13,6 +15,34 @@ pub struct ToolOutput {
     pub data: Value,
     /// What the model reads.
     pub text: String,
+    /// An image for the model, after the text.
+    pub image: Option<Image>,
+}
+
+/// Image content: base64 data and its MIME type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Image {
+    /// The image, base64.
+    pub data: String,
+    /// `image/png`, `image/jpeg` or `image/webp`.
+    pub mime_type: &'static str,
+}
+
+impl ToolOutput {
+    /// An answer without an image.
+    pub fn new(data: Value, text: impl Into<String>) -> Self {
+        ToolOutput {
+            data,
+            text: text.into(),
+            image: None,
+        }
+    }
+
+    /// Adds an image after the text.
+    pub fn with_image(mut self, image: Image) -> Self {
+        self.image = Some(image);
+        self
+    }
 }
 
 /// A tool's failure.
@@ -85,7 +115,11 @@ impl From<OpError> for ToolError {
 
 /// Wraps a successful output in the envelope.
 pub fn success(output: ToolOutput) -> CallToolResult {
-    let mut result = CallToolResult::success(vec![ContentBlock::text(output.text)]);
+    let mut content = vec![ContentBlock::text(output.text)];
+    if let Some(image) = output.image {
+        content.push(ContentBlock::image(image.data, image.mime_type));
+    }
+    let mut result = CallToolResult::success(content);
     result.structured_content = Some(json!({ "ok": true, "data": output.data }));
     result
 }
@@ -179,14 +213,33 @@ mod tests {
 
     #[test]
     fn success_envelope() {
-        let result = success(ToolOutput {
-            data: json!({"tabs": []}),
-            text: "no tabs".into(),
-        });
+        let result = success(ToolOutput::new(json!({"tabs": []}), "no tabs"));
         assert_eq!(result.is_error, Some(false));
         assert_eq!(
             result.structured_content,
             Some(json!({"ok": true, "data": {"tabs": []}}))
+        );
+        assert_eq!(result.content.len(), 1);
+    }
+
+    #[test]
+    fn an_image_follows_the_text_as_image_content() {
+        let output = ToolOutput::new(json!({"width": 2}), "tab 1 screenshot").with_image(Image {
+            data: "UklGRg==".into(),
+            mime_type: "image/webp",
+        });
+        let result = serde_json::to_value(success(output)).unwrap();
+        assert_eq!(
+            result,
+            json!({
+                "content": [
+                    {"type": "text", "text": "tab 1 screenshot"},
+                    {"type": "image", "data": "UklGRg==", "mimeType": "image/webp"}
+                ],
+                "structuredContent": {"ok": true, "data": {"width": 2}},
+                "isError": false,
+                "resultType": "complete"
+            })
         );
     }
 

@@ -56,10 +56,10 @@ pub async fn read_element_state(
         return Err(unexpected("read_element_state"));
     };
     let fields = serde_json::Value::Object(state.state.clone());
-    Ok(ToolOutput {
-        text: format!("{}\n{}", state.target, candidate_line(&fields)),
-        data: json!(state),
-    })
+    Ok(ToolOutput::new(
+        json!(state),
+        format!("{}\n{}", state.target, candidate_line(&fields)),
+    ))
 }
 
 /// Checks read_element_state's arguments.
@@ -133,10 +133,7 @@ pub async fn handle_dialog(
     let OpResult::DialogHandled(handled) = result else {
         return Err(unexpected("handle_dialog"));
     };
-    Ok(ToolOutput {
-        text: dialog_text(&handled),
-        data: json!(handled),
-    })
+    Ok(ToolOutput::new(json!(handled), dialog_text(&handled)))
 }
 
 /// `Accepted confirm "Delete?" in tab 4.`
@@ -164,8 +161,8 @@ pub struct TabHealthArgs {
 }
 
 pub const GET_TAB_HEALTH: &str = "Diagnose a stuck tab at once: page responsive, running \
-operation and elapsed time, queue, debugger, open dialog. recoverDebugger reattaches the \
-debugger if the tab is idle (TAB_BUSY otherwise).";
+operation, queue, debugger, open dialog. recoverDebugger reattaches the debugger if the tab is \
+idle.";
 
 pub async fn get_tab_health(
     ctx: &ToolContext,
@@ -185,10 +182,7 @@ pub async fn get_tab_health(
     let OpResult::Health(health) = result else {
         return Err(unexpected("get_tab_health"));
     };
-    Ok(ToolOutput {
-        text: health_text(&health),
-        data: json!(health),
-    })
+    Ok(ToolOutput::new(json!(health), health_text(&health)))
 }
 
 /// One line per fact that matters, the healthy ones short.

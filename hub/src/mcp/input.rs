@@ -231,9 +231,9 @@ pub enum FieldValueArg {
     Text(String),
 }
 
-pub const FILL_FORM: &str = "Fill several fields of one form: every target is checked before \
-any is set; true/false sets checkboxes and radios. Returns each field's value and validation \
-message; submit requests submission (not confirmed).";
+pub const FILL_FORM: &str = "Fill several fields of one form: every target is checked before any \
+is set. Returns each field's value and validation message; submit requests submission (not \
+confirmed).";
 
 impl ActionTool for FillFormArgs {
     const TOOL: &'static str = "fill_form";

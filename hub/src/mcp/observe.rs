@@ -1,4 +1,5 @@
-//! Reading pages: `get_page_snapshot`, `get_page_content`, `list_frames`.
+//! Reading pages: `get_page_snapshot`, `get_page_content`, `list_frames`,
+//! `get_selected_text`.
 //!
 //! The extension builds observations (refs, budgets, paging, deltas); the hub validates the
 //! arguments and renders the result for the model: a header line, then one `@ref text` line per
@@ -14,12 +15,13 @@ use serde::Deserialize;
 use serde_json::json;
 use tabwire_protocol::{
     ContentFormat, ContentRequest, ElementRef, Observation, ObservedNode, OpResult, Operation,
-    PageContent, SnapshotRequest, TabId,
+    PageContent, SnapshotRequest, TabId, TabOp, TabResult,
 };
 
 use super::args::{in_range, optional_selector, query};
 use super::envelope::{ToolError, ToolOutput, quoted};
 use super::routing::{ToolContext, unexpected};
+use super::tabs::tab_op;
 
 const READ_DEADLINE: Duration = Duration::from_secs(20);
 const FRAMES_DEADLINE: Duration = Duration::from_secs(10);
@@ -28,6 +30,9 @@ const FRAMES_DEADLINE: Duration = Duration::from_secs(10);
 const DEFAULT_MAX_NODES: u32 = 200;
 const DEFAULT_MAX_CHARS: u32 = 10_000;
 const DEFAULT_CONTENT_CHARS: u32 = 12_000;
+const SELECTION_DEADLINE: Duration = Duration::from_secs(10);
+const DEFAULT_SELECTION_CHARS: u32 = 2000;
+const MAX_SELECTION_CHARS: u32 = 20_000;
 
 /// Arguments of get_page_snapshot.
 #[derive(Deserialize, JsonSchema)]
@@ -35,25 +40,25 @@ const DEFAULT_CONTENT_CHARS: u32 = 12_000;
 pub struct SnapshotArgs {
     pub tab_id: Option<TabId>,
     pub browser_id: Option<String>,
-    /// From list_frames; default: the top document.
+    /// From list_frames.
     pub frame_id: Option<u32>,
     /// Subtree only: an @ref or CSS.
     pub selector: Option<String>,
-    /// Keep lines containing this text, with the rest of their table row or list item.
+    /// Keep lines containing this text (with their table row or list item).
     pub query: Option<String>,
     /// Default 200.
     pub max_nodes: Option<u32>,
     /// Default 10000.
     pub max_chars: Option<u32>,
-    /// Skip this many nodes (a truncated snapshot's nextOffset).
+    /// A truncated snapshot's nextOffset.
     pub offset: Option<u32>,
-    /// A version: return only what changed since it.
+    /// Only changes since this version.
     pub since: Option<u64>,
 }
 
-pub const GET_PAGE_SNAPSHOT: &str = "Observe a page as lines like `@e3 button \"Sign in\" \
-[disabled]` in document order, within a budget. Refs work with the action tools until the page \
-navigates. Narrow with query or selector; page with offset; since gives only changes.";
+pub const GET_PAGE_SNAPSHOT: &str = "Observe a page as lines like `@e3 button \"Sign in\"`, \
+bounded. Refs work in action tools until the page navigates. Narrow with query/selector, page \
+with offset; since returns only changes.";
 
 pub async fn get_page_snapshot(
     ctx: &ToolContext,
@@ -98,10 +103,10 @@ async fn observe(
     let OpResult::Snapshot(observation) = result else {
         return Err(unexpected(tool));
     };
-    Ok(ToolOutput {
-        text: render_observation(&observation),
-        data: observation_data(&observation),
-    })
+    Ok(ToolOutput::new(
+        observation_data(&observation),
+        render_observation(&observation),
+    ))
 }
 
 /// A standalone observation's budget (`get_page_snapshot`, a batch's `observe` step): nodes,
@@ -153,11 +158,11 @@ pub(super) fn observation_data(observation: &Observation) -> serde_json::Value {
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ContentArgs {
-    /// text (default), aria (an observation) or html.
+    /// Default text.
     pub format: Option<Format>,
     pub tab_id: Option<TabId>,
     pub browser_id: Option<String>,
-    /// From list_frames; default: the top document.
+    /// From list_frames.
     pub frame_id: Option<u32>,
     /// This element only: an @ref or CSS.
     pub selector: Option<String>,
@@ -179,8 +184,8 @@ pub enum Format {
     Html,
 }
 
-pub const GET_PAGE_CONTENT: &str = "Read a page's content, bounded: readable text (best for \
-prose), an observation (aria), or raw HTML (only when markup matters). Passwords never appear.";
+pub const GET_PAGE_CONTENT: &str = "Read a page's content, bounded: text (best for prose), aria \
+(an observation) or html (only when markup matters). Passwords never appear.";
 
 pub async fn get_page_content(
     ctx: &ToolContext,
@@ -231,10 +236,7 @@ pub async fn get_page_content(
     let OpResult::Content(content) = result else {
         return Err(unexpected("get_page_content"));
     };
-    Ok(ToolOutput {
-        text: render_content(&content),
-        data: json!(content),
-    })
+    Ok(ToolOutput::new(json!(content), render_content(&content)))
 }
 
 /// Arguments of list_frames.
@@ -269,10 +271,73 @@ pub async fn list_frames(ctx: &ToolContext, args: ListFramesArgs) -> Result<Tool
         })
         .collect::<Vec<_>>()
         .join("\n");
-    Ok(ToolOutput {
-        text: format!("tab {tab_id}\n{text}"),
-        data: json!({"tabId": tab_id, "frames": frames}),
-    })
+    Ok(ToolOutput::new(
+        json!({"tabId": tab_id, "frames": frames}),
+        format!("tab {tab_id}\n{text}"),
+    ))
+}
+
+/// Arguments of get_selected_text.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SelectedTextArgs {
+    /// Default 2000.
+    pub max_chars: Option<u32>,
+    pub tab_id: Option<TabId>,
+    pub browser_id: Option<String>,
+}
+
+pub const GET_SELECTED_TEXT: &str = "The text selected in a tab (any frame).";
+
+pub async fn get_selected_text(
+    ctx: &ToolContext,
+    args: SelectedTextArgs,
+) -> Result<ToolOutput, ToolError> {
+    let max_chars = in_range(
+        args.max_chars,
+        DEFAULT_SELECTION_CHARS,
+        1,
+        MAX_SELECTION_CHARS,
+        "maxChars",
+    )?;
+    let tool = "get_selected_text";
+    let result = tab_op(
+        ctx,
+        tool,
+        args.browser_id.as_deref(),
+        args.tab_id,
+        TabOp::SelectedText { max_chars },
+        SELECTION_DEADLINE,
+    )
+    .await?;
+    let TabResult::SelectedText {
+        tab_id,
+        text,
+        total_chars,
+    } = result
+    else {
+        return Err(unexpected(tool));
+    };
+    Ok(selection_output(tab_id, text, total_chars))
+}
+
+fn selection_output(tab_id: TabId, text: String, total_chars: u32) -> ToolOutput {
+    let shown = text.chars().count() as u32;
+    let truncated = shown < total_chars;
+    let rendered = if total_chars == 0 {
+        format!("tab {tab_id}: nothing is selected")
+    } else if truncated {
+        format!(
+            "tab {tab_id} selection ({shown} of {total_chars} chars; raise maxChars for more):\n{text}"
+        )
+    } else {
+        format!("tab {tab_id} selection ({total_chars} chars):\n{text}")
+    };
+    let mut data = json!({"tabId": tab_id, "text": text, "totalChars": total_chars});
+    if truncated {
+        data["truncated"] = json!(true);
+    }
+    ToolOutput::new(data, rendered)
 }
 
 /// The header line shared by observations and content: where it comes from.
@@ -504,6 +569,24 @@ mod tests {
         framed.frame_id = Some(9);
         framed.truncated = false;
         assert!(render_observation(&framed).starts_with("tab 4 frame 9 \"Log in\""));
+    }
+
+    #[test]
+    fn a_selection_says_when_it_was_cut() {
+        let output = selection_output(3, "Hello".into(), 12);
+        assert_eq!(
+            output.text,
+            "tab 3 selection (5 of 12 chars; raise maxChars for more):\nHello"
+        );
+        assert_eq!(
+            output.data,
+            json!({"tabId": 3, "text": "Hello", "totalChars": 12, "truncated": true})
+        );
+        let whole = selection_output(3, "Hi".into(), 2);
+        assert_eq!(whole.text, "tab 3 selection (2 chars):\nHi");
+        assert!(whole.data.get("truncated").is_none());
+        let none = selection_output(3, String::new(), 0);
+        assert_eq!(none.text, "tab 3: nothing is selected");
     }
 
     #[test]

@@ -101,7 +101,15 @@ fn trim(value: &mut Value) {
                     object.insert("type".into(), only);
                 }
             }
-            object.values_mut().for_each(trim);
+            for (key, child) in object.iter_mut() {
+                match (key.as_str(), child) {
+                    // Property names are not keywords: a property called `title` stays.
+                    ("properties", Value::Object(properties)) => {
+                        properties.values_mut().for_each(trim)
+                    }
+                    (_, child) => trim(child),
+                }
+            }
         }
         Value::Array(items) => items.iter_mut().for_each(trim),
         _ => {}
@@ -129,6 +137,28 @@ mod tests {
         tab_id: Option<u32>,
         /// Required text.
         text: String,
+    }
+
+    /// Properties named like schema keywords.
+    #[derive(Debug, Deserialize, JsonSchema)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    struct KeywordNames {
+        /// Text in the title.
+        title: Option<String>,
+        format: Option<String>,
+    }
+
+    #[test]
+    fn properties_named_like_keywords_stay() {
+        let schema = Value::Object((*input_schema::<KeywordNames>()).clone());
+        assert_eq!(
+            schema["properties"],
+            serde_json::json!({
+                "title": {"type": "string", "description": "Text in the title."},
+                "format": {"type": "string"}
+            })
+        );
     }
 
     #[test]

@@ -32,8 +32,8 @@ pub struct NavigateAndWaitArgs {
     pub wait_for: Option<String>,
 }
 
-pub const NAVIGATE_AND_WAIT: &str = "Load a URL, wait for waitUntil (default complete), then \
-for waitFor (CSS) to be rendered; returns the new page's observation.";
+pub const NAVIGATE_AND_WAIT: &str = "Load a URL, wait for waitUntil, then for waitFor (CSS) to be \
+rendered; returns the new page's observation.";
 
 impl ActionTool for NavigateAndWaitArgs {
     const TOOL: &'static str = "navigate_and_wait";
@@ -101,8 +101,8 @@ pub struct WaitForUrlArgs {
     pub pattern: String,
 }
 
-pub const WAIT_FOR_URL: &str = "Wait until the tab's URL matches pattern (equal, contained, \
-or with * wildcards), e.g. after a redirect.";
+pub const WAIT_FOR_URL: &str = "Wait until the tab's URL matches pattern (equal, contained, or \
+with * wildcards).";
 
 impl WaitForUrlArgs {
     fn condition(self) -> Result<WaitCondition, ToolError> {
@@ -122,8 +122,8 @@ pub struct WaitForNetworkIdleArgs {
     pub idle_ms: Option<u32>,
 }
 
-pub const WAIT_FOR_NETWORK_IDLE: &str = "Wait until no request of the tab has been in flight \
-for idleMs (100-10000, default 500), e.g. for data loaded after rendering.";
+pub const WAIT_FOR_NETWORK_IDLE: &str = "Wait until no request of the tab has been in flight for \
+idleMs (100-10000, default 500).";
 
 impl WaitForNetworkIdleArgs {
     fn condition(self) -> Result<WaitCondition, ToolError> {
