@@ -1386,15 +1386,23 @@ globalThis.__tabwireFactory = function collector() {
     }
     keys.sort();
     const entries = [];
-    let used = 0;
+    // The budget covers the entries as a JSON array: its brackets and commas too.
+    let used = 2;
     let truncated = false;
     for (const key of keys) {
       const raw = storage.getItem(key) || '';
       const entry = { key: cap(key, STORAGE_VALUE_MAX), value: cap(raw, STORAGE_VALUE_MAX) };
       if (raw.length > STORAGE_VALUE_MAX) entry.valueTruncated = true;
-      const size = JSON.stringify(entry).length;
-      if (used + size > args.maxChars && entries.length > 0) {
+      const size = JSON.stringify(entry).length + (entries.length > 0 ? 1 : 0);
+      if (used + size > args.maxChars) {
         truncated = true;
+        // The first entry alone is too long: its value is cut to fit.
+        if (entries.length === 0) {
+          const room = Math.max(1, entry.value.length - (size - args.maxChars) - 24);
+          entry.value = cap(entry.value, room);
+          entry.valueTruncated = true;
+          entries.push(entry);
+        }
         break;
       }
       used += size;

@@ -55,6 +55,8 @@ extern "C" {
     pub fn tabs_go_forward(tab_id: u32) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = reload)]
     pub fn tabs_reload(tab_id: u32, properties: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "windows"], js_name = create)]
+    pub fn windows_create(properties: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "windows"], js_name = update)]
     pub fn windows_update(window_id: u32, properties: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onUpdated"], js_name = addListener)]

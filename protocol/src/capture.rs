@@ -199,6 +199,10 @@ pub enum TabOp {
         url: Option<String>,
         /// Select it.
         active: bool,
+        /// Open it in a new window that does not take the focus: shown (so it can be
+        /// captured) without changing what the user sees.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        new_window: bool,
     },
     /// Go back or forward in the request's tab and wait for the load.
     History {

@@ -97,6 +97,9 @@ pub enum ErrorCode {
     AmbiguousMatch,
     /// The document changed between a screenshot and the observation taken with it.
     DocumentChanged,
+    /// The tab is not shown in its window, and Chrome draws nothing for hidden tabs, so it
+    /// cannot be captured: switch to it first.
+    TabHidden,
     /// A fault inside tabwire; the message says what.
     Internal,
 }
@@ -112,7 +115,9 @@ impl ErrorCode {
                 ErrorCategory::Browser
             }
             TabNotFound | NoActiveTab | RestrictedPage | NavigationFailed | DialogOpen
-            | NoDialog | TabBusy | AmbiguousMatch | DocumentChanged => ErrorCategory::Tab,
+            | NoDialog | TabBusy | AmbiguousMatch | DocumentChanged | TabHidden => {
+                ErrorCategory::Tab
+            }
             StaleRef | SelectorNotFound | SelectorNotUnique | TargetNotVisible | TargetCovered
             | NotEditable | OptionNotFound => ErrorCategory::Target,
             BridgeTimeout | QueueTimeout | TabUnresponsive | NavigationTimeout | Superseded
@@ -178,6 +183,7 @@ impl ErrorCode {
             TabBusy => "TAB_BUSY",
             AmbiguousMatch => "AMBIGUOUS_MATCH",
             DocumentChanged => "DOCUMENT_CHANGED",
+            TabHidden => "TAB_HIDDEN",
             Internal => "INTERNAL",
         }
     }
@@ -240,6 +246,7 @@ mod tests {
             ErrorCode::TabBusy,
             ErrorCode::AmbiguousMatch,
             ErrorCode::DocumentChanged,
+            ErrorCode::TabHidden,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

@@ -247,22 +247,48 @@ async fn a_full_page_screenshot_of_a_long_page_is_scaled_under_max_width() {
     assert!(shown.height < image.height / 4, "{}", viewport.structured);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn background_tabs_are_captured_side_by_side_while_a_third_tab_waits() {
-    let setup = OneBrowser::on("Work", "waits.html").await;
-    let waiting = tab_with(&setup.call("list_tabs", json!({})).await, "waits.html");
-    let counter = setup.open_tab("counter.html?profile=B").await;
-    let long = setup.open_tab("long.html").await;
-    // The waiting tab in front, the two to capture behind it, as a user left them.
-    setup.browser.activate_tab("waits.html").await;
-    let active_before = eventually("waits.html to be in front", CONNECT_LIMIT, || async {
-        let active = active_tabs(&setup.call("list_tabs", json!({})).await);
-        (active.contains(&waiting) && !active.contains(&counter) && !active.contains(&long))
-            .then_some(active)
+/// Opens `path` with create_tab in a new window that does not take the focus, and waits for
+/// it to load; returns its tab ID.
+async fn open_in_new_window(setup: &OneBrowser, path: &str) -> u64 {
+    let url = setup.fixtures.url(path);
+    let created = setup
+        .call("create_tab", json!({"url": url, "newWindow": true}))
+        .await;
+    let tab = tab_of(&created)["tabId"]
+        .as_u64()
+        .unwrap_or_else(|| panic!("a tab ID: {}", created.structured));
+    eventually("the new window's tab to load", CONNECT_LIMIT, || async {
+        let tabs = setup.call("list_tabs", json!({})).await;
+        tabs.data()["tabs"]
+            .as_array()?
+            .iter()
+            .any(|t| t["tabId"] == tab && t["status"] == "complete")
+            .then_some(())
     })
     .await;
-    let front = setup.call("get_active_tab", json!({})).await;
-    assert_eq!(tab_of(&front)["tabId"], waiting, "{}", front.structured);
+    tab
+}
+
+/// Chrome draws no frames for a tab hidden behind another in its window, so those are refused
+/// at once; tabs shown in other windows (opened with `newWindow`, which takes no focus) are
+/// captured side by side while a third tab is busy, and nobody's view changes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shown_tabs_are_captured_side_by_side_while_a_third_tab_waits() {
+    let setup = OneBrowser::on("Work", "waits.html").await;
+    let waiting = tab_with(&setup.call("list_tabs", json!({})).await, "waits.html");
+    let hidden = setup.open_tab("blank.html").await;
+    setup.browser.activate_tab("waits.html").await;
+    let counter = open_in_new_window(&setup, "counter.html?profile=B").await;
+    let long = open_in_new_window(&setup, "long.html").await;
+    let front_before = tab_of(&setup.call("get_active_tab", json!({})).await)["tabId"].clone();
+    let active_before = active_tabs(&setup.call("list_tabs", json!({})).await);
+
+    // Behind another tab: refused at once, without switching to it.
+    let refused = setup
+        .call("take_screenshot", json!({"tabId": hidden}))
+        .await;
+    assert_eq!(refused.error_code(), "TAB_HIDDEN", "{}", refused.text);
+    assert!(refused.images.is_empty());
 
     // The order in which the two sides finished.
     let finished = Mutex::new(Vec::new());
@@ -296,7 +322,7 @@ async fn background_tabs_are_captured_side_by_side_while_a_third_tab_waits() {
     assert_eq!(
         *finished.lock().unwrap(),
         ["screenshots", "wait"],
-        "both background tabs were captured while the third tab was still waiting"
+        "both tabs were captured while the third tab was still waiting"
     );
     check_screenshot(&counter_shot, Format::Webp);
     check_screenshot(&long_shot, Format::Png);
@@ -313,9 +339,14 @@ async fn background_tabs_are_captured_side_by_side_while_a_third_tab_waits() {
         "two tabs, two documents"
     );
 
-    // Nobody's focus moved: the same tab is in front, and the captured tabs stayed behind.
+    // Nobody's view moved: the same tabs are in front.
     let after = setup.call("get_active_tab", json!({})).await;
-    assert_eq!(tab_of(&after)["tabId"], waiting, "{}", after.structured);
+    assert_eq!(
+        tab_of(&after)["tabId"],
+        front_before,
+        "{}",
+        after.structured
+    );
     let tabs = setup.call("list_tabs", json!({})).await;
     assert_eq!(active_tabs(&tabs), active_before, "{}", tabs.text);
 }
@@ -568,17 +599,24 @@ async fn console_errors_and_uncaught_exceptions_are_captured() {
     assert!(records.iter().all(|record| record["level"] == "error"));
     assert_eq!(data["total"], 2, "{data}");
 
-    // A 5,000-character message read with a 1,000-character budget.
+    // A 5,000-character message is kept cut (each argument at 500 characters, marked with
+    // `…`), and a 300-character budget cuts it further.
     let long = setup
         .call(
             "get_console_logs",
-            json!({"filter": "long:", "maxChars": 1000}),
+            json!({"filter": "long:", "maxChars": 300}),
         )
         .await;
     let data = long.data();
-    let (_, size) = records_of(data);
-    assert!(size <= 1000, "{size} characters");
+    let (records, size) = records_of(data);
+    assert!(size <= 300, "{size} characters");
     assert_eq!(data["truncated"], true, "{data}");
+    assert!(
+        records[0]["text"]
+            .as_str()
+            .is_some_and(|t| t.ends_with('…')),
+        "{data}"
+    );
 
     // Stopped, the records stay readable; started again, they are cleared.
     let stopped = setup.call("stop_console_capture", json!({})).await;
@@ -722,7 +760,8 @@ async fn a_browser_page_is_refused_as_restricted() {
         .await;
     assert_eq!(storage.error_code(), "RESTRICTED_PAGE", "{}", storage.text);
 
-    // The fixture tab is unaffected.
+    // The fixture tab, brought back in front, is captured as usual.
+    setup.browser.activate_tab("tabs.html").await;
     let tab = tab_with(&setup.call("list_tabs", json!({})).await, "tabs.html");
     let fine = setup.call("take_screenshot", json!({"tabId": tab})).await;
     check_screenshot(&fine, Format::Webp);

@@ -1,6 +1,7 @@
-//! `take_screenshot`: `Page.captureScreenshot` through the tab's own debugger session, so a
-//! background tab is captured where it is — no tab is selected and no window focused — and
-//! captures of different tabs run side by side (each tab has its own session and queue).
+//! `take_screenshot`: `Page.captureScreenshot` through the tab's own debugger session: no tab
+//! is selected and no window focused, and captures of tabs shown in different windows run side
+//! by side (each tab has its own session and queue). A tab hidden behind another in its window
+//! cannot be captured: Chrome draws no frames for it (`TAB_HIDDEN`, at once, instead of a hang).
 //!
 //! The image is scaled by Chrome itself (the clip's `scale`) so it is at most `maxWidth` device
 //! pixels wide, and a full page is cut at [`MAX_HEIGHT_PX`] pixels: a screenshot never floods
@@ -15,11 +16,16 @@ use tabwire_protocol::{
 };
 
 use super::snapshot;
+use super::tabs::get_tab;
 use super::target;
 use crate::debugger;
 use crate::page::{self, MissingFrame, PageCommand};
 use crate::refs::TOP_FRAME;
 use crate::requests::Checkpoint;
+use crate::timer::{Either, select, sleep};
+
+/// How long a capture may wait for Chrome to draw a frame.
+const FRAME_WAIT_MS: f64 = 5000.0;
 
 /// The tallest image a full-page screenshot produces, in pixels.
 const MAX_HEIGHT_PX: f64 = 8000.0;
@@ -99,7 +105,31 @@ pub async fn take(
     request: ScreenshotRequest,
     checkpoint: &Checkpoint,
 ) -> Result<TabResult, OpError> {
+    let shown = get_tab(tab).await?;
+    let url = shown.url.clone().unwrap_or_default();
+    if is_browser_page(&url) {
+        return Err(OpError::new(
+            ErrorCode::RestrictedPage,
+            format!(
+                "{url} is one of the browser's own pages, which extensions may not capture. Use \
+                 an ordinary web page."
+            ),
+        ));
+    }
     debugger::ensure_attached(tab).await?;
+    // Chrome draws nothing for a tab that is not shown, and a capture through the extension's
+    // debugger waits for a frame that never comes (measured: every such capture hung until its
+    // deadline; DevTools' own connection is not held to this, the extension's is).
+    if !shown.active {
+        return Err(OpError::new(
+            ErrorCode::TabHidden,
+            format!(
+                "Tab {tab} is in the background, and Chrome draws nothing for hidden tabs, so it \
+                 cannot be captured without showing it. Call switch_tab to bring it forward \
+                 (this changes what the user sees), then take the screenshot."
+            ),
+        ));
+    }
     let observation = match request.with_snapshot {
         Some(budget) => {
             let snapshot = SnapshotRequest {
@@ -167,10 +197,19 @@ pub async fn take(
     if let (Some(quality), false) = (request.quality, request.format == ImageFormat::Png) {
         params["quality"] = json!(quality);
     }
-    let captured: Captured = serde_json::from_value(value_of(
-        debugger::send(tab, "Page.captureScreenshot", &params).await?,
-    )?)
-    .map_err(|e| OpError::new(ErrorCode::Internal, format!("reading the screenshot: {e}")))?;
+    let capture = debugger::send(tab, "Page.captureScreenshot", &params);
+    let answer = match select(capture, sleep(FRAME_WAIT_MS)).await {
+        Either::Left(answer) => answer?,
+        Either::Right(()) => {
+            return Err(OpError::new(
+                ErrorCode::TabHidden,
+                "Chrome produced no frame of the tab within 5 s: its window is probably \
+                 minimized or covered. Show the window, then take the screenshot again.",
+            ));
+        }
+    };
+    let captured: Captured = serde_json::from_value(value_of(answer)?)
+        .map_err(|e| OpError::new(ErrorCode::Internal, format!("reading the screenshot: {e}")))?;
     // The document that was captured: the one that answers now.
     let document_id =
         page::run::<Value>(tab, TOP_FRAME, &PageCommand::Probe, MissingFrame::Requested)
@@ -230,6 +269,24 @@ async fn element_clip(tab: TabId, target: &Target) -> Result<Clip, OpError> {
     })
 }
 
+/// The browser's own pages (settings, extensions, DevTools, the Web Store): off limits to
+/// extensions, even where the debugger happens to attach.
+fn is_browser_page(url: &str) -> bool {
+    [
+        "chrome:",
+        "chrome-extension:",
+        "chrome-untrusted:",
+        "devtools:",
+        "edge:",
+        "about:",
+    ]
+    .iter()
+    .any(|scheme| url.starts_with(scheme))
+        && url != "about:blank"
+        || url.starts_with("https://chromewebstore.google.com")
+        || url.starts_with("https://chrome.google.com/webstore")
+}
+
 fn value_of(value: wasm_bindgen::JsValue) -> Result<Value, OpError> {
     crate::chrome::from_js(value)
         .map_err(|e| OpError::new(ErrorCode::Internal, format!("reading Chrome's answer: {e}")))
@@ -264,5 +321,15 @@ mod tests {
             1.0
         );
         assert_eq!(fit(page, 800, 2.0).1, 0.3125);
+    }
+
+    #[test]
+    fn the_browsers_own_pages_are_not_captured() {
+        assert!(is_browser_page("chrome://version/"));
+        assert!(is_browser_page(
+            "https://chromewebstore.google.com/detail/x"
+        ));
+        assert!(!is_browser_page("about:blank"));
+        assert!(!is_browser_page("https://example.com/chrome://"));
     }
 }

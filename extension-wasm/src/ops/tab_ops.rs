@@ -35,7 +35,11 @@ pub async fn run(
         TabOp::GetActive => TabResult::Tab {
             tab: info(resolve_tab(None).await?.id).await?,
         },
-        TabOp::Create { url, active } => create(url, active).await?,
+        TabOp::Create {
+            url,
+            active,
+            new_window,
+        } => create(url, active, new_window).await?,
         op => {
             let tab = resolve_tab(tab_id).await?.id;
             match op {
@@ -95,8 +99,38 @@ async fn switch(tab: TabId, checkpoint: &Checkpoint) -> Result<TabResult, OpErro
     })
 }
 
-/// Opens a tab (it loads on its own; `list_tabs` shows its status).
-async fn create(url: Option<String>, active: bool) -> Result<TabResult, OpError> {
+/// Opens a tab (it loads on its own; `list_tabs` shows its status), in the current window or
+/// in a new one that does not take the focus.
+async fn create(url: Option<String>, active: bool, new_window: bool) -> Result<TabResult, OpError> {
+    if new_window {
+        let mut properties = json!({ "focused": false });
+        if let Some(url) = &url {
+            properties["url"] = json!(url);
+        }
+        let window = chrome::call(chrome::windows_create(&js(properties)?))
+            .await
+            .map_err(|f| {
+                OpError::new(
+                    ErrorCode::NavigationFailed,
+                    format!("Chrome would not open the window: {f}"),
+                )
+            })?;
+        #[derive(Deserialize)]
+        struct Window {
+            #[serde(default)]
+            tabs: Vec<ChromeTab>,
+        }
+        let window: Window = chrome::from_js(window)
+            .map_err(|e| OpError::new(ErrorCode::Internal, format!("reading the window: {e}")))?;
+        let id = window
+            .tabs
+            .first()
+            .and_then(ChromeTab::tab_id)
+            .ok_or_else(|| OpError::new(ErrorCode::Internal, "the new window has no tab"))?;
+        return Ok(TabResult::Tab {
+            tab: info(id).await?,
+        });
+    }
     let mut properties = json!({ "active": active });
     if let Some(url) = &url {
         properties["url"] = json!(url);
@@ -120,27 +154,72 @@ async fn create(url: Option<String>, active: bool) -> Result<TabResult, OpError>
 }
 
 /// Goes back or forward and waits for the page.
+///
+/// Through the debugger's own history (`Page.navigateToHistoryEntry`): `chrome.tabs.goBack`
+/// skips entries Chrome marks as added without a user gesture — every page an agent opened —
+/// and reports "no earlier page" (measured). Tabs the debugger may not attach to (chrome://
+/// pages) use `chrome.tabs` anyway.
 async fn history(
     tab: TabId,
     direction: HistoryDirection,
     checkpoint: &Checkpoint,
 ) -> Result<TabResult, OpError> {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct Entry {
+        id: i64,
+    }
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct History {
+        current_index: i64,
+        entries: Vec<Entry>,
+    }
+    let way = match direction {
+        HistoryDirection::Back => "earlier",
+        HistoryDirection::Forward => "later",
+    };
+    let none = || {
+        OpError::new(
+            ErrorCode::NavigationFailed,
+            format!("Tab {tab} has no {way} page in its history."),
+        )
+    };
     let mark = activity::load_mark(tab);
+    if crate::debugger::ensure_attached(tab).await.is_ok() {
+        let history: History = crate::debugger::send(tab, "Page.getNavigationHistory", &json!({}))
+            .await
+            .and_then(|v| {
+                chrome::from_js(v).map_err(|e| {
+                    OpError::new(ErrorCode::Internal, format!("reading the history: {e}"))
+                })
+            })?;
+        let step = match direction {
+            HistoryDirection::Back => -1,
+            HistoryDirection::Forward => 1,
+        };
+        let entry = usize::try_from(history.current_index + step)
+            .ok()
+            .and_then(|i| history.entries.get(i))
+            .ok_or_else(none)?;
+        checkpoint.check()?;
+        crate::debugger::send(
+            tab,
+            "Page.navigateToHistoryEntry",
+            &json!({ "entryId": entry.id }),
+        )
+        .await
+        .map_err(OpError::action_may_have_occurred)?;
+        return settle(tab, mark, checkpoint).await;
+    }
     checkpoint.check()?;
     let step = match direction {
         HistoryDirection::Back => chrome::tabs_go_back(tab),
         HistoryDirection::Forward => chrome::tabs_go_forward(tab),
     };
     chrome::call(step).await.map_err(|f| {
-        let way = match direction {
-            HistoryDirection::Back => "earlier",
-            HistoryDirection::Forward => "later",
-        };
         if f.message.to_ascii_lowercase().contains("cannot find") {
-            OpError::new(
-                ErrorCode::NavigationFailed,
-                format!("Tab {tab} has no {way} page in its history."),
-            )
+            none()
         } else {
             tab_error(tab, &f.message)
         }

@@ -505,15 +505,17 @@ async fn tab_and_capture_tools_send_their_operation_with_their_deadline() {
             TabOp::Create {
                 url: Some("https://docs.test/".into()),
                 active: true,
+                new_window: false,
             },
             10_000,
         ),
         (
             "create_tab",
-            json!({"active": false}),
+            json!({"active": false, "newWindow": true}),
             TabOp::Create {
                 url: None,
                 active: false,
+                new_window: true,
             },
             10_000,
         ),

@@ -362,6 +362,8 @@ pub struct CreateTabArgs {
     pub url: Option<String>,
     /// Default true.
     pub active: Option<bool>,
+    /// In a new unfocused window (shown, so screenshots work, without moving the user's view).
+    pub new_window: Option<bool>,
     pub browser_id: Option<String>,
 }
 
@@ -374,6 +376,7 @@ pub async fn create_tab(ctx: &ToolContext, args: CreateTabArgs) -> Result<ToolOu
     let op = TabOp::Create {
         url: args.url,
         active: args.active.unwrap_or(true),
+        new_window: args.new_window.unwrap_or(false),
     };
     let tool = "create_tab";
     let result = tab_op(
