@@ -1,7 +1,8 @@
-//! `take_screenshot`: `Page.captureScreenshot` through the tab's own debugger session: no tab
-//! is selected and no window focused, and captures of tabs shown in different windows run side
-//! by side (each tab has its own session and queue). A tab hidden behind another in its window
-//! cannot be captured: Chrome draws no frames for it (`TAB_HIDDEN`, at once, instead of a hang).
+//! `take_screenshot`: `Page.captureScreenshot` through the tab's own debugger session, so a
+//! background tab is captured where it is — no tab is selected and no window focused — and
+//! captures of different tabs run side by side (each tab has its own session and queue). A
+//! short screencast around the capture makes a background tab draw the frame the capture
+//! needs.
 //!
 //! The image is scaled by Chrome itself (the clip's `scale`) so it is at most `maxWidth` device
 //! pixels wide, and a full page is cut at [`MAX_HEIGHT_PX`] pixels: a screenshot never floods
@@ -105,8 +106,7 @@ pub async fn take(
     request: ScreenshotRequest,
     checkpoint: &Checkpoint,
 ) -> Result<TabResult, OpError> {
-    let shown = get_tab(tab).await?;
-    let url = shown.url.clone().unwrap_or_default();
+    let url = get_tab(tab).await?.url.unwrap_or_default();
     if is_browser_page(&url) {
         return Err(OpError::new(
             ErrorCode::RestrictedPage,
@@ -117,19 +117,6 @@ pub async fn take(
         ));
     }
     debugger::ensure_attached(tab).await?;
-    // Chrome draws nothing for a tab that is not shown, and a capture through the extension's
-    // debugger waits for a frame that never comes (measured: every such capture hung until its
-    // deadline; DevTools' own connection is not held to this, the extension's is).
-    if !shown.active {
-        return Err(OpError::new(
-            ErrorCode::TabHidden,
-            format!(
-                "Tab {tab} is in the background, and Chrome draws nothing for hidden tabs, so it \
-                 cannot be captured without showing it. Call switch_tab to bring it forward \
-                 (this changes what the user sees), then take the screenshot."
-            ),
-        ));
-    }
     let observation = match request.with_snapshot {
         Some(budget) => {
             let snapshot = SnapshotRequest {
@@ -197,14 +184,25 @@ pub async fn take(
     if let (Some(quality), false) = (request.quality, request.format == ImageFormat::Png) {
         params["quality"] = json!(quality);
     }
+    // Chrome draws no frames for a tab it does not show (one behind another in its window),
+    // and a capture waits for a frame: through an extension's debugger it never returned
+    // (measured). A screencast running for the capture's duration makes the tab draw, without
+    // showing it: the page stays `visibilityState: "hidden"` and nobody's view changes.
+    let screencast = json!({"format": "jpeg", "quality": 1, "maxWidth": 16, "maxHeight": 16, "everyNthFrame": 1000});
+    let drawing = debugger::send(tab, "Page.startScreencast", &screencast).await;
     let capture = debugger::send(tab, "Page.captureScreenshot", &params);
-    let answer = match select(capture, sleep(FRAME_WAIT_MS)).await {
+    let answer = select(capture, sleep(FRAME_WAIT_MS)).await;
+    if drawing.is_ok() {
+        // Best effort: the screencast ends with the session anyway.
+        let _ = debugger::send(tab, "Page.stopScreencast", &json!({})).await;
+    }
+    let answer = match answer {
         Either::Left(answer) => answer?,
         Either::Right(()) => {
             return Err(OpError::new(
                 ErrorCode::TabHidden,
-                "Chrome produced no frame of the tab within 5 s: its window is probably \
-                 minimized or covered. Show the window, then take the screenshot again.",
+                "Chrome produced no frame of the tab within 5 s (its window may be minimized). \
+                 Show the window, then take the screenshot again.",
             ));
         }
     };

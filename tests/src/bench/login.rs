@@ -273,6 +273,7 @@ mod tests {
             is_error: false,
             structured: serde_json::Value::Null,
             text: text.into(),
+            images: Vec::new(),
             bytes: chars,
             chars,
             elapsed: Duration::from_millis(ms),

@@ -8,6 +8,7 @@
 //! - **completeness**: distinct refs on lines with an interactive role ([`super::refs`]) over the
 //!   page's own count, summed over its frames, with the number of calls it took.
 //! - **login scenario**: see [`super::login`]; its ~tokens count every response as received.
+//! - **screenshots**: see [`super::screenshots`]; measured on each page after its snapshot.
 //!
 //! A failure is recorded as text in the figure it spoils and the run goes on, so the report
 //! shows it instead of losing the rest.
@@ -17,6 +18,7 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::login::{self, LoginFigures};
+use super::screenshots::{self, Shot, ShotFigures, ShotTool};
 use super::server::{Completeness, RowClick, Server, ServerKind};
 use super::session::{Exchange, ToolsList};
 use super::tabwire::Delta;
@@ -70,6 +72,8 @@ pub struct PageFigures {
     pub completeness: Outcome<Completeness>,
     /// The unchanged-page delta (tabwire only; the peer has no deltas).
     pub delta: Option<Outcome<Delta>>,
+    /// The screenshot tool's calls at default settings: viewport, then full page.
+    pub screenshots: Vec<(Shot, Outcome<ShotFigures>)>,
 }
 
 /// Size and latency of a server's plain snapshot of one page.
@@ -104,10 +108,11 @@ pub async fn measure(server: &Server, fixtures: &Fixtures, rounds: usize) -> Ser
     .await
     .map(|(figures, _)| figures)
     .map_err(reason);
+    let shot_tool = screenshots::tool_of(server).await;
     let mut pages = Vec::with_capacity(PAGES.len());
     for page in PAGES {
         eprintln!("bench: {} {page} …", kind.name());
-        pages.push(measure_page(server, page, &fixtures.url(page), rounds).await);
+        pages.push(measure_page(server, page, &fixtures.url(page), rounds, &shot_tool).await);
     }
     eprintln!("bench: {} row {ROW} …", kind.name());
     let row = async {
@@ -140,14 +145,19 @@ async fn measure_page(
     page: &'static str,
     url: &str,
     rounds: usize,
+    shot_tool: &ShotTool,
 ) -> PageFigures {
     if let Err(error) = server.navigate(url).await {
         let error = reason(error);
         return PageFigures {
             page,
             snapshot: Err(error.clone()),
-            completeness: Err(error),
+            completeness: Err(error.clone()),
             delta: None,
+            screenshots: Shot::ALL
+                .into_iter()
+                .map(|shot| (shot, Err(error.clone())))
+                .collect(),
         };
     }
     let (snapshot, completeness) = match time_snapshots(server, rounds).await {
@@ -164,11 +174,13 @@ async fn measure_page(
         Server::Tabwire(tabwire) => Some(tabwire.unchanged_delta().await.map_err(reason)),
         Server::Playwright(_) => None,
     };
+    let screenshots = screenshots::measure(server, shot_tool).await;
     PageFigures {
         page,
         snapshot,
         completeness,
         delta,
+        screenshots,
     }
 }
 
@@ -178,7 +190,10 @@ async fn time_snapshots(server: &Server, rounds: usize) -> Result<(SnapshotFigur
 }
 
 /// One warm-up call, then `rounds` timed ones; returns the figures and the last answer.
-async fn time_calls<F, Fut>(rounds: usize, mut call: F) -> Result<(SnapshotFigures, Exchange)>
+pub(super) async fn time_calls<F, Fut>(
+    rounds: usize,
+    mut call: F,
+) -> Result<(SnapshotFigures, Exchange)>
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<Exchange>>,

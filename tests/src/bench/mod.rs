@@ -9,6 +9,8 @@
 //! - [`server`]: the operations the measurements need, for either server; [`tabwire`] and
 //!   [`peer`] implement them (the peer module also installs playwright-mcp).
 //! - [`refs`]: how snapshot lines are scored for completeness.
+//! - [`screenshots`]: each server's screenshot tool at its default settings, viewport and full
+//!   page, on every page.
 //! - [`login`]: the login scenario (navigate, type, type, check, click, read), whose calls each
 //!   server module makes its own way.
 //! - [`measure`]: what is measured and how; [`report`]: the printed table and the targets.
@@ -24,6 +26,7 @@ pub mod peer;
 pub mod process_tree;
 pub mod refs;
 pub mod report;
+pub mod screenshots;
 pub mod server;
 pub mod session;
 pub mod tabwire;

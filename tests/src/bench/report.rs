@@ -11,6 +11,7 @@ use super::measure::{
 };
 use super::peer;
 use super::refs::INTERACTIVE_ROLES;
+use super::screenshots::{SHOT_ROUNDS, ShotFigures};
 use super::server::{Completeness, ServerKind};
 
 /// tabwire's table snapshot must be at most this share of the peer's.
@@ -38,6 +39,7 @@ pub fn render(results: &Results) -> String {
     deltas(&mut out, results);
     cheap_calls(&mut out, results);
     tools(&mut out, results);
+    screenshots(&mut out, results);
     targets(&mut out, results);
     out
 }
@@ -343,6 +345,60 @@ fn tools(out: &mut String, results: &Results) {
         };
         let _ = writeln!(out, "  {:<15} {line}", kind.name());
     }
+}
+
+fn screenshots(out: &mut String, results: &Results) {
+    let _ = writeln!(
+        out,
+        "\nScreenshots at default settings (tabwire take_screenshot: webp, quality 60, maxWidth 800; \
+         peer browser_take_screenshot: png, CSS scale; the page loaded in the active tab)\n\
+         \x20 image = its base64 decoded; pixels and format from the image's header; resp = the \
+         JSON-RPC response line\n\
+         \x20 as received; ~tokens = its characters / 4 (base64 included); p50 of {SHOT_ROUNDS} \
+         calls after a warm-up\n\
+         {:<13} {:<15} {:<18} {:>15} {:>10} {:>10} {:>8} {:>8}",
+        "page", "server", "arguments", "image", "image B", "resp B", "~tokens", "p50 ms"
+    );
+    for (index, page) in PAGES.iter().enumerate() {
+        let mut label = *page;
+        for (kind, outcome) in results.servers() {
+            let lines = match outcome {
+                None => continue,
+                Some(Err(_)) => vec![("".to_owned(), "(server failed; see above)".to_owned())],
+                Some(Ok(figures)) => figures.pages[index]
+                    .screenshots
+                    .iter()
+                    .map(|(shot, figures)| {
+                        let line = match figures {
+                            Ok(figures) => shot_line(figures),
+                            Err(error) => format!("FAILED: {error}"),
+                        };
+                        (shot.args().to_string(), line)
+                    })
+                    .collect(),
+            };
+            let mut name = kind.name();
+            for (args, line) in lines {
+                let _ = writeln!(out, "{label:<13} {name:<15} {args:<18} {line}");
+                label = "";
+                name = "";
+            }
+        }
+    }
+}
+
+fn shot_line(figures: &ShotFigures) -> String {
+    let image = match figures.pixels {
+        Some((width, height)) => format!("{} {width}x{height}", figures.format),
+        None => format!("{} ?x?", figures.format),
+    };
+    format!(
+        "{image:>15} {:>10} {:>10} {:>8} {:>8.1}",
+        thousands(figures.image_bytes),
+        thousands(figures.response_bytes),
+        thousands(tokens(figures.response_chars)),
+        figures.p50_ms
+    )
 }
 
 /// How a target fared.

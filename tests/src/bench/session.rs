@@ -23,6 +23,7 @@ use tokio::process::{Child, Command};
 
 use super::process_tree::ProcessTree;
 use super::wire::{WireMeter, WireTap, response_bytes, response_chars};
+use crate::client::Image;
 
 /// Longest wait for the MCP handshake (playwright-mcp starts node and loads Playwright).
 const HANDSHAKE_LIMIT: Duration = Duration::from_secs(60);
@@ -59,6 +60,8 @@ pub struct Exchange {
     pub structured: Value,
     /// The text content the model reads (text blocks joined by newlines).
     pub text: String,
+    /// The image content blocks (screenshots), in order.
+    pub images: Vec<Image>,
     /// Size of the JSON-RPC response line as the server sent it (without the newline).
     pub bytes: usize,
     /// Characters of that line: everything the client received, for the token estimate.
@@ -176,10 +179,20 @@ impl Session {
             .filter_map(|block| block.as_text().map(|text| text.text.as_str()))
             .collect::<Vec<_>>()
             .join("\n");
+        let images = result
+            .content
+            .iter()
+            .filter_map(|block| block.as_image())
+            .map(|image| Image {
+                data: image.data.clone(),
+                mime_type: image.mime_type.clone(),
+            })
+            .collect();
         Ok(Exchange {
             is_error: result.is_error == Some(true),
             structured: result.structured_content.unwrap_or(Value::Null),
             text,
+            images,
             bytes,
             chars: response_chars(&lines),
             elapsed,
@@ -203,6 +216,20 @@ impl Session {
             tools: tools.len(),
             chars,
         })
+    }
+
+    /// The input schema of `tool` as the server's `tools/list` gives it; `None` when it has no
+    /// such tool.
+    pub async fn input_schema(&self, tool: &str) -> Result<Option<Value>> {
+        let tools = self
+            .service
+            .list_all_tools()
+            .await
+            .with_context(|| format!("tools/list of {}", self.label))?;
+        Ok(tools
+            .into_iter()
+            .find(|listed| listed.name == tool)
+            .map(|listed| Value::Object((*listed.input_schema).clone())))
     }
 
     /// Ends the session the way an MCP client does (closing the server's stdin), gives the
