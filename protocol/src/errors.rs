@@ -97,8 +97,7 @@ pub enum ErrorCode {
     AmbiguousMatch,
     /// The document changed between a screenshot and the observation taken with it.
     DocumentChanged,
-    /// The tab is not shown in its window, and Chrome draws nothing for hidden tabs, so it
-    /// cannot be captured: switch to it first.
+    /// Chrome drew no frame of the tab to capture (its window may be minimized): show it.
     TabHidden,
     /// A fault inside tabwire; the message says what.
     Internal,
