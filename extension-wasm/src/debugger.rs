@@ -23,6 +23,9 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::chrome;
 
+/// How long enabling one domain on attach may take.
+const ENABLE_WAIT_MS: f64 = 2000.0;
+
 /// The CDP version Chrome's debugger API speaks.
 const PROTOCOL_VERSION: &str = "1.3";
 
@@ -276,10 +279,16 @@ async fn enable_events(tab: TabId) {
         return;
     };
     for domain in ["Page.enable", "Network.enable"] {
-        if let Err(failure) =
-            chrome::call(chrome::debugger_send_command(&target, domain, &params)).await
-        {
-            crate::log!("tab {tab}: {domain} failed ({failure})");
+        // Bounded: every operation on the tab waits for the attach this runs in.
+        let enable = chrome::call(chrome::debugger_send_command(&target, domain, &params));
+        match crate::timer::select(enable, crate::timer::sleep(ENABLE_WAIT_MS)).await {
+            crate::timer::Either::Left(Ok(_)) => {}
+            crate::timer::Either::Left(Err(failure)) => {
+                crate::log!("tab {tab}: {domain} failed ({failure})");
+            }
+            crate::timer::Either::Right(()) => {
+                crate::log!("tab {tab}: {domain} did not answer in {ENABLE_WAIT_MS} ms");
+            }
         }
     }
 }

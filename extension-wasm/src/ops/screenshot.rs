@@ -25,11 +25,27 @@ use crate::refs::TOP_FRAME;
 use crate::requests::Checkpoint;
 use crate::timer::{Either, select, sleep};
 
+/// The largest image sent, as base64 (about 6 MB of image): well under the hub's message limit,
+/// so one screenshot can never cost the browser its connection.
+const MAX_IMAGE_BASE64: usize = 8 * 1024 * 1024;
+
+/// Stops the capture's screencast when dropped, whatever ended the capture.
+struct ScreencastGuard(TabId);
+
+impl Drop for ScreencastGuard {
+    fn drop(&mut self) {
+        let tab = self.0;
+        wasm_bindgen_futures::spawn_local(async move {
+            let _ = debugger::send(tab, "Page.stopScreencast", &json!({})).await;
+        });
+    }
+}
+
 /// How long a capture may wait for Chrome to draw a frame.
 const FRAME_WAIT_MS: f64 = 5000.0;
 
 /// The tallest image a full-page screenshot produces, in pixels.
-const MAX_HEIGHT_PX: f64 = 8000.0;
+const MAX_HEIGHT_PX: f64 = 4000.0;
 
 #[derive(Deserialize, Default)]
 #[serde(rename_all = "camelCase", default)]
@@ -144,10 +160,14 @@ pub async fn take(
             format!("reading the page's layout: {e}"),
         )
     })?;
-    let device_ratio = if metrics.css_layout_viewport.client_width > 0.0 {
-        metrics.layout_viewport.client_width / metrics.css_layout_viewport.client_width
-    } else {
-        1.0
+    // Device pixels per CSS pixel; 1 when Chrome leaves the (deprecated) device-pixel viewport
+    // out.
+    let device_ratio = match (
+        metrics.layout_viewport.client_width,
+        metrics.css_layout_viewport.client_width,
+    ) {
+        (device, css) if device > 0.0 && css > 0.0 => device / css,
+        _ => 1.0,
     };
     let view = &metrics.css_visual_viewport;
     let (area, beyond_viewport) = match (&request.target, request.full_page) {
@@ -189,13 +209,19 @@ pub async fn take(
     // (measured). A screencast running for the capture's duration makes the tab draw, without
     // showing it: the page stays `visibilityState: "hidden"` and nobody's view changes.
     let screencast = json!({"format": "jpeg", "quality": 1, "maxWidth": 16, "maxHeight": 16, "everyNthFrame": 1000});
-    let drawing = debugger::send(tab, "Page.startScreencast", &screencast).await;
+    let drawing = match select(
+        debugger::send(tab, "Page.startScreencast", &screencast),
+        sleep(FRAME_WAIT_MS),
+    )
+    .await
+    {
+        Either::Left(Ok(_)) => Some(ScreencastGuard(tab)),
+        _ => None,
+    };
     let capture = debugger::send(tab, "Page.captureScreenshot", &params);
     let answer = select(capture, sleep(FRAME_WAIT_MS)).await;
-    if drawing.is_ok() {
-        // Best effort: the screencast ends with the session anyway.
-        let _ = debugger::send(tab, "Page.stopScreencast", &json!({})).await;
-    }
+    // Stopped here, or when the request is dropped before (deadline, dialog).
+    drop(drawing);
     let answer = match answer {
         Either::Left(answer) => answer?,
         Either::Right(()) => {
@@ -208,6 +234,17 @@ pub async fn take(
     };
     let captured: Captured = serde_json::from_value(value_of(answer)?)
         .map_err(|e| OpError::new(ErrorCode::Internal, format!("reading the screenshot: {e}")))?;
+    if captured.data.len() > MAX_IMAGE_BASE64 {
+        return Err(OpError::new(
+            ErrorCode::InvalidArgument,
+            format!(
+                "The image is {} MB, more than tabwire sends ({} MB). Use format webp or jpeg, \
+                 a lower quality, a smaller maxWidth, or the viewport instead of the full page.",
+                captured.data.len() * 3 / 4 / 1_000_000,
+                MAX_IMAGE_BASE64 * 3 / 4 / 1_000_000
+            ),
+        ));
+    }
     // The document that was captured: the one that answers now.
     let document_id =
         page::run::<Value>(tab, TOP_FRAME, &PageCommand::Probe, MissingFrame::Requested)
@@ -304,7 +341,7 @@ mod tests {
         };
         let (clip, scale) = fit(page, 800, 1.0);
         assert_eq!(scale, 0.625);
-        assert_eq!(clip.height, 12800.0);
+        assert_eq!(clip.height, 6400.0);
         // Never enlarged; a high-density screen counts its device pixels.
         assert_eq!(
             fit(

@@ -79,6 +79,11 @@ async fn query(filter: &serde_json::Value) -> Result<Vec<ChromeTab>, OpError> {
     chrome::from_js(value).map_err(|e| internal_read("chrome.tabs.query", &e))
 }
 
+/// The longest tab URL reported, in characters.
+const TAB_URL_MAX: usize = 2000;
+/// The longest tab title reported, in characters.
+const TAB_TITLE_MAX: usize = 300;
+
 /// A `TabInfo` for an ordinary tab.
 pub fn tab_info(tab: &ChromeTab) -> Option<TabInfo> {
     Some(TabInfo {
@@ -88,12 +93,15 @@ pub fn tab_info(tab: &ChromeTab) -> Option<TabInfo> {
             .and_then(|w| u32::try_from(w).ok())
             .unwrap_or_default(),
         active: tab.active,
-        url: tab
-            .url
-            .clone()
-            .or_else(|| tab.pending_url.clone())
-            .unwrap_or_default(),
-        title: tab.title.clone().unwrap_or_default(),
+        // A page sets its own URL and title: both are capped like every page-made string.
+        url: crate::observation::cap(
+            &tab.url
+                .clone()
+                .or_else(|| tab.pending_url.clone())
+                .unwrap_or_default(),
+            TAB_URL_MAX,
+        ),
+        title: crate::observation::cap(&tab.title.clone().unwrap_or_default(), TAB_TITLE_MAX),
         status: tab.status.clone().unwrap_or_else(|| "complete".to_owned()),
     })
 }

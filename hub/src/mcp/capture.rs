@@ -29,7 +29,8 @@ const DEFAULT_BODY_CHARS: u32 = 10_000;
 const MAX_BODY_CHARS: u32 = 50_000;
 const DEFAULT_STORAGE_CHARS: u32 = 4000;
 const MAX_STORAGE_CHARS: u32 = 20_000;
-const MIN_CHARS: u32 = 100;
+/// The smallest budget: one record, its strings cut to the minimum, still fits.
+const MIN_CHARS: u32 = 300;
 /// The longest filter, cookie name or request ID accepted.
 const MAX_ARG_LEN: usize = 1000;
 /// A URL in a record line is cut to this many characters (the data has it whole).

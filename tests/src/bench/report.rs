@@ -356,7 +356,7 @@ fn screenshots(out: &mut String, results: &Results) {
          JSON-RPC response line\n\
          \x20 as received; ~tokens = its characters / 4 (base64 included); p50 of {SHOT_ROUNDS} \
          calls after a warm-up\n\
-         {:<13} {:<15} {:<18} {:>15} {:>10} {:>10} {:>8} {:>8}",
+         {:<13} {:<15} {:<18} {:>15} {:>10} {:>10} {:>9} {:>8}",
         "page", "server", "arguments", "image", "image B", "resp B", "~tokens", "p50 ms"
     );
     for (index, page) in PAGES.iter().enumerate() {
@@ -393,7 +393,7 @@ fn shot_line(figures: &ShotFigures) -> String {
         None => format!("{} ?x?", figures.format),
     };
     format!(
-        "{image:>15} {:>10} {:>10} {:>8} {:>8.1}",
+        "{image:>15} {:>10} {:>10} {:>9} {:>8.1}",
         thousands(figures.image_bytes),
         thousands(figures.response_bytes),
         thousands(tokens(figures.response_chars)),

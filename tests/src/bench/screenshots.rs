@@ -96,7 +96,7 @@ pub async fn measure(server: &Server, tool: &ShotTool) -> Vec<(Shot, Outcome<Sho
             (Shot::FullPage, Err(why)) => Err(why.clone()),
             _ => measure_shot(server, tool.name, shot)
                 .await
-                .map_err(|error| format!("{error:#}").replace('\n', " ")),
+                .map_err(|error| one_line(&format!("{error:#}"))),
         };
         shots.push((shot, figures));
     }
@@ -142,4 +142,48 @@ async fn call(server: &Server, tool: &str, shot: Shot) -> Result<Exchange> {
         bail!("{tool} {} answered with an empty image", shot.args());
     }
     Ok(reply)
+}
+
+/// An error as a short line of the report: terminal colour codes (the peer's call logs carry
+/// them) dropped, whitespace runs folded, at most [`ERROR_CHARS`] characters.
+fn one_line(error: &str) -> String {
+    const ERROR_CHARS: usize = 120;
+    let mut plain = String::with_capacity(error.len());
+    let mut chars = error.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // CSI: ESC [ parameters… final byte (@ to ~).
+            if chars.next_if_eq(&'[').is_some() {
+                while chars.next().is_some_and(|c| !('@'..='~').contains(&c)) {}
+            }
+            continue;
+        }
+        plain.push(c);
+    }
+    let folded = plain.split_whitespace().collect::<Vec<_>>().join(" ");
+    match folded.char_indices().nth(ERROR_CHARS) {
+        Some((at, _)) => format!("{}…", &folded[..at]),
+        None => folded,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_lose_colour_codes_and_length() {
+        assert_eq!(
+            one_line("Timeout.\nCall log:\n\u{1b}[2m  - taking page screenshot\u{1b}[22m\n"),
+            "Timeout. Call log: - taking page screenshot"
+        );
+        let long = "x".repeat(200);
+        assert_eq!(one_line(&long).chars().count(), 121);
+    }
+
+    #[test]
+    fn shots_are_called_with_their_arguments() {
+        assert_eq!(Shot::Viewport.args().to_string(), "{}");
+        assert_eq!(Shot::FullPage.args().to_string(), r#"{"fullPage":true}"#);
+    }
 }

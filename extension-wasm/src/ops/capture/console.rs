@@ -128,6 +128,12 @@ impl ConsoleCapture {
         }
     }
 
+    /// Messages stamped before `now_ms` are replays from now on (a reattach makes Chrome replay
+    /// everything it kept, which was recorded already).
+    pub fn resume(&mut self, now_ms: f64) {
+        self.started_at = now_ms;
+    }
+
     fn is_replay(&self, timestamp: f64) -> bool {
         timestamp > 0.0 && timestamp < self.started_at
     }

@@ -34,7 +34,7 @@ use self::buffer::Page;
 use self::console::ConsoleCapture;
 use self::network::{NetworkCapture, Outcome, Seen};
 use crate::observation::cap;
-use crate::timer::{now_ms, sleep};
+use crate::timer::{now_ms, select, sleep};
 use crate::{chrome, debugger};
 
 /// How long `get_response_body` waits for a request still loading to finish.
@@ -155,10 +155,20 @@ pub fn forget(tab: TabId) {
 /// (`get_tab_health {recoverDebugger}`): a new debugger session starts with `Runtime` and `Log`
 /// off, while the `Network` events come back with every attach.
 pub async fn restore(tab: TabId) {
-    if with_console(tab, |c| c.on) == Some(true) {
-        enable_console_domains(tab).await;
+    let on = with_console(tab, |c| {
+        if c.on {
+            c.resume(now_ms());
+        }
+        c.on
+    });
+    if on == Some(true) {
+        // Bounded: an attach must not hang on a renderer that does not answer.
+        let _ = select(enable_console_domains(tab), sleep(ENABLE_WAIT_MS)).await;
     }
 }
+
+/// How long re-enabling the console's domains may take after a reattach.
+const ENABLE_WAIT_MS: f64 = 2000.0;
 
 async fn network_capture(tab: TabId, on: bool) -> Result<TabResult, OpError> {
     if on {
