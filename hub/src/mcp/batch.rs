@@ -48,9 +48,9 @@ pub struct RunActionsArgs {
     pub options: ActionOptions,
 }
 
-pub const RUN_BROWSER_ACTIONS: &str = "Run 1-20 steps in order in one tab. All are checked before \
-any runs; the first failure stops the batch (completedSteps says what ran). Returns step results \
-and one final observation.";
+pub const RUN_BROWSER_ACTIONS: &str = "Run 1-20 steps in order in one tab, all checked before any \
+runs; the first failure stops the batch (completedSteps says what ran). Returns step results and \
+one final observation.";
 
 /// What `tools/list` says about `steps`: the kinds and where their arguments come from, not
 /// every step's schema again (the single tools already show them).

@@ -247,8 +247,8 @@ pub struct ListFramesArgs {
     pub browser_id: Option<String>,
 }
 
-pub const LIST_FRAMES: &str = "List a tab's frames (cross-origin too) with their frameId for \
-get_page_snapshot/get_page_content. Refs inside a frame look like @f3e5.";
+pub const LIST_FRAMES: &str = "List a tab's frames (cross-origin too) and their frameId; refs in \
+frame 3 look like @f3e5.";
 
 pub async fn list_frames(ctx: &ToolContext, args: ListFramesArgs) -> Result<ToolOutput, ToolError> {
     let result = ctx

@@ -362,7 +362,7 @@ pub struct CreateTabArgs {
     pub url: Option<String>,
     /// Default true.
     pub active: Option<bool>,
-    /// In a new unfocused window (shown, so screenshots work, without moving the user's view).
+    /// In a new window that does not take the focus.
     pub new_window: Option<bool>,
     pub browser_id: Option<String>,
 }
