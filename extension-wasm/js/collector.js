@@ -1355,6 +1355,8 @@ globalThis.__tabwireFactory = function collector() {
   // The text selected in this frame (a field's selection included), or '' when none.
   function selectedText() {
     const el = deepActiveElement();
+    // A password field's selection is never read, by either path below.
+    if (el && el.tagName === 'INPUT' && isSecret(el)) return ok({ text: '' });
     let text = '';
     if (el && (el.tagName === 'TEXTAREA' || (el.tagName === 'INPUT' && TEXT_INPUT_TYPES.has(el.type))) && !isSecret(el)) {
       try {
