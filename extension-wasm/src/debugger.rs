@@ -244,7 +244,7 @@ pub async fn ensure_attached(tab: TabId) -> Result<(), OpError> {
             promise
         }
     };
-    match JsFuture::from(promise).await {
+    match JsFuture::from(promise.clone()).await {
         Ok(_) => {
             ATTACHED.with(|attached| attached.borrow_mut().insert(tab, Attachment::Attached));
             // A reattach (after DevTools took over, or `recoverDebugger`) brings back the
@@ -254,7 +254,13 @@ pub async fn ensure_attached(tab: TabId) -> Result<(), OpError> {
             Ok(())
         }
         Err(error) => {
-            forget(tab);
+            // Only this attach is forgotten: a newer one may have started meanwhile.
+            let ours = ATTACHED.with(|attached| {
+                matches!(attached.borrow().get(&tab), Some(Attachment::Attaching(p)) if JsValue::from(p) == JsValue::from(&promise))
+            });
+            if ours {
+                forget(tab);
+            }
             let message = chrome::js_message(&error);
             // After a worker restart Chrome may still hold tabwire's own earlier session; a
             // command that succeeds proves the session is ours.
