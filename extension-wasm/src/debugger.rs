@@ -73,6 +73,18 @@ pub async fn dialog_opened(tab: TabId) -> DialogInfo {
     }
 }
 
+/// Runs `work`, or fails with `DIALOG_OPEN` as soon as a dialog blocks `tab`: a page behind a
+/// dialog answers nothing, so `work` would otherwise wait for its deadline.
+pub async fn unless_dialog<T>(
+    tab: TabId,
+    work: impl std::future::Future<Output = Result<T, OpError>>,
+) -> Result<T, OpError> {
+    match crate::timer::select(work, dialog_opened(tab)).await {
+        crate::timer::Either::Left(result) => result,
+        crate::timer::Either::Right(dialog) => Err(dialog_error(&dialog)),
+    }
+}
+
 /// How often a running operation looks for a dialog that blocks its page.
 const DIALOG_POLL_MS: f64 = 25.0;
 
@@ -101,6 +113,14 @@ pub fn dialog_error(dialog: &DialogInfo) -> OpError {
             dialog.kind,
             crate::observation::cap(&dialog.message, 200)
         ),
+    )
+}
+
+/// The error for work the dialog open in `tab` keeps from running.
+pub fn blocking_dialog_error(tab: TabId) -> OpError {
+    dialog(tab).map_or_else(
+        || OpError::new(ErrorCode::DialogOpen, "A dialog blocks the page."),
+        |d| dialog_error(&d),
     )
 }
 
@@ -377,29 +397,15 @@ pub async fn send(
     method: &str,
     params: &serde_json::Value,
 ) -> Result<JsValue, OpError> {
-    let params =
-        chrome::to_js(params).map_err(|e| OpError::new(ErrorCode::Internal, e.to_string()))?;
     let mut reattached = false;
     loop {
         ensure_attached(tab).await?;
-        match chrome::call(chrome::debugger_send_command(
-            &debuggee(tab)?,
-            method,
-            &params,
-        ))
-        .await
-        {
-            Ok(value) => return Ok(value),
-            Err(failure) if !reattached && failure.message.contains("not attached") => {
-                forget(tab);
+        match send_attached(tab, method, params).await {
+            // `send_attached` forgot the lost session; the next round attaches anew.
+            Err(error) if !reattached && error.message.contains("not attached") => {
                 reattached = true;
             }
-            Err(failure) => {
-                return Err(OpError::new(
-                    ErrorCode::DebuggerUnavailable,
-                    format!("Chrome's debugger rejected {method}: {failure}"),
-                ));
-            }
+            other => return other,
         }
     }
 }

@@ -40,22 +40,30 @@ async fn unstoppable(tab: TabId, events: Events, cleanup: Events) -> Result<(), 
         let _ = send_all(tab, cleanup).await;
         match outcome {
             Ok(()) => Ok(JsValue::UNDEFINED),
-            Err((sent, error)) => Err(JsValue::from_str(&format!("{sent}\n{}", error.message))),
+            Err(failure) => Err(encode_failure(failure)),
         }
     });
     wasm_bindgen_futures::JsFuture::from(run)
         .await
         .map(|_| ())
-        .map_err(|failure| {
-            let text = failure.as_string().unwrap_or_default();
-            let (sent, message) = text.split_once('\n').unwrap_or(("1", "the input failed"));
-            let error = OpError::new(ErrorCode::DebuggerUnavailable, message);
-            if sent == "0" {
-                error
-            } else {
-                error.action_may_have_occurred()
-            }
-        })
+        .map_err(decode_failure)
+}
+
+/// A failed run as its promise rejects: how many events went out before it, and why.
+fn encode_failure((sent, error): (usize, OpError)) -> JsValue {
+    JsValue::from_str(&format!("{sent}\n{}", error.message))
+}
+
+/// The error for a rejected run: the action may have happened only if an event went out.
+fn decode_failure(failure: JsValue) -> OpError {
+    let text = failure.as_string().unwrap_or_default();
+    let (sent, message) = text.split_once('\n').unwrap_or(("1", "the input failed"));
+    let error = OpError::new(ErrorCode::DebuggerUnavailable, message);
+    if sent == "0" {
+        error
+    } else {
+        error.action_may_have_occurred()
+    }
 }
 
 fn mouse(kind: &str, x: f64, y: f64, button: &str, buttons: u32, count: u32) -> Value {
@@ -167,27 +175,15 @@ pub async fn drag(tab: TabId, from: (f64, f64), to: (f64, f64)) -> Result<bool, 
         };
         // The button is released and interception ended, whatever happened above.
         let released = send_all(tab, release).await;
-        let failed = |(sent, error): (usize, OpError)| {
-            JsValue::from_str(&format!("{sent}\n{}", error.message))
-        };
-        moved.map_err(failed)?;
-        let html5 = dropped.map_err(|(_, error)| failed((1, error)))?;
-        released.map_err(|(_, error)| failed((1, error)))?;
+        moved.map_err(encode_failure)?;
+        let html5 = dropped.map_err(|(_, error)| encode_failure((1, error)))?;
+        released.map_err(|(_, error)| encode_failure((1, error)))?;
         Ok(JsValue::from_bool(html5))
     });
     wasm_bindgen_futures::JsFuture::from(run)
         .await
         .map(|value| value.as_bool().unwrap_or(false))
-        .map_err(|failure| {
-            let text = failure.as_string().unwrap_or_default();
-            let (sent, message) = text.split_once('\n').unwrap_or(("1", "the drag failed"));
-            let error = OpError::new(ErrorCode::DebuggerUnavailable, message);
-            if sent == "0" {
-                error
-            } else {
-                error.action_may_have_occurred()
-            }
-        })
+        .map_err(decode_failure)
 }
 
 /// A key as CDP wants it.

@@ -200,17 +200,13 @@ async fn run(
     if handles_dialogs {
         return work.await;
     }
-    match select(work, debugger::dialog_opened(tab)).await {
-        Either::Left(outcome) => outcome,
-        Either::Right(dialog) => {
-            let error = debugger::dialog_error(&dialog);
-            Err(if mutation {
-                error.action_may_have_occurred()
-            } else {
-                error
-            })
+    debugger::unless_dialog(tab, work).await.map_err(|error| {
+        if mutation && error.code == ErrorCode::DialogOpen {
+            error.action_may_have_occurred()
+        } else {
+            error
         }
-    }
+    })
 }
 
 /// The error for an operation that never left its tab's queue.

@@ -2,7 +2,7 @@
 
 use std::process::Stdio;
 
-use rmcp::model::{CallToolRequestParams, Tool};
+use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{RoleClient, ServiceExt};
@@ -39,6 +39,26 @@ pub struct Image {
     pub data: String,
     /// Its MIME type, e.g. `image/webp`.
     pub mime_type: String,
+}
+
+/// A tool result's text blocks joined by newlines, and its image blocks.
+pub fn text_and_images(result: &CallToolResult) -> (String, Vec<Image>) {
+    let text = result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|t| t.text.as_str()))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let images = result
+        .content
+        .iter()
+        .filter_map(|block| block.as_image())
+        .map(|image| Image {
+            data: image.data.clone(),
+            mime_type: image.mime_type.clone(),
+        })
+        .collect();
+    (text, images)
 }
 
 impl Reply {
@@ -126,21 +146,7 @@ impl McpClient {
         let result = tokio::time::timeout(CALL_LIMIT, call)
             .await
             .unwrap_or_else(|_| panic!("{tool} did not answer within {CALL_LIMIT:?}"))?;
-        let text = result
-            .content
-            .iter()
-            .filter_map(|block| block.as_text().map(|t| t.text.clone()))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let images = result
-            .content
-            .iter()
-            .filter_map(|block| block.as_image())
-            .map(|image| Image {
-                data: image.data.clone(),
-                mime_type: image.mime_type.clone(),
-            })
-            .collect();
+        let (text, images) = text_and_images(&result);
         Ok(Reply {
             is_error: result.is_error == Some(true),
             structured: result.structured_content.unwrap_or(Value::Null),

@@ -67,7 +67,7 @@ pub async fn batch(
                     if index + 1 < count {
                         failure = Some(StepFailure {
                             step: (index + 1) as u32,
-                            error: dialog_blocks(tab),
+                            error: debugger::blocking_dialog_error(tab),
                         });
                     }
                     break;
@@ -107,36 +107,19 @@ async fn run_step(tab: TabId, step: Step, checkpoint: &Checkpoint) -> Result<Ste
         }),
         // Reads are stopped by a dialog the page opens meanwhile (actions handle their own).
         Step::Observe { request } => {
-            match unless_dialog(tab, snapshot::snapshot(Some(tab), request, checkpoint)).await? {
+            match debugger::unless_dialog(tab, snapshot::snapshot(Some(tab), request, checkpoint))
+                .await?
+            {
                 OpResult::Snapshot(observation) => Ok(StepResult::Observed { observation }),
                 _ => Err(unexpected()),
             }
         }
         Step::Content { request } => {
-            match unless_dialog(tab, content::content(Some(tab), request)).await? {
+            match debugger::unless_dialog(tab, content::content(Some(tab), request)).await? {
                 OpResult::Content(content) => Ok(StepResult::Content { content }),
                 _ => Err(unexpected()),
             }
         }
-    }
-}
-
-/// `work`, or `DIALOG_OPEN` as soon as a dialog blocks the tab.
-async fn unless_dialog(
-    tab: TabId,
-    work: impl std::future::Future<Output = Result<OpResult, OpError>>,
-) -> Result<OpResult, OpError> {
-    match select(work, debugger::dialog_opened(tab)).await {
-        Either::Left(result) => result,
-        Either::Right(dialog) => Err(debugger::dialog_error(&dialog)),
-    }
-}
-
-/// Why the steps after one that opened a dialog did not run.
-fn dialog_blocks(tab: TabId) -> OpError {
-    match debugger::dialog(tab) {
-        Some(dialog) => debugger::dialog_error(&dialog),
-        None => OpError::new(ErrorCode::DialogOpen, "A dialog blocks the page."),
     }
 }
 

@@ -9,21 +9,17 @@ use serde::Deserialize;
 use serde_json::json;
 use tabwire_protocol::{
     ErrorCode, HistoryDirection, OpError, OpResult, StorageEntries, TabId, TabOp, TabResult,
+    WaitUntil,
 };
 
-use super::act::MARGIN_MS;
-use super::tabs::{get_tab, resolve_tab, tab_error, tab_info};
+use super::act::waits::{self, LOAD_START_MS};
+use super::tabs::{get_tab, resolve_tab, select_in_window, tab_error, tab_info};
 use super::{capture, frames, screenshot};
 use crate::activity;
 use crate::chrome::{self, ChromeTab};
 use crate::page::{self, MissingFrame, PageCommand};
 use crate::refs::TOP_FRAME;
 use crate::requests::Checkpoint;
-use crate::timer::{Either, select, sleep};
-
-/// How long after a history step or reload its load must have started: Chrome reports it at
-/// once, and a step within one document starts none.
-const LOAD_START_MS: f64 = 1000.0;
 
 /// Runs one tab operation. `tab_id` is the request's tab (resolved already for queued ones).
 pub async fn run(
@@ -83,9 +79,7 @@ fn js(value: serde_json::Value) -> Result<wasm_bindgen::JsValue, OpError> {
 async fn switch(tab: TabId, checkpoint: &Checkpoint) -> Result<TabResult, OpError> {
     let chrome_tab = get_tab(tab).await?;
     checkpoint.check()?;
-    chrome::call(chrome::tabs_update(tab, &js(json!({"active": true}))?))
-        .await
-        .map_err(|f| tab_error(tab, &f.message))?;
+    select_in_window(tab).await?;
     if let Some(window) = chrome_tab.window_id.and_then(|w| u32::try_from(w).ok()) {
         // Focusing can fail (no window manager in headless); the tab is selected either way.
         let _ = chrome::call(chrome::windows_update(
@@ -248,23 +242,7 @@ async fn reload(
 /// deadline, and reports the tab.
 async fn settle(tab: TabId, mark: u64, checkpoint: &Checkpoint) -> Result<TabResult, OpError> {
     if activity::wait_load_start(tab, mark, LOAD_START_MS).await {
-        let budget = (checkpoint.remaining_ms() - MARGIN_MS).max(0.0);
-        match select(
-            activity::wait_load(tab, tabwire_protocol::WaitUntil::Complete),
-            sleep(budget),
-        )
-        .await
-        {
-            Either::Left(result) => result?,
-            Either::Right(()) => {
-                return Err(OpError::new(
-                    ErrorCode::NavigationTimeout,
-                    "The page did not finish loading within the deadline; it may still be \
-                     loading. Call list_tabs to see where the tab is.",
-                )
-                .action_may_have_occurred());
-            }
-        }
+        waits::loaded(tab, WaitUntil::Complete, checkpoint).await?;
     }
     Ok(TabResult::Tab {
         tab: info(tab).await?,

@@ -106,6 +106,16 @@ pub fn tab_info(tab: &ChromeTab) -> Option<TabInfo> {
     })
 }
 
+/// Makes `id` the selected tab of its window (the window's focus is left alone).
+pub async fn select_in_window(id: TabId) -> Result<(), OpError> {
+    let properties =
+        chrome::to_js(&json!({"active": true})).map_err(|e| internal_read("the tab update", &e))?;
+    chrome::call(chrome::tabs_update(id, &properties))
+        .await
+        .map(|_| ())
+        .map_err(|failure| tab_error(id, &failure.message))
+}
+
 /// Maps a `chrome.tabs` failure about tab `id`.
 pub fn tab_error(id: TabId, message: &str) -> OpError {
     if message.to_ascii_lowercase().contains("no tab with id") {

@@ -23,7 +23,7 @@ use tokio::process::{Child, Command};
 
 use super::process_tree::ProcessTree;
 use super::wire::{WireMeter, WireTap, response_bytes, response_chars};
-use crate::client::Image;
+use crate::client::{Image, text_and_images};
 
 /// Longest wait for the MCP handshake (playwright-mcp starts node and loads Playwright).
 const HANDSHAKE_LIMIT: Duration = Duration::from_secs(60);
@@ -173,21 +173,7 @@ impl Session {
         if responses != 1 {
             bail!("expected one response to {tool} on the wire, saw {responses}");
         }
-        let text = result
-            .content
-            .iter()
-            .filter_map(|block| block.as_text().map(|text| text.text.as_str()))
-            .collect::<Vec<_>>()
-            .join("\n");
-        let images = result
-            .content
-            .iter()
-            .filter_map(|block| block.as_image())
-            .map(|image| Image {
-                data: image.data.clone(),
-                mime_type: image.mime_type.clone(),
-            })
-            .collect();
+        let (text, images) = text_and_images(&result);
         Ok(Exchange {
             is_error: result.is_error == Some(true),
             structured: result.structured_content.unwrap_or(Value::Null),

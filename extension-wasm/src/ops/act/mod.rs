@@ -292,12 +292,7 @@ pub async fn observe_after(
         return (None, None);
     };
     if blocked_by_dialog {
-        let dialog = debugger::dialog(tab);
-        let error = dialog.map_or_else(
-            || OpError::new(ErrorCode::DialogOpen, "A dialog blocks the page."),
-            |d| debugger::dialog_error(&d),
-        );
-        return (None, Some(error));
+        return (None, Some(debugger::blocking_dialog_error(tab)));
     }
     // The scope's frame, else the frame acted in.
     let frame = match (&spec.scope, target::frame_for(None, spec.scope.as_ref())) {

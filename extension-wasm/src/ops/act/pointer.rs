@@ -24,7 +24,7 @@ use tabwire_protocol::{
 
 use super::{outcome, retrying};
 use crate::observation::{Detail, PageNode, render_node};
-use crate::ops::tabs::{get_tab, resolve_tab};
+use crate::ops::tabs::{get_tab, resolve_tab, select_in_window};
 use crate::ops::{frames, target};
 use crate::page::{self, PageCommand};
 use crate::refs::TOP_FRAME;
@@ -64,12 +64,15 @@ pub struct Located {
     pub y: f64,
     /// The element, rendered like an observation line.
     pub line: String,
+    /// Whether the tab is the selected tab of its window (mouse moves reach only those).
+    pub shown: bool,
 }
 
 /// Scrolls the target into view (through its frames), checks its centre is not covered, and
 /// returns the point in the top viewport.
 pub async fn locate(tab: TabId, target: &Target) -> Result<Located, OpError> {
-    let resolved_tab = resolve_tab(Some(tab)).await?;
+    // One read of the tab gives the URL (for link lines) and whether it is shown.
+    let chrome_tab = get_tab(tab).await?;
     let prepared = target::prepare(tab, target, TOP_FRAME)?;
     let missing = prepared.missing_frame();
     let chain = frames::chain(tab, prepared.frame)
@@ -122,7 +125,12 @@ pub async fn locate(tab: TabId, target: &Target) -> Result<Located, OpError> {
     Ok(Located {
         x: round(x),
         y: round(y),
-        line: render_node(&point.node, &resolved_tab.url, Detail::Full),
+        line: render_node(
+            &point.node,
+            chrome_tab.url.as_deref().unwrap_or_default(),
+            Detail::Full,
+        ),
+        shown: chrome_tab.active,
     })
 }
 
@@ -139,9 +147,8 @@ pub async fn click(
         return dom_click(tab, target, checkpoint).await;
     }
     let at = retrying(checkpoint, || locate(tab, target)).await?;
-    let shown = get_tab(tab).await?.active;
     debugger::ensure_attached(tab).await?;
-    input::click(tab, (at.x, at.y), button, count, shown, checkpoint).await?;
+    input::click(tab, (at.x, at.y), button, count, at.shown, checkpoint).await?;
     let what = match (button, count) {
         (MouseButton::Left, 1) => "Clicked".to_string(),
         (MouseButton::Left, 2) => "Double-clicked".to_string(),
@@ -191,15 +198,11 @@ async fn dom_click(
 /// Makes `tab` the selected tab of its window, if it is not: mouse moves reach only a tab that
 /// is shown (see `input::click`), and hovering or dragging is nothing but moves. Returns
 /// whether the tab had to be brought forward.
-async fn bring_forward(tab: TabId) -> Result<bool, OpError> {
-    if get_tab(tab).await?.active {
+async fn bring_forward(tab: TabId, at: &Located) -> Result<bool, OpError> {
+    if at.shown {
         return Ok(false);
     }
-    let properties = crate::chrome::to_js(&json!({"active": true}))
-        .map_err(|e| OpError::new(ErrorCode::Internal, e.to_string()))?;
-    crate::chrome::call(crate::chrome::tabs_update(tab, &properties))
-        .await
-        .map_err(|failure| crate::ops::tabs::tab_error(tab, &failure.message))?;
+    select_in_window(tab).await?;
     Ok(true)
 }
 
@@ -210,7 +213,7 @@ pub async fn hover(
     checkpoint: &Checkpoint,
 ) -> Result<Outcome, OpError> {
     let at = retrying(checkpoint, || locate(tab, target)).await?;
-    let brought = bring_forward(tab).await?;
+    let brought = bring_forward(tab, &at).await?;
     debugger::ensure_attached(tab).await?;
     checkpoint.check()?;
     input::move_to(tab, at.x, at.y).await?;
@@ -259,7 +262,7 @@ pub async fn drag(
             ((reply.value.x, reply.value.y), Some(line))
         }
     };
-    let brought = bring_forward(tab).await?;
+    let brought = bring_forward(tab, &start).await?;
     debugger::ensure_attached(tab).await?;
     checkpoint.check()?;
     let html5 = input::drag(tab, (start.x, start.y), end).await?;

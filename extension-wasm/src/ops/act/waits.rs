@@ -24,9 +24,9 @@ const POLL_MS: f64 = 100.0;
 /// How long after a click a navigation it caused must have started to be waited for.
 const CLICK_NAVIGATION_START_MS: f64 = 500.0;
 
-/// How long after `chrome.tabs.update` a navigation must have started: Chrome reports it at
-/// once; a URL that differs only in its fragment never starts one.
-const LOAD_START_MS: f64 = 1000.0;
+/// How long after `chrome.tabs.update` (or a history step, a reload) a navigation must have
+/// started: Chrome reports it at once; a step within one document never starts one.
+pub const LOAD_START_MS: f64 = 1000.0;
 
 #[derive(Deserialize)]
 struct Found {
@@ -93,7 +93,7 @@ pub async fn after_click(
 
 /// Waits for the tab's latest load to reach `until`, stopping a little before the deadline
 /// with `NAVIGATION_TIMEOUT` (the input that started the load has been sent).
-async fn loaded(tab: TabId, until: WaitUntil, checkpoint: &Checkpoint) -> Result<(), OpError> {
+pub async fn loaded(tab: TabId, until: WaitUntil, checkpoint: &Checkpoint) -> Result<(), OpError> {
     let budget = (checkpoint.remaining_ms() - MARGIN_MS).max(0.0);
     match select(activity::wait_load(tab, until), sleep(budget)).await {
         Either::Left(result) => result,
