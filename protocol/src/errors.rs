@@ -99,6 +99,14 @@ pub enum ErrorCode {
     DocumentChanged,
     /// Chrome drew no frame of the tab to capture (its window may be minimized): show it.
     TabHidden,
+    /// The access token is missing, malformed, expired, wrongly signed or revoked (hosted mode).
+    /// Deliberately says no more than that.
+    Unauthorized,
+    /// The token is valid but its role may not do this (a browser token on `/mcp`, an agent
+    /// token registering a browser).
+    Forbidden,
+    /// An account limit (browsers, sessions, requests in flight) is reached.
+    LimitExceeded,
     /// A fault inside tabwire; the message says what.
     Internal,
 }
@@ -121,6 +129,8 @@ impl ErrorCode {
             | NotEditable | OptionNotFound => ErrorCategory::Target,
             BridgeTimeout | QueueTimeout | TabUnresponsive | NavigationTimeout | Superseded
             | WaitTimeout => ErrorCategory::Timeout,
+            Unauthorized | Forbidden => ErrorCategory::Auth,
+            LimitExceeded => ErrorCategory::Session,
             Internal => ErrorCategory::Internal,
         }
     }
@@ -146,6 +156,7 @@ impl ErrorCode {
                 | TabBusy
                 | OptionNotFound
                 | DocumentChanged
+                | LimitExceeded
         )
     }
 
@@ -183,6 +194,9 @@ impl ErrorCode {
             AmbiguousMatch => "AMBIGUOUS_MATCH",
             DocumentChanged => "DOCUMENT_CHANGED",
             TabHidden => "TAB_HIDDEN",
+            Unauthorized => "UNAUTHORIZED",
+            Forbidden => "FORBIDDEN",
+            LimitExceeded => "LIMIT_EXCEEDED",
             Internal => "INTERNAL",
         }
     }
@@ -246,6 +260,9 @@ mod tests {
             ErrorCode::AmbiguousMatch,
             ErrorCode::DocumentChanged,
             ErrorCode::TabHidden,
+            ErrorCode::Unauthorized,
+            ErrorCode::Forbidden,
+            ErrorCode::LimitExceeded,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));
