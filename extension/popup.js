@@ -1,6 +1,10 @@
-// The popup: settings (Server URL, Browser name), connection status and recent calls.
-// It holds no state of its own: it asks the service worker (`getState`) every second while
-// open, and never overwrites a field the user is editing.
+// The popup: settings (Server URL, Browser name, Access token), connection status and recent
+// calls. It holds no state of its own: it asks the service worker (`getState`) every second
+// while open, and never overwrites a field the user is editing.
+//
+// The access token is write-only: the worker says only whether one is set (`accessTokenSet`)
+// and whether policy set it. An empty field on Connect keeps the token in use; a typed one
+// replaces it; Forget token drops it. The field is emptied once the worker has the token.
 
 const $ = (id) => document.getElementById(id);
 const fields = ['serverUrl', 'browserName'];
@@ -12,6 +16,11 @@ const STATUS_TEXT = {
   disconnected: 'Disconnected, retrying',
   refused: 'Refused by the hub',
   notConfigured: 'Not configured: enter the Server URL and press Connect',
+};
+const TOKEN_PLACEHOLDER = {
+  none: 'none (only a hosted hub needs one)',
+  saved: 'saved (leave empty to keep it)',
+  managed: 'set by your administrator',
 };
 
 function send(message) {
@@ -32,9 +41,20 @@ function render(state) {
     const busy = document.activeElement === input || edited.has(name);
     if (managed || !busy) input.value = state[name] || '';
   }
-  $('connect').disabled = Boolean(state.managed && state.managed.serverUrl && state.managed.browserName);
+  const managed = state.managed || {};
+  const token = $('accessToken');
+  token.readOnly = Boolean(managed.accessToken);
+  if (managed.accessToken) token.value = '';
+  $('accessTokenNote').hidden = !managed.accessToken;
+  $('accessTokenSaved').hidden = !state.accessTokenSet || Boolean(managed.accessToken);
+  token.placeholder = managed.accessToken && state.accessTokenSet ? TOKEN_PLACEHOLDER.managed
+    : state.accessTokenSet ? TOKEN_PLACEHOLDER.saved : TOKEN_PLACEHOLDER.none;
+  $('connect').disabled = Boolean(managed.serverUrl && managed.browserName && managed.accessToken);
 
-  $('status').textContent = STATUS_TEXT[state.status] || state.status;
+  // "Not configured" with an error means a setting is unusable, not missing.
+  $('status').textContent = state.status === 'notConfigured' && state.lastError
+    ? 'Not configured: a setting is not valid'
+    : STATUS_TEXT[state.status] || state.status;
   $('statusDot').className = 'dot ' + state.status;
   let detail = '';
   if (state.status === 'refused') detail = state.refusal;
@@ -82,14 +102,32 @@ $('settings').addEventListener('submit', async (event) => {
       type: 'connect',
       serverUrl: $('serverUrl').value,
       browserName: $('browserName').value,
+      accessToken: $('accessToken').readOnly ? '' : $('accessToken').value,
     });
     if (reply && reply.ok) {
       edited.clear();
+      $('accessToken').value = '';
     } else {
       showText($('formError'), (reply && reply.error) || 'Could not connect.');
     }
   } finally {
     $('connect').disabled = false;
+    refresh();
+  }
+});
+
+$('forgetToken').addEventListener('click', async () => {
+  showText($('formError'), '');
+  $('forgetToken').disabled = true;
+  try {
+    const reply = await send({ type: 'forgetToken' });
+    if (reply && reply.ok) {
+      $('accessToken').value = '';
+    } else {
+      showText($('formError'), (reply && reply.error) || 'Could not forget the token.');
+    }
+  } finally {
+    $('forgetToken').disabled = false;
     refresh();
   }
 });

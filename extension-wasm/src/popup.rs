@@ -1,16 +1,23 @@
 //! The popup's requests to the worker (`chrome.runtime.sendMessage`) and their answers.
 //!
 //! `{type: "getState"}` → the configuration, the connection status and the call log (polled
-//! every second while the popup is open); `{type: "connect", serverUrl, browserName}` →
-//! validates, saves to `chrome.storage.local` and reconnects, answering `{ok: true}` or
-//! `{ok: false, error}` with a sentence the popup shows as is.
+//! every second while the popup is open); `{type: "connect", serverUrl, browserName,
+//! accessToken}` → validates, saves to `chrome.storage.local` and reconnects, answering
+//! `{ok: true}` or `{ok: false, error}` with a sentence the popup shows as is;
+//! `{type: "forgetToken"}` → saves "no token" and reconnects, with the same answer.
+//!
+//! The access token only ever travels from the popup to the worker: the state says whether a
+//! token is set and whether policy set it, never the token. A blank Access token field on
+//! Connect keeps the token in use; Forget token is the way to drop it.
 
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
 
 use crate::calllog::CallRecord;
 use crate::chrome;
-use crate::config::{ConfigLayer, Source, normalize_server_url, store, validate_browser_name};
+use crate::config::{
+    ConfigLayer, Source, normalize_server_url, store, validate_access_token, validate_browser_name,
+};
 use crate::connection::{Control, Status};
 use crate::worker;
 
@@ -30,7 +37,12 @@ pub enum PopupRequest {
         server_url: String,
         /// The browser name as typed.
         browser_name: String,
+        /// A new access token as typed; absent or blank keeps the token in use.
+        #[serde(default)]
+        access_token: Option<String>,
     },
+    /// Drop the saved access token and reconnect without one.
+    ForgetToken,
 }
 
 /// What the popup shows.
@@ -39,6 +51,8 @@ pub enum PopupRequest {
 pub struct PopupState {
     server_url: String,
     browser_name: String,
+    /// Whether an access token is in use (never the token itself).
+    access_token_set: bool,
     /// Fields set by policy, shown read-only.
     managed: ManagedFields,
     /// The WebSocket URL in use.
@@ -58,6 +72,7 @@ pub struct PopupState {
 struct ManagedFields {
     server_url: bool,
     browser_name: bool,
+    access_token: bool,
 }
 
 /// The answer to `connect`.
@@ -75,7 +90,9 @@ pub async fn handle(message: JsValue) -> JsValue {
         Ok(PopupRequest::Connect {
             server_url,
             browser_name,
-        }) => chrome::to_js(&connect(&server_url, &browser_name).await),
+            access_token,
+        }) => chrome::to_js(&connect(&server_url, &browser_name, access_token.as_deref()).await),
+        Ok(PopupRequest::ForgetToken) => chrome::to_js(&forget_token().await),
         Err(e) => chrome::to_js(&ConnectReply {
             ok: false,
             error: Some(format!("unknown popup request: {e}")),
@@ -88,6 +105,7 @@ fn state() -> PopupState {
     worker::with(|w| {
         let url = w.layers.server_url();
         let name = w.layers.browser_name();
+        let token = w.layers.access_token();
         let status = if w.config_loaded {
             w.status.clone()
         } else {
@@ -96,9 +114,11 @@ fn state() -> PopupState {
         PopupState {
             server_url: url.value,
             browser_name: name.value,
+            access_token_set: !token.value.trim().is_empty(),
             managed: ManagedFields {
                 server_url: url.source == Source::Managed,
                 browser_name: name.source == Source::Managed,
+                access_token: token.source == Source::Managed,
             },
             endpoint: w.endpoint.clone(),
             status: status.as_str(),
@@ -115,11 +135,14 @@ fn state() -> PopupState {
     })
 }
 
-async fn connect(server_url: &str, browser_name: &str) -> ConnectReply {
-    let failed = |error: String| ConnectReply {
+fn failed(error: String) -> ConnectReply {
+    ConnectReply {
         ok: false,
         error: Some(error),
-    };
+    }
+}
+
+async fn connect(server_url: &str, browser_name: &str, access_token: Option<&str>) -> ConnectReply {
     if let Err(e) = normalize_server_url(server_url) {
         return failed(e.to_string());
     }
@@ -127,20 +150,55 @@ async fn connect(server_url: &str, browser_name: &str) -> ConnectReply {
         Ok(_) => browser_name.trim().to_owned(),
         Err(e) => return failed(e.to_string()),
     };
-    // Until the worker has read its saved settings, they would overwrite these.
-    while !worker::with(|w| w.config_loaded) {
-        crate::timer::sleep(20.0).await;
-    }
+    // `None`: keep the token in use (the saved one, or none saved).
+    let new_token = match validate_access_token(access_token.unwrap_or_default()) {
+        Ok(token) => token.map(|t| t.as_str().to_owned()),
+        Err(e) => return failed(e.to_string()),
+    };
+    wait_for_config().await;
     let layer = ConfigLayer {
         server_url: Some(server_url.trim().to_owned()),
         browser_name: Some(name),
+        access_token: new_token,
     };
-    if let Err(e) = store::save_user(&layer).await {
+    save_and_apply(layer, true).await
+}
+
+async fn forget_token() -> ConnectReply {
+    wait_for_config().await;
+    let layer = ConfigLayer {
+        access_token: Some(String::new()),
+        ..ConfigLayer::default()
+    };
+    save_and_apply(layer, false).await
+}
+
+/// Until the worker has read its saved settings, they would overwrite what the popup saves.
+async fn wait_for_config() {
+    while !worker::with(|w| w.config_loaded) {
+        crate::timer::sleep(20.0).await;
+    }
+}
+
+/// Saves the fields `changes` sets, applies them to the user layer and reconnects if that
+/// changes the target (or, with `nudge`, in any case: the user pressed Connect).
+async fn save_and_apply(changes: ConfigLayer, nudge: bool) -> ConnectReply {
+    if let Err(e) = store::save_user(&changes).await {
         return failed(format!("could not save the settings: {e}"));
     }
+    let merge = |user: &mut ConfigLayer| {
+        let ConfigLayer {
+            server_url,
+            browser_name,
+            access_token,
+        } = changes;
+        user.server_url = server_url.or(user.server_url.take());
+        user.browser_name = browser_name.or(user.browser_name.take());
+        user.access_token = access_token.or(user.access_token.take());
+    };
     // A changed target already restarts the connection; posting Connect as well would restart
     // the new socket again while it is still opening.
-    if !worker::set_layer(|layers| layers.user = layer) {
+    if !worker::set_layer(|layers| merge(&mut layers.user)) && nudge {
         worker::with(|w| w.control.post(Control::Connect));
     }
     ConnectReply {
@@ -163,7 +221,18 @@ mod tests {
         .unwrap();
         assert!(matches!(
             connect,
-            PopupRequest::Connect { ref server_url, .. } if server_url == "ws://h:1"
+            PopupRequest::Connect { ref server_url, access_token: None, .. }
+                if server_url == "ws://h:1"
         ));
+        let with_token: PopupRequest = serde_json::from_str(
+            r#"{"type":"connect","serverUrl":"","browserName":"","accessToken":"a.b"}"#,
+        )
+        .unwrap();
+        assert!(matches!(
+            with_token,
+            PopupRequest::Connect { access_token: Some(ref t), .. } if t == "a.b"
+        ));
+        let forget: PopupRequest = serde_json::from_str(r#"{"type":"forgetToken"}"#).unwrap();
+        assert!(matches!(forget, PopupRequest::ForgetToken));
     }
 }

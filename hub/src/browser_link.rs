@@ -1,7 +1,8 @@
 //! The `/browser` WebSocket endpoint: where extensions connect.
 //!
 //! Only extension origins (`chrome-extension://…`) may open it, so an ordinary web page the
-//! user visits cannot reach the local hub. A connection starts with the extension's hello; the
+//! user visits cannot reach the local hub. In hosted mode a connection also needs a browser
+//! token, and the browser joins the token's account. A connection starts with the extension's hello; the
 //! hub refuses an incompatible protocol version with a message the popup shows, and otherwise
 //! registers the browser, forwards requests, correlates responses, and sends a heartbeat every
 //! [`HEARTBEAT_INTERVAL`]. The heartbeat is what keeps Chrome from stopping an idle MV3 service
@@ -11,6 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::State;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -21,6 +23,8 @@ use tabwire_protocol::{
 use tokio::time::{Instant, MissedTickBehavior};
 
 use crate::HubState;
+use crate::accounts::Account;
+use crate::auth::{Principal, Role};
 use crate::registry::Connection;
 
 /// How often the hub sends a heartbeat. Must stay under Chrome's ~30 s idle limit for service
@@ -33,11 +37,18 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest message accepted from an extension. Observations of big pages run to a few MB.
 const MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
 
-/// `GET /browser`: checks the Origin, then upgrades to a WebSocket.
+/// The subprotocol the extension offers and the hub selects. In hosted mode the extension
+/// offers a second one, `tabwire.bearer.<token>`, because a browser's WebSocket cannot send an
+/// `Authorization` header.
+pub const SUBPROTOCOL: &str = "tabwire";
+const BEARER_SUBPROTOCOL: &str = "tabwire.bearer.";
+
+/// `GET /browser`: checks the Origin and, in hosted mode, the browser token; then upgrades to a
+/// WebSocket.
 pub async fn endpoint(
     State(hub): State<Arc<HubState>>,
     headers: HeaderMap,
-    upgrade: WebSocketUpgrade,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
     let origin = headers
         .get(header::ORIGIN)
@@ -54,13 +65,107 @@ pub async fn endpoint(
         )
             .into_response();
     }
+    let admitted = admit(&hub, &headers);
+    let upgrade = match upgrade {
+        Ok(upgrade) => upgrade,
+        Err(rejection) => {
+            return match admitted {
+                Err(refusal) => refusal_status(&refusal),
+                Ok(_) => rejection.into_response(),
+            };
+        }
+    };
+    let offered_subprotocol = headers
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .any(|protocol| protocol.trim() == SUBPROTOCOL);
+    let upgrade = if offered_subprotocol {
+        upgrade.protocols([SUBPROTOCOL])
+    } else {
+        upgrade
+    };
     let origin = origin.to_owned();
     upgrade
         .max_message_size(MAX_MESSAGE_BYTES)
-        .on_upgrade(move |socket| serve(hub, socket, origin))
+        .on_upgrade(move |mut socket| async move {
+            match admitted {
+                Ok(admitted) => serve(hub, admitted, socket, origin).await,
+                Err(refusal) => {
+                    // A browser cannot read the status of a failed handshake, so the refusal is
+                    // said over the socket, which then closes; nothing was registered.
+                    let _ = send(&mut socket, &HubMessage::Refused(refusal)).await;
+                    let _ = socket.close().await;
+                }
+            }
+        })
 }
 
-async fn serve(hub: Arc<HubState>, mut socket: WebSocket, origin: String) {
+/// Who a `/browser` connection is for.
+pub struct Admitted {
+    account: Arc<Account>,
+    /// The token's principal, in hosted mode.
+    principal: Option<Principal>,
+}
+
+/// Checks the browser token in hosted mode; local mode admits every extension to its one account.
+fn admit(hub: &HubState, headers: &HeaderMap) -> Result<Admitted, Refusal> {
+    let Some(auth) = &hub.auth else {
+        return Ok(Admitted {
+            account: hub.accounts.local_account(),
+            principal: None,
+        });
+    };
+    let unauthorized = || Refusal {
+        code: ErrorCode::Unauthorized,
+        message: "the hub refused the access token".to_owned(),
+    };
+    let token = crate::hosted::bearer(headers).or_else(|| {
+        headers
+            .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+            .iter()
+            .filter_map(|value| value.to_str().ok())
+            .flat_map(|value| value.split(','))
+            .find_map(|protocol| protocol.trim().strip_prefix(BEARER_SUBPROTOCOL))
+    });
+    let Some(token) = token else {
+        tracing::info!("refused /browser: no token");
+        return Err(unauthorized());
+    };
+    let principal = auth.verify(token).map_err(|reason| {
+        tracing::info!(reason, "refused /browser: bad token");
+        unauthorized()
+    })?;
+    if principal.role != Role::Browser {
+        tracing::info!(
+            account = principal.account,
+            jti = principal.jti,
+            "refused /browser: not a browser token"
+        );
+        return Err(Refusal {
+            code: ErrorCode::Forbidden,
+            message: "this is an agent token; a browser needs a browser token".to_owned(),
+        });
+    }
+    Ok(Admitted {
+        account: hub.accounts.get(&principal.account),
+        principal: Some(principal),
+    })
+}
+
+/// The plain HTTP answer for a refused request that was not a WebSocket upgrade.
+fn refusal_status(refusal: &Refusal) -> Response {
+    match refusal.code {
+        ErrorCode::Forbidden => {
+            crate::hosted::refuse(StatusCode::FORBIDDEN, "forbidden", Some(&refusal.message))
+        }
+        _ => crate::hosted::unauthorized(),
+    }
+}
+
+async fn serve(hub: Arc<HubState>, admitted: Admitted, mut socket: WebSocket, origin: String) {
+    let Admitted { account, principal } = admitted;
     let hello = match receive_hello(&mut socket).await {
         Ok(hello) => hello,
         Err(refusal) => {
@@ -70,11 +175,29 @@ async fn serve(hub: Arc<HubState>, mut socket: WebSocket, origin: String) {
             return;
         }
     };
+    let browser_id = hello.browser_id.clone();
+    let name = hello.browser_name.clone();
+    let extension = hello.extension_version.clone();
+    let chrome = hello.chrome_version.clone();
+    let (connection, outbox) = match account.registry.connect(hello) {
+        Ok(connected) => connected,
+        Err(error) => {
+            tracing::warn!(account = account.name, browser = %browser_id, reason = %error.message, "refused browser");
+            let refusal = Refusal {
+                code: error.code,
+                message: error.message,
+            };
+            let _ = send(&mut socket, &HubMessage::Refused(refusal)).await;
+            let _ = socket.close().await;
+            return;
+        }
+    };
     tracing::info!(
-        browser = %hello.browser_id,
-        name = %hello.browser_name,
-        extension = %hello.extension_version,
-        chrome = %hello.chrome_version,
+        account = account.name,
+        browser = %browser_id,
+        name = %name,
+        extension = %extension,
+        chrome = %chrome,
         origin,
         "browser connected"
     );
@@ -83,13 +206,17 @@ async fn serve(hub: Arc<HubState>, mut socket: WebSocket, origin: String) {
         hub_version: env!("CARGO_PKG_VERSION").to_owned(),
         heartbeat_interval_ms: HEARTBEAT_INTERVAL.as_millis() as u64,
     });
-    if send(&mut socket, &welcome).await.is_err() {
-        return;
-    }
-    let (connection, outbox) = hub.registry.connect(hello);
-    let reason = pump(&connection, socket, outbox).await;
-    hub.registry.disconnect(&connection);
-    tracing::info!(browser = %connection.browser_id(), reason, "browser disconnected");
+    let reason = if send(&mut socket, &welcome).await.is_err() {
+        "send failed"
+    } else {
+        let still_valid = || match (&hub.auth, &principal) {
+            (Some(auth), Some(principal)) => auth.still_valid(principal),
+            _ => Ok(()),
+        };
+        pump(&connection, socket, outbox, still_valid).await
+    };
+    account.registry.disconnect(&connection);
+    tracing::info!(account = account.name, browser = %connection.browser_id(), reason, "browser disconnected");
 }
 
 /// Waits for the first message and checks it is an acceptable hello.
@@ -133,6 +260,7 @@ async fn pump(
     connection: &Arc<Connection>,
     socket: WebSocket,
     mut outbox: tokio::sync::mpsc::UnboundedReceiver<HubMessage>,
+    still_valid: impl Fn() -> Result<(), &'static str>,
 ) -> &'static str {
     let (mut sink, mut stream) = socket.split();
     let mut heartbeat = tokio::time::interval(HEARTBEAT_INTERVAL);
@@ -176,6 +304,17 @@ async fn pump(
                 return "replaced by a newer connection of the same browser";
             }
             _ = heartbeat.tick() => {
+                if let Err(reason) = still_valid() {
+                    let refusal = HubMessage::Refused(Refusal {
+                        code: ErrorCode::Unauthorized,
+                        message: format!("the hub closed this connection: {reason}"),
+                    });
+                    if let Ok(text) = serde_json::to_string(&refusal) {
+                        let _ = sink.send(Message::Text(text.into())).await;
+                    }
+                    let _ = sink.close().await;
+                    return reason;
+                }
                 if last_heard.elapsed() > 3 * HEARTBEAT_INTERVAL {
                     let _ = sink.close().await;
                     return "browser silent for three heartbeat intervals";

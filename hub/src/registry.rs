@@ -42,10 +42,12 @@ pub struct BrowserInfo {
     pub connected_for: Option<Duration>,
 }
 
-/// All browsers this hub has seen.
+/// All browsers this hub has seen (in hosted mode: those of one account).
 #[derive(Default)]
 pub struct Registry {
     browsers: Mutex<HashMap<String, Entry>>,
+    /// How many browsers may be connected at once; `None` for no limit (local mode).
+    browser_limit: Option<usize>,
     /// Numbers connections so a late cleanup of an old connection cannot unregister the newer
     /// connection of the same browser.
     next_connection: AtomicU64,
@@ -60,13 +62,25 @@ struct Entry {
 }
 
 impl Registry {
+    /// A registry allowing at most `limit` connected browsers.
+    pub fn with_browser_limit(limit: usize) -> Self {
+        Registry {
+            browser_limit: Some(limit),
+            ..Registry::default()
+        }
+    }
+
     /// Registers a browser connection after an accepted hello. Returns the connection handle
-    /// and the queue of messages to write to its socket.
+    /// and the queue of messages to write to its socket, or `LIMIT_EXCEEDED` when the registry
+    /// already holds its limit of other connected browsers.
     ///
     /// A browser that connects again while its old connection is still registered (a
     /// reconnect racing the old socket's close) replaces it; the old connection's waiting
     /// requests fail with `BROWSER_DISCONNECTED`.
-    pub fn connect(&self, hello: Hello) -> (Arc<Connection>, mpsc::UnboundedReceiver<HubMessage>) {
+    pub fn connect(
+        &self,
+        hello: Hello,
+    ) -> Result<(Arc<Connection>, mpsc::UnboundedReceiver<HubMessage>), OpError> {
         let (outbox, outbox_rx) = mpsc::unbounded_channel();
         let connection = Arc::new(Connection {
             number: self.next_connection.fetch_add(1, Ordering::Relaxed),
@@ -79,6 +93,22 @@ impl Registry {
         });
         let replaced = {
             let mut browsers = self.browsers.lock().unwrap();
+            if let Some(limit) = self.browser_limit {
+                let others = browsers
+                    .values()
+                    .filter(|entry| entry.connection.is_some())
+                    .filter(|entry| entry.hello.browser_id != hello.browser_id)
+                    .count();
+                if others >= limit {
+                    return Err(OpError::new(
+                        ErrorCode::LimitExceeded,
+                        format!(
+                            "this account already has {others} browsers connected (the hub allows \
+                             {limit}); disconnect one first"
+                        ),
+                    ));
+                }
+            }
             let entry = Entry {
                 hello,
                 connection: Some(connection.clone()),
@@ -95,7 +125,7 @@ impl Registry {
             old.fail_all("the browser opened a new connection");
             old.replaced.notify_one();
         }
-        (connection, outbox_rx)
+        Ok((connection, outbox_rx))
     }
 
     /// Marks the browser disconnected if `connection` is still its current one, and fails every
@@ -343,7 +373,7 @@ mod tests {
     #[tokio::test]
     async fn response_reaches_its_request() {
         let registry = Registry::default();
-        let (conn, mut outbox) = registry.connect(hello("b1", "Work"));
+        let (conn, mut outbox) = registry.connect(hello("b1", "Work")).unwrap();
         let waiter = {
             let conn = conn.clone();
             tokio::spawn(async move {
@@ -371,7 +401,7 @@ mod tests {
     #[tokio::test]
     async fn disconnect_fails_pending_requests_at_once() {
         let registry = Registry::default();
-        let (conn, mut outbox) = registry.connect(hello("b1", "Work"));
+        let (conn, mut outbox) = registry.connect(hello("b1", "Work")).unwrap();
         let waiter = {
             let conn = conn.clone();
             tokio::spawn(async move {
@@ -403,7 +433,7 @@ mod tests {
     #[tokio::test]
     async fn reconnect_replaces_the_old_connection_only_once() {
         let registry = Registry::default();
-        let (old, mut old_outbox) = registry.connect(hello("b1", "Work"));
+        let (old, mut old_outbox) = registry.connect(hello("b1", "Work")).unwrap();
         let waiter = {
             let old = old.clone();
             tokio::spawn(async move {
@@ -420,7 +450,7 @@ mod tests {
             .recv()
             .await
             .expect("request sent on the old connection");
-        let (new, _new_outbox) = registry.connect(hello("b1", "Work renamed"));
+        let (new, _new_outbox) = registry.connect(hello("b1", "Work renamed")).unwrap();
         // The old connection's waiting request fails, and its loop is told to close.
         assert_eq!(
             waiter.await.unwrap().unwrap_err().code,
@@ -440,7 +470,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn silent_browser_gives_bridge_timeout() {
         let registry = Registry::default();
-        let (conn, _outbox) = registry.connect(hello("b1", "Work"));
+        let (conn, _outbox) = registry.connect(hello("b1", "Work")).unwrap();
         let error = conn
             .request(
                 "list_tabs",
@@ -461,9 +491,11 @@ mod tests {
     #[test]
     fn the_registry_forgets_old_disconnected_browsers_beyond_its_cap() {
         let registry = Registry::default();
-        let (kept, _outbox) = registry.connect(hello("live", "Live"));
+        let (kept, _outbox) = registry.connect(hello("live", "Live")).unwrap();
         for n in 0..MAX_KNOWN_BROWSERS + 10 {
-            let (conn, _outbox) = registry.connect(hello(&format!("gone-{n}"), "Gone"));
+            let (conn, _outbox) = registry
+                .connect(hello(&format!("gone-{n}"), "Gone"))
+                .unwrap();
             registry.disconnect(&conn);
         }
         let list = registry.list();
@@ -484,8 +516,8 @@ mod tests {
     #[test]
     fn list_puts_connected_browsers_first() {
         let registry = Registry::default();
-        let (gone, _a) = registry.connect(hello("b1", "Alpha"));
-        let (_kept, _b) = registry.connect(hello("b2", "Zulu"));
+        let (gone, _a) = registry.connect(hello("b1", "Alpha")).unwrap();
+        let (_kept, _b) = registry.connect(hello("b2", "Zulu")).unwrap();
         registry.disconnect(&gone);
         let names: Vec<_> = registry.list().into_iter().map(|b| b.name).collect();
         assert_eq!(names, ["Zulu", "Alpha"]);

@@ -1,24 +1,29 @@
-//! The extension's configuration: where it connects and what it calls itself.
+//! The extension's configuration: where it connects, what it calls itself and the access token
+//! it shows a hub in hosted mode.
 //!
 //! Values come from three sources, and for each field the first source that sets it wins:
 //! managed storage (an administrator's policy), then user-saved values (`chrome.storage.local`,
 //! written by the popup's Connect), then a bundled `config.json` (how tests configure a copy of
-//! the extension), then empty. This module holds the pure rules — precedence, URL normalisation, browser-name
-//! checks — so they are unit-tested natively; [`store`] reads and writes the sources.
+//! the extension), then empty. This module holds the pure rules — precedence, URL normalisation,
+//! browser-name and token checks — so they are unit-tested natively; [`store`] reads and writes
+//! the sources.
 
 pub mod store;
+pub mod token;
 pub mod url;
 
 use serde::{Deserialize, Serialize};
 use tabwire_protocol::messages::MAX_IDENTITY_LEN;
 
+pub use token::{AccessToken, TokenError, validate_access_token};
 pub use url::{UrlError, normalize_server_url};
 
 /// The browser name used when none is configured.
 pub const DEFAULT_BROWSER_NAME: &str = "Chrome";
 
 /// The values one source sets. `None` means the source leaves the field to the next one.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Its `Debug` hides the access token.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ConfigLayer {
     /// The Server URL as typed (not yet normalised).
@@ -27,6 +32,25 @@ pub struct ConfigLayer {
     /// The browser name as typed.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub browser_name: Option<String>,
+    /// The access token as typed (not yet checked); `Some("")` means "no token".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub access_token: Option<String>,
+}
+
+impl std::fmt::Debug for ConfigLayer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ConfigLayer")
+            .field("server_url", &self.server_url)
+            .field("browser_name", &self.browser_name)
+            .field(
+                "access_token",
+                &self.access_token.as_ref().map(|t| match t.is_empty() {
+                    true => "",
+                    false => "••••",
+                }),
+            )
+            .finish()
+    }
 }
 
 /// Which source a field's effective value came from; the popup shows managed fields read-only.
@@ -74,12 +98,18 @@ impl Layers {
         self.choose(|layer| layer.browser_name.as_deref())
     }
 
-    /// What the connection should use: the normalised URL (or why it cannot be used) and the
-    /// browser name to announce.
+    /// The effective access token, raw. Never log it.
+    pub fn access_token(&self) -> Chosen {
+        self.choose(|layer| layer.access_token.as_deref())
+    }
+
+    /// What the connection should use: the normalised URL (or why it cannot be used), the
+    /// browser name to announce and the checked access token.
     pub fn target(&self) -> ConnectTarget {
         ConnectTarget {
             url: normalize_server_url(&self.server_url().value),
             browser_name: sanitize_browser_name(&self.browser_name().value),
+            token: validate_access_token(&self.access_token().value),
         }
     }
 
@@ -117,6 +147,8 @@ pub struct ConnectTarget {
     pub url: Result<Option<String>, UrlError>,
     /// The name sent in `Hello`.
     pub browser_name: String,
+    /// `Ok(None)`: dial without a token (local mode); `Err`: a token that cannot be sent.
+    pub token: Result<Option<AccessToken>, TokenError>,
 }
 
 /// Why a browser name typed in the popup was refused.
@@ -184,6 +216,14 @@ mod tests {
         ConfigLayer {
             server_url: url.map(Into::into),
             browser_name: name.map(Into::into),
+            access_token: None,
+        }
+    }
+
+    fn token_layer(token: Option<&str>) -> ConfigLayer {
+        ConfigLayer {
+            access_token: token.map(Into::into),
+            ..ConfigLayer::default()
         }
     }
 
@@ -262,10 +302,69 @@ mod tests {
     }
 
     #[test]
+    fn tokens_follow_the_same_precedence() {
+        let layers = Layers {
+            managed: token_layer(None),
+            user: token_layer(Some("user.tok")),
+            bundled: token_layer(Some("bundled.tok")),
+        };
+        assert_eq!(layers.access_token().source, Source::User);
+        assert_eq!(layers.target().token.unwrap().unwrap().as_str(), "user.tok");
+        let managed = Layers {
+            managed: token_layer(Some("policy.tok")),
+            ..layers.clone()
+        };
+        assert_eq!(managed.access_token().source, Source::Managed);
+        assert_eq!(
+            managed.target().token.unwrap().unwrap().as_str(),
+            "policy.tok"
+        );
+        // A forgotten token (saved as "") does not fall back to the bundled one.
+        let forgotten = Layers {
+            user: token_layer(Some("")),
+            ..layers.clone()
+        };
+        assert_eq!(forgotten.target().token, Ok(None));
+        let bundled_only = Layers {
+            bundled: token_layer(Some("bundled.tok")),
+            ..Layers::default()
+        };
+        assert_eq!(bundled_only.access_token().source, Source::Bundled);
+        assert_eq!(Layers::default().target().token, Ok(None));
+    }
+
+    #[test]
+    fn a_token_change_changes_the_target() {
+        let before = Layers {
+            user: layer(Some("ws://h:1"), None),
+            ..Layers::default()
+        };
+        let mut after = before.clone();
+        after.user.access_token = Some("new.tok".into());
+        assert_ne!(before.target(), after.target());
+        let mut bad = before.clone();
+        bad.managed.access_token = Some("not a token".into());
+        assert_eq!(bad.target().token, Err(TokenError::BadCharacter(4)));
+    }
+
+    #[test]
+    fn debug_hides_the_token() {
+        let layers = Layers {
+            user: token_layer(Some("very.secret")),
+            ..Layers::default()
+        };
+        assert!(!format!("{layers:?}").contains("very.secret"));
+        assert!(!format!("{:?}", layers.target()).contains("very.secret"));
+    }
+
+    #[test]
     fn config_json_shape() {
         let parsed: ConfigLayer =
             serde_json::from_str(r#"{"serverUrl":"ws://h:1","browserName":"T","extra":1}"#)
                 .unwrap();
         assert_eq!(parsed, layer(Some("ws://h:1"), Some("T")));
+        let with_token: ConfigLayer =
+            serde_json::from_str(r#"{"serverUrl":"ws://h:1","accessToken":"a.b.c"}"#).unwrap();
+        assert_eq!(with_token.access_token.as_deref(), Some("a.b.c"));
     }
 }

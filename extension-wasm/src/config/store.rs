@@ -21,6 +21,7 @@ use wasm_bindgen::JsCast;
 
 const SERVER_URL: &str = "serverUrl";
 const BROWSER_NAME: &str = "browserName";
+const ACCESS_TOKEN: &str = "accessToken";
 const BROWSER_ID: &str = "browserId";
 
 /// The values read from one storage area or file, by key.
@@ -31,6 +32,7 @@ fn layer_from(items: &Items) -> ConfigLayer {
     ConfigLayer {
         server_url: text(SERVER_URL),
         browser_name: text(BROWSER_NAME),
+        access_token: text(ACCESS_TOKEN),
     }
 }
 
@@ -45,7 +47,7 @@ pub struct LocalState {
 /// Reads the user-saved configuration and the browser ID, creating the ID on first start.
 pub async fn load_local() -> LocalState {
     let keys = JsValue::from(
-        [SERVER_URL, BROWSER_NAME, BROWSER_ID]
+        [SERVER_URL, BROWSER_NAME, ACCESS_TOKEN, BROWSER_ID]
             .iter()
             .map(|k| JsValue::from_str(k))
             .collect::<js_sys::Array>(),
@@ -89,15 +91,27 @@ fn is_valid_browser_id(id: &str) -> bool {
     .is_ok()
 }
 
-/// Saves what the user entered in the popup.
+/// Saves what the user entered in the popup: the fields the layer sets; the others keep their
+/// saved values.
 pub async fn save_user(layer: &ConfigLayer) -> Result<(), chrome::JsFailure> {
-    let items = chrome::to_js(&json!({
-        SERVER_URL: layer.server_url.clone().unwrap_or_default(),
-        BROWSER_NAME: layer.browser_name.clone().unwrap_or_default(),
-    }))?;
+    let items = chrome::to_js(&items_of(layer))?;
     chrome::call(chrome::storage_local_set(&items))
         .await
         .map(|_| ())
+}
+
+fn items_of(layer: &ConfigLayer) -> Value {
+    let mut items = serde_json::Map::new();
+    for (key, value) in [
+        (SERVER_URL, &layer.server_url),
+        (BROWSER_NAME, &layer.browser_name),
+        (ACCESS_TOKEN, &layer.access_token),
+    ] {
+        if let Some(value) = value {
+            items.insert(key.to_owned(), Value::String(value.clone()));
+        }
+    }
+    Value::Object(items)
 }
 
 async fn save(items: &Value) {
@@ -156,12 +170,32 @@ mod tests {
 
     #[test]
     fn only_string_values_count() {
-        let items: Items =
-            serde_json::from_str(r#"{"serverUrl": 5, "browserName": "Work", "other": "x"}"#)
-                .unwrap();
+        let items: Items = serde_json::from_str(
+            r#"{"serverUrl": 5, "browserName": "Work", "accessToken": "t.k", "other": "x"}"#,
+        )
+        .unwrap();
         let layer = layer_from(&items);
         assert_eq!(layer.server_url, None);
         assert_eq!(layer.browser_name.as_deref(), Some("Work"));
+        assert_eq!(layer.access_token.as_deref(), Some("t.k"));
+    }
+
+    #[test]
+    fn only_set_fields_are_saved() {
+        let forget = ConfigLayer {
+            access_token: Some(String::new()),
+            ..ConfigLayer::default()
+        };
+        assert_eq!(items_of(&forget), json!({"accessToken": ""}));
+        let connect = ConfigLayer {
+            server_url: Some("ws://h:1".into()),
+            browser_name: Some(String::new()),
+            access_token: None,
+        };
+        assert_eq!(
+            items_of(&connect),
+            json!({"serverUrl": "ws://h:1", "browserName": ""})
+        );
     }
 
     #[test]

@@ -10,18 +10,25 @@
 //! Never replay: requests are served by tasks holding a [`Link`] to the connection they came
 //! from; once that connection ends its generation is no longer live and their results are
 //! dropped, never sent on a later connection.
+//!
+//! With an access token (hosted mode) the socket offers it as a subprotocol (see
+//! [`socket::Socket::open`]). The token never reaches a log line or the popup: every sentence
+//! that ends a connection passes through [`crate::config::token::redact`] first.
 
 pub mod backoff;
 pub mod socket;
 
 use std::pin::Pin;
 
-use tabwire_protocol::{ExtensionMessage, Hello, HubMessage, PROTOCOL_VERSION, check_hello};
+use tabwire_protocol::{
+    ErrorCode, ExtensionMessage, Hello, HubMessage, PROTOCOL_VERSION, Refusal, check_hello,
+};
 use wasm_bindgen_futures::spawn_local;
 use web_sys::WebSocket;
 
 use crate::chrome;
-use crate::config::ConnectTarget;
+use crate::config::token::redact;
+use crate::config::{AccessToken, ConnectTarget};
 use crate::requests;
 use crate::timer::{Either, now_ms, select, sleep};
 use crate::worker;
@@ -131,10 +138,22 @@ pub async fn run() {
                 continue;
             }
         };
+        let token = match &target.token {
+            Ok(token) => token.clone(),
+            Err(error) => {
+                set_status(Status::NotConfigured, Some(error.to_string()), None);
+                crate::log!("not connecting: {error}");
+                control.recv().await;
+                backoff.reset();
+                continue;
+            }
+        };
         set_status(Status::Connecting, None, Some(url.clone()));
-        match session(&url, &target, &control, &mut backoff).await {
+        let ended = session(&url, token.as_ref(), &target, &control, &mut backoff).await;
+        match ended {
             Ended::Restart => backoff.reset(),
             Ended::Refused(message) => {
+                let message = redact(&message, token.as_ref());
                 crate::log!("refused by the hub: {message}");
                 set_status(Status::Refused(message.clone()), Some(message), Some(url));
                 let deadline = now_ms() + REFUSED_RETRY_MS;
@@ -145,6 +164,7 @@ pub async fn run() {
                 backoff.reset();
             }
             Ended::Lost(reason) => {
+                let reason = redact(&reason, token.as_ref());
                 let delay = backoff.next_delay_ms(js_sys::Math::random());
                 crate::log!("disconnected: {reason}; retrying in {delay} ms");
                 set_status(Status::Disconnected, Some(reason), Some(url));
@@ -181,11 +201,12 @@ enum Phase {
 /// One connection: open, hello, welcome, then serve until it ends.
 async fn session(
     url: &str,
+    token: Option<&AccessToken>,
     target: &ConnectTarget,
     control: &crate::mailbox::Mailbox<Control>,
     backoff: &mut Backoff,
 ) -> Ended {
-    let socket = match Socket::open(url) {
+    let socket = match Socket::open(url, token) {
         Ok(socket) => socket,
         Err(e) => return Ended::Lost(format!("could not open {url}: {e}")),
     };
@@ -253,7 +274,11 @@ async fn serve(
                 timer = Box::pin(sleep(HANDSHAKE_MS));
             }
             Either::Left(Either::Left(SocketEvent::Closed { code, reason })) => {
-                return Ended::Lost(close_reason(code, &reason));
+                let mut why = close_reason(code, &reason);
+                if phase == Phase::Opening && matches!(target.token, Ok(Some(_))) {
+                    why.push_str(TOKEN_HANDSHAKE_HINT);
+                }
+                return Ended::Lost(why);
             }
             Either::Left(Either::Left(SocketEvent::Binary)) => {
                 crate::log!("ignoring a binary message from the hub");
@@ -285,7 +310,10 @@ async fn serve(
                             welcome.hub_version
                         );
                     }
-                    (HubMessage::Refused(refusal), _) => return Ended::Refused(refusal.message),
+                    (HubMessage::Refused(refusal), _) => {
+                        let has_token = matches!(target.token, Ok(Some(_)));
+                        return Ended::Refused(describe_refusal(&refusal, has_token));
+                    }
                     (HubMessage::Heartbeat { seq }, _) => {
                         send_message(socket, &ExtensionMessage::Heartbeat { seq });
                     }
@@ -302,6 +330,39 @@ async fn serve(
                 }
             }
         }
+    }
+}
+
+/// Added to a close before the socket opened, when a token was offered: a hub that does not
+/// take tokens fails that handshake in a way the browser reports only as code 1006.
+const TOKEN_HANDSHAKE_HINT: &str = "; if the hub is running, check that it is in hosted mode: \
+     a hub in local mode takes no access token";
+
+/// The popup's sentence for a refusal: the hub's own message, and for the hosted-mode codes
+/// what to do about it.
+pub fn describe_refusal(refusal: &Refusal, has_token: bool) -> String {
+    let hint = match refusal.code {
+        ErrorCode::Unauthorized if has_token => {
+            "check the token: it may be mistyped, expired or revoked"
+        }
+        ErrorCode::Unauthorized => "this hub needs an access token: enter one under Access token",
+        ErrorCode::Forbidden => {
+            "use a browser token (issued with --role browser), not an agent token"
+        }
+        ErrorCode::LimitExceeded => {
+            "this account already has as many browsers connected as the hub allows; disconnect \
+             one or ask the hub's operator to raise the limit"
+        }
+        _ => return refusal.message.clone(),
+    };
+    let message = refusal.message.trim().trim_end_matches('.');
+    if message.is_empty() {
+        format!(
+            "the hub refused the connection ({}) — {hint}",
+            refusal.code.as_str()
+        )
+    } else {
+        format!("{message} — {hint}")
     }
 }
 
@@ -363,4 +424,47 @@ fn answer_unreadable(socket: &Socket, text: &str, error: &serde_json::Error) {
     );
     let response = tabwire_protocol::Response::new(id, Err(error));
     send_message(socket, &ExtensionMessage::Response(response));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(code: ErrorCode, message: &str) -> Refusal {
+        Refusal {
+            code,
+            message: message.to_owned(),
+        }
+    }
+
+    #[test]
+    fn token_refusals_say_what_to_do() {
+        let unauthorized = refusal(ErrorCode::Unauthorized, "the hub refused the access token");
+        assert_eq!(
+            describe_refusal(&unauthorized, true),
+            "the hub refused the access token — check the token: it may be mistyped, expired \
+             or revoked"
+        );
+        assert!(describe_refusal(&unauthorized, false).contains("needs an access token"));
+        let forbidden = refusal(
+            ErrorCode::Forbidden,
+            "this token may not register a browser.",
+        );
+        assert_eq!(
+            describe_refusal(&forbidden, true),
+            "this token may not register a browser — use a browser token (issued with --role \
+             browser), not an agent token"
+        );
+        let limit = refusal(ErrorCode::LimitExceeded, "");
+        assert!(
+            describe_refusal(&limit, true)
+                .starts_with("the hub refused the connection (LIMIT_EXCEEDED) — this account")
+        );
+    }
+
+    #[test]
+    fn other_refusals_are_shown_as_sent() {
+        let mismatch = Refusal::protocol_mismatch(PROTOCOL_VERSION - 1);
+        assert_eq!(describe_refusal(&mismatch, true), mismatch.message);
+    }
 }

@@ -8,6 +8,7 @@ use wasm_bindgen::prelude::*;
 use web_sys::{BinaryType, CloseEvent, Event, MessageEvent, WebSocket};
 
 use crate::chrome::JsFailure;
+use crate::config::AccessToken;
 use crate::mailbox::Mailbox;
 
 /// What happened on the socket.
@@ -43,9 +44,22 @@ type Callbacks = (
 );
 
 impl Socket {
-    /// Starts connecting to `url`.
-    pub fn open(url: &str) -> Result<Self, JsFailure> {
-        let ws = WebSocket::new(url)?;
+    /// Starts connecting to `url`. With a token it offers the subprotocols `tabwire` and
+    /// `tabwire.bearer.<token>` (a browser WebSocket cannot set an `Authorization` header);
+    /// without one it dials exactly as in local mode. A failure's message may quote the
+    /// subprotocols: the caller redacts it.
+    pub fn open(url: &str, token: Option<&AccessToken>) -> Result<Self, JsFailure> {
+        let ws = match token {
+            None => WebSocket::new(url)?,
+            Some(token) => {
+                let protocols: js_sys::Array = token
+                    .subprotocols()
+                    .iter()
+                    .map(|p| JsValue::from_str(p))
+                    .collect();
+                WebSocket::new_with_str_sequence(url, &protocols)?
+            }
+        };
         ws.set_binary_type(BinaryType::Arraybuffer);
         let events = Mailbox::new();
 

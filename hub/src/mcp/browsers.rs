@@ -21,7 +21,7 @@ pub async fn list_browsers(
     _args: ListBrowsersArgs,
 ) -> Result<ToolOutput, ToolError> {
     let selected = ctx.session.selected();
-    let browsers = ctx.hub.registry.list();
+    let browsers = ctx.account.registry.list();
     let mut text = String::new();
     let mut data = Vec::new();
     for browser in &browsers {
@@ -90,7 +90,7 @@ pub async fn select_browser(
     ctx: &ToolContext,
     args: SelectBrowserArgs,
 ) -> Result<ToolOutput, ToolError> {
-    let Some(browser) = ctx.hub.registry.get(&args.browser_id) else {
+    let Some(browser) = ctx.account.registry.get(&args.browser_id) else {
         return Err(ToolError::new(
             ErrorCode::BrowserNotFound,
             format!(

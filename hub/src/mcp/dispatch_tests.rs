@@ -23,19 +23,28 @@ fn setup() -> (
     Arc<Connection>,
     UnboundedReceiver<HubMessage>,
 ) {
-    let hub = Arc::new(HubState {
-        registry: Default::default(),
-        browser_url: "ws://127.0.0.1:1/browser".into(),
-    });
-    let (connection, inbox) = hub.registry.connect(Hello {
-        browser_id: "b1".into(),
-        browser_name: "Work".into(),
-        extension_version: "0.1.0".into(),
-        protocol_version: PROTOCOL_VERSION,
-        chrome_version: "156".into(),
-    });
+    let hub = Arc::new(HubState::local("ws://127.0.0.1:1/browser".into()));
+    let account = hub.accounts.local_account();
+    let (connection, inbox) = account
+        .registry
+        .connect(Hello {
+            browser_id: "b1".into(),
+            browser_name: "Work".into(),
+            extension_version: "0.1.0".into(),
+            protocol_version: PROTOCOL_VERSION,
+            chrome_version: "156".into(),
+        })
+        .unwrap();
     let session = Arc::new(Session::new("s1".into(), None, None));
-    (Arc::new(ToolContext { hub, session }), connection, inbox)
+    (
+        Arc::new(ToolContext {
+            hub,
+            session,
+            account,
+        }),
+        connection,
+        inbox,
+    )
 }
 
 fn object(args: Value) -> rmcp::model::JsonObject {

@@ -24,6 +24,7 @@ mod selector;
 mod tabs;
 mod waits;
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use rmcp::ErrorData as McpError;
@@ -39,6 +40,8 @@ pub use envelope::{ToolError, ToolOutput};
 pub use routing::ToolContext;
 
 use crate::HubState;
+use crate::accounts::Account;
+use crate::auth::Principal;
 use crate::session::Session;
 
 /// Declares every tool once: name, argument type, handler, description.
@@ -137,15 +140,58 @@ instructions to follow.";
 /// One MCP session's server.
 #[derive(Clone)]
 pub struct TabwireMcp {
-    context: Arc<ToolContext>,
+    hub: Arc<HubState>,
+    session: Arc<Session>,
+    /// The session's account; `None` over HTTP, where each request names its account through
+    /// the verified token the `/mcp` gate put in the request's extensions.
+    account: Option<Arc<Account>>,
 }
 
+/// Numbers HTTP sessions for the logs.
+static HTTP_SESSIONS: AtomicU64 = AtomicU64::new(1);
+
 impl TabwireMcp {
-    /// A server for `session` on `hub`.
+    /// A server for a local `session` on `hub` (the local account).
     pub fn new(hub: Arc<HubState>, session: Arc<Session>) -> Self {
+        let account = Some(hub.accounts.local_account());
         TabwireMcp {
-            context: Arc::new(ToolContext { hub, session }),
+            hub,
+            session,
+            account,
         }
+    }
+
+    /// A server for one `/mcp` session, or one stateless request.
+    pub fn for_http(hub: Arc<HubState>) -> Self {
+        let id = format!("http-{}", HTTP_SESSIONS.fetch_add(1, Ordering::Relaxed));
+        TabwireMcp {
+            hub,
+            session: Arc::new(Session::new(id, None, None)),
+            account: None,
+        }
+    }
+
+    /// The context of one tool call: its account comes from the session (local) or from the
+    /// verified token of the HTTP request carrying the call.
+    fn context(&self, request: &RequestContext<RoleServer>) -> Result<ToolContext, McpError> {
+        let account = match &self.account {
+            Some(account) => account.clone(),
+            None => {
+                let principal = request
+                    .extensions
+                    .get::<axum::http::request::Parts>()
+                    .and_then(|parts| parts.extensions.get::<Principal>())
+                    .ok_or_else(|| {
+                        McpError::internal_error("the request carries no verified account", None)
+                    })?;
+                self.hub.accounts.get(&principal.account)
+            }
+        };
+        Ok(ToolContext {
+            hub: self.hub.clone(),
+            session: self.session.clone(),
+            account,
+        })
     }
 }
 
@@ -171,12 +217,13 @@ impl ServerHandler for TabwireMcp {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        let ctx = self.context(&context)?;
         let name = request.name.as_ref();
         let args = request.arguments.unwrap_or_default();
         let started = std::time::Instant::now();
-        let Some(outcome) = dispatch(&self.context, name, args).await else {
+        let Some(outcome) = dispatch(&ctx, name, args).await else {
             return Err(McpError::invalid_params(
                 format!("unknown tool {name}; call tools/list"),
                 None,
@@ -186,7 +233,8 @@ impl ServerHandler for TabwireMcp {
         let result = match outcome {
             Ok(output) => {
                 tracing::debug!(
-                    session = self.context.session.id(),
+                    session = self.session.id(),
+                    account = ctx.account.name,
                     tool = name,
                     elapsed_ms,
                     "tool succeeded"
@@ -194,7 +242,7 @@ impl ServerHandler for TabwireMcp {
                 envelope::success(output)
             }
             Err(error) => {
-                tracing::info!(session = self.context.session.id(), tool = name, elapsed_ms, code = %error.code, "tool failed");
+                tracing::info!(session = self.session.id(), account = ctx.account.name, tool = name, elapsed_ms, code = %error.code, "tool failed");
                 envelope::failure(error)
             }
         };

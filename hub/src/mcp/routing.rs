@@ -13,6 +13,7 @@ use tabwire_protocol::{ErrorCode, OpResult, Operation, TabId};
 
 use super::envelope::ToolError;
 use crate::HubState;
+use crate::accounts::Account;
 use crate::registry::Connection;
 use crate::session::Session;
 
@@ -22,12 +23,14 @@ pub struct ToolContext {
     pub hub: Arc<HubState>,
     /// The calling MCP session.
     pub session: Arc<Session>,
+    /// The caller's account: the only browsers this call can see.
+    pub account: Arc<Account>,
 }
 
 impl ToolContext {
     /// The connection a browser tool should use.
     pub fn browser(&self, explicit: Option<&str>) -> Result<Arc<Connection>, ToolError> {
-        let registry = &self.hub.registry;
+        let registry = &self.account.registry;
         if let Some(browser_id) = explicit {
             return registry.connection(browser_id).map_err(ToolError::from);
         }

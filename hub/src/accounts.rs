@@ -1,0 +1,107 @@
+//! Accounts: the unit of isolation in hosted mode.
+//!
+//! Each account owns its own browser [`Registry`], so every lookup a tool makes — listing,
+//! selecting, routing by `browserId`, picking the lone connected browser — happens inside the
+//! caller's account and cannot name another account's browser: to a caller, a browser of
+//! another account and a browser that never existed are the same thing. Local mode has one
+//! account, [`LOCAL_ACCOUNT`], with no limits.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tokio::sync::Semaphore;
+
+use crate::registry::Registry;
+
+/// The one account of local mode.
+pub const LOCAL_ACCOUNT: &str = "local";
+
+/// Per-account limits of hosted mode (docs/hosted.md).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Browsers connected at once.
+    pub browsers: usize,
+    /// MCP sessions (with an `Mcp-Session-Id`) alive at once.
+    pub sessions: usize,
+    /// `/mcp` requests and streams open at once.
+    pub requests: usize,
+    /// The largest `/mcp` request body.
+    pub body_bytes: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            browsers: 8,
+            sessions: 32,
+            requests: 32,
+            body_bytes: 4 * 1024 * 1024,
+        }
+    }
+}
+
+/// One account's state.
+pub struct Account {
+    /// The account's name (a token's `sub`).
+    pub name: String,
+    /// The account's browsers.
+    pub registry: Registry,
+    /// Permits for `/mcp` requests and streams in flight.
+    pub requests: Arc<Semaphore>,
+}
+
+/// Every account seen since the hub started.
+pub struct Accounts {
+    map: Mutex<HashMap<String, Arc<Account>>>,
+    limits: Option<Limits>,
+}
+
+impl Accounts {
+    /// Local mode: one account, no limits.
+    pub fn local() -> Self {
+        Accounts {
+            map: Mutex::new(HashMap::new()),
+            limits: None,
+        }
+    }
+
+    /// Hosted mode: accounts appear with their first valid token.
+    pub fn hosted(limits: Limits) -> Self {
+        Accounts {
+            map: Mutex::new(HashMap::new()),
+            limits: Some(limits),
+        }
+    }
+
+    /// The limits, in hosted mode.
+    pub fn limits(&self) -> Option<Limits> {
+        self.limits
+    }
+
+    /// The named account, created on first use. Only ever called with an account name taken
+    /// from a verified token (or [`LOCAL_ACCOUNT`]).
+    pub fn get(&self, name: &str) -> Arc<Account> {
+        let mut map = self.map.lock().unwrap();
+        map.entry(name.to_owned())
+            .or_insert_with(|| {
+                let (registry, requests) = match self.limits {
+                    Some(limits) => (
+                        Registry::with_browser_limit(limits.browsers),
+                        limits.requests,
+                    ),
+                    None => (Registry::default(), Semaphore::MAX_PERMITS),
+                };
+                Arc::new(Account {
+                    name: name.to_owned(),
+                    registry,
+                    requests: Arc::new(Semaphore::new(requests)),
+                })
+            })
+            .clone()
+    }
+
+    /// The local account.
+    pub fn local_account(&self) -> Arc<Account> {
+        self.get(LOCAL_ACCOUNT)
+    }
+}

@@ -1,0 +1,393 @@
+//! Hosted mode's HTTP side: the public origin, the Host/Origin checks, and the gate in front of
+//! `/mcp` (docs/hosted.md).
+//!
+//! Order of checks on `/mcp`: Host (and Origin) → bearer token → role → session ownership →
+//! the account's in-flight limit → rmcp. Everything the handler needs to know about the caller
+//! travels as the verified [`Principal`] in the request's extensions, which rmcp hands to the
+//! tool call with the request's `Parts`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use axum::body::Body;
+use axum::extract::{Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use futures_util::StreamExt;
+use rmcp::transport::streamable_http_server::session::SessionManager;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use serde_json::json;
+
+use crate::HubState;
+use crate::accounts::Limits;
+use crate::auth::{Authenticator, Principal, Role};
+
+/// The header rmcp's sessions travel in.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// Where the hub is reached from outside: `https://host[:port][/prefix]`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicOrigin {
+    secure: bool,
+    host: String,
+    port: Option<u16>,
+    prefix: String,
+}
+
+impl PublicOrigin {
+    /// Parses `--public-origin`.
+    pub fn parse(text: &str) -> Result<PublicOrigin, String> {
+        let bad = |why: &str| format!("--public-origin {text:?}: {why}");
+        let (secure, rest) = if let Some(rest) = text.strip_prefix("https://") {
+            (true, rest)
+        } else if let Some(rest) = text.strip_prefix("http://") {
+            (false, rest)
+        } else {
+            return Err(bad(
+                "must start with https:// (or http:// behind a local proxy)",
+            ));
+        };
+        if rest.contains(['?', '#', '@']) || rest.chars().any(char::is_whitespace) {
+            return Err(bad("must not carry a query, fragment, user name or spaces"));
+        }
+        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((host, port)) if !authority.ends_with(']') => {
+                let port: u16 = port.parse().map_err(|_| bad("the port is not a number"))?;
+                (host, Some(port))
+            }
+            _ => (authority, None),
+        };
+        if host.is_empty() {
+            return Err(bad("has no host"));
+        }
+        let default = if secure { 443 } else { 80 };
+        let port = port.filter(|&p| p != default);
+        let prefix = path.trim_end_matches('/').to_owned();
+        if prefix.contains("//") || prefix.contains("/..") || prefix.contains("/./") {
+            return Err(bad("the path prefix is not a plain path"));
+        }
+        Ok(PublicOrigin {
+            secure,
+            host: host.to_ascii_lowercase(),
+            port,
+            prefix,
+        })
+    }
+
+    /// `https://host[:port]`, as a browser sends it in `Origin`.
+    pub fn origin(&self) -> String {
+        format!(
+            "{}://{}",
+            if self.secure { "https" } else { "http" },
+            self.authority()
+        )
+    }
+
+    /// `host[:port]` (the port only when it is not the scheme's default).
+    fn authority(&self) -> String {
+        match self.port {
+            Some(port) => format!("{}:{port}", self.host),
+            None => self.host.clone(),
+        }
+    }
+
+    /// The path prefix, empty or `/something` without a trailing slash.
+    pub fn prefix(&self) -> &str {
+        &self.prefix
+    }
+
+    /// The URL an extension should be given.
+    pub fn browser_url(&self) -> String {
+        format!(
+            "{}://{}{}/browser",
+            if self.secure { "wss" } else { "ws" },
+            self.authority(),
+            self.prefix
+        )
+    }
+
+    /// Whether a `Host` header names this origin (the default port may be spelled out).
+    pub fn host_matches(&self, host: &str) -> bool {
+        let host = host.to_ascii_lowercase();
+        if host == self.authority() {
+            return true;
+        }
+        let default = if self.secure { 443 } else { 80 };
+        self.port.is_none() && host == format!("{}:{default}", self.host)
+    }
+}
+
+impl std::fmt::Display for PublicOrigin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}", self.origin(), self.prefix)
+    }
+}
+
+/// A JSON error answer.
+pub fn refuse(status: StatusCode, error: &str, message: Option<&str>) -> Response {
+    let mut body = json!({ "error": error });
+    if let Some(message) = message {
+        body["message"] = json!(message);
+    }
+    let mut response = (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response();
+    if status == StatusCode::UNAUTHORIZED {
+        response
+            .headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    }
+    if status == StatusCode::TOO_MANY_REQUESTS {
+        response
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    response
+}
+
+/// The one answer for every refused token: it says nothing about why.
+pub fn unauthorized() -> Response {
+    refuse(StatusCode::UNAUTHORIZED, "unauthorized", None)
+}
+
+/// Middleware on everything but `/healthz`: the `Host` must be the public origin's (DNS
+/// rebinding protection), and on `/mcp` an `Origin`, when present, must be the public origin.
+pub async fn check_host(
+    State(public): State<Arc<PublicOrigin>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|value| value.to_str().ok())
+        .or_else(|| request.uri().authority().map(|a| a.as_str()))
+        .unwrap_or("");
+    if !public.host_matches(host) {
+        tracing::warn!(host, path = %request.uri().path(), "refused a request for another host");
+        return refuse(StatusCode::FORBIDDEN, "host_not_allowed", None);
+    }
+    if request.uri().path().ends_with("/mcp")
+        && let Some(origin) = request.headers().get(header::ORIGIN)
+        && origin.to_str().ok() != Some(public.origin().as_str())
+    {
+        tracing::warn!(?origin, "refused /mcp from another origin");
+        return refuse(StatusCode::FORBIDDEN, "origin_not_allowed", None);
+    }
+    next.run(request).await
+}
+
+/// The bearer token of an `Authorization` header.
+pub fn bearer(headers: &HeaderMap) -> Option<&str> {
+    let value = headers.get(header::AUTHORIZATION)?.to_str().ok()?;
+    let (scheme, token) = value.split_once(' ')?;
+    scheme.eq_ignore_ascii_case("bearer").then(|| token.trim())
+}
+
+/// What the `/mcp` gate keeps.
+pub struct McpGate {
+    hub: Arc<HubState>,
+    auth: Arc<Authenticator>,
+    limits: Limits,
+    /// rmcp's sessions, to see which are still alive and to close one over the limit.
+    pub sessions: Arc<LocalSessionManager>,
+    /// Which account created each MCP session.
+    owners: Mutex<HashMap<Arc<str>, String>>,
+}
+
+impl McpGate {
+    /// A gate for `hub`'s `/mcp`.
+    pub fn new(hub: Arc<HubState>, auth: Arc<Authenticator>, limits: Limits) -> Self {
+        McpGate {
+            hub,
+            auth,
+            limits,
+            sessions: Arc::new(LocalSessionManager::default()),
+            owners: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn owner(&self, session: &str) -> Option<String> {
+        self.owners.lock().unwrap().get(session).cloned()
+    }
+
+    /// Records a new session for `account`; false when the account is at its session limit
+    /// (counting only sessions rmcp still holds).
+    async fn bind(&self, session: Arc<str>, account: &str) -> bool {
+        let theirs: Vec<Arc<str>> = self
+            .owners
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, owner)| owner.as_str() == account)
+            .map(|(id, _)| id.clone())
+            .collect();
+        let mut alive = 0;
+        for id in theirs {
+            if self.sessions.has_session(&id).await.unwrap_or(false) {
+                alive += 1;
+            } else {
+                self.owners.lock().unwrap().remove(&id);
+            }
+        }
+        if alive >= self.limits.sessions {
+            return false;
+        }
+        self.owners
+            .lock()
+            .unwrap()
+            .insert(session, account.to_owned());
+        true
+    }
+}
+
+/// Middleware in front of rmcp on `/mcp`.
+pub async fn mcp_gate(
+    State(gate): State<Arc<McpGate>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    let principal: Principal = match bearer(request.headers()).map(|t| gate.auth.verify(t)) {
+        None => {
+            tracing::info!("refused /mcp: no bearer token");
+            return unauthorized();
+        }
+        Some(Err(reason)) => {
+            tracing::info!(reason, "refused /mcp: bad token");
+            return unauthorized();
+        }
+        Some(Ok(principal)) => principal,
+    };
+    if principal.role != Role::Agent {
+        tracing::info!(
+            account = principal.account,
+            jti = principal.jti,
+            "refused /mcp: not an agent token"
+        );
+        return refuse(
+            StatusCode::FORBIDDEN,
+            "forbidden",
+            Some("this is a browser token; /mcp needs an agent token"),
+        );
+    }
+    let session: Option<Arc<str>> = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .map(Arc::from);
+    if let Some(id) = &session
+        && gate.owner(id).as_deref() != Some(principal.account.as_str())
+    {
+        // Exactly what rmcp answers for a session it does not know.
+        return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
+    }
+    let account = gate.hub.accounts.get(&principal.account);
+    let Ok(permit) = account.requests.clone().try_acquire_owned() else {
+        tracing::warn!(
+            account = account.name,
+            "refused /mcp: requests in flight at the limit"
+        );
+        return refuse(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_requests",
+            Some(&format!(
+                "this account has {} MCP requests and streams open, the most the hub allows",
+                gate.limits.requests
+            )),
+        );
+    };
+    let account_name = principal.account.clone();
+    request.extensions_mut().insert(principal);
+    let response = next.run(request).await;
+    if session.is_none()
+        && let Some(created) = response
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|value| value.to_str().ok())
+            .map(Arc::<str>::from)
+        && !gate.bind(created.clone(), &account_name).await
+    {
+        let _ = gate.sessions.close_session(&created).await;
+        tracing::warn!(
+            account = account_name,
+            "refused a new MCP session: at the limit"
+        );
+        return refuse(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_sessions",
+            Some(&format!(
+                "this account has {} MCP sessions open, the most the hub allows; close one \
+                 (HTTP DELETE) or wait for an idle one to expire",
+                gate.limits.sessions
+            )),
+        );
+    }
+    // The permit is held until the response body (an SSE stream, perhaps) is finished.
+    let (parts, body) = response.into_parts();
+    let body = Body::from_stream(body.into_data_stream().map(move |chunk| {
+        let _held = &permit;
+        chunk
+    }));
+    Response::from_parts(parts, body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn public_origins_parse_with_their_defaults() {
+        let origin = PublicOrigin::parse("https://Tabwire.Example.com/team/").unwrap();
+        assert_eq!(origin.origin(), "https://tabwire.example.com");
+        assert_eq!(origin.prefix(), "/team");
+        assert_eq!(
+            origin.browser_url(),
+            "wss://tabwire.example.com/team/browser"
+        );
+        assert!(origin.host_matches("tabwire.example.com"));
+        assert!(origin.host_matches("TABWIRE.example.com:443"));
+        assert!(!origin.host_matches("tabwire.example.com:8443"));
+        assert!(!origin.host_matches("evil.example"));
+        assert!(!origin.host_matches(""));
+
+        let local = PublicOrigin::parse("https://localhost:8443").unwrap();
+        assert_eq!(local.origin(), "https://localhost:8443");
+        assert_eq!(local.prefix(), "");
+        assert!(local.host_matches("localhost:8443"));
+        assert!(!local.host_matches("localhost"));
+        assert!(!local.host_matches("127.0.0.1:8443"));
+
+        let plain = PublicOrigin::parse("http://10.0.0.5:80").unwrap();
+        assert_eq!(plain.browser_url(), "ws://10.0.0.5/browser");
+
+        for bad in [
+            "tabwire.example.com",
+            "ftp://x",
+            "https://",
+            "https://x:port",
+            "https://u:p@x",
+            "https://x/?a",
+            "https://x/a/../b",
+        ] {
+            assert!(PublicOrigin::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn bearer_tokens_are_read_from_the_authorization_header() {
+        let mut headers = HeaderMap::new();
+        assert_eq!(bearer(&headers), None);
+        headers.insert(
+            header::AUTHORIZATION,
+            HeaderValue::from_static("Bearer abc.def"),
+        );
+        assert_eq!(bearer(&headers), Some("abc.def"));
+        headers.insert(header::AUTHORIZATION, HeaderValue::from_static("Basic abc"));
+        assert_eq!(bearer(&headers), None);
+    }
+}

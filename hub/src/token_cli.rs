@@ -1,0 +1,175 @@
+//! `tabwire-hub token …`: issue, revoke and list hosted mode's access tokens.
+//!
+//! Only `issue` ever prints a token, once, on stdout (so it can be piped or captured); every
+//! message goes to stderr. `list` shows what was issued and its status, never a secret.
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+
+use crate::auth::{self, Role};
+
+/// The `token` subcommands.
+#[derive(Subcommand)]
+pub enum TokenCommand {
+    /// Issue a token and print it on stdout (creates the HS256 key on first use).
+    Issue {
+        /// The auth directory the hub runs with.
+        #[arg(long, env = "TABWIRE_AUTH_DIR")]
+        auth_dir: PathBuf,
+        /// The account: 1-64 characters from A-Z a-z 0-9 . _ @ -
+        #[arg(long)]
+        account: String,
+        /// agent (an MCP client on /mcp) or browser (an extension on /browser).
+        #[arg(long)]
+        role: Role,
+        /// Lifetime: a number followed by s, m, h or d.
+        #[arg(long, default_value = "30d")]
+        ttl: String,
+        /// A note kept in the ledger, e.g. whose laptop.
+        #[arg(long, default_value = "")]
+        note: String,
+    },
+    /// Revoke tokens by jti, or every token issued to an account. A running hub notices
+    /// within a second.
+    Revoke {
+        /// The auth directory the hub runs with.
+        #[arg(long, env = "TABWIRE_AUTH_DIR")]
+        auth_dir: PathBuf,
+        /// Revoke every token issued to this account.
+        #[arg(long, conflicts_with = "jti")]
+        account: Option<String>,
+        /// The token IDs to revoke (from `token list`).
+        #[arg(required_unless_present = "account")]
+        jti: Vec<String>,
+    },
+    /// List issued tokens: jti, account, role, issued, expires, status, note.
+    List {
+        /// The auth directory the hub runs with.
+        #[arg(long, env = "TABWIRE_AUTH_DIR")]
+        auth_dir: PathBuf,
+        /// Only this account's tokens.
+        #[arg(long)]
+        account: Option<String>,
+    },
+}
+
+/// Runs one `token` subcommand.
+pub fn run(command: TokenCommand) -> anyhow::Result<()> {
+    match command {
+        TokenCommand::Issue {
+            auth_dir,
+            account,
+            role,
+            ttl,
+            note,
+        } => {
+            let ttl = auth::parse_ttl(&ttl).map_err(anyhow::Error::msg)?;
+            let (token, record, created) = auth::issue(&auth_dir, &account, role, ttl, &note)?;
+            if created {
+                eprintln!(
+                    "created the HS256 key {}",
+                    auth_dir.join(auth::SECRET_FILE).display()
+                );
+            }
+            eprintln!(
+                "issued {role} token for {account}: jti {} expires {}",
+                record.jti,
+                format_time(record.expires_at)
+            );
+            println!("{token}");
+            Ok(())
+        }
+        TokenCommand::Revoke {
+            auth_dir,
+            account,
+            jti,
+        } => {
+            let jtis = match &account {
+                Some(account) => {
+                    let jtis: Vec<String> = auth::issued(&auth_dir)?
+                        .into_iter()
+                        .filter(|issued| &issued.account == account)
+                        .map(|issued| issued.jti)
+                        .collect();
+                    if jtis.is_empty() {
+                        anyhow::bail!("no token was issued to {account}");
+                    }
+                    jtis
+                }
+                None => jti,
+            };
+            let added = auth::revoke(&auth_dir, &jtis)?;
+            eprintln!(
+                "revoked {added} token(s){}",
+                if added < jtis.len() {
+                    format!(" ({} already revoked)", jtis.len() - added)
+                } else {
+                    String::new()
+                }
+            );
+            Ok(())
+        }
+        TokenCommand::List { auth_dir, account } => {
+            let revoked = auth::revoked_set(&auth_dir)?;
+            let now = auth::now_secs();
+            println!(
+                "{:<32}  {:<20}  {:<7}  {:<20}  {:<20}  {:<7}  note",
+                "jti", "account", "role", "issued", "expires", "status"
+            );
+            for issued in auth::issued(&auth_dir)? {
+                if account.as_ref().is_some_and(|a| a != &issued.account) {
+                    continue;
+                }
+                let status = if revoked.contains(&issued.jti) {
+                    "revoked"
+                } else if issued.expires_at <= now {
+                    "expired"
+                } else {
+                    "active"
+                };
+                println!(
+                    "{:<32}  {:<20}  {:<7}  {:<20}  {:<20}  {:<7}  {}",
+                    issued.jti,
+                    issued.account,
+                    issued.role.to_string(),
+                    format_time(issued.issued_at),
+                    format_time(issued.expires_at),
+                    status,
+                    issued.note
+                );
+            }
+            Ok(())
+        }
+    }
+}
+
+/// `YYYY-MM-DD HH:MM UTC` for seconds since the epoch.
+fn format_time(secs: u64) -> String {
+    let days = secs / 86_400;
+    let (hour, minute) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02} UTC")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn times_are_civil_dates() {
+        assert_eq!(super::format_time(0), "1970-01-01 00:00 UTC");
+        assert_eq!(super::format_time(1_795_996_800), "2026-11-30 00:00 UTC");
+        assert_eq!(
+            super::format_time(951_782_400 + 3661),
+            "2000-02-29 01:01 UTC"
+        );
+    }
+}
