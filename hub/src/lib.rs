@@ -32,6 +32,7 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::routing::get;
+use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::{TcpListener, UnixListener};
 use tokio_util::sync::CancellationToken;
@@ -148,6 +149,14 @@ impl Hub {
         let app = app(state.clone(), hosted, cancel.clone());
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let mut http_stop = stop_rx.clone();
+        // Small writes (the end of an SSE response, a WebSocket frame) must go out at once:
+        // with Nagle's algorithm on, the chunk that ends a tool call's stream waited ~40 ms for
+        // the peer's delayed ACK, and a proxy waits for that chunk on every call.
+        let http = http.tap_io(|tcp| {
+            if let Err(error) = tcp.set_nodelay(true) {
+                tracing::debug!(%error, "cannot set TCP_NODELAY");
+            }
+        });
         let http_task = tokio::spawn(async move {
             axum::serve(http, app)
                 .with_graceful_shutdown(async move {
@@ -245,3 +254,7 @@ async fn banner() -> String {
         env!("CARGO_PKG_VERSION")
     )
 }
+
+#[cfg(test)]
+#[path = "hosted_tests.rs"]
+mod hosted_tests;

@@ -522,4 +522,21 @@ mod tests {
         let names: Vec<_> = registry.list().into_iter().map(|b| b.name).collect();
         assert_eq!(names, ["Zulu", "Alpha"]);
     }
+
+    #[test]
+    fn a_limited_registry_refuses_one_browser_too_many_but_not_a_reconnect() {
+        let registry = Registry::with_browser_limit(2);
+        let (_a, _ao) = registry.connect(hello("a", "A")).unwrap();
+        let (b, _bo) = registry.connect(hello("b", "B")).unwrap();
+        let refused = registry.connect(hello("c", "C")).err().unwrap();
+        assert_eq!(refused.code, ErrorCode::LimitExceeded);
+        assert!(
+            registry.get("c").is_none(),
+            "a refused browser is not registered"
+        );
+        // The same browser reconnecting replaces itself and is not counted twice.
+        let (_b2, _b2o) = registry.connect(hello("b", "B")).unwrap();
+        registry.disconnect(&b);
+        assert_eq!(registry.list().iter().filter(|x| x.connected).count(), 2);
+    }
 }

@@ -29,6 +29,10 @@ pub enum TokenCommand {
         /// A note kept in the ledger, e.g. whose laptop.
         #[arg(long, default_value = "")]
         note: String,
+        /// Set when the hub verifies tokens from the operator's own issuer: then the hub's key
+        /// signs nothing the hub would accept, so issuing refuses.
+        #[arg(long, env = "TABWIRE_JWKS", hide = true)]
+        jwks: Option<PathBuf>,
     },
     /// Revoke tokens by jti, or every token issued to an account. A running hub notices
     /// within a second.
@@ -63,7 +67,15 @@ pub fn run(command: TokenCommand) -> anyhow::Result<()> {
             role,
             ttl,
             note,
+            jwks,
         } => {
+            if let Some(jwks) = jwks {
+                anyhow::bail!(
+                    "this hub verifies tokens with the keys in {} (--jwks): issue tokens with \
+                     your own issuer; `token revoke` still works here",
+                    jwks.display()
+                );
+            }
             let ttl = auth::parse_ttl(&ttl).map_err(anyhow::Error::msg)?;
             let (token, record, created) = auth::issue(&auth_dir, &account, role, ttl, &note)?;
             if created {

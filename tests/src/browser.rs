@@ -36,10 +36,33 @@ impl Browser {
 
     /// Like [`Browser::launch`], with any server URL in the bundled configuration.
     pub fn launch_with_server(server_url: &str, name: &str, url: &str) -> Browser {
+        let config = serde_json::json!({"serverUrl": server_url, "browserName": name});
+        Browser::launch_with_config(config, name, url, &[])
+    }
+
+    /// Starts Chromium with the extension pointed at a hosted hub behind a TLS proxy
+    /// (`wss://…/browser`), with `access_token` in the bundled configuration. The proxy's test
+    /// certificate is accepted with `--ignore-certificate-errors` (PLATFORM.md).
+    pub fn launch_hosted(server_url: &str, access_token: &str, name: &str, url: &str) -> Browser {
+        let config = serde_json::json!({
+            "serverUrl": server_url,
+            "browserName": name,
+            "accessToken": access_token,
+        });
+        Browser::launch_with_config(config, name, url, &["--ignore-certificate-errors"])
+    }
+
+    /// Starts Chromium with `config` as the extension's bundled `config.json`, named `name`
+    /// (for logs), showing `url`, with extra Chromium flags.
+    pub fn launch_with_config(
+        config: serde_json::Value,
+        name: &str,
+        url: &str,
+        extra_args: &[&str],
+    ) -> Browser {
         let dir = Scratch::new("chromium");
         let extension = dir.path().join("extension");
         copy_dir(&artifacts().extension, &extension);
-        let config = serde_json::json!({"serverUrl": server_url, "browserName": name});
         std::fs::write(extension.join("config.json"), config.to_string()).unwrap();
         let profile = dir.path().join("profile");
         let mut command = Command::new(CHROMIUM);
@@ -60,6 +83,7 @@ impl Browser {
                 // extension's own debugger use is unaffected.
                 "--remote-debugging-port=0",
             ])
+            .args(extra_args)
             .arg(format!("--user-data-dir={}", profile.display()))
             .arg(format!("--load-extension={}", extension.display()))
             .arg(format!(

@@ -107,6 +107,11 @@ impl Reply {
 }
 
 impl McpClient {
+    /// Wraps a running rmcp client (e.g. one over streamable HTTP, see [`crate::hosted`]).
+    pub fn from_service(service: RunningService<RoleClient, ()>) -> McpClient {
+        McpClient { service }
+    }
+
     /// Starts `tabwire-mcp` against `hub` and completes the MCP handshake.
     pub async fn connect(hub: &Hub) -> McpClient {
         let mut command = tokio::process::Command::new(&artifacts().shim);

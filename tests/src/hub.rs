@@ -63,7 +63,8 @@ impl Drop for Hub {
 }
 
 fn start(port: u16, socket: &Path) -> (Child, SocketAddr) {
-    let mut child = Command::new(&artifacts().hub)
+    let mut command = Command::new(&artifacts().hub);
+    command
         .args([
             "--host",
             "127.0.0.1",
@@ -71,7 +72,17 @@ fn start(port: u16, socket: &Path) -> (Child, SocketAddr) {
             &port.to_string(),
             "--socket",
         ])
-        .arg(socket)
+        .arg(socket);
+    let (child, ready) = spawn_until_listening(command);
+    let addr = ready.split_whitespace().next().unwrap_or_default();
+    (child, addr.parse().expect("listening line has an address"))
+}
+
+/// Starts a configured `tabwire-hub` command, forwards its log to the test's output (shown when
+/// a test fails) and waits for its one "listening" line; returns the child and what follows
+/// `listening http=` on that line. Panics, killing the hub, when the line does not come.
+pub(crate) fn spawn_until_listening(mut command: Command) -> (Child, String) {
+    let mut child = command
         .env("TABWIRE_LOG", "info,tabwire_hub=debug")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -80,23 +91,24 @@ fn start(port: u16, socket: &Path) -> (Child, SocketAddr) {
         .expect("start tabwire-hub");
     let stderr = child.stderr.take().expect("piped stderr");
     let (ready_tx, ready_rx) = mpsc::channel();
-    // Forwards the hub's log to the test's output (shown when a test fails) and reports the
-    // address from the one "listening" line.
     std::thread::spawn(move || {
         for line in BufReader::new(stderr).lines().map_while(Result::ok) {
             if let Some(rest) = line.strip_prefix("tabwire-hub listening http=") {
-                let addr = rest
-                    .split_whitespace()
-                    .next()
-                    .unwrap_or_default()
-                    .to_owned();
-                let _ = ready_tx.send(addr);
+                let _ = ready_tx.send(rest.to_owned());
             }
             crate::forward_log("hub", &line);
         }
     });
-    let addr = ready_rx
-        .recv_timeout(Duration::from_secs(20))
-        .expect("tabwire-hub printed its listening line");
-    (child, addr.parse().expect("listening line has an address"))
+    match ready_rx.recv_timeout(Duration::from_secs(20)) {
+        Ok(ready) => (child, ready),
+        Err(_) => {
+            let status = child.try_wait().ok().flatten();
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "tabwire-hub printed no `listening http=…` line (exit status: {status:?}); its \
+                 log is above"
+            );
+        }
+    }
 }

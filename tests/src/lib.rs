@@ -4,18 +4,21 @@
 //! Everything is real: the `tabwire-hub` and `tabwire-mcp` binaries, the extension built by
 //! `extension/build.sh` and loaded into headless Chromium, fixture pages served on loopback, and
 //! rmcp as the MCP client. [`artifacts`] builds the binaries and the extension once per test
-//! process, so `cargo test` never runs against stale builds.
+//! process, so `cargo test` never runs against stale builds. Hosted mode runs the hub with
+//! `--auth-dir` behind a real nginx terminating TLS: `hosted::Hosted::start()`.
 //!
-//! Processes started here are killed (by PID, or by process group for Chromium) when their
-//! handle drops, and scratch directories are removed.
+//! Processes started here are killed (by PID, or by process group for Chromium and nginx) when
+//! their handle drops, and scratch directories are removed.
 
 pub mod artifacts;
 pub mod bench;
 pub mod browser;
 pub mod client;
 pub mod fixtures;
+pub mod hosted;
 pub mod hub;
 pub mod image;
+pub mod proxy;
 pub mod scenario;
 pub mod scratch;
 

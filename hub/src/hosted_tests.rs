@@ -1,0 +1,287 @@
+//! Hosted mode's gate, driven in-process through the real router (no sockets): session
+//! ownership, the account limits, Host/Origin checks and the prefix. The end-to-end proof
+//! through nginx with a real extension is tests/e2e/hosted.rs.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{Request, Response, StatusCode};
+use tokio_util::sync::CancellationToken;
+use tower::ServiceExt;
+
+use crate::accounts::Limits;
+use crate::auth::{self, Authenticator, KeySource, Role};
+use crate::hosted::PublicOrigin;
+use crate::{HubState, accounts, app};
+
+struct Setup {
+    router: axum::Router,
+    dir: std::path::PathBuf,
+}
+
+impl Drop for Setup {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Setup {
+    fn new(origin: &str, limits: Limits) -> Setup {
+        let dir = std::env::temp_dir().join(format!(
+            "tabwire-hosted-{}-{}",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        ));
+        auth::issue(
+            &dir,
+            "setup",
+            Role::Agent,
+            std::time::Duration::from_secs(60),
+            "",
+        )
+        .unwrap();
+        let auth = Arc::new(Authenticator::load(&dir, &KeySource::Secret).unwrap());
+        let public = PublicOrigin::parse(origin).unwrap();
+        let state = Arc::new(HubState {
+            accounts: accounts::Accounts::hosted(limits),
+            browser_url: public.browser_url(),
+            auth: Some(auth),
+        });
+        Setup {
+            router: app(state, Some((public, limits)), CancellationToken::new()),
+            dir,
+        }
+    }
+
+    fn token(&self, account: &str, role: Role) -> String {
+        auth::issue(
+            &self.dir,
+            account,
+            role,
+            std::time::Duration::from_secs(600),
+            "",
+        )
+        .unwrap()
+        .0
+    }
+
+    async fn send(&self, request: Request<Body>) -> Response<Body> {
+        self.router.clone().oneshot(request).await.unwrap()
+    }
+}
+
+fn initialize(host: &str, path: &str, token: &str) -> Request<Body> {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "test", "version": "1"}},
+    });
+    Request::post(path)
+        .header("host", host)
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(Body::from(body.to_string()))
+        .unwrap()
+}
+
+fn list_tools(host: &str, token: &str, session: &str) -> Request<Body> {
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    Request::post("/mcp")
+        .header("host", host)
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(Body::from(body.to_string()))
+        .unwrap()
+}
+
+fn session_of(response: &Response<Body>) -> String {
+    response
+        .headers()
+        .get("mcp-session-id")
+        .expect("a session was created")
+        .to_str()
+        .unwrap()
+        .to_owned()
+}
+
+async fn body_text(response: Response<Body>) -> String {
+    let bytes = axum::body::to_bytes(response.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    String::from_utf8_lossy(&bytes).into_owned()
+}
+
+const HOST: &str = "hub.example:8443";
+
+#[tokio::test]
+async fn a_session_is_honoured_only_for_the_account_that_created_it() {
+    let setup = Setup::new("https://hub.example:8443", Limits::default());
+    let alice = setup.token("alice", Role::Agent);
+    let bob = setup.token("bob", Role::Agent);
+    let created = setup.send(initialize(HOST, "/mcp", &alice)).await;
+    assert_eq!(created.status(), StatusCode::OK);
+    let session = session_of(&created);
+    drop(created);
+
+    let theirs = setup.send(list_tools(HOST, &bob, &session)).await;
+    assert_eq!(theirs.status(), StatusCode::NOT_FOUND);
+    let unknown = setup.send(list_tools(HOST, &bob, "no-such-session")).await;
+    assert_eq!(unknown.status(), StatusCode::NOT_FOUND);
+    assert_eq!(
+        body_text(theirs).await,
+        body_text(unknown).await,
+        "another account's session looks exactly like an unknown one"
+    );
+
+    let mine = setup.send(list_tools(HOST, &alice, &session)).await;
+    assert_eq!(mine.status(), StatusCode::OK);
+    assert!(body_text(mine).await.contains("list_browsers"));
+}
+
+#[tokio::test]
+async fn requests_in_flight_are_limited_per_account() {
+    let limits = Limits {
+        requests: 1,
+        ..Limits::default()
+    };
+    let setup = Setup::new("https://hub.example:8443", limits);
+    let alice = setup.token("alice", Role::Agent);
+    let bob = setup.token("bob", Role::Agent);
+    // An SSE response not yet read holds the account's only permit.
+    let open = setup.send(initialize(HOST, "/mcp", &alice)).await;
+    assert_eq!(open.status(), StatusCode::OK);
+    let refused = setup.send(initialize(HOST, "/mcp", &alice)).await;
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert_eq!(refused.headers()["retry-after"], "1");
+    assert!(body_text(refused).await.contains("too_many_requests"));
+    // Another account has its own permits.
+    let other = setup.send(initialize(HOST, "/mcp", &bob)).await;
+    assert_eq!(other.status(), StatusCode::OK);
+    // Finishing the stream gives the permit back.
+    drop(body_text(open).await);
+    let again = setup.send(initialize(HOST, "/mcp", &alice)).await;
+    assert_eq!(again.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn sessions_are_limited_per_account() {
+    let limits = Limits {
+        sessions: 1,
+        ..Limits::default()
+    };
+    let setup = Setup::new("https://hub.example:8443", limits);
+    let alice = setup.token("alice", Role::Agent);
+    let first = setup.send(initialize(HOST, "/mcp", &alice)).await;
+    assert_eq!(first.status(), StatusCode::OK);
+    let session = session_of(&first);
+    drop(body_text(first).await);
+    let second = setup.send(initialize(HOST, "/mcp", &alice)).await;
+    assert_eq!(second.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(body_text(second).await.contains("too_many_sessions"));
+    // The first session still works.
+    let listed = setup.send(list_tools(HOST, &alice, &session)).await;
+    assert_eq!(listed.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn host_origin_and_prefix_are_checked() {
+    let setup = Setup::new("https://hub.example:8443/team", Limits::default());
+    let alice = setup.token("alice", Role::Agent);
+    // Both the prefixed path (a proxy that keeps the prefix) and the bare one (a proxy that
+    // strips it) reach /mcp.
+    for path in ["/team/mcp", "/mcp"] {
+        let response = setup.send(initialize(HOST, path, &alice)).await;
+        assert_eq!(response.status(), StatusCode::OK, "{path}");
+    }
+    let wrong_host = setup.send(initialize("evil.example", "/mcp", &alice)).await;
+    assert_eq!(wrong_host.status(), StatusCode::FORBIDDEN);
+    assert_eq!(
+        body_text(wrong_host).await,
+        r#"{"error":"host_not_allowed"}"#
+    );
+    let mut cross_origin = initialize(HOST, "/mcp", &alice);
+    cross_origin
+        .headers_mut()
+        .insert("origin", "https://evil.example".parse().unwrap());
+    let refused = setup.send(cross_origin).await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    assert_eq!(
+        body_text(refused).await,
+        r#"{"error":"origin_not_allowed"}"#
+    );
+    let mut same_origin = initialize(HOST, "/mcp", &alice);
+    same_origin
+        .headers_mut()
+        .insert("origin", "https://hub.example:8443".parse().unwrap());
+    assert_eq!(setup.send(same_origin).await.status(), StatusCode::OK);
+    // /healthz answers whatever the Host.
+    let health = Request::get("/healthz")
+        .header("host", "10.0.0.1:17841")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(setup.send(health).await.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn browser_requests_without_an_upgrade_get_plain_statuses() {
+    let setup = Setup::new("https://hub.example:8443", Limits::default());
+    let agent = setup.token("alice", Role::Agent);
+    let get = |token: Option<&str>| {
+        let mut request = Request::get("/browser")
+            .header("host", HOST)
+            .header("origin", "chrome-extension://abc");
+        if let Some(token) = token {
+            request = request.header("authorization", format!("Bearer {token}"));
+        }
+        request.body(Body::empty()).unwrap()
+    };
+    let missing = setup.send(get(None)).await;
+    assert_eq!(missing.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(body_text(missing).await, r#"{"error":"unauthorized"}"#);
+    assert_eq!(
+        setup.send(get(Some(&agent))).await.status(),
+        StatusCode::FORBIDDEN
+    );
+    // A web page's origin is refused before any token is looked at.
+    let page = Request::get("/browser")
+        .header("host", HOST)
+        .header("origin", "https://evil.example")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(setup.send(page).await.status(), StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn an_oversized_body_is_refused_with_413() {
+    let limits = Limits {
+        body_bytes: 2048,
+        ..Limits::default()
+    };
+    let setup = Setup::new("https://hub.example:8443", limits);
+    let alice = setup.token("alice", Role::Agent);
+    let body = serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "x".repeat(4096), "version": "1"}},
+    });
+    let request = Request::post("/mcp")
+        .header("host", HOST)
+        .header("authorization", format!("Bearer {alice}"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    assert_eq!(
+        setup.send(request).await.status(),
+        StatusCode::PAYLOAD_TOO_LARGE
+    );
+    // A body under the limit still works.
+    assert_eq!(
+        setup.send(initialize(HOST, "/mcp", &alice)).await.status(),
+        StatusCode::OK
+    );
+}
