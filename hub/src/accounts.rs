@@ -23,7 +23,8 @@ pub struct Limits {
     pub browsers: usize,
     /// MCP sessions (with an `Mcp-Session-Id`) alive at once.
     pub sessions: usize,
-    /// `/mcp` requests and streams open at once.
+    /// `/mcp` requests (POST, DELETE) open at once, until their answers are complete; also
+    /// the tool calls running at once.
     pub requests: usize,
     /// The largest `/mcp` request body.
     pub body_bytes: usize,
@@ -46,8 +47,14 @@ pub struct Account {
     pub name: String,
     /// The account's browsers.
     pub registry: Registry,
-    /// Permits for `/mcp` requests and streams in flight.
+    /// Permits for `/mcp` requests in flight.
     pub requests: Arc<Semaphore>,
+    /// Permits for tool calls running. A call keeps running when its client goes away, so
+    /// the request permits alone would not bound the work an account starts.
+    pub calls: Arc<Semaphore>,
+    /// Permits for `/browser` connections between upgrade and registration (the hello), so an
+    /// account cannot hold many half-open connections on top of its registered browsers.
+    pub handshakes: Arc<Semaphore>,
 }
 
 /// Every account seen since the hub started.
@@ -84,17 +91,24 @@ impl Accounts {
         let mut map = self.map.lock().unwrap();
         map.entry(name.to_owned())
             .or_insert_with(|| {
-                let (registry, requests) = match self.limits {
+                let (registry, requests, handshakes) = match self.limits {
                     Some(limits) => (
                         Registry::with_browser_limit(limits.browsers),
                         limits.requests,
+                        limits.browsers,
                     ),
-                    None => (Registry::default(), Semaphore::MAX_PERMITS),
+                    None => (
+                        Registry::default(),
+                        Semaphore::MAX_PERMITS,
+                        Semaphore::MAX_PERMITS,
+                    ),
                 };
                 Arc::new(Account {
                     name: name.to_owned(),
                     registry,
                     requests: Arc::new(Semaphore::new(requests)),
+                    calls: Arc::new(Semaphore::new(requests)),
+                    handshakes: Arc::new(Semaphore::new(handshakes)),
                 })
             })
             .clone()

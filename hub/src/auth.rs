@@ -106,7 +106,8 @@ pub enum KeySource {
 
 enum Keys {
     Secret(DecodingKey),
-    Jwks(JwkSet),
+    /// Each key with its `kid`, built once at load.
+    Jwks(Vec<(Option<String>, DecodingKey)>),
 }
 
 /// Checks bearer tokens.
@@ -146,20 +147,24 @@ impl Authenticator {
                 if set.keys.is_empty() {
                     anyhow::bail!("{} holds no keys", path.display());
                 }
+                let mut keys = Vec::new();
                 for jwk in &set.keys {
-                    DecodingKey::from_jwk(jwk).with_context(|| {
+                    let key = DecodingKey::from_jwk(jwk).with_context(|| {
                         format!(
                             "key {:?} in {} is not usable",
                             jwk.common.key_id,
                             path.display()
                         )
                     })?;
+                    keys.push((jwk.common.key_id.clone(), key));
                 }
-                (Keys::Jwks(set), *algorithm)
+                (Keys::Jwks(keys), *algorithm)
             }
         };
         let mut validation = Validation::new(algorithm);
         validation.leeway = LEEWAY_SECS;
+        // `nbf` is checked when a token carries one (the hub's own tokens do not).
+        validation.validate_nbf = true;
         validation.set_audience(&[AUDIENCE]);
         validation.set_required_spec_claims(&["exp", "sub", "aud"]);
         let revoked = Revocations::new(auth_dir.join(REVOKED_FILE));
@@ -184,18 +189,19 @@ impl Authenticator {
                 header.alg
             ));
         }
-        let jwk_key;
         let key = match &self.keys {
             Keys::Secret(key) => key,
-            Keys::Jwks(set) => {
-                let jwk = match (&header.kid, set.keys.as_slice()) {
-                    (Some(kid), _) => set.find(kid).ok_or_else(|| format!("unknown kid {kid}"))?,
-                    (None, [only]) => only,
-                    (None, _) => return Err("no kid and several keys".into()),
-                };
-                jwk_key = DecodingKey::from_jwk(jwk).map_err(|e| format!("jwk: {e}"))?;
-                &jwk_key
-            }
+            Keys::Jwks(keys) => match (&header.kid, keys.as_slice()) {
+                (Some(kid), _) => keys
+                    .iter()
+                    .find(|(id, _)| id.as_deref() == Some(kid.as_str()))
+                    .map(|(_, key)| key)
+                    .ok_or_else(|| {
+                        format!("unknown kid {:?}", kid.chars().take(64).collect::<String>())
+                    })?,
+                (None, [(_, only)]) => only,
+                (None, _) => return Err("no kid and several keys".into()),
+            },
         };
         let claims = jsonwebtoken::decode::<Claims>(token, key, &self.validation)
             .map_err(|e| format!("{e}"))?
@@ -254,6 +260,8 @@ struct Revocations {
 #[derive(Default)]
 struct RevocationState {
     jtis: HashSet<String>,
+    /// The file exists but could not be read: every token counts as revoked until it can be.
+    unreadable: bool,
     /// The file's modification time and length when last read.
     seen: Option<(SystemTime, u64)>,
     checked: Option<Instant>,
@@ -277,7 +285,8 @@ impl Revocations {
         if due {
             self.refresh_now();
         }
-        self.state.lock().unwrap().jtis.contains(jti)
+        let state = self.state.lock().unwrap();
+        state.unreadable || state.jtis.contains(jti)
     }
 
     fn refresh_now(&self) {
@@ -286,18 +295,24 @@ impl Revocations {
             .and_then(|m| Some((m.modified().ok()?, m.len())));
         let mut state = self.state.lock().unwrap();
         state.checked = Some(Instant::now());
-        if stamp == state.seen {
+        if stamp == state.seen && !state.unreadable {
             return;
         }
         match std::fs::read_to_string(&self.path) {
             Ok(text) => {
+                state.unreadable = false;
                 state.jtis = parse_revocations(&text);
                 tracing::info!(revoked = state.jtis.len(), file = %self.path.display(), "revocation list loaded");
             }
             // A missing file means nothing is revoked; any other failure keeps the last list.
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => state.jtis.clear(),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                state.unreadable = false;
+                state.jtis.clear();
+            }
             Err(error) => {
-                tracing::error!(%error, file = %self.path.display(), "cannot read the revocation list; keeping the previous one");
+                // Failing open would let revoked tokens back in; refuse every token instead.
+                tracing::error!(%error, file = %self.path.display(), "cannot read the revocation list: refusing every token until it can be read");
+                state.unreadable = true;
                 return;
             }
         }
@@ -457,6 +472,8 @@ pub fn issue(
     note: &str,
 ) -> anyhow::Result<(String, Issued, bool)> {
     check_account(account).map_err(anyhow::Error::msg)?;
+    ensure_dir(dir)?;
+    let _lock = lock(dir)?;
     let created = ensure_secret(dir)?;
     let secret = read_secret(&dir.join(SECRET_FILE))?;
     let now = now_secs();
@@ -482,13 +499,14 @@ pub fn issue(
         note: note.to_owned(),
     };
     let mut file = append(&dir.join(ISSUED_FILE))?;
-    writeln!(file, "{}", serde_json::to_string(&record)?)?;
+    write_line(&mut file, &serde_json::to_string(&record)?)?;
     Ok((token, record, created))
 }
 
 /// Appends revocations; returns how many were new.
 pub fn revoke(dir: &Path, jtis: &[String]) -> anyhow::Result<usize> {
     ensure_dir(dir)?;
+    let _lock = lock(dir)?;
     let already = revoked_set(dir)?;
     let mut file = append(&dir.join(REVOKED_FILE))?;
     let now = now_secs();
@@ -501,7 +519,7 @@ pub fn revoke(dir: &Path, jtis: &[String]) -> anyhow::Result<usize> {
             jti: jti.clone(),
             revoked_at: now,
         })?;
-        writeln!(file, "{line}")?;
+        write_line(&mut file, &line)?;
         added += 1;
     }
     Ok(added)
@@ -515,13 +533,40 @@ pub fn issued(dir: &Path) -> anyhow::Result<Vec<Issued>> {
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
         Err(error) => return Err(error).with_context(|| format!("cannot read {}", path.display())),
     };
-    text.lines()
+    // A damaged line (a crash mid-write, a hand edit) is reported and skipped: it must not
+    // make every other token unlistable or unrevokable.
+    Ok(text
+        .lines()
         .filter(|line| !line.trim().is_empty())
-        .map(|line| {
-            serde_json::from_str(line)
-                .with_context(|| format!("unreadable line in {}: {line}", path.display()))
+        .filter_map(|line| match serde_json::from_str(line) {
+            Ok(issued) => Some(issued),
+            Err(error) => {
+                tracing::warn!(%error, file = %path.display(), line, "skipped an unreadable line");
+                None
+            }
         })
-        .collect()
+        .collect())
+}
+
+/// Writes one whole line with a single write, so concurrent appenders never interleave.
+fn write_line(file: &mut std::fs::File, line: &str) -> anyhow::Result<()> {
+    file.write_all(format!("{line}\n").as_bytes())?;
+    Ok(())
+}
+
+/// An exclusive lock on the auth directory for one `issue` or `revoke`, released on drop.
+fn lock(dir: &Path) -> anyhow::Result<std::fs::File> {
+    let file = append(&dir.join(".lock"))?;
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        // SAFETY: flock on a file descriptor this function owns; it blocks until granted.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(std::io::Error::last_os_error())
+                .with_context(|| format!("cannot lock {}", dir.display()));
+        }
+    }
+    Ok(file)
 }
 
 /// The revoked token IDs recorded in `dir`.

@@ -270,3 +270,35 @@ fn revocation_lines_may_be_json_or_bare() {
     let set = parse_revocations("{\"jti\":\"a\",\"revokedAt\":1}\n\n# note\nb\n");
     assert!(set.contains("a") && set.contains("b") && set.len() == 2);
 }
+
+#[test]
+fn an_unreadable_revocation_list_refuses_every_token() {
+    let dir = temp_dir("unreadable");
+    let (token, _, _) = issue(&dir, "dave", Role::Agent, Duration::from_secs(600), "").unwrap();
+    let auth = Authenticator::load(&dir, &KeySource::Secret).unwrap();
+    assert!(auth.verify(&token).is_ok());
+    // A revocation list that exists but cannot be read (here: a directory in its place).
+    std::fs::create_dir(dir.join(REVOKED_FILE)).unwrap();
+    std::thread::sleep(REVOCATION_RECHECK + Duration::from_millis(100));
+    assert!(auth.verify(&token).is_err(), "failed open");
+    std::fs::remove_dir(dir.join(REVOKED_FILE)).unwrap();
+    std::thread::sleep(REVOCATION_RECHECK + Duration::from_millis(100));
+    assert!(
+        auth.verify(&token).is_ok(),
+        "recovers once the file is readable"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_damaged_ledger_line_is_skipped() {
+    let dir = temp_dir("ledger");
+    let (_, record, _) = issue(&dir, "erin", Role::Agent, Duration::from_secs(600), "").unwrap();
+    let mut file = append(&dir.join(ISSUED_FILE)).unwrap();
+    write_line(&mut file, "{\"jti\":\"half").unwrap();
+    issue(&dir, "erin", Role::Browser, Duration::from_secs(600), "").unwrap();
+    let listed = issued(&dir).unwrap();
+    assert_eq!(listed.len(), 2);
+    assert_eq!(listed[0].jti, record.jti);
+    let _ = std::fs::remove_dir_all(dir);
+}

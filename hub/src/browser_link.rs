@@ -22,6 +22,8 @@ use tabwire_protocol::{
 };
 use tokio::time::{Instant, MissedTickBehavior};
 
+use tokio::sync::OwnedSemaphorePermit;
+
 use crate::HubState;
 use crate::accounts::Account;
 use crate::auth::{Principal, Role};
@@ -30,6 +32,11 @@ use crate::registry::Connection;
 /// How often the hub sends a heartbeat. Must stay under Chrome's ~30 s idle limit for service
 /// workers (PLATFORM.md measured that application messages every ~20 s keep it alive).
 pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(15);
+
+/// How long one message to the browser may take to go out. A browser that reads nothing for
+/// this long is disconnected, so a stalled socket cannot hold requests or a revoked token's
+/// connection open.
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How long a new connection may take to say hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -96,7 +103,7 @@ pub async fn endpoint(
                     // A browser cannot read the status of a failed handshake, so the refusal is
                     // said over the socket, which then closes; nothing was registered.
                     let _ = send(&mut socket, &HubMessage::Refused(refusal)).await;
-                    let _ = socket.close().await;
+                    let _ = tokio::time::timeout(SEND_TIMEOUT, socket.close()).await;
                 }
             }
         })
@@ -107,6 +114,8 @@ pub struct Admitted {
     account: Arc<Account>,
     /// The token's principal, in hosted mode.
     principal: Option<Principal>,
+    /// Held from the upgrade until the browser is registered (or refused).
+    handshake: Option<OwnedSemaphorePermit>,
 }
 
 /// Checks the browser token in hosted mode; local mode admits every extension to its one account.
@@ -115,6 +124,7 @@ fn admit(hub: &HubState, headers: &HeaderMap) -> Result<Admitted, Refusal> {
         return Ok(Admitted {
             account: hub.accounts.local_account(),
             principal: None,
+            handshake: None,
         });
     };
     let unauthorized = || Refusal {
@@ -148,9 +158,23 @@ fn admit(hub: &HubState, headers: &HeaderMap) -> Result<Admitted, Refusal> {
             message: "this is an agent token; a browser needs a browser token".to_owned(),
         });
     }
+    let account = hub.accounts.get(&principal.account);
+    let Ok(handshake) = account.handshakes.clone().try_acquire_owned() else {
+        tracing::warn!(
+            account = account.name,
+            "refused /browser: too many connections saying hello"
+        );
+        return Err(Refusal {
+            code: ErrorCode::LimitExceeded,
+            message: "too many browser connections of this account are starting at once; \
+                      try again in a few seconds"
+                .to_owned(),
+        });
+    };
     Ok(Admitted {
-        account: hub.accounts.get(&principal.account),
+        account,
         principal: Some(principal),
+        handshake: Some(handshake),
     })
 }
 
@@ -160,18 +184,27 @@ fn refusal_status(refusal: &Refusal) -> Response {
         ErrorCode::Forbidden => {
             crate::hosted::refuse(StatusCode::FORBIDDEN, "forbidden", Some(&refusal.message))
         }
+        ErrorCode::LimitExceeded => crate::hosted::refuse(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_requests",
+            Some(&refusal.message),
+        ),
         _ => crate::hosted::unauthorized(),
     }
 }
 
 async fn serve(hub: Arc<HubState>, admitted: Admitted, mut socket: WebSocket, origin: String) {
-    let Admitted { account, principal } = admitted;
+    let Admitted {
+        account,
+        principal,
+        handshake,
+    } = admitted;
     let hello = match receive_hello(&mut socket).await {
         Ok(hello) => hello,
         Err(refusal) => {
             tracing::warn!(origin, code = %refusal.code, reason = %refusal.message, "refused browser");
             let _ = send(&mut socket, &HubMessage::Refused(refusal)).await;
-            let _ = socket.close().await;
+            let _ = tokio::time::timeout(SEND_TIMEOUT, socket.close()).await;
             return;
         }
     };
@@ -179,7 +212,9 @@ async fn serve(hub: Arc<HubState>, admitted: Admitted, mut socket: WebSocket, or
     let name = hello.browser_name.clone();
     let extension = hello.extension_version.clone();
     let chrome = hello.chrome_version.clone();
-    let (connection, outbox) = match account.registry.connect(hello) {
+    let registered = account.registry.connect(hello);
+    drop(handshake);
+    let (connection, outbox) = match registered {
         Ok(connected) => connected,
         Err(error) => {
             tracing::warn!(account = account.name, browser = %browser_id, reason = %error.message, "refused browser");
@@ -188,7 +223,7 @@ async fn serve(hub: Arc<HubState>, admitted: Admitted, mut socket: WebSocket, or
                 message: error.message,
             };
             let _ = send(&mut socket, &HubMessage::Refused(refusal)).await;
-            let _ = socket.close().await;
+            let _ = tokio::time::timeout(SEND_TIMEOUT, socket.close()).await;
             return;
         }
     };
@@ -295,12 +330,17 @@ async fn pump(
                 let Ok(text) = serde_json::to_string(&message) else {
                     continue;
                 };
-                if sink.send(Message::Text(text.into())).await.is_err() {
-                    return "send failed";
+                // A browser that stops reading must not stall this loop (and with it the
+                // heartbeat and the token checks): a send that cannot finish in time ends the
+                // connection, and the requests queued behind it fail at once.
+                match tokio::time::timeout(SEND_TIMEOUT, sink.send(Message::Text(text.into()))).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(_)) => return "send failed",
+                    Err(_) => return "the browser stopped reading (send timed out)",
                 }
             }
             () = connection.replaced() => {
-                let _ = sink.close().await;
+                let _ = tokio::time::timeout(SEND_TIMEOUT, sink.close()).await;
                 return "replaced by a newer connection of the same browser";
             }
             _ = heartbeat.tick() => {
@@ -310,13 +350,13 @@ async fn pump(
                         message: format!("the hub closed this connection: {reason}"),
                     });
                     if let Ok(text) = serde_json::to_string(&refusal) {
-                        let _ = sink.send(Message::Text(text.into())).await;
+                        let _ = tokio::time::timeout(SEND_TIMEOUT, sink.send(Message::Text(text.into()))).await;
                     }
-                    let _ = sink.close().await;
+                    let _ = tokio::time::timeout(SEND_TIMEOUT, sink.close()).await;
                     return reason;
                 }
                 if last_heard.elapsed() > 3 * HEARTBEAT_INTERVAL {
-                    let _ = sink.close().await;
+                    let _ = tokio::time::timeout(SEND_TIMEOUT, sink.close()).await;
                     return "browser silent for three heartbeat intervals";
                 }
                 seq += 1;
@@ -326,7 +366,11 @@ async fn pump(
     }
 }
 
-async fn send(socket: &mut WebSocket, message: &HubMessage) -> Result<(), axum::Error> {
+/// Sends one message outside the pump (hello replies and refusals), within [`SEND_TIMEOUT`].
+async fn send(socket: &mut WebSocket, message: &HubMessage) -> Result<(), ()> {
     let text = serde_json::to_string(message).expect("hub messages always serialise");
-    socket.send(Message::Text(text.into())).await
+    match tokio::time::timeout(SEND_TIMEOUT, socket.send(Message::Text(text.into()))).await {
+        Ok(Ok(())) => Ok(()),
+        _ => Err(()),
+    }
 }

@@ -198,6 +198,8 @@ pub struct McpGate {
     pub sessions: Arc<LocalSessionManager>,
     /// Which account created each MCP session.
     owners: Mutex<HashMap<Arc<str>, String>>,
+    /// Makes counting an account's sessions and recording a new one a single step.
+    binding: tokio::sync::Mutex<()>,
 }
 
 impl McpGate {
@@ -209,6 +211,7 @@ impl McpGate {
             limits,
             sessions: Arc::new(LocalSessionManager::default()),
             owners: Mutex::new(HashMap::new()),
+            binding: tokio::sync::Mutex::new(()),
         }
     }
 
@@ -219,6 +222,7 @@ impl McpGate {
     /// Records a new session for `account`; false when the account is at its session limit
     /// (counting only sessions rmcp still holds).
     async fn bind(&self, session: Arc<str>, account: &str) -> bool {
+        let _one_at_a_time = self.binding.lock().await;
         let theirs: Vec<Arc<str>> = self
             .owners
             .lock()
@@ -287,6 +291,13 @@ pub async fn mcp_gate(
         return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
     }
     let account = gate.hub.accounts.get(&principal.account);
+    // A GET is a session's SSE stream, long-lived by design; rmcp keeps a few at most per
+    // session, so they are bounded by the session limit and do not take request permits (else
+    // a client's idle streams would starve its own tool calls).
+    if request.method() == axum::http::Method::GET {
+        request.extensions_mut().insert(principal);
+        return next.run(request).await;
+    }
     let Ok(permit) = account.requests.clone().try_acquire_owned() else {
         tracing::warn!(
             account = account.name,
@@ -296,7 +307,7 @@ pub async fn mcp_gate(
             StatusCode::TOO_MANY_REQUESTS,
             "too_many_requests",
             Some(&format!(
-                "this account has {} MCP requests and streams open, the most the hub allows",
+                "this account has {} MCP requests open, the most the hub allows",
                 gate.limits.requests
             )),
         );

@@ -16,6 +16,7 @@ use crate::{HubState, accounts, app};
 
 struct Setup {
     router: axum::Router,
+    state: Arc<HubState>,
     dir: std::path::PathBuf,
 }
 
@@ -48,7 +49,12 @@ impl Setup {
             auth: Some(auth),
         });
         Setup {
-            router: app(state, Some((public, limits)), CancellationToken::new()),
+            router: app(
+                state.clone(),
+                Some((public, limits)),
+                CancellationToken::new(),
+            ),
+            state,
             dir,
         }
     }
@@ -284,4 +290,110 @@ async fn an_oversized_body_is_refused_with_413() {
         setup.send(initialize(HOST, "/mcp", &alice)).await.status(),
         StatusCode::OK
     );
+}
+
+#[tokio::test]
+async fn an_open_sse_stream_does_not_take_a_request_permit() {
+    let limits = Limits {
+        requests: 1,
+        ..Limits::default()
+    };
+    let setup = Setup::new("https://hub.example:8443", limits);
+    let alice = setup.token("alice", Role::Agent);
+    let created = setup.send(initialize(HOST, "/mcp", &alice)).await;
+    let session = session_of(&created);
+    drop(body_text(created).await);
+    let initialized = Request::post("/mcp")
+        .header("host", HOST)
+        .header("authorization", format!("Bearer {alice}"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(Body::from(
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+        ))
+        .unwrap();
+    assert!(setup.send(initialized).await.status().is_success());
+    let stream = Request::get("/mcp")
+        .header("host", HOST)
+        .header("authorization", format!("Bearer {alice}"))
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(Body::empty())
+        .unwrap();
+    let open = setup.send(stream).await;
+    assert_eq!(open.status(), StatusCode::OK);
+    // While that stream stays open, the account's one request permit is free.
+    let listed = setup.send(list_tools(HOST, &alice, &session)).await;
+    assert_eq!(listed.status(), StatusCode::OK);
+    drop(open);
+}
+
+fn session_post(token: &str, session: &str, body: serde_json::Value) -> Request<Body> {
+    Request::post("/mcp")
+        .header("host", HOST)
+        .header("authorization", format!("Bearer {token}"))
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-session-id", session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .body(Body::from(body.to_string()))
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_tool_call_keeps_its_permit_when_its_client_goes_away() {
+    let limits = Limits {
+        requests: 1,
+        ..Limits::default()
+    };
+    let setup = Setup::new("https://hub.example:8443", limits);
+    let alice = setup.token("alice", Role::Agent);
+    let created = setup.send(initialize(HOST, "/mcp", &alice)).await;
+    let session = session_of(&created);
+    drop(body_text(created).await);
+    let initialized = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    assert!(
+        setup
+            .send(session_post(&alice, &session, initialized))
+            .await
+            .status()
+            .is_success()
+    );
+    // A browser of alice's that never answers.
+    let (_connection, mut inbox) = setup
+        .state
+        .accounts
+        .get("alice")
+        .registry
+        .connect(tabwire_protocol::Hello {
+            browser_id: "b1".into(),
+            browser_name: "Work".into(),
+            extension_version: "0.1.0".into(),
+            protocol_version: tabwire_protocol::PROTOCOL_VERSION,
+            chrome_version: "156".into(),
+        })
+        .unwrap();
+    let call = |id: u64| {
+        serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+                           "params": {"name": "list_tabs", "arguments": {}}})
+    };
+    let first = setup.send(session_post(&alice, &session, call(10))).await;
+    assert_eq!(first.status(), StatusCode::OK);
+    // The call reached the browser: it is running. Its client now goes away.
+    loop {
+        match inbox.recv().await.expect("the hub sends the call on") {
+            tabwire_protocol::HubMessage::Request(_) => break,
+            _ => continue,
+        }
+    }
+    drop(first);
+    // The HTTP permit is free again, but the running call still holds the account's only
+    // tool-call permit.
+    let second = setup.send(session_post(&alice, &session, call(11))).await;
+    assert_eq!(second.status(), StatusCode::OK);
+    let text = body_text(second).await;
+    assert!(text.contains("LIMIT_EXCEEDED"), "{text}");
 }

@@ -66,7 +66,7 @@ struct ServeArgs {
     /// Hosted mode: MCP sessions (with an Mcp-Session-Id) one account may keep open.
     #[arg(long, default_value_t = Limits::default().sessions)]
     max_sessions_per_account: usize,
-    /// Hosted mode: /mcp requests and streams one account may have open at once.
+    /// Hosted mode: /mcp requests (POST, DELETE) one account may have open at once.
     #[arg(long, default_value_t = Limits::default().requests)]
     max_requests_per_account: usize,
     /// Hosted mode: the largest /mcp request body, in bytes.

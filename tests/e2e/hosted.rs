@@ -11,8 +11,8 @@ use tabwire_e2e::hosted::{
     Hosted, Role, claims_of, craft_token, handshake_status, initialize_body, refusal,
     stateless_call, token_command,
 };
-use tabwire_e2e::scenario::{CONNECT_LIMIT, connected_browser, ref_of, tab_with};
-use tabwire_e2e::{Fixtures, McpClient, eventually};
+use tabwire_e2e::scenario::{CONNECT_LIMIT, POPUP, connected_browser, ref_of, tab_with};
+use tabwire_e2e::{Browser, Fixtures, McpClient, eventually};
 
 /// An ID no browser ever had.
 const NEVER: &str = "never-connected-0000";
@@ -410,4 +410,54 @@ async fn bad_tokens_wrong_roles_and_wrong_hosts_are_refused_without_detail() {
         (unknown.status, &unknown.body),
         "another account's session looks like an unknown one"
     );
+}
+
+/// Revoking a browser token takes that browser off the hub within a heartbeat (15 s), and its
+/// popup says why; the account's agent then sees it disconnected.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_revoked_browser_token_disconnects_its_browser() {
+    let fixtures = Fixtures::serve().await;
+    let hosted = Hosted::start();
+    let agent = hosted.session(&hosted.issue("carol", Role::Agent)).await;
+    let token = hosted.issue("carol", Role::Browser);
+    let browser = hosted.launch_browser(&token, "Carol", &fixtures.url("counter.html"));
+    let browser_id = connected_browser(&agent, "Carol").await;
+    hosted.revoke(&claims_of(&token).jti);
+    let revoked_at = Instant::now();
+    eventually(
+        "the revoked browser to be disconnected",
+        Duration::from_secs(40),
+        || async {
+            let reply = agent.call("list_browsers", json!({})).await;
+            reply.data()["browsers"]
+                .as_array()?
+                .iter()
+                .any(|b| b["browserId"] == browser_id.as_str() && b["connected"] == false)
+                .then_some(())
+        },
+    )
+    .await;
+    eprintln!(
+        "revoked browser disconnected {:?} after `token revoke`",
+        revoked_at.elapsed()
+    );
+    let popup = browser.open_tab(POPUP).await;
+    let shown = eventually("the popup to show the refusal", CONNECT_LIMIT, || async {
+        let text = Browser::evaluate(&popup, "document.body.innerText").await;
+        let text = text.as_str()?.to_owned();
+        text.contains("token").then_some(text)
+    })
+    .await;
+    assert!(
+        shown.contains("Refused") || shown.contains("refused"),
+        "popup: {shown}"
+    );
+    assert!(
+        !shown.contains(&token),
+        "the popup shows the token: {shown}"
+    );
+    let call = agent
+        .call("list_tabs", json!({ "browserId": browser_id }))
+        .await;
+    assert_eq!(call.error_code(), "BROWSER_DISCONNECTED", "{}", call.text);
 }

@@ -39,6 +39,8 @@ use args::WithOptions;
 pub use envelope::{ToolError, ToolOutput};
 pub use routing::ToolContext;
 
+use tabwire_protocol::ErrorCode;
+
 use crate::HubState;
 use crate::accounts::Account;
 use crate::auth::Principal;
@@ -221,6 +223,21 @@ impl ServerHandler for TabwireMcp {
     ) -> Result<CallToolResponse, McpError> {
         let ctx = self.context(&context)?;
         let name = request.name.as_ref();
+        // Held while the tool runs: a call goes on when its HTTP client goes away, so this, not
+        // the request permit, bounds the work an account has running.
+        let Ok(_running) = ctx.account.calls.clone().try_acquire_owned() else {
+            tracing::warn!(
+                account = ctx.account.name,
+                tool = name,
+                "refused a tool call: too many running"
+            );
+            return Ok(envelope::failure(ToolError::new(
+                ErrorCode::LimitExceeded,
+                "this account has as many tool calls running as the hub allows; wait for one to \
+                 finish",
+            ))
+            .into());
+        };
         let args = request.arguments.unwrap_or_default();
         let started = std::time::Instant::now();
         let Some(outcome) = dispatch(&ctx, name, args).await else {
