@@ -580,22 +580,25 @@ pub fn revoked_set(dir: &Path) -> anyhow::Result<HashSet<String>> {
 
 /// Parses a lifetime such as `90s`, `15m`, `12h` or `30d` (at most ten years).
 pub fn parse_ttl(text: &str) -> Result<Duration, String> {
-    let bad = || format!("ttl {text:?} must be a positive number followed by s, m, h or d");
+    const MAX_SECS: u64 = 3650 * 86_400;
+    let bad = || {
+        format!("ttl {text:?} must be a positive number followed by s, m, h or d, at most 3650d")
+    };
     let unit = text.chars().last().ok_or_else(bad)?;
     let number: u64 = text[..text.len() - unit.len_utf8()]
         .parse()
         .map_err(|_| bad())?;
-    let seconds = match unit {
-        's' => number,
-        'm' => number * 60,
-        'h' => number * 3600,
-        'd' => number * 86_400,
+    let scale = match unit {
+        's' => 1,
+        'm' => 60,
+        'h' => 3600,
+        'd' => 86_400,
         _ => return Err(bad()),
     };
-    if seconds == 0 || seconds > 3650 * 86_400 {
-        return Err(bad());
+    match number.checked_mul(scale) {
+        Some(seconds) if seconds > 0 && seconds <= MAX_SECS => Ok(Duration::from_secs(seconds)),
+        _ => Err(bad()),
     }
-    Ok(Duration::from_secs(seconds))
 }
 
 #[cfg(test)]

@@ -51,6 +51,23 @@ pub struct HubState {
 }
 
 impl HubState {
+    /// What a person does to connect a browser, for messages to agents: "In Chrome, …".
+    pub fn connect_hint(&self) -> String {
+        if self.auth.is_some() {
+            format!(
+                "In Chrome, open the tabwire extension's popup, set Server URL to {}, paste a \
+                 browser token of this account in Access token and press Connect",
+                self.browser_url
+            )
+        } else {
+            format!(
+                "In Chrome, open the tabwire extension's popup, set Server URL to {} and press \
+                 Connect",
+                self.browser_url
+            )
+        }
+    }
+
     /// Local mode's state: one account, no tokens.
     pub fn local(browser_url: String) -> Self {
         HubState {
@@ -247,12 +264,24 @@ fn app(
     app.merge(healthz)
 }
 
-async fn banner() -> String {
-    format!(
-        "tabwire-hub {}: point the tabwire extension at ws://<this host>/browser; MCP clients use \
-         tabwire-mcp.\n",
-        env!("CARGO_PKG_VERSION")
-    )
+async fn banner(axum::extract::State(hub): axum::extract::State<Arc<HubState>>) -> String {
+    if hub.auth.is_some() {
+        format!(
+            "tabwire-hub {} (hosted): extensions connect to {} with a browser token; MCP clients \
+             use {}/mcp with an agent token. See HOSTING.md.\n",
+            env!("CARGO_PKG_VERSION"),
+            hub.browser_url,
+            hub.browser_url
+                .trim_end_matches("/browser")
+                .replacen("ws", "http", 1)
+        )
+    } else {
+        format!(
+            "tabwire-hub {}: point the tabwire extension at {}; MCP clients use tabwire-mcp.\n",
+            env!("CARGO_PKG_VERSION"),
+            hub.browser_url
+        )
+    }
 }
 
 #[cfg(test)]

@@ -111,6 +111,18 @@ pub fn run(command: TokenCommand) -> anyhow::Result<()> {
                 }
                 None => jti,
             };
+            if account.is_none() {
+                let known: std::collections::HashSet<String> = auth::issued(&auth_dir)?
+                    .into_iter()
+                    .map(|issued| issued.jti)
+                    .collect();
+                for jti in jtis.iter().filter(|jti| !known.contains(*jti)) {
+                    eprintln!(
+                        "note: {jti} was not issued by `token issue` here (a typo, or a token \
+                         from your own issuer); revoking it anyway"
+                    );
+                }
+            }
             let added = auth::revoke(&auth_dir, &jtis)?;
             eprintln!(
                 "revoked {added} token(s){}",
@@ -123,6 +135,9 @@ pub fn run(command: TokenCommand) -> anyhow::Result<()> {
             Ok(())
         }
         TokenCommand::List { auth_dir, account } => {
+            if !auth_dir.is_dir() {
+                anyhow::bail!("{} is not an auth directory", auth_dir.display());
+            }
             let revoked = auth::revoked_set(&auth_dir)?;
             let now = auth::now_secs();
             println!(

@@ -63,11 +63,7 @@ pub async fn list_browsers(
         }));
     }
     if data.is_empty() {
-        text = format!(
-            "No browser has connected. In Chrome, open the tabwire extension's popup, set Server URL \
-             to {} and press Connect.",
-            ctx.hub.browser_url
-        );
+        text = format!("No browser has connected. {}.", ctx.hub.connect_hint());
     }
     Ok(ToolOutput::new(
         json!({ "browsers": Value::Array(data) }),

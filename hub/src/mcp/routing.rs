@@ -61,9 +61,8 @@ impl ToolContext {
             [] => Err(ToolError::new(
                 ErrorCode::BrowserNotFound,
                 format!(
-                    "no browser is connected to this hub. In Chrome, open the tabwire extension's \
-                     popup, set Server URL to {} and press Connect",
-                    self.hub.browser_url
+                    "no browser is connected to this hub. {}",
+                    self.hub.connect_hint()
                 ),
             )),
             [only] => {
