@@ -74,34 +74,65 @@ impl Setup {
     async fn send(&self, request: Request<Body>) -> Response<Body> {
         self.router.clone().oneshot(request).await.unwrap()
     }
+
+    /// A session that has finished its handshake (initialize, then `initialized`).
+    async fn ready_session(&self, token: &str) -> String {
+        let created = self.send(initialize(HOST, "/mcp", token)).await;
+        let session = session_of(&created);
+        drop(body_text(created).await);
+        let initialized =
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let answer = self.send(session_post(token, &session, initialized)).await;
+        assert!(answer.status().is_success(), "{:?}", answer.status());
+        session
+    }
+}
+
+/// An `/mcp` request as an MCP client sends it: POST with a JSON body, or GET (the session's
+/// SSE stream) without one; `session` adds the session headers.
+fn mcp(
+    host: &str,
+    path: &str,
+    token: &str,
+    session: Option<&str>,
+    body: Option<serde_json::Value>,
+) -> Request<Body> {
+    let mut request = match body {
+        Some(_) => Request::post(path)
+            .header("content-type", "application/json")
+            .header("accept", "application/json, text/event-stream"),
+        None => Request::get(path).header("accept", "text/event-stream"),
+    }
+    .header("host", host)
+    .header("authorization", format!("Bearer {token}"));
+    if let Some(session) = session {
+        request = request
+            .header("mcp-session-id", session)
+            .header("mcp-protocol-version", "2025-06-18");
+    }
+    let body = body.map_or_else(Body::empty, |body| Body::from(body.to_string()));
+    request.body(body).unwrap()
+}
+
+fn initialize_body(client_name: &str) -> serde_json::Value {
+    serde_json::json!({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": client_name, "version": "1"}},
+    })
 }
 
 fn initialize(host: &str, path: &str, token: &str) -> Request<Body> {
-    let body = serde_json::json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "test", "version": "1"}},
-    });
-    Request::post(path)
-        .header("host", host)
-        .header("authorization", format!("Bearer {token}"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(Body::from(body.to_string()))
-        .unwrap()
+    mcp(host, path, token, None, Some(initialize_body("test")))
 }
 
 fn list_tools(host: &str, token: &str, session: &str) -> Request<Body> {
     let body = serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
-    Request::post("/mcp")
-        .header("host", host)
-        .header("authorization", format!("Bearer {token}"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-session-id", session)
-        .header("mcp-protocol-version", "2025-06-18")
-        .body(Body::from(body.to_string()))
-        .unwrap()
+    mcp(host, "/mcp", token, Some(session), Some(body))
+}
+
+fn session_post(token: &str, session: &str, body: serde_json::Value) -> Request<Body> {
+    mcp(HOST, "/mcp", token, Some(session), Some(body))
 }
 
 fn session_of(response: &Response<Body>) -> String {
@@ -269,18 +300,13 @@ async fn an_oversized_body_is_refused_with_413() {
     };
     let setup = Setup::new("https://hub.example:8443", limits);
     let alice = setup.token("alice", Role::Agent);
-    let body = serde_json::json!({
-        "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "x".repeat(4096), "version": "1"}},
-    });
-    let request = Request::post("/mcp")
-        .header("host", HOST)
-        .header("authorization", format!("Bearer {alice}"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .body(Body::from(body.to_string()))
-        .unwrap();
+    let request = mcp(
+        HOST,
+        "/mcp",
+        &alice,
+        None,
+        Some(initialize_body(&"x".repeat(4096))),
+    );
     assert_eq!(
         setup.send(request).await.status(),
         StatusCode::PAYLOAD_TOO_LARGE
@@ -300,47 +326,14 @@ async fn an_open_sse_stream_does_not_take_a_request_permit() {
     };
     let setup = Setup::new("https://hub.example:8443", limits);
     let alice = setup.token("alice", Role::Agent);
-    let created = setup.send(initialize(HOST, "/mcp", &alice)).await;
-    let session = session_of(&created);
-    drop(body_text(created).await);
-    let initialized = Request::post("/mcp")
-        .header("host", HOST)
-        .header("authorization", format!("Bearer {alice}"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-session-id", &session)
-        .header("mcp-protocol-version", "2025-06-18")
-        .body(Body::from(
-            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-        ))
-        .unwrap();
-    assert!(setup.send(initialized).await.status().is_success());
-    let stream = Request::get("/mcp")
-        .header("host", HOST)
-        .header("authorization", format!("Bearer {alice}"))
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .header("mcp-protocol-version", "2025-06-18")
-        .body(Body::empty())
-        .unwrap();
+    let session = setup.ready_session(&alice).await;
+    let stream = mcp(HOST, "/mcp", &alice, Some(&session), None);
     let open = setup.send(stream).await;
     assert_eq!(open.status(), StatusCode::OK);
     // While that stream stays open, the account's one request permit is free.
     let listed = setup.send(list_tools(HOST, &alice, &session)).await;
     assert_eq!(listed.status(), StatusCode::OK);
     drop(open);
-}
-
-fn session_post(token: &str, session: &str, body: serde_json::Value) -> Request<Body> {
-    Request::post("/mcp")
-        .header("host", HOST)
-        .header("authorization", format!("Bearer {token}"))
-        .header("content-type", "application/json")
-        .header("accept", "application/json, text/event-stream")
-        .header("mcp-session-id", session)
-        .header("mcp-protocol-version", "2025-06-18")
-        .body(Body::from(body.to_string()))
-        .unwrap()
 }
 
 #[tokio::test]
@@ -351,17 +344,7 @@ async fn a_tool_call_keeps_its_permit_when_its_client_goes_away() {
     };
     let setup = Setup::new("https://hub.example:8443", limits);
     let alice = setup.token("alice", Role::Agent);
-    let created = setup.send(initialize(HOST, "/mcp", &alice)).await;
-    let session = session_of(&created);
-    drop(body_text(created).await);
-    let initialized = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    assert!(
-        setup
-            .send(session_post(&alice, &session, initialized))
-            .await
-            .status()
-            .is_success()
-    );
+    let session = setup.ready_session(&alice).await;
     // A browser of alice's that never answers.
     let (_connection, mut inbox) = setup
         .state

@@ -122,27 +122,20 @@ pub async fn run() {
     let mut backoff = Backoff::default();
     loop {
         let target = worker::with(|w| w.layers.target());
-        let url = match &target.url {
-            Ok(Some(url)) => url.clone(),
-            Ok(None) => {
-                set_status(Status::NotConfigured, None, None);
-                control.recv().await;
-                backoff.reset();
-                continue;
-            }
-            Err(error) => {
-                set_status(Status::NotConfigured, Some(error.to_string()), None);
-                crate::log!("not connecting: {error}");
-                control.recv().await;
-                backoff.reset();
-                continue;
-            }
+        // The URL and the token must both be usable; a bad one is shown, a missing URL waits.
+        let configured = match (&target.url, &target.token) {
+            (Err(error), _) => Err(Some(error.to_string())),
+            (_, Err(error)) => Err(Some(error.to_string())),
+            (Ok(None), Ok(_)) => Err(None),
+            (Ok(Some(url)), Ok(token)) => Ok((url.clone(), token.clone())),
         };
-        let token = match &target.token {
-            Ok(token) => token.clone(),
+        let (url, token) = match configured {
+            Ok(configured) => configured,
             Err(error) => {
-                set_status(Status::NotConfigured, Some(error.to_string()), None);
-                crate::log!("not connecting: {error}");
+                if let Some(error) = &error {
+                    crate::log!("not connecting: {error}");
+                }
+                set_status(Status::NotConfigured, error, None);
                 control.recv().await;
                 backoff.reset();
                 continue;
