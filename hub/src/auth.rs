@@ -176,6 +176,14 @@ impl Authenticator {
         })
     }
 
+    /// Requires tokens to name `issuer` in `iss` (for an operator's own issuer, with `--jwks`).
+    pub fn with_issuer(mut self, issuer: &str) -> Self {
+        self.validation.set_issuer(&[issuer]);
+        self.validation
+            .set_required_spec_claims(&["exp", "sub", "aud", "iss"]);
+        self
+    }
+
     /// Verifies a token. The error is for the log only; the client is told nothing but
     /// "unauthorized".
     pub fn verify(&self, token: &str) -> Result<Principal, String> {

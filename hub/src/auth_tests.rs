@@ -233,6 +233,25 @@ fn jwks_keys_verify_with_the_pinned_algorithm_only() {
     );
     assert!(eddsa.verify(&confused).is_err());
 
+    // With an issuer configured, `iss` is required and must match.
+    let pinned = Authenticator::load(&dir, &KeySource::Jwks(jwks.clone(), Algorithm::EdDSA))
+        .unwrap()
+        .with_issuer("https://idp.example");
+    assert!(pinned.verify(&ed_token).is_err(), "no iss");
+    let mut with_iss = body.clone();
+    with_iss["iss"] = serde_json::json!("https://idp.example");
+    assert!(
+        pinned
+            .verify(&sign(Algorithm::EdDSA, &ed, Some("ed1"), &with_iss))
+            .is_ok()
+    );
+    with_iss["iss"] = serde_json::json!("https://other.example");
+    assert!(
+        pinned
+            .verify(&sign(Algorithm::EdDSA, &ed, Some("ed1"), &with_iss))
+            .is_err()
+    );
+
     let rs256 =
         Authenticator::load(&dir, &KeySource::Jwks(jwks.clone(), Algorithm::RS256)).unwrap();
     assert_eq!(rs256.verify(&rsa_token).unwrap().account, "carol");

@@ -38,6 +38,10 @@ pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(15);
 /// connection open.
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How often a hosted-mode connection's token is checked again (expiry, revocation). The
+/// revocation list itself is re-read at most once a second, so this costs a lock and a lookup.
+const TOKEN_CHECK_INTERVAL: Duration = Duration::from_secs(1);
+
 /// How long a new connection may take to say hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -301,6 +305,9 @@ async fn pump(
     let mut heartbeat = tokio::time::interval(HEARTBEAT_INTERVAL);
     heartbeat.set_missed_tick_behavior(MissedTickBehavior::Delay);
     heartbeat.tick().await; // the first tick is immediate; the welcome just went out
+    let mut token_check = tokio::time::interval(TOKEN_CHECK_INTERVAL);
+    token_check.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    token_check.tick().await; // the token was checked at the upgrade
     let mut seq = 0u64;
     let mut last_heard = Instant::now();
     loop {
@@ -343,7 +350,7 @@ async fn pump(
                 let _ = tokio::time::timeout(SEND_TIMEOUT, sink.close()).await;
                 return "replaced by a newer connection of the same browser";
             }
-            _ = heartbeat.tick() => {
+            _ = token_check.tick() => {
                 if let Err(reason) = still_valid() {
                     let refusal = HubMessage::Refused(Refusal {
                         code: ErrorCode::Unauthorized,
@@ -355,6 +362,8 @@ async fn pump(
                     let _ = tokio::time::timeout(SEND_TIMEOUT, sink.close()).await;
                     return reason;
                 }
+            }
+            _ = heartbeat.tick() => {
                 if last_heard.elapsed() > 3 * HEARTBEAT_INTERVAL {
                     let _ = tokio::time::timeout(SEND_TIMEOUT, sink.close()).await;
                     return "browser silent for three heartbeat intervals";

@@ -60,6 +60,9 @@ struct ServeArgs {
     /// --jwks).
     #[arg(long, env = "TABWIRE_JWT_ALG", default_value = "HS256")]
     jwt_alg: String,
+    /// Hosted mode with --jwks: tokens must carry this `iss` (your issuer's name).
+    #[arg(long, env = "TABWIRE_JWT_ISSUER")]
+    jwt_issuer: Option<String>,
     /// Hosted mode: browsers one account may have connected at once.
     #[arg(long, default_value_t = Limits::default().browsers)]
     max_browsers_per_account: usize,
@@ -173,7 +176,13 @@ async fn run(args: Args) -> anyhow::Result<()> {
         }
         (Some(path), algorithm) => KeySource::Jwks(path, algorithm),
     };
-    let auth = Authenticator::load(&auth_dir, &source)?;
+    let mut auth = Authenticator::load(&auth_dir, &source)?;
+    if let Some(issuer) = &args.jwt_issuer {
+        if matches!(source, KeySource::Secret) {
+            anyhow::bail!("--jwt-issuer is for tokens from your own issuer: give --jwks too");
+        }
+        auth = auth.with_issuer(issuer);
+    }
     let limits = Limits {
         browsers: args.max_browsers_per_account.max(1),
         sessions: args.max_sessions_per_account.max(1),
