@@ -93,7 +93,10 @@ async fn two_accounts_through_nginx_each_drive_only_their_own_browser() {
     let counter = fixtures.url("counter.html");
     let _alice_chrome =
         hosted.launch_browser(&hosted.issue("alice", Role::Browser), "Alice", &login);
-    let _bob_chrome = hosted.launch_browser(&hosted.issue("bob", Role::Browser), "Bob", &counter);
+    // Bob's extension and his stateless agent go through the proxy's path prefix (`/team`,
+    // rewritten as deploy/nginx/tabwire.conf shows); Alice's use the root.
+    let _bob_chrome =
+        hosted.launch_browser_under_prefix(&hosted.issue("bob", Role::Browser), "Bob", &counter);
 
     // Both extensions connect through nginx (wss, token as subprotocol); each agent session
     // (https, Authorization: Bearer) sees its own browser and nothing else.
@@ -151,7 +154,7 @@ async fn two_accounts_through_nginx_each_drive_only_their_own_browser() {
 
     // A stateless client (protocol 2026-07-28: no initialize, no Mcp-Session-Id) with an
     // explicit browserId on every call does the same work as a session.
-    let stateless = hosted.stateless(&bob_agent).await;
+    let stateless = hosted.stateless_under_prefix(&bob_agent).await;
     assert_eq!(
         browser_names(&stateless.call("list_browsers", json!({})).await),
         ["Bob"]

@@ -23,7 +23,7 @@ use tokio_tungstenite::tungstenite::{self, Message, client::IntoClientRequest};
 use crate::artifacts::artifacts;
 use crate::browser::Browser;
 use crate::client::McpClient;
-use crate::proxy::{Nginx, free_port};
+use crate::proxy::{Nginx, PREFIX, free_port};
 use crate::scratch::Scratch;
 
 /// The extension's origin (its ID is fixed by the manifest's key).
@@ -371,6 +371,16 @@ impl Hosted {
         Browser::launch_hosted(&self.browser_url(), token, name, url)
     }
 
+    /// The same, dialing through nginx's path prefix: `wss://localhost:PORT/team/browser`.
+    pub fn launch_browser_under_prefix(&self, token: &str, name: &str, url: &str) -> Browser {
+        let server = format!(
+            "{}{}/browser",
+            self.origin().replacen("https", "wss", 1),
+            PREFIX
+        );
+        Browser::launch_hosted(&server, token, name, url)
+    }
+
     /// An MCP session (initialize, `Mcp-Session-Id`) through nginx with `token`.
     pub async fn session(&self, token: &str) -> McpClient {
         http_session(self.https.clone(), &self.mcp_url(), token).await
@@ -384,8 +394,18 @@ impl Hosted {
     /// A stateless MCP client through nginx: protocol 2026-07-28, `server/discover` instead of
     /// `initialize`, no `Mcp-Session-Id`.
     pub async fn stateless(&self, token: &str) -> McpClient {
+        self.stateless_at(&self.mcp_url(), token).await
+    }
+
+    /// The same through nginx's path prefix: `https://localhost:PORT/team/mcp`.
+    pub async fn stateless_under_prefix(&self, token: &str) -> McpClient {
+        let url = format!("{}{}/mcp", self.origin(), PREFIX);
+        self.stateless_at(&url, token).await
+    }
+
+    async fn stateless_at(&self, url: &str, token: &str) -> McpClient {
         let config =
-            StreamableHttpClientTransportConfig::with_uri(self.mcp_url()).auth_header(token);
+            StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(token);
         let transport = StreamableHttpClientTransport::with_client(self.https.clone(), config);
         let service = ()
             .serve_with_lifecycle(

@@ -18,6 +18,10 @@ use crate::scratch::Scratch;
 /// The nginx binary (Debian's `nginx` / `nginx-light` package).
 pub const NGINX: &str = "/usr/sbin/nginx";
 
+/// The path prefix the test's nginx also serves tabwire under, as `deploy/nginx/tabwire.conf`
+/// shows: a `rewrite … last` to the same locations.
+pub const PREFIX: &str = "/team";
+
 /// The repository's nginx locations for tabwire, included by the test's server block.
 pub fn locations_conf() -> PathBuf {
     repo_root().join("deploy/nginx/tabwire-locations.conf")
@@ -190,6 +194,7 @@ impl Nginx {
              \x20   server_name localhost;\n\
              \x20   ssl_certificate {leaf};\n\
              \x20   ssl_certificate_key {key};\n\
+             \x20   location ^~ {prefix}/ {{ rewrite ^{prefix}(/.*)$ $1 last; }}\n\
              \x20   include {locations};\n\
              \x20 }}\n\
              }}\n",
@@ -198,6 +203,7 @@ impl Nginx {
             leaf = certs.leaf.display(),
             key = certs.leaf_key.display(),
             locations = locations.display(),
+            prefix = PREFIX,
         );
         let conf = prefix.join("nginx.conf");
         std::fs::write(&conf, config).unwrap();
