@@ -461,3 +461,76 @@ async fn a_revoked_browser_token_disconnects_its_browser() {
         .await;
     assert_eq!(call.error_code(), "BROWSER_DISCONNECTED", "{}", call.text);
 }
+
+/// What a person does in the popup: a hosted hub without a token refuses and says a token is
+/// needed; typing one and pressing Connect connects; the token is never shown back; "Forget
+/// token" takes the browser off the hub again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_popup_takes_keeps_and_forgets_an_access_token() {
+    let fixtures = Fixtures::serve().await;
+    let hosted = Hosted::start();
+    let agent = hosted.session(&hosted.issue("frank", Role::Agent)).await;
+    let token = hosted.issue("frank", Role::Browser);
+    let config = json!({"serverUrl": hosted.browser_url(), "browserName": "Frank"});
+    let browser = Browser::launch_with_config(
+        config,
+        "Frank",
+        &fixtures.url("counter.html"),
+        &["--ignore-certificate-errors"],
+    );
+    let popup = browser.open_tab(POPUP).await;
+    let body = "document.body.innerText";
+    let needs_token = eventually("the popup to ask for a token", CONNECT_LIMIT, || async {
+        let text = Browser::evaluate(&popup, body).await.as_str()?.to_owned();
+        text.contains("needs an access token").then_some(text)
+    })
+    .await;
+    assert!(needs_token.contains("Refused"), "{needs_token}");
+
+    // Type the token and press Connect, as a person would.
+    let typed = format!(
+        "document.getElementById('accessToken').value = {};\
+         document.getElementById('connect').click(); true",
+        json!(token)
+    );
+    Browser::evaluate(&popup, &typed).await;
+    let browser_id = connected_browser(&agent, "Frank").await;
+    eventually(
+        "the popup to say a token is saved",
+        CONNECT_LIMIT,
+        || async {
+            let field = Browser::evaluate(&popup, "document.getElementById('accessToken').value")
+                .await
+                .as_str()?
+                .to_owned();
+            let saved = Browser::evaluate(
+                &popup,
+                "!document.getElementById('accessTokenSaved').hidden",
+            )
+            .await;
+            (field.is_empty() && saved == json!(true)).then_some(())
+        },
+    )
+    .await;
+    let html = Browser::evaluate(&popup, "document.documentElement.outerHTML").await;
+    assert!(
+        !html.as_str().unwrap_or_default().contains(&token),
+        "the popup shows the token"
+    );
+
+    // Forget it: the browser leaves the hub and the popup asks for a token again.
+    Browser::evaluate(
+        &popup,
+        "document.getElementById('forgetToken').click(); true",
+    )
+    .await;
+    eventually("the browser to leave the hub", CONNECT_LIMIT, || async {
+        let reply = agent.call("list_browsers", json!({})).await;
+        reply.data()["browsers"]
+            .as_array()?
+            .iter()
+            .any(|b| b["browserId"] == browser_id.as_str() && b["connected"] == false)
+            .then_some(())
+    })
+    .await;
+}
