@@ -448,7 +448,6 @@ fn append(path: &Path) -> anyhow::Result<std::fs::File> {
 
 /// Creates the HS256 key if it does not exist; returns whether it did.
 fn ensure_secret(dir: &Path) -> anyhow::Result<bool> {
-    ensure_dir(dir)?;
     let path = dir.join(SECRET_FILE);
     if path.exists() {
         return Ok(false);

@@ -86,13 +86,7 @@ pub async fn endpoint(
             };
         }
     };
-    let offered_subprotocol = headers
-        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .flat_map(|value| value.split(','))
-        .any(|protocol| protocol.trim() == SUBPROTOCOL);
-    let upgrade = if offered_subprotocol {
+    let upgrade = if subprotocols(&headers).any(|protocol| protocol == SUBPROTOCOL) {
         upgrade.protocols([SUBPROTOCOL])
     } else {
         upgrade
@@ -103,14 +97,21 @@ pub async fn endpoint(
         .on_upgrade(move |mut socket| async move {
             match admitted {
                 Ok(admitted) => serve(hub, admitted, socket, origin).await,
-                Err(refusal) => {
-                    // A browser cannot read the status of a failed handshake, so the refusal is
-                    // said over the socket, which then closes; nothing was registered.
-                    let _ = send(&mut socket, &HubMessage::Refused(refusal)).await;
-                    let _ = tokio::time::timeout(SEND_TIMEOUT, socket.close()).await;
-                }
+                // A browser cannot read the status of a failed handshake, so the refusal is said
+                // over the socket, which then closes; nothing was registered.
+                Err(refusal) => refuse(&mut socket, refusal).await,
             }
         })
+}
+
+/// The subprotocols a WebSocket request offers, in order.
+fn subprotocols(headers: &HeaderMap) -> impl Iterator<Item = &str> {
+    headers
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .map(str::trim)
 }
 
 /// Who a `/browser` connection is for.
@@ -136,12 +137,7 @@ fn admit(hub: &HubState, headers: &HeaderMap) -> Result<Admitted, Refusal> {
         message: "the hub refused the access token".to_owned(),
     };
     let token = crate::hosted::bearer(headers).or_else(|| {
-        headers
-            .get_all(header::SEC_WEBSOCKET_PROTOCOL)
-            .iter()
-            .filter_map(|value| value.to_str().ok())
-            .flat_map(|value| value.split(','))
-            .find_map(|protocol| protocol.trim().strip_prefix(BEARER_SUBPROTOCOL))
+        subprotocols(headers).find_map(|protocol| protocol.strip_prefix(BEARER_SUBPROTOCOL))
     });
     let Some(token) = token else {
         tracing::info!("refused /browser: no token");
@@ -207,9 +203,7 @@ async fn serve(hub: Arc<HubState>, admitted: Admitted, mut socket: WebSocket, or
         Ok(hello) => hello,
         Err(refusal) => {
             tracing::warn!(origin, code = %refusal.code, reason = %refusal.message, "refused browser");
-            let _ = send(&mut socket, &HubMessage::Refused(refusal)).await;
-            let _ = tokio::time::timeout(SEND_TIMEOUT, socket.close()).await;
-            return;
+            return refuse(&mut socket, refusal).await;
         }
     };
     let browser_id = hello.browser_id.clone();
@@ -226,9 +220,7 @@ async fn serve(hub: Arc<HubState>, admitted: Admitted, mut socket: WebSocket, or
                 code: error.code,
                 message: error.message,
             };
-            let _ = send(&mut socket, &HubMessage::Refused(refusal)).await;
-            let _ = tokio::time::timeout(SEND_TIMEOUT, socket.close()).await;
-            return;
+            return refuse(&mut socket, refusal).await;
         }
     };
     tracing::info!(
@@ -373,6 +365,12 @@ async fn pump(
             }
         }
     }
+}
+
+/// Tells the extension why it is refused (its popup shows it), then closes the socket.
+async fn refuse(socket: &mut WebSocket, refusal: Refusal) {
+    let _ = send(socket, &HubMessage::Refused(refusal)).await;
+    let _ = tokio::time::timeout(SEND_TIMEOUT, socket.close()).await;
 }
 
 /// Sends one message outside the pump (hello replies and refusals), within [`SEND_TIMEOUT`].

@@ -49,11 +49,7 @@ impl Setup {
             auth: Some(auth),
         });
         Setup {
-            router: app(
-                state.clone(),
-                Some((public, limits)),
-                CancellationToken::new(),
-            ),
+            router: app(state.clone(), Some(public), CancellationToken::new()),
             state,
             dir,
         }

@@ -103,7 +103,8 @@ pub enum Mode {
 pub struct Hub {
     http: TcpListener,
     socket: Option<(UnixListener, PathBuf)>,
-    hosted: Option<(hosted::PublicOrigin, accounts::Limits)>,
+    /// Where clients reach the hub, in hosted mode.
+    public: Option<hosted::PublicOrigin>,
     state: Arc<HubState>,
 }
 
@@ -122,7 +123,7 @@ impl Hub {
                 Ok(Hub {
                     http,
                     socket: Some((socket, socket_path)),
-                    hosted: None,
+                    public: None,
                     state: Arc::new(HubState::local(format!("ws://{local}/browser"))),
                 })
             }
@@ -134,7 +135,7 @@ impl Hub {
                     browser_url: config.public.browser_url(),
                     auth: Some(config.auth),
                 }),
-                hosted: Some((config.public, config.limits)),
+                public: Some(config.public),
             }),
         }
     }
@@ -159,11 +160,11 @@ impl Hub {
         let Hub {
             http,
             socket,
-            hosted,
+            public,
             state,
         } = self;
         let cancel = CancellationToken::new();
-        let app = app(state.clone(), hosted, cancel.clone());
+        let app = app(state.clone(), public, cancel.clone());
         let (stop_tx, stop_rx) = tokio::sync::watch::channel(false);
         let mut http_stop = stop_rx.clone();
         // Small writes (the end of an SSE response, a WebSocket frame) must go out at once:
@@ -220,7 +221,7 @@ impl Hub {
 /// the public origin's prefix, behind the Host check; `/healthz` unchecked.
 fn app(
     state: Arc<HubState>,
-    hosted: Option<(hosted::PublicOrigin, accounts::Limits)>,
+    public: Option<hosted::PublicOrigin>,
     cancel: CancellationToken,
 ) -> Router {
     let browser = Router::new()
@@ -228,13 +229,12 @@ fn app(
         .route("/browser", get(browser_link::endpoint))
         .with_state(state.clone());
     let healthz = Router::new().route("/healthz", get(|| async { "ok\n" }));
-    let Some((public, limits)) = hosted else {
+    let Some(public) = public else {
         return browser.merge(healthz);
     };
-    let auth = state
-        .auth
-        .clone()
-        .expect("hosted mode has an authenticator");
+    let (Some(auth), Some(limits)) = (state.auth.clone(), state.accounts.limits()) else {
+        unreachable!("a hub with a public origin is hosted: it has tokens and limits");
+    };
     let gate = Arc::new(hosted::McpGate::new(state.clone(), auth, limits));
     // rmcp's own Host check is off: `hosted::check_host` does it for every route, with the
     // public origin rather than rmcp's loopback default. Origins are checked there too.

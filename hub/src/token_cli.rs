@@ -140,10 +140,9 @@ pub fn run(command: TokenCommand) -> anyhow::Result<()> {
             }
             let revoked = auth::revoked_set(&auth_dir)?;
             let now = auth::now_secs();
-            println!(
-                "{:<32}  {:<20}  {:<7}  {:<20}  {:<20}  {:<7}  note",
-                "jti", "account", "role", "issued", "expires", "status"
-            );
+            print_row([
+                "jti", "account", "role", "issued", "expires", "status", "note",
+            ]);
             for issued in auth::issued(&auth_dir)? {
                 if account.as_ref().is_some_and(|a| a != &issued.account) {
                     continue;
@@ -155,20 +154,26 @@ pub fn run(command: TokenCommand) -> anyhow::Result<()> {
                 } else {
                     "active"
                 };
-                println!(
-                    "{:<32}  {:<20}  {:<7}  {:<20}  {:<20}  {:<7}  {}",
-                    issued.jti,
-                    issued.account,
-                    issued.role.to_string(),
-                    format_time(issued.issued_at),
-                    format_time(issued.expires_at),
+                print_row([
+                    &issued.jti,
+                    &issued.account,
+                    &issued.role.to_string(),
+                    &format_time(issued.issued_at),
+                    &format_time(issued.expires_at),
                     status,
-                    issued.note
-                );
+                    &issued.note,
+                ]);
             }
             Ok(())
         }
     }
+}
+
+/// One line of `token list`: jti, account, role, issued, expires, status, note.
+fn print_row([jti, account, role, issued, expires, status, note]: [&str; 7]) {
+    println!(
+        "{jti:<32}  {account:<20}  {role:<7}  {issued:<20}  {expires:<20}  {status:<7}  {note}"
+    );
 }
 
 /// `YYYY-MM-DD HH:MM UTC` for seconds since the epoch.
