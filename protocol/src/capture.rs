@@ -177,7 +177,7 @@ pub struct StorageEntries {
     pub truncated: bool,
 }
 
-/// Tab and capture operations, nested in [`crate::Operation::Tabs`].
+/// Tab and capture operations, nested in [`crate::Operation::Tab`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(
     tag = "kind",

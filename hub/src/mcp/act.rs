@@ -14,6 +14,7 @@ use tabwire_protocol::{ActRequest, Acted, Action, Observation, OpError, OpResult
 use super::args::WithOptions;
 use super::envelope::{ToolError, ToolOutput};
 use super::observe::{observation_data, render_observation};
+use super::routing::{ToolContext, unexpected};
 
 /// An observation in an action's data: as `get_page_snapshot` gives it, less what the action's
 /// data already says or what is at its default (the tab, the document ID, a zero offset,
@@ -48,7 +49,6 @@ fn action_observation_data(observation: &Observation) -> Value {
     }
     data
 }
-use super::routing::{ToolContext, unexpected};
 
 /// `timeoutMs` of an action when the caller gives none.
 pub const ACTION_TIMEOUT_MS: u32 = 5000;
@@ -145,7 +145,7 @@ pub fn observation_tail(
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use tabwire_protocol::{ElementRef, ErrorCode, ObservedNode, Outcome};
 
@@ -160,7 +160,8 @@ mod tests {
         }
     }
 
-    fn observation() -> Observation {
+    /// A one-node observation of tab 4 (shared with the screenshot tests).
+    pub(in crate::mcp) fn observation() -> Observation {
         Observation {
             tab_id: 4,
             frame_id: None,

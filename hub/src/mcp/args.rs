@@ -18,8 +18,8 @@ use super::selector;
 const TIMEOUT_RANGE: (u32, u32) = (100, 60_000);
 /// The observation after an action is small by default: the agent usually needs only what
 /// changed, and a delta or a window of 30 nodes says that for a few hundred tokens.
-const DEFAULT_OBSERVE_NODES: u32 = 30;
-const DEFAULT_OBSERVE_CHARS: u32 = 1500;
+pub const DEFAULT_OBSERVE_NODES: u32 = 30;
+pub const DEFAULT_OBSERVE_CHARS: u32 = 1500;
 const MAX_OBSERVE_NODES: u32 = 500;
 const MAX_OBSERVE_CHARS: u32 = 20_000;
 /// The longest text an agent may type or wait for.
@@ -162,15 +162,25 @@ pub fn text(value: &str, name: &str, non_empty: bool) -> Result<(), ToolError> {
     Ok(())
 }
 
-/// Checks the optional snapshot query.
-pub fn query(query: Option<String>) -> Result<Option<String>, ToolError> {
-    match query {
-        Some(q) if q.trim().is_empty() => Err(ToolError::invalid("query is empty")),
-        Some(q) if q.chars().count() > MAX_QUERY_LEN => Err(ToolError::invalid(format!(
-            "query is longer than {MAX_QUERY_LEN} characters"
+/// Checks an optional short text argument (a query, a filter, a name): not blank, at most
+/// `max` characters.
+pub fn short_text(
+    value: Option<String>,
+    name: &str,
+    max: usize,
+) -> Result<Option<String>, ToolError> {
+    match value {
+        Some(text) if text.trim().is_empty() => Err(ToolError::invalid(format!("{name} is empty"))),
+        Some(text) if text.chars().count() > max => Err(ToolError::invalid(format!(
+            "{name} is longer than {max} characters"
         ))),
         other => Ok(other),
     }
+}
+
+/// Checks the optional snapshot query.
+pub fn query(query: Option<String>) -> Result<Option<String>, ToolError> {
+    short_text(query, "query", MAX_QUERY_LEN)
 }
 
 /// Declares a hub-side copy of a protocol enum with a JSON Schema (the protocol crate has no

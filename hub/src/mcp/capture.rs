@@ -14,7 +14,7 @@ use tabwire_protocol::{
     Records, RecordsRequest, ResponseBody, StorageEntries, TabId, TabOp, TabResult,
 };
 
-use super::args::in_range;
+use super::args::{self, in_range};
 use super::envelope::{ToolError, ToolOutput, quote_if_spaced, quoted};
 use super::routing::{ToolContext, unexpected};
 use super::screenshot::human_size;
@@ -301,13 +301,7 @@ fn records_request(
 
 /// An optional text argument: not blank, at most [`MAX_ARG_LEN`] characters.
 fn short_text(value: Option<String>, name: &str) -> Result<Option<String>, ToolError> {
-    match value {
-        Some(text) if text.trim().is_empty() => Err(ToolError::invalid(format!("{name} is empty"))),
-        Some(text) if text.chars().count() > MAX_ARG_LEN => Err(ToolError::invalid(format!(
-            "{name} is longer than {MAX_ARG_LEN} characters"
-        ))),
-        other => Ok(other),
-    }
+    args::short_text(value, name, MAX_ARG_LEN)
 }
 
 async fn read_records(

@@ -14,7 +14,9 @@ use tabwire_protocol::{
 };
 
 use super::act::observation_tail;
-use super::args::{ScreenshotFormat, in_range, optional_selector};
+use super::args::{
+    DEFAULT_OBSERVE_CHARS, DEFAULT_OBSERVE_NODES, ScreenshotFormat, in_range, optional_selector,
+};
 use super::envelope::{Image, ToolError, ToolOutput};
 use super::routing::{ToolContext, unexpected};
 use super::tabs::tab_op;
@@ -24,8 +26,8 @@ const DEFAULT_QUALITY: u32 = 60;
 const DEFAULT_MAX_WIDTH: u32 = 800;
 /// The observation taken with a screenshot: the same small window as after an action.
 const SNAPSHOT_BUDGET: SnapshotBudget = SnapshotBudget {
-    max_nodes: 30,
-    max_chars: 1500,
+    max_nodes: DEFAULT_OBSERVE_NODES,
+    max_chars: DEFAULT_OBSERVE_CHARS,
 };
 
 /// Arguments of take_screenshot.
@@ -179,7 +181,7 @@ pub(super) fn human_size(bytes: u64) -> String {
 mod tests {
     use super::*;
     use crate::mcp::envelope::success;
-    use tabwire_protocol::{ElementRef, Observation, ObservedNode, Target};
+    use tabwire_protocol::{ElementRef, Target};
 
     fn args() -> ScreenshotArgs {
         ScreenshotArgs {
@@ -316,26 +318,7 @@ mod tests {
         let mut shot = screenshot();
         shot.css_width = 800;
         shot.css_height = 500;
-        shot.observation = Some(Observation {
-            tab_id: 4,
-            frame_id: None,
-            url: "http://x/".into(),
-            title: "X".into(),
-            document_id: "D1".into(),
-            version: 2,
-            nodes: vec![ObservedNode {
-                element_ref: Some(ElementRef::top(1)),
-                text: "button \"Go\"".into(),
-            }],
-            total_nodes: 1,
-            offset: 0,
-            truncated: false,
-            omitted_nodes: 0,
-            omitted_chars: 0,
-            next_offset: None,
-            delta: None,
-            reset: false,
-        });
+        shot.observation = Some(crate::mcp::act::tests::observation());
         let output = screenshot_output(shot).unwrap();
         assert_eq!(
             output.text,

@@ -18,6 +18,7 @@ use tabwire_protocol::{
     ErrorCode, HistoryDirection, OpResult, Operation, TabId, TabInfo, TabOp, TabResult,
 };
 
+use super::args::short_text;
 use super::envelope::{ToolError, ToolOutput, quoted};
 use super::routing::{ToolContext, unexpected};
 
@@ -215,21 +216,12 @@ impl Pick {
                 )
             }));
         }
-        let text = |value: &String, name: &str| {
-            if value.trim().is_empty() {
-                Err(ToolError::invalid(format!("{name} is empty")))
-            } else if value.chars().count() > MAX_MATCH_LEN {
-                Err(ToolError::invalid(format!(
-                    "{name} is longer than {MAX_MATCH_LEN} characters"
-                )))
-            } else {
-                Ok(value.clone())
-            }
-        };
-        Ok(match (args.tab_id, &args.url, &args.title) {
+        let url = short_text(args.url.clone(), "url", MAX_MATCH_LEN)?;
+        let title = short_text(args.title.clone(), "title", MAX_MATCH_LEN)?;
+        Ok(match (args.tab_id, url, title) {
             (Some(id), _, _) => Pick::Id(id),
-            (_, Some(url), _) => Pick::Url(text(url, "url")?),
-            (_, _, Some(title)) => Pick::Title(text(title, "title")?),
+            (_, Some(url), _) => Pick::Url(url),
+            (_, _, Some(title)) => Pick::Title(title),
             (None, None, None) => unreachable!("one was given"),
         })
     }
