@@ -12,7 +12,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use tabwire_e2e::fixtures::{big_body, json_body};
 use tabwire_e2e::image::{Format, Header, decode_base64, header};
-use tabwire_e2e::scenario::{CONNECT_LIMIT, OneBrowser, active_tabs, tab_of, tab_with};
+use tabwire_e2e::scenario::{CONNECT_LIMIT, OneBrowser, active_tabs, listed_tab, tab_of, tab_with};
 use tabwire_e2e::{Reply, eventually};
 
 /// The records' page budget when none is given (SPEC §6).
@@ -120,17 +120,6 @@ async fn page_counter(setup: &OneBrowser, counter: &str, value: u64) {
         },
     )
     .await;
-}
-
-/// Clicks a button of the page without asking for an observation.
-async fn press(setup: &OneBrowser, selector: &str) {
-    setup
-        .call(
-            "click_element",
-            json!({"selector": selector, "observe": false}),
-        )
-        .await
-        .data();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -257,14 +246,12 @@ async fn open_in_new_window(setup: &OneBrowser, path: &str) -> u64 {
     let tab = tab_of(&created)["tabId"]
         .as_u64()
         .unwrap_or_else(|| panic!("a tab ID: {}", created.structured));
-    eventually("the new window's tab to load", CONNECT_LIMIT, || async {
-        let tabs = setup.call("list_tabs", json!({})).await;
-        tabs.data()["tabs"]
-            .as_array()?
-            .iter()
-            .any(|t| t["tabId"] == tab && t["status"] == "complete")
-            .then_some(())
-    })
+    listed_tab(
+        &setup.client,
+        json!({}),
+        "the new window's tab to load",
+        |t| t["tabId"] == tab && t["status"] == "complete",
+    )
     .await;
     tab
 }
@@ -296,13 +283,9 @@ async fn background_tabs_are_captured_side_by_side_while_a_third_tab_waits() {
         reply
     };
     let screenshots = async {
-        eventually("the wait to hold its tab", CONNECT_LIMIT, || async {
-            let health = setup
-                .call("get_tab_health", json!({"tabId": waiting}))
-                .await;
-            health.data()["active"].is_object().then_some(())
-        })
-        .await;
+        setup
+            .running("the wait to hold its tab", json!({"tabId": waiting}))
+            .await;
         let shots = tokio::join!(
             setup.call("take_screenshot", json!({"tabId": counter})),
             setup.call("take_screenshot", json!({"tabId": long, "format": "png"})),
@@ -359,7 +342,7 @@ async fn six_hundred_requests_keep_the_newest_500_and_every_page_fits_its_budget
 
     // The page fetches /json?n=0 … /json?n=599 one after the other, after capture started: the
     // only requests the tab makes.
-    press(&setup, "#fire").await;
+    setup.quiet_click("#fire").await.data();
     page_counter(&setup, "fired", 600).await;
     let last = answered_request(&setup, "/json?n=599").await;
     assert_eq!(last["method"], "GET", "{last}");
@@ -479,7 +462,7 @@ async fn a_json_body_is_read_back_exactly_and_a_large_body_is_cut() {
     let setup = OneBrowser::on("Work", "capture.html").await;
     setup.call("start_network_capture", json!({})).await.data();
 
-    press(&setup, "#fetch-json").await;
+    setup.quiet_click("#fetch-json").await.data();
     let record = answered_request(&setup, "/json?n=7").await;
     assert_eq!(record["mimeType"], "application/json", "{record}");
     let id = record["requestId"].as_str().unwrap().to_owned();
@@ -502,7 +485,7 @@ async fn a_json_body_is_read_back_exactly_and_a_large_body_is_cut() {
     assert_ne!(data["truncated"], true, "{data}");
 
     // 200 KiB read with a 5,000-character budget: a cut prefix, and it says so.
-    press(&setup, "#fetch-big").await;
+    setup.quiet_click("#fetch-big").await.data();
     let record = answered_request(&setup, "/big?kb=200").await;
     let id = record["requestId"].as_str().unwrap().to_owned();
     let big = setup
@@ -526,7 +509,7 @@ async fn a_json_body_is_read_back_exactly_and_a_large_body_is_cut() {
 
     // Stopped, the tab's requests are no longer recorded.
     setup.call("stop_network_capture", json!({})).await.data();
-    press(&setup, "#fetch-json").await;
+    setup.quiet_click("#fetch-json").await.data();
     page_counter(&setup, "json", 2).await;
     let after = setup
         .call("get_captured_requests", json!({"filter": "/json?n=7"}))
@@ -541,7 +524,7 @@ async fn console_errors_and_uncaught_exceptions_are_captured() {
     let started = setup.call("start_console_capture", json!({})).await;
     assert_eq!(started.data()["capturing"], true, "{}", started.text);
 
-    press(&setup, "#log").await;
+    setup.quiet_click("#log").await.data();
     let logs = eventually(
         "the uncaught exception to be captured",
         CONNECT_LIMIT,
@@ -629,7 +612,7 @@ async fn console_errors_and_uncaught_exceptions_are_captured() {
     assert_eq!(fresh.data()["total"], 0, "{}", fresh.structured);
 
     // 600 lines: the newest 500 kept, 100 evicted, oldest first.
-    press(&setup, "#log-many").await;
+    setup.quiet_click("#log-many").await.data();
     let data = eventually("600 lines to be captured", CONNECT_LIMIT, || async {
         let logs = setup
             .call("get_console_logs", json!({"limit": 1, "filter": "many "}))
@@ -736,19 +719,18 @@ async fn a_browser_page_is_refused_as_restricted() {
     // Chromium opens its own pages through DevTools (checked with this Chromium); no extension
     // may script or capture them.
     setup.browser.open_tab("chrome://version").await;
-    let restricted = eventually("chrome://version to be listed", CONNECT_LIMIT, || async {
-        let tabs = setup.call("list_tabs", json!({})).await;
-        tabs.data()["tabs"]
-            .as_array()?
-            .iter()
-            .find(|tab| {
-                tab["url"]
-                    .as_str()
-                    .is_some_and(|url| url.starts_with("chrome://version"))
-            })
-            .and_then(|tab| tab["tabId"].as_u64())
-    })
+    let listed = listed_tab(
+        &setup.client,
+        json!({}),
+        "chrome://version to be listed",
+        |tab| {
+            tab["url"]
+                .as_str()
+                .is_some_and(|url| url.starts_with("chrome://version"))
+        },
+    )
     .await;
+    let restricted = listed["tabId"].as_u64().unwrap();
 
     let shot = setup
         .call("take_screenshot", json!({"tabId": restricted}))

@@ -11,7 +11,9 @@ use tabwire_e2e::hosted::{
     Hosted, Role, claims_of, craft_token, handshake_status, initialize_body, refusal,
     stateless_call, token_command,
 };
-use tabwire_e2e::scenario::{CONNECT_LIMIT, POPUP, connected_browser, ref_of, tab_with};
+use tabwire_e2e::scenario::{
+    CONNECT_LIMIT, POPUP, connected_browser, loaded_tab, popup_text, ref_of, tab_with,
+};
 use tabwire_e2e::{Browser, Fixtures, McpClient, eventually};
 
 /// An ID no browser ever had.
@@ -20,17 +22,17 @@ const NEVER: &str = "never-connected-0000";
 /// The one answer every unauthenticated `/mcp` request gets.
 const UNAUTHORIZED: &str = r#"{"error":"unauthorized"}"#;
 
-/// Waits until `list_tabs` (with `args`) shows `url` loaded.
-async fn page_loaded(client: &McpClient, args: Value, url: &str) -> u64 {
-    eventually(&format!("{url} to load"), CONNECT_LIMIT, || async {
-        let tabs = client.call("list_tabs", args.clone()).await;
-        tabs.data()["tabs"]
+/// Waits until `list_browsers` shows the browser `browser_id` disconnected.
+async fn disconnected(client: &McpClient, browser_id: &str, what: &str, limit: Duration) {
+    eventually(what, limit, || async {
+        let reply = client.call("list_browsers", json!({})).await;
+        reply.data()["browsers"]
             .as_array()?
             .iter()
-            .find(|t| t["url"] == url && t["status"] == "complete")
-            .and_then(|t| t["tabId"].as_u64())
+            .any(|b| b["browserId"] == browser_id && b["connected"] == false)
+            .then_some(())
     })
-    .await
+    .await;
 }
 
 /// The names of the browsers `list_browsers` shows.
@@ -114,7 +116,7 @@ async fn two_accounts_through_nginx_each_drive_only_their_own_browser() {
     );
 
     // Alice signs in on the login fixture through the proxy: snapshot, type, click, navigate.
-    let tab = page_loaded(&alice, json!({}), &login).await;
+    let tab = loaded_tab(&alice, json!({}), &login).await;
     let snapshot = alice.call("get_page_snapshot", json!({"tabId": tab})).await;
     let username = ref_of(&snapshot, "textbox \"Username\"");
     let password = ref_of(&snapshot, "\"Password\"");
@@ -160,7 +162,7 @@ async fn two_accounts_through_nginx_each_drive_only_their_own_browser() {
         ["Bob"]
     );
     let on_bob = json!({"browserId": bob_id});
-    let bob_tab = page_loaded(&stateless, on_bob.clone(), &counter).await;
+    let bob_tab = loaded_tab(&stateless, on_bob.clone(), &counter).await;
     let page = stateless
         .call(
             "get_page_snapshot",
@@ -427,17 +429,11 @@ async fn a_revoked_browser_token_disconnects_its_browser() {
     let browser_id = connected_browser(&agent, "Carol").await;
     hosted.revoke(&claims_of(&token).jti);
     let revoked_at = Instant::now();
-    eventually(
+    disconnected(
+        &agent,
+        &browser_id,
         "the revoked browser to be disconnected",
         Duration::from_secs(10),
-        || async {
-            let reply = agent.call("list_browsers", json!({})).await;
-            reply.data()["browsers"]
-                .as_array()?
-                .iter()
-                .any(|b| b["browserId"] == browser_id.as_str() && b["connected"] == false)
-                .then_some(())
-        },
     )
     .await;
     eprintln!(
@@ -445,11 +441,9 @@ async fn a_revoked_browser_token_disconnects_its_browser() {
         revoked_at.elapsed()
     );
     let popup = browser.open_tab(POPUP).await;
-    let shown = eventually("the popup to show the refusal", CONNECT_LIMIT, || async {
-        let text = Browser::evaluate(&popup, "document.body.innerText").await;
-        let text = text.as_str()?.to_owned();
-        // The form's labels are there at once; the refusal comes with the worker's state.
-        (text.contains("Refused") && text.contains("token")).then_some(text)
+    // The form's labels are there at once; the refusal comes with the worker's state.
+    let shown = popup_text(&popup, "the popup to show the refusal", |text| {
+        text.contains("Refused") && text.contains("token")
     })
     .await;
     assert!(
@@ -479,10 +473,8 @@ async fn the_popup_takes_keeps_and_forgets_an_access_token() {
         &["--ignore-certificate-errors"],
     );
     let popup = browser.open_tab(POPUP).await;
-    let body = "document.body.innerText";
-    let needs_token = eventually("the popup to ask for a token", CONNECT_LIMIT, || async {
-        let text = Browser::evaluate(&popup, body).await.as_str()?.to_owned();
-        text.contains("needs an access token").then_some(text)
+    let needs_token = popup_text(&popup, "the popup to ask for a token", |text| {
+        text.contains("needs an access token")
     })
     .await;
     assert!(needs_token.contains("Refused"), "{needs_token}");
@@ -524,13 +516,11 @@ async fn the_popup_takes_keeps_and_forgets_an_access_token() {
         "document.getElementById('forgetToken').click(); true",
     )
     .await;
-    eventually("the browser to leave the hub", CONNECT_LIMIT, || async {
-        let reply = agent.call("list_browsers", json!({})).await;
-        reply.data()["browsers"]
-            .as_array()?
-            .iter()
-            .any(|b| b["browserId"] == browser_id.as_str() && b["connected"] == false)
-            .then_some(())
-    })
+    disconnected(
+        &agent,
+        &browser_id,
+        "the browser to leave the hub",
+        CONNECT_LIMIT,
+    )
     .await;
 }

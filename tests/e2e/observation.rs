@@ -394,13 +394,7 @@ async fn a_snapshot_that_missed_its_deadline_commits_nothing() {
     // The page blocks its main thread for 22 s: this observation misses its 20 s deadline, and
     // its late answer must not be recorded when the page wakes up.
     // (No observation with the click: it would be the last committed one.)
-    setup
-        .call(
-            "click_element",
-            json!({"selector": freeze, "observe": false}),
-        )
-        .await
-        .data();
+    setup.quiet_click(&freeze).await.data();
     tokio::time::sleep(Duration::from_millis(500)).await;
     let late = setup.snapshot(json!({})).await;
     assert_eq!(late.error_code(), "TAB_UNRESPONSIVE", "{}", late.text);

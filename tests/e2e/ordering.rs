@@ -17,15 +17,9 @@ use tabwire_e2e::scenario::{CONNECT_LIMIT, OneBrowser, tab_with};
 async fn waits_for_text_urls_network_idle_and_navigations() {
     let setup = OneBrowser::on("Work", "waits.html").await;
     let page = |expression: &'static str| setup.evaluate("waits.html", expression);
-    let quiet_click = |selector: &'static str| {
-        setup.call(
-            "click_element",
-            json!({"selector": selector, "observe": false}),
-        )
-    };
 
     // Text appears later: when the wait returns, it is there.
-    quiet_click("#show").await.data();
+    setup.quiet_click("#show").await.data();
     setup
         .call("wait_for_text", json!({"text": "Message arrived"}))
         .await
@@ -46,7 +40,7 @@ async fn waits_for_text_urls_network_idle_and_navigations() {
     assert_eq!(never.error_code(), "WAIT_TIMEOUT");
 
     // The URL changes later without a navigation (pushState).
-    quiet_click("#push").await.data();
+    setup.quiet_click("#push").await.data();
     setup
         .call("wait_for_url", json!({"pattern": "*waits.html?step=2"}))
         .await
@@ -61,7 +55,7 @@ async fn waits_for_text_urls_network_idle_and_navigations() {
     assert_eq!(other.error_code(), "WAIT_TIMEOUT");
 
     // A request started before the wait (by the click) counts: idle only once it finished.
-    quiet_click("#fetch").await.data();
+    setup.quiet_click("#fetch").await.data();
     setup
         .call("wait_for_network_idle", json!({"idleMs": 500}))
         .await
@@ -275,28 +269,8 @@ async fn a_batch_failing_at_step_two_reports_step_one_and_keeps_its_effect() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_long_wait_in_one_tab_does_not_hold_up_another_tab() {
     let setup = OneBrowser::on("Work", "waits.html").await;
-    setup
-        .browser
-        .open_tab(&setup.fixtures.url("counter.html"))
-        .await;
-    let (a, b) = eventually("both tabs to be listed", CONNECT_LIMIT, || async {
-        let tabs = setup.call("list_tabs", json!({})).await;
-        let loaded = |needle: &str| {
-            tabs.data()["tabs"].as_array().unwrap().iter().any(|tab| {
-                tab["url"]
-                    .as_str()
-                    .is_some_and(|text| text.contains(needle))
-                    && tab["status"] == "complete"
-            })
-        };
-        (loaded("waits.html") && loaded("counter.html")).then(|| {
-            (
-                tab_with(&tabs, "waits.html"),
-                tab_with(&tabs, "counter.html"),
-            )
-        })
-    })
-    .await;
+    let a = tab_with(&setup.call("list_tabs", json!({})).await, "waits.html");
+    let b = setup.open_tab("counter.html").await;
 
     // The order in which the two sides finished.
     let finished = Mutex::new(Vec::new());
@@ -312,12 +286,9 @@ async fn a_long_wait_in_one_tab_does_not_hold_up_another_tab() {
     };
     let clicks_in_b = async {
         // Tab A is busy with its wait before tab B starts.
-        let running = eventually("tab A to run its wait", CONNECT_LIMIT, || async {
-            let health = setup.call("get_tab_health", json!({"tabId": a})).await;
-            let active = health.data()["active"].clone();
-            active.is_object().then_some(active)
-        })
-        .await;
+        let running = setup
+            .running("tab A to run its wait", json!({"tabId": a}))
+            .await;
         assert!(
             running["tool"].as_str().unwrap().contains("wait"),
             "{running}"
@@ -375,11 +346,7 @@ async fn an_operation_queued_past_its_deadline_never_runs() {
         json!({"text": "This never appears", "timeoutMs": 4000}),
     );
     let queued_click = async {
-        eventually("the wait to hold the tab", CONNECT_LIMIT, || async {
-            let health = setup.call("get_tab_health", json!({})).await;
-            health.data()["active"].is_object().then_some(())
-        })
-        .await;
+        setup.running("the wait to hold the tab", json!({})).await;
         // Recovering the debugger of a busy tab is refused, not forced.
         let busy = setup
             .call("get_tab_health", json!({"recoverDebugger": true}))

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use tabwire_e2e::scenario::{
-    CONNECT_LIMIT, OneBrowser, POPUP, connected_browser, ref_of, tab_with,
+    CONNECT_LIMIT, OneBrowser, POPUP, connected_browser, popup_text, ref_of, tab_with,
 };
 use tabwire_e2e::{Browser, Fixtures, Hub, McpClient, eventually};
 
@@ -115,10 +115,8 @@ async fn login_on_a_fixture_page_with_trusted_input() {
 
     // The popup shows the connection and the recent calls with their time and size.
     let popup = browser.open_tab(POPUP).await;
-    let shown = eventually("the popup to list the calls", CONNECT_LIMIT, || async {
-        let text = Browser::evaluate(&popup, "document.body.innerText").await;
-        let text = text.as_str()?.to_owned();
-        text.contains("click_element").then_some(text)
+    let shown = popup_text(&popup, "the popup to list the calls", |text| {
+        text.contains("click_element")
     })
     .await;
     for expected in [
@@ -535,11 +533,8 @@ async fn popup_shows_why_the_hub_refused_the_extension() {
         &fixtures.url("blank.html"),
     );
     let popup = browser.open_tab(POPUP).await;
-    let shown = eventually("the popup to show the refusal", CONNECT_LIMIT, || async {
-        let text = Browser::evaluate(&popup, "document.body.innerText").await;
-        let text = text.as_str()?.to_owned();
+    let shown = popup_text(&popup, "the popup to show the refusal", |text| {
         text.contains("update the tabwire extension")
-            .then_some(text)
     })
     .await;
     assert!(shown.contains("protocol"), "{shown}");

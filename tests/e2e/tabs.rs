@@ -9,7 +9,9 @@ use std::collections::BTreeSet;
 
 use serde_json::json;
 use tabwire_e2e::eventually;
-use tabwire_e2e::scenario::{CONNECT_LIMIT, OneBrowser, active_tabs, lists_tab, tab_of, tab_with};
+use tabwire_e2e::scenario::{
+    CONNECT_LIMIT, OneBrowser, active_tabs, listed_tab, lists_tab, tab_of, tab_with,
+};
 
 /// The ID of the tab `get_active_tab` reports.
 async fn active_tab(setup: &OneBrowser) -> u64 {
@@ -21,15 +23,12 @@ async fn active_tab(setup: &OneBrowser) -> u64 {
 
 /// The tab `id` as `list_tabs` shows it once it has loaded with `title`.
 async fn tab_loaded(setup: &OneBrowser, id: u64, title: &str) -> serde_json::Value {
-    eventually(&format!("{title} to load"), CONNECT_LIMIT, || async {
-        let tabs = setup.call("list_tabs", json!({})).await;
-        tabs.data()["tabs"]
-            .as_array()?
-            .iter()
-            .find(|tab| tab["tabId"] == id)
-            .filter(|tab| tab["status"] == "complete" && tab["title"] == title)
-            .cloned()
-    })
+    listed_tab(
+        &setup.client,
+        json!({}),
+        &format!("{title} to load"),
+        |tab| tab["tabId"] == id && tab["status"] == "complete" && tab["title"] == title,
+    )
     .await
 }
 

@@ -128,6 +128,11 @@ impl Browser {
     /// The DevTools WebSocket URL of the first tab whose URL contains `needle` (the tab
     /// Chromium started with, or one opened since), for [`Browser::evaluate`].
     pub async fn page_ws(&self, needle: &str) -> String {
+        self.page_target(needle, "webSocketDebuggerUrl").await
+    }
+
+    /// The field `field` of the DevTools target of the first tab whose URL contains `needle`.
+    async fn page_target(&self, needle: &str, field: &str) -> String {
         let targets = self.devtools_http("GET", "/json/list").await;
         targets
             .as_array()
@@ -139,7 +144,7 @@ impl Browser {
                         .as_str()
                         .is_some_and(|url| url.contains(needle))
             })
-            .and_then(|target| target["webSocketDebuggerUrl"].as_str())
+            .and_then(|target| target[field].as_str())
             .unwrap_or_else(|| panic!("no tab with {needle:?} among {targets}"))
             .to_owned()
     }
@@ -153,20 +158,7 @@ impl Browser {
     /// Brings the first tab whose URL contains `needle` to the front (DevTools
     /// `/json/activate`), as a person clicking on it would.
     pub async fn activate_tab(&self, needle: &str) {
-        let targets = self.devtools_http("GET", "/json/list").await;
-        let id = targets
-            .as_array()
-            .expect("DevTools lists its targets")
-            .iter()
-            .find(|target| {
-                target["type"] == "page"
-                    && target["url"]
-                        .as_str()
-                        .is_some_and(|url| url.contains(needle))
-            })
-            .and_then(|target| target["id"].as_str())
-            .unwrap_or_else(|| panic!("no tab with {needle:?} among {targets}"))
-            .to_owned();
+        let id = self.page_target(needle, "id").await;
         // The answer is a sentence ("Target activated"), not JSON.
         self.devtools_raw("GET", &format!("/json/activate/{id}"))
             .await;

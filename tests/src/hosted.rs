@@ -298,7 +298,7 @@ impl Hosted {
         format!("{}/mcp", self.origin())
     }
 
-    /// `http://HUB/mcp` (straight to the hub; use [`Hosted::direct_client`] for the Host).
+    /// `http://HUB/mcp` (straight to the hub; [`Hosted::direct_session`] sends the public Host).
     pub fn direct_mcp_url(&self) -> String {
         format!("http://{}/mcp", self.hub.http)
     }
@@ -308,23 +308,8 @@ impl Hosted {
         format!("wss://localhost:{}/browser", self.proxy.addr.port())
     }
 
-    /// The HTTPS client that trusts the proxy's certificate.
-    pub fn https_client(&self) -> &reqwest::Client {
-        &self.https
-    }
-
-    /// A plain HTTP client for the hub's own port that sends the public Host.
-    pub fn direct_client(&self) -> &reqwest::Client {
-        &self.direct
-    }
-
     /// `tabwire-hub token issue --account ACCOUNT --role ROLE --ttl 1h`: the token.
     pub fn issue(&self, account: &str, role: Role) -> String {
-        self.issue_for(account, role, "1h")
-    }
-
-    /// `tabwire-hub token issue` with a TTL such as `30s` or `1h`.
-    pub fn issue_for(&self, account: &str, role: Role, ttl: &str) -> String {
         let token = token_command(
             &self.hub.auth_dir,
             &[
@@ -334,7 +319,7 @@ impl Hosted {
                 "--role",
                 role.as_str(),
                 "--ttl",
-                ttl,
+                "1h",
             ],
         );
         assert!(
@@ -391,21 +376,11 @@ impl Hosted {
         http_session(self.direct.clone(), &self.direct_mcp_url(), token).await
     }
 
-    /// A stateless MCP client through nginx: protocol 2026-07-28, `server/discover` instead of
-    /// `initialize`, no `Mcp-Session-Id`.
-    pub async fn stateless(&self, token: &str) -> McpClient {
-        self.stateless_at(&self.mcp_url(), token).await
-    }
-
-    /// The same through nginx's path prefix: `https://localhost:PORT/team/mcp`.
+    /// A stateless MCP client through nginx's path prefix (`https://localhost:PORT/team/mcp`):
+    /// protocol 2026-07-28, `server/discover` instead of `initialize`, no `Mcp-Session-Id`.
     pub async fn stateless_under_prefix(&self, token: &str) -> McpClient {
         let url = format!("{}{}/mcp", self.origin(), PREFIX);
-        self.stateless_at(&url, token).await
-    }
-
-    async fn stateless_at(&self, url: &str, token: &str) -> McpClient {
-        let config =
-            StreamableHttpClientTransportConfig::with_uri(url.to_owned()).auth_header(token);
+        let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
         let transport = StreamableHttpClientTransport::with_client(self.https.clone(), config);
         let service = ()
             .serve_with_lifecycle(

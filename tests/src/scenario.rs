@@ -31,6 +31,44 @@ pub async fn connected_browser(client: &McpClient, name: &str) -> String {
     .await
 }
 
+/// Waits until `list_tabs` (with `args`) lists a tab for which `wanted` holds; returns that tab.
+pub async fn listed_tab(
+    client: &McpClient,
+    args: serde_json::Value,
+    what: &str,
+    wanted: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    eventually(what, CONNECT_LIMIT, || async {
+        let tabs = client.call("list_tabs", args.clone()).await;
+        tabs.data()["tabs"]
+            .as_array()?
+            .iter()
+            .find(|tab| wanted(tab))
+            .cloned()
+    })
+    .await
+}
+
+/// Waits until `list_tabs` (with `args`) shows `url` loaded; returns its tab's ID.
+pub async fn loaded_tab(client: &McpClient, args: serde_json::Value, url: &str) -> u64 {
+    let tab = listed_tab(client, args, &format!("{url} to load"), |tab| {
+        tab["url"] == url && tab["status"] == "complete"
+    })
+    .await;
+    tab["tabId"].as_u64().expect("a listed tab has an ID")
+}
+
+/// Waits until the extension's popup (its DevTools WebSocket URL, from
+/// [`Browser::open_tab`]`(POPUP)`) shows text for which `shows` holds; returns the text.
+pub async fn popup_text(popup: &str, what: &str, shows: impl Fn(&str) -> bool) -> String {
+    eventually(what, CONNECT_LIMIT, || async {
+        let text = Browser::evaluate(popup, "document.body.innerText").await;
+        let text = text.as_str()?.to_owned();
+        shows(&text).then_some(text)
+    })
+    .await
+}
+
 /// The ref on the first line of a snapshot's text containing `needle`.
 pub fn ref_of(snapshot: &Reply, needle: &str) -> String {
     let line = snapshot
@@ -114,16 +152,7 @@ impl OneBrowser {
         connected_browser(&client, name).await;
         // The browser may connect before its start page has replaced the initial blank
         // document, which no extension may script.
-        let url = fixtures.url(page);
-        eventually("the start page to load", CONNECT_LIMIT, || async {
-            let tabs = client.call("list_tabs", json!({})).await;
-            tabs.data()["tabs"]
-                .as_array()?
-                .iter()
-                .any(|t| t["url"] == url.as_str() && t["status"] == "complete")
-                .then_some(())
-        })
-        .await;
+        loaded_tab(&client, json!({}), &fixtures.url(page)).await;
         OneBrowser {
             fixtures,
             hub,
@@ -137,18 +166,17 @@ impl OneBrowser {
     pub async fn open_tab(&self, path: &str) -> u64 {
         let url = self.fixtures.url(path);
         self.browser.open_tab(&url).await;
-        eventually(
-            &format!("{path} to load in a new tab"),
-            CONNECT_LIMIT,
-            || async {
-                let tabs = self.client.call("list_tabs", json!({})).await;
-                tabs.data()["tabs"]
-                    .as_array()?
-                    .iter()
-                    .find(|t| t["url"] == url.as_str() && t["status"] == "complete")
-                    .and_then(|t| t["tabId"].as_u64())
-            },
-        )
+        loaded_tab(&self.client, json!({}), &url).await
+    }
+
+    /// Waits until `get_tab_health` (with `args`) shows an operation running in the tab;
+    /// returns it (`data.active`).
+    pub async fn running(&self, what: &str, args: serde_json::Value) -> serde_json::Value {
+        eventually(what, CONNECT_LIMIT, || async {
+            let health = self.call("get_tab_health", args.clone()).await;
+            let active = &health.data()["active"];
+            active.is_object().then(|| active.clone())
+        })
         .await
     }
 
@@ -171,6 +199,16 @@ impl OneBrowser {
     pub async fn click(&self, selector: &str) -> Reply {
         self.client
             .call("click_element", json!({ "selector": selector }))
+            .await
+    }
+
+    /// `click_element` on `selector` with `observe: false`: the summary alone.
+    pub async fn quiet_click(&self, selector: &str) -> Reply {
+        self.client
+            .call(
+                "click_element",
+                json!({ "selector": selector, "observe": false }),
+            )
             .await
     }
 }

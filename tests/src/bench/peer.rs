@@ -125,25 +125,14 @@ impl Playwright {
         Ok(())
     }
 
-    /// `browser_snapshot` with its defaults: the whole page.
     /// `browser_tabs {action: "list"}`: its cheapest call that reaches the browser.
     pub async fn list_tabs(&self) -> Result<Exchange> {
-        let reply = self
-            .session
-            .call("browser_tabs", json!({"action": "list"}))
-            .await?;
-        if reply.is_error {
-            bail!("browser_tabs failed: {}", clip(&reply.text));
-        }
-        Ok(reply)
+        self.tool("browser_tabs", json!({"action": "list"})).await
     }
 
+    /// `browser_snapshot` with its defaults: the whole page.
     pub async fn snapshot(&self) -> Result<Exchange> {
-        let reply = self.session.call("browser_snapshot", json!({})).await?;
-        if reply.is_error {
-            bail!("browser_snapshot failed: {}", clip(&reply.text));
-        }
-        Ok(reply)
+        self.tool("browser_snapshot", json!({})).await
     }
 
     /// One full snapshot already holds every frame, so it is the whole walk.
@@ -177,15 +166,11 @@ impl Playwright {
         }
         let button = button.with_context(|| format!("no ref for {button_line}"))?;
         let click = self
-            .session
-            .call(
+            .tool(
                 "browser_click",
                 json!({"target": button, "element": format!("Open {row} button")}),
             )
             .await?;
-        if click.is_error {
-            bail!("browser_click failed: {}", clip(&click.text));
-        }
         let mut status = status_line(&click.text, "Opened row ");
         let (mut confirm_calls, mut confirm_bytes) = (0, 0);
         if status.is_none() {

@@ -250,11 +250,7 @@ fn login_scenario(out: &mut String, results: &Results) {
             }
         );
     }
-    if let (Some(Ok(ours)), Some(Ok(theirs))) = (
-        results.server(ServerKind::Tabwire),
-        results.server(ServerKind::Playwright),
-    ) && let (Ok(ours), Ok(theirs)) = (&ours.login, &theirs.login)
-    {
+    if let Ok((ours, theirs)) = login_of(results) {
         let clicks = match (ours.click(), theirs.click()) {
             (Some(our), Some(their)) => ratio(our.p50_ms, their.p50_ms),
             _ => "-".into(),
