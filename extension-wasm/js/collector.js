@@ -1001,6 +1001,9 @@ globalThis.__tabwireFactory = function collector() {
     return done(found, { node: describe(el, deepActiveElement()) });
   }
 
+  // The first ten of `texts`, quoted, for a message that lists the choices.
+  const quotedList = (texts) => texts.slice(0, 10).map((t) => `"${cap(t, NAME_MAX)}"`).join(', ') + (texts.length > 10 ? ', …' : '');
+
   // An option's text as snapshots show it.
   const optionText = (option) => collapse(option.label || option.text);
 
@@ -1022,9 +1025,7 @@ globalThis.__tabwireFactory = function collector() {
         return fail('OPTION_NOT_FOUND', `${labelOf(select)} has no options at all. Wait for the page to fill it, then retry.`);
       }
       const by = value == null ? 'text' : text == null ? 'value' : 'value or text';
-      const listed = texts.slice(0, 10).map((t) => `"${cap(t, NAME_MAX)}"`).join(', ');
-      const more = texts.length > 10 ? ', …' : '';
-      return fail('OPTION_NOT_FOUND', `${labelOf(select)} has no option with the ${by} "${cap(value == null ? text : value, NAME_MAX)}". It has ${texts.length} options: ${listed}${more}. Pass one of these texts exactly (or an option's value).`);
+      return fail('OPTION_NOT_FOUND', `${labelOf(select)} has no option with the ${by} "${cap(value == null ? text : value, NAME_MAX)}". It has ${texts.length} options: ${quotedList(texts)}. Pass one of these texts exactly (or an option's value).`);
     }
     if (option.matches(':disabled')) {
       return fail('NOT_EDITABLE', `The option "${cap(optionText(option), NAME_MAX)}" of ${labelOf(select)} is disabled; pick another option.`);
@@ -1119,9 +1120,7 @@ globalThis.__tabwireFactory = function collector() {
     if (texts.length === 0) {
       return fail(code, `${what} No options are shown: open the dropdown first (click it), then call select_option again with an option's exact text.`);
     }
-    const listed = texts.slice(0, 10).map((t) => `"${cap(t, NAME_MAX)}"`).join(', ');
-    const more = texts.length > 10 ? ', …' : '';
-    return fail(code, `${what} The ${texts.length} options and list items shown are: ${listed}${more}. Call again with one of these texts exactly.`);
+    return fail(code, `${what} The ${texts.length} options and list items shown are: ${quotedList(texts)}. Call again with one of these texts exactly.`);
   }
 
   const FORM_CONTROLS = new Set(['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON']);
@@ -1358,7 +1357,7 @@ globalThis.__tabwireFactory = function collector() {
     // A password field's selection is never read, by either path below.
     if (el && el.tagName === 'INPUT' && isSecret(el)) return ok({ text: '' });
     let text = '';
-    if (el && (el.tagName === 'TEXTAREA' || (el.tagName === 'INPUT' && TEXT_INPUT_TYPES.has(el.type))) && !isSecret(el)) {
+    if (el && (el.tagName === 'TEXTAREA' || (el.tagName === 'INPUT' && TEXT_INPUT_TYPES.has(el.type)))) {
       try {
         text = el.value.slice(el.selectionStart || 0, el.selectionEnd || 0);
       } catch (e) {
@@ -1420,7 +1419,7 @@ globalThis.__tabwireFactory = function collector() {
     if (found.error) return found;
     const box = found.el.getBoundingClientRect();
     if (box.width === 0 || box.height === 0) {
-      return fail('TARGET_NOT_VISIBLE', `${shortLabel(describe(found.el, deepActiveElement()))} has no size on screen, so there is nothing to capture.`);
+      return fail('TARGET_NOT_VISIBLE', `${labelOf(found.el)} has no size on screen, so there is nothing to capture.`);
     }
     return done(found, { x: box.left + window.scrollX, y: box.top + window.scrollY, width: box.width, height: box.height });
   }

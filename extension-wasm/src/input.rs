@@ -30,18 +30,14 @@ async fn send_all(tab: TabId, events: Events) -> Result<(), (usize, OpError)> {
 }
 
 /// Runs `events` in order as a promise that finishes even if nobody awaits it any more (see the
-/// module's comment), then `cleanup` whatever happened. The session must already be attached:
-/// nothing here waits for an attach. An error says the action may have happened only when an
-/// event had gone out before it.
-async fn unstoppable(tab: TabId, events: Events, cleanup: Events) -> Result<(), OpError> {
+/// module's comment). The session must already be attached: nothing here waits for an attach.
+/// An error says the action may have happened only when an event had gone out before it.
+async fn unstoppable(tab: TabId, events: Events) -> Result<(), OpError> {
     let run = wasm_bindgen_futures::future_to_promise(async move {
-        let outcome = send_all(tab, events).await;
-        // Best effort: the cleanup restores Chrome's state, it does not change the outcome.
-        let _ = send_all(tab, cleanup).await;
-        match outcome {
-            Ok(()) => Ok(JsValue::UNDEFINED),
-            Err(failure) => Err(encode_failure(failure)),
-        }
+        send_all(tab, events)
+            .await
+            .map(|()| JsValue::UNDEFINED)
+            .map_err(encode_failure)
     });
     wasm_bindgen_futures::JsFuture::from(run)
         .await
@@ -78,7 +74,6 @@ pub async fn move_to(tab: TabId, x: f64, y: f64) -> Result<(), OpError> {
             "Input.dispatchMouseEvent",
             mouse("mouseMoved", x, y, "none", 0, 0),
         )],
-        vec![],
     )
     .await
 }
@@ -117,7 +112,7 @@ pub async fn click(
             mouse("mouseReleased", x, y, name, 0, n),
         ));
     }
-    unstoppable(tab, events, vec![]).await
+    unstoppable(tab, events).await
 }
 
 /// Presses on `from`, moves in steps to `to` and releases there, all in one unstoppable run
@@ -299,17 +294,12 @@ fn key_events(def: &KeyDef, modifiers: u8) -> Events {
 
 /// Presses and releases one key with `modifiers` held.
 pub async fn press_key(tab: TabId, def: &KeyDef, modifiers: u8) -> Result<(), OpError> {
-    unstoppable(tab, key_events(def, modifiers), vec![]).await
+    unstoppable(tab, key_events(def, modifiers)).await
 }
 
 /// Inserts `text` into the focused element as one trusted edit.
 pub async fn insert_text(tab: TabId, text: &str) -> Result<(), OpError> {
-    unstoppable(
-        tab,
-        vec![("Input.insertText", json!({ "text": text }))],
-        vec![],
-    )
-    .await
+    unstoppable(tab, vec![("Input.insertText", json!({ "text": text }))]).await
 }
 
 /// Types `text` into the focused element as a key down/up per character. The checkpoint is
@@ -319,9 +309,7 @@ pub async fn type_keys(tab: TabId, text: &str, checkpoint: &Checkpoint) -> Resul
         let def = if c == '\n' {
             key_def("Enter", 0)?
         } else {
-            let mut def = key_def(&c.to_string(), 0)?;
-            def.text = c.to_string();
-            def
+            key_def(&c.to_string(), 0)?
         };
         let stopped = |mut error: OpError| {
             if typed > 0 {
@@ -335,7 +323,7 @@ pub async fn type_keys(tab: TabId, text: &str, checkpoint: &Checkpoint) -> Resul
             error
         };
         checkpoint.check().map_err(stopped)?;
-        unstoppable(tab, key_events(&def, 0), vec![])
+        unstoppable(tab, key_events(&def, 0))
             .await
             .map_err(stopped)?;
     }

@@ -16,7 +16,6 @@
 //! (actions handle a dialog their own input opened themselves: for them it is a result).
 
 use std::cell::Cell;
-use std::rc::Rc;
 
 use tabwire_protocol::{
     ErrorCode, ExtensionMessage, OpError, OpResult, Operation, Request, Response, TabId,
@@ -39,31 +38,21 @@ const LIVENESS_POLL_MS: f64 = 100.0;
 /// Whether a request may still act: its connection is the live one and its deadline has not
 /// passed. Operations call [`Checkpoint::check`] immediately before a click, a keystroke or a
 /// navigation is dispatched.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Checkpoint {
     generation: u64,
     deadline_at: f64,
     timeout: OpError,
-    /// Set once a check let input through: from then on, a timeout may come after the action.
-    dispatched: Rc<Cell<u32>>,
+    /// How many checks let input through: once any did, a timeout may come after the action.
+    dispatched: Cell<u32>,
     /// Set once the request left its tab's queue.
-    running: Rc<Cell<bool>>,
+    running: Cell<bool>,
 }
 
 impl Checkpoint {
-    /// When the request's deadline passes, in [`now_ms`] time.
-    pub fn deadline_at(&self) -> f64 {
-        self.deadline_at
-    }
-
     /// Milliseconds left before the deadline.
     pub fn remaining_ms(&self) -> f64 {
         (self.deadline_at - now_ms()).max(0.0)
-    }
-
-    /// Whether input was let through.
-    pub fn dispatched(&self) -> bool {
-        self.dispatched.get() > 0
     }
 
     /// How many checks let input through so far (a batch step compares before and after).
@@ -119,8 +108,8 @@ pub async fn handle(request: Request, link: Link) {
         generation: link.generation(),
         deadline_at: started + deadline_ms as f64,
         timeout: timeout.clone(),
-        dispatched: Rc::new(Cell::new(0)),
-        running: Rc::new(Cell::new(false)),
+        dispatched: Cell::new(0),
+        running: Cell::new(false),
     };
     let stop = select(
         sleep(deadline_ms as f64),
@@ -226,7 +215,7 @@ fn timeout_error(mut timeout: OpError, checkpoint: &Checkpoint, deadline_ms: u64
     if !checkpoint.running.get() {
         return queue_timeout(deadline_ms);
     }
-    if !checkpoint.dispatched() {
+    if checkpoint.dispatches() == 0 {
         timeout.action_may_have_occurred = false;
     }
     timeout

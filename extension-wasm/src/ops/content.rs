@@ -50,15 +50,21 @@ pub async fn content(tab_id: Option<TabId>, request: ContentRequest) -> Result<O
 
 /// Characters `[offset, offset + max)` of a text.
 #[derive(Debug, PartialEq, Eq)]
-struct Slice {
-    text: String,
-    offset: u32,
-    total: u32,
-    truncated: bool,
-    next_offset: Option<u32>,
+pub(super) struct Slice {
+    /// The characters.
+    pub text: String,
+    /// Where they start (the offset, at most the total).
+    pub offset: u32,
+    /// The text's length, in characters.
+    pub total: u32,
+    /// Characters before or after the slice were left out.
+    pub truncated: bool,
+    /// Where the rest starts, when there is more.
+    pub next_offset: Option<u32>,
 }
 
-fn slice_chars(text: &str, offset: u32, max: u32) -> Slice {
+/// Characters `[offset, offset + max)` of `text`.
+pub(super) fn slice_chars(text: &str, offset: u32, max: u32) -> Slice {
     let total = text.chars().count();
     let start = (offset as usize).min(total);
     let end = start.saturating_add(max as usize).min(total);

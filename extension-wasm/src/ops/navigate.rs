@@ -26,12 +26,7 @@ pub async fn navigate(
 ) -> Result<OpResult, OpError> {
     let tab = resolve_tab(tab_id).await?.id;
     let watch = LoadWatch::start(tab);
-    let properties = chrome::to_js(&json!({ "url": url }))
-        .map_err(|e| OpError::new(ErrorCode::Internal, e.to_string()))?;
-    checkpoint.check()?;
-    chrome::call(chrome::tabs_update(tab, &properties))
-        .await
-        .map_err(|failure| refused(tab, url, &failure.message))?;
+    load_url(tab, url, checkpoint).await?;
     let loaded = watch.finished().await?;
     drop(watch);
     let mut navigated = Navigated {
@@ -73,7 +68,18 @@ struct PageIdentity {
     title: String,
 }
 
-pub fn refused(tab: TabId, url: &str, message: &str) -> OpError {
+/// Points the tab at `url` (`chrome.tabs.update`), passing the checkpoint just before.
+pub async fn load_url(tab: TabId, url: &str, checkpoint: &Checkpoint) -> Result<(), OpError> {
+    let properties = chrome::to_js(&json!({ "url": url }))
+        .map_err(|e| OpError::new(ErrorCode::Internal, e.to_string()))?;
+    checkpoint.check()?;
+    chrome::call(chrome::tabs_update(tab, &properties))
+        .await
+        .map(|_| ())
+        .map_err(|failure| refused(tab, url, &failure.message))
+}
+
+fn refused(tab: TabId, url: &str, message: &str) -> OpError {
     if message.to_ascii_lowercase().contains("no tab with id") {
         return tab_error(tab, message);
     }

@@ -19,11 +19,11 @@ use tabwire_protocol::{
 use super::snapshot;
 use super::tabs::get_tab;
 use super::target;
-use crate::debugger;
 use crate::page::{self, MissingFrame, PageCommand};
 use crate::refs::TOP_FRAME;
 use crate::requests::Checkpoint;
 use crate::timer::{Either, select, sleep};
+use crate::{chrome, debugger};
 
 /// The largest image sent, as base64 (about 6 MB of image): well under the hub's message limit,
 /// so one screenshot can never cost the browser its connection.
@@ -151,9 +151,9 @@ pub async fn take(
         }
         None => None,
     };
-    let metrics: LayoutMetrics = serde_json::from_value(value_of(
+    let metrics: LayoutMetrics = chrome::from_js(
         debugger::send(tab, "Page.getLayoutMetrics", &json!({})).await?,
-    )?)
+    )
     .map_err(|e| {
         OpError::new(
             ErrorCode::Internal,
@@ -232,7 +232,7 @@ pub async fn take(
             ));
         }
     };
-    let captured: Captured = serde_json::from_value(value_of(answer)?)
+    let captured: Captured = chrome::from_js(answer)
         .map_err(|e| OpError::new(ErrorCode::Internal, format!("reading the screenshot: {e}")))?;
     if captured.data.len() > MAX_IMAGE_BASE64 {
         return Err(OpError::new(
@@ -320,11 +320,6 @@ fn is_browser_page(url: &str) -> bool {
         && url != "about:blank"
         || url.starts_with("https://chromewebstore.google.com")
         || url.starts_with("https://chrome.google.com/webstore")
-}
-
-fn value_of(value: wasm_bindgen::JsValue) -> Result<Value, OpError> {
-    crate::chrome::from_js(value)
-        .map_err(|e| OpError::new(ErrorCode::Internal, format!("reading Chrome's answer: {e}")))
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use tabwire_protocol::{
 };
 
 use super::act::waits::{self, LOAD_START_MS};
+use super::content::slice_chars;
 use super::tabs::{get_tab, resolve_tab, select_in_window, tab_error, tab_info};
 use super::{capture, frames, screenshot};
 use crate::activity;
@@ -264,20 +265,18 @@ async fn selected_text(tab: TabId, max_chars: u32) -> Result<TabResult, OpError>
     if ids.is_empty() {
         ids.push(TOP_FRAME);
     }
-    ids.sort_unstable();
-    let answers = page::run_all::<Selected>(tab, &ids, &PageCommand::SelectedText).await?;
-    let mut answers: Vec<(u32, Selected)> = answers;
+    let mut answers = page::run_all::<Selected>(tab, &ids, &PageCommand::SelectedText).await?;
     answers.sort_by_key(|(frame, _)| *frame);
     let text = answers
         .into_iter()
         .map(|(_, s)| s.text)
         .find(|t| !t.is_empty())
         .unwrap_or_default();
-    let total = text.chars().count() as u32;
+    let slice = slice_chars(&text, 0, max_chars);
     Ok(TabResult::SelectedText {
         tab_id: tab,
-        text: text.chars().take(max_chars as usize).collect(),
-        total_chars: total,
+        text: slice.text,
+        total_chars: slice.total,
     })
 }
 

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tabwire_protocol::{ErrorCode, FormField, MouseButton, OpError, Outcome, TabId, Target};
 
-use super::{outcome, retrying};
+use super::{change_page, outcome, retrying};
 use crate::input;
 use crate::observation::{Detail, PageNode, render_node};
 use crate::ops::{tabs::resolve_tab, target};
@@ -107,20 +107,18 @@ pub async fn select_option(
         ));
     };
     let prepared = target::prepare(tab, target, TOP_FRAME)?;
-    let reply = retrying(checkpoint, || async {
-        checkpoint.check()?;
-        page::run::<Selected>(
-            tab,
-            prepared.frame,
-            &PageCommand::SelectNative {
-                target: prepared.page.clone(),
-                value: value.map(str::to_owned),
-                text: text.map(str::to_owned),
-            },
-            prepared.missing_frame(),
-        )
-        .await
-    })
+    let command = PageCommand::SelectNative {
+        target: prepared.page.clone(),
+        value: value.map(str::to_owned),
+        text: text.map(str::to_owned),
+    };
+    let reply = change_page::<Selected>(
+        tab,
+        prepared.frame,
+        &command,
+        prepared.missing_frame(),
+        checkpoint,
+    )
     .await?;
     prepared
         .check_document(&reply.document_id)
@@ -155,31 +153,21 @@ pub async fn fill_form(
              fields with its own fill_form call.",
         ));
     }
-    let page_fields: Vec<PageField> = prepared
-        .iter()
-        .zip(fields)
-        .map(|(p, f)| PageField {
-            target: p.page.clone(),
-            value: f.value.clone(),
-        })
-        .collect();
+    let command = PageCommand::FillForm {
+        fields: prepared
+            .iter()
+            .zip(fields)
+            .map(|(p, f)| PageField {
+                target: p.page.clone(),
+                value: f.value.clone(),
+            })
+            .collect(),
+        submit,
+    };
     let missing = prepared
         .first()
         .map_or(page::MissingFrame::Requested, |p| p.missing_frame());
-    let reply = retrying(checkpoint, || async {
-        checkpoint.check()?;
-        page::run::<Filled>(
-            tab,
-            frame,
-            &PageCommand::FillForm {
-                fields: page_fields.clone(),
-                submit,
-            },
-            missing,
-        )
-        .await
-    })
-    .await?;
+    let reply = change_page::<Filled>(tab, frame, &command, missing, checkpoint).await?;
     for p in &prepared {
         p.check_document(&reply.document_id)
             .map_err(OpError::action_may_have_occurred)?;
@@ -247,22 +235,13 @@ pub async fn scroll(
         ));
     }
     let missing = named.map_or(page::MissingFrame::Requested, |p| p.missing_frame());
-    let reply = retrying(checkpoint, || async {
-        checkpoint.check()?;
-        page::run::<Scrolled>(
-            tab,
-            frame,
-            &PageCommand::Scroll {
-                target: target.as_ref().map(|p| p.page.clone()),
-                dx,
-                dy,
-                to: to.as_ref().map(|p| p.page.clone()),
-            },
-            missing,
-        )
-        .await
-    })
-    .await?;
+    let command = PageCommand::Scroll {
+        target: target.as_ref().map(|p| p.page.clone()),
+        dx,
+        dy,
+        to: to.as_ref().map(|p| p.page.clone()),
+    };
+    let reply = change_page::<Scrolled>(tab, frame, &command, missing, checkpoint).await?;
     let scrolled = reply.value;
     let line = scrolled
         .node

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tabwire_protocol::{InputMethod, OpError, Outcome, TabId, Target, TypeMode};
 
-use super::{outcome, retrying};
+use super::{change_page, outcome, retrying};
 use crate::input;
 use crate::observation::{Detail, PageNode, render_node};
 use crate::ops::{tabs::resolve_tab, target};
@@ -62,22 +62,15 @@ pub async fn type_text(
     let missing = prepared.missing_frame();
     let (node, value) = match typing.mode {
         TypeMode::Native => {
-            let reply = retrying(checkpoint, || async {
-                checkpoint.check()?;
-                page::run::<TypedFacts>(
-                    tab,
-                    prepared.frame,
-                    &PageCommand::Type {
-                        target: prepared.page.clone(),
-                        text: typing.text.to_owned(),
-                        clear: typing.clear,
-                        allow_readonly: typing.allow_readonly,
-                    },
-                    missing,
-                )
-                .await
-            })
-            .await?;
+            let command = PageCommand::Type {
+                target: prepared.page.clone(),
+                text: typing.text.to_owned(),
+                clear: typing.clear,
+                allow_readonly: typing.allow_readonly,
+            };
+            let reply =
+                change_page::<TypedFacts>(tab, prepared.frame, &command, missing, checkpoint)
+                    .await?;
             // The page checked its document token before typing; this double-checks Chrome's
             // view, after the fact, so a mismatch must say the text may already be in.
             prepared
@@ -87,23 +80,8 @@ pub async fn type_text(
             (reply.value.node, reply.value.value)
         }
         TypeMode::Trusted => {
-            let focused = retrying(checkpoint, || async {
-                page::run::<Focused>(
-                    tab,
-                    prepared.frame,
-                    &PageCommand::Focus {
-                        target: prepared.page.clone(),
-                        editable: true,
-                        clear: typing.clear,
-                        allow_readonly: typing.allow_readonly,
-                    },
-                    missing,
-                )
-                .await
-            })
-            .await?;
-            prepared.check_document(&focused.document_id)?;
-            prepared.rebound(tab, focused.value.rebound);
+            let editable = Some((typing.clear, typing.allow_readonly));
+            let node = focus(tab, &prepared, editable, checkpoint).await?;
             crate::debugger::ensure_attached(tab).await?;
             if typing.input_method == InputMethod::Insert || typing.text.is_empty() {
                 checkpoint.check()?;
@@ -122,7 +100,7 @@ pub async fn type_text(
             let value = read_value(tab, prepared.frame, &prepared.page, missing)
                 .await
                 .map_err(OpError::action_may_have_occurred)?;
-            (focused.value.node, value)
+            (node, value)
         }
     };
     let line = render_node(&node, &url, Detail::WithoutValue);
@@ -132,6 +110,31 @@ pub async fn type_text(
         format!("Typed into {line}"),
         json!({"target": line, "value": value}),
     ))
+}
+
+/// Focuses the target in the page (a CSS target is looked up again until the deadline) and
+/// returns it as the page described it. `editable: Some((clear, allow_readonly))`: it must
+/// accept text (`PageCommand::Focus`).
+async fn focus(
+    tab: TabId,
+    prepared: &target::PreparedTarget,
+    editable: Option<(bool, bool)>,
+    checkpoint: &Checkpoint,
+) -> Result<PageNode, OpError> {
+    let (clear, allow_readonly) = editable.unwrap_or_default();
+    let command = PageCommand::Focus {
+        target: prepared.page.clone(),
+        editable: editable.is_some(),
+        clear,
+        allow_readonly,
+    };
+    let focused = retrying(checkpoint, || {
+        page::run::<Focused>(tab, prepared.frame, &command, prepared.missing_frame())
+    })
+    .await?;
+    prepared.check_document(&focused.document_id)?;
+    prepared.rebound(tab, focused.value.rebound);
+    Ok(focused.value.node)
 }
 
 /// The field's value after trusted typing (redacted for passwords).
@@ -174,24 +177,8 @@ pub async fn press_key(
     if let Some(target) = target {
         let url = resolve_tab(Some(tab)).await?.url;
         let prepared = target::prepare(tab, target, TOP_FRAME)?;
-        let focused = retrying(checkpoint, || async {
-            page::run::<Focused>(
-                tab,
-                prepared.frame,
-                &PageCommand::Focus {
-                    target: prepared.page.clone(),
-                    editable: false,
-                    clear: false,
-                    allow_readonly: false,
-                },
-                prepared.missing_frame(),
-            )
-            .await
-        })
-        .await?;
-        prepared.check_document(&focused.document_id)?;
-        prepared.rebound(tab, focused.value.rebound);
-        focused_line = Some(render_node(&focused.value.node, &url, Detail::Full));
+        let node = focus(tab, &prepared, None, checkpoint).await?;
+        focused_line = Some(render_node(&node, &url, Detail::Full));
     }
     crate::debugger::ensure_attached(tab).await?;
     checkpoint.check()?;

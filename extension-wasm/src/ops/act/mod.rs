@@ -20,6 +20,7 @@ pub mod waits;
 
 use std::future::Future;
 
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
 use tabwire_protocol::{
     ActRequest, Acted, Action, ErrorCode, Observation, ObserveSpec, OpError, OpResult, Outcome,
@@ -28,6 +29,7 @@ use tabwire_protocol::{
 
 use crate::observation::delta::Params;
 use crate::ops::{snapshot, target};
+use crate::page::{self, InPage, MissingFrame, PageCommand};
 use crate::requests::Checkpoint;
 use crate::timer::{Either, now_ms, select, sleep};
 use crate::{activity, debugger, refs};
@@ -277,6 +279,22 @@ where
             other => return other,
         }
     }
+}
+
+/// Runs `command`, which changes the page, in `frame`: the checkpoint is passed right before
+/// each attempt, and a target that is not there yet is looked up again (see [`retrying`]).
+pub async fn change_page<T: DeserializeOwned>(
+    tab: TabId,
+    frame: u32,
+    command: &PageCommand,
+    missing: MissingFrame<'_>,
+    checkpoint: &Checkpoint,
+) -> Result<InPage<T>, OpError> {
+    retrying(checkpoint, || async {
+        checkpoint.check()?;
+        page::run::<T>(tab, frame, command, missing).await
+    })
+    .await
 }
 
 /// The observation after an action, or why there is none. Without `since`, it is a delta

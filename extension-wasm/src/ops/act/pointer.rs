@@ -22,7 +22,7 @@ use tabwire_protocol::{
     ClickMode, DragTo, ErrorCode, MouseButton, OpError, Outcome, TabId, Target,
 };
 
-use super::{outcome, retrying};
+use super::{change_page, outcome, retrying};
 use crate::observation::{Detail, PageNode, render_node};
 use crate::ops::tabs::{get_tab, resolve_tab, select_in_window};
 use crate::ops::{frames, target};
@@ -170,18 +170,16 @@ async fn dom_click(
 ) -> Result<Outcome, OpError> {
     let url = resolve_tab(Some(tab)).await?.url;
     let prepared = target::prepare(tab, target, TOP_FRAME)?;
-    let reply = retrying(checkpoint, || async {
-        checkpoint.check()?;
-        page::run::<Clicked>(
-            tab,
-            prepared.frame,
-            &PageCommand::DomClick {
-                target: prepared.page.clone(),
-            },
-            prepared.missing_frame(),
-        )
-        .await
-    })
+    let command = PageCommand::DomClick {
+        target: prepared.page.clone(),
+    };
+    let reply = change_page::<Clicked>(
+        tab,
+        prepared.frame,
+        &command,
+        prepared.missing_frame(),
+        checkpoint,
+    )
     .await?;
     prepared
         .check_document(&reply.document_id)

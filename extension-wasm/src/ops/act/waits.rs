@@ -6,12 +6,12 @@
 //! `WAIT_TIMEOUT`, and never outlives its request's deadline.
 
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use serde_json::json;
 use tabwire_protocol::{ErrorCode, OpError, Outcome, TabId, WaitCondition, WaitUntil};
 
 use super::{MARGIN_MS, outcome};
 use crate::activity;
-use crate::chrome;
 use crate::ops::{navigate, tabs};
 use crate::page::{self, MissingFrame, PageCommand};
 use crate::refs::TOP_FRAME;
@@ -46,13 +46,8 @@ pub async fn navigate(
     wait_for: Option<&str>,
     checkpoint: &Checkpoint,
 ) -> Result<Outcome, OpError> {
-    let properties = chrome::to_js(&json!({ "url": url }))
-        .map_err(|e| OpError::new(ErrorCode::Internal, e.to_string()))?;
     let mark = activity::load_mark(tab);
-    checkpoint.check()?;
-    chrome::call(chrome::tabs_update(tab, &properties))
-        .await
-        .map_err(|failure| navigate::refused(tab, url, &failure.message))?;
+    navigate::load_url(tab, url, checkpoint).await?;
     // Chrome reports the start at once, however slow the server; a URL that differs only in
     // its fragment starts no load at all.
     if activity::wait_load_start(tab, mark, LOAD_START_MS).await {
@@ -193,37 +188,18 @@ async fn poll(
 
 /// Whether the condition holds now. Page calls that fail between documents count as "no".
 async fn holds(tab: TabId, condition: &WaitCondition) -> Result<bool, OpError> {
-    let page_check = |command: PageCommand| async move {
-        match page::run::<serde_json::Value>(tab, TOP_FRAME, &command, MissingFrame::Requested)
-            .await
-        {
-            Ok(reply) => Ok(Some(reply.value)),
-            Err(error) if error.code == ErrorCode::InvalidSelector => Err(error),
-            Err(_) => Ok(None),
-        }
-    };
     Ok(match condition {
         WaitCondition::Selector { css, hidden } => {
-            match page_check(PageCommand::CheckSelector { css: css.clone() }).await? {
-                Some(value) => {
-                    let visible = serde_json::from_value::<Visible>(value)
-                        .map(|v| v.visible)
-                        .unwrap_or(false);
-                    visible != *hidden
-                }
-                None => false,
-            }
+            let command = PageCommand::CheckSelector { css: css.clone() };
+            page_check::<Visible>(tab, &command)
+                .await?
+                .is_some_and(|v| v.visible != *hidden)
         }
         WaitCondition::Text { text, gone } => {
-            match page_check(PageCommand::CheckText { text: text.clone() }).await? {
-                Some(value) => {
-                    let found = serde_json::from_value::<Found>(value)
-                        .map(|f| f.found)
-                        .unwrap_or(false);
-                    found != *gone
-                }
-                None => false,
-            }
+            let command = PageCommand::CheckText { text: text.clone() };
+            page_check::<Found>(tab, &command)
+                .await?
+                .is_some_and(|f| f.found != *gone)
         }
         WaitCondition::Url { pattern } => {
             let tab = tabs::get_tab(tab).await?;
@@ -232,6 +208,18 @@ async fn holds(tab: TabId, condition: &WaitCondition) -> Result<bool, OpError> {
         }
         WaitCondition::NetworkIdle { .. } | WaitCondition::Delay { .. } => true,
     })
+}
+
+/// The page's answer to a check, or `None` when the page could not answer (between documents).
+async fn page_check<T: DeserializeOwned>(
+    tab: TabId,
+    command: &PageCommand,
+) -> Result<Option<T>, OpError> {
+    match page::run::<T>(tab, TOP_FRAME, command, MissingFrame::Requested).await {
+        Ok(reply) => Ok(Some(reply.value)),
+        Err(error) if error.code == ErrorCode::InvalidSelector => Err(error),
+        Err(_) => Ok(None),
+    }
 }
 
 /// Equal, contained, or a `*` glob over the whole URL.

@@ -5,6 +5,8 @@
 //! (JSON, JavaScript, XML…) is decoded; images, fonts, media and other binary bodies are never
 //! returned, since their bytes mean nothing to a model and would spend its whole budget.
 
+use crate::ops::content::slice_chars;
+
 /// A body ready for the answer.
 #[derive(Debug, PartialEq)]
 pub struct Body {
@@ -19,7 +21,7 @@ pub struct Body {
 }
 
 /// Turns Chrome's answer into a [`Body`] within `max_chars`.
-pub fn prepare(raw: &str, base64_encoded: bool, mime_type: &str, max_chars: usize) -> Body {
+pub fn prepare(raw: &str, base64_encoded: bool, mime_type: &str, max_chars: u32) -> Body {
     if !base64_encoded {
         return text(raw, max_chars);
     }
@@ -59,18 +61,15 @@ pub fn prepare(raw: &str, base64_encoded: bool, mime_type: &str, max_chars: usiz
     }
 }
 
-fn text(text: &str, max_chars: usize) -> Body {
-    let total = text.chars().count();
-    let truncated = total > max_chars;
+fn text(text: &str, max_chars: u32) -> Body {
+    let slice = slice_chars(text, 0, max_chars);
+    let total = slice.total;
     Body {
-        body: if truncated {
-            text.chars().take(max_chars).collect()
-        } else {
-            text.to_owned()
-        },
-        total_chars: u32::try_from(total).unwrap_or(u32::MAX),
-        truncated,
-        note: truncated
+        body: slice.text,
+        total_chars: total,
+        truncated: slice.truncated,
+        note: slice
+            .truncated
             .then(|| format!("The body has {total} characters; this is the first {max_chars}.")),
     }
 }

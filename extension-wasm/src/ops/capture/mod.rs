@@ -328,7 +328,6 @@ async fn response_body(tab: TabId, request_id: &str, max_chars: u32) -> Result<T
             format!("could not read the result of Network.getResponseBody: {e}"),
         )
     })?;
-    let max_chars = usize::try_from(max_chars).unwrap_or(usize::MAX);
     let prepared = body::prepare(
         &answer.body,
         answer.base64_encoded,
