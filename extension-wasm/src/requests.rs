@@ -203,7 +203,9 @@ fn queue_timeout(deadline_ms: u64) -> OpError {
     OpError::new(
         ErrorCode::QueueTimeout,
         format!(
-            "The tab was busy with earlier operations for the whole {deadline_ms} ms deadline, so              this one never started; nothing was done. Retry, or call get_tab_health to see what              the tab is running."
+            "The tab was busy with earlier operations for the whole {deadline_ms} ms deadline, so \
+             this one never started; nothing was done. Retry, or call get_tab_health to see what \
+             the tab is running."
         ),
     )
 }
@@ -254,6 +256,14 @@ pub fn deadline_error(op: &Operation, deadline_ms: u64) -> OpError {
 mod tests {
     use super::*;
     use tabwire_protocol::Target;
+
+    #[test]
+    fn the_queue_timeout_reads_as_one_sentence() {
+        let error = queue_timeout(5000);
+        assert_eq!(error.code, ErrorCode::QueueTimeout);
+        assert!(!error.message.contains("  "), "{}", error.message);
+        assert!(error.message.contains("5000 ms deadline, so this one never started"));
+    }
 
     #[test]
     fn timeouts_say_whether_the_action_may_have_happened() {
