@@ -262,7 +262,11 @@ mod tests {
         let error = queue_timeout(5000);
         assert_eq!(error.code, ErrorCode::QueueTimeout);
         assert!(!error.message.contains("  "), "{}", error.message);
-        assert!(error.message.contains("5000 ms deadline, so this one never started"));
+        assert!(
+            error
+                .message
+                .contains("5000 ms deadline, so this one never started")
+        );
     }
 
     #[test]
