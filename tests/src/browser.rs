@@ -5,6 +5,7 @@ use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
@@ -24,8 +25,14 @@ pub struct Browser {
     pub name: String,
     /// The profile directory (it holds `DevToolsActivePort`).
     profile: PathBuf,
+    /// The extension's console lines as Chromium logged them (with its timestamps), newest
+    /// last, at most [`MAX_LOG_LINES`].
+    log: Arc<Mutex<Vec<String>>>,
     _dir: Scratch,
 }
+
+/// How many of the extension's log lines a [`Browser`] keeps.
+const MAX_LOG_LINES: usize = 2000;
 
 impl Browser {
     /// Starts Chromium with the extension pointed at `hub`, named `name`, showing `url`.
@@ -60,10 +67,23 @@ impl Browser {
         url: &str,
         extra_args: &[&str],
     ) -> Browser {
+        Browser::launch_patched(config, name, url, extra_args, |_| {})
+    }
+
+    /// Like [`Browser::launch_with_config`], with `patch` run on this browser's copy of the
+    /// extension folder before Chromium loads it (a benchmark adds a probe line that way).
+    pub fn launch_patched(
+        config: serde_json::Value,
+        name: &str,
+        url: &str,
+        extra_args: &[&str],
+        patch: impl FnOnce(&Path),
+    ) -> Browser {
         let dir = Scratch::new("chromium");
         let extension = dir.path().join("extension");
         copy_dir(&artifacts().extension, &extension);
         std::fs::write(extension.join("config.json"), config.to_string()).unwrap();
+        patch(&extension);
         let profile = dir.path().join("profile");
         let mut command = Command::new(CHROMIUM);
         command
@@ -99,11 +119,18 @@ impl Browser {
         let mut child = command.spawn().expect("start chromium");
         let stderr = child.stderr.take().expect("piped stderr");
         let label = name.to_owned();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let kept = log.clone();
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 // Only the extension's own console lines; Chromium is chatty.
                 if line.contains("tabwire") {
                     crate::forward_log(&format!("chromium {label}"), &line);
+                    let mut kept = kept.lock().unwrap();
+                    if kept.len() == MAX_LOG_LINES {
+                        kept.remove(0);
+                    }
+                    kept.push(line);
                 }
             }
         });
@@ -111,8 +138,15 @@ impl Browser {
             child: Some(child),
             name: name.to_owned(),
             profile,
+            log,
             _dir: dir,
         }
+    }
+
+    /// The extension's console lines so far, as Chromium logged them: each starts with
+    /// Chromium's `[pid:tid:MMDD/HHMMSS.micros:LEVEL:…]` prefix.
+    pub fn log_lines(&self) -> Vec<String> {
+        self.log.lock().unwrap().clone()
     }
 
     /// Opens another tab on `url` through Chromium's DevTools HTTP endpoint, as if the user had
