@@ -26,8 +26,10 @@ cargo build --quiet -p tabwire-extension --target wasm32-unknown-unknown --profi
 wasm-bindgen --target web --no-typescript --remove-name-section --out-dir extension/pkg \
   "$target_dir/wasm32-unknown-unknown/wasm-release/tabwire_extension.wasm"
 
-# The in-page collector is injected as a file (once per document), so it ships beside the wasm.
-cp extension-wasm/js/collector.js extension/pkg/collector.js
+# The in-page collector is injected as a file (once per document), so it ships beside the wasm:
+# its parts joined in the order of their names, as extension-wasm/build.rs joins them for the
+# build hash.
+(export LC_ALL=C; cat extension-wasm/js/collector/*.js) > extension/pkg/collector.js
 
 size_kb=$(( $(wc -c < extension/pkg/tabwire_extension_bg.wasm) / 1024 ))
 echo "extension built: extension/ (wasm ${size_kb} KB)"

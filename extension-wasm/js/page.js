@@ -1,5 +1,5 @@
-// The glue between the wasm and the in-page collector (collector.js, copied to pkg/ by
-// extension/build.sh).
+// The glue between the wasm and the in-page collector (collector.js, joined from
+// js/collector/ into pkg/ by extension/build.sh).
 //
 // Every page-side step injects `tabwireCall`, a few lines, into one frame's ISOLATED world. It
 // runs the collector's implementation kept in that world if it is the current build; if it is
@@ -13,21 +13,21 @@ const COLLECTOR_FILE = 'pkg/collector.js';
  * Runs in the page. `build` names the collector the wasm expects; `install` says collector.js
  * was just injected into this world, so its factory is that build.
  */
-function tabwireCall(build, install, command, argsJson) {
+function tabwireCall(build, install, argsJson) {
   let impl = globalThis.__tabwireImpl;
   if (install && typeof globalThis.__tabwireFactory === 'function') {
     impl = globalThis.__tabwireImpl = { build, run: globalThis.__tabwireFactory() };
   }
   if (!impl || impl.build !== build) return false;
-  return impl.run(command, argsJson);
+  return impl.run(argsJson);
 }
 
-async function call(tabId, frameIds, build, install, command, argsJson) {
+async function call(tabId, frameIds, build, install, argsJson) {
   return (await chrome.scripting.executeScript({
     target: { tabId, frameIds: Array.from(frameIds) },
     world: 'ISOLATED',
     func: tabwireCall,
-    args: [build, install, command, argsJson],
+    args: [build, install, argsJson],
   })) || [];
 }
 
@@ -46,11 +46,11 @@ const answer = (injection) => ({
 });
 
 /**
- * Runs the collector's `command` in several frames of the tab at once.
+ * Runs the collector's command (`argsJson` names it) in several frames of the tab at once.
  * Resolves to [{frameId, result: JSON string or null, documentId}] in no particular order.
  */
-export async function runInFrames(tabId, frameIds, build, command, argsJson) {
-  const first = await call(tabId, frameIds, build, false, command, argsJson);
+export async function runInFrames(tabId, frameIds, build, argsJson) {
+  const first = await call(tabId, frameIds, build, false, argsJson);
   const missing = first.filter((i) => i.result === false).map((i) => i.frameId || 0);
   if (missing.length === 0) return first.map(answer);
   try {
@@ -59,20 +59,21 @@ export async function runInFrames(tabId, frameIds, build, command, argsJson) {
     // A frame that went away meanwhile: report the others.
     return first.filter((i) => i.result !== false).map(answer);
   }
-  const again = await call(tabId, missing, build, true, command, argsJson);
+  const again = await call(tabId, missing, build, true, argsJson);
   return first.filter((i) => i.result !== false).concat(again).map(answer);
 }
 
 /**
- * Runs the collector's `command` in frame `frameId` (0: the top document) of the tab.
+ * Runs the collector's command (`argsJson` names it) in frame `frameId` (0: the top document)
+ * of the tab.
  * Resolves to {result: JSON string or null, documentId, frameId}; rejects with Chrome's error
  * when the frame cannot be scripted (or no longer exists).
  */
-export async function runInPage(tabId, frameId, build, command, argsJson) {
-  let injection = (await call(tabId, [frameId], build, false, command, argsJson))[0];
+export async function runInPage(tabId, frameId, build, argsJson) {
+  let injection = (await call(tabId, [frameId], build, false, argsJson))[0];
   if (injection && injection.result === false) {
     await installIn(tabId, [frameId]);
-    injection = (await call(tabId, [frameId], build, true, command, argsJson))[0];
+    injection = (await call(tabId, [frameId], build, true, argsJson))[0];
   }
   return answer(injection || {});
 }

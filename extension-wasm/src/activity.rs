@@ -123,8 +123,31 @@ pub fn install_listeners() {
     }
 }
 
+/// Counts the tab's requests from the debugger's `Network` events (a debugger subscriber).
+pub fn on_debugger_event(tab: TabId, method: &str, params: &JsValue) {
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    struct NetworkEvent {
+        request_id: String,
+    }
+    let read = || chrome::from_js::<NetworkEvent>(params.clone()).ok();
+    match method {
+        "Network.requestWillBeSent" => {
+            if let Some(event) = read() {
+                request_started(tab, event.request_id);
+            }
+        }
+        "Network.loadingFinished" | "Network.loadingFailed" => {
+            if let Some(event) = read() {
+                request_ended(tab, &event.request_id);
+            }
+        }
+        _ => {}
+    }
+}
+
 /// A request of the tab started (`Network.requestWillBeSent`).
-pub fn request_started(tab: TabId, request_id: String) {
+fn request_started(tab: TabId, request_id: String) {
     with_tab(tab, |a| {
         a.in_flight.insert(request_id);
         a.network_changed_at = now_ms();
@@ -132,7 +155,7 @@ pub fn request_started(tab: TabId, request_id: String) {
 }
 
 /// A request of the tab ended (`Network.loadingFinished` / `loadingFailed`).
-pub fn request_ended(tab: TabId, request_id: &str) {
+fn request_ended(tab: TabId, request_id: &str) {
     with_tab(tab, |a| {
         if a.in_flight.remove(request_id) {
             a.network_changed_at = now_ms();
@@ -140,7 +163,8 @@ pub fn request_ended(tab: TabId, request_id: &str) {
     });
 }
 
-/// Forgets the tab's requests (the debugger detached: their ends will not be reported).
+/// Forgets the tab's requests (a debugger subscriber: the session is gone, so their ends will
+/// not be reported).
 pub fn forget_requests(tab: TabId) {
     with_tab(tab, |a| a.in_flight.clear());
 }

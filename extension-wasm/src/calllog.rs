@@ -4,6 +4,7 @@
 //! It records only the tool name, numbers and the error code — never page content, selectors or
 //! typed text — because the popup is a place people take screenshots of.
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 
 use serde::Serialize;
@@ -49,6 +50,21 @@ impl CallLog {
     pub fn newest_first(&self) -> Vec<CallRecord> {
         self.records.iter().rev().cloned().collect()
     }
+}
+
+thread_local! {
+    /// The worker's one log (wasm in a service worker is single-threaded).
+    static LOG: RefCell<CallLog> = RefCell::new(CallLog::default());
+}
+
+/// Records a finished call in the worker's log.
+pub fn record(record: CallRecord) {
+    LOG.with(|log| log.borrow_mut().push(record));
+}
+
+/// The worker's log, newest first.
+pub fn recent() -> Vec<CallRecord> {
+    LOG.with(|log| log.borrow().newest_first())
 }
 
 #[cfg(test)]

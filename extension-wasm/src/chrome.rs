@@ -117,6 +117,21 @@ extern "C" {
     pub fn text(this: &FetchResponse) -> Result<Promise, JsValue>;
 }
 
+/// Logs a line prefixed `tabwire: ` to the worker console (and so to Chromium's stderr with
+/// `--enable-logging=stderr`): `chrome::log!("…", …)`. Never pass page content or typed text.
+macro_rules! log {
+    ($($arg:tt)*) => {
+        $crate::chrome::console_log(&format!($($arg)*))
+    };
+}
+pub(crate) use log;
+
+/// What [`log!`] writes.
+#[doc(hidden)]
+pub fn console_log(line: &str) {
+    web_sys::console::log_1(&JsValue::from_str(&format!("tabwire: {line}")));
+}
+
 /// A Chrome API call that threw or whose promise rejected.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct JsFailure {
@@ -131,6 +146,14 @@ impl std::fmt::Display for JsFailure {
 }
 
 impl std::error::Error for JsFailure {}
+
+/// A failure to hand a value to Chrome or read one back is a fault of tabwire's, not of the
+/// page: [`ErrorCode::Internal`](tabwire_protocol::ErrorCode::Internal), with Chrome's message.
+impl From<JsFailure> for tabwire_protocol::OpError {
+    fn from(failure: JsFailure) -> Self {
+        tabwire_protocol::OpError::new(tabwire_protocol::ErrorCode::Internal, failure.message)
+    }
+}
 
 impl From<JsValue> for JsFailure {
     fn from(value: JsValue) -> Self {

@@ -10,9 +10,15 @@
 //! once (`Page.javascriptDialogOpening`) and reported by whatever tool runs into it, instead of
 //! that tool hanging until its deadline; and the `Network` domain, whose request events keep
 //! the count of requests in flight (`activity`).
+//!
+//! The debugger knows nothing of what listens to it: modules above it subscribe (the worker
+//! wires them at start) to every CDP event ([`on_event`]), to an attach completing
+//! ([`on_attached`]) and to a tab's session being forgotten ([`on_forgotten`]).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
 
 use js_sys::Promise;
 use serde::Deserialize;
@@ -22,6 +28,8 @@ use wasm_bindgen::prelude::*;
 use wasm_bindgen_futures::JsFuture;
 
 use crate::chrome;
+use crate::text::cap;
+use crate::timer::{Either, select, sleep};
 
 /// How long enabling one domain on attach may take.
 const ENABLE_WAIT_MS: f64 = 2000.0;
@@ -44,9 +52,44 @@ struct TabEvents {
     drag: Option<serde_json::Value>,
 }
 
+/// Told every CDP event of every tab tabwire is attached to: the tab, the method, its params.
+pub type EventHandler = fn(TabId, &str, &JsValue);
+/// Told when an attach to a tab completed (with the domains enabled); the attach waits for it.
+pub type AttachHandler = fn(TabId) -> Pin<Box<dyn Future<Output = ()>>>;
+/// Told when tabwire's session with a tab is forgotten: its events stop.
+pub type ForgetHandler = fn(TabId);
+
+#[derive(Default)]
+struct Subscribers {
+    events: Vec<EventHandler>,
+    attached: Vec<AttachHandler>,
+    forgotten: Vec<ForgetHandler>,
+}
+
 thread_local! {
     static ATTACHED: RefCell<HashMap<TabId, Attachment>> = RefCell::new(HashMap::new());
     static EVENTS: RefCell<HashMap<TabId, TabEvents>> = RefCell::new(HashMap::new());
+    static SUBSCRIBERS: RefCell<Subscribers> = RefCell::new(Subscribers::default());
+}
+
+/// Subscribes `handler` to every CDP event.
+pub fn on_event(handler: EventHandler) {
+    SUBSCRIBERS.with(|s| s.borrow_mut().events.push(handler));
+}
+
+/// Subscribes `handler` to completed attaches.
+pub fn on_attached(handler: AttachHandler) {
+    SUBSCRIBERS.with(|s| s.borrow_mut().attached.push(handler));
+}
+
+/// Subscribes `handler` to forgotten sessions.
+pub fn on_forgotten(handler: ForgetHandler) {
+    SUBSCRIBERS.with(|s| s.borrow_mut().forgotten.push(handler));
+}
+
+/// The subscribers, copied out so none is called with the list borrowed.
+fn subscribers<T: Copy>(pick: impl Fn(&Subscribers) -> &Vec<T>) -> Vec<T> {
+    SUBSCRIBERS.with(|s| pick(&s.borrow()).clone())
 }
 
 /// The dialog open in `tab`, if tabwire's debugger saw one open.
@@ -69,7 +112,7 @@ pub async fn dialog_opened(tab: TabId) -> DialogInfo {
         if let Some(dialog) = dialog(tab) {
             return dialog;
         }
-        crate::timer::sleep(DIALOG_POLL_MS).await;
+        sleep(DIALOG_POLL_MS).await;
     }
 }
 
@@ -79,9 +122,9 @@ pub async fn unless_dialog<T>(
     tab: TabId,
     work: impl std::future::Future<Output = Result<T, OpError>>,
 ) -> Result<T, OpError> {
-    match crate::timer::select(work, dialog_opened(tab)).await {
-        crate::timer::Either::Left(result) => result,
-        crate::timer::Either::Right(dialog) => Err(dialog_error(&dialog)),
+    match select(work, dialog_opened(tab)).await {
+        Either::Left(result) => result,
+        Either::Right(dialog) => Err(dialog_error(&dialog)),
     }
 }
 
@@ -111,7 +154,7 @@ pub fn dialog_error(dialog: &DialogInfo) -> OpError {
             "A JavaScript {} dialog blocks the page: \"{}\". Call handle_dialog to accept or \
              dismiss it, then retry.",
             dialog.kind,
-            crate::observation::cap(&dialog.message, 200)
+            cap(&dialog.message, 200)
         ),
     )
 }
@@ -124,7 +167,7 @@ pub fn blocking_dialog_error(tab: TabId) -> OpError {
     )
 }
 
-fn on_event(tab: TabId, method: &str, params: JsValue) {
+fn handle_event(tab: TabId, method: &str, params: JsValue) {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
     struct Opening {
@@ -139,24 +182,10 @@ fn on_event(tab: TabId, method: &str, params: JsValue) {
     struct Intercepted {
         data: serde_json::Value,
     }
-    #[derive(Deserialize)]
-    #[serde(rename_all = "camelCase")]
-    struct NetworkEvent {
-        request_id: String,
+    for handler in subscribers(|s| &s.events) {
+        handler(tab, method, &params);
     }
-    // Network and console capture keep the events of the tabs they record.
-    crate::ops::capture::on_event(tab, method, &params);
     match method {
-        "Network.requestWillBeSent" => {
-            if let Ok(event) = chrome::from_js::<NetworkEvent>(params) {
-                crate::activity::request_started(tab, event.request_id);
-            }
-        }
-        "Network.loadingFinished" | "Network.loadingFailed" => {
-            if let Ok(event) = chrome::from_js::<NetworkEvent>(params) {
-                crate::activity::request_ended(tab, &event.request_id);
-            }
-        }
         "Page.javascriptDialogOpening" => {
             if let Ok(opening) = chrome::from_js::<Opening>(params) {
                 let dialog = DialogInfo {
@@ -190,7 +219,7 @@ pub fn install_listeners() {
         Closure::<dyn FnMut(JsValue, JsValue)>::new(|source: JsValue, reason: JsValue| {
             if let Ok(Debuggee { tab_id: Some(tab) }) = chrome::from_js::<Debuggee>(source) {
                 forget(tab);
-                crate::log!(
+                crate::chrome::log!(
                     "debugger detached from tab {tab} ({})",
                     reason.as_string().unwrap_or_default()
                 );
@@ -202,7 +231,7 @@ pub fn install_listeners() {
             if let (Ok(Debuggee { tab_id: Some(tab) }), Some(method)) =
                 (chrome::from_js::<Debuggee>(source), method.as_string())
             {
-                on_event(tab, &method, params);
+                handle_event(tab, &method, params);
             }
         },
     );
@@ -212,12 +241,14 @@ pub fn install_listeners() {
     on_cdp_event.forget();
 }
 
-/// Forgets that tabwire is attached to `tab`, and what its events said.
+/// Forgets that tabwire is attached to `tab`, and what its events said; tells the
+/// subscribers that its events stop.
 pub fn forget(tab: TabId) {
     ATTACHED.with(|attached| attached.borrow_mut().remove(&tab));
     EVENTS.with(|events| events.borrow_mut().remove(&tab));
-    // Their ends will not be reported any more.
-    crate::activity::forget_requests(tab);
+    for handler in subscribers(|s| &s.forgotten) {
+        handler(tab);
+    }
 }
 
 /// Detaches from `tab` and attaches again (`get_tab_health {recoverDebugger}`); attaching
@@ -232,8 +263,7 @@ pub async fn reattach(tab: TabId) -> Result<(), OpError> {
 }
 
 fn debuggee(tab: TabId) -> Result<JsValue, OpError> {
-    chrome::to_js(&json!({ "tabId": tab }))
-        .map_err(|e| OpError::new(ErrorCode::Internal, e.to_string()))
+    chrome::to_js(&json!({ "tabId": tab })).map_err(OpError::from)
 }
 
 /// Attaches to `tab` unless already attached.
@@ -267,10 +297,12 @@ pub async fn ensure_attached(tab: TabId) -> Result<(), OpError> {
     match JsFuture::from(promise.clone()).await {
         Ok(_) => {
             ATTACHED.with(|attached| attached.borrow_mut().insert(tab, Attachment::Attached));
-            // A reattach (after DevTools took over, or `recoverDebugger`) brings back the
-            // capture modes that were on. Not inside the attach promise: it sends commands
-            // that wait for the attachment.
-            crate::ops::capture::restore(tab).await;
+            // A reattach (after DevTools took over, or `recoverDebugger`) lets the subscribers
+            // bring back what they had on (capture modes). Not inside the attach promise: they
+            // send commands that wait for the attachment.
+            for handler in subscribers(|s| &s.attached) {
+                handler(tab).await;
+            }
             Ok(())
         }
         Err(error) => {
@@ -307,13 +339,13 @@ async fn enable_events(tab: TabId) {
     for domain in ["Page.enable", "Network.enable"] {
         // Bounded: every operation on the tab waits for the attach this runs in.
         let enable = chrome::call(chrome::debugger_send_command(&target, domain, &params));
-        match crate::timer::select(enable, crate::timer::sleep(ENABLE_WAIT_MS)).await {
-            crate::timer::Either::Left(Ok(_)) => {}
-            crate::timer::Either::Left(Err(failure)) => {
-                crate::log!("tab {tab}: {domain} failed ({failure})");
+        match select(enable, sleep(ENABLE_WAIT_MS)).await {
+            Either::Left(Ok(_)) => {}
+            Either::Left(Err(failure)) => {
+                crate::chrome::log!("tab {tab}: {domain} failed ({failure})");
             }
-            crate::timer::Either::Right(()) => {
-                crate::log!("tab {tab}: {domain} did not answer in {ENABLE_WAIT_MS} ms");
+            Either::Right(()) => {
+                crate::chrome::log!("tab {tab}: {domain} did not answer in {ENABLE_WAIT_MS} ms");
             }
         }
     }
@@ -372,8 +404,7 @@ pub async fn send_attached(
     method: &str,
     params: &serde_json::Value,
 ) -> Result<JsValue, OpError> {
-    let params =
-        chrome::to_js(params).map_err(|e| OpError::new(ErrorCode::Internal, e.to_string()))?;
+    let params = chrome::to_js(params).map_err(OpError::from)?;
     chrome::call(chrome::debugger_send_command(
         &debuggee(tab)?,
         method,

@@ -10,8 +10,8 @@ use serde_json::{Value, json};
 use tabwire_protocol::{ErrorCode, MouseButton, OpError, TabId};
 use wasm_bindgen::JsValue;
 
+use crate::checkpoint::Checkpoint;
 use crate::debugger::{self, send, send_attached};
-use crate::requests::Checkpoint;
 
 /// How many intermediate moves a drag makes, so sortable lists see the pointer travel.
 const DRAG_STEPS: u32 = 10;

@@ -31,7 +31,9 @@
 
 pub mod activity;
 pub mod calllog;
+pub mod checkpoint;
 pub mod chrome;
+pub mod chrome_tabs;
 pub mod config;
 pub mod connection;
 pub mod debugger;
@@ -44,28 +46,11 @@ pub mod popup;
 pub mod queue;
 pub mod refs;
 pub mod requests;
+pub mod text;
 pub mod timer;
 pub mod worker;
 
 use wasm_bindgen::prelude::*;
-
-/// The name of the periodic alarm `background.js` creates so that Chrome restarts a stopped
-/// service worker (which then reconnects).
-pub const KEEPALIVE_ALARM: &str = "tabwire-keepalive";
-
-/// Logs a line prefixed `tabwire: ` to the worker console (and so to Chromium's stderr with
-/// `--enable-logging=stderr`). Never pass page content or typed text.
-#[macro_export]
-macro_rules! log {
-    ($($arg:tt)*) => {
-        $crate::console_log(&format!($($arg)*))
-    };
-}
-
-#[doc(hidden)]
-pub fn console_log(line: &str) {
-    web_sys::console::log_1(&JsValue::from_str(&format!("tabwire: {line}")));
-}
 
 /// Starts the extension; idempotent.
 #[wasm_bindgen]

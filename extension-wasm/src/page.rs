@@ -1,5 +1,5 @@
-//! Calling the in-page collector (js/collector.js, through the glue in js/page.js) and reading
-//! its answer.
+//! Calling the in-page collector (js/collector/, joined into one file at build time, through the
+//! glue in js/page.js) and reading its answer.
 //!
 //! Every page-side step goes through [`run`]: it runs the collector in one frame of the tab
 //! with `chrome.scripting.executeScript` (injecting collector.js first when that document does
@@ -11,7 +11,7 @@
 use js_sys::Promise;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
-use tabwire_protocol::ops::REDACTED;
+use tabwire_protocol::REDACTED;
 use tabwire_protocol::{ContentFormat, ErrorCode, OpError, TabId};
 use wasm_bindgen::prelude::*;
 
@@ -25,7 +25,6 @@ extern "C" {
         tab_id: u32,
         frame_ids: Vec<u32>,
         build: &str,
-        command: &str,
         args_json: &str,
     ) -> Result<Promise, JsValue>;
 
@@ -34,13 +33,13 @@ extern "C" {
         tab_id: u32,
         frame_id: u32,
         build: &str,
-        command: &str,
         args_json: &str,
     ) -> Result<Promise, JsValue>;
 }
 
-/// The collector's source, as build.sh copies it into the extension.
-const COLLECTOR_SOURCE: &str = include_str!("../js/collector.js");
+/// The collector's source, its parts joined by the build script as build.sh joins them into
+/// the extension.
+const COLLECTOR_SOURCE: &str = include_str!(concat!(env!("OUT_DIR"), "/collector.js"));
 
 /// FNV-1a of the collector's source: pages keep a collector only while it is this build.
 const COLLECTOR_HASH: u64 = {
@@ -60,8 +59,11 @@ fn collector_build() -> String {
     format!("{COLLECTOR_HASH:016x}")
 }
 
-/// What the page is asked to do.
+/// What the page is asked to do: a command of the collector, named by its `command` tag (the
+/// collector's table of commands in js/collector/90-dispatch.js has one entry per variant, which
+/// a test checks).
 #[derive(Debug, Clone, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(
     tag = "command",
     rename_all = "camelCase",
@@ -228,37 +230,9 @@ pub enum PageCommand {
     },
 }
 
-impl PageCommand {
-    fn name(&self) -> &'static str {
-        match self {
-            PageCommand::Probe => "probe",
-            PageCommand::Snapshot { .. } => "snapshot",
-            PageCommand::CountAnchors { .. } => "countAnchors",
-            PageCommand::Click { .. } => "click",
-            PageCommand::Type { .. } => "type",
-            PageCommand::DomClick { .. } => "domClick",
-            PageCommand::Focus { .. } => "focus",
-            PageCommand::Point { .. } => "point",
-            PageCommand::SelectNative { .. } => "selectNative",
-            PageCommand::FindOption { .. } => "findOption",
-            PageCommand::ReadState { .. } => "readState",
-            PageCommand::FillForm { .. } => "fillForm",
-            PageCommand::Scroll { .. } => "scroll",
-            PageCommand::CheckText { .. } => "checkText",
-            PageCommand::CheckSelector { .. } => "checkSelector",
-            PageCommand::SelectedText => "selectedText",
-            PageCommand::LocalStorage { .. } => "localStorage",
-            PageCommand::Rect { .. } => "rect",
-            PageCommand::Content { .. } => "content",
-            PageCommand::FrameIndex => "frameIndex",
-            PageCommand::ScrollFrame { .. } => "scrollFrame",
-            PageCommand::FrameHit { .. } => "frameHit",
-        }
-    }
-}
-
 /// How the page finds an element.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 #[serde(untagged)]
 pub enum PageTarget {
     /// A key from a snapshot of the document whose collector token is `doc`.
@@ -284,6 +258,7 @@ pub enum PageTarget {
 
 /// One field of [`PageCommand::FillForm`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[cfg_attr(test, derive(Deserialize))]
 pub struct PageField {
     /// The field.
     pub target: PageTarget,
@@ -355,21 +330,15 @@ pub async fn run<T: DeserializeOwned>(
         command,
     })
     .map_err(|e| OpError::new(ErrorCode::Internal, format!("encoding page arguments: {e}")))?;
-    let injection = chrome::call(run_in_page(
-        tab,
-        frame,
-        &collector_build(),
-        command.name(),
-        &args,
-    ))
-    .await
-    .map_err(|failure| {
-        if is_missing_frame(&failure.message) {
-            missing_frame_error(tab, frame, missing)
-        } else {
-            injection_error(&failure.message)
-        }
-    })?;
+    let injection = chrome::call(run_in_page(tab, frame, &collector_build(), &args))
+        .await
+        .map_err(|failure| {
+            if is_missing_frame(&failure.message) {
+                missing_frame_error(tab, frame, missing)
+            } else {
+                injection_error(&failure.message)
+            }
+        })?;
     let injection: Injection = chrome::from_js(injection).map_err(|e| {
         OpError::new(
             ErrorCode::Internal,
@@ -418,7 +387,6 @@ pub async fn run_all<T: DeserializeOwned>(
         tab,
         frames.to_vec(),
         &collector_build(),
-        command.name(),
         &args,
     ))
     .await
@@ -574,6 +542,51 @@ mod tests {
         .unwrap();
         assert_eq!(content["format"], "html");
         assert_eq!(content["scope"]["css"], "main");
+    }
+
+    #[test]
+    fn every_page_command_has_a_handler_and_every_handler_a_command() {
+        // Meeting an unknown variant, serde lists the ones it knows.
+        let error = serde_json::from_str::<PageCommand>(r#"{"command":"?"}"#)
+            .unwrap_err()
+            .to_string();
+        let listed = error
+            .split_once("expected one of ")
+            .map(|(_, names)| names)
+            .unwrap_or_else(|| panic!("serde listed no variants: {error}"));
+        let variants: std::collections::BTreeSet<&str> =
+            listed.split('`').skip(1).step_by(2).collect();
+        // The collector's table: `name,` or `name: handler,` lines between its braces.
+        let table = COLLECTOR_SOURCE
+            .split_once("const COMMANDS = {")
+            .and_then(|(_, rest)| rest.split_once("};"))
+            .map(|(table, _)| table)
+            .expect("the collector has a COMMANDS table");
+        let handlers: std::collections::BTreeSet<&str> = table
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty() && !line.starts_with("//"))
+            .map(|line| line.split([':', ',']).next().unwrap_or(line).trim())
+            .collect();
+        assert!(variants.len() > 20, "{variants:?}");
+        assert_eq!(variants, handlers);
+    }
+
+    #[test]
+    fn the_collector_is_its_parts_in_name_order() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/js/collector");
+        let mut parts: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .collect();
+        parts.sort();
+        let joined: String = parts
+            .iter()
+            .map(|part| std::fs::read_to_string(part).unwrap())
+            .collect();
+        assert_eq!(joined, COLLECTOR_SOURCE);
+        assert!(COLLECTOR_SOURCE.starts_with("// The in-page collector of tabwire"));
+        assert!(COLLECTOR_SOURCE.trim_end().ends_with("};"));
     }
 
     #[test]

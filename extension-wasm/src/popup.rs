@@ -13,13 +13,12 @@
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
 
-use crate::calllog::CallRecord;
+use crate::calllog::{self, CallRecord};
 use crate::chrome;
 use crate::config::{
     ConfigLayer, Source, normalize_server_url, store, validate_access_token, validate_browser_name,
 };
-use crate::connection::{Control, Status};
-use crate::worker;
+use crate::connection::{self, Control, Status};
 
 /// A message from the popup.
 #[derive(Debug, Deserialize)]
@@ -102,7 +101,7 @@ pub async fn handle(message: JsValue) -> JsValue {
 }
 
 fn state() -> PopupState {
-    worker::with(|w| {
+    connection::with(|w| {
         let url = w.layers.server_url();
         let name = w.layers.browser_name();
         let token = w.layers.access_token();
@@ -130,7 +129,7 @@ fn state() -> PopupState {
             last_error: w.last_error.clone(),
             browser_id: w.browser_id.clone(),
             extension_version: chrome::extension_version(),
-            calls: w.calls.newest_first(),
+            calls: calllog::recent(),
         }
     })
 }
@@ -175,7 +174,7 @@ async fn forget_token() -> ConnectReply {
 
 /// Until the worker has read its saved settings, they would overwrite what the popup saves.
 async fn wait_for_config() {
-    while !worker::with(|w| w.config_loaded) {
+    while !connection::with(|state| state.config_loaded) {
         crate::timer::sleep(20.0).await;
     }
 }
@@ -198,8 +197,8 @@ async fn save_and_apply(changes: ConfigLayer, nudge: bool) -> ConnectReply {
     };
     // A changed target already restarts the connection; posting Connect as well would restart
     // the new socket again while it is still opening.
-    if !worker::set_layer(|layers| merge(&mut layers.user)) && nudge {
-        worker::with(|w| w.control.post(Control::Connect));
+    if !connection::reconfigure(|layers| merge(&mut layers.user)) && nudge {
+        connection::nudge(Control::Connect);
     }
     ConnectReply {
         ok: true,

@@ -7,7 +7,8 @@
 //! When the connection the request came on closes, the operation is dropped too: the hub has
 //! already told the agent the outcome is unknown, so nothing may happen after that. Dropping
 //! the future stops it at its next await; a [`Checkpoint`] checked right before each mutating
-//! step closes the remaining gap.
+//! step closes the remaining gap. The connection is known only through the [`Liveness`] the
+//! connection hands over with the request and closes when it ends.
 //!
 //! Operations on a tab wait for their turn in the tab's queue (`queue`); one whose deadline
 //! passes there never starts and gets `QUEUE_TIMEOUT`. Listing tabs, a tab's health and
@@ -15,86 +16,28 @@
 //! dialog fails at once with `DIALOG_OPEN`, and one that a dialog blocks midway stops with it
 //! (actions handle a dialog their own input opened themselves: for them it is a result).
 
-use std::cell::Cell;
-
 use tabwire_protocol::{
-    ErrorCode, ExtensionMessage, OpError, OpResult, Operation, Request, Response, TabId,
+    ActOp, ErrorCode, ExtensionMessage, OpError, OpResult, Operation, Request, Response, TabId,
+    TabsOp,
 };
 
-use crate::calllog::CallRecord;
-use crate::connection::Link;
+use crate::calllog::{self, CallRecord};
+use crate::checkpoint::{Checkpoint, Liveness};
+use crate::chrome_tabs::resolve_tab;
 use crate::ops;
-use crate::ops::tabs::resolve_tab;
 use crate::timer::{Either, now_ms, select, sleep};
-use crate::worker;
 use crate::{debugger, queue};
 
 /// Requests slower than this are logged even when they succeed.
 const SLOW_REQUEST_MS: u32 = 1000;
 
-/// How often a running request checks whether its connection is still open.
-const LIVENESS_POLL_MS: f64 = 100.0;
-
-/// Whether a request may still act: its connection is the live one and its deadline has not
-/// passed. Operations call [`Checkpoint::check`] immediately before a click, a keystroke or a
-/// navigation is dispatched.
-#[derive(Debug)]
-pub struct Checkpoint {
-    generation: u64,
-    deadline_at: f64,
-    timeout: OpError,
-    /// How many checks let input through: once any did, a timeout may come after the action.
-    dispatched: Cell<u32>,
-    /// Set once the request left its tab's queue.
-    running: Cell<bool>,
-}
-
-impl Checkpoint {
-    /// Milliseconds left before the deadline.
-    pub fn remaining_ms(&self) -> f64 {
-        (self.deadline_at - now_ms()).max(0.0)
-    }
-
-    /// How many checks let input through so far (a batch step compares before and after).
-    pub fn dispatches(&self) -> u32 {
-        self.dispatched.get()
-    }
-
-    /// Fails when the request must not act any more; otherwise records that the caller is about
-    /// to dispatch input.
-    pub fn check(&self) -> Result<(), OpError> {
-        self.check_alive()?;
-        self.dispatched.set(self.dispatched.get() + 1);
-        Ok(())
-    }
-
-    /// Like [`Checkpoint::check`], for a step that only reads or waits.
-    pub fn check_alive(&self) -> Result<(), OpError> {
-        if worker::with(|w| w.live_generation) != self.generation {
-            return Err(OpError::new(
-                ErrorCode::BrowserDisconnected,
-                "the connection this request came on has closed; nothing was done",
-            ));
-        }
-        if now_ms() >= self.deadline_at {
-            let mut error = self.timeout.clone();
-            // Stopped before acting: nothing happened at this step.
-            error.action_may_have_occurred = false;
-            return Err(error);
-        }
-        Ok(())
-    }
-}
-
-/// Completes when the connection of `generation` is no longer the live one.
-async fn connection_closed(generation: u64) {
-    while worker::with(|w| w.live_generation) == generation {
-        sleep(LIVENESS_POLL_MS).await;
-    }
-}
-
-/// Runs `request` and answers it on `link`.
-pub async fn handle(request: Request, link: Link) {
+/// Runs `request`, which came on the connection of `liveness`, and answers it with `send`
+/// (which refuses once that connection is gone: the answer is then only recorded).
+pub async fn handle(
+    request: Request,
+    liveness: Liveness,
+    send: impl FnOnce(&str) -> Result<(), &'static str>,
+) {
     let started = now_ms();
     let Request {
         id,
@@ -104,23 +47,14 @@ pub async fn handle(request: Request, link: Link) {
         op,
     } = request;
     let timeout = deadline_error(&op, deadline_ms);
-    let checkpoint = Checkpoint {
-        generation: link.generation(),
-        deadline_at: started + deadline_ms as f64,
-        timeout: timeout.clone(),
-        dispatched: Cell::new(0),
-        running: Cell::new(false),
-    };
-    let stop = select(
-        sleep(deadline_ms as f64),
-        connection_closed(link.generation()),
-    );
+    let checkpoint = Checkpoint::new(liveness.clone(), deadline_ms, timeout.clone());
+    let stop = select(sleep(deadline_ms as f64), liveness.closed());
     let work = run(tab_id, op, &tool, deadline_ms, &checkpoint);
     let outcome = match select(work, stop).await {
         Either::Left(outcome) => outcome,
         Either::Right(Either::Left(())) => Err(timeout_error(timeout, &checkpoint, deadline_ms)),
         Either::Right(Either::Right(())) => {
-            crate::log!("request {id} {tool}: stopped, its connection closed");
+            crate::chrome::log!("request {id} {tool}: stopped, its connection closed");
             return;
         }
     };
@@ -132,18 +66,18 @@ pub async fn handle(request: Request, link: Link) {
         serde_json::to_string(&ExtensionMessage::Response(Response::new(id, Err(error))))
             .unwrap_or_default()
     });
-    let sent = link.send(&text);
+    let sent = send(&text);
     let ms = (now_ms() - started).max(0.0).round() as u32;
     let ok = error_code.is_none();
     // Successful, ordinary calls are in the popup's call log; the console gets what deserves
     // a look (a line per call costs time of its own on every call).
     match &sent {
         Ok(()) if error_code.is_none() && ms < SLOW_REQUEST_MS => {}
-        Ok(()) => crate::log!(
+        Ok(()) => crate::chrome::log!(
             "request {id} {tool}: {} in {ms} ms",
             error_code.as_deref().unwrap_or("ok")
         ),
-        Err(why) => crate::log!("request {id} {tool}: result discarded ({why})"),
+        Err(why) => crate::chrome::log!("request {id} {tool}: result discarded ({why})"),
     }
     let record = CallRecord {
         tool,
@@ -156,7 +90,7 @@ pub async fn handle(request: Request, link: Link) {
             Err(why) => Some(why.to_owned()),
         },
     };
-    worker::with(|w| w.calls.push(record));
+    calllog::record(record);
 }
 
 /// Runs `op`: in its tab's queue unless it bypasses the queues, with the open-dialog checks.
@@ -168,7 +102,7 @@ async fn run(
     checkpoint: &Checkpoint,
 ) -> Result<OpResult, OpError> {
     if op.bypasses_queue() {
-        checkpoint.running.set(true);
+        checkpoint.start_running();
         return ops::execute(tab_id, op, checkpoint).await;
     }
     // A named tab takes its place in line at once (arrival order); the handler checks it
@@ -179,11 +113,11 @@ async fn run(
     };
     // Dropped at the deadline while still waiting, this leaves the line (`QUEUE_TIMEOUT`).
     let _permit = queue::admit(tab, tool, deadline_ms).await;
-    checkpoint.running.set(true);
+    checkpoint.start_running();
     if let Some(dialog) = debugger::dialog(tab) {
         return Err(debugger::dialog_error(&dialog));
     }
-    let handles_dialogs = matches!(op, Operation::Act(_) | Operation::Batch(_));
+    let handles_dialogs = matches!(op, Operation::Act(ActOp::Act(_) | ActOp::Batch(_)));
     let mutation = op.is_mutation();
     let work = ops::execute(Some(tab), op, checkpoint);
     if handles_dialogs {
@@ -214,7 +148,7 @@ fn queue_timeout(deadline_ms: u64) -> OpError {
 /// operation's timeout, knowing whether input was dispatched (a mutation stopped before its
 /// input went out certainly did nothing).
 fn timeout_error(mut timeout: OpError, checkpoint: &Checkpoint, deadline_ms: u64) -> OpError {
-    if !checkpoint.running.get() {
+    if !checkpoint.is_running() {
         return queue_timeout(deadline_ms);
     }
     if checkpoint.dispatches() == 0 {
@@ -226,7 +160,7 @@ fn timeout_error(mut timeout: OpError, checkpoint: &Checkpoint, deadline_ms: u64
 /// The error for an operation that ran out of time.
 pub fn deadline_error(op: &Operation, deadline_ms: u64) -> OpError {
     let error = match op {
-        Operation::Navigate { .. } => OpError::new(
+        Operation::Tabs(TabsOp::Navigate(_)) => OpError::new(
             ErrorCode::NavigationTimeout,
             format!(
                 "The page did not finish loading within {deadline_ms} ms. It may still be \
@@ -272,28 +206,30 @@ mod tests {
     #[test]
     fn timeouts_say_whether_the_action_may_have_happened() {
         let nav = deadline_error(
-            &Operation::Navigate {
+            &tabwire_protocol::Navigate {
                 url: "http://x/".into(),
-            },
+            }
+            .into(),
             500,
         );
         assert_eq!(nav.code, ErrorCode::NavigationTimeout);
         assert!(nav.action_may_have_occurred);
 
         let click = deadline_error(
-            &Operation::Act(tabwire_protocol::ActRequest {
+            &tabwire_protocol::ActRequest {
                 action: tabwire_protocol::Action::Hover {
                     target: Target::Css("#a".into()),
                 },
                 observe: None,
-            }),
+            }
+            .into(),
             500,
         );
         assert_eq!(click.code, ErrorCode::TabUnresponsive);
         assert!(click.action_may_have_occurred);
 
         let read = deadline_error(
-            &Operation::Snapshot(tabwire_protocol::SnapshotRequest {
+            &tabwire_protocol::SnapshotRequest {
                 frame_id: None,
                 scope: None,
                 query: None,
@@ -301,7 +237,8 @@ mod tests {
                 max_chars: 1,
                 offset: 0,
                 since: None,
-            }),
+            }
+            .into(),
             500,
         );
         assert_eq!(read.code, ErrorCode::TabUnresponsive);

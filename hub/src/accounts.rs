@@ -1,16 +1,17 @@
 //! Accounts: the unit of isolation in hosted mode.
 //!
-//! Each account owns its own browser [`Registry`], so every lookup a tool makes — listing,
-//! selecting, routing by `browserId`, picking the lone connected browser — happens inside the
-//! caller's account and cannot name another account's browser: to a caller, a browser of
-//! another account and a browser that never existed are the same thing. Local mode has one
-//! account, [`LOCAL_ACCOUNT`], with no limits.
+//! Each account owns its own peer registries ([`Registry`] of browsers), so every lookup a tool
+//! makes — listing, selecting, routing by `browserId`, picking the lone connected browser —
+//! happens inside the caller's account and cannot name another account's peer: to a caller, a
+//! browser of another account and a browser that never existed are the same thing. Local mode
+//! has one account, [`LOCAL_ACCOUNT`], with no limits.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Semaphore;
 
+use crate::peer::{Browser, PeerKind};
 use crate::registry::Registry;
 
 /// The one account of local mode.
@@ -46,7 +47,7 @@ pub struct Account {
     /// The account's name (a token's `sub`).
     pub name: String,
     /// The account's browsers.
-    pub registry: Registry,
+    pub browsers: Registry<Browser>,
     /// Permits for `/mcp` requests in flight.
     pub requests: Arc<Semaphore>,
     /// Permits for tool calls running. A call keeps running when its client goes away, so
@@ -55,6 +56,18 @@ pub struct Account {
     /// Permits for `/browser` connections between upgrade and registration (the hello), so an
     /// account cannot hold many half-open connections on top of its registered browsers.
     pub handshakes: Arc<Semaphore>,
+}
+
+/// A kind of peer an account keeps a registry of.
+pub trait Registered: PeerKind {
+    /// The account's registry of this kind.
+    fn registry(account: &Account) -> &Registry<Self>;
+}
+
+impl Registered for Browser {
+    fn registry(account: &Account) -> &Registry<Browser> {
+        &account.browsers
+    }
 }
 
 /// Every account seen since the hub started.
@@ -91,9 +104,9 @@ impl Accounts {
         let mut map = self.map.lock().unwrap();
         map.entry(name.to_owned())
             .or_insert_with(|| {
-                let (registry, requests, handshakes) = match self.limits {
+                let (browsers, requests, handshakes) = match self.limits {
                     Some(limits) => (
-                        Registry::with_browser_limit(limits.browsers),
+                        Registry::with_limit(limits.browsers),
                         limits.requests,
                         limits.browsers,
                     ),
@@ -105,7 +118,7 @@ impl Accounts {
                 };
                 Arc::new(Account {
                     name: name.to_owned(),
-                    registry,
+                    browsers,
                     requests: Arc::new(Semaphore::new(requests)),
                     calls: Arc::new(Semaphore::new(requests)),
                     handshakes: Arc::new(Semaphore::new(handshakes)),

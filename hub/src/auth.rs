@@ -13,7 +13,6 @@ use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use anyhow::Context;
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
@@ -54,14 +53,134 @@ impl std::fmt::Display for Role {
 }
 
 impl std::str::FromStr for Role {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = InvalidRole;
+    fn from_str(s: &str) -> Result<Self, InvalidRole> {
         match s {
             "agent" => Ok(Role::Agent),
             "browser" => Ok(Role::Browser),
-            other => Err(format!("role must be agent or browser, not {other:?}")),
+            other => Err(InvalidRole(other.to_owned())),
         }
     }
+}
+
+/// A role other than `agent` or `browser`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("role must be agent or browser, not {0:?}")]
+pub struct InvalidRole(pub String);
+
+/// An account name outside the rules of [`check_account`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("account {0:?} must be 1-64 characters from A-Z a-z 0-9 . _ @ -")]
+pub struct InvalidAccount(pub String);
+
+/// A lifetime [`parse_ttl`] does not read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("ttl {0:?} must be a positive number followed by s, m, h or d, at most 3650d")]
+pub struct InvalidTtl(pub String);
+
+/// Why the keys or the files of an auth directory cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum AuthError {
+    /// The HS256 key is missing or unreadable.
+    #[error(
+        "cannot read the HS256 key {} (create it with `tabwire-hub token issue --auth-dir {} …`, \
+         or give --jwks): {source}",
+        path.display(),
+        dir.display()
+    )]
+    NoSecret {
+        /// The key's file.
+        path: PathBuf,
+        /// The auth directory.
+        dir: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The HS256 key is shorter than 32 bytes.
+    #[error("{} is too short: an HS256 key needs at least 32 bytes", .0.display())]
+    ShortSecret(PathBuf),
+    /// A JWKS with an algorithm that is not a public-key one.
+    #[error("--jwks takes --jwt-alg RS256 or EdDSA, not {0:?}")]
+    JwksAlgorithm(Algorithm),
+    /// The JWKS file is not a JWKS document.
+    #[error("{} is not a JWKS document: {source}", path.display())]
+    NotJwks {
+        /// The file.
+        path: PathBuf,
+        /// What the parser said.
+        source: serde_json::Error,
+    },
+    /// The JWKS holds no keys.
+    #[error("{} holds no keys", .0.display())]
+    NoKeys(PathBuf),
+    /// A key of the JWKS is not usable.
+    #[error("key {kid:?} in {} is not usable: {source}", path.display())]
+    BadKey {
+        /// The key's `kid`.
+        kid: Option<String>,
+        /// The file.
+        path: PathBuf,
+        /// What jsonwebtoken said.
+        source: jsonwebtoken::errors::Error,
+    },
+    /// A token for an account name the rules refuse.
+    #[error(transparent)]
+    Account(#[from] InvalidAccount),
+    /// A file or directory of the auth directory.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// What was being done: `read`, `write`, `create`, `lock`.
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// Signing a token failed.
+    #[error("cannot sign the token: {0}")]
+    Sign(#[source] jsonwebtoken::errors::Error),
+}
+
+/// Maps an I/O error on `path` to [`AuthError::Io`].
+fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> AuthError {
+    let path = path.to_path_buf();
+    move |source| AuthError::Io {
+        action,
+        path,
+        source,
+    }
+}
+
+/// Why a token was refused. For the log only: the client learns nothing but "unauthorized".
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    /// Empty, or longer than any token the hub takes.
+    #[error("token length {0}")]
+    Length(usize),
+    /// Not a JWT.
+    #[error("header: {0}")]
+    Header(#[source] jsonwebtoken::errors::Error),
+    /// Signed with another algorithm than the configured one.
+    #[error("algorithm {0:?} is not the configured one")]
+    Algorithm(Algorithm),
+    /// A `kid` the JWKS does not hold.
+    #[error("unknown kid {0:?}")]
+    UnknownKid(String),
+    /// No `kid`, and the JWKS holds several keys.
+    #[error("no kid and several keys")]
+    NoKid,
+    /// Signature, expiry, audience, issuer or claims.
+    #[error("{0}")]
+    Invalid(#[source] jsonwebtoken::errors::Error),
+    /// A `sub` that is no account name.
+    #[error(transparent)]
+    Account(#[from] InvalidAccount),
+    /// A missing or oversized `jti`.
+    #[error("bad jti")]
+    BadJti,
+    /// On the revocation list.
+    #[error("token {0} is revoked")]
+    Revoked(String),
 }
 
 /// A token's claims.
@@ -119,17 +238,17 @@ pub struct Authenticator {
 
 impl Authenticator {
     /// Loads the keys and the revocation list from `auth_dir`.
-    pub fn load(auth_dir: &Path, source: &KeySource) -> anyhow::Result<Authenticator> {
+    pub fn load(auth_dir: &Path, source: &KeySource) -> Result<Authenticator, AuthError> {
         let (keys, algorithm) = match source {
             KeySource::Secret => {
                 let path = auth_dir.join(SECRET_FILE);
-                let secret = read_secret(&path).with_context(|| {
-                    format!(
-                        "cannot read the HS256 key {} (create it with `tabwire-hub token issue \
-                         --auth-dir {} …`, or give --jwks)",
-                        path.display(),
-                        auth_dir.display()
-                    )
+                let secret = read_secret(&path).map_err(|error| match error {
+                    AuthError::Io { path, source, .. } => AuthError::NoSecret {
+                        path,
+                        dir: auth_dir.to_path_buf(),
+                        source,
+                    },
+                    other => other,
                 })?;
                 (
                     Keys::Secret(DecodingKey::from_secret(&secret)),
@@ -138,23 +257,23 @@ impl Authenticator {
             }
             KeySource::Jwks(path, algorithm) => {
                 if !matches!(algorithm, Algorithm::RS256 | Algorithm::EdDSA) {
-                    anyhow::bail!("--jwks takes --jwt-alg RS256 or EdDSA");
+                    return Err(AuthError::JwksAlgorithm(*algorithm));
                 }
-                let text = std::fs::read_to_string(path)
-                    .with_context(|| format!("cannot read the JWKS file {}", path.display()))?;
-                let set: JwkSet = serde_json::from_str(&text)
-                    .with_context(|| format!("{} is not a JWKS document", path.display()))?;
+                let text = std::fs::read_to_string(path).map_err(io("read the JWKS file", path))?;
+                let set: JwkSet =
+                    serde_json::from_str(&text).map_err(|source| AuthError::NotJwks {
+                        path: path.clone(),
+                        source,
+                    })?;
                 if set.keys.is_empty() {
-                    anyhow::bail!("{} holds no keys", path.display());
+                    return Err(AuthError::NoKeys(path.clone()));
                 }
                 let mut keys = Vec::new();
                 for jwk in &set.keys {
-                    let key = DecodingKey::from_jwk(jwk).with_context(|| {
-                        format!(
-                            "key {:?} in {} is not usable",
-                            jwk.common.key_id,
-                            path.display()
-                        )
+                    let key = DecodingKey::from_jwk(jwk).map_err(|source| AuthError::BadKey {
+                        kid: jwk.common.key_id.clone(),
+                        path: path.clone(),
+                        source,
                     })?;
                     keys.push((jwk.common.key_id.clone(), key));
                 }
@@ -186,16 +305,13 @@ impl Authenticator {
 
     /// Verifies a token. The error is for the log only; the client is told nothing but
     /// "unauthorized".
-    pub fn verify(&self, token: &str) -> Result<Principal, String> {
+    pub fn verify(&self, token: &str) -> Result<Principal, Refused> {
         if token.is_empty() || token.len() > MAX_TOKEN_LEN {
-            return Err(format!("token length {}", token.len()));
+            return Err(Refused::Length(token.len()));
         }
-        let header = jsonwebtoken::decode_header(token).map_err(|e| format!("header: {e}"))?;
+        let header = jsonwebtoken::decode_header(token).map_err(Refused::Header)?;
         if !self.validation.algorithms.contains(&header.alg) {
-            return Err(format!(
-                "algorithm {:?} is not the configured one",
-                header.alg
-            ));
+            return Err(Refused::Algorithm(header.alg));
         }
         let key = match &self.keys {
             Keys::Secret(key) => key,
@@ -204,19 +320,17 @@ impl Authenticator {
                     .iter()
                     .find(|(id, _)| id.as_deref() == Some(kid.as_str()))
                     .map(|(_, key)| key)
-                    .ok_or_else(|| {
-                        format!("unknown kid {:?}", kid.chars().take(64).collect::<String>())
-                    })?,
+                    .ok_or_else(|| Refused::UnknownKid(kid.chars().take(64).collect()))?,
                 (None, [(_, only)]) => only,
-                (None, _) => return Err("no kid and several keys".into()),
+                (None, _) => return Err(Refused::NoKid),
             },
         };
         let claims = jsonwebtoken::decode::<Claims>(token, key, &self.validation)
-            .map_err(|e| format!("{e}"))?
+            .map_err(Refused::Invalid)?
             .claims;
         check_account(&claims.sub)?;
         if claims.jti.is_empty() || claims.jti.len() > 128 {
-            return Err("bad jti".into());
+            return Err(Refused::BadJti);
         }
         let principal = Principal {
             account: claims.sub,
@@ -225,7 +339,7 @@ impl Authenticator {
             expires_at: claims.exp,
         };
         if self.revoked.contains(&principal.jti) {
-            return Err(format!("token {} is revoked", principal.jti));
+            return Err(Refused::Revoked(principal.jti));
         }
         Ok(principal)
     }
@@ -244,7 +358,7 @@ impl Authenticator {
 }
 
 /// An account name: 1–64 characters from `A-Z a-z 0-9 . _ @ -`.
-pub fn check_account(account: &str) -> Result<(), String> {
+pub fn check_account(account: &str) -> Result<(), InvalidAccount> {
     let ok = !account.is_empty()
         && account.len() <= 64
         && account
@@ -253,9 +367,7 @@ pub fn check_account(account: &str) -> Result<(), String> {
     if ok {
         Ok(())
     } else {
-        Err(format!(
-            "account {account:?} must be 1-64 characters from A-Z a-z 0-9 . _ @ -"
-        ))
+        Err(InvalidAccount(account.to_owned()))
     }
 }
 
@@ -388,20 +500,20 @@ pub fn now_secs() -> u64 {
 
 /// Reads the HS256 key: 64 hex digits as written by `token issue`, or any other text of at
 /// least 32 bytes used as it is.
-fn read_secret(path: &Path) -> anyhow::Result<Vec<u8>> {
-    let text = std::fs::read_to_string(path)?;
+fn read_secret(path: &Path) -> Result<Vec<u8>, AuthError> {
+    let text = std::fs::read_to_string(path).map_err(io("read", path))?;
     let text = text.trim();
     let secret = decode_hex(text).unwrap_or_else(|| text.as_bytes().to_vec());
     if secret.len() < 32 {
-        anyhow::bail!(
-            "{} is too short: an HS256 key needs at least 32 bytes",
-            path.display()
-        );
+        return Err(AuthError::ShortSecret(path.to_path_buf()));
     }
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path)?.permissions().mode();
+        let mode = std::fs::metadata(path)
+            .map_err(io("read", path))?
+            .permissions()
+            .mode();
         if mode & 0o077 != 0 {
             tracing::warn!(file = %path.display(), "the HS256 key is readable by other users; chmod 600 it");
         }
@@ -420,20 +532,21 @@ fn decode_hex(text: &str) -> Option<Vec<u8>> {
 }
 
 /// Creates the auth directory (mode 0700) if needed.
-fn ensure_dir(dir: &Path) -> anyhow::Result<()> {
+fn ensure_dir(dir: &Path) -> Result<(), AuthError> {
     if !dir.exists() {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(io("create", dir))?;
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(io("restrict", dir))?;
         }
     }
     Ok(())
 }
 
 /// Opens a file of the auth directory for appending, creating it with mode 0600.
-fn append(path: &Path) -> anyhow::Result<std::fs::File> {
+fn append(path: &Path) -> Result<std::fs::File, AuthError> {
     let mut options = std::fs::OpenOptions::new();
     options.create(true).append(true);
     #[cfg(unix)]
@@ -441,20 +554,20 @@ fn append(path: &Path) -> anyhow::Result<std::fs::File> {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    options
-        .open(path)
-        .with_context(|| format!("cannot write {}", path.display()))
+    options.open(path).map_err(io("write", path))
 }
 
 /// Creates the HS256 key if it does not exist; returns whether it did.
-fn ensure_secret(dir: &Path) -> anyhow::Result<bool> {
+fn ensure_secret(dir: &Path) -> Result<bool, AuthError> {
     let path = dir.join(SECRET_FILE);
     if path.exists() {
         return Ok(false);
     }
+    let random = Path::new("/dev/urandom");
     let mut bytes = [0u8; 32];
-    std::io::Read::read_exact(&mut std::fs::File::open("/dev/urandom")?, &mut bytes)
-        .context("cannot read /dev/urandom")?;
+    std::fs::File::open(random)
+        .and_then(|mut file| std::io::Read::read_exact(&mut file, &mut bytes))
+        .map_err(io("read", random))?;
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     let mut options = std::fs::OpenOptions::new();
     options.create_new(true).write(true);
@@ -463,10 +576,8 @@ fn ensure_secret(dir: &Path) -> anyhow::Result<bool> {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600);
     }
-    let mut file = options
-        .open(&path)
-        .with_context(|| format!("cannot create {}", path.display()))?;
-    writeln!(file, "{hex}")?;
+    let mut file = options.open(&path).map_err(io("create", &path))?;
+    writeln!(file, "{hex}").map_err(io("write", &path))?;
     Ok(true)
 }
 
@@ -477,8 +588,8 @@ pub fn issue(
     role: Role,
     ttl: Duration,
     note: &str,
-) -> anyhow::Result<(String, Issued, bool)> {
-    check_account(account).map_err(anyhow::Error::msg)?;
+) -> Result<(String, Issued, bool), AuthError> {
+    check_account(account)?;
     ensure_dir(dir)?;
     let _lock = lock(dir)?;
     let created = ensure_secret(dir)?;
@@ -496,7 +607,8 @@ pub fn issue(
         &Header::new(Algorithm::HS256),
         &claims,
         &EncodingKey::from_secret(&secret),
-    )?;
+    )
+    .map_err(AuthError::Sign)?;
     let record = Issued {
         jti: claims.jti,
         account: claims.sub,
@@ -505,40 +617,41 @@ pub fn issue(
         expires_at: claims.exp,
         note: note.to_owned(),
     };
-    let mut file = append(&dir.join(ISSUED_FILE))?;
-    write_line(&mut file, &serde_json::to_string(&record)?)?;
+    let path = dir.join(ISSUED_FILE);
+    write_line(&mut append(&path)?, &path, &json_line(&record))?;
     Ok((token, record, created))
 }
 
 /// Appends revocations; returns how many were new.
-pub fn revoke(dir: &Path, jtis: &[String]) -> anyhow::Result<usize> {
+pub fn revoke(dir: &Path, jtis: &[String]) -> Result<usize, AuthError> {
     ensure_dir(dir)?;
     let _lock = lock(dir)?;
     let already = revoked_set(dir)?;
-    let mut file = append(&dir.join(REVOKED_FILE))?;
+    let path = dir.join(REVOKED_FILE);
+    let mut file = append(&path)?;
     let now = now_secs();
     let mut added = 0;
     for jti in jtis {
         if already.contains(jti) {
             continue;
         }
-        let line = serde_json::to_string(&Revoked {
+        let line = json_line(&Revoked {
             jti: jti.clone(),
             revoked_at: now,
-        })?;
-        write_line(&mut file, &line)?;
+        });
+        write_line(&mut file, &path, &line)?;
         added += 1;
     }
     Ok(added)
 }
 
 /// Every issued token recorded in `dir`.
-pub fn issued(dir: &Path) -> anyhow::Result<Vec<Issued>> {
+pub fn issued(dir: &Path) -> Result<Vec<Issued>, AuthError> {
     let path = dir.join(ISSUED_FILE);
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(error) => return Err(error).with_context(|| format!("cannot read {}", path.display())),
+        Err(error) => return Err(io("read", &path)(error)),
     };
     // A damaged line (a crash mid-write, a hand edit) is reported and skipped: it must not
     // make every other token unlistable or unrevokable.
@@ -556,41 +669,44 @@ pub fn issued(dir: &Path) -> anyhow::Result<Vec<Issued>> {
 }
 
 /// Writes one whole line with a single write, so concurrent appenders never interleave.
-fn write_line(file: &mut std::fs::File, line: &str) -> anyhow::Result<()> {
-    file.write_all(format!("{line}\n").as_bytes())?;
-    Ok(())
+fn write_line(file: &mut std::fs::File, path: &Path, line: &str) -> Result<(), AuthError> {
+    file.write_all(format!("{line}\n").as_bytes())
+        .map_err(io("write", path))
+}
+
+/// A ledger record as one JSON line (records are plain strings and numbers: this cannot fail).
+fn json_line(record: &impl Serialize) -> String {
+    serde_json::to_string(record).expect("a ledger record serializes")
 }
 
 /// An exclusive lock on the auth directory for one `issue` or `revoke`, released on drop.
-fn lock(dir: &Path) -> anyhow::Result<std::fs::File> {
+fn lock(dir: &Path) -> Result<std::fs::File, AuthError> {
     let file = append(&dir.join(".lock"))?;
     #[cfg(unix)]
     {
         use std::os::fd::AsRawFd;
         // SAFETY: flock on a file descriptor this function owns; it blocks until granted.
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(std::io::Error::last_os_error())
-                .with_context(|| format!("cannot lock {}", dir.display()));
+            return Err(io("lock", dir)(std::io::Error::last_os_error()));
         }
     }
     Ok(file)
 }
 
 /// The revoked token IDs recorded in `dir`.
-pub fn revoked_set(dir: &Path) -> anyhow::Result<HashSet<String>> {
-    match std::fs::read_to_string(dir.join(REVOKED_FILE)) {
+pub fn revoked_set(dir: &Path) -> Result<HashSet<String>, AuthError> {
+    let path = dir.join(REVOKED_FILE);
+    match std::fs::read_to_string(&path) {
         Ok(text) => Ok(parse_revocations(&text)),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(HashSet::new()),
-        Err(error) => Err(error.into()),
+        Err(error) => Err(io("read", &path)(error)),
     }
 }
 
 /// Parses a lifetime such as `90s`, `15m`, `12h` or `30d` (at most ten years).
-pub fn parse_ttl(text: &str) -> Result<Duration, String> {
+pub fn parse_ttl(text: &str) -> Result<Duration, InvalidTtl> {
     const MAX_SECS: u64 = 3650 * 86_400;
-    let bad = || {
-        format!("ttl {text:?} must be a positive number followed by s, m, h or d, at most 3650d")
-    };
+    let bad = || InvalidTtl(text.to_owned());
     let unit = text.chars().last().ok_or_else(bad)?;
     let number: u64 = text[..text.len() - unit.len_utf8()]
         .parse()

@@ -323,8 +323,8 @@ fn an_unreadable_revocation_list_refuses_every_token() {
 fn a_damaged_ledger_line_is_skipped() {
     let dir = temp_dir("ledger");
     let (_, record, _) = issue(&dir, "erin", Role::Agent, Duration::from_secs(600), "").unwrap();
-    let mut file = append(&dir.join(ISSUED_FILE)).unwrap();
-    write_line(&mut file, "{\"jti\":\"half").unwrap();
+    let ledger = dir.join(ISSUED_FILE);
+    write_line(&mut append(&ledger).unwrap(), &ledger, "{\"jti\":\"half").unwrap();
     issue(&dir, "erin", Role::Browser, Duration::from_secs(600), "").unwrap();
     let listed = issued(&dir).unwrap();
     assert_eq!(listed.len(), 2);

@@ -24,10 +24,10 @@ use tokio::time::{Instant, MissedTickBehavior};
 
 use tokio::sync::OwnedSemaphorePermit;
 
-use crate::HubState;
 use crate::accounts::Account;
 use crate::auth::{Principal, Role};
 use crate::registry::Connection;
+use crate::state::HubState;
 
 /// How often the hub sends a heartbeat. Must stay under Chrome's ~30 s idle limit for service
 /// workers (PLATFORM.md measured that application messages every ~20 s keep it alive).
@@ -144,7 +144,7 @@ fn admit(hub: &HubState, headers: &HeaderMap) -> Result<Admitted, Refusal> {
         return Err(unauthorized());
     };
     let principal = auth.verify(token).map_err(|reason| {
-        tracing::info!(reason, "refused /browser: bad token");
+        tracing::info!(%reason, "refused /browser: bad token");
         unauthorized()
     })?;
     if principal.role != Role::Browser {
@@ -210,7 +210,7 @@ async fn serve(hub: Arc<HubState>, admitted: Admitted, mut socket: WebSocket, or
     let name = hello.browser_name.clone();
     let extension = hello.extension_version.clone();
     let chrome = hello.chrome_version.clone();
-    let registered = account.registry.connect(hello);
+    let registered = account.browsers.connect(hello);
     drop(handshake);
     let (connection, outbox) = match registered {
         Ok(connected) => connected,
@@ -246,8 +246,8 @@ async fn serve(hub: Arc<HubState>, admitted: Admitted, mut socket: WebSocket, or
         };
         pump(&connection, socket, outbox, still_valid).await
     };
-    account.registry.disconnect(&connection);
-    tracing::info!(account = account.name, browser = %connection.browser_id(), reason, "browser disconnected");
+    account.browsers.disconnect(&connection);
+    tracing::info!(account = account.name, browser = %connection.peer_id(), reason, "browser disconnected");
 }
 
 /// Waits for the first message and checks it is an acceptable hello.
@@ -318,10 +318,10 @@ async fn pump(
                     }
                     Ok(ExtensionMessage::Heartbeat { .. }) => {}
                     Ok(ExtensionMessage::Hello(_)) => {
-                        tracing::warn!(browser = %connection.browser_id(), "ignored a second hello");
+                        tracing::warn!(browser = %connection.peer_id(), "ignored a second hello");
                     }
                     Err(error) => {
-                        tracing::warn!(browser = %connection.browser_id(), %error, "ignored an unreadable message");
+                        tracing::warn!(browser = %connection.peer_id(), %error, "ignored an unreadable message");
                     }
                 }
             }

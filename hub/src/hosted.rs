@@ -19,9 +19,9 @@ use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use serde_json::json;
 
-use crate::HubState;
 use crate::accounts::Limits;
 use crate::auth::{Authenticator, Principal, Role};
+use crate::state::HubState;
 
 /// The header rmcp's sessions travel in.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -35,10 +35,23 @@ pub struct PublicOrigin {
     prefix: String,
 }
 
+/// Why a `--public-origin` is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--public-origin {text:?}: {why}")]
+pub struct InvalidOrigin {
+    /// What was given.
+    pub text: String,
+    /// What is wrong with it.
+    pub why: &'static str,
+}
+
 impl PublicOrigin {
     /// Parses `--public-origin`.
-    pub fn parse(text: &str) -> Result<PublicOrigin, String> {
-        let bad = |why: &str| format!("--public-origin {text:?}: {why}");
+    pub fn parse(text: &str) -> Result<PublicOrigin, InvalidOrigin> {
+        let bad = |why: &'static str| InvalidOrigin {
+            text: text.to_owned(),
+            why,
+        };
         let (secure, rest) = if let Some(rest) = text.strip_prefix("https://") {
             (true, rest)
         } else if let Some(rest) = text.strip_prefix("http://") {
@@ -262,7 +275,7 @@ pub async fn mcp_gate(
             return unauthorized();
         }
         Some(Err(reason)) => {
-            tracing::info!(reason, "refused /mcp: bad token");
+            tracing::info!(%reason, "refused /mcp: bad token");
             return unauthorized();
         }
         Some(Ok(principal)) => principal,

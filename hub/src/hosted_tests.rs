@@ -12,7 +12,8 @@ use tower::ServiceExt;
 use crate::accounts::Limits;
 use crate::auth::{self, Authenticator, KeySource, Role};
 use crate::hosted::PublicOrigin;
-use crate::{HubState, accounts, app};
+use crate::state::HubState;
+use crate::{accounts, app};
 
 struct Setup {
     router: axum::Router,
@@ -346,7 +347,7 @@ async fn a_tool_call_keeps_its_permit_when_its_client_goes_away() {
         .state
         .accounts
         .get("alice")
-        .registry
+        .browsers
         .connect(tabwire_protocol::Hello {
             browser_id: "b1".into(),
             browser_name: "Work".into(),

@@ -1,15 +1,18 @@
 //! `tabwire-hub`: the server between AI agents and the Chrome profiles they drive.
 //!
 //! # Layout
-//! - [`Hub::bind`] opens the two listeners — HTTP on loopback (the `/browser` WebSocket the
-//!   extension connects to) and a private Unix socket (one MCP session per connection, usually
-//!   from `tabwire-mcp`) — and [`Hub::run`] serves both until the shutdown future completes.
-//! - [`registry`]: browsers known to the hub, their connections, and request correlation.
+//! - [`config`]: the settings as given and the validated [`Config`] — every rule of local and
+//!   hosted mode (loopback only, which flags go together) is checked there.
+//! - [`Hub::bind`] opens the listeners a [`Config`] asks for — HTTP (the `/browser` WebSocket
+//!   the extension connects to, and `/mcp` in hosted mode) and, in local mode, a private Unix
+//!   socket (one MCP session per connection, usually from `tabwire-mcp`) — and [`Hub::run`]
+//!   serves them until the shutdown future completes.
+//! - [`state`]: what every connection shares; [`accounts`]: the unit of isolation, each with a
+//!   [`registry`] per [`peer`] kind; [`session`]: a session's selected peers.
 //! - [`browser_link`]: the `/browser` endpoint — origin check, hello, heartbeats.
-//! - [`local_socket`]: binding the Unix socket in a private directory.
-//! - [`local_session`]: one Unix-socket connection served as one MCP session.
-//! - [`session`]: a session's selected browser.
-//! - [`mcp`]: the MCP handler and the tool catalogue.
+//! - [`local_socket`], [`local_session`]: the Unix socket, one connection as one MCP session.
+//! - [`auth`], [`hosted`]: hosted mode's tokens and its HTTP gate.
+//! - [`mcp`]: the MCP handler, the tool catalogue and the routing of tool calls.
 //!
 //! Listeners and the shutdown signal are passed in, so tests can run hubs on port 0 in one
 //! process.
@@ -17,13 +20,15 @@
 pub mod accounts;
 pub mod auth;
 pub mod browser_link;
+pub mod config;
 pub mod hosted;
 pub mod local_session;
 pub mod local_socket;
 pub mod mcp;
+pub mod peer;
 pub mod registry;
 pub mod session;
-pub mod token_cli;
+pub mod state;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -37,66 +42,28 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::net::{TcpListener, UnixListener};
 use tokio_util::sync::CancellationToken;
 
-/// The default TCP port.
-pub const DEFAULT_PORT: u16 = 17841;
+pub use config::{Config, ConfigError, DEFAULT_PORT, HostedConfig, Mode, Settings};
+pub use state::HubState;
 
-/// State shared by every connection.
-pub struct HubState {
-    /// Accounts and their browsers (local mode has one account).
-    pub accounts: accounts::Accounts,
-    /// The URL an extension should be given to reach this hub, for messages to the user.
-    pub browser_url: String,
-    /// Token checks, in hosted mode.
-    pub auth: Option<Arc<auth::Authenticator>>,
-}
-
-impl HubState {
-    /// What a person does to connect a browser, for messages to agents: "In Chrome, …".
-    pub fn connect_hint(&self) -> String {
-        if self.auth.is_some() {
-            format!(
-                "In Chrome, open the tabwire extension's popup, set Server URL to {}, paste a \
-                 browser token of this account in Access token and press Connect",
-                self.browser_url
-            )
-        } else {
-            format!(
-                "In Chrome, open the tabwire extension's popup, set Server URL to {} and press \
-                 Connect",
-                self.browser_url
-            )
-        }
-    }
-
-    /// Local mode's state: one account, no tokens.
-    pub fn local(browser_url: String) -> Self {
-        HubState {
-            accounts: accounts::Accounts::local(),
-            browser_url,
-            auth: None,
-        }
-    }
-}
-
-/// Hosted mode's settings (docs/hosted.md).
-pub struct HostedConfig {
-    /// Where the hub is reached from outside.
-    pub public: hosted::PublicOrigin,
-    /// Token checks.
-    pub auth: Arc<auth::Authenticator>,
-    /// Per-account limits.
-    pub limits: accounts::Limits,
-}
-
-/// How the hub serves agents.
-pub enum Mode {
-    /// MCP sessions over a private Unix socket; `/browser` for local extensions only.
-    Local {
-        /// Where the socket is bound.
-        socket_path: PathBuf,
+/// Why a hub could not bind its listeners.
+#[derive(Debug, thiserror::Error)]
+pub enum BindError {
+    /// The HTTP address.
+    #[error("cannot listen on {addr}: {source}")]
+    Http {
+        /// The address.
+        addr: SocketAddr,
+        /// What the system said.
+        source: std::io::Error,
     },
-    /// `/mcp` and `/browser` on one port, behind bearer tokens.
-    Hosted(HostedConfig),
+    /// The Unix socket of local mode.
+    #[error("cannot listen on {}: {source}", path.display())]
+    Socket {
+        /// The socket's path.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
 }
 
 /// A hub with its listeners bound.
@@ -109,17 +76,26 @@ pub struct Hub {
 }
 
 impl Hub {
-    /// Binds HTTP on `http_addr` and, in local mode, the Unix socket.
-    pub async fn bind(http_addr: SocketAddr, mode: Mode) -> anyhow::Result<Hub> {
-        let http = TcpListener::bind(http_addr)
+    /// Binds HTTP and, in local mode, the Unix socket, as `config` says.
+    pub async fn bind(config: Config) -> Result<Hub, BindError> {
+        let (addr, mode) = config.into_parts();
+        let http = TcpListener::bind(addr)
             .await
-            .map_err(|error| anyhow::anyhow!("cannot listen on {http_addr}: {error}"))?;
-        let local = http.local_addr()?;
+            .map_err(|source| BindError::Http { addr, source })?;
+        let local = http
+            .local_addr()
+            .map_err(|source| BindError::Http { addr, source })?;
         match mode {
             Mode::Local { socket_path } => {
-                let socket = local_socket::bind(&socket_path).await.map_err(|error| {
-                    anyhow::anyhow!("cannot listen on {}: {error}", socket_path.display())
-                })?;
+                let socket = match local_socket::bind(&socket_path).await {
+                    Ok(socket) => socket,
+                    Err(source) => {
+                        return Err(BindError::Socket {
+                            path: socket_path,
+                            source,
+                        });
+                    }
+                };
                 Ok(Hub {
                     http,
                     socket: Some((socket, socket_path)),
@@ -152,11 +128,13 @@ impl Hub {
         self.socket.as_ref().map(|(_, path)| path.as_path())
     }
 
+    /// Where clients reach the hub, in hosted mode.
+    pub fn public(&self) -> Option<&hosted::PublicOrigin> {
+        self.public.as_ref()
+    }
+
     /// Serves until `shutdown` completes, then removes the socket file.
-    pub async fn run(
-        self,
-        shutdown: impl Future<Output = ()> + Send + 'static,
-    ) -> anyhow::Result<()> {
+    pub async fn run(self, shutdown: impl Future<Output = ()> + Send + 'static) {
         let Hub {
             http,
             socket,
@@ -213,7 +191,6 @@ impl Hub {
         }
         // Open WebSockets keep axum's graceful shutdown waiting; the process is exiting anyway.
         http_task.abort();
-        Ok(())
     }
 }
 
@@ -265,7 +242,7 @@ fn app(
 }
 
 async fn banner(axum::extract::State(hub): axum::extract::State<Arc<HubState>>) -> String {
-    if hub.auth.is_some() {
+    if hub.is_hosted() {
         format!(
             "tabwire-hub {} (hosted): extensions connect to {} with a browser token; MCP clients \
              use {}/mcp with an agent token. See HOSTING.md.\n",

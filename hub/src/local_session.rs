@@ -16,9 +16,9 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWrite
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
 
-use crate::HubState;
 use crate::mcp::TabwireMcp;
 use crate::session::Session;
+use crate::state::HubState;
 
 /// Numbers sessions of clients that did not name themselves.
 static ANONYMOUS_SESSIONS: AtomicU64 = AtomicU64::new(1);
@@ -44,13 +44,10 @@ pub async fn serve(hub: Arc<HubState>, stream: UnixStream) {
         .ok()
         .and_then(|line| LocalControl::parse(line.trim_end()));
     match attach {
-        Some(LocalControl::Attach {
-            session,
-            selected_browser,
-        }) => {
-            tracing::info!(session, selected = ?selected_browser, "shim attached");
+        Some(LocalControl::Attach { session, selected }) => {
+            tracing::info!(session, ?selected, "shim attached");
             let (control, control_rx) = mpsc::unbounded_channel();
-            let session = Session::new(session, selected_browser, Some(control));
+            let session = Session::new(session, selected, Some(control));
             let (mcp_out, pump_in) = tokio::io::duplex(64 * 1024);
             tokio::spawn(pump(pump_in, write, control_rx));
             run(hub, session, reader, mcp_out).await;
@@ -61,7 +58,7 @@ pub async fn serve(hub: Arc<HubState>, stream: UnixStream) {
                 ANONYMOUS_SESSIONS.fetch_add(1, Ordering::Relaxed)
             );
             tracing::info!(session = id, "plain MCP client connected");
-            let session = Session::new(id, None, None);
+            let session = Session::new(id, Default::default(), None);
             run(hub, session, Cursor::new(first).chain(reader), write).await;
         }
     }

@@ -53,8 +53,7 @@ fn ensure_private_dir(dir: &Path) -> io::Result<()> {
         }
         Err(error) => Err(error),
         Ok(meta) => {
-            // SAFETY: geteuid has no preconditions and cannot fail.
-            let uid = unsafe { libc::geteuid() };
+            let uid = tabwire_protocol::local::current_uid();
             if !meta.is_dir() {
                 Err(invalid(format!("{} is not a directory", dir.display())))
             } else if meta.uid() != uid {

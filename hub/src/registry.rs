@@ -1,90 +1,111 @@
-//! The registry of browsers known to this hub, and request correlation on each connection.
+//! The registry of one kind of peer (browsers) known to one account, and request correlation
+//! on each connection.
 //!
-//! A browser is known from its first hello until the hub stops; it is *connected* while its
-//! extension holds a `/browser` WebSocket. Requests go to the exact connection of the browser the
-//! caller chose: the registry never substitutes another browser. When a connection ends, every
-//! request still waiting on it fails at once with `BROWSER_DISCONNECTED` instead of waiting for
-//! its deadline.
+//! A peer is known from its first hello until the hub stops; it is *connected* while it holds
+//! its WebSocket. Requests go to the exact connection of the peer the caller chose: the
+//! registry never substitutes another. When a connection ends, every request still waiting on
+//! it fails at once (`BROWSER_DISCONNECTED` for a browser) instead of waiting for its deadline.
 
 use std::collections::HashMap;
+use std::marker::PhantomData;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tabwire_protocol::{
-    ErrorCode, Hello, HubMessage, OpError, OpResult, Operation, Request, TabId,
-};
+use tabwire_protocol::{ErrorCode, HubMessage, OpError, OpResult, Operation, Request, TabId};
 use tokio::sync::{mpsc, oneshot};
 
-/// How many browsers the hub remembers. Beyond this, the disconnected browsers seen longest ago
-/// are forgotten, so a misbehaving local client cannot grow the registry without bound.
-pub const MAX_KNOWN_BROWSERS: usize = 64;
+use crate::peer::PeerKind;
+
+/// How many peers of one kind an account remembers. Beyond this, the disconnected ones seen
+/// longest ago are forgotten, so a misbehaving local client cannot grow the registry without
+/// bound.
+pub const MAX_KNOWN_PEERS: usize = 64;
 
 /// Extra time the hub waits beyond a request's deadline, so that the extension's own, more
 /// precise timeout error (which names the page or the queue) arrives before the hub gives up on
 /// the bridge.
 const BRIDGE_GRACE: Duration = Duration::from_secs(2);
 
-/// What an agent is told about a browser.
+/// What an agent is told about a peer.
 #[derive(Debug, Clone)]
-pub struct BrowserInfo {
-    /// The stable ID from the extension's hello.
-    pub browser_id: String,
-    /// The user-chosen name.
-    pub name: String,
-    /// The extension's version.
-    pub extension_version: String,
-    /// The Chrome version.
-    pub chrome_version: String,
+pub struct PeerInfo<K: PeerKind> {
+    /// Its hello: ID, name, versions.
+    pub hello: K::Hello,
     /// Whether a connection is open now.
     pub connected: bool,
     /// How long the current connection has been open.
     pub connected_for: Option<Duration>,
 }
 
-/// All browsers this hub has seen (in hosted mode: those of one account).
-#[derive(Default)]
-pub struct Registry {
-    browsers: Mutex<HashMap<String, Entry>>,
-    /// How many browsers may be connected at once; `None` for no limit (local mode).
-    browser_limit: Option<usize>,
-    /// Numbers connections so a late cleanup of an old connection cannot unregister the newer
-    /// connection of the same browser.
-    next_connection: AtomicU64,
+impl<K: PeerKind> PeerInfo<K> {
+    /// The stable ID from its hello.
+    pub fn id(&self) -> &str {
+        K::id(&self.hello)
+    }
+
+    /// The name its user gave it.
+    pub fn name(&self) -> &str {
+        K::name(&self.hello)
+    }
 }
 
-struct Entry {
-    hello: Hello,
+/// All peers of kind `K` an account has seen since the hub started.
+pub struct Registry<K: PeerKind> {
+    peers: Mutex<HashMap<String, Entry<K>>>,
+    /// How many may be connected at once; `None` for no limit (local mode).
+    limit: Option<usize>,
+    /// Numbers connections so a late cleanup of an old connection cannot unregister the newer
+    /// connection of the same peer.
+    next_connection: AtomicU64,
+    kind: PhantomData<K>,
+}
+
+struct Entry<K: PeerKind> {
+    hello: K::Hello,
     connection: Option<Arc<Connection>>,
-    /// When the browser last connected or disconnected; decides which browsers are forgotten
-    /// first.
+    /// When the peer last connected or disconnected; decides which peers are forgotten first.
     last_change: Instant,
 }
 
-impl Registry {
-    /// A registry allowing at most `limit` connected browsers.
-    pub fn with_browser_limit(limit: usize) -> Self {
+impl<K: PeerKind> Default for Registry<K> {
+    fn default() -> Self {
         Registry {
-            browser_limit: Some(limit),
+            peers: Mutex::new(HashMap::new()),
+            limit: None,
+            next_connection: AtomicU64::new(0),
+            kind: PhantomData,
+        }
+    }
+}
+
+impl<K: PeerKind> Registry<K> {
+    /// A registry allowing at most `limit` connected peers.
+    pub fn with_limit(limit: usize) -> Self {
+        Registry {
+            limit: Some(limit),
             ..Registry::default()
         }
     }
 
-    /// Registers a browser connection after an accepted hello. Returns the connection handle
-    /// and the queue of messages to write to its socket, or `LIMIT_EXCEEDED` when the registry
-    /// already holds its limit of other connected browsers.
+    /// Registers a connection after an accepted hello. Returns the connection handle and the
+    /// queue of messages to write to its socket, or `LIMIT_EXCEEDED` when the registry already
+    /// holds its limit of other connected peers.
     ///
-    /// A browser that connects again while its old connection is still registered (a
-    /// reconnect racing the old socket's close) replaces it; the old connection's waiting
-    /// requests fail with `BROWSER_DISCONNECTED`.
+    /// A peer that connects again while its old connection is still registered (a reconnect
+    /// racing the old socket's close) replaces it; the old connection's waiting requests fail
+    /// at once.
     pub fn connect(
         &self,
-        hello: Hello,
+        hello: K::Hello,
     ) -> Result<(Arc<Connection>, mpsc::UnboundedReceiver<HubMessage>), OpError> {
         let (outbox, outbox_rx) = mpsc::unbounded_channel();
+        let id = K::id(&hello).to_owned();
         let connection = Arc::new(Connection {
             number: self.next_connection.fetch_add(1, Ordering::Relaxed),
-            browser_id: hello.browser_id.clone(),
+            peer_id: id.clone(),
+            noun: K::NOUN,
+            disconnected: K::DISCONNECTED,
             outbox,
             pending: Mutex::new(HashMap::new()),
             next_request: AtomicU64::new(1),
@@ -92,19 +113,19 @@ impl Registry {
             replaced: tokio::sync::Notify::new(),
         });
         let replaced = {
-            let mut browsers = self.browsers.lock().unwrap();
-            if let Some(limit) = self.browser_limit {
-                let others = browsers
-                    .values()
-                    .filter(|entry| entry.connection.is_some())
-                    .filter(|entry| entry.hello.browser_id != hello.browser_id)
+            let mut peers = self.peers.lock().unwrap();
+            if let Some(limit) = self.limit {
+                let others = peers
+                    .iter()
+                    .filter(|(other, entry)| entry.connection.is_some() && **other != id)
                     .count();
                 if others >= limit {
                     return Err(OpError::new(
                         ErrorCode::LimitExceeded,
                         format!(
-                            "this account already has {others} browsers connected (the hub allows \
-                             {limit}); disconnect one first"
+                            "this account already has {others} {}s connected (the hub allows \
+                             {limit}); disconnect one first",
+                            K::NOUN
                         ),
                     ));
                 }
@@ -114,26 +135,24 @@ impl Registry {
                 connection: Some(connection.clone()),
                 last_change: Instant::now(),
             };
-            let replaced = browsers
-                .insert(connection.browser_id.clone(), entry)
-                .and_then(|old| old.connection);
-            forget_oldest_disconnected(&mut browsers);
+            let replaced = peers.insert(id, entry).and_then(|old| old.connection);
+            forget_oldest_disconnected(&mut peers);
             replaced
         };
         if let Some(old) = replaced {
-            tracing::warn!(browser = %old.browser_id, "browser reconnected; closing its previous connection");
-            old.fail_all("the browser opened a new connection");
+            tracing::warn!(peer = %old.peer_id, kind = K::NOUN, "reconnected; closing the previous connection");
+            old.fail_all(&format!("the {} opened a new connection", K::NOUN));
             old.replaced.notify_one();
         }
         Ok((connection, outbox_rx))
     }
 
-    /// Marks the browser disconnected if `connection` is still its current one, and fails every
+    /// Marks the peer disconnected if `connection` is still its current one, and fails every
     /// request waiting on that connection.
     pub fn disconnect(&self, connection: &Connection) {
         {
-            let mut browsers = self.browsers.lock().unwrap();
-            if let Some(entry) = browsers.get_mut(&connection.browser_id)
+            let mut peers = self.peers.lock().unwrap();
+            if let Some(entry) = peers.get_mut(&connection.peer_id)
                 && entry
                     .connection
                     .as_ref()
@@ -143,48 +162,47 @@ impl Registry {
                 entry.last_change = Instant::now();
             }
         }
-        connection.fail_all("the browser disconnected");
+        connection.fail_all(&format!("the {} disconnected", K::NOUN));
     }
 
-    /// Every known browser, connected ones first, then by name.
-    pub fn list(&self) -> Vec<BrowserInfo> {
-        let browsers = self.browsers.lock().unwrap();
-        let mut list: Vec<BrowserInfo> = browsers.values().map(Entry::info).collect();
+    /// Every known peer, connected ones first, then by name.
+    pub fn list(&self) -> Vec<PeerInfo<K>> {
+        let peers = self.peers.lock().unwrap();
+        let mut list: Vec<PeerInfo<K>> = peers.values().map(Entry::info).collect();
         list.sort_by(|a, b| {
             b.connected
                 .cmp(&a.connected)
-                .then_with(|| a.name.cmp(&b.name))
-                .then_with(|| a.browser_id.cmp(&b.browser_id))
+                .then_with(|| a.name().cmp(b.name()))
+                .then_with(|| a.id().cmp(b.id()))
         });
         list
     }
 
-    /// One browser by ID.
-    pub fn get(&self, browser_id: &str) -> Option<BrowserInfo> {
-        self.browsers
-            .lock()
-            .unwrap()
-            .get(browser_id)
-            .map(Entry::info)
+    /// One peer by ID.
+    pub fn get(&self, id: &str) -> Option<PeerInfo<K>> {
+        self.peers.lock().unwrap().get(id).map(Entry::info)
     }
 
-    /// The open connection of a browser: `BROWSER_NOT_FOUND` for an unknown ID,
-    /// `BROWSER_DISCONNECTED` for a known browser that is not connected.
-    pub fn connection(&self, browser_id: &str) -> Result<Arc<Connection>, OpError> {
-        let browsers = self.browsers.lock().unwrap();
-        match browsers.get(browser_id) {
+    /// The open connection of a peer: [`PeerKind::NOT_FOUND`] for an unknown ID,
+    /// [`PeerKind::DISCONNECTED`] for a known peer that is not connected.
+    pub fn connection(&self, id: &str) -> Result<Arc<Connection>, OpError> {
+        let peers = self.peers.lock().unwrap();
+        let noun = K::NOUN;
+        match peers.get(id) {
             None => Err(OpError::new(
-                ErrorCode::BrowserNotFound,
-                format!("no browser with ID {browser_id} is known to this hub; call list_browsers"),
+                K::NOT_FOUND,
+                format!(
+                    "no {noun} with ID {id} is known to this hub; call {}",
+                    K::LIST_TOOL
+                ),
             )),
             Some(entry) => entry.connection.clone().ok_or_else(|| {
                 OpError::new(
-                    ErrorCode::BrowserDisconnected,
+                    K::DISCONNECTED,
                     format!(
-                        "browser \"{}\" ({browser_id}) is not connected; tabwire never switches \
-                         to another browser on its own. Wait for it to reconnect or select another \
-                         browser",
-                        entry.hello.browser_name
+                        "{noun} \"{}\" ({id}) is not connected; tabwire never switches to another \
+                         {noun} on its own. Wait for it to reconnect or select another {noun}",
+                        K::name(&entry.hello)
                     ),
                 )
             }),
@@ -192,41 +210,42 @@ impl Registry {
     }
 }
 
-/// Keeps the registry within [`MAX_KNOWN_BROWSERS`] by forgetting the disconnected browsers
-/// seen longest ago. Connected browsers are never forgotten.
-fn forget_oldest_disconnected(browsers: &mut HashMap<String, Entry>) {
-    while browsers.len() > MAX_KNOWN_BROWSERS {
-        let oldest = browsers
+/// Keeps the registry within [`MAX_KNOWN_PEERS`] by forgetting the disconnected peers seen
+/// longest ago. Connected peers are never forgotten.
+fn forget_oldest_disconnected<K: PeerKind>(peers: &mut HashMap<String, Entry<K>>) {
+    while peers.len() > MAX_KNOWN_PEERS {
+        let oldest = peers
             .iter()
             .filter(|(_, entry)| entry.connection.is_none())
             .min_by_key(|(_, entry)| entry.last_change)
             .map(|(id, _)| id.clone());
         match oldest {
             Some(id) => {
-                browsers.remove(&id);
+                peers.remove(&id);
             }
             None => break,
         }
     }
 }
 
-impl Entry {
-    fn info(&self) -> BrowserInfo {
-        BrowserInfo {
-            browser_id: self.hello.browser_id.clone(),
-            name: self.hello.browser_name.clone(),
-            extension_version: self.hello.extension_version.clone(),
-            chrome_version: self.hello.chrome_version.clone(),
+impl<K: PeerKind> Entry<K> {
+    fn info(&self) -> PeerInfo<K> {
+        PeerInfo {
+            hello: self.hello.clone(),
             connected: self.connection.is_some(),
             connected_for: self.connection.as_ref().map(|c| c.since.elapsed()),
         }
     }
 }
 
-/// One open `/browser` WebSocket.
+/// One open peer WebSocket (`/browser`).
 pub struct Connection {
     number: u64,
-    browser_id: String,
+    peer_id: String,
+    /// The peer's kind, for messages (`browser`).
+    noun: &'static str,
+    /// The code of a request cut off by a disconnect (`BROWSER_DISCONNECTED`).
+    disconnected: ErrorCode,
     /// Messages for the socket writer; sending fails once the connection loop has ended.
     outbox: mpsc::UnboundedSender<HubMessage>,
     /// Requests sent and not yet answered, by request ID.
@@ -244,9 +263,9 @@ impl Connection {
         self.replaced.notified().await;
     }
 
-    /// The browser this connection belongs to.
-    pub fn browser_id(&self) -> &str {
-        &self.browser_id
+    /// The peer this connection belongs to.
+    pub fn peer_id(&self) -> &str {
+        &self.peer_id
     }
 
     /// Sends an operation and waits for its response, at most `deadline` plus a short grace.
@@ -275,24 +294,22 @@ impl Connection {
             op,
         });
         if self.outbox.send(request).is_err() {
-            return Err(disconnected(&self.browser_id, "the browser disconnected"));
+            return Err(self.cut_off(&format!("the {} disconnected", self.noun)));
         }
         let outcome = match tokio::time::timeout(deadline + BRIDGE_GRACE, answer).await {
             Ok(Ok(outcome)) => outcome,
-            Ok(Err(_)) => Err(disconnected(&self.browser_id, "the browser disconnected")),
+            Ok(Err(_)) => Err(self.cut_off(&format!("the {} disconnected", self.noun))),
             Err(_) => Err(OpError::new(
                 ErrorCode::BridgeTimeout,
                 format!(
-                    "the browser did not answer within {} ms",
+                    "the {} did not answer within {} ms",
+                    self.noun,
                     (deadline + BRIDGE_GRACE).as_millis()
                 ),
             )),
         };
         outcome.map_err(|error| {
-            let cut_off = matches!(
-                error.code,
-                ErrorCode::BridgeTimeout | ErrorCode::BrowserDisconnected
-            );
+            let cut_off = error.code == ErrorCode::BridgeTimeout || error.code == self.disconnected;
             if mutation && cut_off {
                 error.action_may_have_occurred()
             } else {
@@ -309,7 +326,7 @@ impl Connection {
             Some(waiter) => {
                 let _ = waiter.send(outcome);
             }
-            None => tracing::debug!(browser = %self.browser_id, id, "late response dropped"),
+            None => tracing::debug!(peer = %self.peer_id, id, "late response dropped"),
         }
     }
 
@@ -322,16 +339,17 @@ impl Connection {
     fn fail_all(&self, why: &str) {
         let waiters: Vec<_> = self.pending.lock().unwrap().drain().collect();
         for (_, waiter) in waiters {
-            let _ = waiter.send(Err(disconnected(&self.browser_id, why)));
+            let _ = waiter.send(Err(self.cut_off(why)));
         }
     }
-}
 
-fn disconnected(browser_id: &str, why: &str) -> OpError {
-    OpError::new(
-        ErrorCode::BrowserDisconnected,
-        format!("{why} ({browser_id}) before answering"),
-    )
+    /// The error of a request the connection's end cut off.
+    fn cut_off(&self, why: &str) -> OpError {
+        OpError::new(
+            self.disconnected,
+            format!("{why} ({}) before answering", self.peer_id),
+        )
+    }
 }
 
 /// Removes a pending request when its caller stops waiting, however that happens.
@@ -349,7 +367,10 @@ impl Drop for PendingGuard<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tabwire_protocol::{PROTOCOL_VERSION, Response, Target};
+    use crate::peer::Browser;
+    use tabwire_protocol::{Hello, ListTabs, PROTOCOL_VERSION, Response, TabList, Target};
+
+    type Registry = super::Registry<Browser>;
 
     fn hello(id: &str, name: &str) -> Hello {
         Hello {
@@ -362,12 +383,21 @@ mod tests {
     }
 
     fn click() -> Operation {
-        Operation::Act(tabwire_protocol::ActRequest {
+        tabwire_protocol::ActRequest {
             action: tabwire_protocol::Action::Hover {
                 target: Target::Css("#go".into()),
             },
             observe: None,
-        })
+        }
+        .into()
+    }
+
+    fn list_tabs() -> Operation {
+        ListTabs {}.into()
+    }
+
+    fn no_tabs() -> OpResult {
+        TabList { tabs: vec![] }.into()
     }
 
     #[tokio::test]
@@ -377,25 +407,17 @@ mod tests {
         let waiter = {
             let conn = conn.clone();
             tokio::spawn(async move {
-                conn.request(
-                    "list_tabs",
-                    None,
-                    Operation::ListTabs,
-                    Duration::from_secs(5),
-                )
-                .await
+                conn.request("list_tabs", None, list_tabs(), Duration::from_secs(5))
+                    .await
             })
         };
         let Some(HubMessage::Request(request)) = outbox.recv().await else {
             panic!("expected a request");
         };
         assert_eq!(request.tool, "list_tabs");
-        let response = Response::new(request.id, Ok(OpResult::Tabs { tabs: vec![] }));
+        let response = Response::new(request.id, Ok(no_tabs()));
         conn.complete(response.id, response.into_outcome());
-        assert_eq!(
-            waiter.await.unwrap().unwrap(),
-            OpResult::Tabs { tabs: vec![] }
-        );
+        assert_eq!(waiter.await.unwrap().unwrap(), no_tabs());
     }
 
     #[tokio::test]
@@ -437,13 +459,8 @@ mod tests {
         let waiter = {
             let old = old.clone();
             tokio::spawn(async move {
-                old.request(
-                    "list_tabs",
-                    None,
-                    Operation::ListTabs,
-                    Duration::from_secs(60),
-                )
-                .await
+                old.request("list_tabs", None, list_tabs(), Duration::from_secs(60))
+                    .await
             })
         };
         old_outbox
@@ -463,7 +480,7 @@ mod tests {
         registry.disconnect(&old);
         let info = registry.get("b1").unwrap();
         assert!(info.connected);
-        assert_eq!(info.name, "Work renamed");
+        assert_eq!(info.name(), "Work renamed");
         assert_eq!(registry.connection("b1").unwrap().number, new.number);
     }
 
@@ -472,12 +489,7 @@ mod tests {
         let registry = Registry::default();
         let (conn, _outbox) = registry.connect(hello("b1", "Work")).unwrap();
         let error = conn
-            .request(
-                "list_tabs",
-                None,
-                Operation::ListTabs,
-                Duration::from_secs(1),
-            )
+            .request("list_tabs", None, list_tabs(), Duration::from_secs(1))
             .await
             .unwrap_err();
         assert_eq!(error.code, ErrorCode::BridgeTimeout);
@@ -492,22 +504,22 @@ mod tests {
     fn the_registry_forgets_old_disconnected_browsers_beyond_its_cap() {
         let registry = Registry::default();
         let (kept, _outbox) = registry.connect(hello("live", "Live")).unwrap();
-        for n in 0..MAX_KNOWN_BROWSERS + 10 {
+        for n in 0..MAX_KNOWN_PEERS + 10 {
             let (conn, _outbox) = registry
                 .connect(hello(&format!("gone-{n}"), "Gone"))
                 .unwrap();
             registry.disconnect(&conn);
         }
         let list = registry.list();
-        assert_eq!(list.len(), MAX_KNOWN_BROWSERS);
-        assert!(list.iter().any(|b| b.browser_id == "live" && b.connected));
+        assert_eq!(list.len(), MAX_KNOWN_PEERS);
+        assert!(list.iter().any(|b| b.id() == "live" && b.connected));
         assert!(
             registry.get("gone-0").is_none(),
             "the oldest is forgotten first"
         );
         assert!(
             registry
-                .get(&format!("gone-{}", MAX_KNOWN_BROWSERS + 9))
+                .get(&format!("gone-{}", MAX_KNOWN_PEERS + 9))
                 .is_some()
         );
         drop(kept);
@@ -519,13 +531,17 @@ mod tests {
         let (gone, _a) = registry.connect(hello("b1", "Alpha")).unwrap();
         let (_kept, _b) = registry.connect(hello("b2", "Zulu")).unwrap();
         registry.disconnect(&gone);
-        let names: Vec<_> = registry.list().into_iter().map(|b| b.name).collect();
+        let names: Vec<_> = registry
+            .list()
+            .iter()
+            .map(|b| b.name().to_owned())
+            .collect();
         assert_eq!(names, ["Zulu", "Alpha"]);
     }
 
     #[test]
     fn a_limited_registry_refuses_one_browser_too_many_but_not_a_reconnect() {
-        let registry = Registry::with_browser_limit(2);
+        let registry = Registry::with_limit(2);
         let (_a, _ao) = registry.connect(hello("a", "A")).unwrap();
         let (b, _bo) = registry.connect(hello("b", "B")).unwrap();
         let refused = registry.connect(hello("c", "C")).err().unwrap();

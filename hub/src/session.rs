@@ -1,4 +1,4 @@
-//! An MCP session's own state: which browser it has selected.
+//! An MCP session's own state: which peer of each kind (browser, later device) it has selected.
 //!
 //! Selection is per session, so two agents can drive two different browsers through one hub.
 //! A local session attached by `tabwire-mcp` also reports every change of selection back to the
@@ -7,16 +7,18 @@
 
 use std::sync::Mutex;
 
-use tabwire_protocol::LocalControl;
+use tabwire_protocol::{LocalControl, Selections};
 use tokio::sync::mpsc;
+
+use crate::peer::PeerKind;
 
 /// One MCP session.
 pub struct Session {
     /// The shim's identity for the session (random), or a fresh one for a plain MCP client.
     id: String,
-    /// The browser chosen with `select_browser` (or picked automatically when only one was
-    /// connected).
-    selected: Mutex<Option<String>>,
+    /// The peers chosen with `select_*` (or picked automatically when only one was connected),
+    /// by kind.
+    selected: Mutex<Selections>,
     /// Where selection changes are reported when a shim is attached.
     control: Option<mpsc::UnboundedSender<LocalControl>>,
 }
@@ -25,7 +27,7 @@ impl Session {
     /// A session starting with `selected` (restored from the shim's attach line, if any).
     pub fn new(
         id: String,
-        selected: Option<String>,
+        selected: Selections,
         control: Option<mpsc::UnboundedSender<LocalControl>>,
     ) -> Self {
         Session {
@@ -40,23 +42,23 @@ impl Session {
         &self.id
     }
 
-    /// The selected browser, if any.
-    pub fn selected(&self) -> Option<String> {
-        self.selected.lock().unwrap().clone()
+    /// The selected peer of kind `K`, if any.
+    pub fn selected<K: PeerKind>(&self) -> Option<String> {
+        self.selected
+            .lock()
+            .unwrap()
+            .get(K::NOUN)
+            .map(str::to_owned)
     }
 
-    /// Selects a browser and tells the shim, so the choice survives a reconnect.
-    pub fn select(&self, browser_id: &str) {
+    /// Selects a peer of kind `K` and tells the shim, so the choice survives a reconnect.
+    pub fn select<K: PeerKind>(&self, id: &str) {
         let changed = {
             let mut selected = self.selected.lock().unwrap();
-            let changed = selected.as_deref() != Some(browser_id);
-            *selected = Some(browser_id.to_owned());
-            changed
+            selected.set(K::NOUN, id).then(|| selected.clone())
         };
-        if changed && let Some(control) = &self.control {
-            let _ = control.send(LocalControl::State {
-                selected_browser: Some(browser_id.to_owned()),
-            });
+        if let (Some(selected), Some(control)) = (changed, &self.control) {
+            let _ = control.send(LocalControl::State { selected });
         }
     }
 }

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
-use crate::auth::{self, Role};
+use tabwire_hub::auth::{self, Role};
 
 /// The `token` subcommands.
 #[derive(Subcommand)]
@@ -76,7 +76,7 @@ pub fn run(command: TokenCommand) -> anyhow::Result<()> {
                     jwks.display()
                 );
             }
-            let ttl = auth::parse_ttl(&ttl).map_err(anyhow::Error::msg)?;
+            let ttl = auth::parse_ttl(&ttl)?;
             let (token, record, created) = auth::issue(&auth_dir, &account, role, ttl, &note)?;
             if created {
                 eprintln!(

@@ -24,7 +24,7 @@ use std::time::Duration;
 
 use jsonrpc::Kind;
 use serde_json::Value;
-use tabwire_protocol::LocalControl;
+use tabwire_protocol::{LocalControl, Selections};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, Lines};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
@@ -100,7 +100,7 @@ where
     let mut shim = Shim {
         options,
         session: uuid::Uuid::new_v4().to_string(),
-        selected: None,
+        selected: Selections::default(),
         initialize: None,
         initialize_pending: None,
         initialized: None,
@@ -121,8 +121,8 @@ struct Shim {
     options: Options,
     /// Random per process; names this session to the hub across reconnections.
     session: String,
-    /// The browser the hub last reported as selected for this session.
-    selected: Option<String>,
+    /// What the hub last reported as selected for this session (browser, device…).
+    selected: Selections,
     /// The client's `initialize` request, replayed to a new hub connection. Kept only once
     /// the hub has accepted it: an `initialize` cut off by a drop is failed, not replayed.
     initialize: Option<Value>,
@@ -176,7 +176,7 @@ impl Shim {
         let mut reader = BufReader::new(read).lines();
         let attach = LocalControl::Attach {
             session: self.session.clone(),
-            selected_browser: self.selected.clone(),
+            selected: self.selected.clone(),
         };
         write.write_all(attach.to_line().as_bytes()).await?;
         if let Some(initialize) = &self.initialize {
@@ -268,8 +268,8 @@ impl Shim {
 
     /// Handles a hub line: control lines update the session, the rest goes to the client.
     fn handle_hub_line(&mut self, line: String) {
-        if let Some(LocalControl::State { selected_browser }) = LocalControl::parse(&line) {
-            self.selected = selected_browser;
+        if let Some(LocalControl::State { selected }) = LocalControl::parse(&line) {
+            self.selected = selected;
             return;
         }
         if let Kind::Response { id } = jsonrpc::classify(&line) {

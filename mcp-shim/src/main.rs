@@ -31,11 +31,9 @@ fn main() {
 
 async fn shim() -> i32 {
     let args = Args::parse();
-    let socket = args.socket.unwrap_or_else(|| {
-        // SAFETY: geteuid has no preconditions and cannot fail.
-        let uid = unsafe { libc::geteuid() };
-        tabwire_protocol::default_socket_path(std::env::var("XDG_RUNTIME_DIR").ok().as_deref(), uid)
-    });
+    let socket = args
+        .socket
+        .unwrap_or_else(tabwire_protocol::local::default_socket_path_here);
     let mut options = tabwire_mcp::Options::new(socket);
     options.startup_wait = Duration::from_secs(args.wait);
     match tabwire_mcp::run(options, tokio::io::stdin(), tokio::io::stdout()).await {

@@ -121,7 +121,7 @@ async fn survives_a_hub_restart_without_replaying_anything() {
     let mut hub = HubSide::accept(&listener).await;
     let attach = hub.recv().await;
     assert_eq!(attach["tabwire"], "attach");
-    assert_eq!(attach["selectedBrowser"], Value::Null);
+    assert_eq!(attach["selected"]["browser"], Value::Null);
     let session = attach["session"].as_str().unwrap().to_owned();
 
     client.send(request(1, "initialize")).await;
@@ -135,7 +135,7 @@ async fn survives_a_hub_restart_without_replaying_anything() {
     assert_eq!(hub.recv().await["method"], "notifications/initialized");
 
     // The hub reports a selection; the control line never reaches the client.
-    hub.send(json!({"tabwire": "state", "selectedBrowser": "b-work"}))
+    hub.send(json!({"tabwire": "state", "selected": {"browser": "b-work"}}))
         .await;
     client.send(request(2, "tools/list")).await;
     assert_eq!(hub.recv().await["id"], 2);
@@ -172,7 +172,10 @@ async fn survives_a_hub_restart_without_replaying_anything() {
     let mut hub = HubSide::accept(&listener).await;
     let attach = hub.recv().await;
     assert_eq!(attach["session"], session.as_str(), "same session identity");
-    assert_eq!(attach["selectedBrowser"], "b-work", "selection restored");
+    assert_eq!(
+        attach["selected"]["browser"], "b-work",
+        "selection restored"
+    );
     let replay = hub.recv().await;
     assert_eq!(replay["method"], "initialize");
     assert_eq!(replay["id"], "tabwire-reinit-1");

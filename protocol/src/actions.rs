@@ -1,14 +1,17 @@
-//! Actions (SPEC §5): what an [`Operation::Act`](crate::Operation::Act) or a batch step asks
-//! the extension to do to a page, and what it reports back.
+//! Actions (SPEC §5): what an [`ActRequest`] or a batch step asks the extension to do to a
+//! page, and what it reports back; reading one element's state, answering a JavaScript dialog
+//! and a tab's health, which actions run into.
 //!
 //! An action runs in the tab's queue, checks its request's deadline immediately before it
 //! dispatches input, and answers with an [`Outcome`] plus, unless switched off, a small
 //! [`Observation`] of the page afterwards.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
-use crate::ops::{ContentRequest, Observation, PageContent, SnapshotRequest, Target};
-use crate::{OpError, TabId};
+use crate::observe::{ContentRequest, Observation, PageContent, SnapshotRequest};
+use crate::{OpError, TabId, Target};
 
 /// One action and the observation to take after it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -373,11 +376,185 @@ pub struct Outcome {
     pub tab_id: TabId,
     /// One line for the agent, e.g. `Clicked button "Sign in"`.
     pub summary: String,
-    /// The action's facts, by name: the element (`target`, rendered like an observation line),
-    /// the click point, the field's value afterwards (passwords redacted), per-field results
-    /// of a form, the dialog that opened, how long a wait took.
-    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
-    pub details: serde_json::Map<String, serde_json::Value>,
+    /// What the action itself reports; absent when a dialog its input opened cut it short.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub facts: Option<ActionFacts>,
+    /// The JavaScript dialog the action's input opened: the action happened, and the page now
+    /// waits for an answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<DialogInfo>,
+    /// Tabs the action opened (links with a target, `window.open`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub opened_tabs: Vec<TabId>,
+    /// A top-frame navigation the action's input started, and how far it got before the
+    /// observation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub navigation: Option<NavigationState>,
+}
+
+impl Outcome {
+    /// An outcome with the action's facts and no side effects (yet).
+    pub fn new(tab_id: TabId, summary: impl Into<String>, facts: ActionFacts) -> Self {
+        Outcome {
+            tab_id,
+            summary: summary.into(),
+            facts: Some(facts),
+            dialog: None,
+            opened_tabs: Vec::new(),
+            navigation: None,
+        }
+    }
+}
+
+/// How far a navigation that an action started got.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum NavigationState {
+    /// The new document was parsed.
+    #[serde(rename = "navigated")]
+    Navigated,
+    /// The navigation failed.
+    #[serde(rename = "navigation failed")]
+    Failed,
+    /// Still loading when the action's deadline came near.
+    #[serde(rename = "navigation still loading")]
+    StillLoading,
+}
+
+/// What each kind of action reports about itself. Element lines (`target`, `to`) are rendered
+/// like observation lines; values are the field's own afterwards (passwords redacted).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase",
+    deny_unknown_fields
+)]
+pub enum ActionFacts {
+    /// A trusted click (or click and wait).
+    Click {
+        /// The element clicked.
+        target: String,
+        /// With a wait: whether the click started a navigation.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        navigated: Option<bool>,
+        /// With a wait: the URL the tab ended on.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
+    },
+    /// `element.click()` in the page.
+    DomClick {
+        /// The element clicked.
+        target: String,
+        /// Always [`ClickMode::Dom`].
+        mode: ClickMode,
+    },
+    /// The mouse moved over an element.
+    Hover {
+        /// The element.
+        target: String,
+        /// The tab had to be made the selected tab of its window first.
+        brought_forward: bool,
+    },
+    /// A drag.
+    Drag {
+        /// Where it started.
+        target: String,
+        /// The element it ended on; `None` for a drag by an offset.
+        to: Option<String>,
+        /// Where it ended, in CSS pixels of the viewport.
+        x: f64,
+        /// Where it ended.
+        y: f64,
+        /// Whether the page started an HTML5 drag, delivered as drag events.
+        html5: bool,
+        /// The tab had to be made the selected tab of its window first.
+        brought_forward: bool,
+    },
+    /// Text typed into a field.
+    Type {
+        /// The field.
+        target: String,
+        /// Its value afterwards.
+        value: String,
+    },
+    /// A key pressed.
+    PressKey {
+        /// The chord, e.g. `Control+A`.
+        key: String,
+        /// The element focused first, if one was named.
+        target: Option<String>,
+    },
+    /// An option chosen in an open custom dropdown.
+    ChooseOption {
+        /// The element clicked.
+        target: String,
+        /// Its text.
+        text: String,
+    },
+    /// An option selected in a native `<select>`.
+    SelectOption {
+        /// The select.
+        target: String,
+        /// The option's value.
+        value: String,
+        /// The option's text.
+        text: String,
+    },
+    /// A form filled.
+    Fill {
+        /// Each field, in order.
+        fields: Vec<FilledField>,
+        /// Whether the submission was requested.
+        submitted: bool,
+        /// Whether the whole form passed its constraints.
+        form_valid: bool,
+    },
+    /// The page or an element scrolled.
+    Scroll {
+        /// The scroll position afterwards.
+        scroll_x: f64,
+        /// The scroll position afterwards.
+        scroll_y: f64,
+        /// Whether the scroller is at its end in the direction scrolled.
+        at_end: bool,
+        /// The element scrolled or brought into view.
+        target: Option<String>,
+    },
+    /// A navigation that waited.
+    Navigate {
+        /// The URL the tab ended on.
+        url: String,
+    },
+    /// A wait that came true.
+    Wait {
+        /// How long it took.
+        waited_ms: f64,
+    },
+}
+
+/// One field of a filled form.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FilledField {
+    /// The field.
+    pub target: String,
+    /// Its value afterwards (passwords redacted).
+    pub value: FieldValue,
+    /// False when the field fails its constraints.
+    #[serde(default = "yes", skip_serializing_if = "is_true")]
+    pub valid: bool,
+    /// The browser's message for an invalid field.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation_message: Option<String>,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_true(value: &bool) -> bool {
+    *value
 }
 
 /// Answer to an [`ActRequest`].
@@ -509,9 +686,54 @@ pub struct ElementState {
     pub tab_id: TabId,
     /// The element, rendered like an observation line.
     pub target: String,
-    /// The state: `tag`, `value` (bounded, passwords redacted), `valueTruncated`, `checked`,
-    /// `selected`, `readonly`, `disabled`, `visible`, `focused`, `attributes`.
-    pub state: serde_json::Map<String, serde_json::Value>,
+    /// The state.
+    pub state: ElementFacts,
+}
+
+/// What `read_element_state` reports about an element; a fact that does not apply to the
+/// element (a checkbox's `checked` for a text field) is absent.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ElementFacts {
+    /// The tag name, lower case.
+    pub tag: String,
+    /// An input's type.
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub input_type: Option<String>,
+    /// A field's value (bounded; a password's is redacted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// The value was cut to the budget.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub value_truncated: bool,
+    /// A checkbox's or radio button's state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked: Option<bool>,
+    /// An option's state.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selected: Option<bool>,
+    /// A select's chosen options' text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub selected_text: Option<String>,
+    /// A text field's `readOnly`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub readonly: Option<bool>,
+    /// A form control's disabled state (fieldsets included).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub disabled: Option<bool>,
+    /// A form control's `required`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub required: Option<bool>,
+    /// Whether it is rendered (hidden inputs never are).
+    pub visible: bool,
+    /// Whether it has the focus.
+    pub focused: bool,
+    /// Why it fails its constraints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub validation_message: Option<String>,
+    /// The attributes asked for that it has (bounded; a password's `value` redacted).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attributes: Option<BTreeMap<String, String>>,
 }
 
 /// A JavaScript dialog (alert, confirm, prompt, beforeunload) open in a tab.
@@ -528,7 +750,28 @@ pub struct DialogInfo {
     pub default_prompt: String,
 }
 
-/// Answer to `HandleDialog`.
+/// Accept or dismiss the JavaScript dialog open in the tab. Runs beside the tab's queue: the
+/// dialog is what blocks it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HandleDialog {
+    /// Accept (OK) or dismiss (Cancel).
+    pub accept: bool,
+    /// A prompt's answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompt_text: Option<String>,
+}
+
+/// Report the tab's health. Runs beside the tab's queue.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GetTabHealth {
+    /// Reattach the debugger, only if the tab's queue is idle.
+    #[serde(default)]
+    pub recover_debugger: bool,
+}
+
+/// Answer to [`HandleDialog`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct DialogHandled {
@@ -552,7 +795,7 @@ pub struct ActiveWork {
     pub deadline_ms: u64,
 }
 
-/// Answer to `Health`.
+/// Answer to [`GetTabHealth`].
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TabHealth {
@@ -578,4 +821,57 @@ pub struct TabHealth {
     /// What `recoverDebugger` did, when asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recovery: Option<String>,
+}
+
+/// The action group's operations, nested in [`crate::Operation::Act`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
+pub enum ActOp {
+    /// Act on the page (click, type, wait…) and observe it afterwards.
+    Act(ActRequest),
+    /// Run steps in order in one tab under the request's deadline.
+    Batch(BatchRequest),
+    /// Read one element's state.
+    ReadState(ReadStateRequest),
+    /// Answer a dialog.
+    HandleDialog(HandleDialog),
+    /// The tab's health.
+    Health(GetTabHealth),
+}
+
+impl ActOp {
+    /// Whether the operation can change the page.
+    pub fn is_mutation(&self) -> bool {
+        match self {
+            ActOp::Act(request) => request.action.is_mutation(),
+            ActOp::Batch(batch) => batch
+                .steps
+                .iter()
+                .any(|step| matches!(step, Step::Act { action } if action.is_mutation())),
+            ActOp::HandleDialog(_) => true,
+            ActOp::ReadState(_) | ActOp::Health(_) => false,
+        }
+    }
+
+    /// Whether it runs beside the tab's queue: health must answer while the queue is stuck,
+    /// and a dialog is what blocks it.
+    pub fn bypasses_queue(&self) -> bool {
+        matches!(self, ActOp::HandleDialog(_) | ActOp::Health(_))
+    }
+}
+
+/// What an [`ActOp`] produced, nested in [`crate::OpResult::Act`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
+pub enum ActResult {
+    /// An action's outcome and observation.
+    Acted(Acted),
+    /// A batch's steps.
+    Batch(BatchResult),
+    /// An element's state.
+    ElementState(ElementState),
+    /// The dialog answered.
+    DialogHandled(DialogHandled),
+    /// The tab's health.
+    Health(TabHealth),
 }

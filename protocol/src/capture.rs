@@ -1,95 +1,31 @@
-//! Tabs, navigation history, screenshots, network and console capture, storage (SPEC §6).
+//! Network and console capture (SPEC §6): switching it on and off, reading the records in
+//! pages, and fetching a captured response's body.
 //!
-//! Everything here is bounded on the extension side: records are kept up to a cap per tab, and
-//! every read returns a page within a character budget, saying what it left out.
+//! Everything here is bounded on the extension side: records are kept up to [`MAX_RECORDS`] per
+//! tab and kind, and every read returns a page within a character budget, saying what it left
+//! out.
 
 use serde::{Deserialize, Serialize};
 
 use crate::TabId;
-use crate::ops::{Observation, TabInfo, Target};
 
 /// Most records kept per tab and kind (network, console); older ones are evicted.
 pub const MAX_RECORDS: usize = 500;
 
-/// Which way through the tab's history.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum HistoryDirection {
-    /// `history.back()`.
-    Back,
-    /// `history.forward()`.
-    Forward,
-}
-
-/// Image formats of a screenshot.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum ImageFormat {
-    /// Lossless; the largest.
-    Png,
-    /// Lossy, `quality` 0–100.
-    Jpeg,
-    /// Lossy, `quality` 0–100; the smallest at equal quality.
-    #[default]
-    Webp,
-}
-
-/// A screenshot request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ScreenshotRequest {
-    /// The image format.
-    pub format: ImageFormat,
-    /// For jpeg and webp.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub quality: Option<u8>,
-    /// The image is scaled down to at most this many pixels wide.
-    pub max_width: u32,
-    /// The whole page rather than the viewport.
-    #[serde(default)]
-    pub full_page: bool,
-    /// Only this element.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub target: Option<Target>,
-    /// Take an observation with it (this budget), and fail if the document changed between the
-    /// two.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub with_snapshot: Option<SnapshotBudget>,
-}
-
-/// The budget of the observation taken with a screenshot.
+/// Start (clearing what was kept) or stop network capture.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SnapshotBudget {
-    /// Nodes.
-    pub max_nodes: u32,
-    /// Characters.
-    pub max_chars: u32,
+pub struct SetNetworkCapture {
+    /// Start or stop.
+    pub on: bool,
 }
 
-/// A screenshot.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Start (clearing what was kept) or stop console capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Screenshot {
-    /// The tab captured.
-    pub tab_id: TabId,
-    /// The image format.
-    pub format: ImageFormat,
-    /// The image, base64.
-    pub data: String,
-    /// Its width in pixels.
-    pub width: u32,
-    /// Its height in pixels.
-    pub height: u32,
-    /// The captured area's width in CSS pixels before scaling.
-    pub css_width: u32,
-    /// The captured area's height in CSS pixels before scaling.
-    pub css_height: u32,
-    /// The document captured.
-    pub document_id: String,
-    /// The observation taken with it, when asked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observation: Option<Observation>,
+pub struct SetConsoleCapture {
+    /// Start or stop.
+    pub on: bool,
 }
 
 /// A read of captured records (network or console).
@@ -114,16 +50,72 @@ pub struct RecordsRequest {
     pub clear_after: bool,
 }
 
-/// A page of captured records.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Read captured requests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct GetRequests(pub RecordsRequest);
+
+/// Read captured console messages and uncaught exceptions.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct GetConsole(pub RecordsRequest);
+
+/// Fetch one captured response's body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Records {
+pub struct GetResponseBody {
+    /// The request's ID from [`GetRequests`].
+    pub request_id: String,
+    /// Budget.
+    pub max_chars: u32,
+}
+
+/// The capture group's operations, nested in [`crate::Operation::Capture`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
+pub enum CaptureOp {
+    /// Network capture on or off.
+    NetworkCapture(SetNetworkCapture),
+    /// Read captured requests.
+    GetRequests(GetRequests),
+    /// A response's body.
+    GetResponseBody(GetResponseBody),
+    /// Console capture on or off.
+    ConsoleCapture(SetConsoleCapture),
+    /// Read captured console messages.
+    GetConsole(GetConsole),
+}
+
+impl CaptureOp {
+    /// Every capture operation runs beside the tab's queue: it only reads or switches what
+    /// tabwire keeps, and must not wait behind a long action.
+    pub fn bypasses_queue(&self) -> bool {
+        true
+    }
+}
+
+/// Capture switched on or off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CaptureState {
+    /// The tab.
+    pub tab_id: TabId,
+    /// Whether it is on now.
+    pub capturing: bool,
+    /// Records kept.
+    pub kept: u32,
+}
+
+/// A page of captured records, oldest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Records<R> {
     /// The tab.
     pub tab_id: TabId,
     /// Whether capture is on.
     pub capturing: bool,
-    /// The records of this page, oldest first, each a JSON object.
-    pub records: Vec<serde_json::Value>,
+    /// The records of this page, oldest first.
+    pub records: Vec<R>,
     /// How many records match the filter in all.
     pub total: u32,
     /// The index of the first record returned.
@@ -136,6 +128,69 @@ pub struct Records {
     /// True when the character budget cut the page short.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
+}
+
+/// One request of a network capture. Strings are capped; a field the request has not reached
+/// yet (its response, its end) is absent.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NetworkRecord {
+    /// Increases for the life of the tab's capture: tells records apart across reads.
+    pub seq: u64,
+    /// Chrome's request ID, for `get_response_body`.
+    pub request_id: String,
+    /// The HTTP method.
+    pub method: String,
+    /// The URL.
+    pub url: String,
+    /// Chrome's resource type (`document`, `script`, `fetch`, …).
+    #[serde(rename = "type", default, skip_serializing_if = "Option::is_none")]
+    pub resource_type: Option<String>,
+    /// The response's status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<u32>,
+    /// The response's status text.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status_text: Option<String>,
+    /// The response's MIME type.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Bytes received (encoded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// Milliseconds from start to end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ms: Option<u64>,
+    /// Why it failed (or was blocked).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// It was cancelled.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub canceled: bool,
+}
+
+/// One console message, uncaught exception or browser log entry.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ConsoleRecord {
+    /// Increases for the life of the tab's capture.
+    pub seq: u64,
+    /// `log`, `info`, `warning`, `error` or `debug`.
+    pub level: String,
+    /// The message (capped).
+    pub text: String,
+    /// Where it was logged from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Its 1-based line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u64>,
+    /// An uncaught exception or unhandled rejection.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exception: bool,
+    /// For a browser log entry: its source (`network`, `security`, …).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub source: Option<String>,
 }
 
 /// A response body.
@@ -160,183 +215,16 @@ pub struct ResponseBody {
     pub note: Option<String>,
 }
 
-/// Cookies or storage entries.
+/// What a [`CaptureOp`] produced, nested in [`crate::OpResult::Capture`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct StorageEntries {
-    /// The tab.
-    pub tab_id: TabId,
-    /// The origin or URL read.
-    pub origin: String,
-    /// The entries, each a JSON object.
-    pub entries: Vec<serde_json::Value>,
-    /// How many match in all.
-    pub total: u32,
-    /// True when the budget cut the list or values short.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub truncated: bool,
-}
-
-/// Tab and capture operations, nested in [`crate::Operation::Tab`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(
-    tag = "kind",
-    rename_all = "camelCase",
-    rename_all_fields = "camelCase",
-    deny_unknown_fields
-)]
-pub enum TabOp {
-    /// The active tab of the last-focused window.
-    GetActive,
-    /// Select the request's tab in its window and focus that window.
-    Switch,
-    /// Close the request's tab.
-    Close,
-    /// Open a tab.
-    Create {
-        /// Its URL (the hub checked it); a blank tab when `None`.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        url: Option<String>,
-        /// Select it.
-        active: bool,
-        /// Open it in a new window that does not take the focus: shown (so it can be
-        /// captured) without changing what the user sees.
-        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-        new_window: bool,
-    },
-    /// Go back or forward in the request's tab and wait for the load.
-    History {
-        /// Which way.
-        direction: HistoryDirection,
-    },
-    /// Reload the request's tab and wait for the load.
-    Reload {
-        /// Bypass the cache.
-        bypass_cache: bool,
-    },
-    /// The text selected in the tab (any frame), bounded.
-    SelectedText {
-        /// Budget.
-        max_chars: u32,
-    },
-    /// Take a screenshot.
-    Screenshot(ScreenshotRequest),
-    /// Start (clearing what was kept) or stop network capture.
-    NetworkCapture {
-        /// Start or stop.
-        on: bool,
-    },
-    /// Read captured requests.
-    GetRequests(RecordsRequest),
-    /// Fetch one captured response's body.
-    GetResponseBody {
-        /// The request's ID from `GetRequests`.
-        request_id: String,
-        /// Budget.
-        max_chars: u32,
-    },
-    /// Start (clearing what was kept) or stop console capture.
-    ConsoleCapture {
-        /// Start or stop.
-        on: bool,
-    },
-    /// Read captured console messages and uncaught exceptions.
-    GetConsole(RecordsRequest),
-    /// Cookies that would be sent to `url` (default: the tab's URL).
-    Cookies {
-        /// The URL.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        url: Option<String>,
-        /// Only cookies with this name.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        name: Option<String>,
-        /// Budget.
-        max_chars: u32,
-    },
-    /// The tab's `localStorage`.
-    LocalStorage {
-        /// Only keys containing this.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        filter: Option<String>,
-        /// Budget.
-        max_chars: u32,
-    },
-}
-
-impl TabOp {
-    /// Whether the operation changes a tab.
-    pub fn is_mutation(&self) -> bool {
-        matches!(
-            self,
-            TabOp::Switch
-                | TabOp::Close
-                | TabOp::Create { .. }
-                | TabOp::History { .. }
-                | TabOp::Reload { .. }
-        )
-    }
-
-    /// Whether it runs beside the tab's queue: it is about the browser rather than a page, or
-    /// only reads what tabwire keeps (capture buffers), or must not wait behind a long action
-    /// (screenshots of other tabs are independent; one of this tab waits like any read).
-    pub fn bypasses_queue(&self) -> bool {
-        matches!(
-            self,
-            TabOp::GetActive
-                | TabOp::Create { .. }
-                | TabOp::NetworkCapture { .. }
-                | TabOp::GetRequests(_)
-                | TabOp::ConsoleCapture { .. }
-                | TabOp::GetConsole(_)
-                | TabOp::GetResponseBody { .. }
-                | TabOp::Cookies { .. }
-        )
-    }
-}
-
-/// What a [`TabOp`] produced.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(
-    tag = "kind",
-    rename_all = "camelCase",
-    rename_all_fields = "camelCase",
-    deny_unknown_fields
-)]
-pub enum TabResult {
-    /// A tab (get, switch, create, history, reload).
-    Tab {
-        /// The tab afterwards.
-        tab: TabInfo,
-    },
-    /// The tab was closed.
-    Closed {
-        /// The tab.
-        tab_id: TabId,
-    },
-    /// Selected text.
-    SelectedText {
-        /// The tab.
-        tab_id: TabId,
-        /// The text, cut to the budget.
-        text: String,
-        /// Its full length.
-        total_chars: u32,
-    },
-    /// A screenshot.
-    Screenshot(Screenshot),
+#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
+pub enum CaptureResult {
     /// Capture switched on or off.
-    Capture {
-        /// The tab.
-        tab_id: TabId,
-        /// Whether it is on now.
-        capturing: bool,
-        /// Records kept.
-        kept: u32,
-    },
-    /// Captured records.
-    Records(Records),
+    Capture(CaptureState),
+    /// Captured requests.
+    Requests(Records<NetworkRecord>),
+    /// Captured console messages.
+    Console(Records<ConsoleRecord>),
     /// A response body.
     Body(ResponseBody),
-    /// Cookies or storage entries.
-    Storage(StorageEntries),
 }

@@ -2,17 +2,21 @@
 //!
 //! Both sides compile this crate (the extension as wasm32), so the messages cannot drift apart.
 //! It holds data only: no I/O, no async runtime, no JavaScript bindings. Its one dependency
-//! besides serde is serde_json, which every side already uses to put these types on the wire.
+//! besides serde is serde_json, which every side already uses to put these types on the wire;
+//! no message or result carries untyped JSON.
 //!
 //! # Layout
 //! - [`messages`]: the envelopes on the `/browser` WebSocket — hello, welcome, refusal,
 //!   request, response, heartbeat — and the [`PROTOCOL_VERSION`] handshake rule.
 //! - [`ops`]: what a request asks the extension to do ([`Operation`]) and what comes back
-//!   ([`OpResult`]).
-//! - [`actions`]: actions, batches, element state, dialogs and tab health (SPEC §5, §6).
-//! - [`capture`]: tabs, history, screenshots, network and console capture, storage.
+//!   ([`OpResult`]), put together from the groups below; [`Ask`] ties each request type to its
+//!   answer's type.
+//! - The groups, each with its requests and results, the way the tools are grouped:
+//!   [`observe`] (snapshots, content, frames, selected text, screenshots), [`tabs`] (tabs and
+//!   navigation), [`actions`] (actions, batches, element state, dialogs, tab health),
+//!   [`capture`] (network and console capture) and [`storage`] (cookies, local storage).
 //! - [`errors`]: stable error codes with their category, shared by hub and extension.
-//! - [`refs`]: element references (`@e12`) and how they are parsed and printed.
+//! - [`refs`]: element references (`@e12`) and how tools name an element ([`Target`]).
 //! - [`local`]: the control lines between the stdio shim and the hub on the local Unix socket,
 //!   and the default socket path both agree on.
 //!
@@ -25,30 +29,47 @@ pub mod capture;
 pub mod errors;
 pub mod local;
 pub mod messages;
+pub mod observe;
 pub mod ops;
 pub mod refs;
+pub mod storage;
+pub mod tabs;
 
 pub use actions::{
-    ActRequest, Acted, Action, ActiveWork, BatchRequest, BatchResult, ClickMode, DialogHandled,
-    DialogInfo, DragTo, ElementState, FieldValue, FormField, InputMethod, MouseButton, ObserveSpec,
-    Outcome, ReadStateRequest, Step, StepFailure, StepResult, TabHealth, TypeMode, WaitCondition,
-    WaitUntil,
+    ActOp, ActRequest, ActResult, Acted, Action, ActionFacts, ActiveWork, BatchRequest,
+    BatchResult, ClickMode, DialogHandled, DialogInfo, DragTo, ElementFacts, ElementState,
+    FieldValue, FilledField, FormField, GetTabHealth, HandleDialog, InputMethod, MouseButton,
+    NavigationState, ObserveSpec, Outcome, ReadStateRequest, Step, StepFailure, StepResult,
+    TabHealth, TypeMode, WaitCondition, WaitUntil,
 };
 pub use capture::{
-    HistoryDirection, ImageFormat, Records, RecordsRequest, ResponseBody, Screenshot,
-    ScreenshotRequest, SnapshotBudget, StorageEntries, TabOp, TabResult,
+    CaptureOp, CaptureResult, CaptureState, ConsoleRecord, GetConsole, GetRequests,
+    GetResponseBody, NetworkRecord, Records, RecordsRequest, ResponseBody, SetConsoleCapture,
+    SetNetworkCapture,
 };
 pub use errors::{ErrorCategory, ErrorCode, OpError};
-pub use local::{LocalControl, default_socket_path};
+pub use local::{LocalControl, Selections, default_socket_path};
 pub use messages::{
     ExtensionMessage, Hello, HubMessage, PROTOCOL_VERSION, Refusal, Request, Response, Welcome,
     check_hello,
 };
-pub use ops::{
-    ContentFormat, ContentRequest, Delta, FrameInfo, Navigated, Observation, ObservedNode,
-    OpResult, Operation, PageContent, SnapshotRequest, TabInfo, Target,
+pub use observe::{
+    ContentFormat, ContentRequest, Delta, FrameInfo, FrameList, GetSelectedText, ImageFormat,
+    ListFrames, Observation, ObserveOp, ObserveResult, ObservedNode, PageContent, Screenshot,
+    ScreenshotRequest, SelectedText, SnapshotBudget, SnapshotRequest,
 };
-pub use refs::ElementRef;
+pub use ops::{Ask, OpResult, Operation};
+pub use refs::{ElementRef, Target};
+pub use storage::{
+    Cookie, GetCookies, GetLocalStorage, StorageEntries, StorageEntry, StorageOp, StorageResult,
+};
+pub use tabs::{
+    CloseTab, ClosedTab, CreateTab, GetActiveTab, HistoryDirection, HistoryStep, ListTabs,
+    Navigate, Navigated, ReloadTab, SwitchTab, TabInfo, TabList, TabsOp, TabsResult,
+};
 
 /// Chrome's numeric tab ID. Unique only within one browser.
 pub type TabId = u32;
+
+/// What a password's value is replaced with wherever tabwire would show it.
+pub const REDACTED: &str = "••••";

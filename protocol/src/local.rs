@@ -3,12 +3,14 @@
 //! The socket carries newline-delimited MCP JSON-RPC. Besides that, the two exchange a few
 //! control lines, told apart from JSON-RPC by their `"tabwire"` key:
 //! - the shim's first line on every connection is [`LocalControl::Attach`], naming its session
-//!   and the browser the session had selected, so a hub that restarted can restore it;
-//! - the hub sends [`LocalControl::State`] whenever the session's selection changes, and the
+//!   and what the session had selected (a browser, later a device: [`Selections`]), so a hub
+//!   that restarted can restore it;
+//! - the hub sends [`LocalControl::State`] whenever the session's selections change, and the
 //!   shim keeps the latest for its next `Attach`.
 //!
 //! A client that sends no `Attach` line gets plain MCP and an anonymous session.
 
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
@@ -26,15 +28,42 @@ pub enum LocalControl {
     Attach {
         /// Random, chosen by the shim when it starts; the same across its reconnections.
         session: String,
-        /// The browser this session had selected before the connection dropped, if any.
+        /// What this session had selected before the connection dropped.
         #[serde(default)]
-        selected_browser: Option<String>,
+        selected: Selections,
     },
-    /// Hub to shim: the session's selection changed.
+    /// Hub to shim: the session's selections changed.
     State {
-        /// The browser now selected.
-        selected_browser: Option<String>,
+        /// What is selected now, every kind of peer.
+        selected: Selections,
     },
+}
+
+/// What one session has selected, per kind of peer (`browser`, later `device`): the peer's ID.
+/// The shim keeps it without looking inside, so a kind it was not built with survives too.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Selections(BTreeMap<String, String>);
+
+impl Selections {
+    /// The peer of `kind` selected, if any.
+    pub fn get(&self, kind: &str) -> Option<&str> {
+        self.0.get(kind).map(String::as_str)
+    }
+
+    /// Selects `id` for `kind`; says whether that changed anything.
+    pub fn set(&mut self, kind: &str, id: &str) -> bool {
+        if self.get(kind) == Some(id) {
+            return false;
+        }
+        self.0.insert(kind.to_owned(), id.to_owned());
+        true
+    }
+
+    /// Nothing is selected.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
 }
 
 impl LocalControl {
@@ -65,22 +94,50 @@ pub fn default_socket_path(xdg_runtime_dir: Option<&str>, uid: u32) -> PathBuf {
     }
 }
 
+/// The effective user ID of this process: the user whose socket directory it is. The one place
+/// tabwire asks the system for it.
+#[cfg(unix)]
+pub fn current_uid() -> u32 {
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    unsafe { libc::geteuid() }
+}
+
+/// [`default_socket_path`] for this process: its `XDG_RUNTIME_DIR` and user ID.
+#[cfg(unix)]
+pub fn default_socket_path_here() -> PathBuf {
+    default_socket_path(
+        std::env::var("XDG_RUNTIME_DIR").ok().as_deref(),
+        current_uid(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn attach_line_shape() {
+        let mut selected = Selections::default();
+        assert!(selected.set("browser", "b1"));
+        assert!(!selected.set("browser", "b1"));
         let attach = LocalControl::Attach {
             session: "s1".into(),
-            selected_browser: Some("b1".into()),
+            selected,
         };
         let line = attach.to_line();
         assert_eq!(
             line,
-            "{\"tabwire\":\"attach\",\"session\":\"s1\",\"selectedBrowser\":\"b1\"}\n"
+            "{\"tabwire\":\"attach\",\"session\":\"s1\",\"selected\":{\"browser\":\"b1\"}}\n"
         );
         assert_eq!(LocalControl::parse(line.trim_end()), Some(attach));
+        // A session with no selection may leave the field out.
+        assert_eq!(
+            LocalControl::parse(r#"{"tabwire":"attach","session":"s2"}"#),
+            Some(LocalControl::Attach {
+                session: "s2".into(),
+                selected: Selections::default(),
+            })
+        );
     }
 
     #[test]

@@ -12,7 +12,7 @@ use crate::{OpError, OpResult, Operation, TabId};
 
 /// The protocol version this build speaks. The hub accepts an extension only when both sides
 /// speak the same version; it is raised whenever a message changes shape.
-pub const PROTOCOL_VERSION: u32 = 4;
+pub const PROTOCOL_VERSION: u32 = 5;
 
 /// A message from the extension to the hub.
 // A message is built, sent and dropped once; boxing the response to even out the variants'
@@ -254,7 +254,7 @@ mod tests {
             tab_id: Some(12),
             deadline_ms: 30_000,
             tool: "click_element".into(),
-            op: Operation::Act(crate::ActRequest {
+            op: crate::ActRequest {
                 action: crate::Action::Click {
                     target: Target::Css("#go".into()),
                     mode: Default::default(),
@@ -264,7 +264,8 @@ mod tests {
                     wait_for: None,
                 },
                 observe: None,
-            }),
+            }
+            .into(),
         });
         let json = serde_json::to_value(&msg).unwrap();
         assert_eq!(
@@ -272,7 +273,7 @@ mod tests {
             serde_json::json!({
                 "type": "request", "id": 7, "tabId": 12, "deadlineMs": 30000,
                 "tool": "click_element",
-                "op": {"kind": "act", "action": {"kind": "click", "target": {"css": "#go"},
+                "op": {"group": "act", "kind": "act", "action": {"kind": "click", "target": {"css": "#go"},
                        "mode": "trusted", "button": "left", "clickCount": 1}}
             })
         );
@@ -281,17 +282,17 @@ mod tests {
 
     #[test]
     fn response_carries_exactly_one_outcome() {
-        let ok = Response::new(1, Ok(OpResult::Tabs { tabs: vec![] }));
+        let ok = Response::new(1, Ok(crate::TabList { tabs: vec![] }.into()));
         let json = serde_json::to_string(&ExtensionMessage::Response(ok.clone())).unwrap();
         assert_eq!(
             json,
-            r#"{"type":"response","id":1,"result":{"kind":"tabs","tabs":[]}}"#
+            r#"{"type":"response","id":1,"result":{"group":"tabs","kind":"tabs","tabs":[]}}"#
         );
         assert!(ok.into_outcome().is_ok());
 
         let both = Response {
             id: 2,
-            result: Some(OpResult::Tabs { tabs: vec![] }),
+            result: Some(crate::TabList { tabs: vec![] }.into()),
             error: Some(OpError::new(ErrorCode::Internal, "x")),
         };
         assert_eq!(both.into_outcome().unwrap_err().code, ErrorCode::Internal);

@@ -1,65 +1,52 @@
-//! Operations the hub asks of the extension, and their results.
+//! What a request asks of a peer, and what comes back: the groups of operations put together.
 //!
-//! One enum each way, shared by both sides. Adding an operation means adding a variant to
-//! [`Operation`] and one to [`OpResult`]; the compiler then points at every place that must
-//! handle it.
+//! Each group lives in its own module, beside the results it produces, the way the tools are
+//! grouped: [`observe`](crate::observe), [`tabs`](crate::tabs), [`actions`](crate::actions),
+//! [`capture`](crate::capture) and [`storage`](crate::storage). This module only aggregates
+//! them into [`Operation`] and [`OpResult`], and ties every request type to the type of its
+//! answer ([`Ask`]), so a caller gets the answer it asked for or a typed mismatch, never a
+//! result of another kind to pick apart.
+//!
+//! Adding an operation: its request struct and (if new) its answer struct in the group's
+//! module, a variant in the group's op enum (and result enum), and one line in [`asks!`] (and
+//! [`answers!`]) below. A new group (devices) adds a variant to both enums here.
 
 use serde::{Deserialize, Serialize};
 
 use crate::actions::{
-    ActRequest, Acted, BatchRequest, BatchResult, DialogHandled, ElementState, ReadStateRequest,
-    TabHealth,
+    ActOp, ActRequest, ActResult, Acted, BatchRequest, BatchResult, DialogHandled, ElementState,
+    GetTabHealth, HandleDialog, ReadStateRequest, TabHealth,
 };
-use crate::{ElementRef, TabId};
+use crate::capture::{
+    CaptureOp, CaptureResult, CaptureState, ConsoleRecord, GetConsole, GetRequests,
+    GetResponseBody, NetworkRecord, Records, ResponseBody, SetConsoleCapture, SetNetworkCapture,
+};
+use crate::observe::{
+    ContentRequest, FrameList, GetSelectedText, ListFrames, Observation, ObserveOp, ObserveResult,
+    PageContent, Screenshot, ScreenshotRequest, SelectedText, SnapshotRequest,
+};
+use crate::storage::{
+    Cookie, GetCookies, GetLocalStorage, StorageEntries, StorageEntry, StorageOp, StorageResult,
+};
+use crate::tabs::{
+    CloseTab, ClosedTab, CreateTab, GetActiveTab, HistoryStep, ListTabs, Navigate, Navigated,
+    ReloadTab, SwitchTab, TabInfo, TabList, TabsOp, TabsResult,
+};
 
-/// What a [`crate::Request`] asks the extension to do.
+/// What a [`crate::Request`] asks the extension to do, by group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(
-    tag = "kind",
-    rename_all = "camelCase",
-    rename_all_fields = "camelCase",
-    deny_unknown_fields
-)]
+#[serde(tag = "group", rename_all = "camelCase", deny_unknown_fields)]
 pub enum Operation {
-    /// List the browser's tabs, in every window.
-    ListTabs,
-    /// Load `url` in the tab and wait until it has finished loading.
-    Navigate {
-        /// An absolute URL; the hub has already checked its scheme.
-        url: String,
-    },
-    /// Observe a document of the tab: its meaningful nodes with refs, bounded.
-    Snapshot(SnapshotRequest),
-    /// List the tab's frames.
-    ListFrames,
-    /// Read a document's content as text or HTML, bounded.
-    Content(ContentRequest),
-    /// Act on the page (click, type, wait…) and observe it afterwards.
-    Act(ActRequest),
-    /// Run steps in order in one tab under the request's deadline.
-    Batch(BatchRequest),
-    /// Read one element's state.
-    ReadState(ReadStateRequest),
-    /// Accept or dismiss the JavaScript dialog open in the tab. Runs beside the tab's queue:
-    /// the dialog is what blocks it.
-    HandleDialog {
-        /// Accept (OK) or dismiss (Cancel).
-        accept: bool,
-        /// A prompt's answer.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        prompt_text: Option<String>,
-    },
-    /// Tabs, history, screenshots, capture and storage.
-    Tab {
-        /// What to do.
-        op: crate::capture::TabOp,
-    },
-    /// Report the tab's health. Runs beside the tab's queue.
-    Health {
-        /// Reattach the debugger, only if the tab's queue is idle.
-        #[serde(default)]
-        recover_debugger: bool,
-    },
+    /// Snapshots, content, frames, selected text, screenshots.
+    Observe(ObserveOp),
+    /// Tabs and navigation.
+    Tabs(TabsOp),
+    /// Actions, batches, element state, dialogs, tab health.
+    Act(ActOp),
+    /// Network and console capture.
+    Capture(CaptureOp),
+    /// Cookies and local storage.
+    Storage(StorageOp),
 }
 
 impl Operation {
@@ -67,310 +54,161 @@ impl Operation {
     /// disconnect may have happened, and the agent is told so.
     pub fn is_mutation(&self) -> bool {
         match self {
-            Operation::Navigate { .. } | Operation::HandleDialog { .. } => true,
-            Operation::Tab { op } => op.is_mutation(),
-            Operation::Act(request) => request.action.is_mutation(),
-            Operation::Batch(batch) => batch.steps.iter().any(
-                |step| matches!(step, crate::actions::Step::Act { action } if action.is_mutation()),
-            ),
-            _ => false,
+            Operation::Tabs(op) => op.is_mutation(),
+            Operation::Act(op) => op.is_mutation(),
+            Operation::Observe(_) | Operation::Capture(_) | Operation::Storage(_) => false,
         }
     }
 
-    /// Whether the operation runs beside the tab's queue instead of in it: it must work while
-    /// the queue is stuck (health), or it is what unblocks the page (a dialog).
+    /// Whether the operation runs beside the tab's queue instead of in it: it is about the
+    /// browser rather than a page, only reads what tabwire keeps, must work while the queue is
+    /// stuck (health), or is what unblocks the page (a dialog).
     pub fn bypasses_queue(&self) -> bool {
         match self {
-            Operation::Tab { op } => op.bypasses_queue(),
-            _ => matches!(
-                self,
-                Operation::ListTabs | Operation::Health { .. } | Operation::HandleDialog { .. }
-            ),
+            Operation::Observe(op) => op.bypasses_queue(),
+            Operation::Tabs(op) => op.bypasses_queue(),
+            Operation::Act(op) => op.bypasses_queue(),
+            Operation::Capture(op) => op.bypasses_queue(),
+            Operation::Storage(op) => op.bypasses_queue(),
         }
     }
 }
 
-/// What an observation covers and how much of it to return.
-///
-/// The extension builds the full ordered node list of the document (or of the `scope`
-/// subtree), keeps the nodes matching `query`, and returns the window
-/// `[offset, offset + budget)` of that list. With `since`, it compares the window with the
-/// observation of that version and returns only what changed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct SnapshotRequest {
-    /// The frame to observe (an ID from `ListFrames`); `None` is the top document.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_id: Option<u32>,
-    /// Observe only this element's subtree.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scope: Option<Target>,
-    /// Keep only nodes whose line contains this text (case-insensitive), together with the
-    /// other nodes of their row or list item, so "the button in the row that says X" is found
-    /// in one call.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub query: Option<String>,
-    /// At most this many nodes are returned.
-    pub max_nodes: u32,
-    /// At most this many characters of node text are returned.
-    pub max_chars: u32,
-    /// Skip this many nodes of the (scoped, filtered) list: paging through a truncated view.
-    #[serde(default)]
-    pub offset: u32,
-    /// Return only the changes since this observation version, if it is still a baseline for
-    /// the same frame, scope, query, offset and budget; otherwise a full observation with
-    /// `reset: true`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub since: Option<u64>,
-}
-
-/// What `Content` returns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum ContentFormat {
-    /// The readable text, as a person sees it.
-    Text,
-    /// Raw markup (password values removed).
-    Html,
-}
-
-/// A bounded read of a document's content.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ContentRequest {
-    /// The frame to read; `None` is the top document.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_id: Option<u32>,
-    /// Read only this element.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scope: Option<Target>,
-    /// Text or HTML.
-    pub format: ContentFormat,
-    /// At most this many characters are returned.
-    pub max_chars: u32,
-    /// Start at this character: paging through long content.
-    #[serde(default)]
-    pub offset: u32,
-}
-
-/// How a tool names an element: an observed ref, or a CSS selector that must match exactly one
-/// element.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub enum Target {
-    /// An `@ref` from an observation of the current document.
-    Ref(ElementRef),
-    /// A native CSS selector.
-    Css(String),
-}
-
-impl std::fmt::Display for Target {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Target::Ref(r) => write!(f, "{r}"),
-            Target::Css(css) => write!(f, "{css}"),
-        }
-    }
-}
-
-/// What an [`Operation`] produced.
+/// What an [`Operation`] produced, by group.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
+#[serde(tag = "group", rename_all = "camelCase", deny_unknown_fields)]
 pub enum OpResult {
-    /// Answer to [`Operation::ListTabs`].
-    Tabs {
-        /// Every tab of every window.
-        tabs: Vec<TabInfo>,
-    },
-    /// Answer to [`Operation::Navigate`].
-    Navigated(Navigated),
-    /// Answer to [`Operation::Snapshot`].
-    Snapshot(Observation),
-    /// Answer to [`Operation::ListFrames`].
-    Frames {
-        /// The tab observed.
-        tab_id: TabId,
-        /// Every frame of the tab, the top document first, parents before children.
-        frames: Vec<FrameInfo>,
-    },
-    /// Answer to [`Operation::Content`].
-    Content(PageContent),
-    /// Answer to [`Operation::Act`].
-    Acted(Acted),
-    /// Answer to [`Operation::Batch`].
-    Batch(BatchResult),
-    /// Answer to [`Operation::ReadState`].
-    ElementState(ElementState),
-    /// Answer to [`Operation::HandleDialog`].
-    DialogHandled(DialogHandled),
-    /// Answer to [`Operation::Health`].
-    Health(TabHealth),
-    /// Answer to [`Operation::Tab`].
-    Tab {
-        /// What it produced.
-        result: crate::capture::TabResult,
-    },
+    /// From [`Operation::Observe`].
+    Observe(ObserveResult),
+    /// From [`Operation::Tabs`].
+    Tabs(TabsResult),
+    /// From [`Operation::Act`].
+    Act(ActResult),
+    /// From [`Operation::Capture`].
+    Capture(CaptureResult),
+    /// From [`Operation::Storage`].
+    Storage(StorageResult),
 }
 
-/// One tab.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct TabInfo {
-    /// Chrome's tab ID.
-    pub tab_id: TabId,
-    /// The window holding the tab.
-    pub window_id: u32,
-    /// Whether it is the selected tab of its window.
-    pub active: bool,
-    /// The tab's URL (empty when Chrome does not disclose it).
-    pub url: String,
-    /// The tab's title.
-    pub title: String,
-    /// Chrome's loading status: `"loading"`, `"complete"` or `"unloaded"` (a discarded tab).
-    pub status: String,
+/// A request type and the type of its answer: the one mapping from an operation to its result.
+///
+/// The hub sends `request.into()` and reads the reply with [`Ask::answer`]; the extension
+/// answers with `answer.into()`.
+pub trait Ask: Into<Operation> {
+    /// What the request is answered with.
+    type Answer: Into<OpResult> + TryFrom<OpResult, Error = Box<OpResult>>;
+
+    /// The answer carried by `result`, or `result` itself when it is of another kind (a
+    /// mismatched peer).
+    fn answer(result: OpResult) -> Result<Self::Answer, Box<OpResult>> {
+        Self::Answer::try_from(result)
+    }
 }
 
-/// The tab after a navigation finished.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Navigated {
-    /// The tab navigated.
-    pub tab_id: TabId,
-    /// The URL it ended on (after redirects).
-    pub url: String,
-    /// The loaded page's title.
-    pub title: String,
+/// Ties each request type to its place in [`Operation`] and to its answer type.
+macro_rules! asks {
+    ($($request:ty => $group:ident($op:ident::$variant:ident) -> $answer:ty;)*) => {$(
+        impl From<$request> for Operation {
+            fn from(request: $request) -> Self {
+                Operation::$group($op::$variant(request))
+            }
+        }
+
+        impl Ask for $request {
+            type Answer = $answer;
+        }
+    )*};
 }
 
-/// One frame of a tab.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct FrameInfo {
-    /// Chrome's frame ID (0 is the top document); refs in this frame look like `@f<id>e<n>`.
-    pub frame_id: u32,
-    /// The parent frame; `None` for the top document.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub parent_frame_id: Option<u32>,
-    /// The frame's URL.
-    pub url: String,
+/// Gives each answer type its place in [`OpResult`]. Every answer type has exactly one.
+macro_rules! answers {
+    ($($answer:ty => $group:ident($result:ident::$variant:ident);)*) => {$(
+        impl From<$answer> for OpResult {
+            fn from(answer: $answer) -> Self {
+                OpResult::$group($result::$variant(answer))
+            }
+        }
+
+        impl TryFrom<OpResult> for $answer {
+            type Error = Box<OpResult>;
+
+            fn try_from(result: OpResult) -> Result<Self, Box<OpResult>> {
+                match result {
+                    OpResult::$group($result::$variant(answer)) => Ok(answer),
+                    other => Err(Box::new(other)),
+                }
+            }
+        }
+    )*};
 }
 
-/// A bounded view of a document: its meaningful nodes in document order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Observation {
-    /// The tab observed.
-    pub tab_id: TabId,
-    /// The frame observed; `None` for the top document.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_id: Option<u32>,
-    /// The document's URL.
-    pub url: String,
-    /// The document's title.
-    pub title: String,
-    /// Chrome's ID of the observed document; refs are valid only while it stays the same.
-    pub document_id: String,
-    /// Increases with every observation of the same document.
-    pub version: u64,
-    /// The nodes shown, in document order (empty when `delta` is set).
-    pub nodes: Vec<ObservedNode>,
-    /// How many nodes the scoped, filtered list has in all.
-    pub total_nodes: u32,
-    /// The index in that list of the first node shown.
-    pub offset: u32,
-    /// True when nodes of the list are not shown (before `offset` or past the budget).
-    pub truncated: bool,
-    /// How many nodes of the list are not shown.
-    pub omitted_nodes: u32,
-    /// How many characters of node text those omitted nodes hold.
-    pub omitted_chars: u32,
-    /// The `offset` that shows the next nodes, when there are more.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_offset: Option<u32>,
-    /// The changes since the requested version, instead of `nodes`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delta: Option<Delta>,
-    /// True when a delta was asked for but its baseline was gone or made for another scope,
-    /// query, offset or budget: `nodes` is then a full observation to use as the new baseline.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub reset: bool,
+asks! {
+    SnapshotRequest => Observe(ObserveOp::Snapshot) -> Observation;
+    ListFrames => Observe(ObserveOp::ListFrames) -> FrameList;
+    ContentRequest => Observe(ObserveOp::Content) -> PageContent;
+    GetSelectedText => Observe(ObserveOp::SelectedText) -> SelectedText;
+    ScreenshotRequest => Observe(ObserveOp::Screenshot) -> Screenshot;
+    ListTabs => Tabs(TabsOp::ListTabs) -> TabList;
+    GetActiveTab => Tabs(TabsOp::GetActive) -> TabInfo;
+    SwitchTab => Tabs(TabsOp::Switch) -> TabInfo;
+    CloseTab => Tabs(TabsOp::Close) -> ClosedTab;
+    CreateTab => Tabs(TabsOp::Create) -> TabInfo;
+    Navigate => Tabs(TabsOp::Navigate) -> Navigated;
+    HistoryStep => Tabs(TabsOp::History) -> TabInfo;
+    ReloadTab => Tabs(TabsOp::Reload) -> TabInfo;
+    ActRequest => Act(ActOp::Act) -> Acted;
+    BatchRequest => Act(ActOp::Batch) -> BatchResult;
+    ReadStateRequest => Act(ActOp::ReadState) -> ElementState;
+    HandleDialog => Act(ActOp::HandleDialog) -> DialogHandled;
+    GetTabHealth => Act(ActOp::Health) -> TabHealth;
+    SetNetworkCapture => Capture(CaptureOp::NetworkCapture) -> CaptureState;
+    GetRequests => Capture(CaptureOp::GetRequests) -> Records<NetworkRecord>;
+    GetResponseBody => Capture(CaptureOp::GetResponseBody) -> ResponseBody;
+    SetConsoleCapture => Capture(CaptureOp::ConsoleCapture) -> CaptureState;
+    GetConsole => Capture(CaptureOp::GetConsole) -> Records<ConsoleRecord>;
+    GetCookies => Storage(StorageOp::Cookies) -> StorageEntries<Cookie>;
+    GetLocalStorage => Storage(StorageOp::LocalStorage) -> StorageEntries<StorageEntry>;
 }
 
-/// What changed in an observed window since an earlier version.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Delta {
-    /// The version compared against.
-    pub since: u64,
-    /// Nodes that are new or whose line changed.
-    pub changed: Vec<ObservedNode>,
-    /// Refs of nodes no longer in the window.
-    pub removed: Vec<ElementRef>,
-    /// The window's full order of refs, present only when new nodes were inserted before
-    /// existing ones or nodes moved.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub order: Option<Vec<ElementRef>>,
-    /// The list around the window changed since the baseline: its total, whether the view is
-    /// truncated, or the next offset (see the observation's fields for the new values).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub view_changed: bool,
+answers! {
+    Observation => Observe(ObserveResult::Snapshot);
+    FrameList => Observe(ObserveResult::Frames);
+    PageContent => Observe(ObserveResult::Content);
+    SelectedText => Observe(ObserveResult::SelectedText);
+    Screenshot => Observe(ObserveResult::Screenshot);
+    TabList => Tabs(TabsResult::Tabs);
+    TabInfo => Tabs(TabsResult::Tab);
+    ClosedTab => Tabs(TabsResult::Closed);
+    Navigated => Tabs(TabsResult::Navigated);
+    Acted => Act(ActResult::Acted);
+    BatchResult => Act(ActResult::Batch);
+    ElementState => Act(ActResult::ElementState);
+    DialogHandled => Act(ActResult::DialogHandled);
+    TabHealth => Act(ActResult::Health);
+    CaptureState => Capture(CaptureResult::Capture);
+    Records<NetworkRecord> => Capture(CaptureResult::Requests);
+    Records<ConsoleRecord> => Capture(CaptureResult::Console);
+    ResponseBody => Capture(CaptureResult::Body);
+    StorageEntries<Cookie> => Storage(StorageResult::Cookies);
+    StorageEntries<StorageEntry> => Storage(StorageResult::LocalStorage);
 }
-
-/// A bounded slice of a document's text or markup.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PageContent {
-    /// The tab read.
-    pub tab_id: TabId,
-    /// The frame read; `None` for the top document.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub frame_id: Option<u32>,
-    /// The document's URL.
-    pub url: String,
-    /// The document's title.
-    pub title: String,
-    /// Text or HTML.
-    pub format: ContentFormat,
-    /// The characters `[offset, offset + len)` of the content.
-    pub content: String,
-    /// The index of the first character returned.
-    pub offset: u32,
-    /// The content's full length in characters.
-    pub total_chars: u32,
-    /// True when characters before `offset` or past the budget are not returned.
-    pub truncated: bool,
-    /// The `offset` that returns the next characters, when there are more.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_offset: Option<u32>,
-}
-
-/// One line of an observation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ObservedNode {
-    /// The node's ref; absent only for a select's option lines, which are chosen through
-    /// their select.
-    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
-    pub element_ref: Option<ElementRef>,
-    /// The one-line rendering, e.g. `button "Sign in" [disabled]`.
-    pub text: String,
-}
-
-/// What a password's value is replaced with wherever tabwire would show it.
-pub const REDACTED: &str = "••••";
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::actions::{Action, WaitCondition};
+    use crate::observe::{ContentFormat, ImageFormat, ObservedNode};
+    use crate::{Delta, ElementRef, Target};
 
     #[test]
     fn operations_round_trip() {
-        let ops = [
-            Operation::ListTabs,
-            Operation::Navigate {
+        let ops: [Operation; 9] = [
+            ListTabs {}.into(),
+            Navigate {
                 url: "http://127.0.0.1/".into(),
-            },
-            Operation::Snapshot(SnapshotRequest {
+            }
+            .into(),
+            SnapshotRequest {
                 frame_id: Some(3),
                 scope: Some(Target::Css("main".into())),
                 query: Some("Row 1500".into()),
@@ -378,17 +216,19 @@ mod tests {
                 max_chars: 100,
                 offset: 20,
                 since: Some(4),
-            }),
-            Operation::ListFrames,
-            Operation::Content(ContentRequest {
+            }
+            .into(),
+            ListFrames {}.into(),
+            ContentRequest {
                 frame_id: None,
                 scope: None,
                 format: ContentFormat::Html,
                 max_chars: 1000,
                 offset: 0,
-            }),
-            Operation::Act(ActRequest {
-                action: crate::actions::Action::Type {
+            }
+            .into(),
+            ActRequest {
+                action: Action::Type {
                     target: Target::Ref(ElementRef::top(4)),
                     text: "alice".into(),
                     clear: true,
@@ -397,26 +237,36 @@ mod tests {
                     allow_readonly: false,
                 },
                 observe: None,
-            }),
-            Operation::Health {
+            }
+            .into(),
+            GetTabHealth {
                 recover_debugger: true,
-            },
-            Operation::Tab {
-                op: crate::capture::TabOp::Screenshot(crate::capture::ScreenshotRequest {
-                    format: crate::capture::ImageFormat::Jpeg,
-                    quality: Some(70),
-                    max_width: 800,
-                    full_page: true,
-                    target: None,
-                    with_snapshot: None,
-                }),
-            },
+            }
+            .into(),
+            ScreenshotRequest {
+                format: ImageFormat::Jpeg,
+                quality: Some(70),
+                max_width: 800,
+                full_page: true,
+                target: None,
+                with_snapshot: None,
+            }
+            .into(),
+            GetRequests(crate::RecordsRequest {
+                limit: 5,
+                offset: 0,
+                filter: Some("api".into()),
+                levels: vec![],
+                max_chars: 1000,
+                clear_after: false,
+            })
+            .into(),
         ];
         for op in ops {
             let json = serde_json::to_string(&op).unwrap();
             assert_eq!(serde_json::from_str::<Operation>(&json).unwrap(), op);
         }
-        let json = serde_json::to_value(Operation::Snapshot(SnapshotRequest {
+        let json = serde_json::to_value(Operation::from(SnapshotRequest {
             frame_id: None,
             scope: None,
             query: None,
@@ -428,19 +278,30 @@ mod tests {
         .unwrap();
         assert_eq!(
             json,
-            serde_json::json!({"kind": "snapshot", "maxNodes": 1, "maxChars": 2, "offset": 0})
+            serde_json::json!({"group": "observe", "kind": "snapshot", "maxNodes": 1,
+                               "maxChars": 2, "offset": 0})
+        );
+        assert_eq!(
+            serde_json::to_value(Operation::from(ListTabs {})).unwrap(),
+            serde_json::json!({"group": "tabs", "kind": "listTabs"})
         );
     }
 
     #[test]
     fn operation_rejects_unknown_fields() {
-        let json = r#"{"kind":"navigate","url":"http://x/","extra":1}"#;
-        assert!(serde_json::from_str::<Operation>(json).is_err());
+        for json in [
+            r#"{"group":"tabs","kind":"navigate","url":"http://x/","extra":1}"#,
+            r#"{"group":"tabs","kind":"listTabs","extra":1}"#,
+            r#"{"group":"tabs","kind":"snapshot","maxNodes":1,"maxChars":1}"#,
+            r#"{"kind":"listTabs"}"#,
+        ] {
+            assert!(serde_json::from_str::<Operation>(json).is_err(), "{json}");
+        }
     }
 
     #[test]
     fn results_round_trip() {
-        let result = OpResult::Snapshot(Observation {
+        let result = OpResult::from(Observation {
             tab_id: 3,
             frame_id: None,
             url: "http://x/".into(),
@@ -477,6 +338,10 @@ mod tests {
             json.contains(r#""delta":{"since":1,"changed":[],"removed":["@e9"]}"#),
             "{json}"
         );
+        assert!(
+            json.starts_with(r#"{"group":"observe","kind":"snapshot","#),
+            "{json}"
+        );
         assert!(!json.contains("reset"), "{json}");
         assert!(
             json.contains(r#"{"ref":"@e1","text":"button \"Go\""}"#),
@@ -487,26 +352,90 @@ mod tests {
     }
 
     #[test]
+    fn an_answer_of_another_kind_is_handed_back() {
+        let tabs = OpResult::from(TabList { tabs: vec![] });
+        assert_eq!(ListTabs::answer(tabs.clone()), Ok(TabList { tabs: vec![] }));
+        assert_eq!(SwitchTab::answer(tabs.clone()), Err(Box::new(tabs)));
+        let body = OpResult::from(Records::<ConsoleRecord> {
+            tab_id: 1,
+            capturing: true,
+            records: vec![],
+            total: 0,
+            offset: 0,
+            next_offset: None,
+            evicted: 0,
+            truncated: false,
+        });
+        assert!(GetRequests::answer(body.clone()).is_err());
+        assert!(GetConsole::answer(body).is_ok());
+    }
+
+    #[test]
     fn only_page_changing_operations_are_mutations() {
-        assert!(!Operation::ListTabs.is_mutation());
+        assert!(!Operation::from(ListTabs {}).is_mutation());
         let act = |action| {
-            Operation::Act(ActRequest {
+            Operation::from(ActRequest {
                 action,
                 observe: None,
             })
         };
         assert!(
-            act(crate::actions::Action::Hover {
+            act(Action::Hover {
                 target: Target::Css("a".into())
             })
             .is_mutation()
         );
         assert!(
-            !act(crate::actions::Action::Wait {
-                condition: crate::actions::WaitCondition::Delay { ms: 5 },
+            !act(Action::Wait {
+                condition: WaitCondition::Delay { ms: 5 },
                 timeout_ms: 10,
             })
             .is_mutation()
         );
+        assert!(Operation::from(SwitchTab {}).is_mutation());
+        assert!(!Operation::from(GetActiveTab {}).is_mutation());
+        assert!(
+            Operation::from(HandleDialog {
+                accept: true,
+                prompt_text: None
+            })
+            .is_mutation()
+        );
+    }
+
+    #[test]
+    fn browser_wide_and_unblocking_operations_bypass_the_queue() {
+        for op in [
+            Operation::from(ListTabs {}),
+            GetActiveTab {}.into(),
+            GetTabHealth::default().into(),
+            HandleDialog {
+                accept: false,
+                prompt_text: None,
+            }
+            .into(),
+            SetConsoleCapture { on: true }.into(),
+            GetCookies {
+                url: None,
+                name: None,
+                max_chars: 300,
+            }
+            .into(),
+        ] {
+            assert!(op.bypasses_queue(), "{op:?}");
+        }
+        for op in [
+            Operation::from(Navigate { url: "x".into() }),
+            SwitchTab {}.into(),
+            ListFrames {}.into(),
+            GetSelectedText { max_chars: 5 }.into(),
+            GetLocalStorage {
+                filter: None,
+                max_chars: 300,
+            }
+            .into(),
+        ] {
+            assert!(!op.bypasses_queue(), "{op:?}");
+        }
     }
 }

@@ -1,5 +1,6 @@
-//! Element references: the short handles (`@e12`, `@f2e5`) an agent uses to point at an element
-//! it has seen in an observation.
+//! How a tool names an element: element references, the short handles (`@e12`, `@f2e5`) an
+//! agent uses to point at an element it has seen in an observation, and [`Target`], a ref or a
+//! CSS selector.
 //!
 //! A ref names one element of one document. `@e12` is element 12 of the tab's top document;
 //! `@f2e5` is element 5 of frame 2. The extension hands them out and resolves them; the hub only
@@ -55,6 +56,26 @@ impl std::fmt::Display for ElementRef {
         match self.frame {
             Some(frame) => write!(f, "@f{frame}e{}", self.index),
             None => write!(f, "@e{}", self.index),
+        }
+    }
+}
+
+/// How a tool names an element: an observed ref, or a CSS selector that must match exactly one
+/// element.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub enum Target {
+    /// An `@ref` from an observation of the current document.
+    Ref(ElementRef),
+    /// A native CSS selector.
+    Css(String),
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Ref(r) => write!(f, "{r}"),
+            Target::Css(css) => write!(f, "{css}"),
         }
     }
 }

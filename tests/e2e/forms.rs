@@ -7,7 +7,7 @@
 
 use serde_json::json;
 use tabwire_e2e::scenario::{OneBrowser, element_state, ref_of};
-use tabwire_protocol::ops::REDACTED;
+use tabwire_protocol::REDACTED;
 
 /// The hidden input of form.html, longer than the `maxChars` the tests read it with.
 const TOKEN: &str = "csrf-7f3a9c1e5b2d4f6a8c0e1b3d5f7a9c1e5b2d4f6a8c0e";

@@ -49,7 +49,7 @@ async fn login_on_a_fixture_page_with_trusted_input() {
         .await;
     assert_eq!(
         typed.data()["value"],
-        tabwire_protocol::ops::REDACTED,
+        tabwire_protocol::REDACTED,
         "password values are redacted"
     );
     assert!(!typed.structured.to_string().contains("s3cret!"));

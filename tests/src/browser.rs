@@ -125,7 +125,7 @@ impl Browser {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 // Only the extension's own console lines; Chromium is chatty.
                 if line.contains("tabwire") {
-                    crate::forward_log(&format!("chromium {label}"), &line);
+                    crate::logs::forward_log(&format!("chromium {label}"), &line);
                     let mut kept = kept.lock().unwrap();
                     if kept.len() == MAX_LOG_LINES {
                         kept.remove(0);
@@ -264,7 +264,7 @@ impl Browser {
 
     async fn devtools_port(&self) -> u16 {
         let port_file = self.profile.join("DevToolsActivePort");
-        crate::eventually("DevToolsActivePort", Duration::from_secs(10), || async {
+        crate::wait::eventually("DevToolsActivePort", Duration::from_secs(10), || async {
             let text = std::fs::read_to_string(&port_file).ok()?;
             text.lines().next()?.trim().parse::<u16>().ok()
         })

@@ -124,7 +124,7 @@ impl McpClient {
             tokio::spawn(async move {
                 let mut lines = tokio::io::BufReader::new(stderr).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
-                    crate::forward_log("shim", &line);
+                    crate::logs::forward_log("shim", &line);
                 }
             });
         }

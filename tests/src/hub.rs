@@ -96,7 +96,7 @@ pub(crate) fn spawn_until_listening(mut command: Command) -> (Child, String) {
             if let Some(rest) = line.strip_prefix("tabwire-hub listening http=") {
                 let _ = ready_tx.send(rest.to_owned());
             }
-            crate::forward_log("hub", &line);
+            crate::logs::forward_log("hub", &line);
         }
     });
     match ready_rx.recv_timeout(Duration::from_secs(20)) {

@@ -227,7 +227,7 @@ impl Nginx {
         let stderr = child.stderr.take().expect("piped stderr");
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                crate::forward_log("nginx", &line);
+                crate::logs::forward_log("nginx", &line);
             }
         });
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();

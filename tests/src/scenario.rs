@@ -5,8 +5,11 @@ use std::time::Duration;
 
 use serde_json::json;
 
+use crate::browser::Browser;
 use crate::client::{McpClient, Reply};
-use crate::{Browser, Fixtures, Hub, eventually};
+use crate::fixtures::Fixtures;
+use crate::hub::Hub;
+use crate::wait::eventually;
 
 /// How long a browser may take to connect after Chromium starts.
 pub const CONNECT_LIMIT: Duration = Duration::from_secs(30);

@@ -55,7 +55,7 @@ pub async fn load_local() -> LocalState {
     let items: Items = match chrome::call(chrome::storage_local_get(&keys)).await {
         Ok(value) => chrome::from_js(value).unwrap_or_default(),
         Err(e) => {
-            crate::log!("could not read chrome.storage.local: {e}");
+            crate::chrome::log!("could not read chrome.storage.local: {e}");
             Items::default()
         }
     };
@@ -69,7 +69,7 @@ pub async fn load_local() -> LocalState {
         None => {
             let id = chrome::random_uuid();
             save(&json!({ BROWSER_ID: id })).await;
-            crate::log!("created browser ID {id}");
+            crate::chrome::log!("created browser ID {id}");
             id
         }
     };
@@ -122,7 +122,7 @@ async fn save(items: &Value) {
         Err(e) => Err(e),
     };
     if let Err(e) = result {
-        crate::log!("could not write chrome.storage.local: {e}");
+        crate::chrome::log!("could not write chrome.storage.local: {e}");
     }
 }
 
@@ -140,14 +140,14 @@ pub async fn load_bundled() -> ConfigLayer {
     let text = match chrome::call(response.text()).await {
         Ok(text) => text.as_string().unwrap_or_default(),
         Err(e) => {
-            crate::log!("could not read the bundled config.json: {e}");
+            crate::chrome::log!("could not read the bundled config.json: {e}");
             return ConfigLayer::default();
         }
     };
     match serde_json::from_str::<Items>(&text) {
         Ok(items) => layer_from(&items),
         Err(e) => {
-            crate::log!("ignoring the bundled config.json: it is not a JSON object ({e})");
+            crate::chrome::log!("ignoring the bundled config.json: it is not a JSON object ({e})");
             ConfigLayer::default()
         }
     }
@@ -158,7 +158,7 @@ pub async fn load_managed() -> ConfigLayer {
     match chrome::call(chrome::storage_managed_get()).await {
         Ok(value) => layer_from(&chrome::from_js(value).unwrap_or_default()),
         Err(e) => {
-            crate::log!("could not read managed storage: {e}");
+            crate::chrome::log!("could not read managed storage: {e}");
             ConfigLayer::default()
         }
     }

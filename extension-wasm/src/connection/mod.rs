@@ -8,8 +8,11 @@
 //! heartbeats and gives up on a connection after three silent intervals.
 //!
 //! Never replay: requests are served by tasks holding a [`Link`] to the connection they came
-//! from; once that connection ends its generation is no longer live and their results are
-//! dropped, never sent on a later connection.
+//! from; once that connection ends its [`Liveness`] is closed, which stops their work at its next
+//! checkpoint and drops their results: nothing is ever sent on a later connection.
+//!
+//! The connection's state (what it dials, how it is going) lives here, in one thread-local
+//! [`LinkState`]: the popup reads it, the worker fills in the configuration at start.
 //!
 //! With an access token (hosted mode) the socket offers it as a subprotocol (see
 //! [`socket::Socket::open`]). The token never reaches a log line or the popup: every sentence
@@ -18,6 +21,7 @@
 pub mod backoff;
 pub mod socket;
 
+use std::cell::RefCell;
 use std::pin::Pin;
 
 use tabwire_protocol::{
@@ -26,12 +30,13 @@ use tabwire_protocol::{
 use wasm_bindgen_futures::spawn_local;
 use web_sys::WebSocket;
 
+use crate::checkpoint::Liveness;
 use crate::chrome;
 use crate::config::token::redact;
-use crate::config::{AccessToken, ConnectTarget};
+use crate::config::{AccessToken, ConnectTarget, Layers};
+use crate::mailbox::Mailbox;
 use crate::requests;
 use crate::timer::{Either, now_ms, select, sleep};
-use crate::worker;
 use backoff::Backoff;
 use socket::{Socket, SocketEvent, close_reason};
 
@@ -81,23 +86,75 @@ pub enum Control {
     Alarm,
 }
 
+/// What the connection dials and how it is going: everything the popup shows about it.
+pub struct LinkState {
+    /// The configuration sources as last read.
+    pub layers: Layers,
+    /// Set once local storage and the bundled file have been read; before that the popup
+    /// shows "connecting" rather than a misleading "not configured".
+    pub config_loaded: bool,
+    /// This profile's stable browser ID, once read from storage.
+    pub browser_id: Option<String>,
+    /// The connection's state.
+    pub status: Status,
+    /// The last connection problem, for the popup.
+    pub last_error: Option<String>,
+    /// The WebSocket URL being dialled or connected to.
+    pub endpoint: Option<String>,
+    /// The hub's version, from its welcome.
+    pub hub_version: Option<String>,
+    /// Nudges for the connection loop.
+    control: Mailbox<Control>,
+}
+
+thread_local! {
+    static STATE: RefCell<LinkState> = RefCell::new(LinkState {
+        layers: Layers::default(),
+        config_loaded: false,
+        browser_id: None,
+        status: Status::Connecting,
+        last_error: None,
+        endpoint: None,
+        hub_version: None,
+        control: Mailbox::new(),
+    });
+}
+
+/// Runs `f` with the connection's state borrowed; never across an `await`.
+pub fn with<R>(f: impl FnOnce(&mut LinkState) -> R) -> R {
+    STATE.with(|state| f(&mut state.borrow_mut()))
+}
+
+/// Nudges the connection loop.
+pub fn nudge(control: Control) {
+    with(|state| state.control.post(control));
+}
+
+/// Replaces configuration layers, nudging the connection if its target changed. Returns whether
+/// it did.
+pub fn reconfigure(update: impl FnOnce(&mut Layers)) -> bool {
+    let changed = with(|state| {
+        let before = state.layers.target();
+        update(&mut state.layers);
+        state.layers.target() != before
+    });
+    if changed {
+        nudge(Control::ConfigChanged);
+    }
+    changed
+}
+
 /// A request task's way back to the connection its request came on.
 #[derive(Clone)]
 pub struct Link {
     ws: WebSocket,
-    generation: u64,
+    liveness: Liveness,
 }
 
 impl Link {
-    /// The connection this link belongs to.
-    pub fn generation(&self) -> u64 {
-        self.generation
-    }
-
-    /// Sends a message if, and only if, the originating connection is still the live one.
+    /// Sends a message if, and only if, the originating connection is still open.
     pub fn send(&self, text: &str) -> Result<(), &'static str> {
-        let live = worker::with(|w| w.live_generation) == self.generation;
-        if !live || self.ws.ready_state() != WebSocket::OPEN {
+        if !self.liveness.is_open() || self.ws.ready_state() != WebSocket::OPEN {
             return Err("not sent: the connection it came on has closed");
         }
         self.ws
@@ -118,10 +175,10 @@ enum Ended {
 
 /// The connection loop. Runs for the worker's life.
 pub async fn run() {
-    let control = worker::with(|w| w.control.clone());
+    let control = with(|state| state.control.clone());
     let mut backoff = Backoff::default();
     loop {
-        let target = worker::with(|w| w.layers.target());
+        let target = with(|state| state.layers.target());
         // The URL and the token must both be usable; a bad one is shown, a missing URL waits.
         let configured = match (&target.url, &target.token) {
             (Err(error), _) => Err(Some(error.to_string())),
@@ -133,7 +190,7 @@ pub async fn run() {
             Ok(configured) => configured,
             Err(error) => {
                 if let Some(error) = &error {
-                    crate::log!("not connecting: {error}");
+                    crate::chrome::log!("not connecting: {error}");
                 }
                 set_status(Status::NotConfigured, error, None);
                 control.recv().await;
@@ -147,7 +204,7 @@ pub async fn run() {
             Ended::Restart => backoff.reset(),
             Ended::Refused(message) => {
                 let message = redact(&message, token.as_ref());
-                crate::log!("refused by the hub: {message}");
+                crate::chrome::log!("refused by the hub: {message}");
                 set_status(Status::Refused(message.clone()), Some(message), Some(url));
                 let deadline = now_ms() + REFUSED_RETRY_MS;
                 // The alarm does not cut this wait short: only time or the user does.
@@ -159,7 +216,7 @@ pub async fn run() {
             Ended::Lost(reason) => {
                 let reason = redact(&reason, token.as_ref());
                 let delay = backoff.next_delay_ms(js_sys::Math::random());
-                crate::log!("disconnected: {reason}; retrying in {delay} ms");
+                crate::chrome::log!("disconnected: {reason}; retrying in {delay} ms");
                 set_status(Status::Disconnected, Some(reason), Some(url));
                 if let Either::Left(Control::Connect | Control::ConfigChanged) =
                     select(control.recv(), sleep(delay)).await
@@ -172,13 +229,13 @@ pub async fn run() {
 }
 
 fn set_status(status: Status, error: Option<String>, endpoint: Option<String>) {
-    worker::with(|w| {
+    with(|state| {
         if error.is_some() || status == Status::Connected || status == Status::NotConfigured {
-            w.last_error = error;
+            state.last_error = error;
         }
-        w.status = status;
+        state.status = status;
         if endpoint.is_some() {
-            w.endpoint = endpoint;
+            state.endpoint = endpoint;
         }
     });
 }
@@ -196,33 +253,26 @@ async fn session(
     url: &str,
     token: Option<&AccessToken>,
     target: &ConnectTarget,
-    control: &crate::mailbox::Mailbox<Control>,
+    control: &Mailbox<Control>,
     backoff: &mut Backoff,
 ) -> Ended {
     let socket = match Socket::open(url, token) {
         Ok(socket) => socket,
         Err(e) => return Ended::Lost(format!("could not open {url}: {e}")),
     };
-    let generation = worker::with(|w| {
-        w.generation_counter += 1;
-        w.generation_counter
-    });
-    let ended = serve(&socket, generation, target, control, backoff).await;
-    // From here on no task may answer on this connection (see `Link::send`).
-    worker::with(|w| {
-        if w.live_generation == generation {
-            w.live_generation = 0;
-        }
-    });
+    let liveness = Liveness::new();
+    let ended = serve(&socket, &liveness, target, control, backoff).await;
+    // From here on no task may act or answer for this connection (see `Link::send`).
+    liveness.close();
     drop(socket);
     ended
 }
 
 async fn serve(
     socket: &Socket,
-    generation: u64,
+    liveness: &Liveness,
     target: &ConnectTarget,
-    control: &crate::mailbox::Mailbox<Control>,
+    control: &Mailbox<Control>,
     backoff: &mut Backoff,
 ) -> Ended {
     let mut phase = Phase::Opening;
@@ -247,7 +297,7 @@ async fn serve(
                 _ => return Ended::Lost("the hub did not answer within 10 s".to_owned()),
             },
             Either::Left(Either::Right(nudge)) => {
-                let changed = worker::with(|w| w.layers.target()) != *target;
+                let changed = with(|state| state.layers.target()) != *target;
                 let restart = match nudge {
                     Control::Alarm => false,
                     Control::ConfigChanged => changed,
@@ -255,7 +305,9 @@ async fn serve(
                     Control::Connect => changed || !matches!(phase, Phase::Live { .. }),
                 };
                 if restart {
-                    crate::log!("reconnecting: the configuration changed or Connect was pressed");
+                    crate::chrome::log!(
+                        "reconnecting: the configuration changed or Connect was pressed"
+                    );
                     return Ended::Restart;
                 }
             }
@@ -274,7 +326,7 @@ async fn serve(
                 return Ended::Lost(why);
             }
             Either::Left(Either::Left(SocketEvent::Binary)) => {
-                crate::log!("ignoring a binary message from the hub");
+                crate::chrome::log!("ignoring a binary message from the hub");
             }
             Either::Left(Either::Left(SocketEvent::Message(text))) => {
                 last_heard = now_ms();
@@ -292,12 +344,9 @@ async fn serve(
                         let silence_limit_ms = interval * SILENT_INTERVALS;
                         phase = Phase::Live { silence_limit_ms };
                         timer = Box::pin(sleep(silence_limit_ms));
-                        worker::with(|w| {
-                            w.live_generation = generation;
-                            w.hub_version = Some(welcome.hub_version.clone());
-                        });
+                        with(|state| state.hub_version = Some(welcome.hub_version.clone()));
                         set_status(Status::Connected, None, None);
-                        crate::log!(
+                        crate::chrome::log!(
                             "connected to {} (hub {})",
                             url_of(target),
                             welcome.hub_version
@@ -313,12 +362,17 @@ async fn serve(
                     (HubMessage::Request(request), Phase::Live { .. }) => {
                         let link = Link {
                             ws: socket.handle(),
-                            generation,
+                            liveness: liveness.clone(),
                         };
-                        spawn_local(requests::handle(request, link));
+                        spawn_local(requests::handle(request, liveness.clone(), move |text| {
+                            link.send(text)
+                        }));
                     }
                     (other, _) => {
-                        crate::log!("ignoring an unexpected {} from the hub", kind_of(&other));
+                        crate::chrome::log!(
+                            "ignoring an unexpected {} from the hub",
+                            kind_of(&other)
+                        );
                     }
                 }
             }
@@ -374,8 +428,8 @@ fn kind_of(message: &HubMessage) -> &'static str {
 
 /// Sends `Hello`, or refuses locally when the hub certainly would (same check as the hub's).
 fn send_hello(socket: &Socket, target: &ConnectTarget) -> Result<(), Ended> {
-    let hello = worker::with(|w| Hello {
-        browser_id: w.browser_id.clone().unwrap_or_default(),
+    let hello = with(|state| Hello {
+        browser_id: state.browser_id.clone().unwrap_or_default(),
         browser_name: target.browser_name.clone(),
         extension_version: chrome::extension_version(),
         protocol_version: PROTOCOL_VERSION,
@@ -391,14 +445,14 @@ fn send_message(socket: &Socket, message: &ExtensionMessage) {
         .map_err(|e| e.to_string())
         .and_then(|text| socket.send(&text).map_err(|e| e.to_string()));
     if let Err(e) = result {
-        crate::log!("could not send to the hub: {e}");
+        crate::chrome::log!("could not send to the hub: {e}");
     }
 }
 
 /// Answers a message that could not be parsed, when it is recognisably a request, so the hub
 /// does not wait for its deadline on a message the extension will never run.
 fn answer_unreadable(socket: &Socket, text: &str, error: &serde_json::Error) {
-    crate::log!("could not read a message from the hub: {error}");
+    crate::chrome::log!("could not read a message from the hub: {error}");
     let Ok(value) = serde_json::from_str::<serde_json::Value>(text) else {
         return;
     };

@@ -1,4 +1,4 @@
-//! What the in-page collector (js/collector.js) reports about a node: raw facts, nothing rendered.
+//! What the in-page collector (js/collector/) reports about a node: raw facts, nothing rendered.
 //!
 //! Parsing is lenient (unknown fields ignored, missing ones defaulted) so a collector that
 //! learns a new fact does not break an older engine, except for `key`: every node of a

@@ -6,15 +6,14 @@
 //! - [`window`]: the full list, the query filter (whole rows and list items), paging and the
 //!   node/character budget.
 //! - [`delta`]: baselines and the differences between two windows.
-//! - [`engine`]: one walk → refs, window, delta, new baseline.
 //!
-//! All of it is pure Rust with native unit tests; only `ops::snapshot` touches the browser.
+//! All of it is pure Rust with native unit tests. The engine that puts a walk, the refs and a
+//! window together is `ops::observe::engine`, above both this module and `refs`.
 
 pub mod delta;
-pub mod engine;
 pub mod facts;
 pub mod render;
 pub mod window;
 
 pub use facts::{PROSE_ROLE, PageNode};
-pub use render::{Detail, cap, render_node};
+pub use render::{Detail, render_node};

@@ -1,6 +1,6 @@
 //! The wording of observation lines: one line per node, the text after the ref.
 //!
-//! The collector (js/collector.js) reports facts — role, name, value, states, href, level, options —
+//! The collector (js/collector/) reports facts — role, name, value, states, href, level, options —
 //! and nothing rendered, so the wording lives here, in pure Rust with unit tests. Lines look
 //! like `textbox "Password" = "••••" [required]`, `link "Docs" -> /docs`, `heading[2] "Pricing"`,
 //! `row "Row 1 | Customer 7 | 13.37 EUR"`, `iframe "Checkout" (frameId 4)`; prose is its text in
@@ -8,6 +8,7 @@
 //! model, so nothing is said twice and lines are capped at [`MAX_LINE_CHARS`].
 
 use super::facts::{PROSE_ROLE, PageNode, PageOption};
+use crate::text::cap;
 
 /// The longest line a single node renders to, in characters.
 pub const MAX_LINE_CHARS: usize = 200;
@@ -108,16 +109,6 @@ fn one_line(text: &str) -> String {
     out
 }
 
-/// Cuts `text` to `max` characters, ending with `…` when cut.
-pub fn cap(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,7 +136,7 @@ mod tests {
         assert_eq!(render(&user), r#"textbox "Username""#);
 
         let mut password = node("textbox", "Password");
-        password.value = Some(tabwire_protocol::ops::REDACTED.into());
+        password.value = Some(tabwire_protocol::REDACTED.into());
         password.states = vec!["required".into()];
         assert_eq!(
             render(&password),

@@ -1,29 +1,34 @@
-//! The operations the hub can ask for, one module per group, and the dispatch from an
-//! [`Operation`] to its handler.
+//! The operations the hub can ask for, one module per group the way the protocol and the tools
+//! are grouped, and the dispatch from an [`Operation`] to its group.
 //!
-//! Handlers return `Result<OpResult, OpError>` and never panic on what a page or Chrome sends:
+//! - [`observe`]: snapshots (and the engine behind them), content, frames, selected text,
+//!   screenshots.
+//! - [`tabs`]: listing, switching, opening and closing tabs; navigation, history, reloads.
+//! - [`act`]: actions, batches, element state, dialogs, tab health.
+//! - [`capture`]: network and console capture, response bodies.
+//! - [`storage`]: cookies and local storage.
+//!
+//! Below the groups: [`target`] (a request's element, in the right frame), [`load`] (loading
+//! a URL and waiting for loads) and [`budget`] (fitting records into a byte budget), which
+//! several groups share.
+//!
+//! Handlers return `Result<Answer, OpError>` and never panic on what a page or Chrome sends:
 //! every failure becomes an error code with a message an agent can act on. Deadlines are not
 //! handled here but around [`execute`] (see `requests`), so a handler is simply dropped when
 //! its time is up.
 
-mod act;
-mod batch;
+pub mod act;
+pub mod budget;
 pub mod capture;
-mod content;
-mod frames;
-mod inspect;
-mod navigate;
-mod screenshot;
-mod snapshot;
-mod tab_ops;
+pub mod load;
+pub mod observe;
+pub mod storage;
 pub mod tabs;
-mod target;
+pub mod target;
 
 use tabwire_protocol::{OpError, OpResult, Operation, TabId};
 
-use crate::requests::Checkpoint;
-
-pub use tabs::forget_tab_state;
+use crate::checkpoint::Checkpoint;
 
 /// Runs one operation against `tab_id` (or the active tab when it is `None`). Mutating
 /// operations pass `checkpoint` right before they act.
@@ -33,29 +38,10 @@ pub async fn execute(
     checkpoint: &Checkpoint,
 ) -> Result<OpResult, OpError> {
     match op {
-        Operation::ListTabs => tabs::list_tabs().await,
-        Operation::Navigate { url } => navigate::navigate(tab_id, &url, checkpoint).await,
-        Operation::Snapshot(request) => snapshot::snapshot(tab_id, request, checkpoint).await,
-        Operation::ListFrames => frames::list_frames(tab_id).await,
-        Operation::Content(request) => content::content(tab_id, request).await,
-        Operation::Act(request) => act::act(tab(tab_id)?, request, checkpoint).await,
-        Operation::Batch(request) => batch::batch(tab(tab_id)?, request, checkpoint).await,
-        Operation::ReadState(request) => inspect::read_state(tab(tab_id)?, request).await,
-        Operation::HandleDialog {
-            accept,
-            prompt_text,
-        } => inspect::handle_dialog(tab_id, accept, prompt_text).await,
-        Operation::Health { recover_debugger } => inspect::health(tab_id, recover_debugger).await,
-        Operation::Tab { op } => tab_ops::run(tab_id, op, checkpoint).await,
+        Operation::Observe(op) => observe::run(tab_id, op, checkpoint).await,
+        Operation::Tabs(op) => tabs::run(tab_id, op, checkpoint).await,
+        Operation::Act(op) => act::run(tab_id, op, checkpoint).await,
+        Operation::Capture(op) => capture::run(tab_id, op).await,
+        Operation::Storage(op) => storage::run(tab_id, op).await,
     }
-}
-
-/// The tab of a queued operation: `requests` resolved it before queueing.
-fn tab(tab_id: Option<TabId>) -> Result<TabId, OpError> {
-    tab_id.ok_or_else(|| {
-        OpError::new(
-            tabwire_protocol::ErrorCode::Internal,
-            "a queued operation reached its handler without its tab",
-        )
-    })
 }

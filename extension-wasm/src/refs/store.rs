@@ -103,7 +103,7 @@ pub async fn load_all() {
         match chrome::call(chrome::storage_session_get(&JsValue::NULL)).await {
             Ok(value) => chrome::from_js(value).unwrap_or_default(),
             Err(e) => {
-                crate::log!("could not read saved refs: {e}");
+                crate::chrome::log!("could not read saved refs: {e}");
                 return;
             }
         };
@@ -131,7 +131,7 @@ pub async fn load_all() {
         restored += 1;
     }
     if restored > 0 {
-        crate::log!("restored the refs of {restored} tab(s)");
+        crate::chrome::log!("restored the refs of {restored} tab(s)");
     }
 }
 
@@ -173,7 +173,7 @@ async fn write(tab: TabId) {
         Err(e) => Err(e),
     };
     if let Err(e) = result {
-        crate::log!("could not save the refs of tab {tab}: {e}");
+        crate::chrome::log!("could not save the refs of tab {tab}: {e}");
     }
 }
 

@@ -19,6 +19,7 @@ use crate::observation::facts::{Identity, PageNode};
 /// The anchor attributes a replacement must share with a removed element: `id`,
 /// `data-testid`, `name` (those present).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[cfg_attr(test, derive(serde::Deserialize))]
 pub struct AnchorKey {
     /// The `id` attribute.
     #[serde(skip_serializing_if = "Option::is_none")]

@@ -2,19 +2,19 @@
 //! handler they all share ([`act`]), and the rendering of what came back.
 //!
 //! A tool's own module only says what its arguments are and how they become a protocol
-//! [`Action`]; checking the common options, choosing the deadline, sending `Operation::Act` and
-//! rendering the outcome with its observation happen here, once. Batch steps reuse the same
+//! [`Action`]; checking the common options, choosing the deadline, sending the [`ActRequest`]
+//! and rendering the outcome with its observation happen here, once. Batch steps reuse the same
 //! conversions (see `batch.rs`).
 
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tabwire_protocol::{ActRequest, Acted, Action, Observation, OpError, OpResult, Operation};
+use tabwire_protocol::{ActRequest, Acted, Action, Observation, OpError, Outcome};
 
-use super::args::WithOptions;
+use super::args::ActionOptions;
 use super::envelope::{ToolError, ToolOutput};
 use super::observe::{observation_data, render_observation};
-use super::routing::{ToolContext, unexpected};
+use super::routing::ToolContext;
 
 /// An observation in an action's data: as `get_page_snapshot` gives it, less what the action's
 /// data already says or what is at its default (the tab, the document ID, a zero offset,
@@ -55,8 +55,6 @@ pub const ACTION_TIMEOUT_MS: u32 = 5000;
 
 /// A tool that performs one page action.
 pub trait ActionTool {
-    /// The tool's name, as the extension logs it and `get_tab_health` reports it.
-    const TOOL: &'static str;
     /// `timeoutMs` when the caller gives none.
     const DEFAULT_TIMEOUT_MS: u32 = ACTION_TIMEOUT_MS;
     /// Time the request gets beyond `timeoutMs`. Waits use it so that the extension reports
@@ -69,40 +67,51 @@ pub trait ActionTool {
 }
 
 /// The handler of every single-action tool: validates everything, then sends one
-/// `Operation::Act` with the tool's deadline and renders the result.
+/// [`ActRequest`] with the tool's deadline and renders the result.
 pub async fn act<T: ActionTool>(
     ctx: &ToolContext,
-    args: WithOptions<T>,
+    args: T,
+    options: ActionOptions,
 ) -> Result<ToolOutput, ToolError> {
-    let options = args.options.resolve(T::DEFAULT_TIMEOUT_MS)?;
-    let action = args.args.into_action(options.timeout_ms)?;
+    let options = options.resolve(T::DEFAULT_TIMEOUT_MS)?;
+    let action = args.into_action(options.timeout_ms)?;
     let deadline = Duration::from_millis(u64::from(options.timeout_ms + T::DEADLINE_MARGIN_MS));
-    let result = ctx
-        .call(
-            T::TOOL,
-            options.browser_id.as_deref(),
-            options.tab_id,
-            Operation::Act(ActRequest {
-                action,
-                observe: options.observe,
-            }),
-            deadline,
-        )
-        .await?;
-    let OpResult::Acted(acted) = result else {
-        return Err(unexpected(T::TOOL));
+    let request = ActRequest {
+        action,
+        observe: options.observe,
     };
-    Ok(acted_output(acted))
+    Ok(acted_output(ctx.call(request, deadline).await?))
 }
 
-/// The result of one action: `data` is `{tabId, ...details, observation?, observationError?}`;
+/// An outcome's facts as the data shows them, flat: what the action reports about itself (its
+/// element, its value…), the dialog it opened, the tabs it opened, the navigation it started.
+pub fn outcome_facts(outcome: &Outcome) -> Map<String, Value> {
+    let mut facts = match outcome.facts.as_ref().map(serde_json::to_value) {
+        Some(Ok(Value::Object(facts))) => facts,
+        _ => Map::new(),
+    };
+    // The kind of facts is the action's, which the agent named itself.
+    facts.remove("kind");
+    if let Some(dialog) = &outcome.dialog {
+        facts.insert("dialog".into(), json!(dialog));
+    }
+    if !outcome.opened_tabs.is_empty() {
+        facts.insert("openedTabs".into(), json!(outcome.opened_tabs));
+    }
+    if let Some(navigation) = outcome.navigation {
+        facts.insert("navigation".into(), json!(navigation));
+    }
+    facts
+}
+
+/// The result of one action: `data` is `{tabId, ...facts, observation?, observationError?}`;
 /// the text is the summary line and the observation.
 pub fn acted_output(acted: Acted) -> ToolOutput {
     // The summary is the text's first line; the data carries the facts behind it.
     let mut data = Map::new();
     data.insert("tabId".into(), json!(acted.outcome.tab_id));
-    for (key, value) in acted.outcome.details {
-        // The extension's details never rename the two fields above.
+    for (key, value) in outcome_facts(&acted.outcome) {
+        // No action's facts are called `tabId`.
         data.entry(key).or_insert(value);
     }
     let mut text = acted.outcome.summary;
@@ -147,17 +156,21 @@ pub fn observation_tail(
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use tabwire_protocol::{ElementRef, ErrorCode, ObservedNode, Outcome};
+    use tabwire_protocol::{ActionFacts, ElementRef, ErrorCode, ObservedNode};
 
     fn outcome() -> Outcome {
-        let mut details = Map::new();
-        details.insert("target".into(), json!("button \"Go\""));
-        details.insert("x".into(), json!(10));
-        Outcome {
-            tab_id: 4,
-            summary: "Clicked button \"Go\"".into(),
-            details,
-        }
+        Outcome::new(
+            4,
+            "Dragged button \"Go\" to (10, 20)",
+            ActionFacts::Drag {
+                target: "button \"Go\"".into(),
+                to: None,
+                x: 10.0,
+                y: 20.0,
+                html5: false,
+                brought_forward: false,
+            },
+        )
     }
 
     /// A one-node observation of tab 4 (shared with the screenshot tests).
@@ -194,13 +207,14 @@ pub(super) mod tests {
         assert_eq!(output.data["tabId"], 4);
         assert!(output.data.get("summary").is_none());
         assert_eq!(output.data["target"], "button \"Go\"");
-        assert_eq!(output.data["x"], 10);
+        assert_eq!(output.data["x"], 10.0);
+        assert!(output.data.get("kind").is_none());
         assert_eq!(output.data["observation"]["version"], 2);
         assert_eq!(output.data["observation"]["nodes"][0]["ref"], "@e1");
         assert!(output.data.get("observationError").is_none());
         assert_eq!(
             output.text,
-            "Clicked button \"Go\"\ntab 4 \"X\" http://x/ (version 2)\n@e1 button \"Go\""
+            "Dragged button \"Go\" to (10, 20)\ntab 4 \"X\" http://x/ (version 2)\n@e1 button \"Go\""
         );
     }
 
@@ -218,13 +232,13 @@ pub(super) mod tests {
         assert_eq!(output.data["observationError"]["code"], "DIALOG_OPEN");
         assert_eq!(
             output.text,
-            "Clicked button \"Go\"\nNo observation (DIALOG_OPEN): a confirm dialog is open"
+            "Dragged button \"Go\" to (10, 20)\nNo observation (DIALOG_OPEN): a confirm dialog is open"
         );
         let quiet = acted_output(Acted {
             outcome: outcome(),
             observation: None,
             observation_error: None,
         });
-        assert_eq!(quiet.text, "Clicked button \"Go\"");
+        assert_eq!(quiet.text, "Dragged button \"Go\" to (10, 20)");
     }
 }

@@ -24,19 +24,17 @@ const MAX_PIXELS: f64 = 100_000.0;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClickArgs {
     pub selector: String,
-    /// trusted (default) or dom: element.click(), no hit test.
+    /// Default trusted; dom: element.click(), no hit test.
     pub mode: Option<ClickMode>,
     pub button: Option<MouseButton>,
     /// 1-3 (2: double click).
     pub click_count: Option<u32>,
 }
 
-pub const CLICK_ELEMENT: &str = "Click an element with trusted mouse input at its centre, \
-scrolled into view; TARGET_COVERED names what is on top.";
+pub const CLICK_ELEMENT: &str = "Trusted mouse click at an element's centre, scrolled into view; \
+TARGET_COVERED names what is on top.";
 
 impl ActionTool for ClickArgs {
-    const TOOL: &'static str = "click_element";
-
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
         Ok(Action::Click {
             target: args::target(&self.selector, "selector")?,
@@ -58,11 +56,10 @@ pub struct ClickAndWaitArgs {
     pub wait_for: Option<String>,
 }
 
-pub const CLICK_AND_WAIT: &str = "Click, then wait for the navigation it starts to reach \
-waitUntil and for waitFor (CSS) to be rendered. For links and submit buttons.";
+pub const CLICK_AND_WAIT: &str = "Click, then wait for the navigation it starts (waitUntil) and \
+for waitFor (CSS) to render. For links and submit buttons.";
 
 impl ActionTool for ClickAndWaitArgs {
-    const TOOL: &'static str = "click_and_wait";
     const DEFAULT_TIMEOUT_MS: u32 = CLICK_AND_WAIT_TIMEOUT_MS;
 
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
@@ -92,8 +89,6 @@ pub const HOVER_ELEMENT: &str = "Move the mouse over an element (trusted), e.g. 
 menu or tooltip.";
 
 impl ActionTool for HoverArgs {
-    const TOOL: &'static str = "hover_element";
-
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
         Ok(Action::Hover {
             target: args::target(&self.selector, "selector")?,
@@ -111,12 +106,10 @@ pub struct DragArgs {
     pub dy: Option<f64>,
 }
 
-pub const DRAG_ELEMENT: &str = "Drag an element (trusted mouse) onto another element (to) or \
-by dx/dy pixels; HTML5 drag and drop works.";
+pub const DRAG_ELEMENT: &str = "Drag an element (trusted mouse) onto element `to` or by dx/dy \
+pixels; HTML5 drag and drop works.";
 
 impl ActionTool for DragArgs {
-    const TOOL: &'static str = "drag_element";
-
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
         let from = args::target(&self.selector, "selector")?;
         let to = match (self.to, self.dx, self.dy) {
@@ -159,13 +152,10 @@ pub struct ScrollArgs {
     pub to: Option<String>,
 }
 
-pub const SCROLL_PAGE: &str = "Scroll the page (or selector's scroll container) by dx/dy \
-pixels, or bring element `to` into view; with none, one screen down. Returns scrollX, scrollY, \
-atEnd.";
+pub const SCROLL_PAGE: &str = "Scroll the page (or selector's container) by dx/dy pixels, or bring \
+`to` into view; none: one screen down. Returns scrollX, scrollY, atEnd.";
 
 impl ActionTool for ScrollArgs {
-    const TOOL: &'static str = "scroll_page";
-
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
         if self.to.is_some() && (self.dx.is_some() || self.dy.is_some()) {
             return Err(ToolError::invalid(

@@ -2,14 +2,14 @@
 //! checks, selectors, and the small enums mirrored from the protocol.
 //!
 //! The common options live in one struct, [`ActionOptions`], flattened into every action tool's
-//! arguments through [`WithOptions`]. Its fields carry no description in the schemas: the
-//! server instructions explain them once instead of in every tool (every word of `tools/list`
-//! costs tokens). Serde's `deny_unknown_fields` on the outer struct still rejects unknown names
-//! with `flatten` (a test below keeps it so).
+//! arguments by the catalogue (`catalogue::ToolArgs`). Its fields carry no description in the
+//! schemas: the server instructions explain them once instead of in every tool (every word of
+//! `tools/list` costs tokens). Serde's `deny_unknown_fields` on the outer struct still rejects
+//! unknown names with `flatten` (a test below keeps it so).
 
 use schemars::JsonSchema;
 use serde::Deserialize;
-use tabwire_protocol::{ObserveSpec, TabId, Target};
+use tabwire_protocol::{ObserveSpec, Target};
 
 use super::envelope::ToolError;
 use super::selector;
@@ -26,15 +26,17 @@ const MAX_OBSERVE_CHARS: u32 = 20_000;
 pub const MAX_TEXT_LEN: usize = 100_000;
 const MAX_QUERY_LEN: usize = 200;
 
-/// The options every action tool takes besides its own arguments (docs/actions.md, "Common to
-/// every action").
+/// The arguments of a tool that takes nothing but its routing arguments.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct NoArgs {}
+
+/// The options every action tool takes besides its own and its routing arguments
+/// (docs/actions.md, "Common to every action").
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ActionOptions {
     // Plain comments, not doc comments: a doc comment would become a description repeated in
     // every action tool's schema. INSTRUCTIONS describes these fields once.
-    pub tab_id: Option<TabId>,
-    pub browser_id: Option<String>,
     pub timeout_ms: Option<u32>,
     pub observe: Option<bool>,
     pub max_chars: Option<u32>,
@@ -43,25 +45,9 @@ pub struct ActionOptions {
     pub since: Option<u64>,
 }
 
-/// A tool's own arguments `T` plus the [`ActionOptions`]; unknown fields are rejected.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct WithOptions<T> {
-    /// The tool's own arguments.
-    #[serde(flatten)]
-    pub args: T,
-    /// The common options.
-    #[serde(flatten)]
-    pub options: ActionOptions,
-}
-
 /// [`ActionOptions`] checked and filled with defaults.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Resolved {
-    /// The tab; `None` is the active tab.
-    pub tab_id: Option<TabId>,
-    /// The browser; `None` is the session's.
-    pub browser_id: Option<String>,
     /// The action's time budget in milliseconds.
     pub timeout_ms: u32,
     /// The observation to take afterwards; `None` when `observe: false`.
@@ -97,8 +83,6 @@ impl ActionOptions {
             since: self.since,
         });
         Ok(Resolved {
-            tab_id: self.tab_id,
-            browser_id: self.browser_id,
             timeout_ms,
             observe,
         })
@@ -216,7 +200,7 @@ mirror! {
 }
 
 mirror! {
-    /// Mouse button; default left.
+    /// Default left.
     MouseButton => MouseButton {
         /// Primary.
         Left,
@@ -228,7 +212,7 @@ mirror! {
 }
 
 mirror! {
-    /// How text is set; default native.
+    // No doc comment: type_text's description says what the modes do and which is the default.
     TypeMode => TypeMode {
         /// The value setter plus input/change events.
         Native,
@@ -248,7 +232,7 @@ mirror! {
 }
 
 mirror! {
-    /// Load state to wait for; default complete.
+    /// Default complete.
     WaitUntil => WaitUntil {
         /// The document is parsed.
         Domcontentloaded,
@@ -272,6 +256,8 @@ mirror! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::mcp::catalogue::ToolArgs;
+    use crate::mcp::routing::TabRoute;
     use crate::mcp::schema::{input_schema, parse_args};
     use serde_json::{Value, json};
     use tabwire_protocol::{ElementRef, ErrorCode};
@@ -286,6 +272,8 @@ mod tests {
         click_count: Option<u32>,
     }
 
+    type WithOptions<T> = ToolArgs<T, TabRoute, ActionOptions>;
+
     fn parse(args: Value) -> Result<WithOptions<Own>, ToolError> {
         let Value::Object(args) = args else {
             unreachable!("tests pass objects")
@@ -299,7 +287,7 @@ mod tests {
             parse(json!({"selector": "#go", "clickCount": 2, "tabId": 4, "maxNodes": 9})).unwrap();
         assert_eq!(parsed.args.selector, "#go");
         assert_eq!(parsed.args.click_count, Some(2));
-        assert_eq!(parsed.options.tab_id, Some(4));
+        assert_eq!(parsed.route.tab_id, Some(4));
         assert_eq!(parsed.options.max_nodes, Some(9));
         for bogus in [
             json!({"selector": "#go", "bogus": 1}),

@@ -15,11 +15,11 @@ use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tabwire_protocol::{
-    Action, BatchRequest, BatchResult, ContentFormat, ContentRequest, OpResult, Operation,
-    SnapshotRequest, Step, StepResult, WaitCondition,
+    Action, BatchRequest, BatchResult, ContentFormat, ContentRequest, SnapshotRequest, Step,
+    StepResult, WaitCondition,
 };
 
-use super::act::{ActionTool, observation_tail};
+use super::act::{ActionTool, observation_tail, outcome_facts};
 use super::actions::{ClickAndWaitArgs, ClickArgs, DragArgs, HoverArgs, ScrollArgs};
 use super::args::{ActionOptions, optional_selector, query};
 use super::envelope::{Phase, ToolError, ToolOutput};
@@ -27,10 +27,9 @@ use super::input::{FillFormArgs, PressKeyArgs, SelectOptionArgs, TypeArgs};
 use super::observe::{
     Format, content_chars, observation_data, render_content, render_observation, snapshot_budget,
 };
-use super::routing::{ToolContext, unexpected};
+use super::routing::ToolContext;
 use super::waits::{NavigateAndWaitArgs, WaitForStep};
 
-const TOOL: &str = "run_browser_actions";
 /// `timeoutMs` of a batch when the caller gives none: the whole batch shares it.
 const BATCH_TIMEOUT_MS: u32 = 30_000;
 const MAX_STEPS: usize = 20;
@@ -43,12 +42,9 @@ pub struct RunActionsArgs {
     // in `preflight`.
     #[schemars(schema_with = "steps_schema")]
     pub steps: Vec<Value>,
-    /// The common options.
-    #[serde(flatten)]
-    pub options: ActionOptions,
 }
 
-pub const RUN_BROWSER_ACTIONS: &str = "Run 1-20 steps in order in one tab, all checked before any \
+pub const RUN_BROWSER_ACTIONS: &str = "1-20 steps in order in one tab, all checked before any \
 runs; the first failure stops the batch (completedSteps says what ran). Returns step results and \
 one final observation.";
 
@@ -59,10 +55,10 @@ fn steps_schema(_generator: &mut SchemaGenerator) -> Schema {
         "type": "array",
         "minItems": 1,
         "maxItems": MAX_STEPS,
-        "description": "{kind, ...}: click, clickAndWait, hover, drag, type, fill (fill_form), \
-    pressKey, selectOption, scroll, navigate (navigate_and_wait) take their tool's args; wait {ms}; \
-    waitFor {for: selector|text|url|networkIdle, selector|text|pattern|idleMs, gone}; observe \
-    {selector, query, maxNodes, maxChars}; content {selector, format: text|html, maxChars}.",
+        "description": "{kind, ...}: click, clickAndWait, hover, drag, type, fill, pressKey, \
+    selectOption, scroll, navigate take their tool's args; wait {ms}; waitFor {for: \
+    selector|text|url|networkIdle, selector|text|pattern|idleMs, gone}; observe {selector, query, \
+    maxNodes, maxChars}; content {selector, format: text|html, maxChars}.",
         "items": {
             "type": "object",
             "properties": {"kind": {"type": "string"}},
@@ -151,31 +147,21 @@ struct Plan {
 pub async fn run_browser_actions(
     ctx: &ToolContext,
     args: RunActionsArgs,
+    options: ActionOptions,
 ) -> Result<ToolOutput, ToolError> {
-    let options = args
-        .options
+    let options = options
         .resolve(BATCH_TIMEOUT_MS)
         .map_err(|error| ToolError {
             phase: Some(Phase::Preflight),
             ..error
         })?;
     let plan = preflight(args.steps, options.timeout_ms)?;
-    let result = ctx
-        .call(
-            TOOL,
-            options.browser_id.as_deref(),
-            options.tab_id,
-            Operation::Batch(BatchRequest {
-                steps: plan.steps,
-                observe: options.observe,
-            }),
-            Duration::from_millis(u64::from(options.timeout_ms)),
-        )
-        .await?;
-    let OpResult::Batch(batch) = result else {
-        return Err(unexpected(TOOL));
+    let request = BatchRequest {
+        steps: plan.steps,
+        observe: options.observe,
     };
-    batch_output(&plan.kinds, batch)
+    let deadline = Duration::from_millis(u64::from(options.timeout_ms));
+    batch_output(&plan.kinds, ctx.call(request, deadline).await?)
 }
 
 /// Checks every step and converts it into a protocol [`Step`]; the first bad step fails the
@@ -338,8 +324,8 @@ fn step_data(kind: &str, result: &StepResult) -> Value {
     match result {
         StepResult::Acted { outcome } => {
             data.insert("summary".into(), json!(outcome.summary));
-            for (key, value) in &outcome.details {
-                data.entry(key.clone()).or_insert_with(|| value.clone());
+            for (key, value) in outcome_facts(outcome) {
+                data.entry(key).or_insert(value);
             }
         }
         StepResult::Observed { observation } => {

@@ -1,9 +1,14 @@
 //! Tests of `batch.rs`: preflight, and the shapes of a batch's success and failure.
 
 use super::*;
+use crate::mcp::catalogue::ToolArgs;
 use crate::mcp::envelope::failure;
+use crate::mcp::routing::TabRoute;
 use crate::mcp::schema::{input_schema, parse_args};
-use tabwire_protocol::{ErrorCode, OpError, Outcome, StepFailure, Target};
+use tabwire_protocol::{ActionFacts, ErrorCode, OpError, Outcome, StepFailure, Target};
+
+/// run_browser_actions' arguments as the catalogue puts them together.
+type BatchArgs = ToolArgs<RunActionsArgs, TabRoute, ActionOptions>;
 
 fn steps(json: Value) -> Vec<Value> {
     match json {
@@ -181,7 +186,7 @@ fn batches_hold_one_to_twenty_steps() {
 #[test]
 fn batch_arguments_are_strict_and_listed_compactly() {
     let parse = |json: Value| match json {
-        Value::Object(args) => parse_args::<RunActionsArgs>(args),
+        Value::Object(args) => parse_args::<BatchArgs>(args),
         _ => unreachable!("tests pass objects"),
     };
     let args =
@@ -189,7 +194,7 @@ fn batch_arguments_are_strict_and_listed_compactly() {
     assert_eq!(args.options.timeout_ms, Some(1000));
     let error = parse(json!({"steps": [], "deadline": 5})).unwrap_err();
     assert!(error.message.contains("deadline"), "{}", error.message);
-    let schema = Value::Object((*input_schema::<RunActionsArgs>()).clone());
+    let schema = Value::Object((*input_schema::<BatchArgs>()).clone());
     assert_eq!(schema["additionalProperties"], false);
     assert_eq!(schema["required"], json!(["steps"]));
     assert_eq!(schema["properties"]["steps"]["maxItems"], 20);
@@ -197,14 +202,16 @@ fn batch_arguments_are_strict_and_listed_compactly() {
 }
 
 fn outcome(summary: &str) -> StepResult {
-    let mut details = Map::new();
-    details.insert("target".into(), json!("textbox \"User\""));
     StepResult::Acted {
-        outcome: Outcome {
-            tab_id: 4,
-            summary: summary.into(),
-            details,
-        },
+        outcome: Outcome::new(
+            4,
+            summary,
+            ActionFacts::Click {
+                target: "textbox \"User\"".into(),
+                navigated: None,
+                url: None,
+            },
+        ),
     }
 }
 

@@ -5,28 +5,32 @@ use std::sync::Arc;
 
 use serde_json::{Value, json};
 use tabwire_protocol::{
-    Acted, Action, BatchResult, ErrorCode, Hello, HistoryDirection, HubMessage, ImageFormat,
-    OpResult, Operation, Outcome, PROTOCOL_VERSION, Records, RecordsRequest, Request, ResponseBody,
-    Screenshot, ScreenshotRequest, StorageEntries, TabHealth, TabInfo, TabOp, TabResult,
+    ActOp, Acted, Action, ActionFacts, BatchResult, CaptureOp, CaptureState, ClosedTab,
+    ConsoleRecord, Cookie, CreateTab, ErrorCode, GetActiveTab, GetConsole, GetCookies,
+    GetLocalStorage, GetRequests, GetResponseBody, GetSelectedText, GetTabHealth, Hello,
+    HistoryDirection, HistoryStep, HubMessage, ImageFormat, ListTabs, ObserveOp, OpResult,
+    Operation, Outcome, PROTOCOL_VERSION, Records, RecordsRequest, ReloadTab, Request,
+    ResponseBody, Screenshot, ScreenshotRequest, SelectedText, SetConsoleCapture,
+    SetNetworkCapture, StorageEntries, StorageEntry, StorageOp, TabHealth, TabInfo, TabList,
+    TabsOp,
 };
 use tokio::sync::mpsc::UnboundedReceiver;
 
+use super::catalogue::dispatch;
 use super::envelope::Phase;
-use super::{ToolContext, ToolError, ToolOutput, dispatch};
-use crate::HubState;
+use super::routing::Group;
+use super::{Caller, ToolError, ToolOutput};
+use crate::peer::Browser;
 use crate::registry::Connection;
 use crate::session::Session;
+use crate::state::HubState;
 
 /// A session on a hub with one connected browser, and that browser's inbox.
-fn setup() -> (
-    Arc<ToolContext>,
-    Arc<Connection>,
-    UnboundedReceiver<HubMessage>,
-) {
+fn setup() -> (Arc<Caller>, Arc<Connection>, UnboundedReceiver<HubMessage>) {
     let hub = Arc::new(HubState::local("ws://127.0.0.1:1/browser".into()));
     let account = hub.accounts.local_account();
     let (connection, inbox) = account
-        .registry
+        .browsers
         .connect(Hello {
             browser_id: "b1".into(),
             browser_name: "Work".into(),
@@ -35,9 +39,9 @@ fn setup() -> (
             chrome_version: "156".into(),
         })
         .unwrap();
-    let session = Arc::new(Session::new("s1".into(), None, None));
+    let session = Arc::new(Session::new("s1".into(), Default::default(), None));
     (
-        Arc::new(ToolContext {
+        Arc::new(Caller {
             hub,
             session,
             account,
@@ -45,6 +49,14 @@ fn setup() -> (
         connection,
         inbox,
     )
+}
+
+/// The action a request carries.
+fn action_of(request: &Request) -> &tabwire_protocol::ActRequest {
+    match &request.op {
+        Operation::Act(ActOp::Act(act)) => act,
+        other => panic!("expected an action, got {other:?}"),
+    }
 }
 
 fn object(args: Value) -> rmcp::model::JsonObject {
@@ -86,18 +98,17 @@ async fn refused(tool: &'static str, args: Value) -> ToolError {
 }
 
 fn acted(request: &Request) -> OpResult {
-    let Operation::Act(act) = &request.op else {
-        panic!("expected an action, got {:?}", request.op);
-    };
-    OpResult::Acted(Acted {
-        outcome: Outcome {
-            tab_id: request.tab_id.unwrap_or(1),
-            summary: format!("did {}", act.action.name()),
-            details: Default::default(),
-        },
+    let act = action_of(request);
+    Acted {
+        outcome: Outcome::new(
+            request.tab_id.unwrap_or(1),
+            format!("did {}", act.action.name()),
+            ActionFacts::Wait { waited_ms: 1.0 },
+        ),
         observation: None,
         observation_error: None,
-    })
+    }
+    .into()
 }
 
 #[tokio::test]
@@ -149,9 +160,7 @@ async fn a_wait_reports_its_own_timeout_before_the_request_deadline() {
     let (request, _) = call("wait_for_text", args, acted).await;
     assert_eq!(request.tab_id, Some(7));
     assert_eq!(request.deadline_ms, 5500);
-    let Operation::Act(act) = request.op else {
-        panic!("an action");
-    };
+    let act = action_of(&request);
     assert!(matches!(
         act.action,
         Action::Wait {
@@ -171,10 +180,10 @@ async fn common_options_become_the_observation_request() {
         "since": 4
     });
     let (request, _) = call("click_element", args, acted).await;
-    let Operation::Act(act) = request.op else {
-        panic!("an action");
-    };
-    let observe = act.observe.expect("observe defaults to true");
+    let observe = action_of(&request)
+        .observe
+        .clone()
+        .expect("observe defaults to true");
     assert_eq!((observe.max_nodes, observe.max_chars), (12, 900));
     assert_eq!(observe.since, Some(4));
     let (request, _) = call(
@@ -183,7 +192,7 @@ async fn common_options_become_the_observation_request() {
         acted,
     )
     .await;
-    assert!(matches!(request.op, Operation::Act(act) if act.observe.is_none()));
+    assert!(action_of(&request).observe.is_none());
 }
 
 #[tokio::test]
@@ -247,17 +256,18 @@ async fn a_batch_is_one_request_under_one_deadline() {
         {"kind": "waitFor", "for": "text", "text": "Done"},
     ], "timeoutMs": 8000, "observe": false});
     let (request, result) = call("run_browser_actions", args, |request| {
-        OpResult::Batch(BatchResult {
+        BatchResult {
             tab_id: request.tab_id.unwrap_or(3),
             steps: vec![],
             failure: None,
             observation: None,
             observation_error: None,
-        })
+        }
+        .into()
     })
     .await;
     assert_eq!(request.deadline_ms, 8000);
-    let Operation::Batch(batch) = request.op else {
+    let Operation::Act(ActOp::Batch(batch)) = request.op else {
         panic!("a batch");
     };
     assert_eq!(batch.steps.len(), 2);
@@ -271,7 +281,7 @@ async fn tab_tools_have_a_fixed_deadline() {
         "get_tab_health",
         json!({"recoverDebugger": true}),
         |request| {
-            OpResult::Health(TabHealth {
+            TabHealth {
                 tab_id: request.tab_id.unwrap_or(5),
                 url: "http://x/".into(),
                 responsive: true,
@@ -281,39 +291,46 @@ async fn tab_tools_have_a_fixed_deadline() {
                 debugger_attached: true,
                 dialog: None,
                 recovery: Some("reattached".into()),
-            })
+            }
+            .into()
         },
     )
     .await;
     assert_eq!(request.deadline_ms, 10_000);
     assert_eq!(
         request.op,
-        Operation::Health {
+        GetTabHealth {
             recover_debugger: true
         }
+        .into()
     );
     assert!(result.unwrap().text.contains("recovery: reattached"));
     let (request, _) = call(
         "read_element_state",
         json!({"selector": "#a", "attributes": ["aria-expanded"]}),
         |_| {
-            OpResult::ElementState(tabwire_protocol::ElementState {
+            tabwire_protocol::ElementState {
                 tab_id: 1,
                 target: "textbox".into(),
-                state: Default::default(),
-            })
+                state: serde_json::from_value(
+                    json!({"tag": "input", "visible": true, "focused": false}),
+                )
+                .unwrap(),
+            }
+            .into()
         },
     )
     .await;
     assert_eq!(request.deadline_ms, 10_000);
-    assert!(matches!(request.op, Operation::ReadState(read) if read.max_chars == 500));
+    assert!(matches!(request.op, Operation::Act(ActOp::ReadState(read)) if read.max_chars == 500));
 }
 
 #[tokio::test]
 async fn a_selected_browser_that_is_gone_is_reported_in_one_clean_sentence() {
-    let (ctx, _connection, _inbox) = setup();
-    ctx.session.select("elsewhere");
-    let error = ctx.browser(None).err().expect("not connected");
+    let (caller, _connection, _inbox) = setup();
+    caller.session.select::<Browser>("elsewhere");
+    let ctx = caller.context("list_tabs", Group::Browser, Default::default());
+    let error = ctx.connection().err().expect("not connected");
     assert_eq!(error.code, ErrorCode::BrowserDisconnected);
     assert!(!error.message.contains("  "), "{}", error.message);
     assert!(
@@ -359,50 +376,49 @@ fn tab_info(tab_id: u32, title: &str, url: &str) -> TabInfo {
     }
 }
 
-/// A browser with three tabs that answers every tab operation plausibly.
+/// A browser with three tabs that answers every tab, capture and storage operation plausibly.
 fn browser(request: &Request) -> OpResult {
     let tab_id = request.tab_id.unwrap_or(1);
-    let result = match &request.op {
-        Operation::ListTabs => {
-            return OpResult::Tabs {
-                tabs: vec![
-                    tab_info(1, "Inbox - Mail", "https://mail.test/inbox"),
-                    tab_info(2, "Docs: plan", "https://docs.test/d/plan"),
-                    tab_info(3, "Docs: budget", "https://docs.test/d/budget"),
-                ],
-            };
-        }
-        Operation::Tab { op } => op,
-        other => panic!("not a tab operation: {other:?}"),
-    };
-    let tab = || TabResult::Tab {
-        tab: tab_info(tab_id, "Docs: plan", "https://docs.test/d/plan"),
-    };
-    let records = || {
-        TabResult::Records(Records {
+    let tab = || tab_info(tab_id, "Docs: plan", "https://docs.test/d/plan").into();
+    fn records<R>(tab_id: u32, records: Vec<R>) -> Records<R> {
+        Records {
             tab_id,
             capturing: true,
-            records: vec![json!({"seq": 1, "level": "warning", "text": "careful"})],
+            records,
             total: 1,
             offset: 0,
             next_offset: None,
             evicted: 0,
             truncated: false,
-        })
-    };
-    let result = match result {
-        TabOp::GetActive
-        | TabOp::Switch
-        | TabOp::Create { .. }
-        | TabOp::History { .. }
-        | TabOp::Reload { .. } => tab(),
-        TabOp::Close => TabResult::Closed { tab_id },
-        TabOp::SelectedText { .. } => TabResult::SelectedText {
+        }
+    }
+    fn entries<E>(tab_id: u32, entries: Vec<E>) -> StorageEntries<E> {
+        StorageEntries {
+            tab_id,
+            origin: "https://docs.test".into(),
+            entries,
+            total: 1,
+            truncated: false,
+        }
+    }
+    match &request.op {
+        Operation::Tabs(TabsOp::ListTabs(_)) => TabList {
+            tabs: vec![
+                tab_info(1, "Inbox - Mail", "https://mail.test/inbox"),
+                tab_info(2, "Docs: plan", "https://docs.test/d/plan"),
+                tab_info(3, "Docs: budget", "https://docs.test/d/budget"),
+            ],
+        }
+        .into(),
+        Operation::Tabs(TabsOp::Close(_)) => ClosedTab { tab_id }.into(),
+        Operation::Tabs(_) => tab(),
+        Operation::Observe(ObserveOp::SelectedText(_)) => SelectedText {
             tab_id,
             text: "picked".into(),
             total_chars: 6,
-        },
-        TabOp::Screenshot(shot) => TabResult::Screenshot(Screenshot {
+        }
+        .into(),
+        Operation::Observe(ObserveOp::Screenshot(shot)) => Screenshot {
             tab_id,
             format: shot.format,
             data: "iVBORw0KGgo=".into(),
@@ -412,37 +428,66 @@ fn browser(request: &Request) -> OpResult {
             css_height: 960,
             document_id: "D9".into(),
             observation: None,
-        }),
-        TabOp::NetworkCapture { on } | TabOp::ConsoleCapture { on } => TabResult::Capture {
+        }
+        .into(),
+        Operation::Capture(
+            CaptureOp::NetworkCapture(SetNetworkCapture { on })
+            | CaptureOp::ConsoleCapture(SetConsoleCapture { on }),
+        ) => CaptureState {
             tab_id,
             capturing: *on,
             kept: 0,
-        },
-        TabOp::GetRequests(_) | TabOp::GetConsole(_) => records(),
-        TabOp::GetResponseBody { request_id, .. } => TabResult::Body(ResponseBody {
+        }
+        .into(),
+        Operation::Capture(CaptureOp::GetRequests(_)) => {
+            records::<tabwire_protocol::NetworkRecord>(tab_id, vec![Default::default()]).into()
+        }
+        Operation::Capture(CaptureOp::GetConsole(_)) => records(
             tab_id,
-            request_id: request_id.clone(),
+            vec![ConsoleRecord {
+                seq: 1,
+                level: "warning".into(),
+                text: "careful".into(),
+                ..Default::default()
+            }],
+        )
+        .into(),
+        Operation::Capture(CaptureOp::GetResponseBody(body)) => ResponseBody {
+            tab_id,
+            request_id: body.request_id.clone(),
             mime_type: "text/plain".into(),
             body: "ok".into(),
             total_chars: 2,
             truncated: false,
             note: None,
-        }),
-        TabOp::Cookies { .. } | TabOp::LocalStorage { .. } => TabResult::Storage(StorageEntries {
+        }
+        .into(),
+        Operation::Storage(StorageOp::Cookies(_)) => entries(
             tab_id,
-            origin: "https://docs.test".into(),
-            entries: vec![json!({"name": "sid", "value": "x"})],
-            total: 1,
-            truncated: false,
-        }),
-    };
-    OpResult::Tab { result }
-}
-
-fn tab_op(request: &Request) -> &TabOp {
-    match &request.op {
-        Operation::Tab { op } => op,
-        other => panic!("not a tab operation: {other:?}"),
+            vec![Cookie {
+                name: "sid".into(),
+                value: "x".into(),
+                value_truncated: false,
+                domain: "docs.test".into(),
+                path: "/".into(),
+                expires: None,
+                session: true,
+                http_only: true,
+                secure: true,
+                same_site: None,
+            }],
+        )
+        .into(),
+        Operation::Storage(StorageOp::LocalStorage(_)) => entries(
+            tab_id,
+            vec![StorageEntry {
+                key: "theme".into(),
+                value: "dark".into(),
+                value_truncated: false,
+            }],
+        )
+        .into(),
+        other => panic!("not a tab, capture or storage operation: {other:?}"),
     }
 }
 
@@ -450,10 +495,10 @@ fn tab_op(request: &Request) -> &TabOp {
 async fn a_tab_matched_by_title_is_switched_to_by_its_id() {
     let (requests, result) = converse("switch_tab", json!({"title": "PLAN"}), browser).await;
     assert_eq!(requests.len(), 2);
-    assert_eq!(requests[0].op, Operation::ListTabs);
+    assert_eq!(requests[0].op, ListTabs {}.into());
     assert_eq!(requests[0].tab_id, None);
     assert_eq!(requests[1].tab_id, Some(2));
-    assert_eq!(*tab_op(&requests[1]), TabOp::Switch);
+    assert_eq!(requests[1].op, tabwire_protocol::SwitchTab {}.into());
     assert_eq!(requests[1].deadline_ms, 10_000);
     let output = result.unwrap();
     assert_eq!(
@@ -498,7 +543,7 @@ async fn a_tab_named_by_id_is_closed_without_listing() {
     let (requests, result) = converse("close_tab", json!({"tabId": 7}), browser).await;
     assert_eq!(requests.len(), 1);
     assert_eq!(requests[0].tab_id, Some(7));
-    assert_eq!(*tab_op(&requests[0]), TabOp::Close);
+    assert_eq!(requests[0].op, tabwire_protocol::CloseTab {}.into());
     let output = result.unwrap();
     assert_eq!(output.text, "Closed tab 7.");
     assert_eq!(output.data, json!({"tabId": 7}));
@@ -506,145 +551,155 @@ async fn a_tab_named_by_id_is_closed_without_listing() {
 
 #[tokio::test]
 async fn tab_and_capture_tools_send_their_operation_with_their_deadline() {
-    let cases: Vec<(&str, Value, TabOp, u64)> = vec![
-        ("get_active_tab", json!({}), TabOp::GetActive, 10_000),
+    let cases: Vec<(&str, Value, Operation, u64)> = vec![
+        ("get_active_tab", json!({}), GetActiveTab {}.into(), 10_000),
         (
             "create_tab",
             json!({"url": "https://docs.test/"}),
-            TabOp::Create {
+            CreateTab {
                 url: Some("https://docs.test/".into()),
                 active: true,
                 new_window: false,
-            },
+            }
+            .into(),
             10_000,
         ),
         (
             "create_tab",
             json!({"active": false, "newWindow": true}),
-            TabOp::Create {
+            CreateTab {
                 url: None,
                 active: false,
                 new_window: true,
-            },
+            }
+            .into(),
             10_000,
         ),
         (
             "go_back",
             json!({"tabId": 2}),
-            TabOp::History {
+            HistoryStep {
                 direction: HistoryDirection::Back,
-            },
+            }
+            .into(),
             30_000,
         ),
         (
             "go_forward",
             json!({}),
-            TabOp::History {
+            HistoryStep {
                 direction: HistoryDirection::Forward,
-            },
+            }
+            .into(),
             30_000,
         ),
         (
             "reload_tab",
             json!({"bypassCache": true}),
-            TabOp::Reload { bypass_cache: true },
+            ReloadTab { bypass_cache: true }.into(),
             30_000,
         ),
         (
             "get_selected_text",
             json!({}),
-            TabOp::SelectedText { max_chars: 2000 },
+            GetSelectedText { max_chars: 2000 }.into(),
             10_000,
         ),
         (
             "take_screenshot",
             json!({"format": "png", "fullPage": true}),
-            TabOp::Screenshot(ScreenshotRequest {
+            ScreenshotRequest {
                 format: ImageFormat::Png,
                 quality: None,
                 max_width: 800,
                 full_page: true,
                 target: None,
                 with_snapshot: None,
-            }),
+            }
+            .into(),
             15_000,
         ),
         (
             "start_network_capture",
             json!({}),
-            TabOp::NetworkCapture { on: true },
+            SetNetworkCapture { on: true }.into(),
             10_000,
         ),
         (
             "stop_network_capture",
             json!({}),
-            TabOp::NetworkCapture { on: false },
+            SetNetworkCapture { on: false }.into(),
             10_000,
         ),
         (
             "get_captured_requests",
             json!({"filter": "/api/", "limit": 10, "offset": 20, "clearAfter": true}),
-            TabOp::GetRequests(RecordsRequest {
+            GetRequests(RecordsRequest {
                 limit: 10,
                 offset: 20,
                 filter: Some("/api/".into()),
                 levels: vec![],
                 max_chars: 12_000,
                 clear_after: true,
-            }),
+            })
+            .into(),
             10_000,
         ),
         (
             "get_response_body",
             json!({"requestId": "77.3"}),
-            TabOp::GetResponseBody {
+            GetResponseBody {
                 request_id: "77.3".into(),
                 max_chars: 10_000,
-            },
+            }
+            .into(),
             10_000,
         ),
         (
             "start_console_capture",
             json!({}),
-            TabOp::ConsoleCapture { on: true },
+            SetConsoleCapture { on: true }.into(),
             10_000,
         ),
         (
             "stop_console_capture",
             json!({}),
-            TabOp::ConsoleCapture { on: false },
+            SetConsoleCapture { on: false }.into(),
             10_000,
         ),
         (
             "get_console_logs",
             json!({"levels": ["error", "warning"], "maxChars": 500}),
-            TabOp::GetConsole(RecordsRequest {
+            GetConsole(RecordsRequest {
                 limit: 50,
                 offset: 0,
                 filter: None,
                 levels: vec!["error".into(), "warning".into()],
                 max_chars: 500,
                 clear_after: false,
-            }),
+            })
+            .into(),
             10_000,
         ),
         (
             "get_cookies",
             json!({"url": "https://docs.test/", "name": "sid"}),
-            TabOp::Cookies {
+            GetCookies {
                 url: Some("https://docs.test/".into()),
                 name: Some("sid".into()),
                 max_chars: 4000,
-            },
+            }
+            .into(),
             10_000,
         ),
         (
             "get_local_storage",
             json!({"filter": "theme"}),
-            TabOp::LocalStorage {
+            GetLocalStorage {
                 filter: Some("theme".into()),
                 max_chars: 4000,
-            },
+            }
+            .into(),
             10_000,
         ),
     ];
@@ -652,7 +707,7 @@ async fn tab_and_capture_tools_send_their_operation_with_their_deadline() {
         let (requests, result) = converse(tool, args, browser).await;
         assert_eq!(requests.len(), 1, "{tool}");
         assert_eq!(requests[0].tool, tool);
-        assert_eq!(*tab_op(&requests[0]), op, "{tool}");
+        assert_eq!(requests[0].op, op, "{tool}");
         assert_eq!(requests[0].deadline_ms, deadline, "{tool}");
         let output = result.unwrap_or_else(|error| panic!("{tool}: {error:?}"));
         assert!(!output.text.is_empty(), "{tool}");

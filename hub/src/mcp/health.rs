@@ -10,11 +10,11 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tabwire_protocol::{DialogHandled, OpResult, Operation, ReadStateRequest, TabHealth, TabId};
+use tabwire_protocol::{DialogHandled, GetTabHealth, HandleDialog, ReadStateRequest, TabHealth};
 
 use super::args::{self, in_range};
 use super::envelope::{ToolError, ToolOutput, candidate_line, quoted};
-use super::routing::{ToolContext, unexpected};
+use super::routing::ToolContext;
 
 const DEADLINE: Duration = Duration::from_secs(10);
 const MAX_ATTRIBUTES: usize = 20;
@@ -30,32 +30,19 @@ pub struct ReadStateArgs {
     pub attributes: Option<Vec<String>>,
     /// Value length, default 500.
     pub max_chars: Option<u32>,
-    pub tab_id: Option<TabId>,
-    pub browser_id: Option<String>,
 }
 
-pub const READ_ELEMENT_STATE: &str = "Read one element's state without changing it: value \
-(passwords redacted), checked, selected, readonly, disabled, visible, focused, validity, \
-attributes asked for; hidden inputs too.";
+pub const READ_ELEMENT_STATE: &str = "One element's state: value (passwords redacted), checked, \
+selected, readonly, disabled, visible, focused, validity, attributes asked for; hidden inputs too.";
 
 pub async fn read_element_state(
     ctx: &ToolContext,
     args: ReadStateArgs,
 ) -> Result<ToolOutput, ToolError> {
     let request = read_state_request(args.selector, args.attributes, args.max_chars)?;
-    let result = ctx
-        .call(
-            "read_element_state",
-            args.browser_id.as_deref(),
-            args.tab_id,
-            Operation::ReadState(request),
-            DEADLINE,
-        )
-        .await?;
-    let OpResult::ElementState(state) = result else {
-        return Err(unexpected("read_element_state"));
-    };
-    let fields = serde_json::Value::Object(state.state.clone());
+    let state = ctx.call(request, DEADLINE).await?;
+    // One `name=value` per fact, in the order of their names.
+    let fields = serde_json::to_value(&state.state).unwrap_or_default();
     Ok(ToolOutput::new(
         json!(state),
         format!("{}\n{}", state.target, candidate_line(&fields)),
@@ -99,12 +86,10 @@ pub struct HandleDialogArgs {
     pub accept: bool,
     /// A prompt's answer.
     pub prompt_text: Option<String>,
-    pub tab_id: Option<TabId>,
-    pub browser_id: Option<String>,
 }
 
-pub const HANDLE_DIALOG: &str = "Accept or dismiss the alert/confirm/prompt open in a tab; \
-other tools fail with DIALOG_OPEN while one is open.";
+pub const HANDLE_DIALOG: &str = "Accept or dismiss the alert, confirm or prompt open in a tab; \
+other tools fail with DIALOG_OPEN meanwhile.";
 
 pub async fn handle_dialog(
     ctx: &ToolContext,
@@ -118,21 +103,11 @@ pub async fn handle_dialog(
         }
         args::text(text, "promptText", false)?;
     }
-    let result = ctx
-        .call(
-            "handle_dialog",
-            args.browser_id.as_deref(),
-            args.tab_id,
-            Operation::HandleDialog {
-                accept: args.accept,
-                prompt_text: args.prompt_text,
-            },
-            DEADLINE,
-        )
-        .await?;
-    let OpResult::DialogHandled(handled) = result else {
-        return Err(unexpected("handle_dialog"));
+    let request = HandleDialog {
+        accept: args.accept,
+        prompt_text: args.prompt_text,
     };
+    let handled = ctx.call(request, DEADLINE).await?;
     Ok(ToolOutput::new(json!(handled), dialog_text(&handled)))
 }
 
@@ -156,32 +131,19 @@ fn dialog_text(handled: &DialogHandled) -> String {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct TabHealthArgs {
     pub recover_debugger: Option<bool>,
-    pub tab_id: Option<TabId>,
-    pub browser_id: Option<String>,
 }
 
-pub const GET_TAB_HEALTH: &str = "Diagnose a stuck tab at once: page responsive, running \
-operation, queue, debugger, open dialog. recoverDebugger reattaches the debugger if the tab is \
-idle.";
+pub const GET_TAB_HEALTH: &str = "Diagnose a stuck tab at once: responsive?, running operation, \
+queue, debugger, open dialog. recoverDebugger reattaches an idle tab's debugger.";
 
 pub async fn get_tab_health(
     ctx: &ToolContext,
     args: TabHealthArgs,
 ) -> Result<ToolOutput, ToolError> {
-    let result = ctx
-        .call(
-            "get_tab_health",
-            args.browser_id.as_deref(),
-            args.tab_id,
-            Operation::Health {
-                recover_debugger: args.recover_debugger.unwrap_or(false),
-            },
-            DEADLINE,
-        )
-        .await?;
-    let OpResult::Health(health) = result else {
-        return Err(unexpected("get_tab_health"));
+    let request = GetTabHealth {
+        recover_debugger: args.recover_debugger.unwrap_or(false),
     };
+    let health = ctx.call(request, DEADLINE).await?;
     Ok(ToolOutput::new(json!(health), health_text(&health)))
 }
 

@@ -61,13 +61,11 @@ pub struct TypeArgs {
     pub allow_readonly: Option<bool>,
 }
 
-pub const TYPE_TEXT: &str = "Enter text into a field (appends; clear replaces). mode native \
-(default) sets the value with input/change events; trusted types real input. Returns the value \
-(passwords redacted).";
+pub const TYPE_TEXT: &str = "Put text into a field (appends; clear replaces): native (default) \
+sets the value and fires input/change, trusted types real input. Returns the value (passwords \
+redacted).";
 
 impl ActionTool for TypeArgs {
-    const TOOL: &'static str = "type_text";
-
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
         let target = args::target(&self.selector, "selector")?;
         args::text(&self.text, "text", false)?;
@@ -107,8 +105,6 @@ ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown, Space, Insert, F1-F12 or o
 selector is focused first.";
 
 impl ActionTool for PressKeyArgs {
-    const TOOL: &'static str = "press_key";
-
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
         check_key(&self.key)?;
         let given = self.modifiers.unwrap_or(0);
@@ -154,13 +150,10 @@ pub struct SelectOptionArgs {
     pub text: Option<String>,
 }
 
-pub const SELECT_OPTION: &str = "Choose an option of a native <select> (selector) by value or \
-text; or, without selector, the visible option whose text is exactly text in an open custom \
-dropdown.";
+pub const SELECT_OPTION: &str = "Choose a native <select>'s option (selector) by value or text; \
+without selector, the visible option with exactly text in an open custom dropdown.";
 
 impl ActionTool for SelectOptionArgs {
-    const TOOL: &'static str = "select_option";
-
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
         let target = args::optional_selector(self.selector.as_deref(), "selector")?;
         match (&target, &self.value, &self.text) {
@@ -231,13 +224,10 @@ pub enum FieldValueArg {
     Text(String),
 }
 
-pub const FILL_FORM: &str = "Fill several fields of one form: every target is checked before any \
-is set. Returns each field's value and validation message; submit requests submission (not \
-confirmed).";
+pub const FILL_FORM: &str = "Fill fields of one form, all checked before any is set. Returns each \
+field's value and validation message; submit requests submission (not confirmed).";
 
 impl ActionTool for FillFormArgs {
-    const TOOL: &'static str = "fill_form";
-
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
         if self.fields.is_empty() || self.fields.len() > MAX_FIELDS {
             return Err(ToolError::invalid(format!(

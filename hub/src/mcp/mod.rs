@@ -1,126 +1,50 @@
-//! The MCP server: the tool catalogue and the rmcp handler that serves it.
+//! The MCP server: the rmcp handler that serves one session, over the tool catalogue.
 //!
-//! One [`TabwireMcp`] serves one MCP session. Tools are listed once, in [`catalogue!`], which
-//! generates both the `tools/list` definitions and the dispatch of `tools/call`, so a tool
-//! cannot be listed without being callable or the other way round. Each tool's arguments are
-//! a strict struct: its JSON Schema is derived from it and unknown fields are refused with
-//! `INVALID_ARGUMENT` before anything reaches a browser.
+//! One [`TabwireMcp`] serves one MCP session. Tools are listed once, in [`catalogue`], which
+//! generates both the `tools/list` definitions and the dispatch of `tools/call`. Each tool's
+//! arguments are a strict struct: its JSON Schema is derived from it and unknown fields are
+//! refused with `INVALID_ARGUMENT` before anything reaches a browser.
 
 mod act;
 mod actions;
 mod args;
 mod batch;
-mod browsers;
 mod capture;
+pub mod catalogue;
 mod css;
 mod envelope;
 mod health;
 mod input;
 mod observe;
+mod peers;
 mod routing;
 mod schema;
 mod screenshot;
 mod selector;
+mod storage;
 mod tabs;
 mod waits;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
 
 use rmcp::ErrorData as McpError;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, JsonObject, ListToolsResult,
+    CallToolRequestParams, CallToolResponse, Implementation, ListToolsResult,
     PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
 
-use args::WithOptions;
 pub use envelope::{ToolError, ToolOutput};
-pub use routing::ToolContext;
+pub use routing::{Caller, ToolContext};
 
 use tabwire_protocol::ErrorCode;
 
-use crate::HubState;
 use crate::accounts::Account;
 use crate::auth::Principal;
 use crate::session::Session;
-
-/// Declares every tool once: name, argument type, handler, description.
-macro_rules! catalogue {
-    ($($name:literal => $args:ty, $handler:path, $description:expr;)*) => {
-        /// The definitions `tools/list` returns.
-        fn definitions() -> Vec<Tool> {
-            vec![$(Tool::new($name, $description, schema::input_schema::<$args>()),)*]
-        }
-
-        /// Runs the named tool; `None` for a name not in the catalogue.
-        async fn dispatch(
-            ctx: &ToolContext,
-            name: &str,
-            args: JsonObject,
-        ) -> Option<Result<ToolOutput, ToolError>> {
-            match name {
-                $($name => Some(match schema::parse_args::<$args>(args) {
-                    Ok(args) => $handler(ctx, args).await,
-                    Err(error) => Err(error),
-                }),)*
-                _ => None,
-            }
-        }
-    };
-}
-
-catalogue! {
-    "list_browsers" => browsers::ListBrowsersArgs, browsers::list_browsers, browsers::LIST_BROWSERS;
-    "select_browser" => browsers::SelectBrowserArgs, browsers::select_browser, browsers::SELECT_BROWSER;
-    "list_tabs" => tabs::ListTabsArgs, tabs::list_tabs, tabs::LIST_TABS;
-    "get_active_tab" => tabs::ActiveTabArgs, tabs::get_active_tab, tabs::GET_ACTIVE_TAB;
-    "switch_tab" => tabs::PickTabArgs, tabs::switch_tab, tabs::SWITCH_TAB;
-    "close_tab" => tabs::PickTabArgs, tabs::close_tab, tabs::CLOSE_TAB;
-    "create_tab" => tabs::CreateTabArgs, tabs::create_tab, tabs::CREATE_TAB;
-    "list_frames" => observe::ListFramesArgs, observe::list_frames, observe::LIST_FRAMES;
-    "navigate_to" => tabs::NavigateArgs, tabs::navigate_to, tabs::NAVIGATE_TO;
-    "go_back" => tabs::TabArgs, tabs::go_back, tabs::GO_BACK;
-    "go_forward" => tabs::TabArgs, tabs::go_forward, tabs::GO_FORWARD;
-    "reload_tab" => tabs::ReloadArgs, tabs::reload_tab, tabs::RELOAD_TAB;
-    "get_page_snapshot" => observe::SnapshotArgs, observe::get_page_snapshot, observe::GET_PAGE_SNAPSHOT;
-    "get_page_content" => observe::ContentArgs, observe::get_page_content, observe::GET_PAGE_CONTENT;
-    "get_selected_text" => observe::SelectedTextArgs, observe::get_selected_text, observe::GET_SELECTED_TEXT;
-    "take_screenshot" => screenshot::ScreenshotArgs, screenshot::take_screenshot, screenshot::TAKE_SCREENSHOT;
-    "click_element" => WithOptions<actions::ClickArgs>, act::act, actions::CLICK_ELEMENT;
-    "click_and_wait" => WithOptions<actions::ClickAndWaitArgs>, act::act, actions::CLICK_AND_WAIT;
-    "hover_element" => WithOptions<actions::HoverArgs>, act::act, actions::HOVER_ELEMENT;
-    "drag_element" => WithOptions<actions::DragArgs>, act::act, actions::DRAG_ELEMENT;
-    "type_text" => WithOptions<input::TypeArgs>, act::act, input::TYPE_TEXT;
-    "press_key" => WithOptions<input::PressKeyArgs>, act::act, input::PRESS_KEY;
-    "select_option" => WithOptions<input::SelectOptionArgs>, act::act, input::SELECT_OPTION;
-    "fill_form" => WithOptions<input::FillFormArgs>, act::act, input::FILL_FORM;
-    "scroll_page" => WithOptions<actions::ScrollArgs>, act::act, actions::SCROLL_PAGE;
-    "navigate_and_wait" => WithOptions<waits::NavigateAndWaitArgs>, act::act, waits::NAVIGATE_AND_WAIT;
-    "wait_for_text" => WithOptions<waits::WaitForTextArgs>, act::act, waits::WAIT_FOR_TEXT;
-    "wait_for_url" => WithOptions<waits::WaitForUrlArgs>, act::act, waits::WAIT_FOR_URL;
-    "wait_for_network_idle" => WithOptions<waits::WaitForNetworkIdleArgs>, act::act, waits::WAIT_FOR_NETWORK_IDLE;
-    "run_browser_actions" => batch::RunActionsArgs, batch::run_browser_actions, batch::RUN_BROWSER_ACTIONS;
-    "read_element_state" => health::ReadStateArgs, health::read_element_state, health::READ_ELEMENT_STATE;
-    "handle_dialog" => health::HandleDialogArgs, health::handle_dialog, health::HANDLE_DIALOG;
-    "get_tab_health" => health::TabHealthArgs, health::get_tab_health, health::GET_TAB_HEALTH;
-    "start_network_capture" => tabs::TabArgs, capture::start_network_capture, capture::START_NETWORK_CAPTURE;
-    "stop_network_capture" => tabs::TabArgs, capture::stop_network_capture, capture::STOP_NETWORK_CAPTURE;
-    "get_captured_requests" => capture::RequestsArgs, capture::get_captured_requests, capture::GET_CAPTURED_REQUESTS;
-    "get_response_body" => capture::ResponseBodyArgs, capture::get_response_body, capture::GET_RESPONSE_BODY;
-    "start_console_capture" => tabs::TabArgs, capture::start_console_capture, capture::START_CONSOLE_CAPTURE;
-    "stop_console_capture" => tabs::TabArgs, capture::stop_console_capture, capture::STOP_CONSOLE_CAPTURE;
-    "get_console_logs" => capture::ConsoleArgs, capture::get_console_logs, capture::GET_CONSOLE_LOGS;
-    "get_cookies" => capture::CookiesArgs, capture::get_cookies, capture::GET_COOKIES;
-    "get_local_storage" => capture::LocalStorageArgs, capture::get_local_storage, capture::GET_LOCAL_STORAGE;
-}
-
-/// The catalogue, built once per process.
-fn tools() -> &'static [Tool] {
-    static TOOLS: OnceLock<Vec<Tool>> = OnceLock::new();
-    TOOLS.get_or_init(definitions)
-}
+use crate::state::HubState;
 
 /// What every session is told once, so that the tool schemas need not repeat it: the usual
 /// order of calls, what a selector is, and the arguments many tools share.
@@ -168,14 +92,14 @@ impl TabwireMcp {
         let id = format!("http-{}", HTTP_SESSIONS.fetch_add(1, Ordering::Relaxed));
         TabwireMcp {
             hub,
-            session: Arc::new(Session::new(id, None, None)),
+            session: Arc::new(Session::new(id, Default::default(), None)),
             account: None,
         }
     }
 
-    /// The context of one tool call: its account comes from the session (local) or from the
+    /// Who makes one tool call: its account comes from the session (local) or from the
     /// verified token of the HTTP request carrying the call.
-    fn context(&self, request: &RequestContext<RoleServer>) -> Result<ToolContext, McpError> {
+    fn caller(&self, request: &RequestContext<RoleServer>) -> Result<Caller, McpError> {
         let account = match &self.account {
             Some(account) => account.clone(),
             None => {
@@ -189,7 +113,7 @@ impl TabwireMcp {
                 self.hub.accounts.get(&principal.account)
             }
         };
-        Ok(ToolContext {
+        Ok(Caller {
             hub: self.hub.clone(),
             session: self.session.clone(),
             account,
@@ -209,11 +133,13 @@ impl ServerHandler for TabwireMcp {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(tools().to_vec()))
+        Ok(ListToolsResult::with_all_items(
+            catalogue::tools().cloned().collect(),
+        ))
     }
 
     fn get_tool(&self, name: &str) -> Option<Tool> {
-        tools().iter().find(|tool| tool.name == name).cloned()
+        catalogue::tools().find(|tool| tool.name == name).cloned()
     }
 
     async fn call_tool(
@@ -221,13 +147,13 @@ impl ServerHandler for TabwireMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let ctx = self.context(&context)?;
+        let caller = self.caller(&context)?;
         let name = request.name.as_ref();
         // Held while the tool runs: a call goes on when its HTTP client goes away, so this, not
         // the request permit, bounds the work an account has running.
-        let Ok(_running) = ctx.account.calls.clone().try_acquire_owned() else {
+        let Ok(_running) = caller.account.calls.clone().try_acquire_owned() else {
             tracing::warn!(
-                account = ctx.account.name,
+                account = caller.account.name,
                 tool = name,
                 "refused a tool call: too many running"
             );
@@ -240,7 +166,7 @@ impl ServerHandler for TabwireMcp {
         };
         let args = request.arguments.unwrap_or_default();
         let started = std::time::Instant::now();
-        let Some(outcome) = dispatch(&ctx, name, args).await else {
+        let Some(outcome) = catalogue::dispatch(&caller, name, args).await else {
             return Err(McpError::invalid_params(
                 format!("unknown tool {name}; call tools/list"),
                 None,
@@ -251,7 +177,7 @@ impl ServerHandler for TabwireMcp {
             Ok(output) => {
                 tracing::debug!(
                     session = self.session.id(),
-                    account = ctx.account.name,
+                    account = caller.account.name,
                     tool = name,
                     elapsed_ms,
                     "tool succeeded"
@@ -259,7 +185,7 @@ impl ServerHandler for TabwireMcp {
                 envelope::success(output)
             }
             Err(error) => {
-                tracing::info!(session = self.session.id(), account = ctx.account.name, tool = name, elapsed_ms, code = %error.code, "tool failed");
+                tracing::info!(session = self.session.id(), account = caller.account.name, tool = name, elapsed_ms, code = %error.code, "tool failed");
                 envelope::failure(error)
             }
         };
@@ -273,7 +199,7 @@ mod tests {
 
     #[test]
     fn every_tool_has_a_strict_object_schema_and_a_description() {
-        for tool in tools() {
+        for tool in catalogue::tools() {
             assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
             assert_eq!(
                 tool.input_schema["additionalProperties"], false,
@@ -286,31 +212,34 @@ mod tests {
 
     #[test]
     fn browser_tools_accept_an_explicit_browser_id() {
-        for tool in tools() {
-            if matches!(tool.name.as_ref(), "list_browsers" | "select_browser") {
+        for entry in catalogue::catalogue() {
+            if entry.group != routing::Group::Browser {
                 continue;
             }
+            let browser_id = entry.tool.input_schema["properties"].get("browserId");
+            assert!(browser_id.is_some(), "{} lacks browserId", entry.tool.name);
             assert!(
-                tool.input_schema["properties"].get("browserId").is_some(),
-                "{} lacks browserId",
-                tool.name
+                browser_id.unwrap().get("description").is_none(),
+                "{}: browserId is described in INSTRUCTIONS",
+                entry.tool.name
             );
         }
     }
 
     #[test]
     fn catalogue_stays_small() {
-        let json = serde_json::to_string(tools()).unwrap();
+        let tools: Vec<&Tool> = catalogue::tools().collect();
+        let json = serde_json::to_string(&tools).unwrap();
         println!(
             "tools/list: {} tools, {} chars, {} tokens",
-            tools().len(),
+            tools.len(),
             json.len(),
             json.len() / 4
         );
         // SPEC §7 allows 5,000 tokens (chars/4) for the whole catalogue (about 4,960 with the 42
         // browser tools), and no tool more than 300. Shared arguments are explained once in
         // INSTRUCTIONS rather than in every schema.
-        for tool in tools() {
+        for tool in &tools {
             let tokens = serde_json::to_string(tool).unwrap().len() / 4;
             println!("{tokens:>5} {}", tool.name);
             assert!(tokens <= 300, "{} is {tokens} tokens", tool.name);
@@ -338,7 +267,7 @@ mod tests {
             "run_browser_actions",
         ];
         for name in actions {
-            let tool = tools().iter().find(|tool| tool.name == name).unwrap();
+            let tool = catalogue::tools().find(|tool| tool.name == name).unwrap();
             let properties = tool.input_schema["properties"].as_object().unwrap();
             for option in [
                 "tabId",

@@ -14,14 +14,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tabwire_protocol::{
-    ContentFormat, ContentRequest, ElementRef, Observation, ObservedNode, OpResult, Operation,
-    PageContent, SnapshotRequest, TabId, TabOp, TabResult,
+    ContentFormat, ContentRequest, ElementRef, GetSelectedText, ListFrames, Observation,
+    ObservedNode, PageContent, SelectedText, SnapshotRequest, TabId,
 };
 
-use super::args::{in_range, optional_selector, query};
+use super::args::{NoArgs, in_range, optional_selector, query};
 use super::envelope::{ToolError, ToolOutput, quoted};
-use super::routing::{ToolContext, unexpected};
-use super::tabs::tab_op;
+use super::routing::ToolContext;
 
 const READ_DEADLINE: Duration = Duration::from_secs(20);
 const FRAMES_DEADLINE: Duration = Duration::from_secs(10);
@@ -38,27 +37,21 @@ const MAX_SELECTION_CHARS: u32 = 20_000;
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SnapshotArgs {
-    pub tab_id: Option<TabId>,
-    pub browser_id: Option<String>,
-    /// From list_frames.
     pub frame_id: Option<u32>,
-    /// Subtree only: an @ref or CSS.
+    /// Subtree only.
     pub selector: Option<String>,
-    /// Keep lines containing this text (with their table row or list item).
+    /// Lines containing this text, with their row or list item.
     pub query: Option<String>,
-    /// Default 200.
     pub max_nodes: Option<u32>,
-    /// Default 10000.
     pub max_chars: Option<u32>,
-    /// A truncated snapshot's nextOffset.
     pub offset: Option<u32>,
     /// Only changes since this version.
     pub since: Option<u64>,
 }
 
-pub const GET_PAGE_SNAPSHOT: &str = "Observe a page as lines like `@e3 button \"Sign in\"`, \
-bounded. Refs work in action tools until the page navigates. Narrow with query/selector, page \
-with offset; since returns only changes.";
+pub const GET_PAGE_SNAPSHOT: &str = "The page as `@e3 button \"Sign in\"` lines, bounded; refs \
+work in action tools until it navigates. Narrow with query/selector, page with offset; since \
+returns only changes.";
 
 pub async fn get_page_snapshot(
     ctx: &ToolContext,
@@ -74,35 +67,11 @@ pub async fn get_page_snapshot(
         offset: args.offset.unwrap_or(0),
         since: args.since,
     };
-    observe(
-        ctx,
-        "get_page_snapshot",
-        args.browser_id.as_deref(),
-        args.tab_id,
-        request,
-    )
-    .await
+    observe(ctx, request).await
 }
 
-async fn observe(
-    ctx: &ToolContext,
-    tool: &str,
-    browser_id: Option<&str>,
-    tab_id: Option<TabId>,
-    request: SnapshotRequest,
-) -> Result<ToolOutput, ToolError> {
-    let result = ctx
-        .call(
-            tool,
-            browser_id,
-            tab_id,
-            Operation::Snapshot(request),
-            READ_DEADLINE,
-        )
-        .await?;
-    let OpResult::Snapshot(observation) = result else {
-        return Err(unexpected(tool));
-    };
+async fn observe(ctx: &ToolContext, request: SnapshotRequest) -> Result<ToolOutput, ToolError> {
+    let observation = ctx.call(request, READ_DEADLINE).await?;
     Ok(ToolOutput::new(
         observation_data(&observation),
         render_observation(&observation),
@@ -160,15 +129,10 @@ pub(super) fn observation_data(observation: &Observation) -> serde_json::Value {
 pub struct ContentArgs {
     /// Default text.
     pub format: Option<Format>,
-    pub tab_id: Option<TabId>,
-    pub browser_id: Option<String>,
-    /// From list_frames.
     pub frame_id: Option<u32>,
-    /// This element only: an @ref or CSS.
+    /// This element only.
     pub selector: Option<String>,
-    /// Default 12000.
     pub max_chars: Option<u32>,
-    /// A truncated read's nextOffset.
     pub offset: Option<u32>,
 }
 
@@ -184,8 +148,8 @@ pub enum Format {
     Html,
 }
 
-pub const GET_PAGE_CONTENT: &str = "Read a page's content, bounded: text (best for prose), aria \
-(an observation) or html (only when markup matters). Passwords never appear.";
+pub const GET_PAGE_CONTENT: &str = "A page's content, bounded: text (best for prose), aria (an \
+observation) or html (when markup matters). Passwords never appear.";
 
 pub async fn get_page_content(
     ctx: &ToolContext,
@@ -205,14 +169,7 @@ pub async fn get_page_content(
                 offset,
                 since: None,
             };
-            return observe(
-                ctx,
-                "get_page_content",
-                args.browser_id.as_deref(),
-                args.tab_id,
-                request,
-            )
-            .await;
+            return observe(ctx, request).await;
         }
         Format::Text => ContentFormat::Text,
         Format::Html => ContentFormat::Html,
@@ -224,45 +181,16 @@ pub async fn get_page_content(
         max_chars,
         offset,
     };
-    let result = ctx
-        .call(
-            "get_page_content",
-            args.browser_id.as_deref(),
-            args.tab_id,
-            Operation::Content(request),
-            READ_DEADLINE,
-        )
-        .await?;
-    let OpResult::Content(content) = result else {
-        return Err(unexpected("get_page_content"));
-    };
+    let content = ctx.call(request, READ_DEADLINE).await?;
     Ok(ToolOutput::new(json!(content), render_content(&content)))
 }
 
-/// Arguments of list_frames.
-#[derive(Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ListFramesArgs {
-    pub tab_id: Option<TabId>,
-    pub browser_id: Option<String>,
-}
+pub const LIST_FRAMES: &str = "A tab's frames (cross-origin too) and frameIds; refs in frame 3 \
+look like @f3e5.";
 
-pub const LIST_FRAMES: &str = "List a tab's frames (cross-origin too) and their frameId; refs in \
-frame 3 look like @f3e5.";
-
-pub async fn list_frames(ctx: &ToolContext, args: ListFramesArgs) -> Result<ToolOutput, ToolError> {
-    let result = ctx
-        .call(
-            "list_frames",
-            args.browser_id.as_deref(),
-            args.tab_id,
-            Operation::ListFrames,
-            FRAMES_DEADLINE,
-        )
-        .await?;
-    let OpResult::Frames { tab_id, frames } = result else {
-        return Err(unexpected("list_frames"));
-    };
+pub async fn list_frames(ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput, ToolError> {
+    let list = ctx.call(ListFrames {}, FRAMES_DEADLINE).await?;
+    let (tab_id, frames) = (list.tab_id, list.frames);
     let text = frames
         .iter()
         .map(|frame| match frame.parent_frame_id {
@@ -281,10 +209,7 @@ pub async fn list_frames(ctx: &ToolContext, args: ListFramesArgs) -> Result<Tool
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SelectedTextArgs {
-    /// Default 2000.
     pub max_chars: Option<u32>,
-    pub tab_id: Option<TabId>,
-    pub browser_id: Option<String>,
 }
 
 pub const GET_SELECTED_TEXT: &str = "The text selected in a tab (any frame).";
@@ -300,24 +225,13 @@ pub async fn get_selected_text(
         MAX_SELECTION_CHARS,
         "maxChars",
     )?;
-    let tool = "get_selected_text";
-    let result = tab_op(
-        ctx,
-        tool,
-        args.browser_id.as_deref(),
-        args.tab_id,
-        TabOp::SelectedText { max_chars },
-        SELECTION_DEADLINE,
-    )
-    .await?;
-    let TabResult::SelectedText {
+    let SelectedText {
         tab_id,
         text,
         total_chars,
-    } = result
-    else {
-        return Err(unexpected(tool));
-    };
+    } = ctx
+        .call(GetSelectedText { max_chars }, SELECTION_DEADLINE)
+        .await?;
     Ok(selection_output(tab_id, text, total_chars))
 }
 

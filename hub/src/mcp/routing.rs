@@ -1,50 +1,159 @@
-//! Which browser a tool call goes to (SPEC §3), and sending it there.
+//! Which peer a tool call goes to (SPEC §3), and sending it there.
 //!
-//! An explicit `browserId` argument wins and leaves the session's selection alone; otherwise the
-//! session's selected browser is used. With no selection, a lone connected browser is selected
-//! automatically, and several connected browsers make the call fail with
-//! `BROWSER_NOT_SELECTED` listing them. A selected browser that is gone is never replaced.
+//! An explicit ID argument (`browserId`) wins and leaves the session's selection alone;
+//! otherwise the session's selected peer of that kind is used. With no selection, a lone
+//! connected peer is selected automatically, and several connected peers make the call fail
+//! with the kind's "not selected" code listing them. A selected peer that is gone is never
+//! replaced. All of it is written once, over [`PeerKind`].
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use schemars::JsonSchema;
+use serde::Deserialize;
 use serde_json::json;
-use tabwire_protocol::{ErrorCode, OpResult, Operation, TabId};
+use tabwire_protocol::{Ask, ErrorCode, OpResult, TabId};
 
 use super::envelope::ToolError;
-use crate::HubState;
-use crate::accounts::Account;
+use crate::accounts::{Account, Registered};
+use crate::peer::Browser;
 use crate::registry::Connection;
 use crate::session::Session;
+use crate::state::HubState;
 
-/// What a tool handler works with.
-pub struct ToolContext {
+/// Who is calling: the hub, the MCP session and the account the call belongs to.
+#[derive(Clone)]
+pub struct Caller {
     /// The hub's shared state.
     pub hub: Arc<HubState>,
     /// The calling MCP session.
     pub session: Arc<Session>,
-    /// The caller's account: the only browsers this call can see.
+    /// The caller's account: the only peers this call can see.
     pub account: Arc<Account>,
 }
 
-impl ToolContext {
-    /// The connection a browser tool should use.
-    pub fn browser(&self, explicit: Option<&str>) -> Result<Arc<Connection>, ToolError> {
-        let registry = &self.account.registry;
-        if let Some(browser_id) = explicit {
-            return registry.connection(browser_id).map_err(ToolError::from);
+impl Caller {
+    /// The context of one call of `tool` of `group`, routed by `route`.
+    pub fn context(&self, tool: &'static str, group: Group, route: Route) -> ToolContext {
+        ToolContext {
+            caller: self.clone(),
+            tool,
+            group,
+            route,
         }
-        if let Some(selected) = self.session.selected() {
+    }
+}
+
+/// Which kind of peer a tool is about: it decides the tool's routing arguments and which
+/// registry its calls go to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Group {
+    /// The hub itself: peers and sessions, no peer to call.
+    Hub,
+    /// A browser: every tool takes `browserId`.
+    Browser,
+}
+
+/// Where a call goes, from the routing arguments of its group. Declared once per group and
+/// flattened into each tool's arguments ([`BrowserRoute`], [`TabRoute`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Route {
+    /// The peer's ID argument (`browserId`): this peer, for this call only.
+    pub peer_id: Option<String>,
+    /// `tabId`: this tab; `None` is the active tab (or no tab, for browser-wide tools).
+    pub tab_id: Option<TabId>,
+}
+
+/// The routing arguments of tools that act on a whole browser (`list_tabs`, `create_tab`).
+// Plain comments, not doc comments, on the fields: a doc comment would become a description
+// repeated in every tool's schema, and INSTRUCTIONS describes these once.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BrowserRoute {
+    pub browser_id: Option<String>,
+}
+
+/// The routing arguments of tools that act on one tab of a browser.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TabRoute {
+    pub tab_id: Option<TabId>,
+    pub browser_id: Option<String>,
+}
+
+/// The (absent) routing arguments of the hub's own tools.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+pub struct NoRoute {}
+
+impl From<BrowserRoute> for Route {
+    fn from(route: BrowserRoute) -> Self {
+        Route {
+            peer_id: route.browser_id,
+            tab_id: None,
+        }
+    }
+}
+
+impl From<TabRoute> for Route {
+    fn from(route: TabRoute) -> Self {
+        Route {
+            peer_id: route.browser_id,
+            tab_id: route.tab_id,
+        }
+    }
+}
+
+impl From<NoRoute> for Route {
+    fn from(_: NoRoute) -> Self {
+        Route::default()
+    }
+}
+
+/// What a tool handler works with: the caller, the tool's name and group (from the catalogue)
+/// and the call's routing arguments.
+pub struct ToolContext {
+    /// Who is calling.
+    pub caller: Caller,
+    /// The tool, as the catalogue names it: what the extension logs and `get_tab_health`
+    /// reports.
+    pub tool: &'static str,
+    /// The tool's group: which kind of peer its calls go to.
+    pub group: Group,
+    /// Where the call goes.
+    pub route: Route,
+}
+
+impl std::ops::Deref for ToolContext {
+    type Target = Caller;
+
+    fn deref(&self) -> &Caller {
+        &self.caller
+    }
+}
+
+impl ToolContext {
+    /// The connection of the peer of kind `K` a call should use, chosen by `explicit` (its ID
+    /// argument) or the session.
+    pub fn peer<K: Registered>(
+        &self,
+        explicit: Option<&str>,
+    ) -> Result<Arc<Connection>, ToolError> {
+        let registry = K::registry(&self.account);
+        let noun = K::NOUN;
+        if let Some(id) = explicit {
+            return registry.connection(id).map_err(ToolError::from);
+        }
+        if let Some(selected) = self.session.selected::<K>() {
             return registry.connection(&selected).map_err(|error| {
-                if error.code == ErrorCode::BrowserNotFound {
-                    // A selection restored after a hub restart names a browser that has not
-                    // reconnected yet: it is the session's browser, just not here right now.
+                if error.code == K::NOT_FOUND {
+                    // A selection restored after a hub restart names a peer that has not
+                    // reconnected yet: it is the session's, just not here right now.
                     ToolError::new(
-                        ErrorCode::BrowserDisconnected,
+                        K::DISCONNECTED,
                         format!(
-                            "the selected browser ({selected}) is not connected to this hub; \
-                             tabwire never switches to another browser on its own. Wait for it \
-                             to reconnect or select another browser"
+                            "the selected {noun} ({selected}) is not connected to this hub; \
+                             tabwire never switches to another {noun} on its own. Wait for it \
+                             to reconnect or select another {noun}"
                         ),
                     )
                 } else {
@@ -55,36 +164,35 @@ impl ToolContext {
         let connected: Vec<_> = registry
             .list()
             .into_iter()
-            .filter(|b| b.connected)
+            .filter(|p| p.connected)
             .collect();
         match connected.as_slice() {
             [] => Err(ToolError::new(
-                ErrorCode::BrowserNotFound,
+                K::NOT_FOUND,
                 format!(
-                    "no browser is connected to this hub. {}",
-                    self.hub.connect_hint()
+                    "no {noun} is connected to this hub. {}",
+                    K::connect_hint(&self.hub.reach())
                 ),
             )),
             [only] => {
-                self.session.select(&only.browser_id);
-                tracing::info!(session = self.session.id(), browser = %only.browser_id, "selected the only connected browser");
-                registry
-                    .connection(&only.browser_id)
-                    .map_err(ToolError::from)
+                self.session.select::<K>(only.id());
+                tracing::info!(session = self.session.id(), kind = noun, peer = %only.id(), "selected the only one connected");
+                registry.connection(only.id()).map_err(ToolError::from)
             }
             several => {
                 let mut error = ToolError::new(
-                    ErrorCode::BrowserNotSelected,
+                    K::NOT_SELECTED,
                     format!(
-                        "{} browsers are connected; call select_browser with one of them (or pass \
-                         browserId)",
-                        several.len()
+                        "{} {noun}s are connected; call {} with one of them (or pass {})",
+                        several.len(),
+                        K::SELECT_TOOL,
+                        K::ID_ARG
                     ),
                 );
                 error.candidates = Some(
                     several
                         .iter()
-                        .map(|b| json!({"browserId": b.browser_id, "name": b.name}))
+                        .map(|p| json!({K::ID_ARG: p.id(), "name": p.name()}))
                         .collect(),
                 );
                 Err(error)
@@ -92,27 +200,62 @@ impl ToolContext {
         }
     }
 
-    /// Routes one operation to the right browser and waits for its result.
-    pub async fn call(
-        &self,
-        tool: &str,
-        browser_id: Option<&str>,
-        tab_id: Option<TabId>,
-        op: Operation,
-        deadline: Duration,
-    ) -> Result<OpResult, ToolError> {
-        let connection = self.browser(browser_id)?;
-        connection
-            .request(tool, tab_id, op, deadline)
-            .await
-            .map_err(ToolError::from)
+    /// The connection of the peer this call goes to: of the tool's group, chosen by the
+    /// call's ID argument or the session.
+    pub fn connection(&self) -> Result<Arc<Connection>, ToolError> {
+        let explicit = self.route.peer_id.as_deref();
+        match self.group {
+            Group::Browser => self.peer::<Browser>(explicit),
+            Group::Hub => Err(ToolError::new(
+                ErrorCode::Internal,
+                format!("{} is a tool of the hub: it calls no peer", self.tool),
+            )),
+        }
     }
-}
 
-/// Turns an unexpected result kind into an internal error (a hub/extension mismatch).
-pub fn unexpected(tool: &str) -> ToolError {
-    ToolError::new(
-        ErrorCode::Internal,
-        format!("{tool}: the extension answered with the wrong kind of result"),
-    )
+    /// Sends `request` to the call's peer and tab and waits for its answer.
+    pub async fn call<A: Ask>(
+        &self,
+        request: A,
+        deadline: Duration,
+    ) -> Result<A::Answer, ToolError> {
+        let connection = self.connection()?;
+        self.call_on(&connection, self.route.tab_id, request, deadline)
+            .await
+    }
+
+    /// Sends `request` on `connection` for `tab_id` and waits for its answer: for a tool that
+    /// makes several requests of one browser.
+    pub async fn call_on<A: Ask>(
+        &self,
+        connection: &Connection,
+        tab_id: Option<TabId>,
+        request: A,
+        deadline: Duration,
+    ) -> Result<A::Answer, ToolError> {
+        let result = connection
+            .request(self.tool, tab_id, request.into(), deadline)
+            .await?;
+        A::answer(result).map_err(|other| self.mismatch(&other))
+    }
+
+    /// The error for an answer of the wrong kind: the hub and the peer are different builds.
+    fn mismatch(&self, result: &OpResult) -> ToolError {
+        let kind = serde_json::to_value(result)
+            .ok()
+            .and_then(|value| {
+                value
+                    .get("kind")
+                    .and_then(|k| k.as_str())
+                    .map(str::to_owned)
+            })
+            .unwrap_or_default();
+        ToolError::new(
+            ErrorCode::Internal,
+            format!(
+                "{}: the peer answered with the wrong kind of result ({kind})",
+                self.tool
+            ),
+        )
+    }
 }

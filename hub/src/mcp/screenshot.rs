@@ -9,17 +9,14 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
-use tabwire_protocol::{
-    ErrorCode, ImageFormat, Screenshot, ScreenshotRequest, SnapshotBudget, TabId, TabOp, TabResult,
-};
+use tabwire_protocol::{ErrorCode, ImageFormat, Screenshot, ScreenshotRequest, SnapshotBudget};
 
 use super::act::observation_tail;
 use super::args::{
     DEFAULT_OBSERVE_CHARS, DEFAULT_OBSERVE_NODES, ScreenshotFormat, in_range, optional_selector,
 };
 use super::envelope::{Image, ToolError, ToolOutput};
-use super::routing::{ToolContext, unexpected};
-use super::tabs::tab_op;
+use super::routing::ToolContext;
 
 const DEADLINE: Duration = Duration::from_secs(15);
 const DEFAULT_QUALITY: u32 = 60;
@@ -40,36 +37,20 @@ pub struct ScreenshotArgs {
     /// Default 800 (100-2000).
     pub max_width: Option<u32>,
     pub full_page: Option<bool>,
-    /// One element.
     pub selector: Option<String>,
     /// Also observe the page.
     pub with_snapshot: Option<bool>,
-    pub tab_id: Option<TabId>,
-    pub browser_id: Option<String>,
 }
 
-pub const TAKE_SCREENSHOT: &str = "Capture a tab (background ones too) as an image: viewport, \
-fullPage or one element.";
+pub const TAKE_SCREENSHOT: &str = "A tab (background ones too) as an image: viewport, fullPage or \
+one element.";
 
 pub async fn take_screenshot(
     ctx: &ToolContext,
     args: ScreenshotArgs,
 ) -> Result<ToolOutput, ToolError> {
     let request = screenshot_request(&args)?;
-    let tool = "take_screenshot";
-    let result = tab_op(
-        ctx,
-        tool,
-        args.browser_id.as_deref(),
-        args.tab_id,
-        TabOp::Screenshot(request),
-        DEADLINE,
-    )
-    .await?;
-    let TabResult::Screenshot(screenshot) = result else {
-        return Err(unexpected(tool));
-    };
-    screenshot_output(screenshot)
+    screenshot_output(ctx.call(request, DEADLINE).await?)
 }
 
 /// Checks the arguments and applies the defaults.
@@ -191,8 +172,6 @@ mod tests {
             full_page: None,
             selector: None,
             with_snapshot: None,
-            tab_id: None,
-            browser_id: None,
         }
     }
 

@@ -15,12 +15,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tabwire_protocol::{
-    ErrorCode, HistoryDirection, OpResult, Operation, TabId, TabInfo, TabOp, TabResult,
+    Ask, CloseTab, CreateTab, ErrorCode, GetActiveTab, HistoryDirection, HistoryStep, ListTabs,
+    Navigate, ReloadTab, SwitchTab, TabId, TabInfo,
 };
 
-use super::args::short_text;
+use super::args::{NoArgs, short_text};
 use super::envelope::{ToolError, ToolOutput, quoted};
-use super::routing::{ToolContext, unexpected};
+use super::routing::ToolContext;
 
 /// Listing, selecting, opening and closing tabs.
 const TAB_DEADLINE: Duration = Duration::from_secs(10);
@@ -31,24 +32,6 @@ const MAX_URL_LEN: usize = 8192;
 const MAX_MATCH_LEN: usize = 2000;
 /// At most this many tabs are listed as candidates.
 const MAX_CANDIDATES: usize = 20;
-
-/// Sends one [`TabOp`] and returns its result.
-pub(super) async fn tab_op(
-    ctx: &ToolContext,
-    tool: &str,
-    browser_id: Option<&str>,
-    tab_id: Option<TabId>,
-    op: TabOp,
-    deadline: Duration,
-) -> Result<TabResult, ToolError> {
-    match ctx
-        .call(tool, browser_id, tab_id, Operation::Tab { op }, deadline)
-        .await?
-    {
-        OpResult::Tab { result } => Ok(result),
-        _ => Err(unexpected(tool)),
-    }
-}
 
 /// `tab 5 [active] "Title" https://…`
 fn tab_line(tab: &TabInfo) -> String {
@@ -61,46 +44,16 @@ fn tab_line(tab: &TabInfo) -> String {
     )
 }
 
-/// A tab operation's answer that must be a tab: its data and its line after `verb`.
-fn tab_output(tool: &str, verb: &str, result: TabResult) -> Result<ToolOutput, ToolError> {
-    let TabResult::Tab { tab } = result else {
-        return Err(unexpected(tool));
-    };
+/// A tab afterwards: its data and its line after `verb`.
+fn tab_output(verb: &str, tab: TabInfo) -> ToolOutput {
     let text = format!("{verb} {}", tab_line(&tab));
-    Ok(ToolOutput::new(json!(tab), text))
+    ToolOutput::new(json!(tab), text)
 }
 
-/// The arguments of tools that take only a tab.
-#[derive(Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct TabArgs {
-    pub tab_id: Option<TabId>,
-    pub browser_id: Option<String>,
-}
+pub const LIST_TABS: &str = "The browser's tabs: tabId, title, URL, active (IDs are per browser).";
 
-/// Arguments of list_tabs.
-#[derive(Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ListTabsArgs {
-    pub browser_id: Option<String>,
-}
-
-pub const LIST_TABS: &str = "List the browser's tabs: tabId, title, URL, active. Tab IDs are per \
-browser.";
-
-pub async fn list_tabs(ctx: &ToolContext, args: ListTabsArgs) -> Result<ToolOutput, ToolError> {
-    let result = ctx
-        .call(
-            "list_tabs",
-            args.browser_id.as_deref(),
-            None,
-            Operation::ListTabs,
-            TAB_DEADLINE,
-        )
-        .await?;
-    let OpResult::Tabs { tabs } = result else {
-        return Err(unexpected("list_tabs"));
-    };
+pub async fn list_tabs(ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput, ToolError> {
+    let tabs = ctx.call(ListTabs {}, TAB_DEADLINE).await?.tabs;
     let text = tabs.iter().map(tab_line).collect::<Vec<_>>().join("\n");
     Ok(ToolOutput::new(
         json!({ "tabs": tabs }),
@@ -116,29 +69,16 @@ pub async fn list_tabs(ctx: &ToolContext, args: ListTabsArgs) -> Result<ToolOutp
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NavigateArgs {
-    /// Absolute http(s) or file URL, or about:blank.
+    /// http(s), file or about:blank.
     pub url: String,
-    pub tab_id: Option<TabId>,
-    pub browser_id: Option<String>,
 }
 
-pub const NAVIGATE_TO: &str = "Load a URL in a tab and wait for the load. Earlier refs of that \
-tab become stale.";
+pub const NAVIGATE_TO: &str = "Load a URL in a tab and wait for it; the tab's earlier refs become \
+stale.";
 
 pub async fn navigate_to(ctx: &ToolContext, args: NavigateArgs) -> Result<ToolOutput, ToolError> {
     check_url(&args.url)?;
-    let result = ctx
-        .call(
-            "navigate_to",
-            args.browser_id.as_deref(),
-            args.tab_id,
-            Operation::Navigate { url: args.url },
-            LOAD_DEADLINE,
-        )
-        .await?;
-    let OpResult::Navigated(navigated) = result else {
-        return Err(unexpected("navigate_to"));
-    };
+    let navigated = ctx.call(Navigate { url: args.url }, LOAD_DEADLINE).await?;
     Ok(ToolOutput::new(
         json!(navigated),
         format!(
@@ -150,41 +90,21 @@ pub async fn navigate_to(ctx: &ToolContext, args: NavigateArgs) -> Result<ToolOu
     ))
 }
 
-/// Arguments of get_active_tab.
-#[derive(Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct ActiveTabArgs {
-    pub browser_id: Option<String>,
-}
-
 pub const GET_ACTIVE_TAB: &str = "The active tab of the last-focused window.";
 
-pub async fn get_active_tab(
-    ctx: &ToolContext,
-    args: ActiveTabArgs,
-) -> Result<ToolOutput, ToolError> {
-    let tool = "get_active_tab";
-    let result = tab_op(
-        ctx,
-        tool,
-        args.browser_id.as_deref(),
-        None,
-        TabOp::GetActive,
-        TAB_DEADLINE,
-    )
-    .await?;
-    tab_output(tool, "Active:", result)
+pub async fn get_active_tab(ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput, ToolError> {
+    let tab = ctx.call(GetActiveTab {}, TAB_DEADLINE).await?;
+    Ok(tab_output("Active:", tab))
 }
 
-/// Arguments of switch_tab and close_tab: one of tabId, url, title.
+/// Arguments of switch_tab and close_tab: one of tabId, url, title. (A tabId here is the tab
+/// named, not a route: these tools take only browserId as their route.)
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PickTabArgs {
     pub tab_id: Option<TabId>,
     pub url: Option<String>,
-    /// Any case.
     pub title: Option<String>,
-    pub browser_id: Option<String>,
 }
 
 /// How the caller named the tab.
@@ -291,55 +211,47 @@ fn match_tab<'a>(tabs: &'a [TabInfo], pick: &Pick) -> Result<&'a TabInfo, ToolEr
     Err(error)
 }
 
-/// Finds the tab `args` names (a tabId is taken as given) and runs `op` on it, on one
-/// browser connection so that both requests reach the same browser. Returns the result and
+/// Finds the tab `args` names (a tabId is taken as given) and sends `request` for it, on one
+/// browser connection so that both requests reach the same browser. Returns the answer and
 /// the matched tab, if one was matched.
-async fn on_picked_tab(
+async fn on_picked_tab<A: Ask>(
     ctx: &ToolContext,
-    tool: &str,
     args: PickTabArgs,
-    op: TabOp,
-) -> Result<(TabResult, Option<TabInfo>), ToolError> {
+    request: A,
+) -> Result<(A::Answer, Option<TabInfo>), ToolError> {
     let pick = Pick::from_args(&args)?;
-    let connection = ctx.browser(args.browser_id.as_deref())?;
+    let connection = ctx.connection()?;
     let (tab_id, matched) = match pick {
         Pick::Id(id) => (id, None),
         _ => {
-            let OpResult::Tabs { tabs } = connection
-                .request(tool, None, Operation::ListTabs, TAB_DEADLINE)
+            let tabs = ctx
+                .call_on(&connection, None, ListTabs {}, TAB_DEADLINE)
                 .await?
-            else {
-                return Err(unexpected(tool));
-            };
+                .tabs;
             let tab = match_tab(&tabs, &pick)?.clone();
             (tab.tab_id, Some(tab))
         }
     };
-    match connection
-        .request(tool, Some(tab_id), Operation::Tab { op }, TAB_DEADLINE)
-        .await?
-    {
-        OpResult::Tab { result } => Ok((result, matched)),
-        _ => Err(unexpected(tool)),
-    }
+    let answer = ctx
+        .call_on(&connection, Some(tab_id), request, TAB_DEADLINE)
+        .await?;
+    Ok((answer, matched))
 }
 
 pub const SWITCH_TAB: &str = "Select a tab and focus its window: by tabId, or url or title text \
-matching exactly one tab.";
+(any case) matching one tab.";
 
 pub async fn switch_tab(ctx: &ToolContext, args: PickTabArgs) -> Result<ToolOutput, ToolError> {
-    let (result, _) = on_picked_tab(ctx, "switch_tab", args, TabOp::Switch).await?;
-    tab_output("switch_tab", "Switched to", result)
+    let (tab, _) = on_picked_tab(ctx, args, SwitchTab {}).await?;
+    Ok(tab_output("Switched to", tab))
 }
 
-pub const CLOSE_TAB: &str = "Close a tab: by tabId, or url or title text matching exactly one \
+pub const CLOSE_TAB: &str = "Close a tab: by tabId, or url or title text (any case) matching one \
 tab.";
 
 pub async fn close_tab(ctx: &ToolContext, args: PickTabArgs) -> Result<ToolOutput, ToolError> {
-    let (result, matched) = on_picked_tab(ctx, "close_tab", args, TabOp::Close).await?;
-    let TabResult::Closed { tab_id } = result else {
-        return Err(unexpected("close_tab"));
-    };
+    let (closed, matched) = on_picked_tab(ctx, args, CloseTab {}).await?;
+    let tab_id = closed.tab_id;
     let text = match matched {
         Some(tab) => format!("Closed {}", tab_line(&tab)),
         None => format!("Closed tab {tab_id}."),
@@ -354,9 +266,8 @@ pub struct CreateTabArgs {
     pub url: Option<String>,
     /// Default true.
     pub active: Option<bool>,
-    /// In a new window that does not take the focus.
+    /// In a new unfocused window.
     pub new_window: Option<bool>,
-    pub browser_id: Option<String>,
 }
 
 pub const CREATE_TAB: &str = "Open a new tab, blank without url.";
@@ -365,55 +276,33 @@ pub async fn create_tab(ctx: &ToolContext, args: CreateTabArgs) -> Result<ToolOu
     if let Some(url) = &args.url {
         check_url(url)?;
     }
-    let op = TabOp::Create {
+    let request = CreateTab {
         url: args.url,
         active: args.active.unwrap_or(true),
         new_window: args.new_window.unwrap_or(false),
     };
-    let tool = "create_tab";
-    let result = tab_op(
-        ctx,
-        tool,
-        args.browser_id.as_deref(),
-        None,
-        op,
-        TAB_DEADLINE,
-    )
-    .await?;
-    tab_output(tool, "Opened", result)
+    let tab = ctx.call(request, TAB_DEADLINE).await?;
+    Ok(tab_output("Opened", tab))
 }
 
-pub const GO_BACK: &str = "Go back in a tab's history and wait for the load.";
-pub const GO_FORWARD: &str = "Go forward in a tab's history and wait for the load.";
+pub const GO_BACK: &str = "Back in a tab's history; waits for the load.";
+pub const GO_FORWARD: &str = "Forward in a tab's history; waits for the load.";
 
-pub async fn go_back(ctx: &ToolContext, args: TabArgs) -> Result<ToolOutput, ToolError> {
-    history(ctx, "go_back", args, HistoryDirection::Back).await
+pub async fn go_back(ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput, ToolError> {
+    history(ctx, HistoryDirection::Back).await
 }
 
-pub async fn go_forward(ctx: &ToolContext, args: TabArgs) -> Result<ToolOutput, ToolError> {
-    history(ctx, "go_forward", args, HistoryDirection::Forward).await
+pub async fn go_forward(ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput, ToolError> {
+    history(ctx, HistoryDirection::Forward).await
 }
 
-async fn history(
-    ctx: &ToolContext,
-    tool: &str,
-    args: TabArgs,
-    direction: HistoryDirection,
-) -> Result<ToolOutput, ToolError> {
-    let result = tab_op(
-        ctx,
-        tool,
-        args.browser_id.as_deref(),
-        args.tab_id,
-        TabOp::History { direction },
-        LOAD_DEADLINE,
-    )
-    .await?;
+async fn history(ctx: &ToolContext, direction: HistoryDirection) -> Result<ToolOutput, ToolError> {
+    let tab = ctx.call(HistoryStep { direction }, LOAD_DEADLINE).await?;
     let verb = match direction {
         HistoryDirection::Back => "Went back:",
         HistoryDirection::Forward => "Went forward:",
     };
-    tab_output(tool, verb, result)
+    Ok(tab_output(verb, tab))
 }
 
 /// Arguments of reload_tab.
@@ -421,27 +310,16 @@ async fn history(
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ReloadArgs {
     pub bypass_cache: Option<bool>,
-    pub tab_id: Option<TabId>,
-    pub browser_id: Option<String>,
 }
 
 pub const RELOAD_TAB: &str = "Reload a tab and wait for the load.";
 
 pub async fn reload_tab(ctx: &ToolContext, args: ReloadArgs) -> Result<ToolOutput, ToolError> {
-    let op = TabOp::Reload {
+    let request = ReloadTab {
         bypass_cache: args.bypass_cache.unwrap_or(false),
     };
-    let tool = "reload_tab";
-    let result = tab_op(
-        ctx,
-        tool,
-        args.browser_id.as_deref(),
-        args.tab_id,
-        op,
-        LOAD_DEADLINE,
-    )
-    .await?;
-    tab_output(tool, "Reloaded", result)
+    let tab = ctx.call(request, LOAD_DEADLINE).await?;
+    Ok(tab_output("Reloaded", tab))
 }
 
 /// Accepts the URLs an agent has reason to open; `javascript:`, `data:` and browser-internal
@@ -546,7 +424,6 @@ mod tests {
             tab_id,
             url: url.map(Into::into),
             title: title.map(Into::into),
-            browser_id: None,
         };
         assert_eq!(
             Pick::from_args(&args(Some(4), None, None)).unwrap(),

@@ -26,17 +26,16 @@ const DEFAULT_IDLE_MS: u32 = 500;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NavigateAndWaitArgs {
-    /// Absolute http(s) or file URL, or about:blank.
+    /// http(s), file or about:blank.
     pub url: String,
     pub wait_until: Option<WaitUntil>,
     pub wait_for: Option<String>,
 }
 
-pub const NAVIGATE_AND_WAIT: &str = "Load a URL, wait for waitUntil, then for waitFor (CSS) to be \
-rendered; returns the new page's observation.";
+pub const NAVIGATE_AND_WAIT: &str = "Load a URL, wait for waitUntil, then for waitFor (CSS) to \
+render; returns the new page's observation.";
 
 impl ActionTool for NavigateAndWaitArgs {
-    const TOOL: &'static str = "navigate_and_wait";
     const DEFAULT_TIMEOUT_MS: u32 = NAVIGATE_TIMEOUT_MS;
 
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
@@ -54,9 +53,8 @@ impl ActionTool for NavigateAndWaitArgs {
 
 /// Implements [`ActionTool`] for a wait: its condition, bounded by `timeoutMs`.
 macro_rules! wait_tool {
-    ($args:ty, $tool:literal) => {
+    ($args:ty) => {
         impl ActionTool for $args {
-            const TOOL: &'static str = $tool;
             const DEFAULT_TIMEOUT_MS: u32 = WAIT_TIMEOUT_MS;
             const DEADLINE_MARGIN_MS: u32 = WAIT_MARGIN_MS;
 
@@ -79,8 +77,8 @@ pub struct WaitForTextArgs {
     pub gone: Option<bool>,
 }
 
-pub const WAIT_FOR_TEXT: &str = "Wait until the page's visible text contains text (gone: no \
-longer contains it); WAIT_TIMEOUT after timeoutMs.";
+pub const WAIT_FOR_TEXT: &str = "Wait until the page's visible text contains text (gone: no longer \
+does).";
 
 impl WaitForTextArgs {
     fn condition(self) -> Result<WaitCondition, ToolError> {
@@ -92,7 +90,7 @@ impl WaitForTextArgs {
     }
 }
 
-wait_tool!(WaitForTextArgs, "wait_for_text");
+wait_tool!(WaitForTextArgs);
 
 /// Arguments of wait_for_url.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -113,7 +111,7 @@ impl WaitForUrlArgs {
     }
 }
 
-wait_tool!(WaitForUrlArgs, "wait_for_url");
+wait_tool!(WaitForUrlArgs);
 
 /// Arguments of wait_for_network_idle.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -133,7 +131,7 @@ impl WaitForNetworkIdleArgs {
     }
 }
 
-wait_tool!(WaitForNetworkIdleArgs, "wait_for_network_idle");
+wait_tool!(WaitForNetworkIdleArgs);
 
 /// What a batch's `waitFor` step waits for.
 #[derive(Debug, Clone, Copy, Deserialize)]

@@ -17,9 +17,8 @@ use std::time::Duration;
 
 use anyhow::{Result, bail};
 
-use super::measure::{millis, nearest_rank, tokens};
-use super::server::Server;
 use super::session::Exchange;
+use super::stats::{millis, nearest_rank, tokens};
 
 /// The fixture page.
 pub const LOGIN_PAGE: &str = "login.html";
@@ -149,16 +148,6 @@ impl LoginFigures {
     pub fn click(&self) -> Option<&ToolFigures> {
         self.tools.iter().find(|tool| tool.step == Step::Click)
     }
-}
-
-/// One warm-up run, then [`LOGIN_RUNS`] timed ones.
-pub async fn measure(server: &Server, url: &str) -> Result<LoginFigures> {
-    server.login(url).await?;
-    let mut runs = Vec::with_capacity(LOGIN_RUNS);
-    for _ in 0..LOGIN_RUNS {
-        runs.push(server.login(url).await?);
-    }
-    Ok(summarise(&runs))
 }
 
 /// The figures of `runs` (at least one).

@@ -13,16 +13,16 @@
 //! A failure is recorded as text in the figure it spoils and the run goes on, so the report
 //! shows it instead of losing the rest.
 
-use std::time::Duration;
-
 use anyhow::Result;
 
 use super::login::{self, LoginFigures};
 use super::screenshots::{self, Shot, ShotFigures, ShotTool};
-use super::server::{Completeness, RowClick, Server, ServerKind};
+use super::server::{Server, ServerKind};
 use super::session::{Exchange, ToolsList};
+use super::stats::{Outcome, SnapshotFigures, time_calls};
 use super::tabwire::Delta;
-use crate::Fixtures;
+use super::tasks::{Completeness, RowClick};
+use crate::fixtures::Fixtures;
 
 /// The fixture pages, in report order.
 pub const PAGES: [&str; 5] = [
@@ -38,9 +38,6 @@ pub const TABLE_PAGE: &str = "table.html";
 pub const ROW: u32 = 1500;
 /// Timed rounds of the cheap call.
 pub const CHEAP_ROUNDS: usize = 100;
-
-/// A figure, or why it is missing.
-pub type Outcome<T> = Result<T, String>;
 
 /// Everything measured on one server.
 #[derive(Debug)]
@@ -76,26 +73,6 @@ pub struct PageFigures {
     pub screenshots: Vec<(Shot, Outcome<ShotFigures>)>,
 }
 
-/// Size and latency of a server's plain snapshot of one page.
-#[derive(Debug, Clone, Copy)]
-pub struct SnapshotFigures {
-    /// Response bytes (of the last timed call; the page does not change between calls).
-    pub bytes: usize,
-    /// Characters of its text content.
-    pub text_chars: usize,
-    /// Median round trip, milliseconds.
-    pub p50_ms: f64,
-    /// 90th percentile round trip, milliseconds.
-    pub p90_ms: f64,
-    /// Timed calls.
-    pub rounds: usize,
-}
-
-/// The token estimate used throughout: characters / 4, rounded down.
-pub fn tokens(chars: usize) -> usize {
-    chars / 4
-}
-
 /// Runs every measurement on `server`.
 pub async fn measure(server: &Server, fixtures: &Fixtures, rounds: usize) -> ServerFigures {
     let kind = server.kind();
@@ -126,7 +103,7 @@ pub async fn measure(server: &Server, fixtures: &Fixtures, rounds: usize) -> Ser
         kind.name(),
         login::LOGIN_RUNS
     );
-    let login = login::measure(server, &fixtures.url(login::LOGIN_PAGE))
+    let login = measure_login(server, &fixtures.url(login::LOGIN_PAGE))
         .await
         .map_err(reason);
     ServerFigures {
@@ -189,62 +166,17 @@ async fn time_snapshots(server: &Server, rounds: usize) -> Result<(SnapshotFigur
     time_calls(rounds, || server.snapshot()).await
 }
 
-/// One warm-up call, then `rounds` timed ones; returns the figures and the last answer.
-pub(super) async fn time_calls<F, Fut>(
-    rounds: usize,
-    mut call: F,
-) -> Result<(SnapshotFigures, Exchange)>
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<Exchange>>,
-{
-    call().await?;
-    let mut samples = Vec::with_capacity(rounds);
-    let mut last = None;
-    for _ in 0..rounds {
-        let answer = call().await?;
-        samples.push(answer.elapsed);
-        last = Some(answer);
+/// The login scenario: one warm-up run, then [`login::LOGIN_RUNS`] timed ones.
+async fn measure_login(server: &Server, url: &str) -> Result<LoginFigures> {
+    server.login(url).await?;
+    let mut runs = Vec::with_capacity(login::LOGIN_RUNS);
+    for _ in 0..login::LOGIN_RUNS {
+        runs.push(server.login(url).await?);
     }
-    let last = last.expect("at least one round");
-    samples.sort();
-    let figures = SnapshotFigures {
-        bytes: last.bytes,
-        text_chars: last.text_chars(),
-        p50_ms: millis(nearest_rank(&samples, 50)),
-        p90_ms: millis(nearest_rank(&samples, 90)),
-        rounds,
-    };
-    Ok((figures, last))
-}
-
-/// The `percent`th percentile of sorted `samples` by nearest rank.
-pub fn nearest_rank(samples: &[Duration], percent: usize) -> Duration {
-    let rank = (samples.len() * percent).div_ceil(100).max(1);
-    samples[rank - 1]
-}
-
-/// A duration in (fractional) milliseconds.
-pub fn millis(duration: Duration) -> f64 {
-    duration.as_secs_f64() * 1000.0
+    Ok(login::summarise(&runs))
 }
 
 /// An error as one line of the report.
 fn reason(error: anyhow::Error) -> String {
     format!("{error:#}").replace('\n', " ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn percentiles_by_nearest_rank() {
-        let samples: Vec<Duration> = (1..=20).map(Duration::from_millis).collect();
-        assert_eq!(nearest_rank(&samples, 50), Duration::from_millis(10));
-        assert_eq!(nearest_rank(&samples, 90), Duration::from_millis(18));
-        let two = [Duration::from_millis(1), Duration::from_millis(5)];
-        assert_eq!(nearest_rank(&two, 50), Duration::from_millis(1));
-        assert_eq!(nearest_rank(&two, 90), Duration::from_millis(5));
-    }
 }

@@ -13,6 +13,9 @@
 //!   page, on every page.
 //! - [`login`]: the login scenario (navigate, type, type, check, click, read), whose calls each
 //!   server module makes its own way.
+//! - [`tasks`]: what each server is asked to do beyond a snapshot (reach every interactive
+//!   element, click a row), in one shape for both.
+//! - [`stats`]: timing rounds of a call, percentiles, the token estimate.
 //! - [`measure`]: what is measured and how; [`report`]: the printed table and the targets.
 //!
 //! The servers run one after the other, so their browsers never compete for the CPU, each in a
@@ -29,16 +32,19 @@ pub mod report;
 pub mod screenshots;
 pub mod server;
 pub mod session;
+pub mod stats;
 pub mod tabwire;
+pub mod tasks;
 pub mod wire;
 
 use std::sync::Arc;
 
-use measure::{Outcome, PageFigures, ServerFigures};
+use measure::{PageFigures, ServerFigures};
 use options::Options;
 use server::{Server, ServerKind};
+use stats::Outcome;
 
-use crate::Fixtures;
+use crate::fixtures::Fixtures;
 
 /// Everything one run measured.
 #[derive(Debug)]

@@ -14,8 +14,8 @@ use tokio::process::Command;
 
 use super::login::{LoginRun, PASSWORD, Step, USERNAME, login_refs, signed_in_line};
 use super::refs::{page_counts, playwright_interactive_refs};
-use super::server::{Completeness, RowClick, status_line};
 use super::session::{Exchange, Session, clip};
+use super::tasks::{Completeness, RowClick, status_line};
 use crate::artifacts::repo_root;
 use crate::browser::CHROMIUM;
 use crate::scratch::Scratch;

@@ -6,13 +6,13 @@ use std::fmt::Write;
 
 use super::Results;
 use super::login::{LOGIN_PAGE, LOGIN_RUNS, LoginFigures};
-use super::measure::{
-    Outcome, PAGES, PageFigures, ROW, ServerFigures, SnapshotFigures, TABLE_PAGE, tokens,
-};
+use super::measure::{PAGES, PageFigures, ROW, ServerFigures, TABLE_PAGE};
 use super::peer;
 use super::refs::INTERACTIVE_ROLES;
 use super::screenshots::{SHOT_ROUNDS, ShotFigures};
-use super::server::{Completeness, ServerKind};
+use super::server::ServerKind;
+use super::stats::{Outcome, SnapshotFigures, tokens};
+use super::tasks::Completeness;
 
 /// tabwire's table snapshot must be at most this share of the peer's.
 const TABLE_BYTES_SHARE: f64 = 0.1;

@@ -12,9 +12,9 @@
 use anyhow::{Result, bail};
 use serde_json::{Value, json};
 
-use super::measure::{Outcome, time_calls};
 use super::server::{Server, ServerKind};
 use super::session::{Exchange, clip};
+use super::stats::{Outcome, time_calls};
 use crate::image::{decode_base64, header};
 
 /// Timed calls per page and shot (after one warm-up call).

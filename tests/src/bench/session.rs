@@ -116,7 +116,7 @@ impl Session {
             tokio::spawn(async move {
                 let mut lines = tokio::io::BufReader::new(pipe).lines();
                 while let Ok(Some(line)) = lines.next_line().await {
-                    crate::forward_log(&source, &line);
+                    crate::logs::forward_log(&source, &line);
                     let mut tail = tail.lock().expect("stderr tail lock");
                     if tail.len() == STDERR_TAIL {
                         tail.pop_front();

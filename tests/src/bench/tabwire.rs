@@ -15,10 +15,11 @@ use tokio::process::Command;
 
 use super::login::{LoginRun, PASSWORD, Step, USERNAME, login_refs, signed_in_line};
 use super::refs::{is_interactive, page_counts, tabwire_role};
-use super::server::{Completeness, RowClick, status_line};
 use super::session::{Exchange, Session};
+use super::tasks::{Completeness, RowClick, status_line};
 use crate::artifacts::artifacts;
-use crate::{Browser, Hub};
+use crate::browser::Browser;
+use crate::hub::Hub;
 
 /// How long the extension may take to connect to a fresh hub.
 const CONNECT_LIMIT: Duration = Duration::from_secs(30);

@@ -88,7 +88,7 @@ async fn main() {
 
 /// Milliseconds from `from` to `to`, both seconds of the day (a run across midnight wraps).
 fn since(from: f64, to: f64) -> f64 {
-    let seconds = if to < from { to + 86_400.0 } else { to - from };
+    let seconds = (to - from).rem_euclid(86_400.0);
     seconds * 1000.0
 }
 

@@ -3,20 +3,23 @@
 //! A native `<select>` is set in the page (value setter plus `input`/`change`), as a person's
 //! choice would end. An option of an open custom dropdown is found by its exact visible text,
 //! scrolled into view inside the dropdown, and clicked with trusted input. A form is filled in
-//! one page call that first validates every field and only then sets them (js/collector.js), so
+//! one page call that first validates every field and only then sets them (js/collector/), so
 //! a bad field leaves the form untouched.
 
 use serde::Deserialize;
-use serde_json::{Value, json};
-use tabwire_protocol::{ErrorCode, FormField, MouseButton, OpError, Outcome, TabId, Target};
+use tabwire_protocol::{
+    ActionFacts, ErrorCode, FieldValue, FilledField, FormField, MouseButton, OpError, Outcome,
+    TabId, Target,
+};
 
-use super::{change_page, outcome, retrying};
-use crate::input;
+use super::steps::{change_page, retrying};
+use crate::checkpoint::Checkpoint;
+use crate::chrome_tabs::{get_tab, resolve_tab};
 use crate::observation::{Detail, PageNode, render_node};
-use crate::ops::{tabs::resolve_tab, target};
+use crate::ops::target;
 use crate::page::{self, PageCommand, PageField};
 use crate::refs::TOP_FRAME;
-use crate::requests::Checkpoint;
+use crate::{debugger, input};
 
 #[derive(Deserialize)]
 struct Selected {
@@ -36,16 +39,16 @@ struct OptionPoint {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Filled {
-    fields: Vec<FilledField>,
+    fields: Vec<FieldFacts>,
     submitted: bool,
     form_valid: bool,
 }
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
-struct FilledField {
+struct FieldFacts {
     node: PageNode,
-    value: Value,
+    value: FieldValue,
     valid: bool,
     validation_message: Option<String>,
     rebound: Option<u32>,
@@ -89,8 +92,8 @@ pub async fn select_option(
         })
         .await?;
         let line = render_node(&found.value.node, &url, Detail::Full);
-        let shown = crate::ops::tabs::get_tab(tab).await?.active;
-        crate::debugger::ensure_attached(tab).await?;
+        let shown = get_tab(tab).await?.active;
+        debugger::ensure_attached(tab).await?;
         input::click(
             tab,
             (found.value.x, found.value.y),
@@ -100,11 +103,12 @@ pub async fn select_option(
             checkpoint,
         )
         .await?;
-        return Ok(outcome(
-            tab,
-            format!("Chose {line}"),
-            json!({"target": line, "text": text}),
-        ));
+        let summary = format!("Chose {line}");
+        let facts = ActionFacts::ChooseOption {
+            target: line,
+            text: text.to_owned(),
+        };
+        return Ok(Outcome::new(tab, summary, facts));
     };
     let prepared = target::prepare(tab, target, TOP_FRAME)?;
     let command = PageCommand::SelectNative {
@@ -126,11 +130,13 @@ pub async fn select_option(
     prepared.rebound(tab, reply.value.rebound);
     let chosen = reply.value;
     let line = render_node(&chosen.node, &url, Detail::WithoutValue);
-    Ok(outcome(
-        tab,
-        format!("Selected \"{}\" in {line}", chosen.text),
-        json!({"target": line, "value": chosen.value, "text": chosen.text}),
-    ))
+    let summary = format!("Selected \"{}\" in {line}", chosen.text);
+    let facts = ActionFacts::SelectOption {
+        target: line,
+        value: chosen.value,
+        text: chosen.text,
+    };
+    Ok(Outcome::new(tab, summary, facts))
 }
 
 /// Fills several fields of one form, all in one frame.
@@ -177,19 +183,14 @@ pub async fn fill_form(
         p.rebound(tab, field.rebound);
     }
     let invalid = filled.fields.iter().filter(|f| !f.valid).count();
-    let results: Vec<Value> = filled
+    let results: Vec<FilledField> = filled
         .fields
-        .iter()
-        .map(|f| {
-            let mut result = json!({
-                "target": render_node(&f.node, &url, Detail::WithoutValue),
-                "value": f.value,
-            });
-            if !f.valid {
-                result["valid"] = json!(false);
-                result["validationMessage"] = json!(f.validation_message);
-            }
-            result
+        .into_iter()
+        .map(|f| FilledField {
+            target: render_node(&f.node, &url, Detail::WithoutValue),
+            value: f.value,
+            valid: f.valid,
+            validation_message: f.validation_message.filter(|_| !f.valid),
         })
         .collect();
     let mut summary = format!("Filled {} field(s)", results.len());
@@ -203,11 +204,12 @@ pub async fn fill_form(
             "; not submitted (the form is invalid)"
         });
     }
-    Ok(outcome(
-        tab,
-        summary,
-        json!({"fields": results, "submitted": filled.submitted, "formValid": filled.form_valid}),
-    ))
+    let facts = ActionFacts::Fill {
+        fields: results,
+        submitted: filled.submitted,
+        form_valid: filled.form_valid,
+    };
+    Ok(Outcome::new(tab, summary, facts))
 }
 
 /// Scrolls the page or an element, or brings an element into view.
@@ -256,9 +258,11 @@ pub async fn scroll(
             if scrolled.at_end { ", the end" } else { "" }
         ),
     };
-    Ok(outcome(
-        tab,
-        summary,
-        json!({"scrollX": scrolled.scroll_x, "scrollY": scrolled.scroll_y, "atEnd": scrolled.at_end, "target": line}),
-    ))
+    let facts = ActionFacts::Scroll {
+        scroll_x: scrolled.scroll_x,
+        scroll_y: scrolled.scroll_y,
+        at_end: scrolled.at_end,
+        target: line,
+    };
+    Ok(Outcome::new(tab, summary, facts))
 }

@@ -1,22 +1,24 @@
 //! Typing and key presses.
 //!
-//! Native typing (the default) happens in the page (js/collector.js): the native value setter
+//! Native typing (the default) happens in the page (js/collector/): the native value setter
 //! plus `input` and `change` events, which framework-controlled fields notice (contenteditable:
 //! `insertText`). Trusted typing focuses the field in the page, then inserts the text through
 //! `chrome.debugger` (`Input.insertText`, or a key down/up per character) — the page sees the
 //! same trusted events a keyboard makes. A password's resulting value is redacted in the page.
 
 use serde::Deserialize;
-use serde_json::json;
-use tabwire_protocol::{InputMethod, OpError, Outcome, TabId, Target, TypeMode};
+use tabwire_protocol::{
+    ActionFacts, ElementFacts, InputMethod, OpError, Outcome, TabId, Target, TypeMode,
+};
 
-use super::{change_page, outcome, retrying};
-use crate::input;
+use super::steps::{change_page, retrying};
+use crate::checkpoint::Checkpoint;
+use crate::chrome_tabs::resolve_tab;
 use crate::observation::{Detail, PageNode, render_node};
-use crate::ops::{tabs::resolve_tab, target};
+use crate::ops::target;
 use crate::page::{self, PageCommand};
 use crate::refs::TOP_FRAME;
-use crate::requests::Checkpoint;
+use crate::{debugger, input};
 
 #[derive(Deserialize)]
 struct TypedFacts {
@@ -33,7 +35,7 @@ struct Focused {
 
 #[derive(Deserialize)]
 struct StateFacts {
-    state: serde_json::Map<String, serde_json::Value>,
+    state: ElementFacts,
 }
 
 /// How to type.
@@ -82,7 +84,7 @@ pub async fn type_text(
         TypeMode::Trusted => {
             let editable = Some((typing.clear, typing.allow_readonly));
             let node = focus(tab, &prepared, editable, checkpoint).await?;
-            crate::debugger::ensure_attached(tab).await?;
+            debugger::ensure_attached(tab).await?;
             if typing.input_method == InputMethod::Insert || typing.text.is_empty() {
                 checkpoint.check()?;
             }
@@ -104,12 +106,13 @@ pub async fn type_text(
         }
     };
     let line = render_node(&node, &url, Detail::WithoutValue);
-    Ok(outcome(
-        tab,
-        // The value is in the details and in the observation's line for the field.
-        format!("Typed into {line}"),
-        json!({"target": line, "value": value}),
-    ))
+    // The value is in the facts and in the observation's line for the field.
+    let summary = format!("Typed into {line}");
+    let facts = ActionFacts::Type {
+        target: line,
+        value,
+    };
+    Ok(Outcome::new(tab, summary, facts))
 }
 
 /// Focuses the target in the page (a CSS target is looked up again until the deadline) and
@@ -155,13 +158,7 @@ async fn read_value(
         missing,
     )
     .await?;
-    Ok(reply
-        .value
-        .state
-        .get("value")
-        .and_then(|v| v.as_str())
-        .unwrap_or_default()
-        .to_owned())
+    Ok(reply.value.state.value.unwrap_or_default())
 }
 
 /// Presses a key, focusing `target` first when given.
@@ -180,7 +177,7 @@ pub async fn press_key(
         let node = focus(tab, &prepared, None, checkpoint).await?;
         focused_line = Some(render_node(&node, &url, Detail::Full));
     }
-    crate::debugger::ensure_attached(tab).await?;
+    debugger::ensure_attached(tab).await?;
     checkpoint.check()?;
     input::press_key(tab, &def, modifiers).await?;
     let chord = chord(key, modifiers);
@@ -188,11 +185,11 @@ pub async fn press_key(
         Some(line) => format!("Pressed {chord} in {line}"),
         None => format!("Pressed {chord}"),
     };
-    Ok(outcome(
-        tab,
-        summary,
-        json!({"key": chord, "target": focused_line}),
-    ))
+    let facts = ActionFacts::PressKey {
+        key: chord,
+        target: focused_line,
+    };
+    Ok(Outcome::new(tab, summary, facts))
 }
 
 /// `Control+Shift+K`-style name of a key with modifiers.

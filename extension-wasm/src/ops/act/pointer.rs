@@ -17,18 +17,18 @@
 //! frame's process.
 
 use serde::Deserialize;
-use serde_json::json;
 use tabwire_protocol::{
-    ClickMode, DragTo, ErrorCode, MouseButton, OpError, Outcome, TabId, Target,
+    ActionFacts, ClickMode, DragTo, ErrorCode, MouseButton, OpError, Outcome, TabId, Target,
 };
 
-use super::{change_page, outcome, retrying};
+use super::steps::{change_page, retrying};
+use crate::checkpoint::Checkpoint;
+use crate::chrome_tabs::{get_tab, resolve_tab, select_in_window};
 use crate::observation::{Detail, PageNode, render_node};
-use crate::ops::tabs::{get_tab, resolve_tab, select_in_window};
-use crate::ops::{frames, target};
+use crate::ops::observe::frames;
+use crate::ops::target;
 use crate::page::{self, PageCommand};
 use crate::refs::TOP_FRAME;
-use crate::requests::Checkpoint;
 use crate::{debugger, input};
 
 #[derive(Deserialize)]
@@ -154,12 +154,14 @@ pub async fn click(
         (MouseButton::Left, 2) => "Double-clicked".to_string(),
         (button, count) => format!("Clicked ({:?} button, {count}×)", button).to_lowercase(),
     };
-    Ok(outcome(
-        tab,
-        format!("{what} {}", at.line),
-        // The point itself is no news to an agent (a covered one is reported as an error).
-        json!({ "target": at.line }),
-    ))
+    let summary = format!("{what} {}", at.line);
+    // The point itself is no news to an agent (a covered one is reported as an error).
+    let facts = ActionFacts::Click {
+        target: at.line,
+        navigated: None,
+        url: None,
+    };
+    Ok(Outcome::new(tab, summary, facts))
 }
 
 /// `mode: "dom"`: the page's own `element.click()`, untrusted, without a hit test.
@@ -186,11 +188,12 @@ async fn dom_click(
         .map_err(OpError::action_may_have_occurred)?;
     prepared.rebound(tab, reply.value.rebound);
     let line = render_node(&reply.value.node, &url, Detail::Full);
-    Ok(outcome(
-        tab,
-        format!("Clicked (DOM click) {line}"),
-        json!({"target": line, "mode": "dom"}),
-    ))
+    let summary = format!("Clicked (DOM click) {line}");
+    let facts = ActionFacts::DomClick {
+        target: line,
+        mode: ClickMode::Dom,
+    };
+    Ok(Outcome::new(tab, summary, facts))
 }
 
 /// Makes `tab` the selected tab of its window, if it is not: mouse moves reach only a tab that
@@ -215,11 +218,12 @@ pub async fn hover(
     debugger::ensure_attached(tab).await?;
     checkpoint.check()?;
     input::move_to(tab, at.x, at.y).await?;
-    Ok(outcome(
-        tab,
-        format!("Hovering over {}", at.line),
-        json!({"target": at.line, "broughtForward": brought}),
-    ))
+    let summary = format!("Hovering over {}", at.line);
+    let facts = ActionFacts::Hover {
+        target: at.line,
+        brought_forward: brought,
+    };
+    Ok(Outcome::new(tab, summary, facts))
 }
 
 /// Drags from the target's centre to another element's centre or by an offset.
@@ -267,9 +271,14 @@ pub async fn drag(
     let onto = end_line
         .clone()
         .unwrap_or_else(|| format!("({:.0}, {:.0})", end.0, end.1));
-    Ok(outcome(
-        tab,
-        format!("Dragged {} to {onto}", start.line),
-        json!({"target": start.line, "to": end_line, "x": end.0, "y": end.1, "html5": html5, "broughtForward": brought}),
-    ))
+    let summary = format!("Dragged {} to {onto}", start.line);
+    let facts = ActionFacts::Drag {
+        target: start.line,
+        to: end_line,
+        x: end.0,
+        y: end.1,
+        html5,
+        brought_forward: brought,
+    };
+    Ok(Outcome::new(tab, summary, facts))
 }

@@ -7,26 +7,21 @@
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use serde_json::json;
-use tabwire_protocol::{ErrorCode, OpError, Outcome, TabId, WaitCondition, WaitUntil};
+use tabwire_protocol::{ActionFacts, ErrorCode, OpError, Outcome, TabId, WaitCondition, WaitUntil};
 
-use super::{MARGIN_MS, outcome};
-use crate::activity;
-use crate::ops::{navigate, tabs};
+use crate::checkpoint::Checkpoint;
+use crate::chrome_tabs::get_tab;
+use crate::ops::load::{self, load_url};
 use crate::page::{self, MissingFrame, PageCommand};
 use crate::refs::TOP_FRAME;
-use crate::requests::Checkpoint;
 use crate::timer::{Either, now_ms, select, sleep};
+use crate::{activity, debugger};
 
 /// How often a page condition is checked.
 const POLL_MS: f64 = 100.0;
 
 /// How long after a click a navigation it caused must have started to be waited for.
 const CLICK_NAVIGATION_START_MS: f64 = 500.0;
-
-/// How long after `chrome.tabs.update` (or a history step, a reload) a navigation must have
-/// started: Chrome reports it at once; a step within one document never starts one.
-pub const LOAD_START_MS: f64 = 1000.0;
 
 #[derive(Deserialize)]
 struct Found {
@@ -47,24 +42,26 @@ pub async fn navigate(
     checkpoint: &Checkpoint,
 ) -> Result<Outcome, OpError> {
     let mark = activity::load_mark(tab);
-    navigate::load_url(tab, url, checkpoint).await?;
+    load_url(tab, url, checkpoint).await?;
     // Chrome reports the start at once, however slow the server; a URL that differs only in
     // its fragment starts no load at all.
-    if activity::wait_load_start(tab, mark, LOAD_START_MS).await {
-        loaded(tab, wait_until, checkpoint).await?;
-    }
+    load::settle(tab, mark, wait_until, checkpoint).await?;
     if let Some(css) = wait_for {
         until_selector(tab, css, checkpoint).await?;
     }
     // The title comes with the observation; the URL is news only after a redirect.
-    let landed = tabs::get_tab(tab).await?;
+    let landed = get_tab(tab).await?;
     let landed_url = landed.url.unwrap_or_else(|| url.to_owned());
     let summary = if landed_url == url {
         "Loaded the page".to_owned()
     } else {
         format!("Loaded; redirected to {landed_url}")
     };
-    Ok(outcome(tab, summary, json!({ "url": landed_url })))
+    Ok(Outcome::new(
+        tab,
+        summary,
+        ActionFacts::Navigate { url: landed_url },
+    ))
 }
 
 /// After a click: a navigation it started within 500 ms is waited for (to `wait_until`), then
@@ -78,33 +75,12 @@ pub async fn after_click(
 ) -> Result<(), OpError> {
     let until = wait_until.unwrap_or_default();
     if activity::wait_load_start(tab, mark, CLICK_NAVIGATION_START_MS).await {
-        loaded(tab, until, checkpoint).await?;
+        load::loaded(tab, until, checkpoint).await?;
     }
     if let Some(css) = wait_for {
         until_selector(tab, css, checkpoint).await?;
     }
     Ok(())
-}
-
-/// Waits for the tab's latest load to reach `until`, stopping a little before the deadline
-/// with `NAVIGATION_TIMEOUT` (the input that started the load has been sent).
-pub async fn loaded(tab: TabId, until: WaitUntil, checkpoint: &Checkpoint) -> Result<(), OpError> {
-    let budget = (checkpoint.remaining_ms() - MARGIN_MS).max(0.0);
-    match select(activity::wait_load(tab, until), sleep(budget)).await {
-        Either::Left(result) => result,
-        Either::Right(()) => Err(OpError::new(
-            ErrorCode::NavigationTimeout,
-            format!(
-                "The page did not reach {} within the deadline; it may still be loading. Take \
-                 a snapshot to see where the tab is before retrying.",
-                match until {
-                    WaitUntil::Domcontentloaded => "DOMContentLoaded",
-                    WaitUntil::Complete => "the end of its load",
-                }
-            ),
-        )
-        .action_may_have_occurred()),
-    }
 }
 
 /// Waits for `css` to be rendered until the deadline (clicks and navigations that wait).
@@ -113,7 +89,7 @@ async fn until_selector(tab: TabId, css: &str, checkpoint: &Checkpoint) -> Resul
         css: css.to_owned(),
         hidden: false,
     };
-    let budget = (checkpoint.remaining_ms() - MARGIN_MS).max(0.0);
+    let budget = checkpoint.budget_ms().max(0.0);
     poll(tab, &condition, budget, checkpoint)
         .await
         .map_err(OpError::action_may_have_occurred)
@@ -127,15 +103,13 @@ pub async fn wait(
     checkpoint: &Checkpoint,
 ) -> Result<Outcome, OpError> {
     let started = now_ms();
-    let budget = f64::from(timeout_ms)
-        .min(checkpoint.remaining_ms() - MARGIN_MS)
-        .max(0.0);
+    let budget = f64::from(timeout_ms).min(checkpoint.budget_ms()).max(0.0);
     poll(tab, condition, budget, checkpoint).await?;
     let waited = (now_ms() - started).round();
-    Ok(outcome(
+    Ok(Outcome::new(
         tab,
         format!("{} after {waited:.0} ms", describe(condition, true)),
-        json!({"waitedMs": waited}),
+        ActionFacts::Wait { waited_ms: waited },
     ))
 }
 
@@ -163,7 +137,7 @@ async fn poll(
     }
     if let WaitCondition::NetworkIdle { idle_ms } = condition {
         // Attached, tabwire sees the tab's requests from now on.
-        crate::debugger::ensure_attached(tab).await?;
+        debugger::ensure_attached(tab).await?;
         return match select(
             activity::wait_network_idle(tab, f64::from(*idle_ms)),
             sleep(budget_ms),
@@ -202,7 +176,7 @@ async fn holds(tab: TabId, condition: &WaitCondition) -> Result<bool, OpError> {
                 .is_some_and(|f| f.found != *gone)
         }
         WaitCondition::Url { pattern } => {
-            let tab = tabs::get_tab(tab).await?;
+            let tab = get_tab(tab).await?;
             let url = tab.url.or(tab.pending_url).unwrap_or_default();
             url_matches(&url, pattern)
         }

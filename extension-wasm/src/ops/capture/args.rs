@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use crate::observation::cap;
+use crate::text::cap;
 
 /// Longest text of one argument.
 const ARG_CHARS: usize = 500;

@@ -5,7 +5,7 @@
 //! (JSON, JavaScript, XML…) is decoded; images, fonts, media and other binary bodies are never
 //! returned, since their bytes mean nothing to a model and would spend its whole budget.
 
-use crate::ops::content::slice_chars;
+use crate::text::slice_chars;
 
 /// A body ready for the answer.
 #[derive(Debug, PartialEq)]

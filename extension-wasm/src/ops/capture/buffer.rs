@@ -3,31 +3,30 @@
 //! A page that logs in a loop or polls an API would otherwise grow the worker's memory without
 //! end, so a buffer keeps the latest [`MAX_RECORDS`] records and counts the ones it dropped;
 //! and an agent pays for every character it reads, so a read returns one page within a
-//! character budget and says what it left out (`total`, `nextOffset`, `truncated`, `evicted`).
+//! character budget (`ops::budget`) and says what it left out (`total`, `nextOffset`,
+//! `truncated`, `evicted`).
 //!
-//! Records are flat JSON objects; each carries its `seq`, which keeps increasing for the life of
-//! the buffer so an agent can tell records apart across reads.
+//! Every record carries its `seq`, which keeps increasing for the life of the buffer so an agent
+//! can tell records apart across reads.
 
 use std::collections::VecDeque;
 
-use serde_json::{Map, Value};
 use tabwire_protocol::RecordsRequest;
 use tabwire_protocol::capture::MAX_RECORDS;
 
-use crate::observation::cap;
+use crate::ops::budget::{Fitted, fill};
 
-/// A record: a flat JSON object.
-pub type Record = Map<String, Value>;
-
-/// Strings are never cut below this many characters to fit a budget: shorter ones say too
-/// little to be worth keeping, and the budget gives way instead.
-const MIN_FITTED_CHARS: usize = 16;
+/// A record a buffer keeps: it can be cut to fit, and it carries its sequence number.
+pub trait Record: Fitted + Clone {
+    /// Sets the record's `seq`.
+    fn set_seq(&mut self, seq: u64);
+}
 
 /// The latest records of one kind (network or console) of one tab.
 #[derive(Debug)]
-pub struct RecordBuffer {
+pub struct RecordBuffer<R> {
     /// Oldest first, each with its `seq`.
-    records: VecDeque<(u64, Record)>,
+    records: VecDeque<(u64, R)>,
     /// The `seq` of the latest record pushed.
     last_seq: u64,
     /// Records dropped because the buffer was full.
@@ -36,7 +35,7 @@ pub struct RecordBuffer {
     capacity: usize,
 }
 
-impl Default for RecordBuffer {
+impl<R> Default for RecordBuffer<R> {
     fn default() -> Self {
         Self::with_capacity(MAX_RECORDS)
     }
@@ -44,9 +43,9 @@ impl Default for RecordBuffer {
 
 /// One page of a read.
 #[derive(Debug, PartialEq)]
-pub struct Page {
+pub struct Page<R> {
     /// The records returned, oldest first.
-    pub records: Vec<Value>,
+    pub records: Vec<R>,
     /// How many records matched the filter in all (before `clear_after` removed any).
     pub total: u32,
     /// Where the next page starts, when there is more.
@@ -55,7 +54,7 @@ pub struct Page {
     pub truncated: bool,
 }
 
-impl RecordBuffer {
+impl<R> RecordBuffer<R> {
     /// An empty buffer keeping at most `capacity` records.
     pub fn with_capacity(capacity: usize) -> Self {
         Self {
@@ -66,22 +65,8 @@ impl RecordBuffer {
         }
     }
 
-    /// Appends a record, giving it the next `seq` (which it returns); the oldest record goes
-    /// when the buffer is full.
-    pub fn push(&mut self, mut record: Record) -> u64 {
-        self.last_seq += 1;
-        let seq = self.last_seq;
-        record.insert("seq".to_owned(), Value::from(seq));
-        if self.records.len() >= self.capacity {
-            self.records.pop_front();
-            self.evicted = self.evicted.saturating_add(1);
-        }
-        self.records.push_back((seq, record));
-        seq
-    }
-
     /// The record with `seq`, unless it was evicted or cleared.
-    pub fn get_mut(&mut self, seq: u64) -> Option<&mut Record> {
+    pub fn get_mut(&mut self, seq: u64) -> Option<&mut R> {
         let index = self.records.binary_search_by_key(&seq, |(s, _)| *s).ok()?;
         self.records.get_mut(index).map(|(_, record)| record)
     }
@@ -100,11 +85,28 @@ impl RecordBuffer {
     pub fn evicted(&self) -> u32 {
         self.evicted
     }
+}
+
+impl<R: Record> RecordBuffer<R> {
+    /// Appends a record, giving it the next `seq` (which it returns); the oldest record goes
+    /// when the buffer is full.
+    pub fn push(&mut self, mut record: R) -> u64 {
+        self.last_seq += 1;
+        let seq = self.last_seq;
+        record.set_seq(seq);
+        if self.records.len() >= self.capacity {
+            self.records.pop_front();
+            self.evicted = self.evicted.saturating_add(1);
+        }
+        self.records.push_back((seq, record));
+        seq
+    }
 
     /// Reads one page of the records that `matches`: `offset`/`limit` over them oldest first,
-    /// then the `max_chars` budget on the serialized page (see [`fill`]). With `clear_after`,
-    /// the records returned are forgotten (and the next page starts where this one did).
-    pub fn read(&mut self, request: &RecordsRequest, matches: impl Fn(&Record) -> bool) -> Page {
+    /// then the `max_chars` budget on the serialized page (see `ops::budget::fill`). With
+    /// `clear_after`, the records returned are forgotten (and the next page starts where this
+    /// one did).
+    pub fn read(&mut self, request: &RecordsRequest, matches: impl Fn(&R) -> bool) -> Page<R> {
         let matching: Vec<usize> = self
             .records
             .iter()
@@ -117,7 +119,7 @@ impl RecordBuffer {
         let limit = usize::try_from(request.limit).unwrap_or(usize::MAX);
         let budget = usize::try_from(request.max_chars).unwrap_or(usize::MAX);
 
-        let candidates: Vec<(u64, &Record)> = matching
+        let candidates: Vec<(u64, &R)> = matching
             .iter()
             .skip(start)
             .take(limit)
@@ -149,72 +151,52 @@ impl RecordBuffer {
     }
 }
 
-/// Fills a page, a JSON array, with `items` in order while it stays within `budget`; says
-/// whether the budget cut it short. The first item always goes in, its strings cut to fit when
-/// it alone exceeds the budget.
-///
-/// Sizes are UTF-8 bytes of the JSON, brackets and commas included: never fewer than its
-/// characters, so the page fits the budget however its reader counts.
-pub fn fill(items: impl Iterator<Item = Record>, budget: usize) -> (Vec<Value>, bool) {
-    const BRACKETS: usize = 2;
-    let mut page = Vec::new();
-    let mut used = BRACKETS;
-    for item in items {
-        let size = json_len(&item) + usize::from(!page.is_empty());
-        if used + size > budget {
-            if page.is_empty() {
-                page.push(Value::Object(fit(item, budget.saturating_sub(BRACKETS))));
-            }
-            return (page, true);
-        }
-        used += size;
-        page.push(Value::Object(item));
-    }
-    (page, false)
-}
-
-/// The length of `record` as JSON, in UTF-8 bytes.
-pub fn json_len(record: &Record) -> usize {
-    serde_json::to_string(record).map_or(0, |text| text.len())
-}
-
-/// Cuts the longest strings of `record` until its JSON fits `budget` bytes (or no string
-/// is longer than [`MIN_FITTED_CHARS`]). Cut strings end with `…`.
-pub fn fit(mut record: Record, budget: usize) -> Record {
-    // Each round shortens one string by at least one character, so this ends; the bound only
-    // guards against a surprise.
-    for _ in 0..256 {
-        let size = json_len(&record);
-        if size <= budget {
-            break;
-        }
-        let longest = record
-            .iter()
-            .filter_map(|(key, value)| Some((key.clone(), value.as_str()?.chars().count())))
-            .filter(|(_, chars)| *chars > MIN_FITTED_CHARS)
-            .max_by_key(|(_, chars)| *chars);
-        let Some((key, chars)) = longest else {
-            break;
-        };
-        let keep = chars
-            .saturating_sub(size - budget)
-            .clamp(MIN_FITTED_CHARS, chars - 1);
-        if let Some(Value::String(text)) = record.get_mut(&key) {
-            *text = cap(text, keep);
-        }
-    }
-    record
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use crate::ops::budget::json_len;
+    use serde::Serialize;
 
-    fn record(value: Value) -> Record {
-        match value {
-            Value::Object(map) => map,
-            _ => Record::new(),
+    /// A record with a few kinds of fields, as the tests need them.
+    #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+    struct Note {
+        seq: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        n: Option<u64>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        even: Option<bool>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
+    }
+
+    impl Fitted for Note {
+        fn strings(&mut self) -> Vec<&mut String> {
+            [&mut self.text, &mut self.url]
+                .into_iter()
+                .filter_map(Option::as_mut)
+                .collect()
+        }
+    }
+
+    impl Record for Note {
+        fn set_seq(&mut self, seq: u64) {
+            self.seq = seq;
+        }
+    }
+
+    fn n(n: u64) -> Note {
+        Note {
+            n: Some(n),
+            ..Note::default()
+        }
+    }
+
+    fn text(text: String) -> Note {
+        Note {
+            text: Some(text),
+            ..Note::default()
         }
     }
 
@@ -230,31 +212,25 @@ mod tests {
     }
 
     /// The page's size as a reader measures it: bytes of the JSON array.
-    fn size(page: &Page) -> usize {
+    fn size(page: &Page<Note>) -> usize {
         serde_json::to_string(&page.records).map_or(0, |s| s.len())
     }
 
-    fn seqs(page: &Page) -> Vec<u64> {
-        page.records
-            .iter()
-            .filter_map(|r| r.get("seq").and_then(Value::as_u64))
-            .collect()
+    fn seqs(page: &Page<Note>) -> Vec<u64> {
+        page.records.iter().map(|r| r.seq).collect()
     }
 
     #[test]
     fn a_full_buffer_drops_the_oldest_and_counts_them() {
         let mut buffer = RecordBuffer::default();
-        for n in 0..600 {
-            buffer.push(record(json!({ "n": n })));
+        for i in 0..600 {
+            buffer.push(n(i));
         }
         assert_eq!(buffer.len(), 500);
         assert_eq!(buffer.evicted(), 100);
         assert_eq!(buffer.oldest_seq(), Some(101));
         assert!(buffer.get_mut(100).is_none());
-        assert_eq!(
-            buffer.get_mut(101).and_then(|r| r.get("n").cloned()),
-            Some(json!(100))
-        );
+        assert_eq!(buffer.get_mut(101).and_then(|r| r.n), Some(100));
         let page = buffer.read(&request(2, 0, 12_000), |_| true);
         assert_eq!(seqs(&page), [101, 102]);
         assert_eq!(page.total, 500);
@@ -264,10 +240,13 @@ mod tests {
     #[test]
     fn reads_filter_then_page_oldest_first() {
         let mut buffer = RecordBuffer::default();
-        for n in 0..10 {
-            buffer.push(record(json!({ "even": n % 2 == 0 })));
+        for i in 0..10 {
+            buffer.push(Note {
+                even: Some(i % 2 == 0),
+                ..Note::default()
+            });
         }
-        let even = |r: &Record| r.get("even") == Some(&json!(true));
+        let even = |r: &Note| r.even == Some(true);
         let first = buffer.read(&request(3, 0, 12_000), even);
         assert_eq!(seqs(&first), [1, 3, 5]);
         assert_eq!((first.total, first.next_offset), (5, Some(3)));
@@ -284,9 +263,12 @@ mod tests {
     fn the_budget_stops_before_the_record_that_exceeds_it() {
         let mut buffer = RecordBuffer::default();
         for _ in 0..5 {
-            buffer.push(record(json!({ "text": "x".repeat(80) })));
+            buffer.push(text("x".repeat(80)));
         }
-        let one = json_len(&record(json!({ "seq": 1, "text": "x".repeat(80) })));
+        let one = json_len(&Note {
+            seq: 1,
+            ..text("x".repeat(80))
+        });
         // Room for two records, their comma and the brackets, not three records.
         let budget = 2 * one + 5;
         let page = buffer.read(&request(10, 0, budget as u32), |_| true);
@@ -303,39 +285,33 @@ mod tests {
     #[test]
     fn a_record_alone_over_the_budget_comes_with_its_strings_cut() {
         let mut buffer = RecordBuffer::default();
-        buffer.push(record(
-            json!({ "url": "u".repeat(400), "text": "t".repeat(900), "n": 1 }),
-        ));
-        buffer.push(record(json!({ "text": "short" })));
+        buffer.push(Note {
+            url: Some("u".repeat(400)),
+            text: Some("t".repeat(900)),
+            n: Some(1),
+            ..Note::default()
+        });
+        buffer.push(text("short".into()));
         let page = buffer.read(&request(10, 0, 300), |_| true);
         assert_eq!(seqs(&page), [1]);
         assert!(page.truncated);
         assert_eq!(page.next_offset, Some(1));
         assert!(size(&page) <= 300, "{}", size(&page));
         let fitted = &page.records[0];
-        assert!(fitted["text"].as_str().is_some_and(|t| t.ends_with('…')));
-        assert_eq!(fitted["n"], json!(1));
+        assert!(fitted.text.as_ref().is_some_and(|t| t.ends_with('…')));
+        assert_eq!(fitted.n, Some(1));
         // Not ASCII: bytes count, so the page fits however its reader measures it.
         let mut wide = RecordBuffer::default();
-        wide.push(record(json!({ "text": "é".repeat(1000) })));
+        wide.push(text("é".repeat(1000)));
         let page = wide.read(&request(1, 0, 1000), |_| true);
         assert!(size(&page) <= 1000, "{}", size(&page));
     }
 
     #[test]
-    fn fitting_stops_at_short_strings() {
-        let fitted = fit(record(json!({ "a": "x".repeat(40), "b": 7 })), 5);
-        assert_eq!(
-            fitted["a"].as_str().map(|s| s.chars().count()),
-            Some(MIN_FITTED_CHARS)
-        );
-    }
-
-    #[test]
     fn clear_after_forgets_the_records_returned() {
         let mut buffer = RecordBuffer::default();
-        for n in 0..6 {
-            buffer.push(record(json!({ "n": n })));
+        for i in 0..6 {
+            buffer.push(n(i));
         }
         let mut clearing = request(2, 1, 12_000);
         clearing.clear_after = true;
@@ -349,6 +325,6 @@ mod tests {
         assert_eq!(seqs(&rest), [1, 4, 5, 6]);
         assert_eq!(buffer.evicted(), 0);
         // Sequence numbers keep increasing after a clear.
-        assert_eq!(buffer.push(Record::new()), 7);
+        assert_eq!(buffer.push(Note::default()), 7);
     }
 }

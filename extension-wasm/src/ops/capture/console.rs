@@ -11,11 +11,13 @@
 //! records "from then on", so events stamped before the capture started are dropped.
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
+use tabwire_protocol::ConsoleRecord;
 
 use super::args::{format_arg, format_args};
 use super::buffer::{Record, RecordBuffer};
-use crate::observation::cap;
+use crate::ops::budget::Fitted;
+use crate::text::cap;
 
 /// Longest text kept in a record.
 const TEXT_CHARS: usize = 1000;
@@ -113,7 +115,7 @@ pub struct ConsoleCapture {
     /// Whether events become records.
     pub on: bool,
     /// The records.
-    pub records: RecordBuffer,
+    pub records: RecordBuffer<ConsoleRecord>,
     /// When capture started, milliseconds since the epoch: earlier events are replays.
     started_at: f64,
 }
@@ -184,7 +186,7 @@ impl ConsoleCapture {
             (false, false) => format!("{} {thrown}", details.text),
         };
         let mut record = message("error", &text);
-        record.insert("exception".into(), json!(true));
+        record.exception = true;
         let frame = details.stack_trace.as_ref().and_then(top_frame);
         match (&details.url, frame) {
             (Some(url), _) if !url.is_empty() => {
@@ -204,7 +206,7 @@ impl ConsoleCapture {
         }
         let mut record = message(&normalize_level(&entry.level), &entry.text);
         if !entry.source.is_empty() {
-            record.insert("source".into(), json!(cap(&entry.source, 50)));
+            record.source = Some(cap(&entry.source, 50));
         }
         if let Some(url) = &entry.url {
             locate(&mut record, url, entry.line_number);
@@ -213,11 +215,12 @@ impl ConsoleCapture {
     }
 }
 
-fn message(level: &str, text: &str) -> Record {
-    let mut record = Record::new();
-    record.insert("level".into(), json!(level));
-    record.insert("text".into(), json!(cap(text, TEXT_CHARS)));
-    record
+fn message(level: &str, text: &str) -> ConsoleRecord {
+    ConsoleRecord {
+        level: level.to_owned(),
+        text: cap(text, TEXT_CHARS),
+        ..ConsoleRecord::default()
+    }
 }
 
 fn top_frame(trace: &StackTrace) -> Option<&CallFrame> {
@@ -225,13 +228,34 @@ fn top_frame(trace: &StackTrace) -> Option<&CallFrame> {
 }
 
 /// Sets `url` and the 1-based `line` (from CDP's 0-based line).
-fn locate(record: &mut Record, url: &str, line: Option<f64>) {
+fn locate(record: &mut ConsoleRecord, url: &str, line: Option<f64>) {
     if url.is_empty() {
         return;
     }
-    record.insert("url".into(), json!(cap(url, URL_CHARS)));
+    record.url = Some(cap(url, URL_CHARS));
     if let Some(line) = line.filter(|l| l.is_finite() && *l >= 0.0) {
-        record.insert("line".into(), json!(line.round() as u64 + 1));
+        record.line = Some(line.round() as u64 + 1);
+    }
+}
+
+impl Fitted for ConsoleRecord {
+    fn strings(&mut self) -> Vec<&mut String> {
+        // The order of their JSON names: level, source, text, url.
+        let mut strings = vec![&mut self.level];
+        if let Some(source) = &mut self.source {
+            strings.push(source);
+        }
+        strings.push(&mut self.text);
+        if let Some(url) = &mut self.url {
+            strings.push(url);
+        }
+        strings
+    }
+}
+
+impl Record for ConsoleRecord {
+    fn set_seq(&mut self, seq: u64) {
+        self.seq = seq;
     }
 }
 
@@ -247,20 +271,12 @@ pub fn normalize_level(level: &str) -> String {
 
 /// Whether a console record matches a read's filter: its text contains `filter` (ignoring
 /// ASCII case), and its level is one of `levels` when any are given.
-pub fn matcher(filter: Option<&str>, levels: &[String]) -> impl Fn(&Record) -> bool + use<> {
+pub fn matcher(filter: Option<&str>, levels: &[String]) -> impl Fn(&ConsoleRecord) -> bool + use<> {
     let needle = filter.unwrap_or_default().to_ascii_lowercase();
     let levels: Vec<String> = levels.iter().map(|l| normalize_level(l)).collect();
     move |record| {
-        let text_matches = needle.is_empty()
-            || record
-                .get("text")
-                .and_then(Value::as_str)
-                .is_some_and(|text| text.to_ascii_lowercase().contains(&needle));
-        let level_matches = levels.is_empty()
-            || record
-                .get("level")
-                .and_then(Value::as_str)
-                .is_some_and(|level| levels.iter().any(|l| l == level));
+        let text_matches = needle.is_empty() || record.text.to_ascii_lowercase().contains(&needle);
+        let level_matches = levels.is_empty() || levels.contains(&record.level);
         text_matches && level_matches
     }
 }
@@ -268,6 +284,7 @@ pub fn matcher(filter: Option<&str>, levels: &[String]) -> impl Fn(&Record) -> b
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use tabwire_protocol::RecordsRequest;
 
     fn event<T: for<'de> Deserialize<'de>>(value: Value) -> T {
@@ -287,10 +304,14 @@ mod tests {
             max_chars: 100_000,
             clear_after: false,
         };
-        capture
+        let records = capture
             .records
             .read(&request, matcher(filter, &levels))
-            .records
+            .records;
+        records
+            .iter()
+            .map(|record| serde_json::to_value(record).unwrap())
+            .collect()
     }
 
     fn log(capture: &mut ConsoleCapture, kind: &str, text: &str, timestamp: f64) {

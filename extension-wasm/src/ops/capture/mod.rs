@@ -1,12 +1,12 @@
-//! Network and console capture, response bodies and cookies (SPEC §6).
+//! The capture group (SPEC §6): network and console capture, and response bodies.
 //!
 //! Capture is per tab and goes through tabwire's debugger, whose events are the one source that
 //! sees every request and console message of a page without running code in it. Starting a
 //! capture attaches, clears what was kept of that kind and records from then on; stopping keeps
 //! the records readable until the tab closes or a new capture of that kind starts. The debugger
-//! hands every CDP event to [`on_event`], which turns those of a capture that is on into records
-//! (`network`, `console`, `args`) kept in bounded buffers (`buffer`). Bodies (`body`) and
-//! cookies (`cookies`) are fetched on demand with CDP commands.
+//! hands every CDP event to [`on_event`] (the worker subscribes it), which turns those of a
+//! capture that is on into records (`network`, `console`, `args`) kept in bounded buffers
+//! (`buffer`). Bodies (`body`) are fetched on demand with a CDP command.
 //!
 //! This file is the glue to Chrome; what it glues is plain functions over the events' JSON,
 //! unit-tested natively.
@@ -15,7 +15,6 @@ mod args;
 mod body;
 mod buffer;
 mod console;
-mod cookies;
 mod network;
 
 use std::cell::RefCell;
@@ -25,15 +24,16 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
 use tabwire_protocol::{
-    ErrorCode, OpError, OpResult, Records, RecordsRequest, ResponseBody, StorageEntries, TabId,
-    TabOp, TabResult,
+    CaptureOp, CaptureState, ConsoleRecord, ErrorCode, NetworkRecord, OpError, OpResult, Records,
+    RecordsRequest, ResponseBody, TabId,
 };
 use wasm_bindgen::JsValue;
 
 use self::buffer::Page;
 use self::console::ConsoleCapture;
 use self::network::{NetworkCapture, Outcome, Seen};
-use crate::observation::cap;
+use crate::chrome_tabs::resolve_tab;
+use crate::text::cap;
 use crate::timer::{now_ms, select, sleep};
 use crate::{chrome, debugger};
 
@@ -73,31 +73,20 @@ fn with_console<R>(tab: TabId, f: impl FnOnce(&mut ConsoleCapture) -> R) -> Opti
     })
 }
 
-/// Runs a capture, body or cookie operation on `tab`.
-pub async fn run(tab: TabId, op: TabOp) -> Result<OpResult, OpError> {
-    let result = match op {
-        TabOp::NetworkCapture { on } => network_capture(tab, on).await?,
-        TabOp::GetRequests(request) => get_requests(tab, &request)?,
-        TabOp::GetResponseBody {
-            request_id,
-            max_chars,
-        } => response_body(tab, &request_id, max_chars).await?,
-        TabOp::ConsoleCapture { on } => console_capture(tab, on).await?,
-        TabOp::GetConsole(request) => get_console(tab, &request)?,
-        TabOp::Cookies {
-            url,
-            name,
-            max_chars,
-        } => get_cookies(tab, url, name.as_deref(), max_chars).await?,
-        _ => {
-            return Err(OpError::new(
-                ErrorCode::Internal,
-                "a tab operation other than capture, response bodies or cookies reached the \
-                 capture module",
-            ));
+/// Runs one operation of the group on the request's tab.
+pub async fn run(tab_id: Option<TabId>, op: CaptureOp) -> Result<OpResult, OpError> {
+    let tab = resolve_tab(tab_id).await?.id;
+    Ok(match op {
+        CaptureOp::NetworkCapture(set) => network_capture(tab, set.on).await?.into(),
+        CaptureOp::GetRequests(request) => get_requests(tab, &request.0)?.into(),
+        CaptureOp::GetResponseBody(request) => {
+            response_body(tab, &request.request_id, request.max_chars)
+                .await?
+                .into()
         }
-    };
-    Ok(OpResult::Tab { result })
+        CaptureOp::ConsoleCapture(set) => console_capture(tab, set.on).await?.into(),
+        CaptureOp::GetConsole(request) => get_console(tab, &request.0)?.into(),
+    })
 }
 
 /// Takes one CDP event of `tab` (the debugger forwards them all) and records it when a
@@ -170,7 +159,7 @@ pub async fn restore(tab: TabId) {
 /// How long re-enabling the console's domains may take after a reattach.
 const ENABLE_WAIT_MS: f64 = 2000.0;
 
-async fn network_capture(tab: TabId, on: bool) -> Result<TabResult, OpError> {
+async fn network_capture(tab: TabId, on: bool) -> Result<CaptureState, OpError> {
     if on {
         debugger::ensure_attached(tab).await?;
         with_tab(tab, |t| t.network = Some(NetworkCapture::started()));
@@ -183,7 +172,7 @@ async fn network_capture(tab: TabId, on: bool) -> Result<TabResult, OpError> {
     Ok(capture_switched(tab, false, kept.unwrap_or(0)))
 }
 
-async fn console_capture(tab: TabId, on: bool) -> Result<TabResult, OpError> {
+async fn console_capture(tab: TabId, on: bool) -> Result<CaptureState, OpError> {
     if on {
         debugger::ensure_attached(tab).await?;
         // Recording is on before the domains are, so nothing logged in between is missed;
@@ -195,7 +184,7 @@ async fn console_capture(tab: TabId, on: bool) -> Result<TabResult, OpError> {
         }
         if let Err(error) = debugger::send(tab, "Log.enable", &json!({})).await {
             // Console calls and exceptions still come through `Runtime`.
-            crate::log!("tab {tab}: Log.enable failed ({})", error.message);
+            crate::chrome::log!("tab {tab}: Log.enable failed ({})", error.message);
         }
         return Ok(capture_switched(tab, true, 0));
     }
@@ -215,20 +204,20 @@ async fn console_capture(tab: TabId, on: bool) -> Result<TabResult, OpError> {
 async fn enable_console_domains(tab: TabId) {
     for domain in ["Runtime.enable", "Log.enable"] {
         if let Err(error) = debugger::send_attached(tab, domain, &json!({})).await {
-            crate::log!("tab {tab}: {domain} failed ({})", error.message);
+            crate::chrome::log!("tab {tab}: {domain} failed ({})", error.message);
         }
     }
 }
 
-fn capture_switched(tab: TabId, capturing: bool, kept: u32) -> TabResult {
-    TabResult::Capture {
+fn capture_switched(tab: TabId, capturing: bool, kept: u32) -> CaptureState {
+    CaptureState {
         tab_id: tab,
         capturing,
         kept,
     }
 }
 
-fn get_requests(tab: TabId, request: &RecordsRequest) -> Result<TabResult, OpError> {
+fn get_requests(tab: TabId, request: &RecordsRequest) -> Result<Records<NetworkRecord>, OpError> {
     let attached = debugger::is_attached(tab);
     with_network(tab, |n| {
         let page = n
@@ -239,7 +228,7 @@ fn get_requests(tab: TabId, request: &RecordsRequest) -> Result<TabResult, OpErr
     .ok_or_else(|| never_started("Network", "start_network_capture"))
 }
 
-fn get_console(tab: TabId, request: &RecordsRequest) -> Result<TabResult, OpError> {
+fn get_console(tab: TabId, request: &RecordsRequest) -> Result<Records<ConsoleRecord>, OpError> {
     let attached = debugger::is_attached(tab);
     with_console(tab, |c| {
         let page = c.records.read(
@@ -253,14 +242,14 @@ fn get_console(tab: TabId, request: &RecordsRequest) -> Result<TabResult, OpErro
 
 /// A page of records. Capture counts as on only while the debugger is attached: without it no
 /// events arrive.
-fn records(
+fn records<R>(
     tab: TabId,
     capturing: bool,
-    page: Page,
+    page: Page<R>,
     request: &RecordsRequest,
     evicted: u32,
-) -> TabResult {
-    TabResult::Records(Records {
+) -> Records<R> {
+    Records {
         tab_id: tab,
         capturing,
         records: page.records,
@@ -269,7 +258,7 @@ fn records(
         next_offset: page.next_offset,
         evicted,
         truncated: page.truncated,
-    })
+    }
 }
 
 fn never_started(kind: &str, tool: &str) -> OpError {
@@ -282,7 +271,11 @@ fn never_started(kind: &str, tool: &str) -> OpError {
     )
 }
 
-async fn response_body(tab: TabId, request_id: &str, max_chars: u32) -> Result<TabResult, OpError> {
+async fn response_body(
+    tab: TabId,
+    request_id: &str,
+    max_chars: u32,
+) -> Result<ResponseBody, OpError> {
     let mut seen = remembered(tab, request_id)?;
     // A body is complete only once its request finished; one still loading gets a moment.
     let until = now_ms() + BODY_WAIT_MS;
@@ -334,7 +327,7 @@ async fn response_body(tab: TabId, request_id: &str, max_chars: u32) -> Result<T
         &seen.mime_type,
         max_chars,
     );
-    Ok(TabResult::Body(ResponseBody {
+    Ok(ResponseBody {
         tab_id: tab,
         request_id: request_id.to_owned(),
         mime_type: seen.mime_type,
@@ -342,7 +335,7 @@ async fn response_body(tab: TabId, request_id: &str, max_chars: u32) -> Result<T
         total_chars: prepared.total_chars,
         truncated: prepared.truncated,
         note: prepared.note,
-    }))
+    })
 }
 
 /// What the tab's network capture remembers of a request.
@@ -382,41 +375,4 @@ fn body_error(id: &str, seen: &Seen, error: OpError) -> OpError {
         )
     };
     OpError::new(ErrorCode::InvalidArgument, message)
-}
-
-async fn get_cookies(
-    tab: TabId,
-    url: Option<String>,
-    name: Option<&str>,
-    max_chars: u32,
-) -> Result<TabResult, OpError> {
-    let url = match url {
-        Some(url) => url,
-        None => {
-            let tab = super::tabs::get_tab(tab).await?;
-            tab.url.or(tab.pending_url).unwrap_or_default()
-        }
-    };
-    if url.is_empty() {
-        return Err(OpError::new(
-            ErrorCode::InvalidArgument,
-            "The tab has no URL yet. Pass url, or wait for the page to load.",
-        ));
-    }
-    let value = debugger::send(tab, "Network.getCookies", &json!({ "urls": [url] })).await?;
-    let list: cookies::CookieList = chrome::from_js(value).map_err(|e| {
-        OpError::new(
-            ErrorCode::Internal,
-            format!("could not read the result of Network.getCookies: {e}"),
-        )
-    })?;
-    let max_chars = usize::try_from(max_chars).unwrap_or(usize::MAX);
-    let read = cookies::entries(list.cookies, name, max_chars);
-    Ok(TabResult::Storage(StorageEntries {
-        tab_id: tab,
-        origin: url,
-        entries: read.entries,
-        total: read.total,
-        truncated: read.truncated,
-    }))
 }

@@ -14,11 +14,12 @@
 use std::collections::{HashMap, VecDeque};
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use tabwire_protocol::NetworkRecord;
 use tabwire_protocol::capture::MAX_RECORDS;
 
 use super::buffer::{Record, RecordBuffer};
-use crate::observation::cap;
+use crate::ops::budget::Fitted;
+use crate::text::cap;
 
 /// Longest URL kept in a record.
 const URL_CHARS: usize = 500;
@@ -128,7 +129,7 @@ pub struct NetworkCapture {
     /// Whether events become records.
     pub on: bool,
     /// The records.
-    pub records: RecordBuffer,
+    pub records: RecordBuffer<NetworkRecord>,
     /// Requests not finished yet, by `requestId`.
     open: HashMap<String, Open>,
     /// Requests seen since capture started, by `requestId`, at most [`REMEMBERED`].
@@ -160,19 +161,16 @@ impl NetworkCapture {
             set_response(record, redirect);
             set_ms(record, open.started, event.timestamp);
         }
-        let mut record = Record::new();
-        record.insert(
-            "requestId".into(),
-            json!(cap(&event.request_id, SHORT_CHARS)),
-        );
-        record.insert(
-            "method".into(),
-            json!(cap(&event.request.method, SHORT_CHARS)),
-        );
-        record.insert("url".into(), json!(cap(&event.request.url, URL_CHARS)));
-        if let Some(kind) = event.kind.filter(|k| !k.is_empty()) {
-            record.insert("type".into(), json!(cap(&kind, SHORT_CHARS)));
-        }
+        let record = NetworkRecord {
+            request_id: cap(&event.request_id, SHORT_CHARS),
+            method: cap(&event.request.method, SHORT_CHARS),
+            url: cap(&event.request.url, URL_CHARS),
+            resource_type: event
+                .kind
+                .filter(|k| !k.is_empty())
+                .map(|kind| cap(&kind, SHORT_CHARS)),
+            ..NetworkRecord::default()
+        };
         let seq = self.records.push(record);
         self.open.insert(
             event.request_id.clone(),
@@ -204,10 +202,7 @@ impl NetworkCapture {
             && let Some(record) = self.records.get_mut(open.seq)
         {
             if event.encoded_data_length.is_finite() && event.encoded_data_length >= 0.0 {
-                record.insert(
-                    "size".into(),
-                    json!(event.encoded_data_length.round() as u64),
-                );
+                record.size = Some(event.encoded_data_length.round() as u64);
             }
             set_ms(record, open.started, event.timestamp);
         }
@@ -226,9 +221,9 @@ impl NetworkCapture {
         if let Some(open) = self.open.remove(&event.request_id)
             && let Some(record) = self.records.get_mut(open.seq)
         {
-            record.insert("error".into(), json!(error));
+            record.error = Some(error.clone());
             if event.canceled {
-                record.insert("canceled".into(), json!(true));
+                record.canceled = true;
             }
             set_ms(record, open.started, event.timestamp);
         }
@@ -237,7 +232,7 @@ impl NetworkCapture {
         }
     }
 
-    fn open_record(&mut self, request_id: &str) -> Option<&mut Record> {
+    fn open_record(&mut self, request_id: &str) -> Option<&mut NetworkRecord> {
         let seq = self.open.get(request_id)?.seq;
         self.records.get_mut(seq)
     }
@@ -272,48 +267,67 @@ impl NetworkCapture {
     }
 }
 
-fn set_response(record: &mut Record, response: &Response) {
+fn set_response(record: &mut NetworkRecord, response: &Response) {
     if response.status.is_finite() && response.status > 0.0 {
-        record.insert("status".into(), json!(response.status.round() as u32));
+        record.status = Some(response.status.round() as u32);
     }
     if !response.status_text.is_empty() {
-        record.insert(
-            "statusText".into(),
-            json!(cap(&response.status_text, SHORT_CHARS)),
-        );
+        record.status_text = Some(cap(&response.status_text, SHORT_CHARS));
     }
     if !response.mime_type.is_empty() {
-        record.insert(
-            "mimeType".into(),
-            json!(cap(&response.mime_type, SHORT_CHARS)),
-        );
+        record.mime_type = Some(cap(&response.mime_type, SHORT_CHARS));
     }
 }
 
 /// Sets the request's duration in milliseconds, from two monotonic timestamps in seconds.
-fn set_ms(record: &mut Record, started: f64, ended: f64) {
+fn set_ms(record: &mut NetworkRecord, started: f64, ended: f64) {
     let ms = (ended - started) * 1000.0;
     if started > 0.0 && ms.is_finite() && ms >= 0.0 {
-        record.insert("ms".into(), json!(ms.round() as u64));
+        record.ms = Some(ms.round() as u64);
+    }
+}
+
+impl Fitted for NetworkRecord {
+    fn strings(&mut self) -> Vec<&mut String> {
+        // The order of their JSON names: error, method, mimeType, requestId, statusText, type,
+        // url.
+        let mut strings = Vec::new();
+        if let Some(error) = &mut self.error {
+            strings.push(error);
+        }
+        strings.push(&mut self.method);
+        if let Some(mime) = &mut self.mime_type {
+            strings.push(mime);
+        }
+        strings.push(&mut self.request_id);
+        if let Some(status_text) = &mut self.status_text {
+            strings.push(status_text);
+        }
+        if let Some(kind) = &mut self.resource_type {
+            strings.push(kind);
+        }
+        strings.push(&mut self.url);
+        strings
+    }
+}
+
+impl Record for NetworkRecord {
+    fn set_seq(&mut self, seq: u64) {
+        self.seq = seq;
     }
 }
 
 /// Whether a network record matches a read's filter (its URL contains the text, ignoring
 /// ASCII case).
-pub fn matcher(filter: Option<&str>) -> impl Fn(&Record) -> bool + use<> {
+pub fn matcher(filter: Option<&str>) -> impl Fn(&NetworkRecord) -> bool + use<> {
     let needle = filter.unwrap_or_default().to_ascii_lowercase();
-    move |record| {
-        needle.is_empty()
-            || record
-                .get("url")
-                .and_then(Value::as_str)
-                .is_some_and(|url| url.to_ascii_lowercase().contains(&needle))
-    }
+    move |record| needle.is_empty() || record.url.to_ascii_lowercase().contains(&needle)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{Value, json};
     use tabwire_protocol::RecordsRequest;
 
     fn event<T: for<'de> Deserialize<'de>>(value: Value) -> T {
@@ -340,7 +354,11 @@ mod tests {
             max_chars: 100_000,
             clear_after: false,
         };
-        capture.records.read(&request, matcher(filter)).records
+        let records = capture.records.read(&request, matcher(filter)).records;
+        records
+            .iter()
+            .map(|record| serde_json::to_value(record).unwrap())
+            .collect()
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! `Snapshot`: observe one document of the tab — one collector walk in the page, then refs,
-//! query, window, delta and baseline in the engine (`observation::engine`).
+//! A snapshot: observe one document of the tab — one collector walk in the page, then refs,
+//! query, window, delta and baseline in the [engine](super::engine).
 //!
 //! The snapshot takes a generation from its frame's fence when it starts and commits only if
 //! no snapshot that started later has committed meanwhile (else `SUPERSEDED`, changing
@@ -8,14 +8,16 @@
 
 use std::collections::HashSet;
 
-use tabwire_protocol::{OpError, OpResult, SnapshotRequest, TabId, Target};
+use tabwire_protocol::{Observation, OpError, SnapshotRequest, TabId, Target};
 
-use crate::observation::engine::{self, SnapshotFacts, Source};
-use crate::ops::{frames, tabs::resolve_tab, target::ReadScope};
+use super::engine::{self, SnapshotFacts, Source};
+use super::frames;
+use crate::checkpoint::Checkpoint;
+use crate::chrome_tabs::resolve_tab;
+use crate::ops::target::ReadScope;
 use crate::page::{self, MissingFrame, PageCommand};
 use crate::refs::table::AnchorKey;
 use crate::refs::{self, TOP_FRAME};
-use crate::requests::Checkpoint;
 use crate::timer::now_ms;
 
 /// The anchors of this walk's possible replacements (see `RefTable::replacement_candidates`)
@@ -69,7 +71,7 @@ pub async fn snapshot(
     tab_id: Option<TabId>,
     request: SnapshotRequest,
     checkpoint: &Checkpoint,
-) -> Result<OpResult, OpError> {
+) -> Result<Observation, OpError> {
     let tab = resolve_tab(tab_id).await?.id;
     let scope = ReadScope::prepare(tab, request.frame_id, request.scope.as_ref())?;
     let frame = scope.frame;
@@ -127,7 +129,7 @@ pub async fn snapshot(
     // Where the time went, for the slow ones only: a line per snapshot costs time itself.
     let engine_ms = now_ms() - started;
     if page_ms + engine_ms >= SLOW_SNAPSHOT_MS {
-        crate::log!(
+        crate::chrome::log!(
             "snapshot of tab {tab} frame {frame}: {node_count} nodes ({} KB) collected in \
              {collector_ms} ms, page call {page_ms:.0} ms (reading {:.0} ms), engine \
              {engine_ms:.0} ms",
@@ -136,5 +138,5 @@ pub async fn snapshot(
         );
     }
     refs::store::save(tab);
-    Ok(OpResult::Snapshot(observation))
+    Ok(observation)
 }

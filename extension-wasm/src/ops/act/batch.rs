@@ -6,14 +6,14 @@
 //! the completed steps' results and the failure. Nothing is rolled back or replayed.
 
 use tabwire_protocol::{
-    BatchRequest, BatchResult, ErrorCode, OpError, OpResult, Step, StepFailure, StepResult, TabId,
+    BatchRequest, BatchResult, ErrorCode, OpError, Step, StepFailure, StepResult, TabId,
 };
 
-use super::act::{MARGIN_MS, observe_after, perform};
-use super::{content, snapshot};
+use super::perform::{observe_after, perform};
+use crate::checkpoint::Checkpoint;
 use crate::debugger;
+use crate::ops::observe::{content, snapshot};
 use crate::refs::TOP_FRAME;
-use crate::requests::Checkpoint;
 use crate::timer::{Either, select, sleep};
 
 /// Runs the batch.
@@ -21,7 +21,7 @@ pub async fn batch(
     tab: TabId,
     request: BatchRequest,
     checkpoint: &Checkpoint,
-) -> Result<OpResult, OpError> {
+) -> Result<BatchResult, OpError> {
     let mut steps = Vec::with_capacity(request.steps.len());
     let mut failure = None;
     let mut blocked = false;
@@ -31,7 +31,7 @@ pub async fn batch(
         let before = checkpoint.dispatches();
         // The step stops a little before the request's deadline, so the batch can still
         // answer with the steps it completed.
-        let budget = checkpoint.remaining_ms() - MARGIN_MS;
+        let budget = checkpoint.budget_ms();
         let outcome = match select(run_step(tab, step, checkpoint), sleep(budget)).await {
             Either::Left(outcome) => outcome,
             Either::Right(()) => {
@@ -59,7 +59,7 @@ pub async fn batch(
         match outcome {
             Ok(result) => {
                 if let StepResult::Acted { outcome } = &result {
-                    blocked = outcome.details.contains_key("dialog");
+                    blocked = outcome.dialog.is_some();
                 }
                 steps.push(result);
                 // A dialog the step opened blocks the page: later steps cannot run.
@@ -90,13 +90,13 @@ pub async fn batch(
         checkpoint,
     )
     .await;
-    Ok(OpResult::Batch(BatchResult {
+    Ok(BatchResult {
         tab_id: tab,
         steps,
         failure,
         observation,
         observation_error,
-    }))
+    })
 }
 
 async fn run_step(tab: TabId, step: Step, checkpoint: &Checkpoint) -> Result<StepResult, OpError> {
@@ -107,25 +107,15 @@ async fn run_step(tab: TabId, step: Step, checkpoint: &Checkpoint) -> Result<Ste
         }),
         // Reads are stopped by a dialog the page opens meanwhile (actions handle their own).
         Step::Observe { request } => {
-            match debugger::unless_dialog(tab, snapshot::snapshot(Some(tab), request, checkpoint))
-                .await?
-            {
-                OpResult::Snapshot(observation) => Ok(StepResult::Observed { observation }),
-                _ => Err(unexpected()),
-            }
+            let observation =
+                debugger::unless_dialog(tab, snapshot::snapshot(Some(tab), request, checkpoint))
+                    .await?;
+            Ok(StepResult::Observed { observation })
         }
         Step::Content { request } => {
-            match debugger::unless_dialog(tab, content::content(Some(tab), request)).await? {
-                OpResult::Content(content) => Ok(StepResult::Content { content }),
-                _ => Err(unexpected()),
-            }
+            let content =
+                debugger::unless_dialog(tab, content::content(Some(tab), request)).await?;
+            Ok(StepResult::Content { content })
         }
     }
-}
-
-fn unexpected() -> OpError {
-    OpError::new(
-        ErrorCode::Internal,
-        "a batch step produced the wrong kind of result",
-    )
 }

@@ -1,4 +1,4 @@
-//! `Navigate`: load a URL in a tab and wait until it has finished loading.
+//! Navigating: load a URL in a tab and wait until it has finished loading.
 //!
 //! The `chrome.tabs.onUpdated` listener is added *before* `chrome.tabs.update` is called, so
 //! no event can slip by, and the load counts as finished only after a `loading` → `complete`
@@ -6,24 +6,24 @@
 //! not end the wait. Listeners are removed when the wait ends or is dropped at the deadline.
 
 use serde::Deserialize;
-use serde_json::json;
-use tabwire_protocol::{ErrorCode, Navigated, OpError, OpResult, TabId};
+use tabwire_protocol::{ErrorCode, Navigated, OpError, TabId};
 use wasm_bindgen::prelude::Closure;
 use wasm_bindgen::{JsCast, JsValue};
 
+use crate::checkpoint::Checkpoint;
 use crate::chrome::{self, ChromeTab};
+use crate::chrome_tabs::resolve_tab;
 use crate::mailbox::Mailbox;
-use crate::ops::tabs::{resolve_tab, tab_error};
+use crate::ops::load::load_url;
 use crate::page::{self, MissingFrame, PageCommand};
 use crate::refs::TOP_FRAME;
-use crate::requests::Checkpoint;
 
 /// Loads `url` in the tab and waits for it.
 pub async fn navigate(
     tab_id: Option<TabId>,
     url: &str,
     checkpoint: &Checkpoint,
-) -> Result<OpResult, OpError> {
+) -> Result<Navigated, OpError> {
     let tab = resolve_tab(tab_id).await?.id;
     let watch = LoadWatch::start(tab);
     load_url(tab, url, checkpoint).await?;
@@ -58,7 +58,7 @@ pub async fn navigate(
         // Pages extensions may not script (chrome://…) still loaded fine.
         Err(_) => {}
     }
-    Ok(OpResult::Navigated(navigated))
+    Ok(navigated)
 }
 
 /// The probe's answer.
@@ -66,27 +66,6 @@ pub async fn navigate(
 struct PageIdentity {
     url: String,
     title: String,
-}
-
-/// Points the tab at `url` (`chrome.tabs.update`), passing the checkpoint just before.
-pub async fn load_url(tab: TabId, url: &str, checkpoint: &Checkpoint) -> Result<(), OpError> {
-    let properties = chrome::to_js(&json!({ "url": url }))
-        .map_err(|e| OpError::new(ErrorCode::Internal, e.to_string()))?;
-    checkpoint.check()?;
-    chrome::call(chrome::tabs_update(tab, &properties))
-        .await
-        .map(|_| ())
-        .map_err(|failure| refused(tab, url, &failure.message))
-}
-
-fn refused(tab: TabId, url: &str, message: &str) -> OpError {
-    if message.to_ascii_lowercase().contains("no tab with id") {
-        return tab_error(tab, message);
-    }
-    OpError::new(
-        ErrorCode::NavigationFailed,
-        format!("Chrome refused to load {url}: {message}"),
-    )
 }
 
 /// What the tab listeners saw.

@@ -1,18 +1,11 @@
-//! Tabs: listing them, and finding the tab a request is about.
+//! Chrome's tabs as every operation needs them: the tab a request is about, one tab read,
+//! every tab, a tab as the protocol describes it, and Chrome's tab errors as error codes.
 
 use serde_json::json;
-use tabwire_protocol::{ErrorCode, OpError, OpResult, TabId, TabInfo};
+use tabwire_protocol::{ErrorCode, OpError, TabId, TabInfo};
 
 use crate::chrome::{self, ChromeTab};
-use crate::{debugger, refs};
-
-/// `ListTabs`: every tab Chrome reports.
-pub async fn list_tabs() -> Result<OpResult, OpError> {
-    let tabs = query(&json!({})).await?;
-    Ok(OpResult::Tabs {
-        tabs: tabs.iter().filter_map(tab_info).collect(),
-    })
-}
+use crate::text::cap;
 
 /// A tab whose ID is known to be valid.
 pub struct ResolvedTab {
@@ -66,7 +59,8 @@ async fn active_tab() -> Result<ChromeTab, OpError> {
         })
 }
 
-async fn query(filter: &serde_json::Value) -> Result<Vec<ChromeTab>, OpError> {
+/// The tabs `chrome.tabs.query` finds for `filter` (`{}`: every tab).
+pub async fn query(filter: &serde_json::Value) -> Result<Vec<ChromeTab>, OpError> {
     let filter = chrome::to_js(filter).map_err(|e| internal_read("a tab query", &e))?;
     let value = chrome::call(chrome::tabs_query(&filter))
         .await
@@ -94,14 +88,14 @@ pub fn tab_info(tab: &ChromeTab) -> Option<TabInfo> {
             .unwrap_or_default(),
         active: tab.active,
         // A page sets its own URL and title: both are capped like every page-made string.
-        url: crate::observation::cap(
+        url: cap(
             &tab.url
                 .clone()
                 .or_else(|| tab.pending_url.clone())
                 .unwrap_or_default(),
             TAB_URL_MAX,
         ),
-        title: crate::observation::cap(&tab.title.clone().unwrap_or_default(), TAB_TITLE_MAX),
+        title: cap(&tab.title.clone().unwrap_or_default(), TAB_TITLE_MAX),
         status: tab.status.clone().unwrap_or_else(|| "complete".to_owned()),
     })
 }
@@ -140,11 +134,12 @@ fn internal_read(what: &str, error: &chrome::JsFailure) -> OpError {
     )
 }
 
-/// Forgets per-tab state (ref table, debugger attachment) when a tab closes.
-pub fn forget_tab_state(id: TabId) {
-    refs::with_tables(|tables| tables.forget_tab(id));
-    refs::store::forget(id);
-    debugger::forget(id);
-    crate::activity::forget(id);
-    super::capture::forget(id);
+/// Tab `tab` as the protocol describes it (as `list_tabs` shows it).
+pub async fn info(tab: TabId) -> Result<TabInfo, OpError> {
+    tab_info(&get_tab(tab).await?).ok_or_else(|| {
+        OpError::new(
+            ErrorCode::TabNotFound,
+            format!("Tab {tab} is not an ordinary browser tab."),
+        )
+    })
 }

@@ -1,56 +1,20 @@
-//! `Content`: a document's readable text (`innerText`) or markup (`outerHTML`, password values
-//! removed in the page), or a scope element's, returned in bounded slices of characters.
+//! Text helpers every layer uses: capping a string to a number of characters, and cutting a
+//! slice of characters out of a text for paging. Characters, not bytes: budgets are stated in
+//! characters, and a cut never splits a code point.
 
-use serde::Deserialize;
-use tabwire_protocol::{ContentRequest, OpError, OpResult, PageContent, TabId};
-
-use crate::ops::{tabs::resolve_tab, target::ReadScope};
-use crate::page::{self, PageCommand};
-use crate::refs::TOP_FRAME;
-
-/// The page's answer.
-#[derive(Deserialize)]
-struct PageText {
-    url: String,
-    title: String,
-    text: String,
-}
-
-/// Reads the content of a document of the tab.
-pub async fn content(tab_id: Option<TabId>, request: ContentRequest) -> Result<OpResult, OpError> {
-    let tab = resolve_tab(tab_id).await?.id;
-    let scope = ReadScope::prepare(tab, request.frame_id, request.scope.as_ref())?;
-    let frame = scope.frame;
-    let reply = page::run::<PageText>(
-        tab,
-        frame,
-        &PageCommand::Content {
-            scope: scope.page_target(),
-            format: request.format,
-        },
-        scope.missing_frame(),
-    )
-    .await?;
-    scope.check_document(&reply.document_id)?;
-    let page = reply.value;
-    let slice = slice_chars(&page.text, request.offset, request.max_chars);
-    Ok(OpResult::Content(PageContent {
-        tab_id: tab,
-        frame_id: (frame != TOP_FRAME).then_some(frame),
-        url: page.url,
-        title: page.title,
-        format: request.format,
-        content: slice.text,
-        offset: slice.offset,
-        total_chars: slice.total,
-        truncated: slice.truncated,
-        next_offset: slice.next_offset,
-    }))
+/// Cuts `text` to `max` characters, ending with `…` when cut.
+pub fn cap(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
+    cut.push('…');
+    cut
 }
 
 /// Characters `[offset, offset + max)` of a text.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) struct Slice {
+pub struct Slice {
     /// The characters.
     pub text: String,
     /// Where they start (the offset, at most the total).
@@ -64,7 +28,7 @@ pub(super) struct Slice {
 }
 
 /// Characters `[offset, offset + max)` of `text`.
-pub(super) fn slice_chars(text: &str, offset: u32, max: u32) -> Slice {
+pub fn slice_chars(text: &str, offset: u32, max: u32) -> Slice {
     let total = text.chars().count();
     let start = (offset as usize).min(total);
     let end = start.saturating_add(max as usize).min(total);
@@ -81,6 +45,13 @@ pub(super) fn slice_chars(text: &str, offset: u32, max: u32) -> Slice {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn caps_count_characters_and_mark_the_cut() {
+        assert_eq!(cap("héllo", 5), "héllo");
+        assert_eq!(cap("héllo wörld", 5), "héll…");
+        assert_eq!(cap("", 0), "");
+    }
 
     #[test]
     fn slices_count_characters_not_bytes() {

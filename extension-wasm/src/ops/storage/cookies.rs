@@ -7,10 +7,10 @@
 //! agent that needs more can read it in the page.
 
 use serde::Deserialize;
-use serde_json::{Value, json};
+use tabwire_protocol::Cookie as CookieEntry;
 
-use super::buffer::{Record, fill};
-use crate::observation::cap;
+use crate::ops::budget::{Fitted, fill};
+use crate::text::cap;
 
 /// Longest value kept.
 const VALUE_CHARS: usize = 200;
@@ -53,7 +53,7 @@ pub struct Cookie {
 #[derive(Debug, PartialEq)]
 pub struct Entries {
     /// Within the budget.
-    pub entries: Vec<Value>,
+    pub entries: Vec<CookieEntry>,
     /// Cookies with the name asked for (all when none was).
     pub total: u32,
     /// The budget cut the list, or a value was capped.
@@ -68,9 +68,8 @@ pub fn entries(cookies: Vec<Cookie>, name: Option<&str>, max_chars: usize) -> En
         .filter(|cookie| name.is_none_or(|name| cookie.name == name))
         .collect();
     let total = u32::try_from(matching.len()).unwrap_or(u32::MAX);
-    let entries: Vec<Record> = matching.into_iter().map(entry).collect();
-    let (entries, cut) = fill(entries.into_iter(), max_chars);
-    let capped = entries.iter().any(|e| e.get("valueTruncated").is_some());
+    let (entries, cut) = fill(matching.into_iter().map(entry), max_chars);
+    let capped = entries.iter().any(|e| e.value_truncated);
     let truncated = cut || capped;
     Entries {
         entries,
@@ -79,31 +78,49 @@ pub fn entries(cookies: Vec<Cookie>, name: Option<&str>, max_chars: usize) -> En
     }
 }
 
-fn entry(cookie: Cookie) -> Record {
-    let mut entry = Record::new();
-    entry.insert("name".into(), json!(cap(&cookie.name, FIELD_CHARS)));
-    entry.insert("value".into(), json!(cap(&cookie.value, VALUE_CHARS)));
-    if cookie.value.chars().count() > VALUE_CHARS {
-        entry.insert("valueTruncated".into(), json!(true));
+fn entry(cookie: Cookie) -> CookieEntry {
+    let session = cookie.session || cookie.expires < 0.0 || !cookie.expires.is_finite();
+    CookieEntry {
+        name: cap(&cookie.name, FIELD_CHARS),
+        value: cap(&cookie.value, VALUE_CHARS),
+        value_truncated: cookie.value.chars().count() > VALUE_CHARS,
+        domain: cap(&cookie.domain, FIELD_CHARS),
+        path: cap(&cookie.path, FIELD_CHARS),
+        expires: (!session).then(|| cookie.expires.round() as u64),
+        session,
+        http_only: cookie.http_only,
+        secure: cookie.secure,
+        same_site: cookie
+            .same_site
+            .filter(|s| !s.is_empty())
+            .map(|same_site| cap(&same_site, FIELD_CHARS)),
     }
-    entry.insert("domain".into(), json!(cap(&cookie.domain, FIELD_CHARS)));
-    entry.insert("path".into(), json!(cap(&cookie.path, FIELD_CHARS)));
-    if cookie.session || cookie.expires < 0.0 || !cookie.expires.is_finite() {
-        entry.insert("session".into(), json!(true));
-    } else {
-        entry.insert("expires".into(), json!(cookie.expires.round() as u64));
+}
+
+impl Fitted for CookieEntry {
+    fn strings(&mut self) -> Vec<&mut String> {
+        // The order of their JSON names: domain, name, path, sameSite, value.
+        let mut strings = vec![&mut self.domain, &mut self.name, &mut self.path];
+        if let Some(same_site) = &mut self.same_site {
+            strings.push(same_site);
+        }
+        strings.push(&mut self.value);
+        strings
     }
-    entry.insert("httpOnly".into(), json!(cookie.http_only));
-    entry.insert("secure".into(), json!(cookie.secure));
-    if let Some(same_site) = cookie.same_site.filter(|s| !s.is_empty()) {
-        entry.insert("sameSite".into(), json!(cap(&same_site, FIELD_CHARS)));
-    }
-    entry
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::{Value, json};
+
+    /// The entries as the hub receives them.
+    fn json(entries: &[CookieEntry]) -> Vec<Value> {
+        entries
+            .iter()
+            .map(|entry| serde_json::to_value(entry).unwrap())
+            .collect()
+    }
 
     fn cookies(value: Value) -> Vec<Cookie> {
         match serde_json::from_value::<CookieList>(value) {
@@ -128,20 +145,21 @@ mod tests {
     fn cookies_become_entries() {
         let read = entries(jar(), None, 12_000);
         assert_eq!(read.total, 3);
+        let shown = json(&read.entries);
         assert_eq!(
-            read.entries[0],
+            shown[0],
             json!({ "name": "sid", "value": "abc", "domain": "shop.example", "path": "/",
                     "expires": 1_900_000_000u64, "httpOnly": true, "secure": true,
                     "sameSite": "Lax" })
         );
         assert_eq!(
-            read.entries[1],
+            shown[1],
             json!({ "name": "theme", "value": "dark", "domain": ".shop.example", "path": "/",
                     "session": true, "httpOnly": false, "secure": false })
         );
-        assert_eq!(read.entries[2]["valueTruncated"], json!(true));
+        assert_eq!(shown[2]["valueTruncated"], json!(true));
         assert_eq!(
-            read.entries[2]["value"].as_str().map(|v| v.chars().count()),
+            shown[2]["value"].as_str().map(|v| v.chars().count()),
             Some(VALUE_CHARS)
         );
         // A capped value makes the read truncated.

@@ -7,16 +7,19 @@
 //! (whole rows and list items); takes the window from `offset` within the budget; hands out
 //! refs to the nodes shown; and answers with the window, or with a delta against a matching
 //! baseline. The window becomes a new baseline under the next version.
+//!
+//! It sits above both the observation vocabulary (`observation`: facts, rendering, windows,
+//! deltas) and the per-frame ref state (`refs`), which it puts together.
 
 use std::collections::HashSet;
 
-use crate::refs::table::AnchorKey;
 use serde::Deserialize;
 use tabwire_protocol::{Delta, Observation, ObservedNode, SnapshotRequest, TabId};
 
-use super::delta::{self, Baseline, Entry, Params, View};
-use super::facts::PageNode;
-use super::window::{self, Budget};
+use crate::observation::delta::{self, Baseline, Entry, Params, View};
+use crate::observation::facts::PageNode;
+use crate::observation::window::{self, Budget};
+use crate::refs::table::AnchorKey;
 use crate::refs::{FrameState, TOP_FRAME, element_ref};
 
 /// The collector's snapshot answer.
@@ -345,7 +348,7 @@ mod tests {
         assert!(d.changed.is_empty() && d.removed.is_empty() && d.order.is_none());
         assert_eq!(delta.version, 1, "nothing changed, so no new version");
         assert_eq!(delta.total_nodes, 2);
-        let json = serde_json::to_string(&tabwire_protocol::OpResult::Snapshot(delta)).unwrap();
+        let json = serde_json::to_string(&tabwire_protocol::OpResult::from(delta)).unwrap();
         assert!(json.len() < 300, "{} bytes: {json}", json.len());
     }
 

@@ -8,11 +8,13 @@
 use serde::Deserialize;
 use serde_json::json;
 use tabwire_protocol::{
-    DialogHandled, ElementState, ErrorCode, OpError, OpResult, ReadStateRequest, TabHealth, TabId,
+    DialogHandled, ElementFacts, ElementState, ErrorCode, HandleDialog, OpError, ReadStateRequest,
+    TabHealth, TabId,
 };
 
+use crate::chrome_tabs::resolve_tab;
 use crate::observation::{Detail, PageNode, render_node};
-use crate::ops::{tabs::resolve_tab, target};
+use crate::ops::target;
 use crate::page::{self, MissingFrame, PageCommand};
 use crate::refs::TOP_FRAME;
 use crate::timer::{Either, now_ms, select, sleep};
@@ -24,12 +26,12 @@ const PROBE_MS: f64 = 1000.0;
 #[derive(Deserialize)]
 struct StateFacts {
     node: PageNode,
-    state: serde_json::Map<String, serde_json::Value>,
+    state: ElementFacts,
     rebound: Option<u32>,
 }
 
-/// `ReadState`.
-pub async fn read_state(tab: TabId, request: ReadStateRequest) -> Result<OpResult, OpError> {
+/// Reads one element's state.
+pub async fn read_state(tab: TabId, request: ReadStateRequest) -> Result<ElementState, OpError> {
     let url = resolve_tab(Some(tab)).await?.url;
     let prepared = target::prepare(tab, &request.target, TOP_FRAME)?;
     let reply = page::run::<StateFacts>(
@@ -45,19 +47,22 @@ pub async fn read_state(tab: TabId, request: ReadStateRequest) -> Result<OpResul
     .await?;
     prepared.check_document(&reply.document_id)?;
     prepared.rebound(tab, reply.value.rebound);
-    Ok(OpResult::ElementState(ElementState {
+    Ok(ElementState {
         tab_id: tab,
         target: render_node(&reply.value.node, &url, Detail::WithoutValue),
         state: reply.value.state,
-    }))
+    })
 }
 
-/// `HandleDialog`.
+/// Accepts or dismisses the tab's open dialog.
 pub async fn handle_dialog(
     tab_id: Option<TabId>,
-    accept: bool,
-    prompt_text: Option<String>,
-) -> Result<OpResult, OpError> {
+    request: HandleDialog,
+) -> Result<DialogHandled, OpError> {
+    let HandleDialog {
+        accept,
+        prompt_text,
+    } = request;
     let tab = resolve_tab(tab_id).await?.id;
     let Some(dialog) = debugger::dialog(tab) else {
         return Err(OpError::new(
@@ -74,15 +79,15 @@ pub async fn handle_dialog(
         .await
         .map_err(OpError::action_may_have_occurred)?;
     debugger::dialog_closed(tab);
-    Ok(OpResult::DialogHandled(DialogHandled {
+    Ok(DialogHandled {
         tab_id: tab,
         dialog,
         accepted: accept,
-    }))
+    })
 }
 
-/// `Health`.
-pub async fn health(tab_id: Option<TabId>, recover_debugger: bool) -> Result<OpResult, OpError> {
+/// The tab's health, after reattaching the debugger when asked and the tab is idle.
+pub async fn health(tab_id: Option<TabId>, recover_debugger: bool) -> Result<TabHealth, OpError> {
     let resolved = resolve_tab(tab_id).await?;
     let tab = resolved.id;
     let mut recovery = None;
@@ -117,7 +122,7 @@ pub async fn health(tab_id: Option<TabId>, recover_debugger: bool) -> Result<OpR
         Either::Left(Err(_)) | Either::Right(()) => (false, None),
     };
     let (active, queued) = queue::status(tab);
-    Ok(OpResult::Health(TabHealth {
+    Ok(TabHealth {
         tab_id: tab,
         url: resolved.url,
         responsive,
@@ -127,5 +132,5 @@ pub async fn health(tab_id: Option<TabId>, recover_debugger: bool) -> Result<OpR
         debugger_attached: debugger::is_attached(tab),
         dialog: debugger::dialog(tab),
         recovery,
-    }))
+    })
 }

@@ -9,27 +9,26 @@ use std::collections::HashMap;
 
 use serde::Deserialize;
 use serde_json::json;
-use tabwire_protocol::{ErrorCode, FrameInfo, OpError, OpResult, TabId};
+use tabwire_protocol::{ErrorCode, FrameInfo, FrameList, OpError, TabId};
 
 use crate::chrome::{self, ChromeFrame};
+use crate::chrome_tabs::{resolve_tab, tab_error};
 use crate::observation::PageNode;
-use crate::ops::tabs::{resolve_tab, tab_error};
 use crate::page::{self, PageCommand};
 use crate::refs::TOP_FRAME;
 
 /// Lists the tab's frames, the top document first, parents before children.
-pub async fn list_frames(tab_id: Option<TabId>) -> Result<OpResult, OpError> {
+pub async fn list_frames(tab_id: Option<TabId>) -> Result<FrameList, OpError> {
     let tab = resolve_tab(tab_id).await?.id;
     let frames = all_frames(tab).await?;
-    Ok(OpResult::Frames {
+    Ok(FrameList {
         tab_id: tab,
         frames: ordered(frames),
     })
 }
 
 pub async fn all_frames(tab: TabId) -> Result<Vec<ChromeFrame>, OpError> {
-    let details = chrome::to_js(&json!({ "tabId": tab }))
-        .map_err(|e| OpError::new(ErrorCode::Internal, e.to_string()))?;
+    let details = chrome::to_js(&json!({ "tabId": tab })).map_err(OpError::from)?;
     let value = chrome::call(chrome::web_navigation_get_all_frames(&details))
         .await
         .map_err(|failure| tab_error(tab, &failure.message))?;

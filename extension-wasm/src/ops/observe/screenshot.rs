@@ -12,16 +12,15 @@
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tabwire_protocol::{
-    ErrorCode, ImageFormat, OpError, OpResult, Screenshot, ScreenshotRequest, SnapshotRequest,
-    TabId, TabResult, Target,
+    ErrorCode, ImageFormat, OpError, Screenshot, ScreenshotRequest, SnapshotRequest, TabId, Target,
 };
 
 use super::snapshot;
-use super::tabs::get_tab;
-use super::target;
+use crate::checkpoint::Checkpoint;
+use crate::chrome_tabs::get_tab;
+use crate::ops::target;
 use crate::page::{self, MissingFrame, PageCommand};
 use crate::refs::TOP_FRAME;
-use crate::requests::Checkpoint;
 use crate::timer::{Either, select, sleep};
 use crate::{chrome, debugger};
 
@@ -121,7 +120,7 @@ pub async fn take(
     tab: TabId,
     request: ScreenshotRequest,
     checkpoint: &Checkpoint,
-) -> Result<TabResult, OpError> {
+) -> Result<Screenshot, OpError> {
     let url = get_tab(tab).await?.url.unwrap_or_default();
     if is_browser_page(&url) {
         return Err(OpError::new(
@@ -144,10 +143,7 @@ pub async fn take(
                 offset: 0,
                 since: None,
             };
-            match snapshot::snapshot(Some(tab), snapshot, checkpoint).await? {
-                OpResult::Snapshot(observation) => Some(observation),
-                _ => None,
-            }
+            Some(snapshot::snapshot(Some(tab), snapshot, checkpoint).await?)
         }
         None => None,
     };
@@ -261,7 +257,7 @@ pub async fn take(
         ));
     }
     let pixels = scale * device_ratio;
-    Ok(TabResult::Screenshot(Screenshot {
+    Ok(Screenshot {
         tab_id: tab,
         format: request.format,
         data: captured.data,
@@ -271,7 +267,7 @@ pub async fn take(
         css_height: clip.height.round() as u32,
         document_id,
         observation,
-    }))
+    })
 }
 
 /// The element's box (top document only).

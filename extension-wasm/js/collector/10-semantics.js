@@ -1,0 +1,332 @@
+// Part of the in-page collector's factory (see 00-prelude.js), joined with the other parts of
+// js/collector/ in name order when the extension is built. This part says what an element is: its
+// role, accessible name, value (secrets redacted), states and facts, the way snapshots and action
+// results both describe it.
+
+  // Children in the rendered (flat) tree: an open shadow root replaces the light children, and
+  // a slot shows what is assigned to it. Closed shadow roots cannot be entered.
+  function flatChildren(node) {
+    if (node.shadowRoot) return node.shadowRoot.childNodes;
+    if (node.tagName === 'SLOT') {
+      const assigned = node.assignedNodes({ flatten: true });
+      if (assigned.length) return assigned;
+    }
+    return node.childNodes;
+  }
+
+  function rawRole(el) {
+    const role = el.getAttribute('role');
+    return role === null ? '' : role.trim().split(/\s+/)[0].toLowerCase();
+  }
+
+  function explicitRole(el) {
+    const first = rawRole(el);
+    return first === 'none' || first === 'presentation' ? '' : first;
+  }
+
+  // `layout`: inside a table marked role=presentation/none, whose rows and cells are no table.
+  function implicitRole(el, layout) {
+    const tag = el.tagName;
+    switch (tag) {
+      case 'A':
+      case 'AREA':
+        return el.hasAttribute('href') ? 'link' : null;
+      case 'BUTTON':
+      case 'SUMMARY':
+        return 'button';
+      case 'INPUT': {
+        const type = el.type;
+        if (type === 'hidden') return null;
+        if (BUTTON_INPUT_TYPES.has(type)) return 'button';
+        if (type === 'checkbox') return 'checkbox';
+        if (type === 'radio') return 'radio';
+        if (type === 'range') return 'slider';
+        if (type === 'number') return 'spinbutton';
+        if (el.hasAttribute('list')) return 'combobox';
+        return type === 'search' ? 'searchbox' : 'textbox';
+      }
+      case 'SELECT':
+        return el.multiple || el.size > 1 ? 'listbox' : 'combobox';
+      case 'TEXTAREA':
+        return 'textbox';
+      case 'H1': case 'H2': case 'H3': case 'H4': case 'H5': case 'H6':
+        return 'heading';
+      case 'IMG':
+        return collapse(el.getAttribute('alt')) ? 'img' : null;
+      case 'OUTPUT':
+        return 'status';
+      case 'TR':
+        return layout ? null : 'row';
+    }
+    // The root of an editable region (checking the attribute first: isContentEditable is costly).
+    if (el.hasAttribute('contenteditable') && el.isContentEditable && !(el.parentElement && el.parentElement.isContentEditable)) {
+      return 'textbox';
+    }
+    return null;
+  }
+
+  const focusable = (el) => el.hasAttribute('tabindex') && el.tabIndex >= 0;
+
+  function roleOf(el, layout) {
+    return explicitRole(el) || implicitRole(el, layout) || (focusable(el) ? 'generic' : null);
+  }
+
+  // What kind of observation node an element is, or null when it only contributes text.
+  function kindOf(el, role) {
+    if (!role) return null;
+    if (INTERACTIVE_ROLES.has(role)) return 'control';
+    if (role === 'row') return 'row';
+    if (role === 'heading') return 'heading';
+    if (role === 'img') return 'img';
+    if (role === 'status' || role === 'alert') return 'live';
+    return focusable(el) ? 'control' : null;
+  }
+
+  function hiddenByStyle(el) {
+    if (el.getAttribute('aria-hidden') === 'true') return true;
+    const style = getComputedStyle(el);
+    return style.display === 'none' || style.visibility === 'hidden' || style.visibility === 'collapse';
+  }
+
+  // Text of a subtree for a name: alt text of images, values of buttons, nothing from form
+  // fields. `checkHidden` is false for aria-labelledby targets, which count even when hidden.
+  function textOf(root, checkHidden) {
+    let out = '';
+    const visit = (node) => {
+      for (const child of flatChildren(node)) {
+        if (out.length > NAME_MAX * 4) return;
+        if (child.nodeType === 3) { out += child.data; continue; }
+        if (child.nodeType !== 1) continue;
+        const tag = child.tagName;
+        if (SKIP_TAGS.has(tag) || tag === 'SELECT' || tag === 'TEXTAREA') continue;
+        if (tag === 'INPUT') {
+          if (BUTTON_INPUT_TYPES.has(child.type)) out += ' ' + child.value + ' ';
+          continue;
+        }
+        if (tag === 'IMG') { out += ' ' + (child.getAttribute('alt') || '') + ' '; continue; }
+        if (tag === 'BR') { out += ' '; continue; }
+        let block = true;
+        if (checkHidden) {
+          if (child.getAttribute('aria-hidden') === 'true') continue;
+          const style = getComputedStyle(child);
+          if (style.display === 'none' || style.visibility === 'hidden') continue;
+          block = !style.display.startsWith('inline');
+        }
+        if (block) out += ' ';
+        const label = child.getAttribute('aria-label');
+        if (label) out += label; else visit(child);
+        if (block) out += ' ';
+      }
+    };
+    visit(root);
+    return cap(collapse(out), NAME_MAX);
+  }
+
+  function labelledBy(el) {
+    const idsAttr = (el.getAttribute('aria-labelledby') || '').trim();
+    if (!idsAttr) return '';
+    const root = el.getRootNode();
+    const parts = [];
+    for (const id of idsAttr.split(/\s+/)) {
+      const target = root.getElementById ? root.getElementById(id) : document.getElementById(id);
+      if (target) parts.push(collapse(target.getAttribute('aria-label')) || textOf(target, false));
+    }
+    return cap(collapse(parts.join(' ')), NAME_MAX);
+  }
+
+  // Labels by control, per document or shadow root, built once per call from the labels
+  // themselves. `el.labels` would be simpler, but Chrome answers it by scanning the whole
+  // tree for each control the first time (and again after any change): on a page with 2,000
+  // buttons that alone took half a second.
+  let labelMaps = null;
+  const LABELABLE = new Set(['INPUT', 'SELECT', 'TEXTAREA', 'BUTTON', 'METER', 'OUTPUT', 'PROGRESS']);
+
+  function labelsOf(el) {
+    if (!LABELABLE.has(el.tagName)) return null;
+    const root = el.getRootNode();
+    if (labelMaps === null) labelMaps = new Map();
+    let map = labelMaps.get(root);
+    if (map === undefined) {
+      map = new Map();
+      if (typeof root.querySelectorAll === 'function') {
+        for (const label of root.querySelectorAll('label')) {
+          const control = label.control;
+          if (!control) continue;
+          const list = map.get(control);
+          if (list) list.push(label); else map.set(control, [label]);
+        }
+      }
+      labelMaps.set(root, map);
+    }
+    return map.get(el) || null;
+  }
+
+  // The accessible name, following the accessible-name computation's main steps.
+  function nameOf(el, role) {
+    const fromIds = labelledBy(el);
+    if (fromIds) return fromIds;
+    const aria = collapse(el.getAttribute('aria-label'));
+    if (aria) return cap(aria, NAME_MAX);
+    const tag = el.tagName;
+    if (tag === 'INPUT' && (el.type === 'button' || el.type === 'submit' || el.type === 'reset')) {
+      const value = collapse(el.value);
+      if (value) return cap(value, NAME_MAX);
+      if (el.type !== 'button') return el.type === 'submit' ? 'Submit' : 'Reset';
+    }
+    if (tag === 'INPUT' && el.type === 'image') {
+      return cap(collapse(el.getAttribute('alt')) || collapse(el.title) || 'Submit', NAME_MAX);
+    }
+    const labels = labelsOf(el);
+    if (labels !== null) {
+      const fromLabels = collapse(labels.map((label) => textOf(label, true)).join(' '));
+      if (fromLabels) return cap(fromLabels, NAME_MAX);
+    }
+    if (tag === 'IMG' || tag === 'AREA') {
+      const alt = collapse(el.getAttribute('alt'));
+      if (alt) return cap(alt, NAME_MAX);
+    }
+    if (tag === 'FIELDSET') {
+      const legend = el.querySelector(':scope > legend');
+      if (legend) return textOf(legend, true);
+    }
+    if (NAME_FROM_CONTENT.has(role)) {
+      const text = textOf(el, true);
+      if (text) return text;
+    }
+    const title = collapse(el.getAttribute('title'));
+    if (title) return cap(title, NAME_MAX);
+    const placeholder = collapse(el.getAttribute('placeholder') || el.getAttribute('aria-placeholder'));
+    return cap(placeholder, NAME_MAX);
+  }
+
+  // Fields whose value is a secret: passwords, fields the page marks as one (autocomplete,
+  // masked with -webkit-text-security), and password fields a "show password" toggle turned
+  // into text fields (remembered for the document's life, so the toggle does not reveal them).
+  const SECRET_AUTOCOMPLETE = /(^|\s)(current-password|new-password|one-time-code)(\s|$)/i;
+  const wasPassword = ids.wasPassword || (ids.wasPassword = new WeakSet());
+  function isSecret(el) {
+    if (el.tagName !== 'INPUT') return false;
+    if (el.type === 'password') {
+      wasPassword.add(el);
+      return true;
+    }
+    if (wasPassword.has(el) || SECRET_AUTOCOMPLETE.test(el.getAttribute('autocomplete') || '')) return true;
+    const mask = getComputedStyle(el).webkitTextSecurity;
+    return Boolean(mask) && mask !== 'none';
+  }
+
+  function valueOf(el, role) {
+    const tag = el.tagName;
+    if (tag === 'INPUT') {
+      const type = el.type;
+      if (type === 'checkbox' || type === 'radio' || type === 'hidden' || BUTTON_INPUT_TYPES.has(type)) return null;
+      if (isSecret(el)) return el.value ? REDACTED : '';
+      return cap(el.value, VALUE_MAX);
+    }
+    if (tag === 'TEXTAREA') return cap(collapse(el.value), VALUE_MAX);
+    if (tag === 'SELECT') {
+      return cap(Array.from(el.selectedOptions, (o) => collapse(o.label || o.text)).join(', '), VALUE_MAX);
+    }
+    if (el.isContentEditable && role === 'textbox') return cap(collapse(el.innerText), VALUE_MAX);
+    const valueText = el.getAttribute('aria-valuetext') || el.getAttribute('aria-valuenow');
+    return valueText ? cap(collapse(valueText), VALUE_MAX) : null;
+  }
+
+  function deepActiveElement() {
+    let active = document.activeElement;
+    while (active && active.shadowRoot && active.shadowRoot.activeElement) {
+      active = active.shadowRoot.activeElement;
+    }
+    return active;
+  }
+
+  function statesOf(el, focused) {
+    const states = [];
+    const tag = el.tagName;
+    const ariaChecked = el.getAttribute('aria-checked');
+    if (tag === 'INPUT' && (el.type === 'checkbox' || el.type === 'radio')) {
+      if (el.indeterminate) states.push('mixed'); else if (el.checked) states.push('checked');
+    } else if (ariaChecked === 'true') {
+      states.push('checked');
+    } else if (ariaChecked === 'mixed') {
+      states.push('mixed');
+    }
+    if (el.getAttribute('aria-pressed') === 'true') states.push('pressed');
+    if (tag === 'OPTION' ? el.selected : el.getAttribute('aria-selected') === 'true') states.push('selected');
+    const details = tag === 'SUMMARY' && el.parentElement && el.parentElement.tagName === 'DETAILS' ? el.parentElement : null;
+    if (el.getAttribute('aria-expanded') === 'true' || (details && details.open)) states.push('expanded');
+    if (el.matches(':disabled') || el.getAttribute('aria-disabled') === 'true') states.push('disabled');
+    if (el.required || el.getAttribute('aria-required') === 'true') states.push('required');
+    const textField = (tag === 'INPUT' && !BUTTON_INPUT_TYPES.has(el.type) && el.type !== 'checkbox' && el.type !== 'radio') || tag === 'TEXTAREA';
+    if ((textField && el.readOnly) || el.getAttribute('aria-readonly') === 'true') states.push('readonly');
+    if (el === focused) states.push('focused');
+    return states;
+  }
+
+  function headingLevel(el) {
+    const match = /^H([1-6])$/.exec(el.tagName);
+    if (match) return Number(match[1]);
+    const level = parseInt(el.getAttribute('aria-level') || '', 10);
+    return level > 0 ? level : 2;
+  }
+
+  const boxOf = (rect) => ({ x: Math.round(rect.x), y: Math.round(rect.y), w: Math.round(rect.width), h: Math.round(rect.height) });
+
+  // The attributes that let a replacement element be recognised as "the same" one after a
+  // re-render (SPEC §4): null when the element has none of id, data-testid and name.
+  function anchorsOf(el) {
+    const id = el.getAttribute('id') || '';
+    const testid = el.getAttribute('data-testid') || '';
+    const name = el.getAttribute('name') || '';
+    if (!id && !testid && !name) return null;
+    const anchors = { tag: el.tagName.toLowerCase() };
+    if (id) anchors.id = cap(id, ANCHOR_MAX);
+    if (testid) anchors.testid = cap(testid, ANCHOR_MAX);
+    if (name) anchors.name = cap(name, ANCHOR_MAX);
+    const type = el.getAttribute('type');
+    if (type) anchors.type = type.toLowerCase();
+    return anchors;
+  }
+
+  const frameName = (el) => cap(collapse(el.getAttribute('aria-label') || el.getAttribute('title') || el.getAttribute('name')), NAME_MAX);
+
+  // The iframe's index in `window.frames`, which the wasm turns into Chrome's frame ID (each
+  // child frame can tell its own index, even across origins).
+  function frameIndexOf(el) {
+    const child = el.contentWindow;
+    if (!child) return null;
+    for (let i = 0; i < window.frames.length; i++) {
+      if (window.frames[i] === child) return i;
+    }
+    return null;
+  }
+
+  // All facts about one element. Elements without a role (a CSS-selected <div>) are described
+  // by tag name and text so action results can still say what was hit.
+  function describe(el, focused) {
+    const role = roleOf(el, false) || el.tagName.toLowerCase();
+    const kind = kindOf(el, roleOf(el, false));
+    const name = kind ? nameOf(el, role) : (nameOf(el, role) || textOf(el, true));
+    return factOf(el, role, name, focused, el.getBoundingClientRect());
+  }
+
+  // The facts of an element whose role and name are already known: one shape for snapshots
+  // and action results.
+  function factOf(el, role, name, focused, rect) {
+    const fact = { key: keyOf(el), role, name };
+    const value = valueOf(el, role);
+    if (value) fact.value = value;
+    const states = statesOf(el, focused);
+    if (states.length) fact.states = states;
+    if (role === 'link' && typeof el.href === 'string' && el.href) fact.href = cap(el.href, HREF_MAX);
+    if (role === 'heading') fact.level = headingLevel(el);
+    if (el.tagName === 'SELECT') {
+      fact.options = Array.from(el.options).slice(0, OPTIONS_MAX).map((o) => ({ text: cap(collapse(o.label || o.text), NAME_MAX), selected: o.selected }));
+    }
+    const anchors = anchorsOf(el);
+    if (anchors) fact.anchors = anchors;
+    fact.box = boxOf(rect);
+    return fact;
+  }
+
+  const shortLabel = (fact) => (fact.name ? `${fact.role} "${fact.name}"` : fact.role);

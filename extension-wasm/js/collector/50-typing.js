@@ -1,0 +1,103 @@
+// Part of the in-page collector's factory (see 00-prelude.js), joined with the other parts of
+// js/collector/ in name order when the extension is built. This part puts text into fields: the
+// native setter for native typing, focus for trusted typing.
+
+  // The kind of text field `el` is: 'input', 'area' (a textarea) or 'editable'
+  // (contenteditable); null when it takes no typed text.
+  function textKind(el) {
+    if (el.tagName === 'INPUT') return TEXT_INPUT_TYPES.has(el.type) ? 'input' : null;
+    if (el.tagName === 'TEXTAREA') return 'area';
+    return el.isContentEditable ? 'editable' : null;
+  }
+
+  // Why a control refuses input, or null: it is disabled, or read-only (unless allowed; the
+  // attribute is never touched).
+  function refusal(el, allowReadonly) {
+    if (el.matches(':disabled')) {
+      return fail('NOT_EDITABLE', `${labelOf(el)} is disabled; it does not accept input. Wait for the page to enable it, or pick another element.`);
+    }
+    if (el.readOnly === true && !allowReadonly) {
+      return fail('NOT_EDITABLE', `${labelOf(el)} is read-only; it does not accept text. If it is a picker that reads typed text anyway, use type_text with allowReadonly: true.`);
+    }
+    return null;
+  }
+
+  // `el` as a field that accepts typed text: {kind}, or NOT_EDITABLE.
+  function textField(el, allowReadonly) {
+    const kind = textKind(el);
+    if (!kind) {
+      return fail('NOT_EDITABLE', `${labelOf(el)} does not accept text: only text inputs, textareas and contenteditable elements do.`);
+    }
+    return refusal(el, allowReadonly) || { kind };
+  }
+
+  // Selects the field's whole content (`clear`: what is typed next replaces it), or puts the
+  // caret at its end.
+  function placeCaret(el, kind, clear) {
+    if (kind === 'editable') {
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      if (!clear) range.collapse(false);
+      const selection = window.getSelection();
+      selection.removeAllRanges();
+      selection.addRange(range);
+    } else if (clear) {
+      el.select();
+    } else if (el.selectionStart !== null) {
+      // (Email and number fields have no caret API; their caret stays where focus put it.)
+      el.setSelectionRange(el.value.length, el.value.length);
+    }
+  }
+
+  // A field's value as replies report it: bounded, and a secret only as the REDACTED marker.
+  const fieldValue = (el) => (isSecret(el) ? (el.value ? REDACTED : '') : cap(el.value, TYPED_VALUE_MAX));
+
+  // The native setter, not `el.value = …`: frameworks such as React watch the property on
+  // the element, and only a value that bypasses their watcher makes them see a change.
+  function setValue(el, value, data) {
+    const proto = el.tagName === 'TEXTAREA' ? HTMLTextAreaElement.prototype : HTMLInputElement.prototype;
+    Object.getOwnPropertyDescriptor(proto, 'value').set.call(el, value);
+    el.dispatchEvent(new InputEvent('input', { bubbles: true, composed: true, inputType: 'insertText', data }));
+    el.dispatchEvent(new Event('change', { bubbles: true }));
+  }
+
+  // Focuses a text field and puts `text` in it, replacing (`clear`) or appending; returns the
+  // value to report.
+  function enterText(el, kind, text, clear) {
+    el.focus({ preventScroll: true });
+    if (kind === 'editable') {
+      placeCaret(el, kind, clear);
+      if (text !== '') document.execCommand('insertText', false, text);
+      else if (clear) document.execCommand('delete');
+      return cap(el.innerText, TYPED_VALUE_MAX);
+    }
+    setValue(el, clear ? text : el.value + text, text);
+    return fieldValue(el);
+  }
+
+  function typeText(args) {
+    const found = resolveTarget(args.target);
+    if (found.error) return found;
+    const el = found.el;
+    const field = textField(el, args.allowReadonly);
+    if (field.error) return field;
+    el.scrollIntoView(TO_CENTRE);
+    const value = enterText(el, field.kind, args.text, args.clear);
+    return done(found, { value, node: describe(el, deepActiveElement()) });
+  }
+
+  // Focus for trusted input: the keys or text that follow go to the target.
+  function focusTarget(args) {
+    const found = resolveTarget(args.target);
+    if (found.error) return found;
+    const el = found.el;
+    if (args.editable) {
+      const field = textField(el, args.allowReadonly);
+      if (field.error) return field;
+    }
+    el.scrollIntoView(TO_CENTRE);
+    el.focus({ preventScroll: true });
+    const kind = textKind(el);
+    if (kind && (args.editable || args.clear)) placeCaret(el, kind, args.clear);
+    return done(found, { node: describe(el, deepActiveElement()) });
+  }

@@ -1,0 +1,261 @@
+//! Performing one action and observing the page after it: what a single action and every
+//! action step of a batch go through.
+//!
+//! [`perform`] dispatches the action to its module and handles what any action can run into:
+//! a JavaScript dialog that its input opened (part of the result: the action happened, the page
+//! now waits for an answer), tabs it opened, and a top-frame navigation it started (the
+//! observation then waits for the new document to be parsed). [`observe_after`] takes the
+//! observation, by default a delta against the agent's latest matching one.
+
+use tabwire_protocol::{
+    Action, ActionFacts, ErrorCode, NavigationState, Observation, ObserveSpec, OpError, Outcome,
+    SnapshotRequest, TabId, WaitUntil,
+};
+
+use super::{forms, keys, pointer, waits};
+use crate::checkpoint::Checkpoint;
+use crate::chrome_tabs::get_tab;
+use crate::observation::delta::Params;
+use crate::ops::observe::snapshot;
+use crate::ops::target;
+use crate::text::cap;
+use crate::timer::{Either, select, sleep};
+use crate::{activity, debugger, refs};
+
+/// Performs one action (no observation): the dialog and navigation handling around
+/// [`dispatch`].
+pub async fn perform(
+    tab: TabId,
+    action: &Action,
+    checkpoint: &Checkpoint,
+) -> Result<Outcome, OpError> {
+    if action.is_mutation()
+        && let Err(error) = debugger::ensure_attached(tab).await
+    {
+        // Attached, tabwire sees dialogs open (`Page.javascriptDialogOpening`) instead of
+        // waiting for a page that cannot answer. Without it (chrome:// pages refuse debuggers,
+        // DevTools may own the tab) untrusted actions still work; trusted input reports the
+        // attach error itself.
+        crate::chrome::log!("tab {tab}: acting without the debugger ({})", error.message);
+    }
+    let before = checkpoint.dispatches();
+    let mark = activity::load_mark(tab);
+    let opened_mark = activity::opened_mark(tab);
+    let outcome = match select(
+        dispatch(tab, action, checkpoint),
+        debugger::dialog_opened(tab),
+    )
+    .await
+    {
+        Either::Left(outcome) => outcome?,
+        Either::Right(dialog) if checkpoint.dispatches() > before => {
+            let summary = format!(
+                "{} done; it opened a {} dialog: \"{}\". Answer it with handle_dialog.",
+                action.name(),
+                dialog.kind,
+                cap(&dialog.message, 200)
+            );
+            return Ok(Outcome {
+                tab_id: tab,
+                summary,
+                facts: None,
+                dialog: Some(dialog),
+                opened_tabs: Vec::new(),
+                navigation: None,
+            });
+        }
+        Either::Right(dialog) => return Err(debugger::dialog_error(&dialog)),
+    };
+    let mut outcome = outcome;
+    let opened = activity::opened_since(tab, opened_mark);
+    if !opened.is_empty() {
+        outcome.summary.push_str(&format!(
+            "; it opened tab {} (list_tabs shows it)",
+            opened
+                .iter()
+                .map(TabId::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        outcome.opened_tabs = opened;
+    }
+    // Input that started a navigation: observe the new document, once it is parsed.
+    let navigates_itself = matches!(action, Action::Navigate { .. } | Action::Wait { .. })
+        || matches!(
+            action,
+            Action::Click {
+                wait_until: Some(_),
+                ..
+            }
+        );
+    if !navigates_itself && action.is_mutation() && activity::load_started_since(tab, mark) {
+        let parsed = select(
+            activity::wait_load(tab, WaitUntil::Domcontentloaded),
+            sleep(checkpoint.budget_ms()),
+        )
+        .await;
+        outcome.navigation = Some(match parsed {
+            Either::Left(Ok(())) => NavigationState::Navigated,
+            Either::Left(Err(_)) => NavigationState::Failed,
+            Either::Right(()) => NavigationState::StillLoading,
+        });
+    }
+    Ok(outcome)
+}
+
+/// The action itself.
+async fn dispatch(
+    tab: TabId,
+    action: &Action,
+    checkpoint: &Checkpoint,
+) -> Result<Outcome, OpError> {
+    match action {
+        Action::Click {
+            target,
+            mode,
+            button,
+            click_count,
+            wait_until,
+            wait_for,
+        } => {
+            let mark = activity::load_mark(tab);
+            let mut outcome =
+                pointer::click(tab, target, *mode, *button, *click_count, checkpoint).await?;
+            if wait_until.is_some() || wait_for.is_some() {
+                waits::after_click(tab, mark, *wait_until, wait_for.as_deref(), checkpoint).await?;
+                let landed = get_tab(tab).await?;
+                if let Some(ActionFacts::Click { navigated, url, .. }) = &mut outcome.facts {
+                    *navigated = Some(activity::load_started_since(tab, mark));
+                    *url = landed.url;
+                }
+            }
+            Ok(outcome)
+        }
+        Action::Hover { target } => pointer::hover(tab, target, checkpoint).await,
+        Action::Drag { from, to } => pointer::drag(tab, from, to, checkpoint).await,
+        Action::Type {
+            target,
+            text,
+            clear,
+            mode,
+            input_method,
+            allow_readonly,
+        } => {
+            let typing = keys::Typing {
+                text,
+                clear: *clear,
+                mode: *mode,
+                input_method: *input_method,
+                allow_readonly: *allow_readonly,
+            };
+            keys::type_text(tab, target, &typing, checkpoint).await
+        }
+        Action::PressKey {
+            key,
+            modifiers,
+            target,
+        } => keys::press_key(tab, key, *modifiers, target.as_ref(), checkpoint).await,
+        Action::SelectOption {
+            target,
+            value,
+            text,
+        } => {
+            forms::select_option(
+                tab,
+                target.as_ref(),
+                value.as_deref(),
+                text.as_deref(),
+                checkpoint,
+            )
+            .await
+        }
+        Action::FillForm { fields, submit } => {
+            forms::fill_form(tab, fields, *submit, checkpoint).await
+        }
+        Action::Scroll { target, dx, dy, to } => {
+            forms::scroll(tab, target.as_ref(), *dx, *dy, to.as_ref(), checkpoint).await
+        }
+        Action::Navigate {
+            url,
+            wait_until,
+            wait_for,
+        } => waits::navigate(tab, url, *wait_until, wait_for.as_deref(), checkpoint).await,
+        Action::Wait {
+            condition,
+            timeout_ms,
+        } => waits::wait(tab, condition, *timeout_ms, checkpoint).await,
+    }
+}
+
+/// The observation after an action, or why there is none. Without `since`, it is a delta
+/// against the latest observation of the same view of the same document, when there is one.
+pub async fn observe_after(
+    tab: TabId,
+    spec: Option<&ObserveSpec>,
+    acted_in: u32,
+    blocked_by_dialog: bool,
+    checkpoint: &Checkpoint,
+) -> (Option<Observation>, Option<OpError>) {
+    let Some(spec) = spec else {
+        return (None, None);
+    };
+    if blocked_by_dialog {
+        return (None, Some(debugger::blocking_dialog_error(tab)));
+    }
+    // The scope's frame, else the frame acted in.
+    let frame = match (&spec.scope, target::frame_for(None, spec.scope.as_ref())) {
+        (_, Err(error)) => return (None, Some(error)),
+        (Some(_), Ok(frame)) => frame,
+        (None, Ok(_)) => acted_in,
+    };
+    let automatic = spec.since.is_none();
+    let since = spec.since.or_else(|| {
+        let params = Params {
+            scope: spec.scope.clone(),
+            query: None,
+            offset: 0,
+            max_nodes: spec.max_nodes,
+            max_chars: spec.max_chars,
+        };
+        refs::with_tables(|tables| {
+            tables
+                .get(tab, frame)
+                .and_then(|state| state.doc.as_ref())
+                .and_then(|doc| doc.baselines.latest(&params))
+        })
+    });
+    let request = SnapshotRequest {
+        frame_id: (frame != refs::TOP_FRAME).then_some(frame),
+        scope: spec.scope.clone(),
+        query: None,
+        max_nodes: spec.max_nodes,
+        max_chars: spec.max_chars,
+        offset: 0,
+        since,
+    };
+    let budget = checkpoint.budget_ms();
+    if budget <= 0.0 {
+        return (None, Some(no_time_left()));
+    }
+    // A dialog the page opens meanwhile would hold the snapshot until the deadline.
+    let stopped = select(sleep(budget), debugger::dialog_opened(tab));
+    match select(snapshot::snapshot(Some(tab), request, checkpoint), stopped).await {
+        Either::Left(Ok(mut observation)) => {
+            if automatic {
+                // A new document simply gets a full window: not a reset the agent asked about.
+                observation.reset = false;
+            }
+            (Some(observation), None)
+        }
+        Either::Left(Err(error)) => (None, Some(error)),
+        Either::Right(Either::Left(())) => (None, Some(no_time_left())),
+        Either::Right(Either::Right(dialog)) => (None, Some(debugger::dialog_error(&dialog))),
+    }
+}
+
+fn no_time_left() -> OpError {
+    OpError::new(
+        ErrorCode::TabUnresponsive,
+        "The action is done, but no time was left to observe the page; take a snapshot.",
+    )
+}

@@ -1,0 +1,54 @@
+//! `Content`: a document's readable text (`innerText`) or markup (`outerHTML`, password values
+//! removed in the page), or a scope element's, returned in bounded slices of characters.
+
+use serde::Deserialize;
+use tabwire_protocol::{ContentRequest, OpError, PageContent, TabId};
+
+use crate::chrome_tabs::resolve_tab;
+use crate::ops::target::ReadScope;
+use crate::page::{self, PageCommand};
+use crate::refs::TOP_FRAME;
+use crate::text::slice_chars;
+
+/// The page's answer.
+#[derive(Deserialize)]
+struct PageText {
+    url: String,
+    title: String,
+    text: String,
+}
+
+/// Reads the content of a document of the tab.
+pub async fn content(
+    tab_id: Option<TabId>,
+    request: ContentRequest,
+) -> Result<PageContent, OpError> {
+    let tab = resolve_tab(tab_id).await?.id;
+    let scope = ReadScope::prepare(tab, request.frame_id, request.scope.as_ref())?;
+    let frame = scope.frame;
+    let reply = page::run::<PageText>(
+        tab,
+        frame,
+        &PageCommand::Content {
+            scope: scope.page_target(),
+            format: request.format,
+        },
+        scope.missing_frame(),
+    )
+    .await?;
+    scope.check_document(&reply.document_id)?;
+    let page = reply.value;
+    let slice = slice_chars(&page.text, request.offset, request.max_chars);
+    Ok(PageContent {
+        tab_id: tab,
+        frame_id: (frame != TOP_FRAME).then_some(frame),
+        url: page.url,
+        title: page.title,
+        format: request.format,
+        content: slice.text,
+        offset: slice.offset,
+        total_chars: slice.total,
+        truncated: slice.truncated,
+        next_offset: slice.next_offset,
+    })
+}

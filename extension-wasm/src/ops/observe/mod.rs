@@ -1,0 +1,39 @@
+//! The observe group (SPEC §4, §6): snapshots ([`snapshot`], with the [`engine`] behind them),
+//! a document's [`content`], the tab's [`frames`], the selected text ([`selection`]) and
+//! screenshots ([`screenshot`]).
+
+pub mod content;
+pub mod engine;
+pub mod frames;
+pub mod screenshot;
+pub mod snapshot;
+
+mod selection;
+
+use tabwire_protocol::{ObserveOp, OpError, OpResult, TabId};
+
+use crate::checkpoint::Checkpoint;
+use crate::chrome_tabs::resolve_tab;
+
+/// Runs one operation of the group. `tab_id` is the request's tab (resolved already for
+/// queued ones).
+pub async fn run(
+    tab_id: Option<TabId>,
+    op: ObserveOp,
+    checkpoint: &Checkpoint,
+) -> Result<OpResult, OpError> {
+    Ok(match op {
+        ObserveOp::Snapshot(request) => snapshot::snapshot(tab_id, request, checkpoint)
+            .await?
+            .into(),
+        ObserveOp::ListFrames(_) => frames::list_frames(tab_id).await?.into(),
+        ObserveOp::Content(request) => content::content(tab_id, request).await?.into(),
+        ObserveOp::SelectedText(request) => selection::selected_text(tab_id, request.max_chars)
+            .await?
+            .into(),
+        ObserveOp::Screenshot(request) => {
+            let tab = resolve_tab(tab_id).await?.id;
+            screenshot::take(tab, request, checkpoint).await?.into()
+        }
+    })
+}

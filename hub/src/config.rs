@@ -1,0 +1,430 @@
+//! The hub's configuration: the settings as an operator gives them (flags or environment), and
+//! the validated [`Config`] a hub is bound with.
+//!
+//! Every rule about which settings go together lives here, so no hub can be bound in a mode its
+//! settings do not allow: local mode listens on loopback only (it has no authentication), hosted
+//! mode needs a public origin and a key to check tokens with, and a flag of one mode given in the
+//! other is an error rather than silently ignored. A [`Config`] can only be made through these
+//! rules: [`Config::local`], [`Config::hosted`] or [`Config::from_settings`].
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use jsonwebtoken::Algorithm;
+
+use crate::accounts::Limits;
+use crate::auth::{AuthError, Authenticator, KeySource};
+use crate::hosted::{InvalidOrigin, PublicOrigin};
+
+/// The default TCP port.
+pub const DEFAULT_PORT: u16 = 17841;
+
+/// The settings of `tabwire-hub` as given: flags, or the environment variables beside them.
+#[derive(Debug, Clone, clap::Args)]
+pub struct Settings {
+    /// Address for HTTP. Local mode binds loopback only; hosted mode may bind any address.
+    #[arg(long, env = "TABWIRE_HOST", default_value = "127.0.0.1")]
+    pub host: IpAddr,
+    /// TCP port; 0 picks a free one.
+    #[arg(long, env = "TABWIRE_PORT", default_value_t = DEFAULT_PORT)]
+    pub port: u16,
+    /// Unix socket for local MCP sessions (tabwire-mcp), local mode only. Default:
+    /// $XDG_RUNTIME_DIR/tabwire/hub.sock, or /tmp/tabwire-<uid>/hub.sock.
+    #[arg(long, env = "TABWIRE_SOCKET")]
+    pub socket: Option<PathBuf>,
+    /// Hosted mode: the directory with the token key, the issued-token ledger and the
+    /// revocation list (see `tabwire-hub token`).
+    #[arg(long, env = "TABWIRE_AUTH_DIR")]
+    pub auth_dir: Option<PathBuf>,
+    /// Hosted mode: where clients reach the hub, https://host[:port][/prefix]. Requests for any
+    /// other Host are refused.
+    #[arg(long, env = "TABWIRE_PUBLIC_ORIGIN")]
+    pub public_origin: Option<String>,
+    /// Hosted mode: verify tokens with these public keys (a JWKS file) instead of the auth
+    /// directory's HS256 key.
+    #[arg(long, env = "TABWIRE_JWKS")]
+    pub jwks: Option<PathBuf>,
+    /// The one algorithm tokens must use: HS256 (the hub's own key), or RS256 or EdDSA (with
+    /// --jwks).
+    #[arg(long, env = "TABWIRE_JWT_ALG", default_value = "HS256")]
+    pub jwt_alg: String,
+    /// Hosted mode with --jwks: tokens must carry this `iss` (your issuer's name).
+    #[arg(long, env = "TABWIRE_JWT_ISSUER")]
+    pub jwt_issuer: Option<String>,
+    /// Hosted mode: browsers one account may have connected at once.
+    #[arg(long, default_value_t = Limits::default().browsers)]
+    pub max_browsers_per_account: usize,
+    /// Hosted mode: MCP sessions (with an Mcp-Session-Id) one account may keep open.
+    #[arg(long, default_value_t = Limits::default().sessions)]
+    pub max_sessions_per_account: usize,
+    /// Hosted mode: /mcp requests (POST, DELETE) one account may have open at once.
+    #[arg(long, default_value_t = Limits::default().requests)]
+    pub max_requests_per_account: usize,
+    /// Hosted mode: the largest /mcp request body, in bytes.
+    #[arg(long, default_value_t = Limits::default().body_bytes)]
+    pub max_body_bytes: usize,
+}
+
+/// A configuration that keeps every rule of its mode.
+#[derive(Debug)]
+pub struct Config {
+    http: SocketAddr,
+    mode: Mode,
+}
+
+/// How the hub serves agents.
+#[derive(Debug)]
+pub enum Mode {
+    /// MCP sessions over a private Unix socket; `/browser` for local extensions only.
+    Local {
+        /// Where the socket is bound.
+        socket_path: PathBuf,
+    },
+    /// `/mcp` and `/browser` on one port, behind bearer tokens.
+    Hosted(HostedConfig),
+}
+
+/// Hosted mode's settings (docs/hosted.md).
+pub struct HostedConfig {
+    /// Where the hub is reached from outside.
+    pub public: PublicOrigin,
+    /// Token checks.
+    pub auth: Arc<Authenticator>,
+    /// Per-account limits.
+    pub limits: Limits,
+}
+
+impl std::fmt::Debug for HostedConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HostedConfig")
+            .field("public", &self.public)
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Why settings make no configuration.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// Local mode on an address other hosts can reach.
+    #[error(
+        "refusing to listen on {0} without authentication; local mode binds loopback only \
+         (give --auth-dir for hosted mode)"
+    )]
+    LocalNotLoopback(IpAddr),
+    /// A hosted-mode flag without `--auth-dir`.
+    #[error("{0} belongs to hosted mode: give --auth-dir too")]
+    HostedOnly(&'static str),
+    /// `--socket` with `--auth-dir`.
+    #[error("hosted mode serves MCP on /mcp; --socket is for local mode only")]
+    SocketInHostedMode,
+    /// Hosted mode without `--public-origin`.
+    #[error(
+        "hosted mode needs --public-origin https://host[/prefix]: the address clients use, which \
+         requests must name"
+    )]
+    NoPublicOrigin,
+    /// `--public-origin` is not an origin.
+    #[error(transparent)]
+    PublicOrigin(#[from] InvalidOrigin),
+    /// `--jwt-alg` names no algorithm the hub takes.
+    #[error("--jwt-alg must be HS256, RS256 or EdDSA, not {0}")]
+    UnknownAlgorithm(String),
+    /// A public-key algorithm without keys.
+    #[error("--jwt-alg {0} needs --jwks")]
+    NoJwks(String),
+    /// `--jwks` with HS256.
+    #[error("--jwks takes --jwt-alg RS256 or EdDSA")]
+    JwksWithSecret,
+    /// `--jwt-issuer` for the hub's own tokens, which carry none.
+    #[error("--jwt-issuer is for tokens from your own issuer: give --jwks too")]
+    IssuerWithoutJwks,
+    /// The keys or the revocation list cannot be loaded.
+    #[error(transparent)]
+    Auth(#[from] AuthError),
+}
+
+impl Config {
+    /// Local mode: HTTP on `http` (a loopback address), MCP sessions on `socket_path`.
+    pub fn local(http: SocketAddr, socket_path: PathBuf) -> Result<Config, ConfigError> {
+        if !http.ip().is_loopback() {
+            return Err(ConfigError::LocalNotLoopback(http.ip()));
+        }
+        Ok(Config {
+            http,
+            mode: Mode::Local { socket_path },
+        })
+    }
+
+    /// Hosted mode: everything behind tokens, on any address.
+    pub fn hosted(http: SocketAddr, hosted: HostedConfig) -> Config {
+        Config {
+            http,
+            mode: Mode::Hosted(hosted),
+        }
+    }
+
+    /// The configuration `settings` describe: hosted mode when they name an auth directory
+    /// (its keys are loaded here), local mode otherwise.
+    pub fn from_settings(settings: Settings) -> Result<Config, ConfigError> {
+        let http = SocketAddr::new(settings.host, settings.port);
+        let Some(auth_dir) = settings.auth_dir else {
+            let hosted_only = [
+                ("--public-origin", settings.public_origin.is_some()),
+                ("--jwks", settings.jwks.is_some()),
+                ("--jwt-issuer", settings.jwt_issuer.is_some()),
+            ];
+            if let Some((flag, _)) = hosted_only.into_iter().find(|(_, given)| *given) {
+                return Err(ConfigError::HostedOnly(flag));
+            }
+            let socket = settings
+                .socket
+                .unwrap_or_else(tabwire_protocol::local::default_socket_path_here);
+            return Config::local(http, socket);
+        };
+        if settings.socket.is_some() {
+            return Err(ConfigError::SocketInHostedMode);
+        }
+        let public = PublicOrigin::parse(
+            settings
+                .public_origin
+                .as_deref()
+                .ok_or(ConfigError::NoPublicOrigin)?,
+        )?;
+        let algorithm = match settings.jwt_alg.to_ascii_uppercase().as_str() {
+            "HS256" => Algorithm::HS256,
+            "RS256" => Algorithm::RS256,
+            "EDDSA" => Algorithm::EdDSA,
+            _ => return Err(ConfigError::UnknownAlgorithm(settings.jwt_alg)),
+        };
+        let source = match (settings.jwks, algorithm) {
+            (None, Algorithm::HS256) => KeySource::Secret,
+            (None, _) => return Err(ConfigError::NoJwks(settings.jwt_alg)),
+            (Some(_), Algorithm::HS256) => return Err(ConfigError::JwksWithSecret),
+            (Some(path), algorithm) => KeySource::Jwks(path, algorithm),
+        };
+        if settings.jwt_issuer.is_some() && matches!(source, KeySource::Secret) {
+            return Err(ConfigError::IssuerWithoutJwks);
+        }
+        let mut auth = Authenticator::load(&auth_dir, &source)?;
+        if let Some(issuer) = &settings.jwt_issuer {
+            auth = auth.with_issuer(issuer);
+        }
+        let limits = Limits {
+            browsers: settings.max_browsers_per_account.max(1),
+            sessions: settings.max_sessions_per_account.max(1),
+            requests: settings.max_requests_per_account.max(1),
+            body_bytes: settings.max_body_bytes.max(1024),
+        };
+        Ok(Config::hosted(
+            http,
+            HostedConfig {
+                public,
+                auth: Arc::new(auth),
+                limits,
+            },
+        ))
+    }
+
+    /// Where HTTP is to listen.
+    pub fn http_addr(&self) -> SocketAddr {
+        self.http
+    }
+
+    /// The mode and its settings.
+    pub fn mode(&self) -> &Mode {
+        &self.mode
+    }
+
+    pub(crate) fn into_parts(self) -> (SocketAddr, Mode) {
+        (self.http, self.mode)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+
+    /// The settings as `tabwire-hub` would parse `flags`, with none from the environment.
+    fn settings(flags: &[&str]) -> Settings {
+        #[derive(Parser)]
+        struct Flags {
+            #[command(flatten)]
+            settings: Settings,
+        }
+        let mut argv = vec!["tabwire-hub"];
+        argv.extend(flags);
+        Flags::try_parse_from(argv).unwrap().settings
+    }
+
+    fn config(flags: &[&str]) -> Result<Config, ConfigError> {
+        Config::from_settings(settings(flags))
+    }
+
+    /// An auth directory with an HS256 key.
+    fn auth_dir() -> tempfile_dir::Dir {
+        let dir = tempfile_dir::Dir::new();
+        crate::auth::issue(
+            dir.path(),
+            "alice",
+            crate::auth::Role::Agent,
+            std::time::Duration::from_secs(60),
+            "",
+        )
+        .unwrap();
+        dir
+    }
+
+    #[test]
+    fn local_mode_listens_on_loopback_only() {
+        for host in ["0.0.0.0", "::", "192.168.1.7"] {
+            let error = config(&["--host", host, "--socket", "/tmp/x/hub.sock"]).unwrap_err();
+            assert!(
+                matches!(error, ConfigError::LocalNotLoopback(_)),
+                "{host}: {error}"
+            );
+            assert!(error.to_string().contains("loopback only"), "{error}");
+        }
+        let direct = Config::local("0.0.0.0:1".parse().unwrap(), "/tmp/x/hub.sock".into());
+        assert!(matches!(direct, Err(ConfigError::LocalNotLoopback(_))));
+        for host in ["127.0.0.1", "::1"] {
+            let config = config(&["--host", host, "--socket", "/tmp/x/hub.sock"]).unwrap();
+            assert!(config.http_addr().ip().is_loopback());
+            assert!(
+                matches!(config.mode(), Mode::Local { socket_path } if socket_path.ends_with("x/hub.sock"))
+            );
+        }
+    }
+
+    #[test]
+    fn local_mode_has_a_default_socket() {
+        let config = config(&[]).unwrap();
+        let Mode::Local { socket_path } = config.mode() else {
+            panic!("{config:?}")
+        };
+        assert!(
+            socket_path.ends_with("hub.sock"),
+            "{}",
+            socket_path.display()
+        );
+        assert_eq!(config.http_addr().port(), DEFAULT_PORT);
+    }
+
+    #[test]
+    fn hosted_flags_are_refused_in_local_mode() {
+        for (flags, flag) in [
+            (
+                &["--public-origin", "https://x.example"][..],
+                "--public-origin",
+            ),
+            (&["--jwks", "/tmp/keys.json"][..], "--jwks"),
+            (&["--jwt-issuer", "me"][..], "--jwt-issuer"),
+        ] {
+            let error = config(flags).unwrap_err();
+            assert!(
+                matches!(error, ConfigError::HostedOnly(named) if named == flag),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn hosted_mode_rules() {
+        let dir = auth_dir();
+        let auth = dir.path().to_str().unwrap();
+        let hosted = |extra: &[&str]| {
+            let mut flags = vec!["--auth-dir", auth];
+            flags.extend(extra);
+            config(&flags)
+        };
+        assert!(matches!(hosted(&[]), Err(ConfigError::NoPublicOrigin)));
+        let origin = ["--public-origin", "https://hub.example/team"];
+        let with_origin = |extra: &[&str]| {
+            let mut flags = origin.to_vec();
+            flags.extend(extra);
+            hosted(&flags)
+        };
+        assert!(matches!(
+            hosted(&["--public-origin", "ftp://hub.example"]),
+            Err(ConfigError::PublicOrigin(_))
+        ));
+        assert!(matches!(
+            with_origin(&["--socket", "/tmp/x/hub.sock"]),
+            Err(ConfigError::SocketInHostedMode)
+        ));
+        assert!(matches!(
+            with_origin(&["--jwt-alg", "none"]),
+            Err(ConfigError::UnknownAlgorithm(_))
+        ));
+        assert!(matches!(
+            with_origin(&["--jwt-alg", "RS256"]),
+            Err(ConfigError::NoJwks(_))
+        ));
+        assert!(matches!(
+            with_origin(&["--jwks", "/tmp/keys.json"]),
+            Err(ConfigError::JwksWithSecret)
+        ));
+        assert!(matches!(
+            with_origin(&["--jwt-issuer", "me"]),
+            Err(ConfigError::IssuerWithoutJwks)
+        ));
+        assert!(matches!(
+            with_origin(&["--jwt-alg", "EdDSA", "--jwks", "/nonexistent/keys.json"]),
+            Err(ConfigError::Auth(_))
+        ));
+        let config = with_origin(&["--host", "0.0.0.0", "--max-browsers-per-account", "0"])
+            .expect("hosted mode may bind any address");
+        assert!(!config.http_addr().ip().is_loopback());
+        let Mode::Hosted(hosted) = config.mode() else {
+            panic!("{config:?}")
+        };
+        assert_eq!(hosted.public.prefix(), "/team");
+        assert_eq!(hosted.limits.browsers, 1, "limits are at least 1");
+    }
+
+    #[test]
+    fn a_missing_key_is_named() {
+        let dir = tempfile_dir::Dir::new();
+        let error = config(&[
+            "--auth-dir",
+            dir.path().to_str().unwrap(),
+            "--public-origin",
+            "https://hub.example",
+        ])
+        .unwrap_err();
+        assert!(matches!(error, ConfigError::Auth(_)), "{error}");
+        assert!(error.to_string().contains("hs256.secret"), "{error}");
+    }
+
+    /// A directory removed when dropped.
+    mod tempfile_dir {
+        use std::path::{Path, PathBuf};
+
+        pub struct Dir(PathBuf);
+
+        impl Dir {
+            pub fn new() -> Dir {
+                let path = std::env::temp_dir().join(format!(
+                    "tabwire-config-{}-{}",
+                    std::process::id(),
+                    uuid::Uuid::new_v4().simple()
+                ));
+                std::fs::create_dir_all(&path).unwrap();
+                Dir(path)
+            }
+
+            pub fn path(&self) -> &Path {
+                &self.0
+            }
+        }
+
+        impl Drop for Dir {
+            fn drop(&mut self) {
+                let _ = std::fs::remove_dir_all(&self.0);
+            }
+        }
+    }
+}

@@ -1,0 +1,117 @@
+//! Listing and selecting peers: `list_browsers` and `select_browser`, written once over
+//! [`PeerKind`] (the device tools will be the same two functions for another kind).
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::envelope::{ToolError, ToolOutput, quote_if_spaced};
+use super::routing::ToolContext;
+use crate::accounts::Registered;
+
+/// No arguments.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ListArgs {}
+
+pub const LIST_BROWSERS: &str = "Chrome profiles known to this hub: browserId, name, connected, \
+selected.";
+
+/// `list_*`: every peer of the kind known to the caller's account, and which is selected.
+pub async fn list<K: Registered>(
+    ctx: &ToolContext,
+    _args: ListArgs,
+) -> Result<ToolOutput, ToolError> {
+    let selected = ctx.session.selected::<K>();
+    let peers = K::registry(&ctx.account).list();
+    let mut text = String::new();
+    let mut data = Vec::new();
+    for peer in &peers {
+        let is_selected = selected.as_deref() == Some(peer.id());
+        text.push_str(&format!(
+            "{}={} name={} {}{}\n",
+            K::ID_ARG,
+            peer.id(),
+            quote_if_spaced(peer.name()),
+            if peer.connected {
+                "connected"
+            } else {
+                "disconnected"
+            },
+            if is_selected { " selected" } else { "" },
+        ));
+        let mut entry = serde_json::Map::new();
+        entry.insert(K::ID_ARG.into(), json!(peer.id()));
+        entry.insert("name".into(), json!(peer.name()));
+        entry.insert("connected".into(), json!(peer.connected));
+        entry.insert("selected".into(), json!(is_selected));
+        entry.extend(K::facts(&peer.hello));
+        if let Some(since) = peer.connected_for {
+            entry.insert("connectedForSecs".into(), json!(since.as_secs()));
+        }
+        data.push(Value::Object(entry));
+    }
+    // A selection restored after a hub restart may name a peer that has not reconnected yet;
+    // it is still this session's and is listed as such.
+    if let Some(selected) = selected.as_deref()
+        && !peers.iter().any(|p| p.id() == selected)
+    {
+        text.push_str(&format!(
+            "{}={selected} (not connected since the hub started) disconnected selected\n",
+            K::ID_ARG
+        ));
+        data.push(json!({
+            K::ID_ARG: selected, "name": null, "connected": false, "selected": true,
+        }));
+    }
+    if data.is_empty() {
+        text = format!(
+            "No {} has connected. {}.",
+            K::NOUN,
+            K::connect_hint(&ctx.hub.reach())
+        );
+    }
+    let mut result = serde_json::Map::new();
+    result.insert(format!("{}s", K::NOUN), Value::Array(data));
+    Ok(ToolOutput::new(
+        Value::Object(result),
+        text.trim_end().to_owned(),
+    ))
+}
+
+pub const SELECT_BROWSER: &str = "Route this session's browser tools to one browser.";
+
+/// `select_*`: routes the session's tools of the kind to one connected peer.
+pub async fn select<K: Registered>(
+    ctx: &ToolContext,
+    args: K::SelectArgs,
+) -> Result<ToolOutput, ToolError> {
+    let id: String = args.into();
+    let noun = K::NOUN;
+    let Some(peer) = K::registry(&ctx.account).get(&id) else {
+        return Err(ToolError::new(
+            K::NOT_FOUND,
+            format!(
+                "no {noun} with ID {id} is known to this hub; call {}",
+                K::LIST_TOOL
+            ),
+        ));
+    };
+    if !peer.connected {
+        return Err(ToolError::new(
+            K::DISCONNECTED,
+            format!(
+                "{noun} {} ({}) is not connected; select a connected {noun} or wait for it to \
+                 reconnect",
+                quote_if_spaced(peer.name()),
+                peer.id()
+            ),
+        ));
+    }
+    ctx.session.select::<K>(peer.id());
+    tracing::info!(session = ctx.session.id(), kind = noun, peer = %peer.id(), "selected");
+    Ok(ToolOutput::new(
+        json!({K::ID_ARG: peer.id(), "name": peer.name()}),
+        format!("Selected {} ({}).", quote_if_spaced(peer.name()), peer.id()),
+    ))
+}

@@ -1,0 +1,114 @@
+//! The kinds of peer the hub routes tools to, and what routing needs to know about each.
+//!
+//! A peer is what serves operations for agents: a browser profile (the extension on
+//! `/browser`) today, a mobile device later. Everything that chooses a peer — the account's
+//! registry, the session's selection, the routing of a tool call, `list_*` and `select_*` — is
+//! written once over [`PeerKind`]; a kind only says how it is named, how its hello identifies
+//! it and which error codes its failures carry; where an account keeps its registry is said in
+//! [`crate::accounts`]. See ARCHITECTURE.md for adding a kind.
+
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value, json};
+use tabwire_protocol::{ErrorCode, Hello};
+
+/// A kind of peer.
+pub trait PeerKind: Sized + Send + Sync + 'static {
+    /// How messages name one (`browser`); also its key in a session's selections.
+    const NOUN: &'static str;
+    /// The argument that names one explicitly (`browserId`).
+    const ID_ARG: &'static str;
+    /// The tool that lists them (`list_browsers`).
+    const LIST_TOOL: &'static str;
+    /// The tool that selects one (`select_browser`).
+    const SELECT_TOOL: &'static str;
+    /// No peer with that ID is known (or it belongs to another account).
+    const NOT_FOUND: ErrorCode;
+    /// Several are connected and the session chose none.
+    const NOT_SELECTED: ErrorCode;
+    /// It is known but not connected.
+    const DISCONNECTED: ErrorCode;
+
+    /// What the peer says about itself when it connects.
+    type Hello: Clone + Send + Sync + 'static;
+    /// The arguments of [`PeerKind::SELECT_TOOL`]: the peer's ID under [`PeerKind::ID_ARG`].
+    type SelectArgs: DeserializeOwned + JsonSchema + Into<String>;
+
+    /// The peer's stable ID.
+    fn id(hello: &Self::Hello) -> &str;
+    /// The name its user gave it.
+    fn name(hello: &Self::Hello) -> &str;
+    /// What `list_*` says about it besides ID, name and state (versions…).
+    fn facts(hello: &Self::Hello) -> Map<String, Value>;
+    /// What a person does to connect one, for messages to agents ("In Chrome, …").
+    fn connect_hint(reach: &Reach) -> String;
+}
+
+/// How peers reach this hub, for the hints given to the people who connect them.
+pub struct Reach<'a> {
+    /// The WebSocket URL of `/browser`.
+    pub browser_url: &'a str,
+    /// Whether connecting takes a token (hosted mode).
+    pub hosted: bool,
+}
+
+/// A Chrome profile running the tabwire extension.
+pub struct Browser;
+
+/// Arguments of `select_browser`.
+#[derive(serde::Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SelectBrowserArgs {
+    /// From list_browsers.
+    pub browser_id: String,
+}
+
+impl From<SelectBrowserArgs> for String {
+    fn from(args: SelectBrowserArgs) -> String {
+        args.browser_id
+    }
+}
+
+impl PeerKind for Browser {
+    const NOUN: &'static str = "browser";
+    const ID_ARG: &'static str = "browserId";
+    const LIST_TOOL: &'static str = "list_browsers";
+    const SELECT_TOOL: &'static str = "select_browser";
+    const NOT_FOUND: ErrorCode = ErrorCode::BrowserNotFound;
+    const NOT_SELECTED: ErrorCode = ErrorCode::BrowserNotSelected;
+    const DISCONNECTED: ErrorCode = ErrorCode::BrowserDisconnected;
+
+    type Hello = Hello;
+    type SelectArgs = SelectBrowserArgs;
+
+    fn id(hello: &Hello) -> &str {
+        &hello.browser_id
+    }
+
+    fn name(hello: &Hello) -> &str {
+        &hello.browser_name
+    }
+
+    fn facts(hello: &Hello) -> Map<String, Value> {
+        let mut facts = Map::new();
+        facts.insert("extensionVersion".into(), json!(hello.extension_version));
+        facts.insert("chromeVersion".into(), json!(hello.chrome_version));
+        facts
+    }
+
+    fn connect_hint(reach: &Reach) -> String {
+        if reach.hosted {
+            format!(
+                "In Chrome, open the tabwire extension's popup, set Server URL to {}, paste a \
+                 browser token of this account in Access token and press Connect",
+                reach.browser_url
+            )
+        } else {
+            format!(
+                "In Chrome, open the tabwire extension's popup, set Server URL to {} and press \
+                 Connect",
+                reach.browser_url
+            )
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! What every connection of one hub shares: the accounts with their peers, the URL extensions
+//! are told to use, and the token checks of hosted mode.
+
+use std::sync::Arc;
+
+use crate::accounts::Accounts;
+use crate::auth::Authenticator;
+use crate::peer::Reach;
+
+/// State shared by every connection.
+pub struct HubState {
+    /// Accounts and their peers (local mode has one account).
+    pub accounts: Accounts,
+    /// The URL an extension should be given to reach this hub, for messages to the user.
+    pub browser_url: String,
+    /// Token checks, in hosted mode.
+    pub auth: Option<Arc<Authenticator>>,
+}
+
+impl HubState {
+    /// Local mode's state: one account, no tokens.
+    pub fn local(browser_url: String) -> Self {
+        HubState {
+            accounts: Accounts::local(),
+            browser_url,
+            auth: None,
+        }
+    }
+
+    /// Whether the hub is hosted (checks tokens).
+    pub fn is_hosted(&self) -> bool {
+        self.auth.is_some()
+    }
+
+    /// How peers reach this hub.
+    pub fn reach(&self) -> Reach<'_> {
+        Reach {
+            browser_url: &self.browser_url,
+            hosted: self.is_hosted(),
+        }
+    }
+}

@@ -1,0 +1,22 @@
+//! Every end-to-end test of tabwire, one module per area, in one test binary.
+//!
+//! - [`skeleton`]: the walking skeleton — agent, shim, hub, extension, pages — and its edges
+//!   with a real browser (reconnects, hub restarts, the popup).
+//! - [`edges`]: the hub's edges without a browser.
+//! - [`observation`]: the observation engine.
+//! - [`actions`], [`forms`], [`ordering`]: the action tools, typing and forms, waits, batches,
+//!   queues and deadlines.
+//! - [`tabs`], [`capture`]: tabs, screenshots, capture and storage.
+//! - [`hosted`]: hosted mode behind a real TLS proxy.
+//! - [`structure`]: the source tree's own rules (declared files, no import loops, layers).
+
+mod actions;
+mod capture;
+mod edges;
+mod forms;
+mod hosted;
+mod observation;
+mod ordering;
+mod skeleton;
+mod structure;
+mod tabs;
