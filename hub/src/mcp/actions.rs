@@ -56,8 +56,8 @@ pub struct ClickAndWaitArgs {
     pub wait_for: Option<String>,
 }
 
-pub const CLICK_AND_WAIT: &str = "Click, then wait for the navigation it starts (waitUntil) and \
-for waitFor (CSS) to render. For links and submit buttons.";
+pub const CLICK_AND_WAIT: &str = "Click a link or submit button, then wait for the navigation \
+(waitUntil) and for waitFor (CSS) to render.";
 
 impl ActionTool for ClickAndWaitArgs {
     const DEFAULT_TIMEOUT_MS: u32 = CLICK_AND_WAIT_TIMEOUT_MS;
@@ -85,8 +85,7 @@ pub struct HoverArgs {
     pub selector: String,
 }
 
-pub const HOVER_ELEMENT: &str = "Move the mouse over an element (trusted), e.g. to open a \
-menu or tooltip.";
+pub const HOVER_ELEMENT: &str = "Move the mouse over an element (trusted), e.g. to open a menu.";
 
 impl ActionTool for HoverArgs {
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {

@@ -68,9 +68,9 @@ impl Kind {
 }
 
 pub const START_NETWORK_CAPTURE: &str = "Start recording a tab's network requests.";
-pub const STOP_NETWORK_CAPTURE: &str = "Stop recording a tab's network requests.";
+pub const STOP_NETWORK_CAPTURE: &str = "Ends start_network_capture.";
 pub const START_CONSOLE_CAPTURE: &str = "Start recording a tab's console and uncaught errors.";
-pub const STOP_CONSOLE_CAPTURE: &str = "Stop recording a tab's console messages.";
+pub const STOP_CONSOLE_CAPTURE: &str = "Ends start_console_capture.";
 
 pub async fn start_network_capture(
     ctx: &ToolContext,

@@ -33,7 +33,7 @@ pub struct ReadStateArgs {
 }
 
 pub const READ_ELEMENT_STATE: &str = "One element's state: value (passwords redacted), checked, \
-selected, readonly, disabled, visible, focused, validity, attributes asked for; hidden inputs too.";
+selected, readonly, disabled, visible, focused, validity, attributes; hidden inputs too.";
 
 pub async fn read_element_state(
     ctx: &ToolContext,
@@ -133,8 +133,8 @@ pub struct TabHealthArgs {
     pub recover_debugger: Option<bool>,
 }
 
-pub const GET_TAB_HEALTH: &str = "Diagnose a stuck tab at once: responsive?, running operation, \
-queue, debugger, open dialog. recoverDebugger reattaches an idle tab's debugger.";
+pub const GET_TAB_HEALTH: &str = "Diagnose a stuck tab: responsive?, running operation, queue, \
+debugger, open dialog. recoverDebugger reattaches an idle tab's debugger.";
 
 pub async fn get_tab_health(
     ctx: &ToolContext,

@@ -50,8 +50,7 @@ pub struct SnapshotArgs {
 }
 
 pub const GET_PAGE_SNAPSHOT: &str = "The page as `@e3 button \"Sign in\"` lines, bounded; refs \
-work in action tools until it navigates. Narrow with query/selector, page with offset; since \
-returns only changes.";
+work in action tools until it navigates. Narrow with query/selector, page with offset.";
 
 pub async fn get_page_snapshot(
     ctx: &ToolContext,

@@ -33,7 +33,7 @@ pub struct NavigateAndWaitArgs {
 }
 
 pub const NAVIGATE_AND_WAIT: &str = "Load a URL, wait for waitUntil, then for waitFor (CSS) to \
-render; returns the new page's observation.";
+render.";
 
 impl ActionTool for NavigateAndWaitArgs {
     const DEFAULT_TIMEOUT_MS: u32 = NAVIGATE_TIMEOUT_MS;
