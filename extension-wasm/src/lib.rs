@@ -7,23 +7,25 @@
 //! typing. The wire contract is the `tabwire-protocol` crate, shared with the hub.
 //!
 //! # Layout
-//! - Entry points (this file): what `background.js` calls — [`start`], [`on_alarm`],
+//! The modules stand in layers, each importing only its own layer or lower ones (the table and
+//! its check: ARCHITECTURE.md, `tests/e2e/structure.rs`). From the bottom:
+//! - Platform: [`chrome`] (bindings to `chrome.*`, the `log!` macro), [`timer`] (sleep,
+//!   select), [`mailbox`] (callback → async queue), [`text`] (capping and slicing text).
+//! - Model: [`observation`] (the vocabulary of observations: facts, rendering, query, paging
+//!   and budgets, baselines and deltas), [`config`] (configuration sources, precedence, Server
+//!   URL rules; [`config::store`] reads and writes them and keeps the browser ID), [`calllog`]
+//!   (the popup's list of recent calls).
+//! - State: [`refs`] (the per-frame state behind `@e12` / `@f3e5` refs: bindings, rebinding,
+//!   versions, the snapshot fence), [`checkpoint`] (whether a request may still act).
+//! - Browser: [`chrome_tabs`], [`debugger`] (attachment; CDP events published to subscribers),
+//!   [`activity`] (loads and requests in flight), [`queue`] (per-tab order), [`page`] (the
+//!   in-page collector, `js/collector/`, through `js/page.js`), [`input`] (trusted input).
+//! - [`ops`]: one module per operation group, as the protocol groups them.
+//! - [`requests`]: one request under its deadline, answered exactly once; [`connection`]: the
+//!   WebSocket loop — hello, welcome or refusal, heartbeats, backoff, never-replay.
+//! - [`worker`]: the start-up sequence, the debugger's subscribers, tab teardown; [`popup`]
+//!   answers the popup; this file holds what `background.js` calls — [`start`], [`on_alarm`],
 //!   [`on_popup_message`].
-//! - [`worker`]: the shared state and the start-up sequence.
-//! - [`config`]: configuration sources, precedence, Server URL rules; [`config::store`] reads
-//!   and writes them and keeps the browser ID.
-//! - [`connection`]: the WebSocket loop — hello, welcome or refusal, heartbeats, backoff,
-//!   never-replay.
-//! - [`requests`]: one request under its deadline, answered exactly once; [`calllog`] keeps the
-//!   popup's list of recent calls; [`popup`] answers the popup.
-//! - [`ops`]: one module per operation group (tabs, navigation, snapshots, frames, content,
-//!   clicks and typing, also inside frames); [`page`] runs the in-page collector (`js/collector.js`, through `js/page.js`)
-//!   in a frame; [`observation`] is the engine that turns one walk into an observation
-//!   (rendering, query, paging and budgets, baselines and deltas); [`refs`] keeps the per-frame
-//!   state behind `@e12` / `@f3e5` refs (bindings, rebinding, versions, the snapshot fence);
-//!   [`debugger`] sends trusted input over CDP.
-//! - Plumbing: [`chrome`] (bindings to `chrome.*`), [`timer`] (sleep, select), [`mailbox`]
-//!   (callback → async queue).
 //!
 //! Pure logic (URL rules, precedence, rendering, query, paging, deltas, ref tables and rebinding,
 //! the fence, backoff, call log) is unit-tested natively with `cargo test`; code that touches JS

@@ -578,6 +578,7 @@ mod tests {
         let mut parts: Vec<_> = std::fs::read_dir(dir)
             .unwrap()
             .map(|entry| entry.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|ext| ext == "js"))
             .collect();
         parts.sort();
         let joined: String = parts

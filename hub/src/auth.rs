@@ -78,13 +78,15 @@ pub struct InvalidAccount(pub String);
 #[error("ttl {0:?} must be a positive number followed by s, m, h or d, at most 3650d")]
 pub struct InvalidTtl(pub String);
 
-/// Why the keys or the files of an auth directory cannot be used.
+/// Why the keys or the files of an auth directory cannot be used. The message names what
+/// failed; the system's or the parser's own error is its [`source`](std::error::Error::source)
+/// (the binary prints both).
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
     /// The HS256 key is missing or unreadable.
     #[error(
         "cannot read the HS256 key {} (create it with `tabwire-hub token issue --auth-dir {} …`, \
-         or give --jwks): {source}",
+         or give --jwks)",
         path.display(),
         dir.display()
     )]
@@ -103,7 +105,7 @@ pub enum AuthError {
     #[error("--jwks takes --jwt-alg RS256 or EdDSA, not {0:?}")]
     JwksAlgorithm(Algorithm),
     /// The JWKS file is not a JWKS document.
-    #[error("{} is not a JWKS document: {source}", path.display())]
+    #[error("{} is not a JWKS document", path.display())]
     NotJwks {
         /// The file.
         path: PathBuf,
@@ -114,7 +116,7 @@ pub enum AuthError {
     #[error("{} holds no keys", .0.display())]
     NoKeys(PathBuf),
     /// A key of the JWKS is not usable.
-    #[error("key {kid:?} in {} is not usable: {source}", path.display())]
+    #[error("key {kid:?} in {} is not usable", path.display())]
     BadKey {
         /// The key's `kid`.
         kid: Option<String>,
@@ -127,9 +129,9 @@ pub enum AuthError {
     #[error(transparent)]
     Account(#[from] InvalidAccount),
     /// A file or directory of the auth directory.
-    #[error("cannot {action} {}: {source}", path.display())]
+    #[error("cannot {action} {}", path.display())]
     Io {
-        /// What was being done: `read`, `write`, `create`, `lock`.
+        /// What was being done (`read`, `write`, `create`, `lock`, …).
         action: &'static str,
         /// The file or directory.
         path: PathBuf,
@@ -137,7 +139,7 @@ pub enum AuthError {
         source: std::io::Error,
     },
     /// Signing a token failed.
-    #[error("cannot sign the token: {0}")]
+    #[error("cannot sign the token")]
     Sign(#[source] jsonwebtoken::errors::Error),
 }
 
@@ -151,7 +153,8 @@ fn io(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> AuthE
     }
 }
 
-/// Why a token was refused. For the log only: the client learns nothing but "unauthorized".
+/// Why a token was refused. For the log only: the client learns nothing but "unauthorized". The
+/// message carries the whole reason (the log prints messages only).
 #[derive(Debug, thiserror::Error)]
 pub enum Refused {
     /// Empty, or longer than any token the hub takes.
@@ -159,7 +162,7 @@ pub enum Refused {
     Length(usize),
     /// Not a JWT.
     #[error("header: {0}")]
-    Header(#[source] jsonwebtoken::errors::Error),
+    Header(jsonwebtoken::errors::Error),
     /// Signed with another algorithm than the configured one.
     #[error("algorithm {0:?} is not the configured one")]
     Algorithm(Algorithm),
@@ -171,7 +174,7 @@ pub enum Refused {
     NoKid,
     /// Signature, expiry, audience, issuer or claims.
     #[error("{0}")]
-    Invalid(#[source] jsonwebtoken::errors::Error),
+    Invalid(jsonwebtoken::errors::Error),
     /// A `sub` that is no account name.
     #[error(transparent)]
     Account(#[from] InvalidAccount),

@@ -45,11 +45,11 @@ use tokio_util::sync::CancellationToken;
 pub use config::{Config, ConfigError, DEFAULT_PORT, HostedConfig, Mode, Settings};
 pub use state::HubState;
 
-/// Why a hub could not bind its listeners.
+/// Why a hub could not bind its listeners (the system's error is the source).
 #[derive(Debug, thiserror::Error)]
 pub enum BindError {
     /// The HTTP address.
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr}")]
     Http {
         /// The address.
         addr: SocketAddr,
@@ -57,7 +57,7 @@ pub enum BindError {
         source: std::io::Error,
     },
     /// The Unix socket of local mode.
-    #[error("cannot listen on {}: {source}", path.display())]
+    #[error("cannot listen on {}", path.display())]
     Socket {
         /// The socket's path.
         path: PathBuf,

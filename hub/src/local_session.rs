@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use rmcp::ServiceExt;
-use tabwire_protocol::LocalControl;
+use tabwire_protocol::{Attached, LocalControl};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::sync::mpsc;
@@ -42,12 +42,17 @@ pub async fn serve(hub: Arc<HubState>, stream: UnixStream) {
     }
     let attach = std::str::from_utf8(&first)
         .ok()
-        .and_then(|line| LocalControl::parse(line.trim_end()));
+        .and_then(|line| LocalControl::parse(line.trim_end()))
+        .and_then(LocalControl::attached);
     match attach {
-        Some(LocalControl::Attach { session, selected }) => {
-            tracing::info!(session, ?selected, "shim attached");
+        Some(Attached {
+            session,
+            selected,
+            dialect,
+        }) => {
+            tracing::info!(session, ?selected, ?dialect, "shim attached");
             let (control, control_rx) = mpsc::unbounded_channel();
-            let session = Session::new(session, selected, Some(control));
+            let session = Session::new(session, selected, Some((control, dialect)));
             let (mcp_out, pump_in) = tokio::io::duplex(64 * 1024);
             tokio::spawn(pump(pump_in, write, control_rx));
             run(hub, session, reader, mcp_out).await;

@@ -7,7 +7,7 @@
 
 use std::sync::Mutex;
 
-use tabwire_protocol::{LocalControl, Selections};
+use tabwire_protocol::{LocalControl, Selections, ShimDialect};
 use tokio::sync::mpsc;
 
 use crate::peer::PeerKind;
@@ -19,8 +19,8 @@ pub struct Session {
     /// The peers chosen with `select_*` (or picked automatically when only one was connected),
     /// by kind.
     selected: Mutex<Selections>,
-    /// Where selection changes are reported when a shim is attached.
-    control: Option<mpsc::UnboundedSender<LocalControl>>,
+    /// Where selection changes are reported when a shim is attached, and in which dialect.
+    control: Option<(mpsc::UnboundedSender<LocalControl>, ShimDialect)>,
 }
 
 impl Session {
@@ -28,7 +28,7 @@ impl Session {
     pub fn new(
         id: String,
         selected: Selections,
-        control: Option<mpsc::UnboundedSender<LocalControl>>,
+        control: Option<(mpsc::UnboundedSender<LocalControl>, ShimDialect)>,
     ) -> Self {
         Session {
             id,
@@ -57,8 +57,41 @@ impl Session {
             let mut selected = self.selected.lock().unwrap();
             selected.set(K::NOUN, id).then(|| selected.clone())
         };
-        if let (Some(selected), Some(control)) = (changed, &self.control) {
-            let _ = control.send(LocalControl::State { selected });
+        if let (Some(selected), Some((control, dialect))) = (changed, &self.control)
+            && let Some(state) = LocalControl::state(&selected, *dialect)
+        {
+            let _ = control.send(state);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::peer::Browser;
+
+    #[test]
+    fn selections_reach_the_shim_in_its_own_dialect() {
+        for (dialect, line) in [
+            (
+                ShimDialect::Selections,
+                "{\"tabwire\":\"state\",\"selected\":{\"browser\":\"b1\"}}\n",
+            ),
+            (
+                ShimDialect::BrowserOnly,
+                "{\"tabwire\":\"state\",\"selectedBrowser\":\"b1\"}\n",
+            ),
+        ] {
+            let (control, mut lines) = mpsc::unbounded_channel();
+            let session = Session::new("s".into(), Selections::default(), Some((control, dialect)));
+            session.select::<Browser>("b1");
+            session.select::<Browser>("b1");
+            assert_eq!(lines.try_recv().unwrap().to_line(), line);
+            assert!(
+                lines.try_recv().is_err(),
+                "an unchanged selection is not reported"
+            );
+            assert_eq!(session.selected::<Browser>().as_deref(), Some("b1"));
         }
     }
 }

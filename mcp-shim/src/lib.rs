@@ -174,10 +174,7 @@ impl Shim {
     ) -> std::io::Result<(Lines<BufReader<OwnedReadHalf>>, OwnedWriteHalf)> {
         let (read, mut write) = stream.into_split();
         let mut reader = BufReader::new(read).lines();
-        let attach = LocalControl::Attach {
-            session: self.session.clone(),
-            selected: self.selected.clone(),
-        };
+        let attach = LocalControl::attach(self.session.clone(), self.selected.clone());
         write.write_all(attach.to_line().as_bytes()).await?;
         if let Some(initialize) = &self.initialize {
             self.replays += 1;
@@ -268,8 +265,10 @@ impl Shim {
 
     /// Handles a hub line: control lines update the session, the rest goes to the client.
     fn handle_hub_line(&mut self, line: String) {
-        if let Some(LocalControl::State { selected }) = LocalControl::parse(&line) {
-            self.selected = selected;
+        if let Some(control) = LocalControl::parse(&line) {
+            if let Some(selected) = control.reported() {
+                self.selected = selected;
+            }
             return;
         }
         if let Kind::Response { id } = jsonrpc::classify(&line) {

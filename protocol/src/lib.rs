@@ -48,7 +48,7 @@ pub use capture::{
     SetNetworkCapture,
 };
 pub use errors::{ErrorCategory, ErrorCode, OpError};
-pub use local::{LocalControl, Selections, default_socket_path};
+pub use local::{Attached, LocalControl, Selections, ShimDialect, default_socket_path};
 pub use messages::{
     ExtensionMessage, Hello, HubMessage, PROTOCOL_VERSION, Refusal, Request, Response, Welcome,
     check_hello,

@@ -9,6 +9,11 @@
 //!   shim keeps the latest for its next `Attach`.
 //!
 //! A client that sends no `Attach` line gets plain MCP and an anonymous session.
+//!
+//! Shims built before protocol 5 speak an older dialect ([`ShimDialect::BrowserOnly`]): one
+//! `selectedBrowser` instead of `selected`. A shim outlives hub restarts, so a hub that was
+//! upgraded under running agents still takes their attach lines and answers each in its own
+//! dialect. (A new shim needs a new hub.)
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -28,15 +33,43 @@ pub enum LocalControl {
     Attach {
         /// Random, chosen by the shim when it starts; the same across its reconnections.
         session: String,
-        /// What this session had selected before the connection dropped.
-        #[serde(default)]
-        selected: Selections,
+        /// What this session had selected before the connection dropped. Always sent by
+        /// current shims (`{}` for nothing); absent from older ones.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        selected: Option<Selections>,
+        /// The older dialect's one selected browser.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        selected_browser: Option<String>,
     },
     /// Hub to shim: the session's selections changed.
     State {
         /// What is selected now, every kind of peer.
-        selected: Selections,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        selected: Option<Selections>,
+        /// The older dialect's one selected browser.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        selected_browser: Option<String>,
     },
+}
+
+/// Which control lines a shim understands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ShimDialect {
+    /// `selected`: one peer per kind (protocol 5 on).
+    Selections,
+    /// `selectedBrowser`: shims before protocol 5.
+    BrowserOnly,
+}
+
+/// What an attach line says, whichever dialect it came in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Attached {
+    /// The shim's session.
+    pub session: String,
+    /// What the session had selected.
+    pub selected: Selections,
+    /// How the shim must be answered.
+    pub dialect: ShimDialect,
 }
 
 /// What one session has selected, per kind of peer (`browser`, later `device`): the peer's ID.
@@ -59,14 +92,76 @@ impl Selections {
         self.0.insert(kind.to_owned(), id.to_owned());
         true
     }
-
-    /// Nothing is selected.
-    pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
 }
 
 impl LocalControl {
+    /// The attach line a current shim sends.
+    pub fn attach(session: String, selected: Selections) -> Self {
+        LocalControl::Attach {
+            session,
+            selected: Some(selected),
+            selected_browser: None,
+        }
+    }
+
+    /// What an attach line says; `None` for any other line.
+    pub fn attached(self) -> Option<Attached> {
+        let LocalControl::Attach {
+            session,
+            selected,
+            selected_browser,
+        } = self
+        else {
+            return None;
+        };
+        let dialect = match selected {
+            Some(_) => ShimDialect::Selections,
+            None => ShimDialect::BrowserOnly,
+        };
+        let mut selected = selected.unwrap_or_default();
+        if let Some(browser) = selected_browser {
+            selected.set("browser", &browser);
+        }
+        Some(Attached {
+            session,
+            selected,
+            dialect,
+        })
+    }
+
+    /// The state line that reports `selected` to a shim of `dialect`; `None` when that shim
+    /// has nothing to learn (an older shim hears only of its browser).
+    pub fn state(selected: &Selections, dialect: ShimDialect) -> Option<Self> {
+        match dialect {
+            ShimDialect::Selections => Some(LocalControl::State {
+                selected: Some(selected.clone()),
+                selected_browser: None,
+            }),
+            ShimDialect::BrowserOnly => {
+                selected.get("browser").map(|browser| LocalControl::State {
+                    selected: None,
+                    selected_browser: Some(browser.to_owned()),
+                })
+            }
+        }
+    }
+
+    /// What a state line reports, whichever dialect it came in; `None` for any other line.
+    pub fn reported(self) -> Option<Selections> {
+        let LocalControl::State {
+            selected,
+            selected_browser,
+        } = self
+        else {
+            return None;
+        };
+        let mut selected = selected.unwrap_or_default();
+        if let Some(browser) = selected_browser {
+            selected.set("browser", &browser);
+        }
+        Some(selected)
+    }
+
     /// Parses a line if it is a control line. JSON-RPC lines (and anything else) give `None`.
     pub fn parse(line: &str) -> Option<Self> {
         // Cheap pre-check so ordinary MCP traffic is not parsed twice.
@@ -120,23 +215,62 @@ mod tests {
         let mut selected = Selections::default();
         assert!(selected.set("browser", "b1"));
         assert!(!selected.set("browser", "b1"));
-        let attach = LocalControl::Attach {
-            session: "s1".into(),
-            selected,
-        };
+        let attach = LocalControl::attach("s1".into(), selected.clone());
         let line = attach.to_line();
         assert_eq!(
             line,
             "{\"tabwire\":\"attach\",\"session\":\"s1\",\"selected\":{\"browser\":\"b1\"}}\n"
         );
-        assert_eq!(LocalControl::parse(line.trim_end()), Some(attach));
-        // A session with no selection may leave the field out.
+        assert_eq!(LocalControl::parse(line.trim_end()), Some(attach.clone()));
         assert_eq!(
-            LocalControl::parse(r#"{"tabwire":"attach","session":"s2"}"#),
-            Some(LocalControl::Attach {
-                session: "s2".into(),
-                selected: Selections::default(),
+            attach.attached(),
+            Some(Attached {
+                session: "s1".into(),
+                selected: selected.clone(),
+                dialect: ShimDialect::Selections,
             })
+        );
+        let state = LocalControl::state(&selected, ShimDialect::Selections).unwrap();
+        assert_eq!(
+            state.to_line(),
+            "{\"tabwire\":\"state\",\"selected\":{\"browser\":\"b1\"}}\n"
+        );
+        assert_eq!(state.reported(), Some(selected));
+    }
+
+    #[test]
+    fn older_shims_are_understood_and_answered_in_their_dialect() {
+        // Lines exactly as shims before protocol 5 send them.
+        for (line, browser) in [
+            (
+                r#"{"tabwire":"attach","session":"s2","selectedBrowser":null}"#,
+                None,
+            ),
+            (
+                r#"{"tabwire":"attach","session":"s2","selectedBrowser":"b7"}"#,
+                Some("b7"),
+            ),
+            (r#"{"tabwire":"attach","session":"s2"}"#, None),
+        ] {
+            let attached = LocalControl::parse(line)
+                .and_then(LocalControl::attached)
+                .unwrap();
+            assert_eq!(attached.session, "s2");
+            assert_eq!(attached.dialect, ShimDialect::BrowserOnly, "{line}");
+            assert_eq!(attached.selected.get("browser"), browser, "{line}");
+        }
+        let mut selected = Selections::default();
+        selected.set("device", "d1");
+        assert_eq!(
+            LocalControl::state(&selected, ShimDialect::BrowserOnly),
+            None
+        );
+        selected.set("browser", "b8");
+        let state = LocalControl::state(&selected, ShimDialect::BrowserOnly).unwrap();
+        // What an older shim parses: no field it does not know.
+        assert_eq!(
+            state.to_line(),
+            "{\"tabwire\":\"state\",\"selectedBrowser\":\"b8\"}\n"
         );
     }
 

@@ -31,8 +31,7 @@ pub struct ClickArgs {
     pub click_count: Option<u32>,
 }
 
-pub const CLICK_ELEMENT: &str = "Trusted mouse click at an element's centre, scrolled into view; \
-TARGET_COVERED names what is on top.";
+pub const CLICK_ELEMENT: &str = "Trusted mouse click at an element's centre, scrolled into view.";
 
 impl ActionTool for ClickArgs {
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {

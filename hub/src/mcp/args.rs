@@ -242,7 +242,7 @@ mirror! {
 }
 
 mirror! {
-    /// Default webp (smallest).
+    /// Default webp.
     ScreenshotFormat => ImageFormat {
         /// Lossless.
         Png,
@@ -297,6 +297,12 @@ mod tests {
             let error = parse(bogus.clone()).unwrap_err();
             assert_eq!(error.code, ErrorCode::InvalidArgument, "{bogus}");
             assert!(error.message.contains("unknown field"), "{}", error.message);
+            // The arguments it does take are named, to put a typo right.
+            assert!(
+                error.message.contains("expected one of") && error.message.contains("`clickCount`"),
+                "{}",
+                error.message
+            );
         }
         // Wrong types and missing fields are still caught through the flattening.
         assert!(parse(json!({"selector": "#go", "clickCount": "2"})).is_err());

@@ -46,7 +46,7 @@ pub struct RunActionsArgs {
 
 pub const RUN_BROWSER_ACTIONS: &str = "1-20 steps in order in one tab, all checked before any \
 runs; the first failure stops the batch (completedSteps says what ran). Returns step results and \
-one final observation.";
+one observation.";
 
 /// What `tools/list` says about `steps`: the kinds and where their arguments come from, not
 /// every step's schema again (the single tools already show them).

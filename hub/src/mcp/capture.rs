@@ -411,11 +411,12 @@ fn console_line(record: &ConsoleRecord) -> String {
 pub struct ResponseBodyArgs {
     /// From get_captured_requests.
     pub request_id: String,
+    /// Default 10000.
     pub max_chars: Option<u32>,
 }
 
-pub const GET_RESPONSE_BODY: &str = "A recorded response's body by requestId; large or binary ones \
-are cut or omitted.";
+pub const GET_RESPONSE_BODY: &str = "A recorded response's body; large or binary ones are cut or \
+omitted.";
 
 pub async fn get_response_body(
     ctx: &ToolContext,

@@ -244,3 +244,100 @@ pub fn catalogue() -> &'static [Entry] {
 pub fn tools() -> impl Iterator<Item = &'static Tool> {
     catalogue().iter().map(|entry| &entry.tool)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(name: &str) -> &'static Entry {
+        catalogue()
+            .iter()
+            .find(|entry| entry.tool.name == name)
+            .unwrap_or_else(|| panic!("no tool {name}"))
+    }
+
+    #[test]
+    fn annotations_say_each_hint_and_send_only_what_differs_from_the_defaults() {
+        for entry in catalogue() {
+            let name = &entry.tool.name;
+            let sent = entry.tool.annotations.clone().unwrap_or_default();
+            // MCP's defaults, as a client applies them to what is left out.
+            assert_eq!(
+                sent.read_only_hint.unwrap_or(false),
+                entry.hints.read_only,
+                "{name}"
+            );
+            assert_eq!(
+                sent.open_world_hint.unwrap_or(true),
+                entry.hints.open_world,
+                "{name}"
+            );
+            if entry.hints.read_only {
+                assert_eq!(
+                    sent.destructive_hint, None,
+                    "{name}: meaningless when read-only"
+                );
+                assert_eq!(
+                    sent.idempotent_hint, None,
+                    "{name}: meaningless when read-only"
+                );
+            } else {
+                assert_eq!(
+                    sent.destructive_hint.unwrap_or(true),
+                    entry.hints.destructive,
+                    "{name}"
+                );
+                assert_eq!(
+                    sent.idempotent_hint.unwrap_or(false),
+                    entry.hints.idempotent,
+                    "{name}"
+                );
+            }
+            for default in [
+                sent.read_only_hint == Some(false),
+                sent.destructive_hint == Some(true),
+                sent.idempotent_hint == Some(false),
+                sent.open_world_hint == Some(true),
+            ] {
+                assert!(!default, "{name} sends a default hint: {sent:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn hints_are_honest() {
+        // Reads change nothing, wherever they read.
+        for name in [
+            "get_page_snapshot",
+            "list_tabs",
+            "get_cookies",
+            "wait_for_text",
+        ] {
+            assert_eq!(entry(name).hints, READS, "{name}");
+        }
+        // The hub's own tools do not reach the web.
+        for name in ["list_browsers", "select_browser"] {
+            assert!(!entry(name).hints.open_world, "{name}");
+            assert_eq!(entry(name).group, Group::Hub, "{name}");
+        }
+        // What a person's input can do, a tool's can: it may destroy.
+        for name in [
+            "click_element",
+            "type_text",
+            "close_tab",
+            "navigate_to",
+            "run_browser_actions",
+        ] {
+            assert_eq!(entry(name).hints, CHANGES, "{name}");
+        }
+        // Changes that destroy nothing.
+        assert_eq!(entry("create_tab").hints, ADDS);
+        assert_eq!(entry("switch_tab").hints, SETS);
+        assert!(
+            catalogue()
+                .iter()
+                .filter(|entry| entry.group == Group::Browser)
+                .all(|entry| entry.hints.open_world)
+        );
+    }
+}

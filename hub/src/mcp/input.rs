@@ -100,9 +100,8 @@ pub struct PressKeyArgs {
     pub selector: Option<String>,
 }
 
-pub const PRESS_KEY: &str = "Press a key (trusted): Enter, Tab, Escape, Backspace, Delete, \
-ArrowUp/Down/Left/Right, Home, End, PageUp, PageDown, Space, Insert, F1-F12 or one character; \
-selector is focused first.";
+pub const PRESS_KEY: &str = "Press a key (trusted): a key name (Enter, Tab, Escape, Backspace, \
+ArrowDown, PageUp, F1-F12…) or one character; selector is focused first.";
 
 impl ActionTool for PressKeyArgs {
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {

@@ -42,7 +42,9 @@ pub struct SnapshotArgs {
     pub selector: Option<String>,
     /// Lines containing this text, with their row or list item.
     pub query: Option<String>,
+    /// Default 200.
     pub max_nodes: Option<u32>,
+    /// Default 10000.
     pub max_chars: Option<u32>,
     pub offset: Option<u32>,
     /// Only changes since this version.
@@ -50,7 +52,7 @@ pub struct SnapshotArgs {
 }
 
 pub const GET_PAGE_SNAPSHOT: &str = "The page as `@e3 button \"Sign in\"` lines, bounded; refs \
-work in action tools until it navigates. Narrow with query/selector, page with offset.";
+work in action tools until it navigates. Narrow with query or selector.";
 
 pub async fn get_page_snapshot(
     ctx: &ToolContext,
@@ -131,6 +133,7 @@ pub struct ContentArgs {
     pub frame_id: Option<u32>,
     /// This element only.
     pub selector: Option<String>,
+    /// Default 12000.
     pub max_chars: Option<u32>,
     pub offset: Option<u32>,
 }
@@ -208,6 +211,7 @@ pub async fn list_frames(ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput,
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SelectedTextArgs {
+    /// Default 2000.
     pub max_chars: Option<u32>,
 }
 

@@ -118,9 +118,24 @@ fn trim(value: &mut Value) {
 
 /// Parses tool arguments strictly: unknown fields, wrong types and missing fields are
 /// `INVALID_ARGUMENT` errors that name the problem, and nothing reaches a browser.
-pub fn parse_args<T: DeserializeOwned>(args: JsonObject) -> Result<T, ToolError> {
-    serde_json::from_value(Value::Object(args))
-        .map_err(|error| ToolError::invalid(format!("invalid arguments: {error}")))
+pub fn parse_args<T: DeserializeOwned + JsonSchema>(args: JsonObject) -> Result<T, ToolError> {
+    serde_json::from_value(Value::Object(args)).map_err(|error| {
+        let mut message = format!("invalid arguments: {error}");
+        // Through flattened structs serde names only the stranger; name the arguments the tool
+        // takes, as serde does for a plain struct, so a typo can be put right.
+        if message.contains("unknown field") && !message.contains("expected") {
+            let schema = input_schema::<T>();
+            let known: Vec<String> = schema
+                .get("properties")
+                .and_then(Value::as_object)
+                .map(|properties| properties.keys().map(|key| format!("`{key}`")).collect())
+                .unwrap_or_default();
+            if !known.is_empty() {
+                message = format!("{message}, expected one of {}", known.join(", "));
+            }
+        }
+        ToolError::invalid(message)
+    })
 }
 
 #[cfg(test)]

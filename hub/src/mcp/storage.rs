@@ -23,6 +23,7 @@ const MAX_STORAGE_CHARS: u32 = 20_000;
 pub struct CookiesArgs {
     pub url: Option<String>,
     pub name: Option<String>,
+    /// Default 4000.
     pub max_chars: Option<u32>,
 }
 
@@ -70,6 +71,7 @@ fn storage_chars(max_chars: Option<u32>) -> Result<u32, ToolError> {
 pub struct LocalStorageArgs {
     /// Key contains.
     pub filter: Option<String>,
+    /// Default 4000.
     pub max_chars: Option<u32>,
 }
 

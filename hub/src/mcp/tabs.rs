@@ -50,7 +50,7 @@ fn tab_output(verb: &str, tab: TabInfo) -> ToolOutput {
     ToolOutput::new(json!(tab), text)
 }
 
-pub const LIST_TABS: &str = "The browser's tabs: tabId, title, URL, active (IDs are per browser).";
+pub const LIST_TABS: &str = "The browser's tabs: tabId, title, URL, active.";
 
 pub async fn list_tabs(ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput, ToolError> {
     let tabs = ctx.call(ListTabs {}, TAB_DEADLINE).await?.tabs;
@@ -238,16 +238,15 @@ async fn on_picked_tab<A: Ask>(
     Ok((answer, matched))
 }
 
-pub const SWITCH_TAB: &str = "Select a tab and focus its window: by tabId, or url or title text \
-(any case) matching one tab.";
+pub const SWITCH_TAB: &str = "Select a tab and focus its window: by tabId, or url/title text (any \
+case) matching one tab.";
 
 pub async fn switch_tab(ctx: &ToolContext, args: PickTabArgs) -> Result<ToolOutput, ToolError> {
     let (tab, _) = on_picked_tab(ctx, args, SwitchTab {}).await?;
     Ok(tab_output("Switched to", tab))
 }
 
-pub const CLOSE_TAB: &str = "Close a tab: by tabId, or url or title text (any case) matching one \
-tab.";
+pub const CLOSE_TAB: &str = "Close a tab: by tabId, or url/title text (any case) matching one tab.";
 
 pub async fn close_tab(ctx: &ToolContext, args: PickTabArgs) -> Result<ToolOutput, ToolError> {
     let (closed, matched) = on_picked_tab(ctx, args, CloseTab {}).await?;

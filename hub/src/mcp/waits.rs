@@ -120,7 +120,7 @@ pub struct WaitForNetworkIdleArgs {
     pub idle_ms: Option<u32>,
 }
 
-pub const WAIT_FOR_NETWORK_IDLE: &str = "Wait until no request of the tab has been in flight for \
+pub const WAIT_FOR_NETWORK_IDLE: &str = "Wait until the tab has had no request in flight for \
 idleMs (100-10000, default 500).";
 
 impl WaitForNetworkIdleArgs {

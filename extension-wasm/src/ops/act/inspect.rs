@@ -12,6 +12,7 @@ use tabwire_protocol::{
     TabHealth, TabId,
 };
 
+use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::resolve_tab;
 use crate::observation::{Detail, PageNode, render_node};
 use crate::ops::target;
@@ -58,6 +59,7 @@ pub async fn read_state(tab: TabId, request: ReadStateRequest) -> Result<Element
 pub async fn handle_dialog(
     tab_id: Option<TabId>,
     request: HandleDialog,
+    checkpoint: &Checkpoint,
 ) -> Result<DialogHandled, OpError> {
     let HandleDialog {
         accept,
@@ -75,6 +77,7 @@ pub async fn handle_dialog(
     if let Some(text) = prompt_text {
         params["promptText"] = json!(text);
     }
+    checkpoint.check()?;
     debugger::send(tab, "Page.handleJavaScriptDialog", &params)
         .await
         .map_err(OpError::action_may_have_occurred)?;

@@ -42,7 +42,9 @@ pub async fn run(
             .await?
             .into(),
         ActOp::ReadState(request) => inspect::read_state(queued(tab_id)?, request).await?.into(),
-        ActOp::HandleDialog(request) => inspect::handle_dialog(tab_id, request).await?.into(),
+        ActOp::HandleDialog(request) => inspect::handle_dialog(tab_id, request, checkpoint)
+            .await?
+            .into(),
         ActOp::Health(request) => inspect::health(tab_id, request.recover_debugger)
             .await?
             .into(),

@@ -29,7 +29,7 @@ pub async fn run(
     Ok(match op {
         TabsOp::ListTabs(_) => list_tabs().await?.into(),
         TabsOp::GetActive(_) => info(resolve_tab(None).await?.id).await?.into(),
-        TabsOp::Create(request) => create(request).await?.into(),
+        TabsOp::Create(request) => create(request, checkpoint).await?.into(),
         TabsOp::Navigate(request) => navigate::navigate(tab_id, &request.url, checkpoint)
             .await?
             .into(),
@@ -85,12 +85,13 @@ async fn switch(tab: TabId, checkpoint: &Checkpoint) -> Result<TabInfo, OpError>
 
 /// Opens a tab (it loads on its own; `list_tabs` shows its status), in the current window or
 /// in a new one that does not take the focus.
-async fn create(request: CreateTab) -> Result<TabInfo, OpError> {
+async fn create(request: CreateTab, checkpoint: &Checkpoint) -> Result<TabInfo, OpError> {
     let CreateTab {
         url,
         active,
         new_window,
     } = request;
+    checkpoint.check()?;
     if new_window {
         let mut properties = json!({ "focused": false });
         if let Some(url) = &url {
