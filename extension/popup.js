@@ -1,10 +1,12 @@
-// The popup: settings (Server URL, Browser name, Access token), connection status and recent
-// calls. It holds no state of its own: it asks the service worker (`getState`) every second
+// The popup: settings (Server URL, Browser name, Pairing code, Access token), connection status
+// and recent calls. It holds no state of its own: it asks the service worker (`getState`) every second
 // while open, and never overwrites a field the user is editing.
 //
 // The access token is write-only: the worker says only whether one is set (`accessTokenSet`)
 // and whether policy set it. An empty field on Connect keeps the token in use; a typed one
 // replaces it; Forget token drops it. The field is emptied once the worker has the token.
+// The pairing code is write-only too: the worker says only whether the browser is paired; a
+// code typed on Connect pairs (again), replacing an earlier pairing.
 
 const $ = (id) => document.getElementById(id);
 const fields = ['serverUrl', 'browserName'];
@@ -16,6 +18,7 @@ const STATUS_TEXT = {
   disconnected: 'Disconnected, retrying',
   refused: 'Refused by the hub',
   notConfigured: 'Not configured: enter the Server URL and press Connect',
+  notPaired: 'Not paired: paste a pairing code and press Connect',
 };
 const TOKEN_PLACEHOLDER = {
   none: 'none (only a hosted hub needs one)',
@@ -49,6 +52,10 @@ function render(state) {
   $('accessTokenSaved').hidden = !state.accessTokenSet || Boolean(managed.accessToken);
   token.placeholder = managed.accessToken && state.accessTokenSet ? TOKEN_PLACEHOLDER.managed
     : state.accessTokenSet ? TOKEN_PLACEHOLDER.saved : TOKEN_PLACEHOLDER.none;
+  const code = $('pairingCode');
+  code.readOnly = Boolean(managed.pairingCode);
+  $('pairingCodeNote').hidden = !managed.pairingCode;
+  $('pairedNote').hidden = !state.paired;
   $('connect').disabled = Boolean(managed.serverUrl && managed.browserName && managed.accessToken);
 
   // "Not configured" with an error means a setting is unusable, not missing.
@@ -58,10 +65,12 @@ function render(state) {
   $('statusDot').className = 'dot ' + state.status;
   let detail = '';
   if (state.status === 'refused') detail = state.refusal;
+  else if (state.status === 'notPaired') detail = state.lastError;
   else if (state.endpoint && state.status !== 'notConfigured') detail = state.endpoint;
   if (state.status === 'connected' && state.hubVersion) detail += ` (hub ${state.hubVersion})`;
   showText($('statusDetail'), detail);
-  showText($('lastError'), state.status === 'refused' ? '' : state.lastError && 'Last error: ' + state.lastError);
+  const explained = state.status === 'refused' || state.status === 'notPaired';
+  showText($('lastError'), explained ? '' : state.lastError && 'Last error: ' + state.lastError);
   $('browserId').textContent = state.browserId || '…';
 
   const rows = (state.calls || []).map((call) => {
@@ -103,10 +112,12 @@ $('settings').addEventListener('submit', async (event) => {
       serverUrl: $('serverUrl').value,
       browserName: $('browserName').value,
       accessToken: $('accessToken').readOnly ? '' : $('accessToken').value,
+      pairingCode: $('pairingCode').readOnly ? '' : $('pairingCode').value,
     });
     if (reply && reply.ok) {
       edited.clear();
       $('accessToken').value = '';
+      $('pairingCode').value = '';
     } else {
       showText($('formError'), (reply && reply.error) || 'Could not connect.');
     }

@@ -104,6 +104,9 @@ extern "C" {
     // --- worker globals ---
     #[wasm_bindgen(js_namespace = crypto, js_name = randomUUID)]
     pub fn random_uuid() -> String;
+    /// Fills `bytes` from the platform's cryptographic random source.
+    #[wasm_bindgen(js_namespace = crypto, js_name = getRandomValues)]
+    pub fn get_random_values(bytes: &mut [u8]);
     #[wasm_bindgen(js_name = setTimeout)]
     pub fn set_timeout(handler: &Function, ms: f64) -> JsValue;
     #[wasm_bindgen(catch, js_name = fetch)]

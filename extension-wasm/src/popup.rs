@@ -2,9 +2,13 @@
 //!
 //! `{type: "getState"}` → the configuration, the connection status and the call log (polled
 //! every second while the popup is open); `{type: "connect", serverUrl, browserName,
-//! accessToken}` → validates, saves to `chrome.storage.local` and reconnects, answering
-//! `{ok: true}` or `{ok: false, error}` with a sentence the popup shows as is;
+//! accessToken, pairingCode}` → validates, saves to `chrome.storage.local` and reconnects,
+//! answering `{ok: true}` or `{ok: false, error}` with a sentence the popup shows as is;
 //! `{type: "forgetToken"}` → saves "no token" and reconnects, with the same answer.
+//!
+//! A pairing code typed on Connect means "pair (again)": the key of an earlier pairing is
+//! forgotten and the code is used on the next connection. The state says whether the browser
+//! is paired, never the key or the code.
 //!
 //! The access token only ever travels from the popup to the worker: the state says whether a
 //! token is set and whether policy set it, never the token. A blank Access token field on
@@ -19,6 +23,7 @@ use crate::config::{
     ConfigLayer, Source, normalize_server_url, store, validate_access_token, validate_browser_name,
 };
 use crate::connection::{self, Control, Status};
+use tabwire_protocol::pairing::PairingCode;
 
 /// A message from the popup.
 #[derive(Debug, Deserialize)]
@@ -39,6 +44,9 @@ pub enum PopupRequest {
         /// A new access token as typed; absent or blank keeps the token in use.
         #[serde(default)]
         access_token: Option<String>,
+        /// A pairing code as typed; absent or blank keeps the pairing in use.
+        #[serde(default)]
+        pairing_code: Option<String>,
     },
     /// Drop the saved access token and reconnect without one.
     ForgetToken,
@@ -52,6 +60,8 @@ pub struct PopupState {
     browser_name: String,
     /// Whether an access token is in use (never the token itself).
     access_token_set: bool,
+    /// Whether this browser holds a pairing key (never the key itself).
+    paired: bool,
     /// Fields set by policy, shown read-only.
     managed: ManagedFields,
     /// The WebSocket URL in use.
@@ -72,6 +82,7 @@ struct ManagedFields {
     server_url: bool,
     browser_name: bool,
     access_token: bool,
+    pairing_code: bool,
 }
 
 /// The answer to `connect`.
@@ -90,7 +101,16 @@ pub async fn handle(message: JsValue) -> JsValue {
             server_url,
             browser_name,
             access_token,
-        }) => chrome::to_js(&connect(&server_url, &browser_name, access_token.as_deref()).await),
+            pairing_code,
+        }) => chrome::to_js(
+            &connect(
+                &server_url,
+                &browser_name,
+                access_token.as_deref(),
+                pairing_code.as_deref(),
+            )
+            .await,
+        ),
         Ok(PopupRequest::ForgetToken) => chrome::to_js(&forget_token().await),
         Err(e) => chrome::to_js(&ConnectReply {
             ok: false,
@@ -105,6 +125,7 @@ fn state() -> PopupState {
         let url = w.layers.server_url();
         let name = w.layers.browser_name();
         let token = w.layers.access_token();
+        let code = w.layers.pairing_code();
         let status = if w.config_loaded {
             w.status.clone()
         } else {
@@ -114,10 +135,12 @@ fn state() -> PopupState {
             server_url: url.value,
             browser_name: name.value,
             access_token_set: !token.value.trim().is_empty(),
+            paired: w.pairing_key.is_some(),
             managed: ManagedFields {
                 server_url: url.source == Source::Managed,
                 browser_name: name.source == Source::Managed,
                 access_token: token.source == Source::Managed,
+                pairing_code: code.source == Source::Managed,
             },
             endpoint: w.endpoint.clone(),
             status: status.as_str(),
@@ -141,7 +164,12 @@ fn failed(error: String) -> ConnectReply {
     }
 }
 
-async fn connect(server_url: &str, browser_name: &str, access_token: Option<&str>) -> ConnectReply {
+async fn connect(
+    server_url: &str,
+    browser_name: &str,
+    access_token: Option<&str>,
+    pairing_code: Option<&str>,
+) -> ConnectReply {
     if let Err(e) = normalize_server_url(server_url) {
         return failed(e.to_string());
     }
@@ -154,11 +182,26 @@ async fn connect(server_url: &str, browser_name: &str, access_token: Option<&str
         Ok(token) => token.map(|t| t.as_str().to_owned()),
         Err(e) => return failed(e.to_string()),
     };
+    // `None`: keep the pairing in use (the key, or the configured code).
+    let new_code = match pairing_code.map(str::trim).filter(|code| !code.is_empty()) {
+        None => None,
+        Some(code) => match PairingCode::parse(code) {
+            Ok(code) => Some(code.to_string()),
+            Err(e) => return failed(e.to_string()),
+        },
+    };
     wait_for_config().await;
+    if new_code.is_some() {
+        if let Err(e) = store::save_pairing_key(None).await {
+            return failed(format!("could not forget the old pairing: {e}"));
+        }
+        connection::with(|state| state.pairing_key = None);
+    }
     let layer = ConfigLayer {
         server_url: Some(server_url.trim().to_owned()),
         browser_name: Some(name),
         access_token: new_token,
+        pairing_code: new_code,
     };
     save_and_apply(layer, true).await
 }
@@ -190,10 +233,12 @@ async fn save_and_apply(changes: ConfigLayer, nudge: bool) -> ConnectReply {
             server_url,
             browser_name,
             access_token,
+            pairing_code,
         } = changes;
         user.server_url = server_url.or(user.server_url.take());
         user.browser_name = browser_name.or(user.browser_name.take());
         user.access_token = access_token.or(user.access_token.take());
+        user.pairing_code = pairing_code.or(user.pairing_code.take());
     };
     // A changed target already restarts the connection; posting Connect as well would restart
     // the new socket again while it is still opening.

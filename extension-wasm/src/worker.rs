@@ -49,6 +49,7 @@ pub fn start() {
             state.layers.user = local.user;
             state.layers.bundled = bundled;
             state.browser_id = Some(local.browser_id);
+            state.pairing_key = local.pairing_key;
             state.config_loaded = true;
         });
         spawn_local(connection::run());

@@ -1,10 +1,13 @@
 //! The `/browser` WebSocket endpoint: where extensions connect.
 //!
 //! Only extension origins (`chrome-extension://…`) may open it, so an ordinary web page the
-//! user visits cannot reach the local hub. In hosted mode a connection also needs a browser
-//! token, and the browser joins the token's account. A connection starts with the extension's hello; the
-//! hub refuses an incompatible protocol version with a message the popup shows, and otherwise
-//! registers the browser, forwards requests, correlates responses, and sends a heartbeat every
+//! user visits cannot reach the local hub. An Origin header proves nothing to a program that is
+//! not a browser, though: in local mode a browser must also be paired, and every connection
+//! starts with the pairing exchange in which the hub proves itself first and the browser second
+//! ([`tabwire_protocol::pairing`]); in hosted mode a connection needs a browser token, and the
+//! browser joins the token's account. A browser ID is bound to the credential (pairing or
+//! token) that first registered it. The hub refuses an incompatible protocol version with a
+//! message the popup shows, and otherwise registers the browser, forwards requests, correlates responses, and sends a heartbeat every
 //! [`HEARTBEAT_INTERVAL`]. The heartbeat is what keeps Chrome from stopping an idle MV3 service
 //! worker; a browser silent for three intervals is considered gone.
 
@@ -17,8 +20,10 @@ use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
+use tabwire_protocol::pairing;
 use tabwire_protocol::{
-    ErrorCode, ExtensionMessage, Hello, HubMessage, PROTOCOL_VERSION, Refusal, Welcome, check_hello,
+    Challenge, ErrorCode, ExtensionMessage, Hello, HubMessage, HubProof, PROTOCOL_VERSION, Refusal,
+    Welcome, check_challenge, check_hello,
 };
 use tokio::time::{Instant, MissedTickBehavior};
 
@@ -26,7 +31,8 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use crate::accounts::Account;
 use crate::auth::{Principal, Role};
-use crate::registry::Connection;
+use crate::pairing::{Claim, PairRefused, Pairings};
+use crate::registry::{Connection, Owner};
 use crate::state::HubState;
 
 /// How often the hub sends a heartbeat. Must stay under Chrome's ~30 s idle limit for service
@@ -38,9 +44,13 @@ pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(15);
 /// connection open.
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// How often a hosted-mode connection's token is checked again (expiry, revocation). The
-/// revocation list itself is re-read at most once a second, so this costs a lock and a lookup.
-const TOKEN_CHECK_INTERVAL: Duration = Duration::from_secs(1);
+/// How often a connection's credential is checked again: a hosted-mode token (expiry,
+/// revocation) or a local pairing (revocation). The files behind them are re-read only when
+/// they change, so this costs a lock and a lookup.
+const CREDENTIAL_CHECK_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The largest handshake message (challenge, hello) accepted; real ones are a few hundred bytes.
+const MAX_HANDSHAKE_BYTES: usize = 4096;
 
 /// How long a new connection may take to say hello.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
@@ -199,18 +209,23 @@ async fn serve(hub: Arc<HubState>, admitted: Admitted, mut socket: WebSocket, or
         principal,
         handshake,
     } = admitted;
-    let hello = match receive_hello(&mut socket).await {
-        Ok(hello) => hello,
+    let proven = match prove(&hub, principal, &mut socket).await {
+        Ok(proven) => proven,
         Err(refusal) => {
             tracing::warn!(origin, code = %refusal.code, reason = %refusal.message, "refused browser");
             return refuse(&mut socket, refusal).await;
         }
     };
+    let Proven {
+        hello,
+        owner,
+        lapsed,
+    } = proven;
     let browser_id = hello.browser_id.clone();
     let name = hello.browser_name.clone();
     let extension = hello.extension_version.clone();
     let chrome = hello.chrome_version.clone();
-    let registered = account.browsers.connect(hello);
+    let registered = account.browsers.connect(hello, owner);
     drop(handshake);
     let (connection, outbox) = match registered {
         Ok(connected) => connected,
@@ -240,37 +255,198 @@ async fn serve(hub: Arc<HubState>, admitted: Admitted, mut socket: WebSocket, or
     let reason = if send(&mut socket, &welcome).await.is_err() {
         "send failed"
     } else {
-        let still_valid = || match (&hub.auth, &principal) {
-            (Some(auth), Some(principal)) => auth.still_valid(principal),
-            _ => Ok(()),
-        };
-        pump(&connection, socket, outbox, still_valid).await
+        pump(&connection, socket, outbox, lapsed).await
     };
     account.browsers.disconnect(&connection);
     tracing::info!(account = account.name, browser = %connection.peer_id(), reason, "browser disconnected");
 }
 
-/// Waits for the first message and checks it is an acceptable hello.
-async fn receive_hello(socket: &mut WebSocket) -> Result<Hello, Refusal> {
-    let refusal = |message: &str| Refusal {
-        code: ErrorCode::InvalidArgument,
-        message: message.to_owned(),
-    };
-    // One deadline for the whole wait, so pings cannot keep a silent client around.
+/// A browser that proved who it is: its hello, the credential its ID is bound to, and the
+/// check, run every second while it is connected, that the credential still stands.
+struct Proven {
+    hello: Hello,
+    owner: Owner,
+    lapsed: Box<dyn Fn() -> Result<(), Refusal> + Send + Sync>,
+}
+
+/// The handshake. In hosted mode the token (checked at the upgrade) vouches for the browser
+/// and the first message is its hello. In local mode the first message is a challenge: the
+/// hub proves it holds the browser's pairing secret, then the browser's hello proves the same
+/// (see [`tabwire_protocol::pairing`]); a browser that pairs now is recorded here.
+async fn prove(
+    hub: &HubState,
+    principal: Option<Principal>,
+    socket: &mut WebSocket,
+) -> Result<Proven, Refusal> {
+    // One deadline for the whole exchange, so pings cannot keep a silent client around.
     let deadline = Instant::now() + HELLO_TIMEOUT;
-    let text = loop {
-        match tokio::time::timeout_at(deadline, socket.recv()).await {
-            Err(_) => return Err(refusal("no hello within 10 seconds")),
-            Ok(None | Some(Err(_))) => return Err(refusal("connection closed before hello")),
-            Ok(Some(Ok(Message::Text(text)))) => break text,
-            Ok(Some(Ok(Message::Ping(_) | Message::Pong(_)))) => continue,
-            Ok(Some(Ok(_))) => return Err(refusal("expected a text hello message")),
+    let first = receive(socket, deadline).await?;
+    match (&hub.pairings, principal, first) {
+        (Some(pairings), _, ExtensionMessage::Challenge(challenge)) => {
+            prove_paired(pairings, &challenge, socket, deadline).await
+        }
+        (Some(_), _, _) => Err(not_paired(
+            "this hub takes only paired browsers: run `tabwire-hub pair` on its machine and paste \
+             the code into the extension's popup (a local hub takes no access token)",
+        )),
+        (None, Some(principal), ExtensionMessage::Hello(hello)) => {
+            let auth = hub.auth.clone().expect("a hub without pairings is hosted");
+            let credential = format!("token:{}", principal.jti);
+            let (owner_auth, owner_principal) = (auth.clone(), principal.clone());
+            Ok(Proven {
+                hello,
+                owner: Owner::new(credential, move || {
+                    owner_auth.still_valid(&owner_principal).is_ok()
+                }),
+                lapsed: Box::new(move || {
+                    auth.still_valid(&principal).map_err(|reason| Refusal {
+                        code: ErrorCode::Unauthorized,
+                        message: format!("the hub closed this connection: {reason}"),
+                    })
+                }),
+            })
+        }
+        (None, _, _) => Err(Refusal {
+            code: ErrorCode::Unauthorized,
+            message: "this hub is hosted: connect with an access token, not a pairing code"
+                .to_owned(),
+        }),
+    }
+}
+
+/// Local mode's exchange after the browser's challenge.
+async fn prove_paired(
+    pairings: &Arc<Pairings>,
+    challenge: &Challenge,
+    socket: &mut WebSocket,
+    deadline: Instant,
+) -> Result<Proven, Refusal> {
+    let browser_nonce = pairing::decode_nonce(&challenge.nonce)
+        .ok_or_else(|| invalid("malformed challenge: the nonce must be 32 bytes of hex"))?;
+    let claim = pairings
+        .find(&browser_nonce, &challenge.tag)
+        .ok_or_else(|| {
+            not_paired(if challenge.pairing {
+                "this hub does not know that pairing code: it may be mistyped, used already or \
+                 expired (codes last 10 minutes); run `tabwire-hub pair` for a new one"
+            } else {
+                "this browser is not paired with this hub, or its pairing was revoked: run \
+                 `tabwire-hub pair` on the hub's machine and paste the code into the popup"
+            })
+        })?;
+    let hub_nonce = pairing_random::<{ pairing::NONCE_LEN }>()?;
+    let secret = claim.secret();
+    let proof = HubMessage::Proof(HubProof {
+        nonce: pairing::encode_hex(&hub_nonce),
+        proof: pairing::hub_proof(&secret, &browser_nonce, &hub_nonce),
+    });
+    send(socket, &proof)
+        .await
+        .map_err(|()| invalid("connection closed during the handshake"))?;
+    let ExtensionMessage::Hello(hello) = receive(socket, deadline).await? else {
+        return Err(invalid("expected a hello after the hub's proof"));
+    };
+    let proved = hello.proof.as_deref().is_some_and(|proof| {
+        pairing::browser_proof_matches(&secret, &browser_nonce, &hub_nonce, proof)
+    });
+    if !proved {
+        return Err(not_paired(
+            "the browser's proof does not match its pairing: pair it again with `tabwire-hub pair`",
+        ));
+    }
+    let paired = match claim {
+        Claim::Paired(paired) if paired.browser_id == hello.browser_id => paired,
+        Claim::Paired(_) => {
+            return Err(Refusal {
+                code: ErrorCode::Forbidden,
+                message: "this pairing belongs to another browser ID".to_owned(),
+            });
+        }
+        Claim::Code(code) => {
+            let key = pairing::derive_key(&code, &browser_nonce, &hub_nonce);
+            let paired = pairings
+                .complete(&code, &hello.browser_id, &hello.browser_name, &key)
+                .map_err(|refused| match refused {
+                    PairRefused::CodeGone => not_paired(&refused.to_string()),
+                    PairRefused::IdTaken(_) => Refusal {
+                        code: ErrorCode::Forbidden,
+                        message: refused.to_string(),
+                    },
+                    PairRefused::State(error) => {
+                        tracing::error!(%error, "cannot record a pairing");
+                        Refusal {
+                            code: ErrorCode::Internal,
+                            message: "the hub cannot record the pairing; see its log".to_owned(),
+                        }
+                    }
+                })?;
+            tracing::info!(browser = %paired.browser_id, name = %paired.name, "paired a browser");
+            paired
         }
     };
-    // Read the protocol version before the strict parse: a hello from a newer extension may
+    let pairing_id = paired.pairing_id;
+    let (owner_pairings, owner_id) = (pairings.clone(), pairing_id.clone());
+    let pairings = pairings.clone();
+    Ok(Proven {
+        hello,
+        owner: Owner::new(format!("pairing:{pairing_id}"), move || {
+            owner_pairings.is_current(&owner_id)
+        }),
+        lapsed: Box::new(move || match pairings.is_current(&pairing_id) {
+            true => Ok(()),
+            false => Err(not_paired(
+                "the hub closed this connection: this browser's pairing was revoked",
+            )),
+        }),
+    })
+}
+
+/// Random bytes for a nonce; the refusal when the system has none to give.
+fn pairing_random<const N: usize>() -> Result<[u8; N], Refusal> {
+    crate::pairing::random_bytes::<N>().map_err(|error| {
+        tracing::error!(%error, "no randomness for the pairing handshake");
+        Refusal {
+            code: ErrorCode::Internal,
+            message: "the hub cannot make a nonce; see its log".to_owned(),
+        }
+    })
+}
+
+fn not_paired(message: &str) -> Refusal {
+    Refusal {
+        code: ErrorCode::NotPaired,
+        message: message.to_owned(),
+    }
+}
+
+fn invalid(message: &str) -> Refusal {
+    Refusal {
+        code: ErrorCode::InvalidArgument,
+        message: message.to_owned(),
+    }
+}
+
+/// Waits for the next handshake message (a challenge or a hello) and checks it.
+async fn receive(socket: &mut WebSocket, deadline: Instant) -> Result<ExtensionMessage, Refusal> {
+    let text = loop {
+        match tokio::time::timeout_at(deadline, socket.recv()).await {
+            Err(_) => return Err(invalid("no hello within 10 seconds")),
+            Ok(None | Some(Err(_))) => return Err(invalid("connection closed before hello")),
+            Ok(Some(Ok(Message::Text(text)))) => break text,
+            Ok(Some(Ok(Message::Ping(_) | Message::Pong(_)))) => continue,
+            Ok(Some(Ok(_))) => return Err(invalid("expected a text hello message")),
+        }
+    };
+    if text.len() > MAX_HANDSHAKE_BYTES {
+        return Err(invalid(&format!(
+            "the handshake message is {} bytes; at most {MAX_HANDSHAKE_BYTES} are accepted",
+            text.len()
+        )));
+    }
+    // Read the protocol version before the strict parse: a message from a newer extension may
     // carry fields this hub does not know, and it deserves "update the hub", not "malformed".
     let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|_| refusal("hello is not JSON"))?;
+        serde_json::from_str(&text).map_err(|_| invalid("hello is not JSON"))?;
     if let Some(theirs) = value.get("protocolVersion").and_then(|v| v.as_u64())
         && theirs != u64::from(PROTOCOL_VERSION)
     {
@@ -279,9 +455,14 @@ async fn receive_hello(socket: &mut WebSocket) -> Result<Hello, Refusal> {
         ));
     }
     match serde_json::from_value::<ExtensionMessage>(value) {
-        Ok(ExtensionMessage::Hello(hello)) => check_hello(&hello).map(|()| hello),
-        Ok(_) => Err(refusal("the first message must be a hello")),
-        Err(error) => Err(refusal(&format!("malformed hello: {error}"))),
+        Ok(ExtensionMessage::Hello(hello)) => {
+            check_hello(&hello).map(|()| ExtensionMessage::Hello(hello))
+        }
+        Ok(ExtensionMessage::Challenge(challenge)) => {
+            check_challenge(&challenge).map(|()| ExtensionMessage::Challenge(challenge))
+        }
+        Ok(_) => Err(invalid("the first message must be a hello")),
+        Err(error) => Err(invalid(&format!("malformed hello: {error}"))),
     }
 }
 
@@ -291,15 +472,15 @@ async fn pump(
     connection: &Arc<Connection>,
     socket: WebSocket,
     mut outbox: tokio::sync::mpsc::UnboundedReceiver<HubMessage>,
-    still_valid: impl Fn() -> Result<(), &'static str>,
+    lapsed: impl Fn() -> Result<(), Refusal>,
 ) -> &'static str {
     let (mut sink, mut stream) = socket.split();
     let mut heartbeat = tokio::time::interval(HEARTBEAT_INTERVAL);
     heartbeat.set_missed_tick_behavior(MissedTickBehavior::Delay);
     heartbeat.tick().await; // the first tick is immediate; the welcome just went out
-    let mut token_check = tokio::time::interval(TOKEN_CHECK_INTERVAL);
-    token_check.set_missed_tick_behavior(MissedTickBehavior::Delay);
-    token_check.tick().await; // the token was checked at the upgrade
+    let mut credential_check = tokio::time::interval(CREDENTIAL_CHECK_INTERVAL);
+    credential_check.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    credential_check.tick().await; // the credential was checked in the handshake
     let mut seq = 0u64;
     let mut last_heard = Instant::now();
     loop {
@@ -317,8 +498,8 @@ async fn pump(
                         connection.complete(response.id, response.into_outcome());
                     }
                     Ok(ExtensionMessage::Heartbeat { .. }) => {}
-                    Ok(ExtensionMessage::Hello(_)) => {
-                        tracing::warn!(browser = %connection.peer_id(), "ignored a second hello");
+                    Ok(ExtensionMessage::Hello(_) | ExtensionMessage::Challenge(_)) => {
+                        tracing::warn!(browser = %connection.peer_id(), "ignored a handshake message after the handshake");
                     }
                     Err(error) => {
                         tracing::warn!(browser = %connection.peer_id(), %error, "ignored an unreadable message");
@@ -342,17 +523,14 @@ async fn pump(
                 let _ = tokio::time::timeout(SEND_TIMEOUT, sink.close()).await;
                 return "replaced by a newer connection of the same browser";
             }
-            _ = token_check.tick() => {
-                if let Err(reason) = still_valid() {
-                    let refusal = HubMessage::Refused(Refusal {
-                        code: ErrorCode::Unauthorized,
-                        message: format!("the hub closed this connection: {reason}"),
-                    });
-                    if let Ok(text) = serde_json::to_string(&refusal) {
+            _ = credential_check.tick() => {
+                if let Err(refusal) = lapsed() {
+                    tracing::info!(browser = %connection.peer_id(), reason = %refusal.message, "credential lapsed");
+                    if let Ok(text) = serde_json::to_string(&HubMessage::Refused(refusal)) {
                         let _ = tokio::time::timeout(SEND_TIMEOUT, sink.send(Message::Text(text.into()))).await;
                     }
                     let _ = tokio::time::timeout(SEND_TIMEOUT, sink.close()).await;
-                    return reason;
+                    return "its credential lapsed (revoked or expired)";
                 }
             }
             _ = heartbeat.tick() => {

@@ -33,6 +33,11 @@ pub struct Settings {
     /// $XDG_RUNTIME_DIR/tabwire/hub.sock, or /tmp/tabwire-<uid>/hub.sock.
     #[arg(long, env = "TABWIRE_SOCKET")]
     pub socket: Option<PathBuf>,
+    /// Local mode: the private directory with the paired browsers' keys (see `tabwire-hub
+    /// pair`). Default: $XDG_STATE_HOME/tabwire, or ~/.local/state/tabwire (on macOS
+    /// ~/Library/Application Support/tabwire).
+    #[arg(long, env = "TABWIRE_STATE_DIR")]
+    pub state_dir: Option<PathBuf>,
     /// Hosted mode: the directory with the token key, the issued-token ledger and the
     /// revocation list (see `tabwire-hub token`).
     #[arg(long, env = "TABWIRE_AUTH_DIR")]
@@ -80,6 +85,8 @@ pub enum Mode {
     Local {
         /// Where the socket is bound.
         socket_path: PathBuf,
+        /// The private directory of paired browsers (`crate::pairing`).
+        state_dir: PathBuf,
     },
     /// `/mcp` and `/browser` on one port, behind bearer tokens.
     Hosted(HostedConfig),
@@ -119,6 +126,12 @@ pub enum ConfigError {
     /// `--socket` with `--auth-dir`.
     #[error("hosted mode serves MCP on /mcp; --socket is for local mode only")]
     SocketInHostedMode,
+    /// `--state-dir` with `--auth-dir`.
+    #[error("hosted mode's browsers use tokens, not pairing; --state-dir is for local mode only")]
+    StateDirInHostedMode,
+    /// No state directory was given and none can be derived (no home directory).
+    #[error("cannot tell where to keep the hub's state: set HOME or give --state-dir")]
+    NoStateDir,
     /// Hosted mode without `--public-origin`.
     #[error(
         "hosted mode needs --public-origin https://host[/prefix]: the address clients use, which \
@@ -146,14 +159,22 @@ pub enum ConfigError {
 }
 
 impl Config {
-    /// Local mode: HTTP on `http` (a loopback address), MCP sessions on `socket_path`.
-    pub fn local(http: SocketAddr, socket_path: PathBuf) -> Result<Config, ConfigError> {
+    /// Local mode: HTTP on `http` (a loopback address), MCP sessions on `socket_path`, paired
+    /// browsers in `state_dir`.
+    pub fn local(
+        http: SocketAddr,
+        socket_path: PathBuf,
+        state_dir: PathBuf,
+    ) -> Result<Config, ConfigError> {
         if !http.ip().is_loopback() {
             return Err(ConfigError::LocalNotLoopback(http.ip()));
         }
         Ok(Config {
             http,
-            mode: Mode::Local { socket_path },
+            mode: Mode::Local {
+                socket_path,
+                state_dir,
+            },
         })
     }
 
@@ -181,10 +202,17 @@ impl Config {
             let socket = settings
                 .socket
                 .unwrap_or_else(tabwire_protocol::local::default_socket_path_here);
-            return Config::local(http, socket);
+            let state_dir = match settings.state_dir {
+                Some(dir) => dir,
+                None => default_state_dir_here().ok_or(ConfigError::NoStateDir)?,
+            };
+            return Config::local(http, socket, state_dir);
         };
         if settings.socket.is_some() {
             return Err(ConfigError::SocketInHostedMode);
+        }
+        if settings.state_dir.is_some() {
+            return Err(ConfigError::StateDirInHostedMode);
         }
         let public = PublicOrigin::parse(
             settings
@@ -242,6 +270,27 @@ impl Config {
     }
 }
 
+/// Where a local hub keeps its state when not told: `$XDG_STATE_HOME/tabwire`, else
+/// `$HOME/.local/state/tabwire` (on macOS `$HOME/Library/Application Support/tabwire`). `None`
+/// without a home directory.
+pub fn default_state_dir(xdg_state_home: Option<&str>, home: Option<&str>) -> Option<PathBuf> {
+    let nonempty = |dir: Option<&str>| dir.filter(|dir| !dir.is_empty()).map(PathBuf::from);
+    if cfg!(target_os = "macos") {
+        return nonempty(home).map(|home| home.join("Library/Application Support/tabwire"));
+    }
+    nonempty(xdg_state_home)
+        .or_else(|| nonempty(home).map(|home| home.join(".local/state")))
+        .map(|dir| dir.join("tabwire"))
+}
+
+/// [`default_state_dir`] for this process's environment.
+pub fn default_state_dir_here() -> Option<PathBuf> {
+    default_state_dir(
+        std::env::var("XDG_STATE_HOME").ok().as_deref(),
+        std::env::var("HOME").ok().as_deref(),
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -288,13 +337,17 @@ mod tests {
             );
             assert!(error.to_string().contains("loopback only"), "{error}");
         }
-        let direct = Config::local("0.0.0.0:1".parse().unwrap(), "/tmp/x/hub.sock".into());
+        let direct = Config::local(
+            "0.0.0.0:1".parse().unwrap(),
+            "/tmp/x/hub.sock".into(),
+            "/tmp/x/state".into(),
+        );
         assert!(matches!(direct, Err(ConfigError::LocalNotLoopback(_))));
         for host in ["127.0.0.1", "::1"] {
             let config = config(&["--host", host, "--socket", "/tmp/x/hub.sock"]).unwrap();
             assert!(config.http_addr().ip().is_loopback());
             assert!(
-                matches!(config.mode(), Mode::Local { socket_path } if socket_path.ends_with("x/hub.sock"))
+                matches!(config.mode(), Mode::Local { socket_path, .. } if socket_path.ends_with("x/hub.sock"))
             );
         }
     }
@@ -302,7 +355,7 @@ mod tests {
     #[test]
     fn local_mode_has_a_default_socket() {
         let config = config(&[]).unwrap();
-        let Mode::Local { socket_path } = config.mode() else {
+        let Mode::Local { socket_path, .. } = config.mode() else {
             panic!("{config:?}")
         };
         assert!(
@@ -311,6 +364,30 @@ mod tests {
             socket_path.display()
         );
         assert_eq!(config.http_addr().port(), DEFAULT_PORT);
+    }
+
+    #[test]
+    fn the_state_dir_follows_the_platform_conventions() {
+        if cfg!(target_os = "macos") {
+            assert_eq!(
+                default_state_dir(None, Some("/Users/a")).unwrap(),
+                PathBuf::from("/Users/a/Library/Application Support/tabwire")
+            );
+        } else {
+            assert_eq!(
+                default_state_dir(Some("/s"), Some("/home/a")).unwrap(),
+                PathBuf::from("/s/tabwire")
+            );
+            assert_eq!(
+                default_state_dir(Some(""), Some("/home/a")).unwrap(),
+                PathBuf::from("/home/a/.local/state/tabwire")
+            );
+        }
+        assert_eq!(default_state_dir(None, None), None);
+        let config = config(&["--state-dir", "/tmp/x/state"]).unwrap();
+        assert!(
+            matches!(config.mode(), Mode::Local { state_dir, .. } if state_dir.ends_with("x/state"))
+        );
     }
 
     #[test]
@@ -354,6 +431,10 @@ mod tests {
         assert!(matches!(
             with_origin(&["--socket", "/tmp/x/hub.sock"]),
             Err(ConfigError::SocketInHostedMode)
+        ));
+        assert!(matches!(
+            with_origin(&["--state-dir", "/tmp/x/state"]),
+            Err(ConfigError::StateDirInHostedMode)
         ));
         assert!(matches!(
             with_origin(&["--jwt-alg", "none"]),

@@ -45,6 +45,7 @@ impl Setup {
         let auth = Arc::new(Authenticator::load(&dir, &KeySource::Secret).unwrap());
         let public = PublicOrigin::parse(origin).unwrap();
         let state = Arc::new(HubState {
+            pairings: None,
             accounts: accounts::Accounts::hosted(limits),
             browser_url: public.browser_url(),
             auth: Some(auth),
@@ -348,13 +349,17 @@ async fn a_tool_call_keeps_its_permit_when_its_client_goes_away() {
         .accounts
         .get("alice")
         .browsers
-        .connect(tabwire_protocol::Hello {
-            browser_id: "b1".into(),
-            browser_name: "Work".into(),
-            extension_version: "0.1.0".into(),
-            protocol_version: tabwire_protocol::PROTOCOL_VERSION,
-            chrome_version: "156".into(),
-        })
+        .connect(
+            tabwire_protocol::Hello {
+                browser_id: "b1".into(),
+                browser_name: "Work".into(),
+                extension_version: "0.1.0".into(),
+                protocol_version: tabwire_protocol::PROTOCOL_VERSION,
+                chrome_version: "156".into(),
+                proof: None,
+            },
+            crate::registry::Owner::fixed("test"),
+        )
         .unwrap();
     let call = |id: u64| {
         serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",

@@ -11,6 +11,7 @@
 //!   [`registry`] per [`peer`] kind; [`session`]: a session's selected peers.
 //! - [`browser_link`]: the `/browser` endpoint — origin check, hello, heartbeats.
 //! - [`local_socket`], [`local_session`]: the Unix socket, one connection as one MCP session.
+//! - [`pairing`]: local mode's paired browsers and one-time pairing codes.
 //! - [`auth`], [`hosted`]: hosted mode's tokens and its HTTP gate.
 //! - [`mcp`]: the MCP handler, the tool catalogue and the routing of tool calls.
 //!
@@ -25,6 +26,7 @@ pub mod hosted;
 pub mod local_session;
 pub mod local_socket;
 pub mod mcp;
+pub mod pairing;
 pub mod peer;
 pub mod registry;
 pub mod session;
@@ -64,6 +66,9 @@ pub enum BindError {
         /// What the system said.
         source: std::io::Error,
     },
+    /// Local mode's pairing state.
+    #[error(transparent)]
+    State(#[from] pairing::PairingError),
 }
 
 /// A hub with its listeners bound.
@@ -86,7 +91,11 @@ impl Hub {
             .local_addr()
             .map_err(|source| BindError::Http { addr, source })?;
         match mode {
-            Mode::Local { socket_path } => {
+            Mode::Local {
+                socket_path,
+                state_dir,
+            } => {
+                let pairings = Arc::new(pairing::Pairings::open(&state_dir)?);
                 let socket = match local_socket::bind(&socket_path).await {
                     Ok(socket) => socket,
                     Err(source) => {
@@ -100,7 +109,7 @@ impl Hub {
                     http,
                     socket: Some((socket, socket_path)),
                     public: None,
-                    state: Arc::new(HubState::local(format!("ws://{local}/browser"))),
+                    state: Arc::new(HubState::local(format!("ws://{local}/browser"), pairings)),
                 })
             }
             Mode::Hosted(config) => Ok(Hub {
@@ -110,6 +119,7 @@ impl Hub {
                     accounts: accounts::Accounts::hosted(config.limits),
                     browser_url: config.public.browser_url(),
                     auth: Some(config.auth),
+                    pairings: None,
                 }),
                 public: Some(config.public),
             }),

@@ -1,7 +1,8 @@
 //! The `tabwire-hub` binary: parses arguments, sets up logging, and runs a [`tabwire_hub::Hub`]
 //! with the [`tabwire_hub::Config`] the settings make (every rule is checked there), or one
-//! `token` subcommand.
+//! `token` or `pair` subcommand.
 
+mod pair_cli;
 mod token_cli;
 
 use clap::{Parser, Subcommand};
@@ -27,6 +28,9 @@ enum Command {
     /// Issue, revoke and list hosted mode's access tokens.
     #[command(subcommand)]
     Token(token_cli::TokenCommand),
+    /// Pair a browser with this local hub: prints a one-time code for the extension's popup.
+    /// --list and --revoke manage the paired browsers.
+    Pair(pair_cli::PairArgs),
 }
 
 #[tokio::main]
@@ -63,8 +67,10 @@ fn log_filter() -> EnvFilter {
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {
-    if let Some(Command::Token(command)) = args.command {
-        return token_cli::run(command);
+    match args.command {
+        Some(Command::Token(command)) => return token_cli::run(command),
+        Some(Command::Pair(pair)) => return pair_cli::run(pair),
+        None => {}
     }
     let config = Config::from_settings(args.serve)?;
     let hub = Hub::bind(config).await?;

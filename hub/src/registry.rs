@@ -63,9 +63,36 @@ pub struct Registry<K: PeerKind> {
 
 struct Entry<K: PeerKind> {
     hello: K::Hello,
+    /// The credential that registered this peer ID: only it may connect under the ID while it
+    /// stays valid.
+    owner: Owner,
     connection: Option<Arc<Connection>>,
     /// When the peer last connected or disconnected; decides which peers are forgotten first.
     last_change: Instant,
+}
+
+/// The credential a connection proved (a pairing locally, a token in hosted mode), and how to
+/// tell whether it still stands.
+pub struct Owner {
+    /// Names the credential (`pairing:<id>`, `token:<jti>`); never a secret.
+    credential: String,
+    /// Whether the credential is still valid (not revoked, not expired).
+    valid: Box<dyn Fn() -> bool + Send + Sync>,
+}
+
+impl Owner {
+    /// A credential whose validity `valid` tells.
+    pub fn new(credential: String, valid: impl Fn() -> bool + Send + Sync + 'static) -> Owner {
+        Owner {
+            credential,
+            valid: Box::new(valid),
+        }
+    }
+
+    /// A credential that never lapses (tests, and peers of kinds with no credentials).
+    pub fn fixed(credential: &str) -> Owner {
+        Owner::new(credential.to_owned(), || true)
+    }
 }
 
 impl<K: PeerKind> Default for Registry<K> {
@@ -92,12 +119,15 @@ impl<K: PeerKind> Registry<K> {
     /// queue of messages to write to its socket, or `LIMIT_EXCEEDED` when the registry already
     /// holds its limit of other connected peers.
     ///
-    /// A peer that connects again while its old connection is still registered (a reconnect
-    /// racing the old socket's close) replaces it; the old connection's waiting requests fail
-    /// at once.
+    /// A peer ID belongs to the credential (`owner`) that first registered it: another
+    /// credential presenting it is refused (`FORBIDDEN`) and the peer stays as it is, until
+    /// the first credential is revoked or expires. A peer that connects again with its own
+    /// credential while its old connection is still registered (a reconnect racing the old
+    /// socket's close) replaces it; the old connection's waiting requests fail at once.
     pub fn connect(
         &self,
         hello: K::Hello,
+        owner: Owner,
     ) -> Result<(Arc<Connection>, mpsc::UnboundedReceiver<HubMessage>), OpError> {
         let (outbox, outbox_rx) = mpsc::unbounded_channel();
         let id = K::id(&hello).to_owned();
@@ -114,6 +144,20 @@ impl<K: PeerKind> Registry<K> {
         });
         let replaced = {
             let mut peers = self.peers.lock().unwrap();
+            if let Some(existing) = peers.get(&id)
+                && existing.owner.credential != owner.credential
+                && (existing.owner.valid)()
+            {
+                return Err(OpError::new(
+                    ErrorCode::Forbidden,
+                    format!(
+                        "{} ID {id} is registered to another credential; each {} needs its own \
+                         pairing or token",
+                        K::NOUN,
+                        K::NOUN
+                    ),
+                ));
+            }
             if let Some(limit) = self.limit {
                 let others = peers
                     .iter()
@@ -132,6 +176,7 @@ impl<K: PeerKind> Registry<K> {
             }
             let entry = Entry {
                 hello,
+                owner,
                 connection: Some(connection.clone()),
                 last_change: Instant::now(),
             };
@@ -379,6 +424,7 @@ mod tests {
             extension_version: "0.1.0".into(),
             protocol_version: PROTOCOL_VERSION,
             chrome_version: "156".into(),
+            proof: None,
         }
     }
 
@@ -403,7 +449,9 @@ mod tests {
     #[tokio::test]
     async fn response_reaches_its_request() {
         let registry = Registry::default();
-        let (conn, mut outbox) = registry.connect(hello("b1", "Work")).unwrap();
+        let (conn, mut outbox) = registry
+            .connect(hello("b1", "Work"), Owner::fixed("test"))
+            .unwrap();
         let waiter = {
             let conn = conn.clone();
             tokio::spawn(async move {
@@ -423,7 +471,9 @@ mod tests {
     #[tokio::test]
     async fn disconnect_fails_pending_requests_at_once() {
         let registry = Registry::default();
-        let (conn, mut outbox) = registry.connect(hello("b1", "Work")).unwrap();
+        let (conn, mut outbox) = registry
+            .connect(hello("b1", "Work"), Owner::fixed("test"))
+            .unwrap();
         let waiter = {
             let conn = conn.clone();
             tokio::spawn(async move {
@@ -455,7 +505,9 @@ mod tests {
     #[tokio::test]
     async fn reconnect_replaces_the_old_connection_only_once() {
         let registry = Registry::default();
-        let (old, mut old_outbox) = registry.connect(hello("b1", "Work")).unwrap();
+        let (old, mut old_outbox) = registry
+            .connect(hello("b1", "Work"), Owner::fixed("test"))
+            .unwrap();
         let waiter = {
             let old = old.clone();
             tokio::spawn(async move {
@@ -467,7 +519,9 @@ mod tests {
             .recv()
             .await
             .expect("request sent on the old connection");
-        let (new, _new_outbox) = registry.connect(hello("b1", "Work renamed")).unwrap();
+        let (new, _new_outbox) = registry
+            .connect(hello("b1", "Work renamed"), Owner::fixed("test"))
+            .unwrap();
         // The old connection's waiting request fails, and its loop is told to close.
         assert_eq!(
             waiter.await.unwrap().unwrap_err().code,
@@ -487,7 +541,9 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn silent_browser_gives_bridge_timeout() {
         let registry = Registry::default();
-        let (conn, _outbox) = registry.connect(hello("b1", "Work")).unwrap();
+        let (conn, _outbox) = registry
+            .connect(hello("b1", "Work"), Owner::fixed("test"))
+            .unwrap();
         let error = conn
             .request("list_tabs", None, list_tabs(), Duration::from_secs(1))
             .await
@@ -503,10 +559,12 @@ mod tests {
     #[test]
     fn the_registry_forgets_old_disconnected_browsers_beyond_its_cap() {
         let registry = Registry::default();
-        let (kept, _outbox) = registry.connect(hello("live", "Live")).unwrap();
+        let (kept, _outbox) = registry
+            .connect(hello("live", "Live"), Owner::fixed("test"))
+            .unwrap();
         for n in 0..MAX_KNOWN_PEERS + 10 {
             let (conn, _outbox) = registry
-                .connect(hello(&format!("gone-{n}"), "Gone"))
+                .connect(hello(&format!("gone-{n}"), "Gone"), Owner::fixed("test"))
                 .unwrap();
             registry.disconnect(&conn);
         }
@@ -528,8 +586,12 @@ mod tests {
     #[test]
     fn list_puts_connected_browsers_first() {
         let registry = Registry::default();
-        let (gone, _a) = registry.connect(hello("b1", "Alpha")).unwrap();
-        let (_kept, _b) = registry.connect(hello("b2", "Zulu")).unwrap();
+        let (gone, _a) = registry
+            .connect(hello("b1", "Alpha"), Owner::fixed("test"))
+            .unwrap();
+        let (_kept, _b) = registry
+            .connect(hello("b2", "Zulu"), Owner::fixed("test"))
+            .unwrap();
         registry.disconnect(&gone);
         let names: Vec<_> = registry
             .list()
@@ -542,17 +604,79 @@ mod tests {
     #[test]
     fn a_limited_registry_refuses_one_browser_too_many_but_not_a_reconnect() {
         let registry = Registry::with_limit(2);
-        let (_a, _ao) = registry.connect(hello("a", "A")).unwrap();
-        let (b, _bo) = registry.connect(hello("b", "B")).unwrap();
-        let refused = registry.connect(hello("c", "C")).err().unwrap();
+        let (_a, _ao) = registry
+            .connect(hello("a", "A"), Owner::fixed("test"))
+            .unwrap();
+        let (b, _bo) = registry
+            .connect(hello("b", "B"), Owner::fixed("test"))
+            .unwrap();
+        let refused = registry
+            .connect(hello("c", "C"), Owner::fixed("test"))
+            .err()
+            .unwrap();
         assert_eq!(refused.code, ErrorCode::LimitExceeded);
         assert!(
             registry.get("c").is_none(),
             "a refused browser is not registered"
         );
         // The same browser reconnecting replaces itself and is not counted twice.
-        let (_b2, _b2o) = registry.connect(hello("b", "B")).unwrap();
+        let (_b2, _b2o) = registry
+            .connect(hello("b", "B"), Owner::fixed("test"))
+            .unwrap();
         registry.disconnect(&b);
         assert_eq!(registry.list().iter().filter(|x| x.connected).count(), 2);
+    }
+
+    #[tokio::test]
+    async fn a_peer_id_belongs_to_the_credential_that_registered_it() {
+        let registry = Registry::default();
+        let (real, _real_outbox) = registry
+            .connect(hello("b1", "Work"), Owner::fixed("token:real"))
+            .unwrap();
+        // Another credential presenting the same ID is refused; the real browser stays.
+        let refused = registry
+            .connect(hello("b1", "Chrome"), Owner::fixed("token:other"))
+            .err()
+            .unwrap();
+        assert_eq!(refused.code, ErrorCode::Forbidden);
+        assert!(
+            refused.message.contains("another credential"),
+            "{refused:?}"
+        );
+        assert_eq!(registry.get("b1").unwrap().name(), "Work");
+        assert_eq!(registry.connection("b1").unwrap().number, real.number);
+        // Also while the real browser is away.
+        registry.disconnect(&real);
+        assert!(
+            registry
+                .connect(hello("b1", "Chrome"), Owner::fixed("token:other"))
+                .is_err()
+        );
+        // Its own credential reconnects.
+        let (again, _outbox) = registry
+            .connect(hello("b1", "Work"), Owner::fixed("token:real"))
+            .unwrap();
+        // Once the first credential lapses (revoked, expired), the ID is free for another.
+        let lapsed = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let registry = Registry::default();
+        let valid = lapsed.clone();
+        let (_old, _o) = registry
+            .connect(
+                hello("b2", "Old"),
+                Owner::new("token:old".into(), move || valid.load(Ordering::Relaxed)),
+            )
+            .unwrap();
+        assert!(
+            registry
+                .connect(hello("b2", "New"), Owner::fixed("token:new"))
+                .is_err()
+        );
+        lapsed.store(false, Ordering::Relaxed);
+        assert!(
+            registry
+                .connect(hello("b2", "New"), Owner::fixed("token:new"))
+                .is_ok()
+        );
+        drop(again);
     }
 }

@@ -1,10 +1,11 @@
 //! What every connection of one hub shares: the accounts with their peers, the URL extensions
-//! are told to use, and the token checks of hosted mode.
+//! are told to use, the token checks of hosted mode and the paired browsers of local mode.
 
 use std::sync::Arc;
 
 use crate::accounts::Accounts;
 use crate::auth::Authenticator;
+use crate::pairing::Pairings;
 use crate::peer::Reach;
 
 /// State shared by every connection.
@@ -15,15 +16,18 @@ pub struct HubState {
     pub browser_url: String,
     /// Token checks, in hosted mode.
     pub auth: Option<Arc<Authenticator>>,
+    /// The paired browsers, in local mode.
+    pub pairings: Option<Arc<Pairings>>,
 }
 
 impl HubState {
-    /// Local mode's state: one account, no tokens.
-    pub fn local(browser_url: String) -> Self {
+    /// Local mode's state: one account, browsers paired in `pairings`.
+    pub fn local(browser_url: String, pairings: Arc<Pairings>) -> Self {
         HubState {
             accounts: Accounts::local(),
             browser_url,
             auth: None,
+            pairings: Some(pairings),
         }
     }
 

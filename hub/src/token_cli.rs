@@ -177,7 +177,7 @@ fn print_row([jti, account, role, issued, expires, status, note]: [&str; 7]) {
 }
 
 /// `YYYY-MM-DD HH:MM UTC` for seconds since the epoch.
-fn format_time(secs: u64) -> String {
+pub(crate) fn format_time(secs: u64) -> String {
     let days = secs / 86_400;
     let (hour, minute) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).

@@ -107,6 +107,9 @@ pub enum ErrorCode {
     Forbidden,
     /// An account limit (browsers, sessions, requests in flight) is reached.
     LimitExceeded,
+    /// A local hub does not know this browser: it never paired, its pairing was revoked, or
+    /// the pairing code it offers is unknown, used or expired. Run `tabwire-hub pair`.
+    NotPaired,
     /// A fault inside tabwire; the message says what.
     Internal,
 }
@@ -129,7 +132,7 @@ impl ErrorCode {
             | NotEditable | OptionNotFound => ErrorCategory::Target,
             BridgeTimeout | QueueTimeout | TabUnresponsive | NavigationTimeout | Superseded
             | WaitTimeout => ErrorCategory::Timeout,
-            Unauthorized | Forbidden => ErrorCategory::Auth,
+            Unauthorized | Forbidden | NotPaired => ErrorCategory::Auth,
             LimitExceeded => ErrorCategory::Session,
             Internal => ErrorCategory::Internal,
         }
@@ -197,6 +200,7 @@ impl ErrorCode {
             Unauthorized => "UNAUTHORIZED",
             Forbidden => "FORBIDDEN",
             LimitExceeded => "LIMIT_EXCEEDED",
+            NotPaired => "NOT_PAIRED",
             Internal => "INTERNAL",
         }
     }
@@ -263,6 +267,7 @@ mod tests {
             ErrorCode::Unauthorized,
             ErrorCode::Forbidden,
             ErrorCode::LimitExceeded,
+            ErrorCode::NotPaired,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

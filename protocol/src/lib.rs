@@ -1,13 +1,15 @@
 //! The wire contract between `tabwire-hub` and the tabwire browser extension.
 //!
 //! Both sides compile this crate (the extension as wasm32), so the messages cannot drift apart.
-//! It holds data only: no I/O, no async runtime, no JavaScript bindings. Its one dependency
-//! besides serde is serde_json, which every side already uses to put these types on the wire;
-//! no message or result carries untyped JSON.
+//! It holds data and pure rules only: no I/O, no async runtime, no JavaScript bindings. Besides
+//! serde it depends on serde_json, which every side already uses to put these types on the
+//! wire, and on hmac and sha2 for the pairing proofs both sides must compute alike; no message
+//! or result carries untyped JSON.
 //!
 //! # Layout
 //! - [`messages`]: the envelopes on the `/browser` WebSocket — hello, welcome, refusal,
 //!   request, response, heartbeat — and the [`PROTOCOL_VERSION`] handshake rule.
+//! - [`pairing`]: the proofs of the pairing handshake and the one-time pairing codes.
 //! - [`ops`]: what a request asks the extension to do ([`Operation`]) and what comes back
 //!   ([`OpResult`]), put together from the groups below; [`Ask`] ties each request type to its
 //!   answer's type.
@@ -31,6 +33,7 @@ pub mod local;
 pub mod messages;
 pub mod observe;
 pub mod ops;
+pub mod pairing;
 pub mod refs;
 pub mod storage;
 pub mod tabs;
@@ -50,8 +53,8 @@ pub use capture::{
 pub use errors::{ErrorCategory, ErrorCode, OpError};
 pub use local::{Attached, LocalControl, Selections, ShimDialect, default_socket_path};
 pub use messages::{
-    ExtensionMessage, Hello, HubMessage, PROTOCOL_VERSION, Refusal, Request, Response, Welcome,
-    check_hello,
+    Challenge, ExtensionMessage, Hello, HubMessage, HubProof, PROTOCOL_VERSION, Refusal, Request,
+    Response, Welcome, check_challenge, check_hello,
 };
 pub use observe::{
     ContentFormat, ContentRequest, Delta, FrameInfo, FrameList, GetSelectedText, ImageFormat,

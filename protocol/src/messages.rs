@@ -1,7 +1,9 @@
 //! Envelopes exchanged on the `/browser` WebSocket.
 //!
 //! A connection goes: the extension sends [`Hello`]; the hub answers [`Welcome`] or, for an
-//! incompatible extension, [`Refusal`] and closes. After that the hub sends [`Request`]s, the
+//! incompatible extension, [`Refusal`] and closes. With a local hub the hello is preceded by
+//! the pairing exchange (see [`crate::pairing`]): the extension's [`Challenge`], the hub's
+//! [`HubProof`], and only then a hello carrying the browser's proof. After that the hub sends [`Request`]s, the
 //! extension answers each with one [`Response`] carrying the same `id`, and either side may send a
 //! heartbeat. The hub sends one at least every 20 seconds and the extension echoes it: traffic on
 //! the socket is what keeps Chrome from stopping the extension's service worker.
@@ -12,7 +14,7 @@ use crate::{OpError, OpResult, Operation, TabId};
 
 /// The protocol version this build speaks. The hub accepts an extension only when both sides
 /// speak the same version; it is raised whenever a message changes shape.
-pub const PROTOCOL_VERSION: u32 = 5;
+pub const PROTOCOL_VERSION: u32 = 6;
 
 /// A message from the extension to the hub.
 // A message is built, sent and dropped once; boxing the response to even out the variants'
@@ -21,7 +23,11 @@ pub const PROTOCOL_VERSION: u32 = 5;
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
 pub enum ExtensionMessage {
-    /// The first message on every connection.
+    /// The first message to a local hub: asks it to prove itself before the extension says
+    /// who it is.
+    Challenge(Challenge),
+    /// The first message to a hosted hub (which the token and TLS vouch for), and the second,
+    /// with a proof, to a local hub that proved itself.
     Hello(Hello),
     /// The answer to one [`Request`].
     Response(Response),
@@ -36,6 +42,8 @@ pub enum ExtensionMessage {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
 pub enum HubMessage {
+    /// The hub's answer to a [`Challenge`]: its proof that it holds the browser's secret.
+    Proof(HubProof),
     /// The hub accepted the extension's [`Hello`].
     Welcome(Welcome),
     /// The hub refused the connection; the socket is closed right after.
@@ -64,10 +72,60 @@ pub struct Hello {
     pub protocol_version: u32,
     /// The Chrome version, for diagnostics.
     pub chrome_version: String,
+    /// After a pairing exchange: [`crate::pairing::browser_proof`] for its nonces. Absent in
+    /// hosted mode, where the token identifies the browser.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<String>,
 }
 
-/// The longest browser ID or name the hub accepts.
+/// The first message to a local hub. It reveals nothing about the browser: the tag is fresh
+/// for every nonce and readable only by a hub that holds the same secret.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Challenge {
+    /// The [`PROTOCOL_VERSION`] the extension was built with.
+    pub protocol_version: u32,
+    /// The browser's fresh nonce, hex ([`crate::pairing::NONCE_LEN`] bytes).
+    pub nonce: String,
+    /// [`crate::pairing::tag`] of the browser's secret and its nonce, hex.
+    pub tag: String,
+    /// Whether the secret is a one-time pairing code (the browser is pairing now) rather than
+    /// the key of an earlier pairing.
+    pub pairing: bool,
+}
+
+/// The hub's answer to a [`Challenge`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HubProof {
+    /// The hub's fresh nonce, hex.
+    pub nonce: String,
+    /// [`crate::pairing::hub_proof`] for both nonces, hex.
+    pub proof: String,
+}
+
+/// The longest browser ID or name the hub accepts, and the longest version string.
 pub const MAX_IDENTITY_LEN: usize = 64;
+
+/// Checks a [`Challenge`] the way the hub does: the protocol version, and hex fields of the
+/// right length.
+pub fn check_challenge(challenge: &Challenge) -> Result<(), Refusal> {
+    if challenge.protocol_version != PROTOCOL_VERSION {
+        return Err(Refusal::protocol_mismatch(challenge.protocol_version));
+    }
+    let hex_of = |text: &str, len: usize| {
+        crate::pairing::decode_hex(text).is_some_and(|bytes| bytes.len() == len)
+    };
+    if !hex_of(&challenge.nonce, crate::pairing::NONCE_LEN)
+        || !hex_of(&challenge.tag, crate::pairing::MAC_LEN)
+    {
+        return Err(Refusal {
+            code: crate::ErrorCode::InvalidArgument,
+            message: "malformed challenge: nonce and tag must be 32 bytes of hex each".to_owned(),
+        });
+    }
+    Ok(())
+}
 
 /// Checks a [`Hello`] the way the hub does, so the extension can show the same reason.
 ///
@@ -90,14 +148,30 @@ pub fn check_hello(hello: &Hello) -> Result<(), Refusal> {
             ),
         });
     }
-    if hello.browser_name.chars().count() > MAX_IDENTITY_LEN
-        || hello.browser_name.chars().any(char::is_control)
+    // Every text field ends up in logs and in every `list_browsers`, so each is bounded.
+    for (field, value) in [
+        ("browser name", &hello.browser_name),
+        ("extension version", &hello.extension_version),
+        ("Chrome version", &hello.chrome_version),
+    ] {
+        if value.chars().count() > MAX_IDENTITY_LEN || value.chars().any(char::is_control) {
+            return Err(Refusal {
+                code: crate::ErrorCode::InvalidArgument,
+                message: format!(
+                    "{field} must be at most {MAX_IDENTITY_LEN} characters without control \
+                     characters"
+                ),
+            });
+        }
+    }
+    if hello
+        .proof
+        .as_deref()
+        .is_some_and(|proof| proof.len() != 2 * crate::pairing::MAC_LEN)
     {
         return Err(Refusal {
             code: crate::ErrorCode::InvalidArgument,
-            message: format!(
-                "browser name must be at most {MAX_IDENTITY_LEN} characters without control characters"
-            ),
+            message: "malformed hello: the proof must be 32 bytes of hex".to_owned(),
         });
     }
     Ok(())
@@ -220,6 +294,7 @@ mod tests {
             extension_version: "0.1.0".into(),
             protocol_version: PROTOCOL_VERSION,
             chrome_version: "156.0.0.0".into(),
+            proof: None,
         }
     }
 
@@ -328,5 +403,58 @@ mod tests {
         let mut long = hello();
         long.browser_name = "x".repeat(MAX_IDENTITY_LEN + 1);
         assert!(check_hello(&long).is_err());
+    }
+
+    #[test]
+    fn every_hello_field_is_bounded() {
+        let mut version = hello();
+        version.extension_version = "1".repeat(MAX_IDENTITY_LEN + 1);
+        let refusal = check_hello(&version).unwrap_err();
+        assert!(refusal.message.contains("extension version"), "{refusal:?}");
+        let mut chrome = hello();
+        chrome.chrome_version = "156\n0".into();
+        assert!(
+            check_hello(&chrome)
+                .unwrap_err()
+                .message
+                .contains("Chrome version")
+        );
+        let mut proof = hello();
+        proof.proof = Some("ab".into());
+        assert!(check_hello(&proof).unwrap_err().message.contains("proof"));
+        proof.proof = Some("ab".repeat(32));
+        assert!(check_hello(&proof).is_ok());
+    }
+
+    #[test]
+    fn challenges_are_checked() {
+        let good = Challenge {
+            protocol_version: PROTOCOL_VERSION,
+            nonce: "01".repeat(32),
+            tag: "02".repeat(32),
+            pairing: false,
+        };
+        assert!(check_challenge(&good).is_ok());
+        let json = serde_json::to_string(&ExtensionMessage::Challenge(good.clone())).unwrap();
+        assert!(
+            json.starts_with(r#"{"type":"challenge","protocolVersion":"#),
+            "{json}"
+        );
+        let short = Challenge {
+            nonce: "01".into(),
+            ..good.clone()
+        };
+        assert_eq!(
+            check_challenge(&short).unwrap_err().code,
+            ErrorCode::InvalidArgument
+        );
+        let old = Challenge {
+            protocol_version: 1,
+            ..good
+        };
+        assert_eq!(
+            check_challenge(&old).unwrap_err().code,
+            ErrorCode::ProtocolMismatch
+        );
     }
 }

@@ -516,8 +516,9 @@ async fn popup_shows_why_the_hub_refused_the_extension() {
         loop {
             let (stream, _) = listener.accept().await.unwrap();
             let mut socket = tokio_tungstenite::accept_async(stream).await.unwrap();
-            let hello = socket.next().await.unwrap().unwrap();
-            assert!(hello.to_text().unwrap().contains("\"type\":\"hello\""));
+            // A local hub is first sent a challenge, which carries the protocol version.
+            let first = socket.next().await.unwrap().unwrap();
+            assert!(first.to_text().unwrap().contains("\"type\":\"challenge\""));
             socket
                 .send(Message::Text(refusal_text.clone().into()))
                 .await

@@ -31,19 +31,34 @@ pub struct Browser {
     _dir: Scratch,
 }
 
+/// A well-formed pairing code that no hub issued.
+pub const UNISSUED_PAIRING_CODE: &str = "7KQ2M-H9D4X-0RB6T-WC3NP";
+
 /// How many of the extension's log lines a [`Browser`] keeps.
 const MAX_LOG_LINES: usize = 2000;
 
 impl Browser {
-    /// Starts Chromium with the extension pointed at `hub`, named `name`, showing `url`.
-    /// (Headless Chromium accepts only one start URL; see [`Browser::open_tab`] for more.)
+    /// Starts Chromium with the extension pointed at `hub` and paired with it through a fresh
+    /// pairing code in its bundled configuration, named `name`, showing `url`. (Headless
+    /// Chromium accepts only one start URL; see [`Browser::open_tab`] for more.)
     pub fn launch(hub: &Hub, name: &str, url: &str) -> Browser {
-        Browser::launch_with_server(&hub.browser_url(), name, url)
+        let config = serde_json::json!({
+            "serverUrl": hub.browser_url(),
+            "browserName": name,
+            "pairingCode": hub.pair(),
+        });
+        Browser::launch_with_config(config, name, url, &[])
     }
 
-    /// Like [`Browser::launch`], with any server URL in the bundled configuration.
+    /// Starts Chromium with the extension pointed at any server URL (a stand-in hub), with a
+    /// pairing code no hub issued: the extension dials and sends its challenge, and only a
+    /// hub that knows the code could answer it.
     pub fn launch_with_server(server_url: &str, name: &str, url: &str) -> Browser {
-        let config = serde_json::json!({"serverUrl": server_url, "browserName": name});
+        let config = serde_json::json!({
+            "serverUrl": server_url,
+            "browserName": name,
+            "pairingCode": UNISSUED_PAIRING_CODE,
+        });
         Browser::launch_with_config(config, name, url, &[])
     }
 

@@ -10,13 +10,15 @@ use std::time::Duration;
 use crate::artifacts::artifacts;
 use crate::scratch::Scratch;
 
-/// A running hub on a free loopback port with its own private socket directory.
+/// A running hub on a free loopback port with its own private socket and state directories.
 pub struct Hub {
     child: Option<Child>,
     /// The HTTP address it listens on.
     pub http: SocketAddr,
     /// Its Unix socket.
     pub socket: PathBuf,
+    /// Its state directory (paired browsers), kept across [`Hub::restart`].
+    pub state_dir: PathBuf,
     _dir: Scratch,
 }
 
@@ -25,13 +27,41 @@ impl Hub {
     pub fn spawn() -> Hub {
         let dir = Scratch::new("hub");
         let socket = dir.path().join("run").join("hub.sock");
-        let (child, http) = start(0, &socket);
+        let state_dir = dir.path().join("state");
+        let (child, http) = start(0, &socket, &state_dir);
         Hub {
             child: Some(child),
             http,
             socket,
+            state_dir,
             _dir: dir,
         }
+    }
+
+    /// A fresh one-time pairing code, from `tabwire-hub pair` as a script would get it.
+    pub fn pair(&self) -> String {
+        self.pair_command(&[])
+    }
+
+    /// Runs `tabwire-hub pair ARGS` on this hub's state; returns its stdout, trimmed. Panics
+    /// with its stderr when it fails.
+    pub fn pair_command(&self, args: &[&str]) -> String {
+        let output = Command::new(&artifacts().hub)
+            .arg("pair")
+            .arg("--state-dir")
+            .arg(&self.state_dir)
+            .args(args)
+            .output()
+            .expect("run tabwire-hub pair");
+        assert!(
+            output.status.success(),
+            "tabwire-hub pair {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout)
+            .expect("utf-8")
+            .trim()
+            .to_owned()
     }
 
     /// The URL the extension connects to.
@@ -50,7 +80,7 @@ impl Hub {
     /// Starts the hub again on the same port and socket path.
     pub fn restart(&mut self) {
         self.kill();
-        let (child, http) = start(self.http.port(), &self.socket);
+        let (child, http) = start(self.http.port(), &self.socket, &self.state_dir);
         assert_eq!(http, self.http);
         self.child = Some(child);
     }
@@ -62,7 +92,7 @@ impl Drop for Hub {
     }
 }
 
-fn start(port: u16, socket: &Path) -> (Child, SocketAddr) {
+fn start(port: u16, socket: &Path, state_dir: &Path) -> (Child, SocketAddr) {
     let mut command = Command::new(&artifacts().hub);
     command
         .args([
@@ -72,7 +102,9 @@ fn start(port: u16, socket: &Path) -> (Child, SocketAddr) {
             &port.to_string(),
             "--socket",
         ])
-        .arg(socket);
+        .arg(socket)
+        .arg("--state-dir")
+        .arg(state_dir);
     let (child, ready) = spawn_until_listening(command);
     let addr = ready.split_whitespace().next().unwrap_or_default();
     (child, addr.parse().expect("listening line has an address"))

@@ -1,5 +1,5 @@
-//! The extension's configuration: where it connects, what it calls itself and the access token
-//! it shows a hub in hosted mode.
+//! The extension's configuration: where it connects, what it calls itself, the pairing code it
+//! pairs with a local hub and the access token it shows a hub in hosted mode.
 //!
 //! Values come from three sources, and for each field the first source that sets it wins:
 //! managed storage (an administrator's policy), then user-saved values (`chrome.storage.local`,
@@ -14,6 +14,7 @@ pub mod url;
 
 use serde::{Deserialize, Serialize};
 use tabwire_protocol::messages::MAX_IDENTITY_LEN;
+use tabwire_protocol::pairing::{CodeError, PairingCode};
 
 pub use token::{AccessToken, TokenError, validate_access_token};
 pub use url::{UrlError, normalize_server_url};
@@ -35,6 +36,18 @@ pub struct ConfigLayer {
     /// The access token as typed (not yet checked); `Some("")` means "no token".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub access_token: Option<String>,
+    /// A one-time pairing code from `tabwire-hub pair` (not yet checked); used only while the
+    /// extension holds no pairing key.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairing_code: Option<String>,
+}
+
+/// How a secret is shown in `Debug`: whether it is set, never what it is.
+fn hidden(secret: &Option<String>) -> Option<&'static str> {
+    secret.as_ref().map(|t| match t.is_empty() {
+        true => "",
+        false => "••••",
+    })
 }
 
 impl std::fmt::Debug for ConfigLayer {
@@ -42,13 +55,8 @@ impl std::fmt::Debug for ConfigLayer {
         f.debug_struct("ConfigLayer")
             .field("server_url", &self.server_url)
             .field("browser_name", &self.browser_name)
-            .field(
-                "access_token",
-                &self.access_token.as_ref().map(|t| match t.is_empty() {
-                    true => "",
-                    false => "••••",
-                }),
-            )
+            .field("access_token", &hidden(&self.access_token))
+            .field("pairing_code", &hidden(&self.pairing_code))
             .finish()
     }
 }
@@ -103,13 +111,34 @@ impl Layers {
         self.choose(|layer| layer.access_token.as_deref())
     }
 
+    /// The effective pairing code, raw. Never log it.
+    pub fn pairing_code(&self) -> Chosen {
+        self.choose(|layer| layer.pairing_code.as_deref())
+    }
+
     /// What the connection should use: the normalised URL (or why it cannot be used), the
-    /// browser name to announce and the checked access token.
+    /// browser name to announce, the checked access token and the checked pairing code.
+    ///
+    /// A token is never sent over a plain `ws://` connection to a host other than this
+    /// machine: anyone on the way could read it.
     pub fn target(&self) -> ConnectTarget {
+        let url = normalize_server_url(&self.server_url().value);
+        let mut token = validate_access_token(&self.access_token().value);
+        if let (Ok(Some(url)), Ok(Some(_))) = (&url, &token)
+            && url.starts_with("ws://")
+            && !url::is_loopback(url)
+        {
+            token = Err(TokenError::Unencrypted);
+        }
+        let code = self.pairing_code().value;
         ConnectTarget {
-            url: normalize_server_url(&self.server_url().value),
+            url,
             browser_name: sanitize_browser_name(&self.browser_name().value),
-            token: validate_access_token(&self.access_token().value),
+            token,
+            pairing_code: match code.trim() {
+                "" => Ok(None),
+                code => PairingCode::parse(code).map(Some),
+            },
         }
     }
 
@@ -149,6 +178,8 @@ pub struct ConnectTarget {
     pub browser_name: String,
     /// `Ok(None)`: dial without a token (local mode); `Err`: a token that cannot be sent.
     pub token: Result<Option<AccessToken>, TokenError>,
+    /// `Ok(None)`: no code configured; `Err`: a code that cannot be one.
+    pub pairing_code: Result<Option<PairingCode>, CodeError>,
 }
 
 /// Why a browser name typed in the popup was refused.
@@ -216,7 +247,7 @@ mod tests {
         ConfigLayer {
             server_url: url.map(Into::into),
             browser_name: name.map(Into::into),
-            access_token: None,
+            ..ConfigLayer::default()
         }
     }
 
@@ -345,6 +376,64 @@ mod tests {
         let mut bad = before.clone();
         bad.managed.access_token = Some("not a token".into());
         assert_eq!(bad.target().token, Err(TokenError::BadCharacter(4)));
+    }
+
+    #[test]
+    fn a_token_never_travels_unencrypted_off_this_machine() {
+        let with = |url: &str| Layers {
+            user: ConfigLayer {
+                server_url: Some(url.into()),
+                access_token: Some("a.b.c".into()),
+                ..ConfigLayer::default()
+            },
+            ..Layers::default()
+        };
+        for plain in [
+            "ws://hub.example",
+            "http://10.0.0.5:17841",
+            "ws://127.example.com",
+        ] {
+            assert_eq!(
+                with(plain).target().token,
+                Err(TokenError::Unencrypted),
+                "{plain}"
+            );
+        }
+        for fine in [
+            "wss://hub.example",
+            "https://hub.example/team",
+            "ws://127.0.0.1:17841",
+            "ws://localhost:9",
+            "ws://[::1]:9",
+        ] {
+            assert!(with(fine).target().token.unwrap().is_some(), "{fine}");
+        }
+        assert!(TokenError::Unencrypted.to_string().contains("wss://"),);
+    }
+
+    #[test]
+    fn pairing_codes_are_checked_and_hidden() {
+        let layers = Layers {
+            bundled: ConfigLayer {
+                pairing_code: Some("jks5y-881sg-6cgya-zj027".into()),
+                ..ConfigLayer::default()
+            },
+            ..Layers::default()
+        };
+        let code = layers.target().pairing_code.unwrap().unwrap();
+        assert_eq!(code.as_str(), "JKS5Y881SG6CGYAZJ027");
+        assert!(!format!("{layers:?}").contains("jks5y"));
+        let bad = Layers {
+            user: ConfigLayer {
+                pairing_code: Some("12345".into()),
+                ..ConfigLayer::default()
+            },
+            ..layers.clone()
+        };
+        assert!(bad.target().pairing_code.is_err());
+        let parsed: ConfigLayer =
+            serde_json::from_str(r#"{"serverUrl":"ws://h:1","pairingCode":"X"}"#).unwrap();
+        assert_eq!(parsed.pairing_code.as_deref(), Some("X"));
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Reading and writing the configuration sources, and the stable browser ID.
 //!
-//! - user-saved values and the browser ID: `chrome.storage.local` (fast);
+//! - user-saved values, the browser ID and the pairing key: `chrome.storage.local` (fast);
 //! - the bundled `config.json`: `fetch(chrome.runtime.getURL('config.json'))`, absent in a
 //!   normal install (new installs start with an empty URL), present in test copies;
 //! - managed values: `chrome.storage.managed`, which can take ~2.8 s on the first worker
@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 
 use serde_json::{Value, json};
+use tabwire_protocol::pairing::{KEY_LEN, decode_hex, encode_hex};
 use tabwire_protocol::{Hello, PROTOCOL_VERSION, check_hello};
 use wasm_bindgen::JsValue;
 
@@ -22,7 +23,10 @@ use wasm_bindgen::JsCast;
 const SERVER_URL: &str = "serverUrl";
 const BROWSER_NAME: &str = "browserName";
 const ACCESS_TOKEN: &str = "accessToken";
+const PAIRING_CODE: &str = "pairingCode";
 const BROWSER_ID: &str = "browserId";
+/// The per-browser key of the pairing with a local hub, hex. Never logged or shown.
+const PAIRING_KEY: &str = "pairingKey";
 
 /// The values read from one storage area or file, by key.
 type Items = HashMap<String, Value>;
@@ -33,6 +37,7 @@ fn layer_from(items: &Items) -> ConfigLayer {
         server_url: text(SERVER_URL),
         browser_name: text(BROWSER_NAME),
         access_token: text(ACCESS_TOKEN),
+        pairing_code: text(PAIRING_CODE),
     }
 }
 
@@ -42,15 +47,24 @@ pub struct LocalState {
     pub user: ConfigLayer,
     /// The stable browser ID (created and saved on first start).
     pub browser_id: String,
+    /// The key of the pairing with a local hub, once paired.
+    pub pairing_key: Option<[u8; KEY_LEN]>,
 }
 
 /// Reads the user-saved configuration and the browser ID, creating the ID on first start.
 pub async fn load_local() -> LocalState {
     let keys = JsValue::from(
-        [SERVER_URL, BROWSER_NAME, ACCESS_TOKEN, BROWSER_ID]
-            .iter()
-            .map(|k| JsValue::from_str(k))
-            .collect::<js_sys::Array>(),
+        [
+            SERVER_URL,
+            BROWSER_NAME,
+            ACCESS_TOKEN,
+            PAIRING_CODE,
+            BROWSER_ID,
+            PAIRING_KEY,
+        ]
+        .iter()
+        .map(|k| JsValue::from_str(k))
+        .collect::<js_sys::Array>(),
     );
     let items: Items = match chrome::call(chrome::storage_local_get(&keys)).await {
         Ok(value) => chrome::from_js(value).unwrap_or_default(),
@@ -73,10 +87,28 @@ pub async fn load_local() -> LocalState {
             id
         }
     };
+    let pairing_key = items
+        .get(PAIRING_KEY)
+        .and_then(Value::as_str)
+        .and_then(decode_hex)
+        .and_then(|key| key.try_into().ok());
     LocalState {
         user: layer_from(&items),
         browser_id,
+        pairing_key,
     }
+}
+
+/// Keeps the key of a pairing that just succeeded (and drops the used code), or forgets the
+/// key (`None`) when the user pastes a new code to pair again.
+pub async fn save_pairing_key(key: Option<&[u8; KEY_LEN]>) -> Result<(), chrome::JsFailure> {
+    let items = match key {
+        Some(key) => json!({ PAIRING_KEY: encode_hex(key), PAIRING_CODE: "" }),
+        None => json!({ PAIRING_KEY: "" }),
+    };
+    chrome::call(chrome::storage_local_set(&chrome::to_js(&items)?))
+        .await
+        .map(|_| ())
 }
 
 /// Whether the hub would accept `id` (the same rule as `check_hello`).
@@ -87,6 +119,7 @@ fn is_valid_browser_id(id: &str) -> bool {
         extension_version: String::new(),
         protocol_version: PROTOCOL_VERSION,
         chrome_version: String::new(),
+        proof: None,
     })
     .is_ok()
 }
@@ -106,6 +139,7 @@ fn items_of(layer: &ConfigLayer) -> Value {
         (SERVER_URL, &layer.server_url),
         (BROWSER_NAME, &layer.browser_name),
         (ACCESS_TOKEN, &layer.access_token),
+        (PAIRING_CODE, &layer.pairing_code),
     ] {
         if let Some(value) = value {
             items.insert(key.to_owned(), Value::String(value.clone()));
@@ -190,7 +224,7 @@ mod tests {
         let connect = ConfigLayer {
             server_url: Some("ws://h:1".into()),
             browser_name: Some(String::new()),
-            access_token: None,
+            ..ConfigLayer::default()
         };
         assert_eq!(
             items_of(&connect),

@@ -47,6 +47,9 @@ pub enum TokenError {
     TooLong(usize),
     /// A character outside the token alphabet, at this 1-based position.
     BadCharacter(usize),
+    /// The Server URL is plain `ws://` (or `http://`) to another machine, where anyone on the
+    /// way could read the token.
+    Unencrypted,
 }
 
 impl std::fmt::Display for TokenError {
@@ -61,6 +64,10 @@ impl std::fmt::Display for TokenError {
                 "the access token may contain only letters, digits, '-', '_' and '.' \
                  (character {position} is something else); paste the token alone, without \
                  \"Bearer\" or quotes"
+            ),
+            TokenError::Unencrypted => f.write_str(
+                "the access token is not sent over an unencrypted connection to another \
+                 machine: use a wss:// (or https://) Server URL",
             ),
         }
     }

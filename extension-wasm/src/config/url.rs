@@ -101,6 +101,26 @@ pub fn normalize_server_url(input: &str) -> Result<Option<String>, UrlError> {
     Ok(Some(format!("{scheme}://{authority}{path}{query}")))
 }
 
+/// Whether a normalised URL's host is this machine: `localhost`, `127.0.0.0/8` or `[::1]`.
+pub fn is_loopback(url: &str) -> bool {
+    let Some((_, rest)) = url.split_once("://") else {
+        return false;
+    };
+    let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
+    let host = match authority.strip_prefix('[') {
+        Some(v6) => &v6[..v6.find(']').unwrap_or(v6.len())],
+        None => authority
+            .rsplit_once(':')
+            .map_or(authority, |(host, _)| host),
+    };
+    let host = host.to_ascii_lowercase();
+    host == "localhost"
+        || host == "::1"
+        || host
+            .parse::<std::net::Ipv4Addr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 /// Checks `host`, `host:port`, `[v6]` or `[v6]:port`.
 fn check_authority(authority: &str) -> Result<(), UrlError> {
     let (host, port) = if let Some(v6) = authority.strip_prefix('[') {

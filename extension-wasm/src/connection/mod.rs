@@ -14,6 +14,13 @@
 //! The connection's state (what it dials, how it is going) lives here, in one thread-local
 //! [`LinkState`]: the popup reads it, the worker fills in the configuration at start.
 //!
+//! Without an access token the hub is a local one, and the connection starts with the pairing
+//! exchange ([`tabwire_protocol::pairing`]): the extension sends only a challenge (the protocol
+//! version, a nonce, a tag), and until the hub has proved it holds this browser's pairing key
+//! (or the pairing code being used) the extension says nothing about itself and runs nothing.
+//! A hub that fails the proof is named as not the one this browser paired with. A pairing that
+//! succeeds leaves the derived key in `chrome.storage.local`.
+//!
 //! With an access token (hosted mode) the socket offers it as a subprotocol (see
 //! [`socket::Socket::open`]). The token never reaches a log line or the popup: every sentence
 //! that ends a connection passes through [`crate::config::token::redact`] first.
@@ -24,8 +31,10 @@ pub mod socket;
 use std::cell::RefCell;
 use std::pin::Pin;
 
+use tabwire_protocol::pairing::{self, KEY_LEN, NONCE_LEN, Secret};
 use tabwire_protocol::{
-    ErrorCode, ExtensionMessage, Hello, HubMessage, PROTOCOL_VERSION, Refusal, check_hello,
+    Challenge, ErrorCode, ExtensionMessage, Hello, HubMessage, HubProof, PROTOCOL_VERSION, Refusal,
+    check_hello,
 };
 use wasm_bindgen_futures::spawn_local;
 use web_sys::WebSocket;
@@ -52,6 +61,8 @@ const SILENT_INTERVALS: f64 = 3.0;
 pub enum Status {
     /// No Server URL (or an unusable one): no connection attempts.
     NotConfigured,
+    /// A local hub, but neither a pairing key nor a pairing code: no connection attempts.
+    NotPaired,
     /// Dialling, or waiting for the hub's welcome.
     Connecting,
     /// Welcomed by the hub.
@@ -67,6 +78,7 @@ impl Status {
     pub fn as_str(&self) -> &'static str {
         match self {
             Status::NotConfigured => "notConfigured",
+            Status::NotPaired => "notPaired",
             Status::Connecting => "connecting",
             Status::Connected => "connected",
             Status::Disconnected => "disconnected",
@@ -95,6 +107,8 @@ pub struct LinkState {
     pub config_loaded: bool,
     /// This profile's stable browser ID, once read from storage.
     pub browser_id: Option<String>,
+    /// The key of this browser's pairing with a local hub, once paired. Never logged or shown.
+    pub pairing_key: Option<[u8; KEY_LEN]>,
     /// The connection's state.
     pub status: Status,
     /// The last connection problem, for the popup.
@@ -112,6 +126,7 @@ thread_local! {
         layers: Layers::default(),
         config_loaded: false,
         browser_id: None,
+        pairing_key: None,
         status: Status::Connecting,
         last_error: None,
         endpoint: None,
@@ -198,8 +213,33 @@ pub async fn run() {
                 continue;
             }
         };
+        // A hosted hub is vouched for by its token (and TLS); a local one must prove itself.
+        let secret = match (&token, pairing_secret(&target)) {
+            (Some(_), _) => None,
+            (None, Ok(Some(secret))) => Some(secret),
+            (None, Ok(None)) => {
+                set_status(Status::NotPaired, Some(NOT_PAIRED.to_owned()), Some(url));
+                control.recv().await;
+                backoff.reset();
+                continue;
+            }
+            (None, Err(error)) => {
+                set_status(Status::NotConfigured, Some(error), None);
+                control.recv().await;
+                backoff.reset();
+                continue;
+            }
+        };
         set_status(Status::Connecting, None, Some(url.clone()));
-        let ended = session(&url, token.as_ref(), &target, &control, &mut backoff).await;
+        let ended = session(
+            &url,
+            token.as_ref(),
+            secret,
+            &target,
+            &control,
+            &mut backoff,
+        )
+        .await;
         match ended {
             Ended::Restart => backoff.reset(),
             Ended::Refused(message) => {
@@ -228,6 +268,22 @@ pub async fn run() {
     }
 }
 
+/// What the popup says when there is nothing to pair with.
+const NOT_PAIRED: &str = "this browser is not paired with a hub yet: run `tabwire-hub pair` on \
+     the hub's machine, paste the code under Pairing code and press Connect";
+
+/// The secret to prove to a local hub: the key of an earlier pairing, else the configured
+/// pairing code; `Ok(None)` when there is neither, `Err` for a code that cannot be one.
+fn pairing_secret(target: &ConnectTarget) -> Result<Option<Secret>, String> {
+    if let Some(key) = with(|state| state.pairing_key) {
+        return Ok(Some(Secret::Key(key)));
+    }
+    match &target.pairing_code {
+        Ok(code) => Ok(code.clone().map(Secret::Code)),
+        Err(error) => Err(error.to_string()),
+    }
+}
+
 fn set_status(status: Status, error: Option<String>, endpoint: Option<String>) {
     with(|state| {
         if error.is_some() || status == Status::Connected || status == Status::NotConfigured {
@@ -244,14 +300,27 @@ fn set_status(status: Status, error: Option<String>, endpoint: Option<String>) {
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Phase {
     Opening,
+    /// The challenge went out; waiting for the hub's proof.
+    Proving,
     Greeting,
-    Live { silence_limit_ms: f64 },
+    Live {
+        silence_limit_ms: f64,
+    },
+}
+
+/// A pairing exchange in progress.
+struct Exchange {
+    secret: Secret,
+    browser_nonce: [u8; NONCE_LEN],
+    /// Set once the hub's proof checked out.
+    hub_nonce: Option<[u8; NONCE_LEN]>,
 }
 
 /// One connection: open, hello, welcome, then serve until it ends.
 async fn session(
     url: &str,
     token: Option<&AccessToken>,
+    secret: Option<Secret>,
     target: &ConnectTarget,
     control: &Mailbox<Control>,
     backoff: &mut Backoff,
@@ -261,7 +330,7 @@ async fn session(
         Err(e) => return Ended::Lost(format!("could not open {url}: {e}")),
     };
     let liveness = Liveness::new();
-    let ended = serve(&socket, &liveness, target, control, backoff).await;
+    let ended = serve(&socket, &liveness, secret, target, control, backoff).await;
     // From here on no task may act or answer for this connection (see `Link::send`).
     liveness.close();
     drop(socket);
@@ -271,11 +340,17 @@ async fn session(
 async fn serve(
     socket: &Socket,
     liveness: &Liveness,
+    secret: Option<Secret>,
     target: &ConnectTarget,
     control: &Mailbox<Control>,
     backoff: &mut Backoff,
 ) -> Ended {
     let mut phase = Phase::Opening;
+    let mut exchange = secret.map(|secret| Exchange {
+        secret,
+        browser_nonce: random_nonce(),
+        hub_nonce: None,
+    });
     let mut last_heard = now_ms();
     // One timer at a time: re-armed when it fires, not per message, so a busy connection does
     // not pile up pending timeouts.
@@ -312,10 +387,18 @@ async fn serve(
                 }
             }
             Either::Left(Either::Left(SocketEvent::Open)) => {
-                if let Err(refusal) = send_hello(socket, target) {
-                    return refusal;
+                match &exchange {
+                    Some(exchange) => {
+                        send_message(socket, &ExtensionMessage::Challenge(challenge(exchange)));
+                        phase = Phase::Proving;
+                    }
+                    None => {
+                        if let Err(refusal) = send_hello(socket, target, None) {
+                            return refusal;
+                        }
+                        phase = Phase::Greeting;
+                    }
                 }
-                phase = Phase::Greeting;
                 timer = Box::pin(sleep(HANDSHAKE_MS));
             }
             Either::Left(Either::Left(SocketEvent::Closed { code, reason })) => {
@@ -338,7 +421,28 @@ async fn serve(
                     }
                 };
                 match (message, phase) {
+                    (HubMessage::Proof(proof), Phase::Proving) => {
+                        let Some(exchange) = exchange.as_mut() else {
+                            continue;
+                        };
+                        let Some(hub_nonce) = check_proof(exchange, &proof) else {
+                            return Ended::Refused(impostor(target, exchange));
+                        };
+                        exchange.hub_nonce = Some(hub_nonce);
+                        let proof = pairing::browser_proof(
+                            &exchange.secret,
+                            &exchange.browser_nonce,
+                            &hub_nonce,
+                        );
+                        if let Err(refusal) = send_hello(socket, target, Some(proof)) {
+                            return refusal;
+                        }
+                        phase = Phase::Greeting;
+                    }
                     (HubMessage::Welcome(welcome), Phase::Greeting) => {
+                        if let Some(exchange) = &exchange {
+                            keep_pairing(exchange, target);
+                        }
                         backoff.reset();
                         let interval = (welcome.heartbeat_interval_ms as f64).max(1000.0);
                         let silence_limit_ms = interval * SILENT_INTERVALS;
@@ -393,9 +497,6 @@ pub fn describe_refusal(refusal: &Refusal, has_token: bool) -> String {
             "check the token: it may be mistyped, expired or revoked"
         }
         ErrorCode::Unauthorized => "this hub needs an access token: enter one under Access token",
-        ErrorCode::Forbidden => {
-            "use a browser token (issued with --role browser), not an agent token"
-        }
         ErrorCode::LimitExceeded => {
             "this account already has as many browsers connected as the hub allows; disconnect \
              one or ask the hub's operator to raise the limit"
@@ -419,6 +520,7 @@ fn url_of(target: &ConnectTarget) -> String {
 
 fn kind_of(message: &HubMessage) -> &'static str {
     match message {
+        HubMessage::Proof(_) => "proof",
         HubMessage::Welcome(_) => "welcome",
         HubMessage::Refused(_) => "refusal",
         HubMessage::Request(_) => "request (before the welcome)",
@@ -426,14 +528,78 @@ fn kind_of(message: &HubMessage) -> &'static str {
     }
 }
 
-/// Sends `Hello`, or refuses locally when the hub certainly would (same check as the hub's).
-fn send_hello(socket: &Socket, target: &ConnectTarget) -> Result<(), Ended> {
+/// A fresh nonce from the platform's cryptographic random source.
+fn random_nonce() -> [u8; NONCE_LEN] {
+    let mut nonce = [0u8; NONCE_LEN];
+    chrome::get_random_values(&mut nonce);
+    nonce
+}
+
+/// The first message to a local hub: nothing but the protocol version, a nonce and a tag.
+fn challenge(exchange: &Exchange) -> Challenge {
+    Challenge {
+        protocol_version: PROTOCOL_VERSION,
+        nonce: pairing::encode_hex(&exchange.browser_nonce),
+        tag: pairing::tag(&exchange.secret, &exchange.browser_nonce),
+        pairing: matches!(exchange.secret, Secret::Code(_)),
+    }
+}
+
+/// The hub's nonce, when its proof shows it holds the same secret.
+fn check_proof(exchange: &Exchange, proof: &HubProof) -> Option<[u8; NONCE_LEN]> {
+    let hub_nonce = pairing::decode_nonce(&proof.nonce)?;
+    pairing::hub_proof_matches(
+        &exchange.secret,
+        &exchange.browser_nonce,
+        &hub_nonce,
+        &proof.proof,
+    )
+    .then_some(hub_nonce)
+}
+
+/// The popup's sentence for a hub that failed its proof.
+fn impostor(target: &ConnectTarget, exchange: &Exchange) -> String {
+    let url = url_of(target);
+    match exchange.secret {
+        Secret::Key(_) => format!(
+            "the hub at {url} is not the hub this browser paired with: it could not prove it \
+             holds the pairing key, so another program may be listening there. Nothing about \
+             this browser was sent and no request was run"
+        ),
+        Secret::Code(_) => format!(
+            "the hub at {url} could not prove it issued this pairing code, so another program \
+             may be listening there. The code was not sent; check the Server URL and that \
+             tabwire-hub is running"
+        ),
+    }
+}
+
+/// After a welcome that ended a pairing with a code: keeps the derived key, in memory at once
+/// and in `chrome.storage.local` in the background.
+fn keep_pairing(exchange: &Exchange, target: &ConnectTarget) {
+    let (Secret::Code(code), Some(hub_nonce)) = (&exchange.secret, exchange.hub_nonce) else {
+        return;
+    };
+    let key = pairing::derive_key(code, &exchange.browser_nonce, &hub_nonce);
+    with(|state| state.pairing_key = Some(key));
+    crate::chrome::log!("paired with the hub at {}", url_of(target));
+    spawn_local(async move {
+        if let Err(e) = crate::config::store::save_pairing_key(Some(&key)).await {
+            crate::chrome::log!("could not save the pairing key: {e}; the next start pairs again");
+        }
+    });
+}
+
+/// Sends `Hello` (with the pairing proof for a local hub), or refuses locally when the hub
+/// certainly would (same check as the hub's).
+fn send_hello(socket: &Socket, target: &ConnectTarget, proof: Option<String>) -> Result<(), Ended> {
     let hello = with(|state| Hello {
         browser_id: state.browser_id.clone().unwrap_or_default(),
         browser_name: target.browser_name.clone(),
         extension_version: chrome::extension_version(),
         protocol_version: PROTOCOL_VERSION,
         chrome_version: chrome::chrome_version_from_user_agent(&chrome::user_agent()),
+        proof,
     });
     check_hello(&hello).map_err(|refusal| Ended::Refused(refusal.message))?;
     send_message(socket, &ExtensionMessage::Hello(hello));
@@ -493,15 +659,13 @@ mod tests {
              or revoked"
         );
         assert!(describe_refusal(&unauthorized, false).contains("needs an access token"));
+        // The hub's FORBIDDEN sentences (an agent token, an ID bound to another credential)
+        // say what to do themselves.
         let forbidden = refusal(
             ErrorCode::Forbidden,
-            "this token may not register a browser.",
+            "this is an agent token; a browser needs a browser token",
         );
-        assert_eq!(
-            describe_refusal(&forbidden, true),
-            "this token may not register a browser — use a browser token (issued with --role \
-             browser), not an agent token"
-        );
+        assert_eq!(describe_refusal(&forbidden, true), forbidden.message);
         let limit = refusal(ErrorCode::LimitExceeded, "");
         assert!(
             describe_refusal(&limit, true)

@@ -27,17 +27,24 @@ use crate::state::HubState;
 
 /// A session on a hub with one connected browser, and that browser's inbox.
 fn setup() -> (Arc<Caller>, Arc<Connection>, UnboundedReceiver<HubMessage>) {
-    let hub = Arc::new(HubState::local("ws://127.0.0.1:1/browser".into()));
+    let hub = Arc::new(HubState::local(
+        "ws://127.0.0.1:1/browser".into(),
+        crate::pairing::Pairings::for_tests(),
+    ));
     let account = hub.accounts.local_account();
     let (connection, inbox) = account
         .browsers
-        .connect(Hello {
-            browser_id: "b1".into(),
-            browser_name: "Work".into(),
-            extension_version: "0.1.0".into(),
-            protocol_version: PROTOCOL_VERSION,
-            chrome_version: "156".into(),
-        })
+        .connect(
+            Hello {
+                browser_id: "b1".into(),
+                browser_name: "Work".into(),
+                extension_version: "0.1.0".into(),
+                protocol_version: PROTOCOL_VERSION,
+                chrome_version: "156".into(),
+                proof: None,
+            },
+            crate::registry::Owner::fixed("test"),
+        )
         .unwrap();
     let session = Arc::new(Session::new("s1".into(), Default::default(), None));
     (

@@ -33,6 +33,8 @@ impl ServerKind {
 }
 
 /// A started server with its browser.
+// One of each is made per benchmark run; boxing to even out the variants buys nothing.
+#[allow(clippy::large_enum_variant)]
 pub enum Server {
     /// tabwire.
     Tabwire(Tabwire),

@@ -51,6 +51,7 @@ async fn main() {
         let config = serde_json::json!({
             "serverUrl": hub.browser_url(),
             "browserName": format!("Cold {run}"),
+            "pairingCode": hub.pair(),
         });
         let browser = Browser::launch_patched(config, "cold", "about:blank", &[], |extension| {
             let path = extension.join("background.js");

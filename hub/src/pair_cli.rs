@@ -1,0 +1,90 @@
+//! `tabwire-hub pair`: pairs browsers with a local hub, lists and revokes them.
+//!
+//! Without options it prints a one-time pairing code on stdout and nothing else there (so a
+//! script can capture it); what to do with it goes to stderr. Whoever can run this can read and
+//! write the hub's private state directory, which is what allows a process of the same user to
+//! pair without a person's click: a test or a launcher puts the code in the extension's
+//! `config.json` (`pairingCode`).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+
+use tabwire_hub::auth;
+use tabwire_hub::config::default_state_dir_here;
+use tabwire_hub::pairing::{self, DEFAULT_CODE_TTL};
+
+use crate::token_cli::format_time;
+
+/// `tabwire-hub pair [--list | --revoke NAME|ID]`.
+#[derive(Args)]
+pub struct PairArgs {
+    /// The hub's state directory (as given to the hub).
+    #[arg(long, env = "TABWIRE_STATE_DIR")]
+    state_dir: Option<PathBuf>,
+    /// How long the code can be used: a number followed by s, m or h.
+    #[arg(long, default_value = "10m", conflicts_with_all = ["list", "revoke"])]
+    ttl: String,
+    /// List the paired browsers (ID, name, when paired); never a key.
+    #[arg(long, conflicts_with = "revoke")]
+    list: bool,
+    /// Revoke the pairing of the browser with this ID or name; a connected one is dropped
+    /// within about a second.
+    #[arg(long, value_name = "NAME|ID")]
+    revoke: Option<String>,
+}
+
+/// Runs `pair`.
+pub fn run(args: PairArgs) -> anyhow::Result<()> {
+    let dir = match args.state_dir {
+        Some(dir) => dir,
+        None => default_state_dir_here().ok_or_else(|| {
+            anyhow::anyhow!("cannot tell where the hub's state is: give --state-dir")
+        })?,
+    };
+    if args.list {
+        let browsers = pairing::list(&dir)?;
+        if browsers.is_empty() {
+            eprintln!("no browser is paired with the hub in {}", dir.display());
+        }
+        println!("{:<38} {:<24} PAIRED", "BROWSER ID", "NAME");
+        for browser in browsers {
+            println!(
+                "{:<38} {:<24} {}",
+                browser.browser_id,
+                browser.name,
+                format_time(browser.paired_at)
+            );
+        }
+        return Ok(());
+    }
+    if let Some(who) = args.revoke {
+        let gone = pairing::revoke(&dir, &who)?;
+        if gone.is_empty() {
+            anyhow::bail!(
+                "no paired browser has the ID or name {who:?}; `tabwire-hub pair --list` shows them"
+            );
+        }
+        for browser in gone {
+            eprintln!(
+                "revoked {} ({}); if it is connected, the hub drops it within a second",
+                browser.name, browser.browser_id
+            );
+        }
+        return Ok(());
+    }
+    let ttl = auth::parse_ttl(&args.ttl)?;
+    if ttl > Duration::from_secs(24 * 3600) {
+        anyhow::bail!("a pairing code may last at most 24h (it is a secret while it lasts)");
+    }
+    let code = pairing::new_code(&dir, ttl)?;
+    println!("{code}");
+    eprintln!(
+        "Paste this code into the tabwire extension's popup (Pairing code) and press Connect. \
+         It works once, within {} (default {} min).",
+        args.ttl,
+        DEFAULT_CODE_TTL.as_secs() / 60
+    );
+    Ok(())
+}

@@ -1,0 +1,577 @@
+//! The local hub's paired browsers and its open pairing codes, kept in the hub's private state
+//! directory.
+//!
+//! `tabwire-hub pair` (another process of the same user) adds a one-time code here; a browser
+//! that proves it holds the code pairs (see [`tabwire_protocol::pairing`]), which consumes the
+//! code and records the browser with the key both sides derived. `pair --revoke` removes a
+//! record; a connection whose record is gone is closed within about a second, because every
+//! connection re-checks its record each second ([`Pairings::is_current`]) and the file is
+//! re-read when it changes.
+//!
+//! Everything lives in one JSON file, `pairings.json` (mode 0600, in a 0700 directory), which
+//! every writer replaces whole (write a temporary file, rename) under an exclusive lock on
+//! `pairings.lock`, so the hub and the CLI never see half a file. The keys survive reboots;
+//! they never leave the directory.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+use tabwire_protocol::pairing::{
+    self, CODE_RANDOM_BYTES, KEY_LEN, NONCE_LEN, PairingCode, Secret, decode_hex, encode_hex,
+};
+
+/// How long a pairing code printed by `tabwire-hub pair` can be used, unless told otherwise.
+pub const DEFAULT_CODE_TTL: Duration = Duration::from_secs(10 * 60);
+
+/// How often [`Pairings::is_current`] looks at the file for changes.
+const RECHECK: Duration = Duration::from_millis(500);
+
+/// The file, and its lock beside it.
+const FILE: &str = "pairings.json";
+const LOCK: &str = "pairings.lock";
+
+/// Why the pairing state cannot be read or written.
+#[derive(Debug, thiserror::Error)]
+pub enum PairingError {
+    /// A file system operation failed.
+    #[error("cannot {action} {}: {source}", path.display())]
+    Io {
+        /// What was being done.
+        action: &'static str,
+        /// The file or directory.
+        path: PathBuf,
+        /// What the system said.
+        source: io::Error,
+    },
+    /// The state directory is open to other users, or belongs to another user.
+    #[error("{}", .0)]
+    UnsafeDirectory(String),
+    /// `pairings.json` is not what the hub wrote.
+    #[error("{} is damaged ({reason}); move it away and pair the browsers again", path.display())]
+    Damaged {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+}
+
+fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> PairingError {
+    let path = path.to_path_buf();
+    move |source| PairingError::Io {
+        action,
+        path,
+        source,
+    }
+}
+
+/// A browser paired with this hub.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PairedBrowser {
+    /// Identifies this pairing (not the browser): the credential its browser ID is bound to.
+    pub pairing_id: String,
+    /// The browser ID it paired with; the only ID its key may register.
+    pub browser_id: String,
+    /// The browser's name when it paired.
+    pub name: String,
+    /// Its key, hex. Never printed.
+    key: String,
+    /// When it paired, in seconds since the epoch.
+    pub paired_at: u64,
+}
+
+impl PairedBrowser {
+    fn secret(&self) -> Option<Secret> {
+        Some(Secret::Key(decode_hex(&self.key)?.try_into().ok()?))
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct OpenCode {
+    /// The normalised code.
+    code: String,
+    /// Seconds since the epoch after which it is refused.
+    expires_at: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct State {
+    #[serde(default)]
+    browsers: Vec<PairedBrowser>,
+    #[serde(default)]
+    codes: Vec<OpenCode>,
+}
+
+impl State {
+    fn drop_expired_codes(&mut self, now: u64) {
+        self.codes.retain(|code| code.expires_at > now);
+    }
+}
+
+/// What a browser's challenge matched.
+#[derive(Debug, Clone)]
+pub enum Claim {
+    /// The key of a paired browser.
+    Paired(PairedBrowser),
+    /// An open pairing code.
+    Code(PairingCode),
+}
+
+impl Claim {
+    /// The secret both sides prove they hold.
+    pub fn secret(&self) -> Secret {
+        match self {
+            Claim::Paired(browser) => browser.secret().expect("found by its secret"),
+            Claim::Code(code) => Secret::Code(code.clone()),
+        }
+    }
+}
+
+/// Why a pairing could not be completed.
+#[derive(Debug, thiserror::Error)]
+pub enum PairRefused {
+    /// The code was used or expired between the challenge and the hello.
+    #[error("the pairing code is no longer valid: it was used or has expired")]
+    CodeGone,
+    /// Another pairing holds this browser ID.
+    #[error(
+        "this browser ID is paired already; to pair this profile again, first run \
+         `tabwire-hub pair --revoke {0}`"
+    )]
+    IdTaken(String),
+    /// The state could not be written.
+    #[error(transparent)]
+    State(#[from] PairingError),
+}
+
+/// The pairing state of a running hub: the file's contents, re-read when the file changes.
+pub struct Pairings {
+    dir: PathBuf,
+    cache: Mutex<Cache>,
+}
+
+struct Cache {
+    state: State,
+    /// The file's modification time and length when last read.
+    stamp: Option<(SystemTime, u64)>,
+    checked: Instant,
+}
+
+impl Pairings {
+    /// Opens (creating if needed) the private state directory and reads it.
+    pub fn open(dir: &Path) -> Result<Pairings, PairingError> {
+        ensure_private_dir(dir)?;
+        let (state, stamp) = read(dir)?;
+        Ok(Pairings {
+            dir: dir.to_path_buf(),
+            cache: Mutex::new(Cache {
+                state,
+                stamp,
+                checked: Instant::now(),
+            }),
+        })
+    }
+
+    /// The state directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Re-reads the file if it changed since it was last read (or `force`d). A file that cannot
+    /// be read keeps the last state and is logged: a half-written file is never seen (writers
+    /// rename), so this is an operator's mistake, and dropping every browser would not help.
+    fn refresh(&self, force: bool) {
+        let due = force || self.cache.lock().unwrap().checked.elapsed() >= RECHECK;
+        if !due {
+            return;
+        }
+        let stamp = stamp_of(&self.dir.join(FILE));
+        let mut cache = self.cache.lock().unwrap();
+        cache.checked = Instant::now();
+        if stamp == cache.stamp {
+            return;
+        }
+        match read(&self.dir) {
+            Ok((state, stamp)) => {
+                cache.state = state;
+                cache.stamp = stamp;
+            }
+            Err(error) => tracing::error!(%error, "kept the last pairing state"),
+        }
+    }
+
+    /// Which paired browser or open code a challenge's tag names, if any.
+    pub fn find(&self, browser_nonce: &[u8; NONCE_LEN], tag: &str) -> Option<Claim> {
+        self.refresh(true);
+        let now = now_secs();
+        let cache = self.cache.lock().unwrap();
+        let paired = cache.state.browsers.iter().find_map(|browser| {
+            let secret = browser.secret()?;
+            pairing::tag_matches(&secret, browser_nonce, tag)
+                .then(|| Claim::Paired(browser.clone()))
+        });
+        paired.or_else(|| {
+            cache
+                .state
+                .codes
+                .iter()
+                .filter(|open| open.expires_at > now)
+                .filter_map(|open| PairingCode::parse(&open.code).ok())
+                .find(|code| pairing::tag_matches(&Secret::Code(code.clone()), browser_nonce, tag))
+                .map(Claim::Code)
+        })
+    }
+
+    /// Completes a pairing: consumes `code` and records the browser with `key`. Refused when
+    /// the code was used or expired meanwhile, or when another pairing holds the browser ID.
+    pub fn complete(
+        &self,
+        code: &PairingCode,
+        browser_id: &str,
+        name: &str,
+        key: &[u8; KEY_LEN],
+    ) -> Result<PairedBrowser, PairRefused> {
+        let paired = update(&self.dir, |state| {
+            let now = now_secs();
+            state.drop_expired_codes(now);
+            let before = state.codes.len();
+            state.codes.retain(|open| open.code != code.as_str());
+            if state.codes.len() == before {
+                return Err(PairRefused::CodeGone);
+            }
+            if state.browsers.iter().any(|b| b.browser_id == browser_id) {
+                // The code stays consumed: whoever holds it tried to take an ID over.
+                return Ok(Err(PairRefused::IdTaken(browser_id.to_owned())));
+            }
+            let paired = PairedBrowser {
+                pairing_id: uuid::Uuid::new_v4().simple().to_string(),
+                browser_id: browser_id.to_owned(),
+                name: name.to_owned(),
+                key: encode_hex(key),
+                paired_at: now,
+            };
+            state.browsers.push(paired.clone());
+            Ok(Ok(paired))
+        })??;
+        self.refresh(true);
+        Ok(paired)
+    }
+
+    /// Whether the pairing `pairing_id` still stands (it is gone once revoked).
+    pub fn is_current(&self, pairing_id: &str) -> bool {
+        self.refresh(false);
+        let cache = self.cache.lock().unwrap();
+        cache
+            .state
+            .browsers
+            .iter()
+            .any(|browser| browser.pairing_id == pairing_id)
+    }
+}
+
+#[cfg(test)]
+impl Pairings {
+    /// No paired browsers and no directory (nothing is ever read or written), for tests that
+    /// need a local hub's state without its files.
+    pub(crate) fn for_tests() -> std::sync::Arc<Pairings> {
+        std::sync::Arc::new(Pairings {
+            dir: PathBuf::from("/nonexistent/tabwire-state"),
+            cache: Mutex::new(Cache {
+                state: State::default(),
+                stamp: None,
+                checked: Instant::now(),
+            }),
+        })
+    }
+}
+
+/// Adds a one-time code valid for `ttl` and returns it (what `tabwire-hub pair` prints).
+pub fn new_code(dir: &Path, ttl: Duration) -> Result<PairingCode, PairingError> {
+    ensure_private_dir(dir)?;
+    let code = PairingCode::from_random(random_bytes::<CODE_RANDOM_BYTES>()?);
+    update(dir, |state| {
+        let now = now_secs();
+        state.drop_expired_codes(now);
+        state.codes.push(OpenCode {
+            code: code.as_str().to_owned(),
+            expires_at: now.saturating_add(ttl.as_secs().max(1)),
+        });
+        Ok(())
+    })?;
+    Ok(code)
+}
+
+/// The paired browsers, oldest pairing first.
+pub fn list(dir: &Path) -> Result<Vec<PairedBrowser>, PairingError> {
+    Ok(read(dir)?.0.browsers)
+}
+
+/// Removes the pairings whose browser ID or name is `who`; returns them.
+pub fn revoke(dir: &Path, who: &str) -> Result<Vec<PairedBrowser>, PairingError> {
+    update(dir, |state| {
+        let (gone, kept) = std::mem::take(&mut state.browsers)
+            .into_iter()
+            .partition(|b| b.browser_id == who || b.name == who);
+        state.browsers = kept;
+        Ok(gone)
+    })
+}
+
+/// A per-browser key, or a nonce, from the system's random source.
+pub fn random_bytes<const N: usize>() -> Result<[u8; N], PairingError> {
+    let source = Path::new("/dev/urandom");
+    let mut bytes = [0u8; N];
+    File::open(source)
+        .and_then(|mut file| file.read_exact(&mut bytes))
+        .map_err(io_error("read", source))?;
+    Ok(bytes)
+}
+
+fn now_secs() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+fn stamp_of(path: &Path) -> Option<(SystemTime, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+/// The state in `dir` (empty when there is no file yet) and the file's stamp.
+fn read(dir: &Path) -> Result<(State, Option<(SystemTime, u64)>), PairingError> {
+    let path = dir.join(FILE);
+    let stamp = stamp_of(&path);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {
+            return Ok((State::default(), None));
+        }
+        Err(error) => return Err(io_error("read", &path)(error)),
+    };
+    let state = serde_json::from_str(&text).map_err(|error| PairingError::Damaged {
+        path: path.clone(),
+        reason: error.to_string(),
+    })?;
+    Ok((state, stamp))
+}
+
+/// Changes the state under the lock and writes it back whole; returns what `change` returns.
+/// Nothing is written when `change` fails.
+fn update<T, E: From<PairingError>>(
+    dir: &Path,
+    change: impl FnOnce(&mut State) -> Result<T, E>,
+) -> Result<T, E> {
+    let _lock = lock(dir)?;
+    let (mut state, _) = read(dir)?;
+    let result = change(&mut state)?;
+    write(dir, &state)?;
+    Ok(result)
+}
+
+fn write(dir: &Path, state: &State) -> Result<(), PairingError> {
+    let path = dir.join(FILE);
+    let temporary = dir.join(format!("{FILE}.{}", std::process::id()));
+    let text = serde_json::to_string_pretty(state).expect("the pairing state serializes");
+    let mut file = private_file(&temporary, true)?;
+    file.write_all(text.as_bytes())
+        .and_then(|()| file.sync_all())
+        .map_err(io_error("write", &temporary))?;
+    std::fs::rename(&temporary, &path).map_err(io_error("replace", &path))
+}
+
+/// Opens a file of the state directory with mode 0600 (truncated when `truncate`).
+fn private_file(path: &Path, truncate: bool) -> Result<File, PairingError> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .create(true)
+        .write(true)
+        .truncate(truncate)
+        .mode(0o600)
+        .open(path)
+        .map_err(io_error("open", path))
+}
+
+/// An exclusive lock on the state, released when the file is dropped.
+fn lock(dir: &Path) -> Result<File, PairingError> {
+    use std::os::fd::AsRawFd;
+    let path = dir.join(LOCK);
+    let file = private_file(&path, false)?;
+    // SAFETY: flock on a file descriptor this function owns; it blocks until granted.
+    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+        return Err(io_error("lock", &path)(io::Error::last_os_error()));
+    }
+    Ok(file)
+}
+
+/// The state directory must belong to this user and be closed to everyone else: its keys let
+/// whoever reads them pose as a paired browser.
+fn ensure_private_dir(dir: &Path) -> Result<(), PairingError> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    match std::fs::metadata(dir) {
+        Err(error) if error.kind() == io::ErrorKind::NotFound => {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(io_error("create", dir))?;
+            // The mode passes through the umask on creation: set it outright.
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(io_error("restrict", dir))
+        }
+        Err(error) => Err(io_error("read", dir)(error)),
+        Ok(meta) if meta.uid() != tabwire_protocol::local::current_uid() => {
+            Err(PairingError::UnsafeDirectory(format!(
+                "the hub's state directory {} belongs to another user; remove it or choose \
+                 another --state-dir",
+                dir.display()
+            )))
+        }
+        Ok(meta) if meta.mode() & 0o077 != 0 => Err(PairingError::UnsafeDirectory(format!(
+            "the hub's state directory {} is open to other users (mode {:o}), and it holds \
+             the paired browsers' keys: chmod 700 {}",
+            dir.display(),
+            meta.mode() & 0o777,
+            dir.display()
+        ))),
+        Ok(_) => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn scratch() -> PathBuf {
+        let dir = std::env::temp_dir().join(format!(
+            "tabwire-pairing-{}-{}",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        ));
+        dir.join("state")
+    }
+
+    fn challenge(secret: &Secret) -> ([u8; NONCE_LEN], String) {
+        let nonce = random_bytes::<NONCE_LEN>().unwrap();
+        (nonce, pairing::tag(secret, &nonce))
+    }
+
+    #[test]
+    fn a_code_pairs_once_and_the_key_then_identifies_the_browser() {
+        let dir = scratch();
+        let pairings = Pairings::open(&dir).unwrap();
+        let code = new_code(&dir, DEFAULT_CODE_TTL).unwrap();
+        let (nonce, tag) = challenge(&Secret::Code(code.clone()));
+        let Some(Claim::Code(found)) = pairings.find(&nonce, &tag) else {
+            panic!("the code is found");
+        };
+        assert_eq!(found, code);
+        let key = [9u8; KEY_LEN];
+        let paired = pairings.complete(&code, "b1", "Work", &key).unwrap();
+        assert!(pairings.is_current(&paired.pairing_id));
+        // Single use.
+        let (nonce, tag) = challenge(&Secret::Code(code.clone()));
+        assert!(pairings.find(&nonce, &tag).is_none());
+        assert!(matches!(
+            pairings.complete(&code, "b2", "Other", &key),
+            Err(PairRefused::CodeGone)
+        ));
+        // The key finds its pairing; another key finds nothing.
+        let (nonce, tag) = challenge(&Secret::Key(key));
+        assert!(
+            matches!(pairings.find(&nonce, &tag), Some(Claim::Paired(b)) if b.browser_id == "b1")
+        );
+        let (nonce, tag) = challenge(&Secret::Key([8; KEY_LEN]));
+        assert!(pairings.find(&nonce, &tag).is_none());
+        // Files are private.
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&dir.join(FILE)), 0o600);
+        assert!(!format!("{paired:?}").is_empty());
+        std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn an_id_paired_already_cannot_be_taken_by_a_new_code() {
+        let dir = scratch();
+        let pairings = Pairings::open(&dir).unwrap();
+        let first = new_code(&dir, DEFAULT_CODE_TTL).unwrap();
+        pairings
+            .complete(&first, "b1", "Work", &[1; KEY_LEN])
+            .unwrap();
+        let second = new_code(&dir, DEFAULT_CODE_TTL).unwrap();
+        let refused = pairings
+            .complete(&second, "b1", "Impostor", &[2; KEY_LEN])
+            .unwrap_err();
+        assert!(matches!(refused, PairRefused::IdTaken(_)), "{refused}");
+        assert!(refused.to_string().contains("pair --revoke b1"));
+        assert_eq!(list(&dir).unwrap().len(), 1);
+        std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn expired_codes_are_refused() {
+        let dir = scratch();
+        let pairings = Pairings::open(&dir).unwrap();
+        let code = new_code(&dir, DEFAULT_CODE_TTL).unwrap();
+        // Age the code by rewriting its expiry into the past.
+        update(&dir, |state| {
+            state.codes[0].expires_at = now_secs() - 1;
+            Ok::<_, PairingError>(())
+        })
+        .unwrap();
+        let (nonce, tag) = challenge(&Secret::Code(code.clone()));
+        assert!(pairings.find(&nonce, &tag).is_none());
+        assert!(matches!(
+            pairings.complete(&code, "b1", "Work", &[1; KEY_LEN]),
+            Err(PairRefused::CodeGone)
+        ));
+        std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn revoking_by_name_or_id_is_seen_by_the_running_hub() {
+        let dir = scratch();
+        let pairings = Pairings::open(&dir).unwrap();
+        let a = new_code(&dir, DEFAULT_CODE_TTL).unwrap();
+        let a = pairings
+            .complete(&a, "id-a", "Work", &[1; KEY_LEN])
+            .unwrap();
+        let b = new_code(&dir, DEFAULT_CODE_TTL).unwrap();
+        let b = pairings
+            .complete(&b, "id-b", "Home", &[2; KEY_LEN])
+            .unwrap();
+        assert_eq!(revoke(&dir, "Work").unwrap(), vec![a.clone()]);
+        assert!(revoke(&dir, "nobody").unwrap().is_empty());
+        pairings.refresh(true);
+        assert!(!pairings.is_current(&a.pairing_id));
+        assert!(pairings.is_current(&b.pairing_id));
+        assert_eq!(revoke(&dir, "id-b").unwrap().len(), 1);
+        assert!(list(&dir).unwrap().is_empty());
+        std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_shared_or_damaged_state_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = scratch();
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let error = Pairings::open(&dir).err().unwrap();
+        assert!(matches!(error, PairingError::UnsafeDirectory(_)), "{error}");
+        assert!(error.to_string().contains("chmod 700"), "{error}");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::fs::write(dir.join(FILE), "not json").unwrap();
+        let error = Pairings::open(&dir).err().unwrap();
+        assert!(error.to_string().contains("is damaged"), "{error}");
+        std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+    }
+}
