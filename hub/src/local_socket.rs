@@ -51,7 +51,7 @@ pub enum PeerRefused {
     /// The peer runs as another user.
     #[error(
         "closed a connection on the Unix socket from user {peer}: this hub serves only its own \
-         user ({own}); the socket's directory must have been opened to others (chmod 700 it)"
+         user ({own}); if the socket's directory is open to others, chmod 700 it"
     )]
     OtherUser {
         /// The peer's user ID.

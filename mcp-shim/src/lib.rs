@@ -373,16 +373,16 @@ impl Shim {
 
 /// Connects, retrying with a short backoff while nothing answers, until `wait` has passed; a
 /// refusal is final at once.
-async fn connect_within(socket: &std::path::Path, wait: Duration) -> Result<UnixStream, ShimError> {
+async fn connect_within(path: &std::path::Path, wait: Duration) -> Result<UnixStream, ShimError> {
     let give_up = Instant::now() + wait;
     let mut backoff = Duration::from_millis(50);
     loop {
-        match socket::connect(socket).await {
+        match socket::connect(path).await {
             Ok(stream) => return Ok(stream),
             Err(Failure::Refused(refusal)) => return Err(ShimError::Refused(refusal)),
             Err(Failure::Unreachable(reason)) if Instant::now() + backoff > give_up => {
                 return Err(ShimError::HubUnreachable {
-                    socket: socket.to_owned(),
+                    socket: path.to_owned(),
                     reason,
                 });
             }

@@ -241,9 +241,9 @@ pub fn current_uid() -> u32 {
 pub enum SocketDirProblem {
     /// It is not a directory.
     NotADirectory,
-    /// It belongs to this user ID.
+    /// It belongs to another user: this user ID.
     Owner(u32),
-    /// Other users have these permission bits on it (`mode & 0o077`).
+    /// Other users (its group, or everyone) have permissions on it.
     OpenToOthers {
         /// Its permission bits (`mode & 0o777`).
         mode: u32,
@@ -377,7 +377,7 @@ mod tests {
         ]);
         // Linux: the runtime directory; a TMPDIR (often the shared /tmp) is never used.
         assert_eq!(
-            default_socket_path(Platform::OtherUnix, &both, 1000),
+            default_socket_path(Platform::OtherUnix, both, 1000),
             PathBuf::from("/run/user/1000/tabwire/hub.sock")
         );
         assert_eq!(
@@ -390,7 +390,7 @@ mod tests {
         );
         // macOS: the per-user TMPDIR, whatever XDG_RUNTIME_DIR says.
         assert_eq!(
-            default_socket_path(Platform::MacOs, &both, 501),
+            default_socket_path(Platform::MacOs, both, 501),
             PathBuf::from("/var/folders/ab/xyz/T/tabwire/hub.sock")
         );
         assert_eq!(

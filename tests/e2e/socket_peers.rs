@@ -4,11 +4,11 @@
 //! closes that user's connection unserved while serving its own, and the shim refuses a "hub"
 //! run by another user even in a directory that passes its checks.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, ErrorKind};
 use std::os::unix::fs::{PermissionsExt, chown};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -42,8 +42,8 @@ impl Probe {
         Probe { dir, exe }
     }
 
-    /// The probe as a process of the other user.
-    fn command(&self, mode: &str, socket: &Path) -> Command {
+    /// Starts the probe as a process of the other user, with its stdout piped.
+    fn start(&self, mode: &str, socket: &Path) -> Child {
         let mut command = Command::new(&self.exe);
         command
             .arg(mode)
@@ -51,16 +51,26 @@ impl Probe {
             .uid(OTHER)
             .gid(OTHER)
             .stdin(Stdio::null())
-            .stderr(Stdio::inherit());
-        command
+            .stdout(Stdio::piped());
+        // A process forked by a concurrent test may still hold the copy's write descriptor
+        // until it execs: the kernel refuses to run a file open for writing (ETXTBSY).
+        let mut attempts = 0;
+        loop {
+            match command.spawn() {
+                Err(error) if error.kind() == ErrorKind::ExecutableFileBusy && attempts < 50 => {
+                    attempts += 1;
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                started => {
+                    break started.expect("run the probe as uid 65534 (these tests run as root)");
+                }
+            }
+        }
     }
 
     /// Runs `peer-probe connect` as the other user; its one line of outcome.
     fn connect(&self, socket: &Path) -> String {
-        let output = self
-            .command("connect", socket)
-            .output()
-            .expect("run the probe as uid 65534 (these tests run as root)");
+        let output = self.start("connect", socket).wait_with_output().unwrap();
         assert!(output.status.success(), "probe failed: {output:?}");
         String::from_utf8(output.stdout).unwrap().trim().to_owned()
     }
@@ -98,15 +108,15 @@ async fn the_hub_serves_only_its_own_user() {
     let hub = Hub::spawn();
     let probe = Probe::install();
 
-    // As the hub made it, its directory keeps the other user from the socket altogether.
+    // The test's own scratch directory is opened, so only what the hub made stands in the way:
+    // its directory keeps the other user from the socket altogether.
+    let run = hub.socket.parent().unwrap();
+    chmod(run.parent().unwrap(), 0o755);
     assert_eq!(probe.connect(&hub.socket), "unreachable PermissionDenied");
 
-    // Opened up (as a careless chmod would), every directory on the way and the socket itself:
-    // the file system no longer protects anything, and the hub's peer check is all that is left.
-    let run = hub.socket.parent().unwrap();
-    for dir in [run, run.parent().unwrap()] {
-        chmod(dir, 0o755);
-    }
+    // Opened up too (as a careless chmod would), the directory and the socket itself: the file
+    // system no longer protects anything, and the hub's peer check is all that is left.
+    chmod(run, 0o755);
     chmod(&hub.socket, 0o666);
     assert_eq!(
         probe.connect(&hub.socket),
@@ -130,11 +140,7 @@ fn the_shim_refuses_a_hub_run_by_another_user() {
     chmod(&dir, 0o700);
     chown(&dir, Some(OTHER), Some(OTHER)).unwrap();
     let socket = dir.join("hub.sock");
-    let mut listener = probe
-        .command("listen", &socket)
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("run the probe as uid 65534 (these tests run as root)");
+    let mut listener = probe.start("listen", &socket);
     let mut lines = BufReader::new(listener.stdout.take().unwrap()).lines();
     assert_eq!(lines.next().unwrap().unwrap(), "listening");
     // ...which then passes for the shim's user's own: owned by it, mode 0700. Only the
