@@ -176,12 +176,17 @@ impl Hub {
             let state = state.clone();
             socket_task = Some((
                 tokio::spawn(async move {
+                    let own_uid = tabwire_protocol::local::current_uid();
                     loop {
                         tokio::select! {
                             accepted = socket.accept() => match accepted {
-                                Ok((stream, _)) => {
-                                    tokio::spawn(local_session::serve(state.clone(), stream));
-                                }
+                                Ok((stream, _)) => match local_socket::check_peer(&stream, own_uid) {
+                                    Ok(()) => {
+                                        tokio::spawn(local_session::serve(state.clone(), stream));
+                                    }
+                                    // Dropping the stream closes it before a byte is read.
+                                    Err(refused) => tracing::warn!("{refused}"),
+                                },
                                 Err(error) => tracing::warn!(%error, "accept on the Unix socket failed"),
                             },
                             _ = socket_stop.wait_for(|stop| *stop) => break,

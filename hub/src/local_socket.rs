@@ -1,15 +1,21 @@
-//! Binding the hub's Unix socket safely.
+//! Binding the hub's Unix socket safely, and letting only the hub's own user through it.
 //!
 //! Anyone who can connect to the socket can drive the user's browsers, so it lives in a
 //! directory only the user can enter (created with mode 0700, or checked to be so) and is itself
 //! mode 0600. A socket file left behind by a hub that was killed is replaced; one that still
 //! answers belongs to a running hub, and binding fails rather than stealing it.
+//!
+//! File modes can be loosened after the hub started (or the socket reached by some other
+//! route), so every accepted connection is checked again by its peer's user ID, which the
+//! kernel reports and the peer cannot choose ([`check_peer`]).
 
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::Path;
 
-use tokio::net::UnixListener;
+use tabwire_protocol::local::{SocketDirProblem, current_uid, socket_dir_problem};
+
+use tokio::net::{UnixListener, UnixStream};
 
 /// Creates (or checks) the socket's private directory and binds the socket.
 pub async fn bind(path: &Path) -> io::Result<UnixListener> {
@@ -39,8 +45,40 @@ pub async fn bind(path: &Path) -> io::Result<UnixListener> {
     Ok(listener)
 }
 
+/// Why a connection on the socket was closed without being served.
+#[derive(Debug, thiserror::Error)]
+pub enum PeerRefused {
+    /// The peer runs as another user.
+    #[error(
+        "closed a connection on the Unix socket from user {peer}: this hub serves only its own \
+         user ({own}); if the socket's directory is open to others, chmod 700 it"
+    )]
+    OtherUser {
+        /// The peer's user ID.
+        peer: u32,
+        /// The hub's.
+        own: u32,
+    },
+    /// The system did not say who the peer is.
+    #[error("closed a connection on the Unix socket whose user cannot be read ({0})")]
+    Unknown(io::Error),
+}
+
+/// Lets a connection through only when its peer runs as `own_uid`, the hub's user: the
+/// kernel's record of who connected (`SO_PEERCRED` on Linux, `getpeereid` on macOS and the
+/// BSDs), not anything the peer says.
+pub fn check_peer(stream: &UnixStream, own_uid: u32) -> Result<(), PeerRefused> {
+    let peer = stream.peer_cred().map_err(PeerRefused::Unknown)?.uid();
+    if peer == own_uid {
+        Ok(())
+    } else {
+        Err(PeerRefused::OtherUser { peer, own: own_uid })
+    }
+}
+
 /// The directory must belong to this user and be closed to everyone else.
 fn ensure_private_dir(dir: &Path) -> io::Result<()> {
+    let uid = current_uid();
     match std::fs::metadata(dir) {
         Err(error) if error.kind() == io::ErrorKind::NotFound => {
             std::fs::DirBuilder::new()
@@ -52,26 +90,22 @@ fn ensure_private_dir(dir: &Path) -> io::Result<()> {
             std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
         }
         Err(error) => Err(error),
-        Ok(meta) => {
-            let uid = tabwire_protocol::local::current_uid();
-            if !meta.is_dir() {
+        Ok(meta) => match socket_dir_problem(&meta, uid) {
+            None => Ok(()),
+            Some(SocketDirProblem::NotADirectory) => {
                 Err(invalid(format!("{} is not a directory", dir.display())))
-            } else if meta.uid() != uid {
-                Err(invalid(format!(
-                    "{} belongs to another user; choose a socket path in a directory of your own",
-                    dir.display()
-                )))
-            } else if meta.mode() & 0o077 != 0 {
-                Err(invalid(format!(
-                    "{} is accessible to other users (mode {:o}); the hub's socket needs a private \
-                     directory (chmod 700 it, or choose another --socket path)",
-                    dir.display(),
-                    meta.mode() & 0o777
-                )))
-            } else {
-                Ok(())
             }
-        }
+            Some(SocketDirProblem::Owner(owner)) => Err(invalid(format!(
+                "{} belongs to user {owner}, not to this hub's user ({uid}), and its owner could \
+                 pose as the hub; remove it, or choose a socket path in a directory of your own",
+                dir.display()
+            ))),
+            Some(SocketDirProblem::OpenToOthers { mode }) => Err(invalid(format!(
+                "{} is accessible to other users (mode {mode:o}); the hub's socket needs a \
+                 private directory (chmod 700 it, or choose another --socket path)",
+                dir.display(),
+            ))),
+        },
     }
 }
 
@@ -81,6 +115,8 @@ fn invalid(message: String) -> io::Error {
 
 #[cfg(test)]
 mod tests {
+    use std::os::unix::fs::MetadataExt;
+
     use super::*;
 
     fn scratch(name: &str) -> std::path::PathBuf {
@@ -109,6 +145,29 @@ mod tests {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
         let error = bind(&dir.join("hub.sock")).await.unwrap_err();
         assert!(error.to_string().contains("private"), "{error}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn lets_only_its_own_user_through() {
+        let dir = scratch("peer");
+        let path = dir.join("hub.sock");
+        let listener = bind(&path).await.unwrap();
+        let _client = UnixStream::connect(&path).await.unwrap();
+        let (accepted, _) = listener.accept().await.unwrap();
+        let own = current_uid();
+        check_peer(&accepted, own).unwrap();
+        // The same connection, judged by a hub of another user. (A real process of another
+        // user is refused in tests/e2e/socket_peers.rs.)
+        let other = own.wrapping_add(1);
+        match check_peer(&accepted, other) {
+            Err(refused @ PeerRefused::OtherUser { .. }) => {
+                let message = refused.to_string();
+                assert!(message.contains(&format!("from user {own}")), "{message}");
+                assert!(message.contains("chmod 700"), "{message}");
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
         std::fs::remove_dir_all(dir).unwrap();
     }
 

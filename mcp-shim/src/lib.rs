@@ -14,9 +14,13 @@
 //! - requests that arrive while the hub is away are held for a while and sent once it is back,
 //!   or answered with a "not sent" error when it stays away.
 //!
+//! It connects only to a hub of its own user, in a directory only that user can enter
+//! ([`socket`]); anything else stops it with a [`Refusal`], at start or on a reconnect.
+//!
 //! stdout carries protocol bytes only; diagnostics go to stderr.
 
 pub mod jsonrpc;
+pub mod socket;
 
 use std::collections::{HashSet, VecDeque};
 use std::path::PathBuf;
@@ -24,6 +28,8 @@ use std::time::Duration;
 
 use jsonrpc::Kind;
 use serde_json::Value;
+use socket::Failure;
+pub use socket::Refusal;
 use tabwire_protocol::{LocalControl, Selections};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader, Lines};
 use tokio::net::UnixStream;
@@ -64,6 +70,8 @@ pub enum ShimError {
         /// The last connection error.
         reason: std::io::Error,
     },
+    /// The socket is not safely the user's own hub: nothing was sent to it.
+    Refused(Refusal),
     /// Reading the client's stdin or writing its stdout failed.
     Stdio(std::io::Error),
 }
@@ -76,6 +84,7 @@ impl std::fmt::Display for ShimError {
                 "cannot reach tabwire-hub at {} ({reason}); start it with `tabwire-hub` or pass --socket",
                 socket.display()
             ),
+            ShimError::Refused(refusal) => write!(f, "{refusal}"),
             ShimError::Stdio(error) => write!(f, "stdio failed: {error}"),
         }
     }
@@ -89,12 +98,7 @@ where
     I: AsyncRead + Unpin + Send + 'static,
     O: AsyncWrite + Unpin + Send + 'static,
 {
-    let first = connect_within(&options.socket, options.startup_wait)
-        .await
-        .map_err(|reason| ShimError::HubUnreachable {
-            socket: options.socket.clone(),
-            reason,
-        })?;
+    let first = connect_within(&options.socket, options.startup_wait).await?;
     let client = spawn_client_reader(stdin);
     let (to_client, writer) = spawn_client_writer(stdout);
     let mut shim = Shim {
@@ -161,8 +165,15 @@ impl Shim {
             self.fail_in_flight();
             eprintln!("tabwire-mcp: lost the hub; reconnecting");
             match self.reconnect().await {
-                Some(next) => stream = next,
-                None => return Ok(()),
+                Ok(Some(next)) => stream = next,
+                Ok(None) => return Ok(()),
+                Err(refusal) => {
+                    let why = format!("this request was not sent: {refusal}");
+                    while let Some((_, line)) = self.held.pop_front() {
+                        self.answer_not_sent(&line, &why);
+                    }
+                    return Err(ShimError::Refused(refusal));
+                }
             }
         }
     }
@@ -302,12 +313,14 @@ impl Shim {
     }
 
     /// Retries the hub with backoff, holding client lines meanwhile. `None` when the client
-    /// left first.
-    async fn reconnect(&mut self) -> Option<UnixStream> {
+    /// left first; a refusal ends the retries.
+    async fn reconnect(&mut self) -> Result<Option<UnixStream>, Refusal> {
         let mut backoff = Duration::from_millis(100);
         loop {
-            if let Ok(stream) = UnixStream::connect(&self.options.socket).await {
-                return Some(stream);
+            match socket::connect(&self.options.socket).await {
+                Ok(stream) => return Ok(Some(stream)),
+                Err(Failure::Refused(refusal)) => return Err(refusal),
+                Err(Failure::Unreachable(_)) => {}
             }
             let retry_at = Instant::now() + backoff;
             backoff = (backoff * 2).min(Duration::from_secs(2));
@@ -322,7 +335,7 @@ impl Shim {
                 tokio::select! {
                     line = self.client.recv() => match line {
                         Some(line) => self.held.push_back((Instant::now(), line)),
-                        None => return None,
+                        None => return Ok(None),
                     },
                     _ = tokio::time::sleep_until(next_expiry) => {
                         if Instant::now() >= retry_at {
@@ -341,28 +354,39 @@ impl Shim {
                 break;
             }
             let (_, line) = self.held.pop_front().expect("front exists");
-            if let Kind::Request { id, .. } = jsonrpc::classify(&line) {
-                let reply = jsonrpc::error_response(
-                    &id,
-                    jsonrpc::NOT_SENT,
-                    "tabwire-hub is unreachable; this request was not sent and is safe to retry \
-                     once the hub is running",
-                );
-                let _ = self.to_client.send(reply);
-            }
+            self.answer_not_sent(
+                &line,
+                "tabwire-hub is unreachable; this request was not sent and is safe to retry once \
+                 the hub is running",
+            );
+        }
+    }
+
+    /// Answers a client line that never reached the hub, if it is a request.
+    fn answer_not_sent(&self, line: &str, why: &str) {
+        if let Kind::Request { id, .. } = jsonrpc::classify(line) {
+            let reply = jsonrpc::error_response(&id, jsonrpc::NOT_SENT, why);
+            let _ = self.to_client.send(reply);
         }
     }
 }
 
-/// Connects, retrying with a short backoff until `wait` has passed.
-async fn connect_within(socket: &std::path::Path, wait: Duration) -> std::io::Result<UnixStream> {
+/// Connects, retrying with a short backoff while nothing answers, until `wait` has passed; a
+/// refusal is final at once.
+async fn connect_within(path: &std::path::Path, wait: Duration) -> Result<UnixStream, ShimError> {
     let give_up = Instant::now() + wait;
     let mut backoff = Duration::from_millis(50);
     loop {
-        match UnixStream::connect(socket).await {
+        match socket::connect(path).await {
             Ok(stream) => return Ok(stream),
-            Err(error) if Instant::now() + backoff > give_up => return Err(error),
-            Err(_) => {
+            Err(Failure::Refused(refusal)) => return Err(ShimError::Refused(refusal)),
+            Err(Failure::Unreachable(reason)) if Instant::now() + backoff > give_up => {
+                return Err(ShimError::HubUnreachable {
+                    socket: path.to_owned(),
+                    reason,
+                });
+            }
+            Err(Failure::Unreachable(_)) => {
                 tokio::time::sleep(backoff).await;
                 backoff = (backoff * 2).min(Duration::from_millis(500));
             }

@@ -9,8 +9,9 @@ use clap::Parser;
 #[derive(Parser)]
 #[command(version, about)]
 struct Args {
-    /// The hub's Unix socket. Default: $XDG_RUNTIME_DIR/tabwire/hub.sock, or
-    /// /tmp/tabwire-<uid>/hub.sock (the hub's default too).
+    /// The hub's Unix socket (the hub's default too): $XDG_RUNTIME_DIR/tabwire/hub.sock, on
+    /// macOS $TMPDIR/tabwire/hub.sock, else /tmp/tabwire-<uid>/hub.sock. Its directory must be
+    /// yours and mode 0700, and the hub must run as you.
     #[arg(long, env = "TABWIRE_SOCKET")]
     socket: Option<PathBuf>,
     /// Seconds to keep trying when no hub answers at start.

@@ -1,7 +1,10 @@
 //! The shim against a scripted fake hub on a real Unix socket: attach lines, handshake replay,
-//! in-flight failures, held requests, and never replaying a tool call.
+//! in-flight failures, held requests, never replaying a tool call, and refusing a socket
+//! directory that is not privately the user's (at start and on a reconnect). A listener of
+//! another user is refused in `tests/e2e/socket_peers.rs`, which can run one.
 
-use std::path::PathBuf;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -12,11 +15,41 @@ use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
 
 const WAIT: Duration = Duration::from_secs(5);
 
+/// A socket path in a fresh directory private to this user, as the hub makes it.
 fn socket_path(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("tabwire-shim-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
     dir.join("hub.sock")
+}
+
+fn chmod(path: &Path, mode: u32) {
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Starts the shim on `path` and returns its refusal, which must come at once: a refusal is
+/// never retried, although the shim would wait for a hub much longer.
+async fn refusal_of(path: &Path) -> String {
+    let mut options = Options::new(path.to_owned());
+    options.startup_wait = Duration::from_secs(60);
+    let (_client, task) = start_shim(options);
+    let error = tokio::time::timeout(WAIT, task)
+        .await
+        .expect("refused without retrying")
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(error, ShimError::Refused(_)), "{error:?}");
+    let message = error.to_string();
+    assert!(!message.contains('\n'), "one line: {message}");
+    assert!(message.contains(&path.display().to_string()), "{message}");
+    message
+}
+
+/// Says whether anything connected to `listener` within a moment.
+async fn connected(listener: &UnixListener) -> bool {
+    tokio::time::timeout(Duration::from_millis(300), listener.accept())
+        .await
+        .is_ok()
 }
 
 /// The client side of the shim's stdio.
@@ -267,4 +300,85 @@ async fn held_requests_expire_as_not_sent() {
             .unwrap()
             .contains("not sent")
     );
+}
+
+#[tokio::test]
+async fn refuses_a_socket_directory_open_to_others() {
+    let path = socket_path("open");
+    let dir = path.parent().unwrap();
+    // Something listens there, so the mode is the only thing wrong.
+    let listener = UnixListener::bind(&path).unwrap();
+    chmod(dir, 0o755);
+    let message = refusal_of(&path).await;
+    assert!(
+        message.contains("open to other users (mode 755)"),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("`chmod 700 {}`", dir.display())),
+        "{message}"
+    );
+    assert!(!connected(&listener).await, "the shim connected anyway");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[tokio::test]
+async fn refuses_a_socket_directory_of_another_user() {
+    let path = socket_path("owner");
+    let dir = path.parent().unwrap();
+    let listener = UnixListener::bind(&path).unwrap();
+    // Tests run as root, which can hand the directory to `nobody`, as if that user had
+    // created it first. Its mode stays 0700, so the owner is the only thing wrong.
+    std::os::unix::fs::chown(dir, Some(65534), Some(65534))
+        .expect("these tests run as root (chown to uid 65534)");
+    let message = refusal_of(&path).await;
+    let own = tabwire_protocol::local::current_uid();
+    assert!(
+        message.contains(&format!("belongs to user 65534, not to you (user {own})")),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("another user created {}", dir.display())),
+        "{message}"
+    );
+    assert!(!connected(&listener).await, "the shim connected anyway");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[tokio::test]
+async fn a_directory_opened_while_the_hub_is_away_stops_the_reconnect() {
+    let path = socket_path("reopen");
+    let dir = path.parent().unwrap();
+    let listener = UnixListener::bind(&path).unwrap();
+    let (mut client, task) = start_shim(Options::new(path.clone()));
+    let hub = HubSide::accept(&listener).await;
+    drop(listener);
+    std::fs::remove_file(&path).unwrap();
+    drop(hub);
+    // The shim notices and retries; a request sent meanwhile is held.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    client.send(request(5, "tools/call")).await;
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    // While the hub is away its directory is opened up and something else listens there.
+    chmod(dir, 0o777);
+    let impostor = UnixListener::bind(&path).unwrap();
+
+    // The request is answered as never sent, with the reason, and the shim stops.
+    let answer = client.recv().await;
+    assert_eq!(answer["id"], 5);
+    assert_eq!(answer["error"]["code"], jsonrpc::NOT_SENT);
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(message.contains("not sent"), "{message}");
+    assert!(message.contains("chmod 700"), "{message}");
+    let error = tokio::time::timeout(WAIT, task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(error, ShimError::Refused(_)), "{error:?}");
+    assert!(
+        !connected(&impostor).await,
+        "the shim connected to the impostor"
+    );
+    std::fs::remove_dir_all(dir).unwrap();
 }

@@ -179,29 +179,101 @@ impl LocalControl {
     }
 }
 
-/// Where hub and shim put the socket when none is given: `$XDG_RUNTIME_DIR/tabwire/hub.sock`
-/// when the runtime directory is set, else `/tmp/tabwire-<uid>/hub.sock`. Either way the socket
-/// sits in a directory of its own that the hub keeps private to the user.
-pub fn default_socket_path(xdg_runtime_dir: Option<&str>, uid: u32) -> PathBuf {
-    match xdg_runtime_dir.filter(|dir| !dir.is_empty()) {
+/// The kind of system, as far as the default socket path cares: which environment variable
+/// names a directory that is the user's alone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Platform {
+    /// macOS: `$TMPDIR` is a per-user 0700 directory under `/var/folders`, and there is no
+    /// `XDG_RUNTIME_DIR`.
+    MacOs,
+    /// Linux and other Unix: `$XDG_RUNTIME_DIR` (`/run/user/<uid>`, 0700) when a session manager
+    /// sets it. `$TMPDIR` is not used here: it is often the shared `/tmp`.
+    OtherUnix,
+}
+
+impl Platform {
+    /// The platform this was built for.
+    pub const HERE: Platform = if cfg!(target_os = "macos") {
+        Platform::MacOs
+    } else {
+        Platform::OtherUnix
+    };
+
+    /// The environment variable naming the user's private runtime directory.
+    pub fn private_dir_variable(self) -> &'static str {
+        match self {
+            Platform::MacOs => "TMPDIR",
+            Platform::OtherUnix => "XDG_RUNTIME_DIR",
+        }
+    }
+}
+
+/// Where hub and shim put the socket when none is given: `<private dir>/tabwire/hub.sock`, the
+/// private directory being `$XDG_RUNTIME_DIR` on Linux and `$TMPDIR` on macOS
+/// ([`Platform::private_dir_variable`], read through `env`); without it,
+/// `/tmp/tabwire-<uid>/hub.sock`. Either way the socket sits in a directory of its own that the
+/// hub keeps private to the user. In the shared `/tmp` another user could create that directory
+/// first: the hub then refuses to bind there and the shim to connect (both check its owner and
+/// mode), and each checks the other's user ID on every connection.
+pub fn default_socket_path(
+    platform: Platform,
+    env: impl Fn(&str) -> Option<String>,
+    uid: u32,
+) -> PathBuf {
+    match env(platform.private_dir_variable()).filter(|dir| !dir.is_empty()) {
         Some(dir) => PathBuf::from(dir).join("tabwire").join("hub.sock"),
         None => PathBuf::from(format!("/tmp/tabwire-{uid}")).join("hub.sock"),
     }
 }
 
-/// The effective user ID of this process: the user whose socket directory it is. The one place
-/// tabwire asks the system for it.
+/// The effective user ID of this process: the user whose socket directory it is, and the only
+/// user either end of the socket talks to. The one place tabwire asks the system for it.
 #[cfg(unix)]
 pub fn current_uid() -> u32 {
     // SAFETY: geteuid has no preconditions and cannot fail.
     unsafe { libc::geteuid() }
 }
 
-/// [`default_socket_path`] for this process: its `XDG_RUNTIME_DIR` and user ID.
+/// What makes a directory unfit to hold the socket. Hub and shim apply the same rule: the
+/// directory must belong to the user and be closed to everyone else (mode 0700), since whoever
+/// can put a socket in it can pose as the hub.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SocketDirProblem {
+    /// It is not a directory.
+    NotADirectory,
+    /// It belongs to another user: this user ID.
+    Owner(u32),
+    /// Other users (its group, or everyone) have permissions on it.
+    OpenToOthers {
+        /// Its permission bits (`mode & 0o777`).
+        mode: u32,
+    },
+}
+
+/// Checks a directory's metadata (followed through symlinks) against [`SocketDirProblem`]'s
+/// rule for the user `uid`.
+#[cfg(unix)]
+pub fn socket_dir_problem(meta: &std::fs::Metadata, uid: u32) -> Option<SocketDirProblem> {
+    use std::os::unix::fs::MetadataExt;
+    if !meta.is_dir() {
+        Some(SocketDirProblem::NotADirectory)
+    } else if meta.uid() != uid {
+        Some(SocketDirProblem::Owner(meta.uid()))
+    } else if meta.mode() & 0o077 != 0 {
+        Some(SocketDirProblem::OpenToOthers {
+            mode: meta.mode() & 0o777,
+        })
+    } else {
+        None
+    }
+}
+
+/// [`default_socket_path`] for this process: its platform, environment and user ID.
 #[cfg(unix)]
 pub fn default_socket_path_here() -> PathBuf {
     default_socket_path(
-        std::env::var("XDG_RUNTIME_DIR").ok().as_deref(),
+        Platform::HERE,
+        |variable| std::env::var(variable).ok(),
         current_uid(),
     )
 }
@@ -290,18 +362,40 @@ mod tests {
     }
 
     #[test]
-    fn default_socket_prefers_the_runtime_dir() {
+    fn default_socket_is_in_the_users_private_dir() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                pairs
+                    .iter()
+                    .find(|(key, _)| *key == name)
+                    .map(|(_, value)| (*value).to_owned())
+            }
+        };
+        let both = env(&[
+            ("XDG_RUNTIME_DIR", "/run/user/1000"),
+            ("TMPDIR", "/var/folders/ab/xyz/T/"),
+        ]);
+        // Linux: the runtime directory; a TMPDIR (often the shared /tmp) is never used.
         assert_eq!(
-            default_socket_path(Some("/run/user/1000"), 1000),
+            default_socket_path(Platform::OtherUnix, both, 1000),
             PathBuf::from("/run/user/1000/tabwire/hub.sock")
         );
         assert_eq!(
-            default_socket_path(Some(""), 0),
-            PathBuf::from("/tmp/tabwire-0/hub.sock")
+            default_socket_path(Platform::OtherUnix, env(&[("TMPDIR", "/tmp")]), 42),
+            PathBuf::from("/tmp/tabwire-42/hub.sock")
         );
         assert_eq!(
-            default_socket_path(None, 42),
-            PathBuf::from("/tmp/tabwire-42/hub.sock")
+            default_socket_path(Platform::OtherUnix, env(&[("XDG_RUNTIME_DIR", "")]), 0),
+            PathBuf::from("/tmp/tabwire-0/hub.sock")
+        );
+        // macOS: the per-user TMPDIR, whatever XDG_RUNTIME_DIR says.
+        assert_eq!(
+            default_socket_path(Platform::MacOs, both, 501),
+            PathBuf::from("/var/folders/ab/xyz/T/tabwire/hub.sock")
+        );
+        assert_eq!(
+            default_socket_path(Platform::MacOs, env(&[("XDG_RUNTIME_DIR", "/run/x")]), 501),
+            PathBuf::from("/tmp/tabwire-501/hub.sock")
         );
     }
 }

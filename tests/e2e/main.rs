@@ -18,5 +18,6 @@ mod hosted;
 mod observation;
 mod ordering;
 mod skeleton;
+mod socket_peers;
 mod structure;
 mod tabs;
