@@ -110,6 +110,7 @@ impl Hub {
                     accounts: accounts::Accounts::hosted(config.limits),
                     browser_url: config.public.browser_url(),
                     auth: Some(config.auth),
+                    file_urls: config.file_urls,
                 }),
                 public: Some(config.public),
             }),

@@ -1,5 +1,5 @@
 //! What every connection of one hub shares: the accounts with their peers, the URL extensions
-//! are told to use, and the token checks of hosted mode.
+//! are told to use, the token checks of hosted mode, and whether agents may open file URLs.
 
 use std::sync::Arc;
 
@@ -15,6 +15,19 @@ pub struct HubState {
     pub browser_url: String,
     /// Token checks, in hosted mode.
     pub auth: Option<Arc<Authenticator>>,
+    /// Whether tools may open file:// URLs in this hub's browsers.
+    pub file_urls: FileUrls,
+}
+
+/// Whether tools may open `file://` URLs. A file URL reads the disk of the computer the browser
+/// runs on: in local mode that is the user's own, in hosted mode someone else's, so hosted
+/// mode refuses them unless its operator passes `--allow-file-urls`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileUrls {
+    /// Local mode, or hosted mode with `--allow-file-urls`.
+    Allowed,
+    /// Hosted mode by default.
+    Refused,
 }
 
 impl HubState {
@@ -24,6 +37,7 @@ impl HubState {
             accounts: Accounts::local(),
             browser_url,
             auth: None,
+            file_urls: FileUrls::Allowed,
         }
     }
 
