@@ -60,12 +60,12 @@ impl ActionTool for Navigation {
     const DEFAULT_TIMEOUT_MS: u32 = NAVIGATE_TIMEOUT_MS;
 
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
-        let args = self.args;
-        check_url(&args.url, self.file_urls)?;
+        let navigation = self.args;
+        check_url(&navigation.url, self.file_urls)?;
         Ok(Action::Navigate {
-            url: args.url,
-            wait_until: args.wait_until.map(Into::into).unwrap_or_default(),
-            wait_for: args
+            url: navigation.url,
+            wait_until: navigation.wait_until.map(Into::into).unwrap_or_default(),
+            wait_for: navigation
                 .wait_for
                 .map(|css| args::css(&css, "waitFor"))
                 .transpose()?,
@@ -73,6 +73,7 @@ impl ActionTool for Navigation {
     }
 }
 
+/// navigate_and_wait: one action, under this hub's rule for file URLs.
 pub async fn navigate_and_wait(
     ctx: &ToolContext,
     args: NavigateAndWaitArgs,
