@@ -6,6 +6,10 @@
 //! either — then against the revocation list, which it re-reads when the file changes. Every
 //! reason a token is refused is logged here and hidden from the client, who learns only that it
 //! was refused.
+//!
+//! The auth directory must be private to the hub's user (owned by it, mode 0700) and the HS256
+//! key private too (0600), or the hub does not start: whoever can write there can replace the
+//! key or the revocation list, and whoever can read the key can sign any account's tokens.
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -83,6 +87,75 @@ pub struct InvalidTtl(pub String);
 /// (the binary prints both).
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
+    /// The auth directory is missing or cannot be looked at.
+    #[error(
+        "cannot use the auth directory {}: `tabwire-hub token issue --auth-dir {} …` creates it \
+         with the HS256 key (with --jwks: `install -d -m 0700 {}`)",
+        path.display(),
+        path.display(),
+        path.display()
+    )]
+    NoDirectory {
+        /// The directory.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+    /// The auth directory can be entered, read or written by other users.
+    #[error(
+        "the auth directory {} is open to other users (mode {mode:04o}), who could read or \
+         replace the key and the revocation list: run `chmod 700 {}`",
+        path.display(),
+        path.display()
+    )]
+    OpenDirectory {
+        /// The directory.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// The auth directory belongs to another user than the hub's.
+    #[error(
+        "the auth directory {} belongs to user ID {owner}, who could replace the key and the \
+         revocation list, not to this hub's user ({uid}): run the hub as its owner, or \
+         `chown -R {uid} {}`",
+        path.display(),
+        path.display()
+    )]
+    ForeignDirectory {
+        /// The directory.
+        path: PathBuf,
+        /// Its owner's user ID.
+        owner: u32,
+        /// The hub's effective user ID.
+        uid: u32,
+    },
+    /// The HS256 key has permission bits for other users.
+    #[error(
+        "the HS256 key {} is open to other users (mode {mode:04o}): run `chmod 600 {}`, and \
+         make a new key if anyone else may have read it (HOSTING.md, \"Tokens over time\")",
+        path.display(),
+        path.display()
+    )]
+    OpenSecret {
+        /// The key's file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
+    /// Other users may write the JWKS file, and so add a key of their own.
+    #[error(
+        "the JWKS file {} is writable by other users (mode {mode:04o}), who could add a key of \
+         their own: run `chmod go-w {}`",
+        path.display(),
+        path.display()
+    )]
+    WritableJwks {
+        /// The file.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
     /// The HS256 key is missing or unreadable.
     #[error(
         "cannot read the HS256 key {} (create it with `tabwire-hub token issue --auth-dir {} …`, \
@@ -222,8 +295,17 @@ pub struct Principal {
 pub enum KeySource {
     /// The HS256 secret in the auth directory.
     Secret,
-    /// Public keys from a JWKS file, with the algorithm pinned (RS256 or EdDSA).
-    Jwks(PathBuf, Algorithm),
+    /// Public keys from a JWKS file, with the algorithm pinned (RS256 or EdDSA) and the issuer
+    /// too: an identity service often signs tokens for many applications with one key set, and
+    /// only `iss` (with `aud`) tells its tabwire tokens from the others.
+    Jwks {
+        /// The JWKS file.
+        path: PathBuf,
+        /// RS256 or EdDSA.
+        algorithm: Algorithm,
+        /// The `iss` every token must carry.
+        issuer: String,
+    },
 }
 
 enum Keys {
@@ -240,8 +322,10 @@ pub struct Authenticator {
 }
 
 impl Authenticator {
-    /// Loads the keys and the revocation list from `auth_dir`.
+    /// Loads the keys and the revocation list from `auth_dir`, which must be private to this
+    /// user (see [`check_private_dir`]).
     pub fn load(auth_dir: &Path, source: &KeySource) -> Result<Authenticator, AuthError> {
+        check_private_dir(auth_dir)?;
         let (keys, algorithm) = match source {
             KeySource::Secret => {
                 let path = auth_dir.join(SECRET_FILE);
@@ -258,11 +342,21 @@ impl Authenticator {
                     Algorithm::HS256,
                 )
             }
-            KeySource::Jwks(path, algorithm) => {
+            KeySource::Jwks {
+                path, algorithm, ..
+            } => {
                 if !matches!(algorithm, Algorithm::RS256 | Algorithm::EdDSA) {
                     return Err(AuthError::JwksAlgorithm(*algorithm));
                 }
                 let text = std::fs::read_to_string(path).map_err(io("read the JWKS file", path))?;
+                // Public keys may be read by anyone; only writing them must be ours alone.
+                let mode = permissions(path)?;
+                if mode & 0o022 != 0 {
+                    return Err(AuthError::WritableJwks {
+                        path: path.clone(),
+                        mode,
+                    });
+                }
                 let set: JwkSet =
                     serde_json::from_str(&text).map_err(|source| AuthError::NotJwks {
                         path: path.clone(),
@@ -289,6 +383,10 @@ impl Authenticator {
         validation.validate_nbf = true;
         validation.set_audience(&[AUDIENCE]);
         validation.set_required_spec_claims(&["exp", "sub", "aud"]);
+        if let KeySource::Jwks { issuer, .. } = source {
+            validation.set_issuer(&[issuer]);
+            validation.set_required_spec_claims(&["exp", "sub", "aud", "iss"]);
+        }
         let revoked = Revocations::new(auth_dir.join(REVOKED_FILE));
         revoked.refresh_now();
         Ok(Authenticator {
@@ -296,14 +394,6 @@ impl Authenticator {
             validation,
             revoked,
         })
-    }
-
-    /// Requires tokens to name `issuer` in `iss` (for an operator's own issuer, with `--jwks`).
-    pub fn with_issuer(mut self, issuer: &str) -> Self {
-        self.validation.set_issuer(&[issuer]);
-        self.validation
-            .set_required_spec_claims(&["exp", "sub", "aud", "iss"]);
-        self
     }
 
     /// Verifies a token. The error is for the log only; the client is told nothing but
@@ -502,26 +592,69 @@ pub fn now_secs() -> u64 {
 }
 
 /// Reads the HS256 key: 64 hex digits as written by `token issue`, or any other text of at
-/// least 32 bytes used as it is.
+/// least 32 bytes used as it is. A key with any permission bit for group or others is refused:
+/// reading it is signing any account's tokens, and no one but the hub's user has a reason to
+/// touch it.
 fn read_secret(path: &Path) -> Result<Vec<u8>, AuthError> {
     let text = std::fs::read_to_string(path).map_err(io("read", path))?;
+    let mode = permissions(path)?;
+    if mode & 0o077 != 0 {
+        return Err(AuthError::OpenSecret {
+            path: path.to_path_buf(),
+            mode,
+        });
+    }
     let text = text.trim();
     let secret = decode_hex(text).unwrap_or_else(|| text.as_bytes().to_vec());
     if secret.len() < 32 {
         return Err(AuthError::ShortSecret(path.to_path_buf()));
     }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = std::fs::metadata(path)
-            .map_err(io("read", path))?
-            .permissions()
-            .mode();
-        if mode & 0o077 != 0 {
-            tracing::warn!(file = %path.display(), "the HS256 key is readable by other users; chmod 600 it");
-        }
-    }
     Ok(secret)
+}
+
+/// A file's permission bits (`0o7777`).
+fn permissions(path: &Path) -> Result<u32, AuthError> {
+    use std::os::unix::fs::PermissionsExt;
+    let metadata = std::fs::metadata(path).map_err(io("read", path))?;
+    Ok(metadata.permissions().mode() & 0o7777)
+}
+
+/// Refuses an auth directory that is not this user's alone: owned by the hub's user, with no
+/// permission bit for group or others (`chmod 700`). Write permission would let others replace
+/// the key or the revocation list whatever the files' own modes; read and search permission
+/// would let them read any file there whose own mode is lax (a `revoked.jsonl` made by hand
+/// under umask 022, a key copied in). `token issue`, the systemd unit and the container image
+/// all make it so.
+pub fn check_private_dir(dir: &Path) -> Result<(), AuthError> {
+    use std::os::unix::fs::MetadataExt;
+    let metadata = std::fs::metadata(dir)
+        .and_then(|metadata| {
+            if metadata.is_dir() {
+                Ok(metadata)
+            } else {
+                Err(std::io::ErrorKind::NotADirectory.into())
+            }
+        })
+        .map_err(|source| AuthError::NoDirectory {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    let uid = tabwire_protocol::local::current_uid();
+    if metadata.uid() != uid {
+        return Err(AuthError::ForeignDirectory {
+            path: dir.to_path_buf(),
+            owner: metadata.uid(),
+            uid,
+        });
+    }
+    let mode = metadata.mode() & 0o7777;
+    if mode & 0o077 != 0 {
+        return Err(AuthError::OpenDirectory {
+            path: dir.to_path_buf(),
+            mode,
+        });
+    }
+    Ok(())
 }
 
 fn decode_hex(text: &str) -> Option<Vec<u8>> {
@@ -534,18 +667,22 @@ fn decode_hex(text: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// Creates the auth directory (mode 0700) if needed.
+/// Creates the auth directory if needed, private from its first moment (mode 0700; its parents
+/// as the umask says).
 fn ensure_dir(dir: &Path) -> Result<(), AuthError> {
-    if !dir.exists() {
-        std::fs::create_dir_all(dir).map_err(io("create", dir))?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-                .map_err(io("restrict", dir))?;
-        }
+    use std::os::unix::fs::DirBuilderExt;
+    if dir.exists() {
+        return Ok(());
     }
-    Ok(())
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent).map_err(io("create", parent))?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Err(error) if error.kind() != std::io::ErrorKind::AlreadyExists => {
+            Err(io("create", dir)(error))
+        }
+        _ => Ok(()),
+    }
 }
 
 /// Opens a file of the auth directory for appending, creating it with mode 0600.
@@ -594,6 +731,9 @@ pub fn issue(
 ) -> Result<(String, Issued, bool), AuthError> {
     check_account(account)?;
     ensure_dir(dir)?;
+    // A key written into a directory others can open, or read from one, is no secret: refuse
+    // here, as the hub would at start.
+    check_private_dir(dir)?;
     let _lock = lock(dir)?;
     let created = ensure_secret(dir)?;
     let secret = read_secret(&dir.join(SECRET_FILE))?;
@@ -625,7 +765,8 @@ pub fn issue(
     Ok((token, record, created))
 }
 
-/// Appends revocations; returns how many were new.
+/// Appends revocations; returns how many were new. Unlike [`issue`], this works in a directory
+/// the hub would refuse: a revocation must never wait for a fix.
 pub fn revoke(dir: &Path, jtis: &[String]) -> Result<usize, AuthError> {
     ensure_dir(dir)?;
     let _lock = lock(dir)?;

@@ -10,6 +10,19 @@ fn temp_dir(name: &str) -> PathBuf {
     dir
 }
 
+/// A fresh auth directory as `token issue` makes one: this user's, mode 0700.
+fn private_dir(name: &str) -> PathBuf {
+    use std::os::unix::fs::DirBuilderExt;
+    let dir = temp_dir(name);
+    std::fs::DirBuilder::new().mode(0o700).create(&dir).unwrap();
+    dir
+}
+
+fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
 fn testdata(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("testdata")
@@ -198,20 +211,30 @@ fn an_accepted_token_stops_being_valid_when_it_expires() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
+const ISSUER: &str = "https://idp.example";
+
+fn jwks(path: &Path, algorithm: Algorithm) -> KeySource {
+    KeySource::Jwks {
+        path: path.to_path_buf(),
+        algorithm,
+        issuer: ISSUER.into(),
+    }
+}
+
 #[test]
-fn jwks_keys_verify_with_the_pinned_algorithm_only() {
-    let dir = temp_dir("jwks");
-    let jwks = testdata("test-only-jwks.json");
+fn jwks_keys_verify_with_the_pinned_algorithm_and_issuer_only() {
+    let dir = private_dir("jwks");
+    let keys = testdata("test-only-jwks.json");
     let ed = EncodingKey::from_ed_pem(&std::fs::read(testdata("test-only-ed25519.pem")).unwrap())
         .unwrap();
     let rsa = EncodingKey::from_rsa_pem(&std::fs::read(testdata("test-only-rs256.pem")).unwrap())
         .unwrap();
-    let body = claims("carol", "agent", 600, AUDIENCE);
+    let mut body = claims("carol", "agent", 600, AUDIENCE);
+    body["iss"] = serde_json::json!(ISSUER);
     let ed_token = sign(Algorithm::EdDSA, &ed, Some("ed1"), &body);
     let rsa_token = sign(Algorithm::RS256, &rsa, Some("rsa1"), &body);
 
-    let eddsa =
-        Authenticator::load(&dir, &KeySource::Jwks(jwks.clone(), Algorithm::EdDSA)).unwrap();
+    let eddsa = Authenticator::load(&dir, &jwks(&keys, Algorithm::EdDSA)).unwrap();
     assert_eq!(eddsa.verify(&ed_token).unwrap().account, "carol");
     assert!(
         eddsa.verify(&rsa_token).is_err(),
@@ -233,31 +256,141 @@ fn jwks_keys_verify_with_the_pinned_algorithm_only() {
     );
     assert!(eddsa.verify(&confused).is_err());
 
-    // With an issuer configured, `iss` is required and must match.
-    let pinned = Authenticator::load(&dir, &KeySource::Jwks(jwks.clone(), Algorithm::EdDSA))
-        .unwrap()
-        .with_issuer("https://idp.example");
-    assert!(pinned.verify(&ed_token).is_err(), "no iss");
-    let mut with_iss = body.clone();
-    with_iss["iss"] = serde_json::json!("https://idp.example");
+    // The same keys signing for another issuer, or naming none, are refused.
+    let mut elsewhere = body.clone();
+    elsewhere["iss"] = serde_json::json!("https://other.example");
     assert!(
-        pinned
-            .verify(&sign(Algorithm::EdDSA, &ed, Some("ed1"), &with_iss))
-            .is_ok()
+        eddsa
+            .verify(&sign(Algorithm::EdDSA, &ed, Some("ed1"), &elsewhere))
+            .is_err(),
+        "another issuer"
     );
-    with_iss["iss"] = serde_json::json!("https://other.example");
+    elsewhere.as_object_mut().unwrap().remove("iss");
     assert!(
-        pinned
-            .verify(&sign(Algorithm::EdDSA, &ed, Some("ed1"), &with_iss))
-            .is_err()
+        eddsa
+            .verify(&sign(Algorithm::EdDSA, &ed, Some("ed1"), &elsewhere))
+            .is_err(),
+        "no iss"
     );
 
-    let rs256 =
-        Authenticator::load(&dir, &KeySource::Jwks(jwks.clone(), Algorithm::RS256)).unwrap();
+    let rs256 = Authenticator::load(&dir, &jwks(&keys, Algorithm::RS256)).unwrap();
     assert_eq!(rs256.verify(&rsa_token).unwrap().account, "carol");
     assert!(rs256.verify(&ed_token).is_err());
 
-    assert!(Authenticator::load(&dir, &KeySource::Jwks(jwks, Algorithm::HS256)).is_err());
+    assert!(Authenticator::load(&dir, &jwks(&keys, Algorithm::HS256)).is_err());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_key_open_to_other_users_stops_the_hub_and_token_issue() {
+    let dir = temp_dir("open-key");
+    issue(&dir, "alice", Role::Agent, Duration::from_secs(60), "").unwrap();
+    let key = dir.join(SECRET_FILE);
+    // Every group and other bit on its own, read, write or execute.
+    for mode in [0o640, 0o620, 0o610, 0o604, 0o602, 0o601, 0o644, 0o666] {
+        chmod(&key, mode);
+        let error = Authenticator::load(&dir, &KeySource::Secret).err().unwrap();
+        assert!(
+            matches!(error, AuthError::OpenSecret { mode: m, .. } if m == mode),
+            "{mode:o}: {error}"
+        );
+        let message = error.to_string();
+        assert!(
+            message.contains(&format!("chmod 600 {}", key.display())),
+            "{message}"
+        );
+        let issued = issue(&dir, "alice", Role::Agent, Duration::from_secs(60), "");
+        assert!(
+            matches!(issued, Err(AuthError::OpenSecret { .. })),
+            "{mode:o}: token issue signed with an exposed key"
+        );
+    }
+    for mode in [0o600, 0o400] {
+        chmod(&key, mode);
+        assert!(
+            Authenticator::load(&dir, &KeySource::Secret).is_ok(),
+            "{mode:o}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn an_auth_directory_open_to_other_users_stops_the_hub_and_token_issue() {
+    let dir = temp_dir("open-dir");
+    issue(&dir, "alice", Role::Agent, Duration::from_secs(60), "").unwrap();
+    let keys = testdata("test-only-jwks.json");
+    for mode in [
+        0o750, 0o740, 0o710, 0o770, 0o705, 0o704, 0o701, 0o702, 0o755, 0o777,
+    ] {
+        chmod(&dir, mode);
+        // Whichever keys the hub uses: the revocation list lives here too.
+        for source in [KeySource::Secret, jwks(&keys, Algorithm::EdDSA)] {
+            let error = Authenticator::load(&dir, &source).err().unwrap();
+            assert!(
+                matches!(error, AuthError::OpenDirectory { mode: m, .. } if m == mode),
+                "{mode:o}: {error}"
+            );
+            let message = error.to_string();
+            assert!(
+                message.contains(&format!("chmod 700 {}", dir.display())),
+                "{message}"
+            );
+        }
+        let issued = issue(&dir, "alice", Role::Agent, Duration::from_secs(60), "");
+        assert!(
+            matches!(issued, Err(AuthError::OpenDirectory { .. })),
+            "{mode:o}: token issue wrote into an open directory"
+        );
+        // A revocation is never held up by the directory's mode.
+        assert_eq!(revoke(&dir, &[format!("j{mode:o}")]).unwrap(), 1);
+    }
+    chmod(&dir, 0o700);
+    assert!(Authenticator::load(&dir, &KeySource::Secret).is_ok());
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn an_auth_directory_of_another_user_stops_the_hub() {
+    let dir = private_dir("foreign");
+    // As root (as the tests run here) the directory is given away; as anyone else, `/` is a
+    // directory of another user (root) already.
+    let foreign = if tabwire_protocol::local::current_uid() == 0 {
+        std::os::unix::fs::chown(&dir, Some(65534), None).unwrap();
+        dir.clone()
+    } else {
+        PathBuf::from("/")
+    };
+    let error = Authenticator::load(&foreign, &KeySource::Secret)
+        .err()
+        .unwrap();
+    assert!(
+        matches!(error, AuthError::ForeignDirectory { .. }),
+        "{error}"
+    );
+    assert!(error.to_string().contains("chown -R"), "{error}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_jwks_file_others_may_write_stops_the_hub() {
+    let dir = private_dir("jwks-mode");
+    let copy = dir.join("jwks.json");
+    std::fs::copy(testdata("test-only-jwks.json"), &copy).unwrap();
+    for mode in [0o664, 0o646, 0o622] {
+        chmod(&copy, mode);
+        let error = Authenticator::load(&dir, &jwks(&copy, Algorithm::EdDSA))
+            .err()
+            .unwrap();
+        assert!(
+            matches!(error, AuthError::WritableJwks { mode: m, .. } if m == mode),
+            "{mode:o}: {error}"
+        );
+        assert!(error.to_string().contains("chmod go-w"), "{error}");
+    }
+    // Public keys may be read by anyone.
+    chmod(&copy, 0o644);
+    assert!(Authenticator::load(&dir, &jwks(&copy, Algorithm::EdDSA)).is_ok());
     let _ = std::fs::remove_dir_all(dir);
 }
 

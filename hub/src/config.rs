@@ -3,8 +3,9 @@
 //!
 //! Every rule about which settings go together lives here, so no hub can be bound in a mode its
 //! settings do not allow: local mode listens on loopback only (it has no authentication), hosted
-//! mode needs a public origin and a key to check tokens with, and a flag of one mode given in the
-//! other is an error rather than silently ignored. A [`Config`] can only be made through these
+//! mode needs a public origin and a key to check tokens with (an operator's own keys only with
+//! their issuer pinned), and a flag of one mode given in the other is an error rather than
+//! silently ignored. A [`Config`] can only be made through these
 //! rules: [`Config::local`], [`Config::hosted`] or [`Config::from_settings`].
 
 use std::net::{IpAddr, SocketAddr};
@@ -16,6 +17,7 @@ use jsonwebtoken::Algorithm;
 use crate::accounts::Limits;
 use crate::auth::{AuthError, Authenticator, KeySource};
 use crate::hosted::{InvalidOrigin, PublicOrigin};
+use crate::state::FileUrls;
 
 /// The default TCP port.
 pub const DEFAULT_PORT: u16 = 17841;
@@ -54,9 +56,14 @@ pub struct Settings {
     /// --jwks).
     #[arg(long, env = "TABWIRE_JWT_ALG", default_value = "HS256")]
     pub jwt_alg: String,
-    /// Hosted mode with --jwks: tokens must carry this `iss` (your issuer's name).
+    /// Hosted mode with --jwks (required there): tokens must carry this `iss` (your issuer's
+    /// name).
     #[arg(long, env = "TABWIRE_JWT_ISSUER")]
     pub jwt_issuer: Option<String>,
+    /// Hosted mode: let agents open file:// URLs, which read files on the computer of the
+    /// person whose browser it is. Local mode always allows them.
+    #[arg(long, env = "TABWIRE_ALLOW_FILE_URLS", value_parser = clap::builder::BoolishValueParser::new())]
+    pub allow_file_urls: bool,
     /// Hosted mode: browsers one account may have connected at once.
     #[arg(long, default_value_t = Limits::default().browsers)]
     pub max_browsers_per_account: usize,
@@ -100,6 +107,8 @@ pub struct HostedConfig {
     pub auth: Arc<Authenticator>,
     /// Per-account limits.
     pub limits: Limits,
+    /// Whether agents may open file:// URLs (`--allow-file-urls`).
+    pub file_urls: FileUrls,
 }
 
 impl std::fmt::Debug for HostedConfig {
@@ -107,6 +116,7 @@ impl std::fmt::Debug for HostedConfig {
         f.debug_struct("HostedConfig")
             .field("public", &self.public)
             .field("limits", &self.limits)
+            .field("file_urls", &self.file_urls)
             .finish_non_exhaustive()
     }
 }
@@ -150,6 +160,12 @@ pub enum ConfigError {
     /// `--jwks` with HS256.
     #[error("--jwks takes --jwt-alg RS256 or EdDSA")]
     JwksWithSecret,
+    /// `--jwks` without the issuer its tokens must name.
+    #[error(
+        "--jwks needs --jwt-issuer ISS: without it, a token your identity service signs for any \
+         other application with the same keys would be accepted"
+    )]
+    JwksWithoutIssuer,
     /// `--jwt-issuer` for the hub's own tokens, which carry none.
     #[error("--jwt-issuer is for tokens from your own issuer: give --jwks too")]
     IssuerWithoutJwks,
@@ -195,6 +211,7 @@ impl Config {
                 ("--public-origin", settings.public_origin.is_some()),
                 ("--jwks", settings.jwks.is_some()),
                 ("--jwt-issuer", settings.jwt_issuer.is_some()),
+                ("--allow-file-urls", settings.allow_file_urls),
             ];
             if let Some((flag, _)) = hosted_only.into_iter().find(|(_, given)| *given) {
                 return Err(ConfigError::HostedOnly(flag));
@@ -226,19 +243,23 @@ impl Config {
             "EDDSA" => Algorithm::EdDSA,
             _ => return Err(ConfigError::UnknownAlgorithm(settings.jwt_alg)),
         };
-        let source = match (settings.jwks, algorithm) {
-            (None, Algorithm::HS256) => KeySource::Secret,
-            (None, _) => return Err(ConfigError::NoJwks(settings.jwt_alg)),
-            (Some(_), Algorithm::HS256) => return Err(ConfigError::JwksWithSecret),
-            (Some(path), algorithm) => KeySource::Jwks(path, algorithm),
+        // An empty issuer (a blank line in an environment file) pins nothing.
+        let issuer = settings
+            .jwt_issuer
+            .filter(|issuer| !issuer.trim().is_empty());
+        let source = match (settings.jwks, algorithm, issuer) {
+            (None, Algorithm::HS256, None) => KeySource::Secret,
+            (None, Algorithm::HS256, Some(_)) => return Err(ConfigError::IssuerWithoutJwks),
+            (None, _, _) => return Err(ConfigError::NoJwks(settings.jwt_alg)),
+            (Some(_), Algorithm::HS256, _) => return Err(ConfigError::JwksWithSecret),
+            (Some(_), _, None) => return Err(ConfigError::JwksWithoutIssuer),
+            (Some(path), algorithm, Some(issuer)) => KeySource::Jwks {
+                path,
+                algorithm,
+                issuer,
+            },
         };
-        if settings.jwt_issuer.is_some() && matches!(source, KeySource::Secret) {
-            return Err(ConfigError::IssuerWithoutJwks);
-        }
-        let mut auth = Authenticator::load(&auth_dir, &source)?;
-        if let Some(issuer) = &settings.jwt_issuer {
-            auth = auth.with_issuer(issuer);
-        }
+        let auth = Authenticator::load(&auth_dir, &source)?;
         let limits = Limits {
             browsers: settings.max_browsers_per_account.max(1),
             sessions: settings.max_sessions_per_account.max(1),
@@ -251,6 +272,11 @@ impl Config {
                 public,
                 auth: Arc::new(auth),
                 limits,
+                file_urls: if settings.allow_file_urls {
+                    FileUrls::Allowed
+                } else {
+                    FileUrls::Refused
+                },
             },
         ))
     }
@@ -399,6 +425,7 @@ mod tests {
             ),
             (&["--jwks", "/tmp/keys.json"][..], "--jwks"),
             (&["--jwt-issuer", "me"][..], "--jwt-issuer"),
+            (&["--allow-file-urls"][..], "--allow-file-urls"),
         ] {
             let error = config(flags).unwrap_err();
             assert!(
@@ -453,7 +480,14 @@ mod tests {
             Err(ConfigError::IssuerWithoutJwks)
         ));
         assert!(matches!(
-            with_origin(&["--jwt-alg", "EdDSA", "--jwks", "/nonexistent/keys.json"]),
+            with_origin(&[
+                "--jwt-alg",
+                "EdDSA",
+                "--jwks",
+                "/nonexistent/keys.json",
+                "--jwt-issuer",
+                "https://idp.example"
+            ]),
             Err(ConfigError::Auth(_))
         ));
         let config = with_origin(&["--host", "0.0.0.0", "--max-browsers-per-account", "0"])
@@ -464,6 +498,63 @@ mod tests {
         };
         assert_eq!(hosted.public.prefix(), "/team");
         assert_eq!(hosted.limits.browsers, 1, "limits are at least 1");
+    }
+
+    #[test]
+    fn a_jwks_is_taken_only_with_its_issuer() {
+        let dir = auth_dir();
+        let keys = concat!(env!("CARGO_MANIFEST_DIR"), "/testdata/test-only-jwks.json");
+        let jwks = |issuer: Option<&str>| {
+            let mut flags = vec![
+                "--auth-dir",
+                dir.path().to_str().unwrap(),
+                "--public-origin",
+                "https://hub.example",
+                "--jwt-alg",
+                "EdDSA",
+                "--jwks",
+                keys,
+            ];
+            if let Some(issuer) = issuer {
+                flags.extend(["--jwt-issuer", issuer]);
+            }
+            config(&flags)
+        };
+        for issuer in [None, Some(""), Some("  ")] {
+            let error = jwks(issuer).unwrap_err();
+            assert!(
+                matches!(error, ConfigError::JwksWithoutIssuer),
+                "{issuer:?}: {error}"
+            );
+            assert!(error.to_string().contains("--jwt-issuer"), "{error}");
+        }
+        assert!(jwks(Some("https://idp.example")).is_ok());
+    }
+
+    #[test]
+    fn hosted_mode_refuses_file_urls_unless_the_operator_allows_them() {
+        let dir = auth_dir();
+        let hosted = |extra: &[&str]| {
+            let mut flags = vec![
+                "--auth-dir",
+                dir.path().to_str().unwrap(),
+                "--public-origin",
+                "https://hub.example",
+            ];
+            flags.extend(extra);
+            match config(&flags).unwrap().into_parts().1 {
+                Mode::Hosted(hosted) => hosted.file_urls,
+                Mode::Local { .. } => unreachable!("an auth directory is hosted mode"),
+            }
+        };
+        assert_eq!(hosted(&[]), FileUrls::Refused);
+        assert_eq!(hosted(&["--allow-file-urls"]), FileUrls::Allowed);
+        assert_eq!(
+            crate::state::HubState::local(String::new(), crate::pairing::Pairings::for_tests())
+                .file_urls,
+            FileUrls::Allowed,
+            "local mode opens the user's own files"
+        );
     }
 
     #[test]
@@ -487,13 +578,18 @@ mod tests {
         pub struct Dir(PathBuf);
 
         impl Dir {
+            /// A private directory (0700), as an auth directory must be.
             pub fn new() -> Dir {
+                use std::os::unix::fs::DirBuilderExt;
                 let path = std::env::temp_dir().join(format!(
                     "tabwire-config-{}-{}",
                     std::process::id(),
                     uuid::Uuid::new_v4().simple()
                 ));
-                std::fs::create_dir_all(&path).unwrap();
+                std::fs::DirBuilder::new()
+                    .mode(0o700)
+                    .create(&path)
+                    .unwrap();
                 Dir(path)
             }
 

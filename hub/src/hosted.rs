@@ -5,9 +5,14 @@
 //! the account's in-flight limit → rmcp. Everything the handler needs to know about the caller
 //! travels as the verified [`Principal`] in the request's extensions, which rmcp hands to the
 //! tool call with the request's `Parts`.
+//!
+//! A token is also checked after it was let in, every second, for as long as what it opened
+//! lives: a response body (an SSE stream above all) ends, and an MCP session it created is
+//! closed, once the token is revoked or expires — as `/browser` drops a browser's connection.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::extract::{Request, State};
@@ -25,6 +30,9 @@ use crate::state::HubState;
 
 /// The header rmcp's sessions travel in.
 const SESSION_HEADER: &str = "mcp-session-id";
+/// How often a token is checked again while a stream or session it opened lives (the
+/// revocation list itself is re-read at most this often).
+const TOKEN_RECHECK: Duration = Duration::from_secs(1);
 
 /// Where the hub is reached from outside: `https://host[:port][/prefix]`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -232,9 +240,11 @@ impl McpGate {
         self.owners.lock().unwrap().get(session).cloned()
     }
 
-    /// Records a new session for `account`; false when the account is at its session limit
-    /// (counting only sessions rmcp still holds).
-    async fn bind(&self, session: Arc<str>, account: &str) -> bool {
+    /// Records a new session for `principal`'s account and closes it when that token stops
+    /// being valid; false when the account is at its session limit (counting only sessions rmcp
+    /// still holds).
+    async fn bind(self: &Arc<Self>, session: Arc<str>, principal: &Principal) -> bool {
+        let account = principal.account.as_str();
         let _one_at_a_time = self.binding.lock().await;
         let theirs: Vec<Arc<str>> = self
             .owners
@@ -258,9 +268,72 @@ impl McpGate {
         self.owners
             .lock()
             .unwrap()
-            .insert(session, account.to_owned());
+            .insert(session.clone(), account.to_owned());
+        tokio::spawn(close_with_token(
+            Arc::downgrade(self),
+            session,
+            principal.clone(),
+        ));
         true
     }
+}
+
+/// Resolves when `principal`'s token is no longer valid, with why; checked every second.
+async fn token_ended(auth: Arc<Authenticator>, principal: Principal) -> &'static str {
+    let mut tick = tokio::time::interval(TOKEN_RECHECK);
+    loop {
+        tick.tick().await;
+        if let Err(why) = auth.still_valid(&principal) {
+            return why;
+        }
+    }
+}
+
+/// Closes `session` once the token that created it is revoked or expires: other tokens of the
+/// account may be using it, but it is the revoked token's. Ends when the session does. (Its
+/// entry in the owners is dropped at the account's next new session, as for any ended one.)
+async fn close_with_token(gate: Weak<McpGate>, session: Arc<str>, principal: Principal) {
+    let mut tick = tokio::time::interval(TOKEN_RECHECK);
+    loop {
+        tick.tick().await;
+        let Some(gate) = gate.upgrade() else { return };
+        if !gate.sessions.has_session(&session).await.unwrap_or(false) {
+            return;
+        }
+        if let Err(why) = gate.auth.still_valid(&principal) {
+            let _ = gate.sessions.close_session(&session).await;
+            tracing::info!(
+                account = principal.account,
+                jti = principal.jti,
+                "closed an MCP session: {why}"
+            );
+            return;
+        }
+    }
+}
+
+/// `response` with a body that ends when `principal`'s token is revoked or expires (an SSE
+/// stream can otherwise outlive its token by hours), holding `held` until the body ends.
+fn until_token_ends(
+    response: Response,
+    auth: Arc<Authenticator>,
+    principal: Principal,
+    held: Option<tokio::sync::OwnedSemaphorePermit>,
+) -> Response {
+    let (parts, body) = response.into_parts();
+    let ended = async move {
+        let why = token_ended(auth, principal.clone()).await;
+        tracing::info!(
+            account = principal.account,
+            jti = principal.jti,
+            "ended an /mcp response: {why}"
+        );
+    };
+    let body = Body::from_stream(body.into_data_stream().take_until(ended).map(move |chunk| {
+        let _held = &held;
+        chunk
+    }));
+    Response::from_parts(parts, body)
 }
 
 /// Middleware in front of rmcp on `/mcp`.
@@ -308,8 +381,9 @@ pub async fn mcp_gate(
     // session, so they are bounded by the session limit and do not take request permits (else
     // a client's idle streams would starve its own tool calls).
     if request.method() == axum::http::Method::GET {
-        request.extensions_mut().insert(principal);
-        return next.run(request).await;
+        request.extensions_mut().insert(principal.clone());
+        let response = next.run(request).await;
+        return until_token_ends(response, gate.auth.clone(), principal, None);
     }
     let Ok(permit) = account.requests.clone().try_acquire_owned() else {
         tracing::warn!(
@@ -325,8 +399,7 @@ pub async fn mcp_gate(
             )),
         );
     };
-    let account_name = principal.account.clone();
-    request.extensions_mut().insert(principal);
+    request.extensions_mut().insert(principal.clone());
     let response = next.run(request).await;
     if session.is_none()
         && let Some(created) = response
@@ -334,11 +407,11 @@ pub async fn mcp_gate(
             .get(SESSION_HEADER)
             .and_then(|value| value.to_str().ok())
             .map(Arc::<str>::from)
-        && !gate.bind(created.clone(), &account_name).await
+        && !gate.bind(created.clone(), &principal).await
     {
         let _ = gate.sessions.close_session(&created).await;
         tracing::warn!(
-            account = account_name,
+            account = principal.account,
             "refused a new MCP session: at the limit"
         );
         return refuse(
@@ -352,12 +425,7 @@ pub async fn mcp_gate(
         );
     }
     // The permit is held until the response body (an SSE stream, perhaps) is finished.
-    let (parts, body) = response.into_parts();
-    let body = Body::from_stream(body.into_data_stream().map(move |chunk| {
-        let _held = &permit;
-        chunk
-    }));
-    Response::from_parts(parts, body)
+    until_token_ends(response, gate.auth.clone(), principal, Some(permit))
 }
 
 #[cfg(test)]

@@ -1,18 +1,21 @@
 //! Hosted mode's gate, driven in-process through the real router (no sockets): session
-//! ownership, the account limits, Host/Origin checks and the prefix. The end-to-end proof
+//! ownership, the account limits, Host/Origin checks and the prefix, and what a revoked token
+//! had opened. The end-to-end proof
 //! through nginx with a real extension is tests/e2e/hosted.rs.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{Request, Response, StatusCode};
+use futures_util::StreamExt;
 use tokio_util::sync::CancellationToken;
 use tower::ServiceExt;
 
 use crate::accounts::Limits;
 use crate::auth::{self, Authenticator, KeySource, Role};
 use crate::hosted::PublicOrigin;
-use crate::state::HubState;
+use crate::state::{FileUrls, HubState};
 use crate::{accounts, app};
 
 struct Setup {
@@ -49,6 +52,7 @@ impl Setup {
             accounts: accounts::Accounts::hosted(limits),
             browser_url: public.browser_url(),
             auth: Some(auth),
+            file_urls: FileUrls::Refused,
         });
         Setup {
             router: app(state.clone(), Some(public), CancellationToken::new()),
@@ -58,15 +62,20 @@ impl Setup {
     }
 
     fn token(&self, account: &str, role: Role) -> String {
-        auth::issue(
+        self.token_and_id(account, role).0
+    }
+
+    /// A token and its jti (to revoke it by).
+    fn token_and_id(&self, account: &str, role: Role) -> (String, String) {
+        let (token, record, _) = auth::issue(
             &self.dir,
             account,
             role,
             std::time::Duration::from_secs(600),
             "",
         )
-        .unwrap()
-        .0
+        .unwrap();
+        (token, record.jti)
     }
 
     async fn send(&self, request: Request<Body>) -> Response<Body> {
@@ -381,4 +390,94 @@ async fn a_tool_call_keeps_its_permit_when_its_client_goes_away() {
     assert_eq!(second.status(), StatusCode::OK);
     let text = body_text(second).await;
     assert!(text.contains("LIMIT_EXCEEDED"), "{text}");
+}
+
+/// Whether `response`'s body ends within `limit` (reading whatever comes before).
+async fn ends_within(response: Response<Body>, limit: Duration) -> bool {
+    let mut body = response.into_body().into_data_stream();
+    tokio::time::timeout(limit, async {
+        while let Some(chunk) = body.next().await {
+            chunk.expect("the body ends cleanly");
+        }
+    })
+    .await
+    .is_ok()
+}
+
+#[tokio::test]
+async fn a_revoked_token_loses_its_streams_and_sessions_within_two_seconds() {
+    let setup = Setup::new("https://hub.example:8443", Limits::default());
+    let (revoked, jti) = setup.token_and_id("alice", Role::Agent);
+    let kept = setup.token("alice", Role::Agent);
+    let doomed_session = setup.ready_session(&revoked).await;
+    let kept_session = setup.ready_session(&kept).await;
+    // A browser of alice's that never answers, so a tool call's answer stays open.
+    let (_connection, _inbox) = setup
+        .state
+        .accounts
+        .get("alice")
+        .browsers
+        .connect(
+            tabwire_protocol::Hello {
+                browser_id: "b1".into(),
+                browser_name: "Work".into(),
+                extension_version: "0.1.0".into(),
+                protocol_version: tabwire_protocol::PROTOCOL_VERSION,
+                chrome_version: "156".into(),
+                proof: None,
+            },
+            crate::registry::Owner::fixed("test"),
+        )
+        .unwrap();
+    // The token to be revoked has its own session's SSE stream open, and a tool call's answer
+    // (a POST's SSE stream, 10 s of deadline) in the other token's session, which outlives
+    // it; the other token has its session's stream open.
+    let doomed_stream = setup
+        .send(mcp(HOST, "/mcp", &revoked, Some(&doomed_session), None))
+        .await;
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                                  "params": {"name": "list_tabs", "arguments": {}}});
+    let doomed_call = setup
+        .send(session_post(&revoked, &kept_session, call))
+        .await;
+    let kept_stream = setup
+        .send(mcp(HOST, "/mcp", &kept, Some(&kept_session), None))
+        .await;
+    for response in [&doomed_stream, &doomed_call, &kept_stream] {
+        assert_eq!(response.status(), StatusCode::OK);
+    }
+
+    auth::revoke(&setup.dir, std::slice::from_ref(&jti)).unwrap();
+    let revoked_at = tokio::time::Instant::now();
+    let limit = Duration::from_millis(2500);
+    assert!(
+        ends_within(doomed_stream, limit).await,
+        "the revoked token's SSE stream is still open"
+    );
+    assert!(
+        ends_within(doomed_call, limit).await,
+        "the revoked token's tool call answer is still open"
+    );
+    // The session it created is gone from rmcp itself: the same account's other token, which
+    // the gate lets through to it, gets rmcp's answer for an unknown session.
+    loop {
+        let answer = setup.send(list_tools(HOST, &kept, &doomed_session)).await;
+        if answer.status() == StatusCode::NOT_FOUND {
+            assert_eq!(body_text(answer).await, "Not Found: Session not found");
+            break;
+        }
+        assert!(
+            revoked_at.elapsed() < limit,
+            "the revoked token's session still answers"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+
+    // The other token's stream and session live on.
+    assert!(
+        !ends_within(kept_stream, Duration::from_millis(1500)).await,
+        "a valid token's stream ended"
+    );
+    let listed = setup.send(list_tools(HOST, &kept, &kept_session)).await;
+    assert_eq!(listed.status(), StatusCode::OK);
 }

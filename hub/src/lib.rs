@@ -120,6 +120,7 @@ impl Hub {
                     browser_url: config.public.browser_url(),
                     auth: Some(config.auth),
                     pairings: None,
+                    file_urls: config.file_urls,
                 }),
                 public: Some(config.public),
             }),

@@ -6,7 +6,8 @@ mod pair_cli;
 mod token_cli;
 
 use clap::{Parser, Subcommand};
-use tabwire_hub::{Config, Hub, Settings};
+use tabwire_hub::state::FileUrls;
+use tabwire_hub::{Config, Hub, Mode, Settings};
 use tracing_subscriber::EnvFilter;
 
 /// Connects AI agents (MCP) to Chrome profiles running the tabwire extension.
@@ -73,6 +74,14 @@ async fn run(args: Args) -> anyhow::Result<()> {
         None => {}
     }
     let config = Config::from_settings(args.serve)?;
+    if let Mode::Hosted(hosted) = config.mode()
+        && hosted.file_urls == FileUrls::Allowed
+    {
+        tracing::warn!(
+            "--allow-file-urls: agents may open file:// URLs, which read files on the computers \
+             of the people whose browsers are connected"
+        );
+    }
     let hub = Hub::bind(config).await?;
     // The one line operators and tests wait for.
     match (hub.socket_path(), hub.public()) {

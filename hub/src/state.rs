@@ -1,5 +1,6 @@
 //! What every connection of one hub shares: the accounts with their peers, the URL extensions
-//! are told to use, the token checks of hosted mode and the paired browsers of local mode.
+//! are told to use, the token checks of hosted mode, the paired browsers of local mode and
+//! whether agents may open file URLs.
 
 use std::sync::Arc;
 
@@ -18,6 +19,19 @@ pub struct HubState {
     pub auth: Option<Arc<Authenticator>>,
     /// The paired browsers, in local mode.
     pub pairings: Option<Arc<Pairings>>,
+    /// Whether tools may open file:// URLs in this hub's browsers.
+    pub file_urls: FileUrls,
+}
+
+/// Whether tools may open `file://` URLs. A file URL reads the disk of the computer the browser
+/// runs on: in local mode that is the user's own, in hosted mode someone else's, so hosted
+/// mode refuses them unless its operator passes `--allow-file-urls`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileUrls {
+    /// Local mode, or hosted mode with `--allow-file-urls`.
+    Allowed,
+    /// Hosted mode by default.
+    Refused,
 }
 
 impl HubState {
@@ -28,6 +42,7 @@ impl HubState {
             browser_url,
             auth: None,
             pairings: Some(pairings),
+            file_urls: FileUrls::Allowed,
         }
     }
 

@@ -12,7 +12,9 @@ use tabwire_hub::auth::{self, Role};
 /// The `token` subcommands.
 #[derive(Subcommand)]
 pub enum TokenCommand {
-    /// Issue a token and print it on stdout (creates the HS256 key on first use).
+    /// Issue a token and print it on stdout (creates the auth directory, mode 0700, and the
+    /// HS256 key, mode 0600, on first use; refuses a directory or key open to other users, as
+    /// the hub does).
     Issue {
         /// The auth directory the hub runs with.
         #[arg(long, env = "TABWIRE_AUTH_DIR")]

@@ -29,6 +29,7 @@ use super::observe::{
 };
 use super::routing::ToolContext;
 use super::waits::{NavigateAndWaitArgs, WaitForStep};
+use crate::state::FileUrls;
 
 /// `timeoutMs` of a batch when the caller gives none: the whole batch shares it.
 const BATCH_TIMEOUT_MS: u32 = 30_000;
@@ -155,7 +156,7 @@ pub async fn run_browser_actions(
             phase: Some(Phase::Preflight),
             ..error
         })?;
-    let plan = preflight(args.steps, options.timeout_ms)?;
+    let plan = preflight(args.steps, options.timeout_ms, ctx.hub.file_urls)?;
     let request = BatchRequest {
         steps: plan.steps,
         observe: options.observe,
@@ -165,8 +166,9 @@ pub async fn run_browser_actions(
 }
 
 /// Checks every step and converts it into a protocol [`Step`]; the first bad step fails the
-/// batch with `phase: "preflight"` and its index, before anything is sent.
-fn preflight(steps: Vec<Value>, timeout_ms: u32) -> Result<Plan, ToolError> {
+/// batch with `phase: "preflight"` and its index, before anything is sent. `navigate` steps
+/// follow the hub's rule for file URLs, as navigate_and_wait does.
+fn preflight(steps: Vec<Value>, timeout_ms: u32, file_urls: FileUrls) -> Result<Plan, ToolError> {
     if steps.is_empty() || steps.len() > MAX_STEPS {
         return Err(ToolError {
             phase: Some(Phase::Preflight),
@@ -187,7 +189,7 @@ fn preflight(steps: Vec<Value>, timeout_ms: u32) -> Result<Plan, ToolError> {
             .map(|kind| kind.chars().take(40).collect::<String>());
         let step = serde_json::from_value::<StepArgs>(value)
             .map_err(|error| ToolError::invalid(error.to_string()))
-            .and_then(|args| into_step(args, timeout_ms))
+            .and_then(|args| into_step(args, timeout_ms, file_urls))
             .map_err(|error| ToolError {
                 message: format!("{}: {}", label(index, kind.as_deref()), error.message),
                 phase: Some(Phase::Preflight),
@@ -211,7 +213,7 @@ fn label(index: usize, kind: Option<&str>) -> String {
 
 /// One step's conversion, with the same rules as its tool; waits are bounded by the batch's
 /// `timeoutMs`.
-fn into_step(args: StepArgs, timeout_ms: u32) -> Result<Step, ToolError> {
+fn into_step(args: StepArgs, timeout_ms: u32, file_urls: FileUrls) -> Result<Step, ToolError> {
     let action = match args {
         StepArgs::Click(args) => args.into_action(timeout_ms)?,
         StepArgs::ClickAndWait(args) => args.into_action(timeout_ms)?,
@@ -222,7 +224,7 @@ fn into_step(args: StepArgs, timeout_ms: u32) -> Result<Step, ToolError> {
         StepArgs::PressKey(args) => args.into_action(timeout_ms)?,
         StepArgs::SelectOption(args) => args.into_action(timeout_ms)?,
         StepArgs::Scroll(args) => args.into_action(timeout_ms)?,
-        StepArgs::Navigate(args) => args.into_action(timeout_ms)?,
+        StepArgs::Navigate(args) => args.under(file_urls).into_action(timeout_ms)?,
         StepArgs::Wait(WaitStep { ms }) => {
             if ms == 0 || ms >= timeout_ms {
                 return Err(ToolError::invalid(format!(

@@ -32,6 +32,7 @@ fn preflight_converts_every_kind_of_step() {
             {"kind": "pressKey", "key": "Enter"},
         ])),
         9000,
+        FileUrls::Allowed,
     )
     .unwrap();
     assert_eq!(
@@ -72,6 +73,7 @@ fn a_bad_selector_in_the_third_step_fails_the_preflight() {
             {"kind": "click", "selector": "#never-checked-as-it-is-fine"},
         ])),
         30_000,
+        FileUrls::Allowed,
     )
     .unwrap_err();
     assert_eq!(error.code, ErrorCode::InvalidSelector);
@@ -107,6 +109,7 @@ fn steps_that_span_frames_fail_the_preflight() {
         let error = preflight(
             steps(json!([{"kind": "click", "selector": "#ok"}, bad])),
             30_000,
+            FileUrls::Allowed,
         )
         .unwrap_err();
         assert_eq!(error.code, ErrorCode::InvalidArgument);
@@ -120,6 +123,7 @@ fn steps_that_span_frames_fail_the_preflight() {
                 {"selector": "@f3e2", "value": "a"}, {"selector": "@f3e4", "value": true}
             ]}])),
             30_000,
+            FileUrls::Allowed,
         )
         .is_ok()
     );
@@ -160,7 +164,7 @@ fn preflight_names_bad_kinds_fields_and_values() {
         ),
     ];
     for (step, expected) in cases {
-        let error = preflight(vec![step.clone()], 30_000).unwrap_err();
+        let error = preflight(vec![step.clone()], 30_000, FileUrls::Allowed).unwrap_err();
         assert_eq!(error.failed_step, Some(0), "{step}");
         assert!(
             error.message.starts_with(expected),
@@ -174,13 +178,19 @@ fn preflight_names_bad_kinds_fields_and_values() {
 fn batches_hold_one_to_twenty_steps() {
     for count in [0, 21] {
         let many = vec![json!({"kind": "hover", "selector": "#a"}); count];
-        let error = preflight(many, 30_000).unwrap_err();
+        let error = preflight(many, 30_000, FileUrls::Allowed).unwrap_err();
         assert_eq!(error.phase, Some(Phase::Preflight));
         assert_eq!(error.failed_step, None);
         assert!(error.message.contains("1 to 20"), "{}", error.message);
     }
     let twenty = vec![json!({"kind": "hover", "selector": "#a"}); 20];
-    assert_eq!(preflight(twenty, 30_000).unwrap().steps.len(), 20);
+    assert_eq!(
+        preflight(twenty, 30_000, FileUrls::Allowed)
+            .unwrap()
+            .steps
+            .len(),
+        20
+    );
 }
 
 #[test]

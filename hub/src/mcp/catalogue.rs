@@ -215,7 +215,7 @@ catalogue! {
     "select_option", Browser TabRoute CHANGES, input::SelectOptionArgs, ActionOptions => act::act, input::SELECT_OPTION;
     "fill_form", Browser TabRoute CHANGES, input::FillFormArgs, ActionOptions => act::act, input::FILL_FORM;
     "scroll_page", Browser TabRoute ADDS, actions::ScrollArgs, ActionOptions => act::act, actions::SCROLL_PAGE;
-    "navigate_and_wait", Browser TabRoute CHANGES, waits::NavigateAndWaitArgs, ActionOptions => act::act, waits::NAVIGATE_AND_WAIT;
+    "navigate_and_wait", Browser TabRoute CHANGES, waits::NavigateAndWaitArgs, ActionOptions => waits::navigate_and_wait, waits::NAVIGATE_AND_WAIT;
     "wait_for_text", Browser TabRoute READS, waits::WaitForTextArgs, ActionOptions => act::act, waits::WAIT_FOR_TEXT;
     "wait_for_url", Browser TabRoute READS, waits::WaitForUrlArgs, ActionOptions => act::act, waits::WAIT_FOR_URL;
     "wait_for_network_idle", Browser TabRoute READS, waits::WaitForNetworkIdleArgs, ActionOptions => act::act, waits::WAIT_FOR_NETWORK_IDLE;

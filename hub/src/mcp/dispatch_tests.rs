@@ -23,14 +23,25 @@ use super::{Caller, ToolError, ToolOutput};
 use crate::peer::Browser;
 use crate::registry::Connection;
 use crate::session::Session;
-use crate::state::HubState;
+use crate::state::{FileUrls, HubState};
 
 /// A session on a hub with one connected browser, and that browser's inbox.
 fn setup() -> (Arc<Caller>, Arc<Connection>, UnboundedReceiver<HubMessage>) {
-    let hub = Arc::new(HubState::local(
-        "ws://127.0.0.1:1/browser".into(),
-        crate::pairing::Pairings::for_tests(),
-    ));
+    setup_under(FileUrls::Allowed)
+}
+
+/// [`setup`] on a hub with the given rule for file URLs (hosted mode's default is
+/// [`FileUrls::Refused`]).
+fn setup_under(
+    file_urls: FileUrls,
+) -> (Arc<Caller>, Arc<Connection>, UnboundedReceiver<HubMessage>) {
+    let hub = Arc::new(HubState {
+        file_urls,
+        ..HubState::local(
+            "ws://127.0.0.1:1/browser".into(),
+            crate::pairing::Pairings::for_tests(),
+        )
+    });
     let account = hub.accounts.local_account();
     let (connection, inbox) = account
         .browsers
@@ -94,7 +105,12 @@ async fn call(
 
 /// Calls `tool` with arguments the hub must refuse, and checks nothing was sent.
 async fn refused(tool: &'static str, args: Value) -> ToolError {
-    let (ctx, _connection, mut inbox) = setup();
+    refused_under(FileUrls::Allowed, tool, args).await
+}
+
+/// [`refused`] on a hub with the given rule for file URLs.
+async fn refused_under(file_urls: FileUrls, tool: &'static str, args: Value) -> ToolError {
+    let (ctx, _connection, mut inbox) = setup_under(file_urls);
     let error = dispatch(&ctx, tool, object(args))
         .await
         .expect("a catalogued tool")
@@ -352,9 +368,19 @@ async fn a_selected_browser_that_is_gone_is_reported_in_one_clean_sentence() {
 async fn converse(
     tool: &'static str,
     args: Value,
+    answer: impl FnMut(&Request) -> OpResult,
+) -> (Vec<Request>, Result<ToolOutput, ToolError>) {
+    converse_under(FileUrls::Allowed, tool, args, answer).await
+}
+
+/// [`converse`] on a hub with the given rule for file URLs.
+async fn converse_under(
+    file_urls: FileUrls,
+    tool: &'static str,
+    args: Value,
     mut answer: impl FnMut(&Request) -> OpResult,
 ) -> (Vec<Request>, Result<ToolOutput, ToolError>) {
-    let (ctx, connection, mut inbox) = setup();
+    let (ctx, connection, mut inbox) = setup_under(file_urls);
     let args = object(args);
     let mut running =
         tokio::spawn(async move { dispatch(&ctx, tool, args).await.expect("a catalogued tool") });
@@ -789,6 +815,76 @@ async fn bad_tab_and_capture_arguments_never_reach_the_browser() {
                 ErrorCode::InvalidArgument | ErrorCode::InvalidSelector
             ),
             "{tool} {args}: {error:?}"
+        );
+    }
+}
+
+/// Every way a tool opens a URL, each with a file URL (in various spellings).
+fn file_url_openers() -> Vec<(&'static str, Value)> {
+    vec![
+        ("navigate_to", json!({"url": "file:///etc/passwd"})),
+        ("create_tab", json!({"url": "FILE:///etc/passwd"})),
+        ("navigate_and_wait", json!({"url": "File:///etc/passwd"})),
+        (
+            "run_browser_actions",
+            json!({"steps": [
+                {"kind": "click", "selector": "#a"},
+                {"kind": "navigate", "url": "file:///etc/passwd"},
+            ]}),
+        ),
+    ]
+}
+
+#[tokio::test]
+async fn a_hub_that_refuses_file_urls_sends_none_to_the_browser() {
+    for (tool, args) in file_url_openers() {
+        let error = refused_under(FileUrls::Refused, tool, args.clone()).await;
+        assert_eq!(error.code, ErrorCode::Forbidden, "{tool}: {error:?}");
+        assert!(
+            error
+                .message
+                .contains("only the hub's operator can allow file URLs"),
+            "{tool}: {}",
+            error.message
+        );
+        if tool == "run_browser_actions" {
+            assert_eq!(error.phase, Some(Phase::Preflight));
+            assert_eq!(error.failed_step, Some(1));
+        }
+    }
+    // Refusing file URLs refuses nothing else.
+    let (requests, _) = converse_under(
+        FileUrls::Refused,
+        "navigate_to",
+        json!({"url": "https://docs.test/"}),
+        browser,
+    )
+    .await;
+    assert_eq!(requests.len(), 1);
+}
+
+#[tokio::test]
+async fn a_hub_that_allows_file_urls_sends_them_on() {
+    for (tool, args) in file_url_openers() {
+        let (requests, _) =
+            converse_under(FileUrls::Allowed, tool, args, |request| match &request.op {
+                Operation::Act(ActOp::Act(_)) => acted(request),
+                Operation::Act(ActOp::Batch(_)) => BatchResult {
+                    tab_id: 1,
+                    steps: vec![],
+                    failure: None,
+                    observation: None,
+                    observation_error: None,
+                }
+                .into(),
+                _ => browser(request),
+            })
+            .await;
+        assert_eq!(requests.len(), 1, "{tool}");
+        let sent = serde_json::to_string(&requests[0].op).unwrap();
+        assert!(
+            sent.to_ascii_lowercase().contains("file:///etc/passwd"),
+            "{tool}: {sent}"
         );
     }
 }

@@ -13,6 +13,7 @@ use super::args::in_range;
 use super::capture::{DEADLINE, MIN_CHARS, cut, short_text};
 use super::envelope::{ToolError, ToolOutput, quote_if_spaced, quoted};
 use super::routing::ToolContext;
+use crate::state::FileUrls;
 
 const DEFAULT_STORAGE_CHARS: u32 = 4000;
 const MAX_STORAGE_CHARS: u32 = 20_000;
@@ -41,9 +42,10 @@ pub async fn get_cookies(ctx: &ToolContext, args: CookiesArgs) -> Result<ToolOut
     read_storage(ctx, "cookies", request).await
 }
 
-/// Cookies belong to http(s) URLs.
+/// Cookies belong to http(s) URLs. (Reading cookies opens no URL: a file URL is refused just
+/// below, as no cookie's, whatever the hub's rule for opening one.)
 fn cookie_url(url: &str) -> Result<(), ToolError> {
-    super::tabs::check_url(url)?;
+    super::tabs::check_url(url, FileUrls::Allowed)?;
     let lower = url.to_ascii_lowercase();
     if lower.starts_with("http://") || lower.starts_with("https://") {
         Ok(())

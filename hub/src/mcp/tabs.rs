@@ -22,6 +22,7 @@ use tabwire_protocol::{
 use super::args::{NoArgs, short_text};
 use super::envelope::{ToolError, ToolOutput, quoted};
 use super::routing::ToolContext;
+use crate::state::FileUrls;
 
 /// Listing, selecting, opening and closing tabs.
 const TAB_DEADLINE: Duration = Duration::from_secs(10);
@@ -77,7 +78,7 @@ pub const NAVIGATE_TO: &str = "Load a URL in a tab and wait for it; the tab's ea
 stale.";
 
 pub async fn navigate_to(ctx: &ToolContext, args: NavigateArgs) -> Result<ToolOutput, ToolError> {
-    check_url(&args.url)?;
+    check_url(&args.url, ctx.hub.file_urls)?;
     let navigated = ctx.call(Navigate { url: args.url }, LOAD_DEADLINE).await?;
     Ok(ToolOutput::new(
         json!(navigated),
@@ -273,7 +274,7 @@ pub const CREATE_TAB: &str = "Open a new tab, blank without url.";
 
 pub async fn create_tab(ctx: &ToolContext, args: CreateTabArgs) -> Result<ToolOutput, ToolError> {
     if let Some(url) = &args.url {
-        check_url(url)?;
+        check_url(url, ctx.hub.file_urls)?;
     }
     let request = CreateTab {
         url: args.url,
@@ -322,8 +323,9 @@ pub async fn reload_tab(ctx: &ToolContext, args: ReloadArgs) -> Result<ToolOutpu
 }
 
 /// Accepts the URLs an agent has reason to open; `javascript:`, `data:` and browser-internal
-/// schemes are refused here, before anything reaches the browser.
-pub(super) fn check_url(url: &str) -> Result<(), ToolError> {
+/// schemes are refused here, before anything reaches the browser, and `file://` too where the
+/// hub's [`FileUrls`] says so.
+pub(super) fn check_url(url: &str, file_urls: FileUrls) -> Result<(), ToolError> {
     if url.len() > MAX_URL_LEN {
         return Err(ToolError::invalid(format!(
             "url is longer than {MAX_URL_LEN} characters"
@@ -334,14 +336,23 @@ pub(super) fn check_url(url: &str) -> Result<(), ToolError> {
         .iter()
         .any(|scheme| lower.starts_with(scheme) && lower.len() > scheme.len())
         || lower == "about:blank";
-    if allowed && !url.chars().any(char::is_control) {
-        Ok(())
-    } else {
-        Err(ToolError::invalid(format!(
+    if !allowed || url.chars().any(char::is_control) {
+        return Err(ToolError::invalid(format!(
             "url must be an absolute http://, https:// or file:// URL, or about:blank; got {}",
             serde_json::Value::String(url.chars().take(100).collect())
-        )))
+        )));
     }
+    // FORBIDDEN, not INVALID_ARGUMENT: the URL is well formed and another hub would open it;
+    // this one's operator does not allow it, and no rewording of the argument will help.
+    if file_urls == FileUrls::Refused && lower.starts_with("file://") {
+        return Err(ToolError::new(
+            ErrorCode::Forbidden,
+            "this hub is hosted and refuses file:// URLs: they would read files on the computer \
+             of the person whose browser this is. Use an http(s) URL; only the hub's operator can \
+             allow file URLs (--allow-file-urls)",
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -453,7 +464,7 @@ mod tests {
             "file:///tmp/x.html",
             "about:blank",
         ] {
-            assert!(check_url(ok).is_ok(), "{ok}");
+            assert!(check_url(ok, FileUrls::Allowed).is_ok(), "{ok}");
         }
         for bad in [
             "javascript:alert(1)",
@@ -464,7 +475,26 @@ mod tests {
             "",
             "http://a/\nb",
         ] {
-            assert!(check_url(bad).is_err(), "{bad}");
+            assert!(check_url(bad, FileUrls::Allowed).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn file_urls_follow_the_hubs_rule_in_any_spelling() {
+        for url in [
+            "file:///etc/passwd",
+            "FILE:///etc/passwd",
+            "File://host/share/x",
+        ] {
+            assert!(check_url(url, FileUrls::Allowed).is_ok(), "{url}");
+            let refused = check_url(url, FileUrls::Refused).unwrap_err();
+            assert_eq!(refused.code, ErrorCode::Forbidden, "{url}");
+        }
+        // The rule is about file URLs alone.
+        assert!(check_url("https://example.com/file://x", FileUrls::Refused).is_ok());
+        assert!(check_url("about:blank", FileUrls::Refused).is_ok());
+        // A malformed URL is still a bad argument, whatever the rule.
+        let bad = check_url("file://", FileUrls::Refused).unwrap_err();
+        assert_eq!(bad.code, ErrorCode::InvalidArgument);
     }
 }

@@ -9,10 +9,12 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use tabwire_protocol::{Action, WaitCondition};
 
-use super::act::ActionTool;
-use super::args::{self, WaitUntil, in_range};
-use super::envelope::ToolError;
+use super::act::{ActionTool, act};
+use super::args::{self, ActionOptions, WaitUntil, in_range};
+use super::envelope::{ToolError, ToolOutput};
+use super::routing::ToolContext;
 use super::tabs::check_url;
+use crate::state::FileUrls;
 
 /// `timeoutMs` of navigate_and_wait when the caller gives none.
 const NAVIGATE_TIMEOUT_MS: u32 = 30_000;
@@ -35,20 +37,49 @@ pub struct NavigateAndWaitArgs {
 pub const NAVIGATE_AND_WAIT: &str = "Load a URL, wait for waitUntil, then for waitFor (CSS) to \
 render.";
 
-impl ActionTool for NavigateAndWaitArgs {
+impl NavigateAndWaitArgs {
+    /// The navigation under a hub's rule for file URLs. The arguments alone do not know it, so
+    /// only this has an [`ActionTool`] (and can become an action): no path sends a navigation
+    /// without the rule (the tool, a batch's `navigate` step).
+    pub fn under(self, file_urls: FileUrls) -> Navigation {
+        Navigation {
+            args: self,
+            file_urls,
+        }
+    }
+}
+
+/// A navigate_and_wait, or a batch's `navigate` step, with the hub's rule for file URLs.
+#[derive(Debug)]
+pub struct Navigation {
+    args: NavigateAndWaitArgs,
+    file_urls: FileUrls,
+}
+
+impl ActionTool for Navigation {
     const DEFAULT_TIMEOUT_MS: u32 = NAVIGATE_TIMEOUT_MS;
 
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
-        check_url(&self.url)?;
+        let navigation = self.args;
+        check_url(&navigation.url, self.file_urls)?;
         Ok(Action::Navigate {
-            url: self.url,
-            wait_until: self.wait_until.map(Into::into).unwrap_or_default(),
-            wait_for: self
+            url: navigation.url,
+            wait_until: navigation.wait_until.map(Into::into).unwrap_or_default(),
+            wait_for: navigation
                 .wait_for
                 .map(|css| args::css(&css, "waitFor"))
                 .transpose()?,
         })
     }
+}
+
+/// navigate_and_wait: one action, under this hub's rule for file URLs.
+pub async fn navigate_and_wait(
+    ctx: &ToolContext,
+    args: NavigateAndWaitArgs,
+    options: ActionOptions,
+) -> Result<ToolOutput, ToolError> {
+    act(ctx, args.under(ctx.hub.file_urls), options).await
 }
 
 /// Implements [`ActionTool`] for a wait: its condition, bounded by `timeoutMs`.
@@ -266,20 +297,20 @@ mod tests {
 
     #[test]
     fn navigation_checks_the_url_like_navigate_to() {
-        let navigate = |url: &str| {
+        let navigate = |url: &str, file_urls| {
             NavigateAndWaitArgs {
                 url: url.into(),
                 wait_until: Some(WaitUntil::Domcontentloaded),
                 wait_for: None,
             }
+            .under(file_urls)
             .into_action(30_000)
         };
-        assert!(navigate("https://example.com/").is_ok());
-        assert!(navigate("javascript:alert(1)").is_err());
-        assert_eq!(
-            <NavigateAndWaitArgs as ActionTool>::DEFAULT_TIMEOUT_MS,
-            30_000
-        );
+        assert!(navigate("https://example.com/", FileUrls::Refused).is_ok());
+        assert!(navigate("javascript:alert(1)", FileUrls::Allowed).is_err());
+        assert!(navigate("file:///etc/hosts", FileUrls::Allowed).is_ok());
+        assert!(navigate("file:///etc/hosts", FileUrls::Refused).is_err());
+        assert_eq!(<Navigation as ActionTool>::DEFAULT_TIMEOUT_MS, 30_000);
     }
 
     fn step(json: serde_json::Value) -> Result<WaitCondition, ToolError> {
