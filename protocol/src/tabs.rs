@@ -1,5 +1,8 @@
 //! Tabs and navigation (SPEC §3, §6): listing, finding, switching, opening and closing tabs;
-//! loading a URL, going back and forward, reloading.
+//! loading a URL, going back and forward, reloading; and [`check_navigable_url`], the one rule
+//! for which URLs a tab may be pointed at.
+
+use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
@@ -29,7 +32,7 @@ pub struct CloseTab {}
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateTab {
-    /// Its URL (the hub checked it); a blank tab when `None`.
+    /// Its URL (both sides check it with [`check_navigable_url`]); a blank tab when `None`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub url: Option<String>,
     /// Select it.
@@ -44,9 +47,65 @@ pub struct CreateTab {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Navigate {
-    /// An absolute URL; the hub has already checked its scheme.
+    /// An absolute URL; both sides check it with [`check_navigable_url`].
     pub url: String,
 }
+
+/// The URL schemes a tab may be pointed at: web pages and local files (`http://`, `https://`,
+/// `file://`, each followed by something) and the blank page.
+const NAVIGABLE_SCHEMES: [&str; 3] = ["http://", "https://", "file://"];
+
+/// Checks that `url` is one an agent has reason to open: an absolute `http://`, `https://` or
+/// `file://` URL, or `about:blank` (any case), with no control characters.
+///
+/// Everything else is refused: `javascript:` and `data:` (they run or show the caller's own
+/// content with the page's or a blank origin), browser and extension pages (`chrome:`,
+/// `chrome-extension:`, `devtools:`, `view-source:`), `blob:`, `filesystem:` and relative or
+/// scheme-less text. Control characters are refused because Chrome strips some of them (tabs,
+/// newlines) before parsing, so what was checked would not be what was loaded.
+///
+/// The hub applies it to every URL argument before anything reaches a browser, and the
+/// extension applies it again before it points a tab at a URL, so a hub that is not the one it
+/// trusts (or a buggy one) cannot make it open anything else. Both call this function, so the
+/// two sides cannot disagree. Length limits and mode rules (such as refusing `file://` to hosted
+/// agents) are the caller's.
+pub fn check_navigable_url(url: &str) -> Result<(), NotNavigable> {
+    let lower = url.to_ascii_lowercase();
+    let allowed = NAVIGABLE_SCHEMES
+        .iter()
+        .any(|scheme| lower.len() > scheme.len() && lower.starts_with(scheme))
+        || lower == "about:blank";
+    if allowed && !url.chars().any(char::is_control) {
+        Ok(())
+    } else {
+        Err(NotNavigable {
+            shown: url.chars().take(NOT_NAVIGABLE_SHOWN).collect(),
+        })
+    }
+}
+
+/// How many characters of a refused URL its error repeats.
+const NOT_NAVIGABLE_SHOWN: usize = 100;
+
+/// A URL [`check_navigable_url`] refused. Its message names what is accepted and repeats the
+/// start of the URL, quoted as JSON so that control characters are visible.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotNavigable {
+    /// The first characters of the refused URL.
+    shown: String,
+}
+
+impl fmt::Display for NotNavigable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "url must be an absolute http://, https:// or file:// URL, or about:blank; got {}",
+            serde_json::Value::String(self.shown.clone())
+        )
+    }
+}
+
+impl std::error::Error for NotNavigable {}
 
 /// Which way through the tab's history.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -170,4 +229,69 @@ pub enum TabsResult {
     Closed(ClosedTab),
     /// A finished navigation.
     Navigated(Navigated),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn web_pages_files_and_the_blank_page_may_be_opened() {
+        for ok in [
+            "http://127.0.0.1:8080/login.html",
+            "https://example.com/a?b#c",
+            "HTTPS://EXAMPLE.COM",
+            "file:///tmp/x.html",
+            "about:blank",
+            "About:Blank",
+        ] {
+            assert_eq!(check_navigable_url(ok), Ok(()), "{ok}");
+        }
+    }
+
+    #[test]
+    fn scripts_inline_documents_browser_pages_and_bare_text_are_refused() {
+        for bad in [
+            "javascript:alert(1)",
+            "JavaScript:alert(document.cookie)",
+            "data:text/html,<script>alert(1)</script>",
+            "chrome://settings",
+            "chrome-extension://hjpjigandemmiglamagndeppmlncdhag/popup.html",
+            "chrome-untrusted://terminal/",
+            "devtools://devtools/bundled/inspector.html",
+            "view-source:https://example.com",
+            "blob:https://example.com/0b5e",
+            "filesystem:https://example.com/temporary/x",
+            "about:settings",
+            "about:blank#x",
+            " https://example.com",
+            "\tjavascript:alert(1)",
+            "java\nscript:alert(1)",
+            "example.com",
+            "//example.com",
+            "http://",
+            "file://",
+            "",
+            "http://a/\nb",
+            "https://a/\u{7f}",
+        ] {
+            assert!(check_navigable_url(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_refusal_names_what_is_accepted_and_shows_the_url_escaped_and_cut() {
+        let refused = check_navigable_url("javascript:a\nb").unwrap_err();
+        assert_eq!(
+            refused.to_string(),
+            "url must be an absolute http://, https:// or file:// URL, or about:blank; got \
+             \"javascript:a\\nb\""
+        );
+        let long = format!("data:{}", "x".repeat(500));
+        let message = check_navigable_url(&long).unwrap_err().to_string();
+        assert!(
+            message.ends_with(&format!("\"data:{}\"", "x".repeat(95))),
+            "{message}"
+        );
+    }
 }

@@ -1,13 +1,15 @@
 //! The observation engine, end to end in real Chromium: accessible names, ref stability and
 //! rebinding, deltas, budgets and paging, queries, frames (cross-origin included), content
-//! formats, password redaction, and commit fencing.
+//! formats, redaction of secret fields (password, PIN and one-time code fields, however shown)
+//! in every output, and commit fencing.
 
 use std::collections::HashSet;
 use std::time::Duration;
 
 use serde_json::json;
 use tabwire_e2e::Reply;
-use tabwire_e2e::scenario::{OneBrowser, ref_of};
+use tabwire_e2e::scenario::{OneBrowser, element_state, ref_of};
+use tabwire_protocol::REDACTED;
 
 /// The lines of a snapshot after its header.
 fn lines(reply: &Reply) -> Vec<&str> {
@@ -74,6 +76,161 @@ async fn accessible_names_follow_the_name_computation() {
             "{format} leaked the one-time code"
         );
     }
+}
+
+/// The secret fields of secrets.html: a selector, the accessible name and the value, found
+/// nowhere else on the page. Each is a secret by one mark alone, and all are text fields.
+const SECRET_FIELDS: [(&str, &str, &str); 5] = [
+    ("#shown", "Password", "Toggled-9f3k"), // a password field shown in clear before tabwire looked
+    ("[name=login_pwd]", "Second field", "ByName-7q2w"), // its name
+    ("#pinCode", "Third field", "ById-4821"), // its id
+    ("#f4", "Verification code", "ByLabel-5531"), // its label
+    ("#f5", "Texted digits", "661043"),     // autocomplete=one-time-code
+];
+
+/// Its ordinary fields, named with words that contain or resemble the marks.
+const ORDINARY_FIELDS: [(&str, &str, &str); 5] = [
+    ("#passport", "Passport number", "X1234567"),
+    ("#heading", "Compass heading", "NNE 22"),
+    ("#spinner", "Spinner speed", "1200 rpm"),
+    ("#zip", "Postal code", "75001"),
+    ("#boarding", "Boarding pass", "BP-22A"),
+];
+
+/// Fails when `output` holds any secret of secrets.html.
+fn assert_no_secret(what: &str, output: &str) {
+    for (_, _, secret) in SECRET_FIELDS {
+        assert!(
+            !output.contains(secret),
+            "{what} leaked {secret:?}:\n{output}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fields_marked_as_secrets_stay_redacted_though_shown_in_clear_from_the_start() {
+    let setup = OneBrowser::on("Work", "secrets.html").await;
+    // The page's script showed the password before tabwire ever saw the field.
+    assert_eq!(
+        setup
+            .evaluate("secrets.html", "document.getElementById('shown').type")
+            .await,
+        "text"
+    );
+
+    // Snapshots: the secrets as the marker, the ordinary fields as they are.
+    let snapshot = setup.snapshot(json!({})).await;
+    for (_, name, _) in SECRET_FIELDS {
+        let listed = format!("textbox \"{name}\" = \"{REDACTED}\"");
+        assert!(
+            snapshot.text.contains(&listed),
+            "{listed} in:\n{}",
+            snapshot.text
+        );
+    }
+    for (_, name, value) in ORDINARY_FIELDS {
+        let listed = format!("textbox \"{name}\" = \"{value}\"");
+        assert!(
+            snapshot.text.contains(&listed),
+            "{listed} in:\n{}",
+            snapshot.text
+        );
+    }
+    assert_no_secret(
+        "the snapshot",
+        &format!("{}{}", snapshot.text, snapshot.structured),
+    );
+
+    // Page content in every format; the markup keeps the ordinary fields' values.
+    for format in ["text", "html", "aria"] {
+        let content = setup
+            .call("get_page_content", json!({ "format": format }))
+            .await;
+        let everything = format!("{}{}", content.text, content.structured);
+        assert_no_secret(format, &everything);
+        if format == "html" {
+            assert!(everything.contains("value=\"X1234567\""), "{everything}");
+        }
+    }
+
+    // Element state: the value and the value attribute.
+    for (selector, _, _) in SECRET_FIELDS {
+        let read = setup
+            .call(
+                "read_element_state",
+                json!({"selector": selector, "attributes": ["value", "id"]}),
+            )
+            .await;
+        let state = element_state(&read);
+        assert_eq!(state["value"], REDACTED, "{selector}: {}", read.text);
+        assert_eq!(
+            state["attributes"]["value"], REDACTED,
+            "{selector}: {}",
+            read.text
+        );
+        assert_no_secret(selector, &format!("{}{}", read.text, read.structured));
+    }
+    for (selector, _, value) in ORDINARY_FIELDS {
+        let read = setup
+            .call(
+                "read_element_state",
+                json!({"selector": selector, "attributes": ["value"]}),
+            )
+            .await;
+        let state = element_state(&read);
+        assert_eq!(state["value"], value, "{selector}: {}", read.text);
+        assert_eq!(
+            state["attributes"]["value"], value,
+            "{selector}: {}",
+            read.text
+        );
+    }
+
+    // The selection inside a focused field, as the user would make it.
+    let select_all = |selector: &str| {
+        format!(
+            "(() => {{ const el = document.querySelector({selector:?}); el.focus(); el.select(); \
+             return el.value.slice(el.selectionStart, el.selectionEnd); }})()"
+        )
+    };
+    for (selector, _, secret) in SECRET_FIELDS {
+        assert_eq!(
+            setup.evaluate("secrets.html", &select_all(selector)).await,
+            secret
+        );
+        let selected = setup.call("get_selected_text", json!({})).await;
+        assert_eq!(selected.data()["text"], "", "{selector}: {}", selected.text);
+    }
+    setup
+        .evaluate("secrets.html", &select_all("#passport"))
+        .await;
+    let selected = setup.call("get_selected_text", json!({})).await;
+    assert_eq!(selected.data()["text"], "X1234567", "{}", selected.text);
+
+    // What filling a form reports back.
+    let filled = setup
+        .call(
+            "fill_form",
+            json!({"fields": [
+                {"selector": "#f4", "value": "Typed-8080"},
+                {"selector": "#passport", "value": "Y7654321"},
+            ]}),
+        )
+        .await;
+    let fields = filled.data()["fields"]
+        .as_array()
+        .expect("per-field results");
+    assert_eq!(fields[0]["value"], REDACTED, "{}", filled.text);
+    assert_eq!(fields[1]["value"], "Y7654321", "{}", filled.text);
+    let reported = format!("{}{}", filled.text, filled.structured);
+    assert!(!reported.contains("Typed-8080"), "{reported}");
+    // Only the reports are redacted: the page has the values.
+    assert_eq!(
+        setup
+            .evaluate("secrets.html", "document.getElementById('f4').value")
+            .await,
+        "Typed-8080"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -19,7 +19,8 @@
 // "message": …}}, because one string crosses into wasm far faster than a structured object
 // (see PLATFORM.md).
 //
-// Privacy rule kept here, at the source: a password field's value never leaves the page; it is
+// Privacy rule kept here, at the source: the value of a secret field (a password, PIN or
+// one-time code field, as `isSecret` in 10-semantics.js decides) never leaves the page; it is
 // replaced by the protocol's REDACTED marker, which the wasm passes in as `args.redacted`.
 
 globalThis.__tabwireFactory = function collector() {

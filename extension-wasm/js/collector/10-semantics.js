@@ -199,20 +199,67 @@
     return cap(placeholder, NAME_MAX);
   }
 
-  // Fields whose value is a secret: passwords, fields the page marks as one (autocomplete,
-  // masked with -webkit-text-security), and password fields a "show password" toggle turned
-  // into text fields (remembered for the document's life, so the toggle does not reveal them).
-  const SECRET_AUTOCOMPLETE = /(^|\s)(current-password|new-password|one-time-code)(\s|$)/i;
-  const wasPassword = ids.wasPassword || (ids.wasPassword = new WeakSet());
+  // Whether an input's value is a secret, which then never leaves the page (every output that
+  // carries a field's value asks this one function: snapshots and action results, typing and
+  // fill_form replies, read_element_state, the selection, get_page_content's markup). A field
+  // is a secret when
+  // - it is a password field;
+  // - the page masks it with CSS (-webkit-text-security);
+  // - its autocomplete names a secret (current-password, new-password, one-time-code, cc-csc,
+  //   or any value with the words below): the page's own statement of the field's purpose;
+  // - it is a text, tel or number field (the types a password, PIN or code is typed into once
+  //   a "show password" toggle or a page's own script has made it visible) whose name, id or
+  //   accessible name (its labels, aria-label, title or placeholder) holds those words;
+  // - it was a secret when tabwire looked before: the verdict is kept for the document's life,
+  //   so a "show password" toggle, or a mask removed later, does not reveal what was hidden.
+  // The name rule catches a field that was already shown in clear the first time tabwire
+  // looked, which the type alone cannot.
+  const knownSecret = ids.knownSecret || (ids.knownSecret = new WeakSet());
+  const SHOWN_SECRET_TYPES = new Set(['text', 'tel', 'number']);
   function isSecret(el) {
     if (el.tagName !== 'INPUT') return false;
-    if (el.type === 'password') {
-      wasPassword.add(el);
-      return true;
-    }
-    if (wasPassword.has(el) || SECRET_AUTOCOMPLETE.test(el.getAttribute('autocomplete') || '')) return true;
+    if (knownSecret.has(el)) return true;
+    const secret = looksSecret(el);
+    if (secret) knownSecret.add(el);
+    return secret;
+  }
+
+  function looksSecret(el) {
+    if (el.type === 'password' || namesSecret(el.getAttribute('autocomplete'), false) || maskedByStyle(el)) return true;
+    if (!SHOWN_SECRET_TYPES.has(el.type)) return false;
+    return namesSecret(el.getAttribute('name'), true) || namesSecret(el.id, true) || namesSecret(nameOf(el, roleOf(el, false)), false);
+  }
+
+  function maskedByStyle(el) {
     const mask = getComputedStyle(el).webkitTextSecurity;
     return Boolean(mask) && mask !== 'none';
+  }
+
+  // The words that mark a secret, matched on whole words, so that "passport", "compass",
+  // "bypass", "spinner", "shipping" or "hotpot" do not match: identifiers are split into words
+  // first ("newPassword", "PWDConfirm", "pin2", "j_password", "one-time-code"). Only the long
+  // words, which no ordinary word contains, also match inside a word ("loginpassword",
+  // "Benutzerpasswort"). "code" counts only after a word that makes it a login code
+  // ("verification code", "2fa code", "6-digit code"), never alone (postal, promo, country codes). The
+  // abbreviations "pass", "pwd" and "pw" count in names and ids only: in a label, "pass" is a
+  // boarding or bus pass far more often than a password.
+  // When in doubt this errs toward redaction: a value wrongly hidden costs the agent a value it
+  // typed itself, a value wrongly shown costs the user a secret ("PIN code", which is also
+  // India's postal code, is hidden).
+  const SECRET_INSIDE_WORD = /password|passwd|passcode|passphrase|passwort|kennwort|wachtwoord/;
+  const SECRET_WORD = /(?:^| )(?:pin|otp|totp|hotp|2fa|mfa|cvc|cvv|csc|mot de passe|contraseña|contrasena|senha|пароль|(?:one time|verification|verify|authentication|authenticator|auth|security|sms|login|access|2fa|mfa|two factor|2 factor|digit) code)(?: |$)/u;
+  const SECRET_ABBREVIATION = /(?:^| )(?:pass|pwd|pw)(?: |$)/;
+  function namesSecret(text, identifier) {
+    if (!text) return false;
+    const words = String(text)
+      .replace(/([a-z])([A-Z])/g, '$1 $2')
+      .replace(/([A-Z]+)([A-Z][a-z])/g, '$1 $2')
+      .toLowerCase()
+      .replace(/([a-z])([0-9])/g, '$1 $2')
+      .split(/[^\p{L}\p{N}]+/u)
+      .filter(Boolean)
+      .join(' ');
+    return SECRET_INSIDE_WORD.test(words) || SECRET_WORD.test(words) || (identifier && SECRET_ABBREVIATION.test(words));
   }
 
   function valueOf(el, role) {

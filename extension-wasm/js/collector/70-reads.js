@@ -20,7 +20,7 @@
   // The text selected in this frame (a field's selection included), or '' when none.
   function selectedText() {
     const el = deepActiveElement();
-    // A password field's selection is never read, by either path below.
+    // A secret field's selection is never read, by either path below.
     if (el && el.tagName === 'INPUT' && isSecret(el)) return ok({ text: '' });
     let text = '';
     if (el && (el.tagName === 'TEXTAREA' || (el.tagName === 'INPUT' && TEXT_INPUT_TYPES.has(el.type)))) {
@@ -90,7 +90,7 @@
     return done(found, { x: box.left + window.scrollX, y: box.top + window.scrollY, width: box.width, height: box.height });
   }
 
-  // The readable text, or the markup without password values, of the document or the scope.
+  // The readable text, or the markup without secret fields' values, of the document or the scope.
   function content(args) {
     let el = null;
     if (args.scope) {
@@ -111,21 +111,15 @@
         // no custom-element constructor or image load of the page runs for the copy.
         const inert = document.implementation.createHTMLDocument('');
         const copy = inert.importNode(from, true);
-        const secretMarkup = (node) => {
-          const type = (node.getAttribute('type') || '').toLowerCase();
-          return type === 'password' || SECRET_AUTOCOMPLETE.test(node.getAttribute('autocomplete') || '');
-        };
-        for (const node of [copy, ...copy.querySelectorAll('[value]')]) {
-          if (node.hasAttribute && node.hasAttribute('value') && secretMarkup(node)) node.removeAttribute('value');
-        }
-        // A field the page shows as a password now, whatever its markup says.
-        const originals = from.querySelectorAll ? [from, ...from.querySelectorAll('input')] : [];
-        const copies = [copy, ...copy.querySelectorAll('input')];
-        if (originals.length === copies.length) {
-          originals.forEach((original, i) => {
-            if (original.tagName === 'INPUT' && isSecret(original)) copies[i].removeAttribute('value');
-          });
-        }
+        // The copy's inputs pair with the page's own in document order (importNode copied the
+        // tree as it is), and each one `isSecret` judges a secret loses its value attribute.
+        // Were the two lists ever to differ, every input's value goes: never a guess.
+        const inputsOf = (root) => (root.tagName === 'INPUT' ? [root] : Array.from(root.querySelectorAll('input')));
+        const originals = inputsOf(from);
+        const copies = inputsOf(copy);
+        copies.forEach((input, i) => {
+          if (originals.length !== copies.length || isSecret(originals[i])) input.removeAttribute('value');
+        });
         text = copy.outerHTML;
       }
     }

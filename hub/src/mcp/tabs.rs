@@ -14,6 +14,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use tabwire_protocol::tabs::check_navigable_url;
 use tabwire_protocol::{
     Ask, CloseTab, CreateTab, ErrorCode, GetActiveTab, HistoryDirection, HistoryStep, ListTabs,
     Navigate, ReloadTab, SwitchTab, TabId, TabInfo,
@@ -324,27 +325,18 @@ pub async fn reload_tab(ctx: &ToolContext, args: ReloadArgs) -> Result<ToolOutpu
 
 /// Accepts the URLs an agent has reason to open; `javascript:`, `data:` and browser-internal
 /// schemes are refused here, before anything reaches the browser, and `file://` too where the
-/// hub's [`FileUrls`] says so.
+/// hub's [`FileUrls`] says so. The scheme rule is the protocol's [`check_navigable_url`], which
+/// the extension applies again before it navigates.
 pub(super) fn check_url(url: &str, file_urls: FileUrls) -> Result<(), ToolError> {
     if url.len() > MAX_URL_LEN {
         return Err(ToolError::invalid(format!(
             "url is longer than {MAX_URL_LEN} characters"
         )));
     }
-    let lower = url.to_ascii_lowercase();
-    let allowed = ["http://", "https://", "file://"]
-        .iter()
-        .any(|scheme| lower.starts_with(scheme) && lower.len() > scheme.len())
-        || lower == "about:blank";
-    if !allowed || url.chars().any(char::is_control) {
-        return Err(ToolError::invalid(format!(
-            "url must be an absolute http://, https:// or file:// URL, or about:blank; got {}",
-            serde_json::Value::String(url.chars().take(100).collect())
-        )));
-    }
+    check_navigable_url(url).map_err(|refused| ToolError::invalid(refused.to_string()))?;
     // FORBIDDEN, not INVALID_ARGUMENT: the URL is well formed and another hub would open it;
     // this one's operator does not allow it, and no rewording of the argument will help.
-    if file_urls == FileUrls::Refused && lower.starts_with("file://") {
+    if file_urls == FileUrls::Refused && url.to_ascii_lowercase().starts_with("file://") {
         return Err(ToolError::new(
             ErrorCode::Forbidden,
             "this hub is hosted and refuses file:// URLs: they would read files on the computer \

@@ -2,16 +2,19 @@
 //! the tab's queue throughout (the request was admitted once).
 //!
 //! The hub has already checked every step's arguments and selector syntax (the preflight); refs
-//! are checked as each step runs. The first failing step stops the batch: the answer carries
-//! the completed steps' results and the failure. Nothing is rolled back or replayed.
+//! are checked as each step runs. The URLs of navigation steps are checked here again before the
+//! first step runs, as the hub did (see `ops::load::check_navigable`). The first failing step
+//! stops the batch: the answer carries the completed steps' results and the failure. Nothing is
+//! rolled back or replayed.
 
 use tabwire_protocol::{
-    BatchRequest, BatchResult, ErrorCode, OpError, Step, StepFailure, StepResult, TabId,
+    Action, BatchRequest, BatchResult, ErrorCode, OpError, Step, StepFailure, StepResult, TabId,
 };
 
 use super::perform::{observe_after, perform};
 use crate::checkpoint::Checkpoint;
 use crate::debugger;
+use crate::ops::load::check_navigable;
 use crate::ops::observe::{content, snapshot};
 use crate::refs::TOP_FRAME;
 use crate::timer::{Either, select, sleep};
@@ -22,6 +25,19 @@ pub async fn batch(
     request: BatchRequest,
     checkpoint: &Checkpoint,
 ) -> Result<BatchResult, OpError> {
+    // A URL no tab may be pointed at refuses the whole batch, not just its step: the steps
+    // before it must not run either.
+    for (index, step) in request.steps.iter().enumerate() {
+        if let Step::Act {
+            action: Action::Navigate { url, .. },
+        } = step
+        {
+            check_navigable(url).map_err(|refused| OpError {
+                message: format!("steps[{index}] (navigate): {}", refused.message),
+                ..refused
+            })?;
+        }
+    }
     let mut steps = Vec::with_capacity(request.steps.len());
     let mut failure = None;
     let mut blocked = false;

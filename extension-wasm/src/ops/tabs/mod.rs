@@ -18,6 +18,7 @@ use crate::chrome::{self, ChromeTab};
 use crate::chrome_tabs::{
     get_tab, info, query, resolve_tab, select_in_window, tab_error, tab_info,
 };
+use crate::ops::load::check_navigable;
 
 /// Runs one operation of the group. `tab_id` is the request's tab (resolved already for
 /// queued ones).
@@ -84,13 +85,16 @@ async fn switch(tab: TabId, checkpoint: &Checkpoint) -> Result<TabInfo, OpError>
 }
 
 /// Opens a tab (it loads on its own; `list_tabs` shows its status), in the current window or
-/// in a new one that does not take the focus.
+/// in a new one that does not take the focus. Its URL passes the same check as a navigation's.
 async fn create(request: CreateTab, checkpoint: &Checkpoint) -> Result<TabInfo, OpError> {
     let CreateTab {
         url,
         active,
         new_window,
     } = request;
+    if let Some(url) = &url {
+        check_navigable(url)?;
+    }
     checkpoint.check()?;
     if new_window {
         let mut properties = json!({ "focused": false });
