@@ -13,7 +13,7 @@ use clap::Args;
 
 use tabwire_hub::auth;
 use tabwire_hub::config::default_state_dir_here;
-use tabwire_hub::pairing::{self, DEFAULT_CODE_TTL};
+use tabwire_hub::pairing;
 
 use crate::token_cli::format_time;
 
@@ -23,7 +23,7 @@ pub struct PairArgs {
     /// The hub's state directory (as given to the hub).
     #[arg(long, env = "TABWIRE_STATE_DIR")]
     state_dir: Option<PathBuf>,
-    /// How long the code can be used: a number followed by s, m or h.
+    /// How long the code can be used: a number followed by s, m or h (at most 24h).
     #[arg(long, default_value = "10m", conflicts_with_all = ["list", "revoke"])]
     ttl: String,
     /// List the paired browsers (ID, name, when paired); never a key.
@@ -82,9 +82,8 @@ pub fn run(args: PairArgs) -> anyhow::Result<()> {
     println!("{code}");
     eprintln!(
         "Paste this code into the tabwire extension's popup (Pairing code) and press Connect. \
-         It works once, within {} (default {} min).",
-        args.ttl,
-        DEFAULT_CODE_TTL.as_secs() / 60
+         It works once, within {}.",
+        args.ttl
     );
     Ok(())
 }

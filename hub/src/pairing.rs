@@ -24,9 +24,6 @@ use tabwire_protocol::pairing::{
     self, CODE_RANDOM_BYTES, KEY_LEN, NONCE_LEN, PairingCode, Secret, decode_hex, encode_hex,
 };
 
-/// How long a pairing code printed by `tabwire-hub pair` can be used, unless told otherwise.
-pub const DEFAULT_CODE_TTL: Duration = Duration::from_secs(10 * 60);
-
 /// How often [`Pairings::is_current`] looks at the file for changes.
 const RECHECK: Duration = Duration::from_millis(500);
 
@@ -449,6 +446,8 @@ fn ensure_private_dir(dir: &Path) -> Result<(), PairingError> {
 mod tests {
     use super::*;
 
+    const TTL: Duration = Duration::from_secs(600);
+
     fn scratch() -> PathBuf {
         let dir = std::env::temp_dir().join(format!(
             "tabwire-pairing-{}-{}",
@@ -467,7 +466,7 @@ mod tests {
     fn a_code_pairs_once_and_the_key_then_identifies_the_browser() {
         let dir = scratch();
         let pairings = Pairings::open(&dir).unwrap();
-        let code = new_code(&dir, DEFAULT_CODE_TTL).unwrap();
+        let code = new_code(&dir, TTL).unwrap();
         let (nonce, tag) = challenge(&Secret::Code(code.clone()));
         let Some(Claim::Code(found)) = pairings.find(&nonce, &tag) else {
             panic!("the code is found");
@@ -503,11 +502,11 @@ mod tests {
     fn an_id_paired_already_cannot_be_taken_by_a_new_code() {
         let dir = scratch();
         let pairings = Pairings::open(&dir).unwrap();
-        let first = new_code(&dir, DEFAULT_CODE_TTL).unwrap();
+        let first = new_code(&dir, TTL).unwrap();
         pairings
             .complete(&first, "b1", "Work", &[1; KEY_LEN])
             .unwrap();
-        let second = new_code(&dir, DEFAULT_CODE_TTL).unwrap();
+        let second = new_code(&dir, TTL).unwrap();
         let refused = pairings
             .complete(&second, "b1", "Impostor", &[2; KEY_LEN])
             .unwrap_err();
@@ -521,7 +520,7 @@ mod tests {
     fn expired_codes_are_refused() {
         let dir = scratch();
         let pairings = Pairings::open(&dir).unwrap();
-        let code = new_code(&dir, DEFAULT_CODE_TTL).unwrap();
+        let code = new_code(&dir, TTL).unwrap();
         // Age the code by rewriting its expiry into the past.
         update(&dir, |state| {
             state.codes[0].expires_at = now_secs() - 1;
@@ -541,11 +540,11 @@ mod tests {
     fn revoking_by_name_or_id_is_seen_by_the_running_hub() {
         let dir = scratch();
         let pairings = Pairings::open(&dir).unwrap();
-        let a = new_code(&dir, DEFAULT_CODE_TTL).unwrap();
+        let a = new_code(&dir, TTL).unwrap();
         let a = pairings
             .complete(&a, "id-a", "Work", &[1; KEY_LEN])
             .unwrap();
-        let b = new_code(&dir, DEFAULT_CODE_TTL).unwrap();
+        let b = new_code(&dir, TTL).unwrap();
         let b = pairings
             .complete(&b, "id-b", "Home", &[2; KEY_LEN])
             .unwrap();
