@@ -20,6 +20,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
+use tabwire_protocol::pairing::{decode_hex, encode_hex};
 
 /// The audience every tabwire token carries.
 pub const AUDIENCE: &str = "tabwire";
@@ -657,16 +658,6 @@ pub fn check_private_dir(dir: &Path) -> Result<(), AuthError> {
     Ok(())
 }
 
-fn decode_hex(text: &str) -> Option<Vec<u8>> {
-    if !text.len().is_multiple_of(2) || !text.bytes().all(|b| b.is_ascii_hexdigit()) {
-        return None;
-    }
-    (0..text.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&text[i..i + 2], 16).ok())
-        .collect()
-}
-
 /// Creates the auth directory if needed, private from its first moment (mode 0700; its parents
 /// as the umask says).
 fn ensure_dir(dir: &Path) -> Result<(), AuthError> {
@@ -703,12 +694,9 @@ fn ensure_secret(dir: &Path) -> Result<bool, AuthError> {
     if path.exists() {
         return Ok(false);
     }
-    let random = Path::new("/dev/urandom");
-    let mut bytes = [0u8; 32];
-    std::fs::File::open(random)
-        .and_then(|mut file| std::io::Read::read_exact(&mut file, &mut bytes))
-        .map_err(io("read", random))?;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = encode_hex(
+        &crate::random::bytes::<32>().map_err(io("read", Path::new(crate::random::SOURCE)))?,
+    );
     let mut options = std::fs::OpenOptions::new();
     options.create_new(true).write(true);
     #[cfg(unix)]

@@ -403,7 +403,7 @@ async fn prove_paired(
 
 /// Random bytes for a nonce; the refusal when the system has none to give.
 fn pairing_random<const N: usize>() -> Result<[u8; N], Refusal> {
-    crate::pairing::random_bytes::<N>().map_err(|error| {
+    crate::random::bytes::<N>().map_err(|error| {
         tracing::error!(%error, "no randomness for the pairing handshake");
         Refusal {
             code: ErrorCode::Internal,

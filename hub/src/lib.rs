@@ -11,7 +11,8 @@
 //!   [`registry`] per [`peer`] kind; [`session`]: a session's selected peers.
 //! - [`browser_link`]: the `/browser` endpoint — origin check, hello, heartbeats.
 //! - [`local_socket`], [`local_session`]: the Unix socket, one connection as one MCP session.
-//! - [`pairing`]: local mode's paired browsers and one-time pairing codes.
+//! - [`pairing`]: local mode's paired browsers and one-time pairing codes; [`random`]: the bytes
+//!   of keys, codes and nonces.
 //! - [`auth`], [`hosted`]: hosted mode's tokens and its HTTP gate.
 //! - [`mcp`]: the MCP handler, the tool catalogue and the routing of tool calls.
 //!
@@ -28,6 +29,7 @@ pub mod local_socket;
 pub mod mcp;
 pub mod pairing;
 pub mod peer;
+pub mod random;
 pub mod registry;
 pub mod session;
 pub mod state;

@@ -14,7 +14,7 @@
 //! they never leave the directory.
 
 use std::fs::File;
-use std::io::{self, Read, Write};
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -321,14 +321,9 @@ pub fn revoke(dir: &Path, who: &str) -> Result<Vec<PairedBrowser>, PairingError>
     })
 }
 
-/// A per-browser key, or a nonce, from the system's random source.
-pub fn random_bytes<const N: usize>() -> Result<[u8; N], PairingError> {
-    let source = Path::new("/dev/urandom");
-    let mut bytes = [0u8; N];
-    File::open(source)
-        .and_then(|mut file| file.read_exact(&mut bytes))
-        .map_err(io_error("read", source))?;
-    Ok(bytes)
+/// A per-browser key, a code or a nonce, from the system's random source.
+fn random_bytes<const N: usize>() -> Result<[u8; N], PairingError> {
+    crate::random::bytes::<N>().map_err(io_error("read", Path::new(crate::random::SOURCE)))
 }
 
 fn now_secs() -> u64 {
@@ -411,8 +406,9 @@ fn lock(dir: &Path) -> Result<File, PairingError> {
 /// The state directory must belong to this user and be closed to everyone else: its keys let
 /// whoever reads them pose as a paired browser.
 fn ensure_private_dir(dir: &Path) -> Result<(), PairingError> {
-    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
-    match std::fs::metadata(dir) {
+    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+    use tabwire_protocol::local::{SocketDirProblem, current_uid, socket_dir_problem};
+    let meta = match std::fs::metadata(dir) {
         Err(error) if error.kind() == io::ErrorKind::NotFound => {
             std::fs::DirBuilder::new()
                 .recursive(true)
@@ -420,26 +416,29 @@ fn ensure_private_dir(dir: &Path) -> Result<(), PairingError> {
                 .create(dir)
                 .map_err(io_error("create", dir))?;
             // The mode passes through the umask on creation: set it outright.
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-                .map_err(io_error("restrict", dir))
+            return std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+                .map_err(io_error("restrict", dir));
         }
-        Err(error) => Err(io_error("read", dir)(error)),
-        Ok(meta) if meta.uid() != tabwire_protocol::local::current_uid() => {
-            Err(PairingError::UnsafeDirectory(format!(
-                "the hub's state directory {} belongs to another user; remove it or choose \
-                 another --state-dir",
-                dir.display()
-            )))
-        }
-        Ok(meta) if meta.mode() & 0o077 != 0 => Err(PairingError::UnsafeDirectory(format!(
-            "the hub's state directory {} is open to other users (mode {:o}), and it holds \
-             the paired browsers' keys: chmod 700 {}",
-            dir.display(),
-            meta.mode() & 0o777,
+        Err(error) => return Err(io_error("read", dir)(error)),
+        Ok(meta) => meta,
+    };
+    let problem = match socket_dir_problem(&meta, current_uid()) {
+        None => return Ok(()),
+        Some(SocketDirProblem::NotADirectory) => "is not a directory".to_owned(),
+        Some(SocketDirProblem::Owner(owner)) => format!(
+            "belongs to user {owner}, who could read the paired browsers' keys; remove it or \
+             choose another --state-dir"
+        ),
+        Some(SocketDirProblem::OpenToOthers { mode }) => format!(
+            "is open to other users (mode {mode:o}), and it holds the paired browsers' keys: \
+             chmod 700 {}",
             dir.display()
-        ))),
-        Ok(_) => Ok(()),
-    }
+        ),
+    };
+    Err(PairingError::UnsafeDirectory(format!(
+        "the hub's state directory {} {problem}",
+        dir.display()
+    )))
 }
 
 #[cfg(test)]

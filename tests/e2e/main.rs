@@ -8,6 +8,8 @@
 //!   queues and deadlines.
 //! - [`tabs`], [`capture`]: tabs, screenshots, capture and storage.
 //! - [`hosted`]: hosted mode behind a real TLS proxy.
+//! - [`pairing`]: mutual pairing under attack — a fake hub, fake browsers, malformed hellos,
+//!   revocation, and a pairing that survives a hub restart.
 //! - [`structure`]: the source tree's own rules (declared files, no import loops, layers).
 
 mod actions;
@@ -17,6 +19,7 @@ mod forms;
 mod hosted;
 mod observation;
 mod ordering;
+mod pairing;
 mod skeleton;
 mod socket_peers;
 mod structure;
