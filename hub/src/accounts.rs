@@ -76,6 +76,11 @@ pub struct Accounts {
     limits: Option<Limits>,
 }
 
+/// Connections of local mode that may be in their handshake at once. Anyone on the machine can
+/// open `/browser` before proving anything, and each may send up to a frame's size: this bounds
+/// what unproven connections can hold.
+pub const LOCAL_HANDSHAKES: usize = 8;
+
 impl Accounts {
     /// Local mode: one account, no limits.
     pub fn local() -> Self {
@@ -113,7 +118,7 @@ impl Accounts {
                     None => (
                         Registry::default(),
                         Semaphore::MAX_PERMITS,
-                        Semaphore::MAX_PERMITS,
+                        LOCAL_HANDSHAKES,
                     ),
                 };
                 Arc::new(Account {

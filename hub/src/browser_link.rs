@@ -133,13 +133,17 @@ pub struct Admitted {
     handshake: Option<OwnedSemaphorePermit>,
 }
 
-/// Checks the browser token in hosted mode; local mode admits every extension to its one account.
+/// Checks the browser token in hosted mode; local mode admits every extension to its one account,
+/// to prove itself in the handshake. Either way only a few connections of an account may be in
+/// their handshake at once.
 fn admit(hub: &HubState, headers: &HeaderMap) -> Result<Admitted, Refusal> {
     let Some(auth) = &hub.auth else {
+        let account = hub.accounts.local_account();
+        let handshake = handshake_permit(&account)?;
         return Ok(Admitted {
-            account: hub.accounts.local_account(),
+            account,
             principal: None,
-            handshake: None,
+            handshake: Some(handshake),
         });
     };
     let unauthorized = || Refusal {
@@ -169,22 +173,27 @@ fn admit(hub: &HubState, headers: &HeaderMap) -> Result<Admitted, Refusal> {
         });
     }
     let account = hub.accounts.get(&principal.account);
-    let Ok(handshake) = account.handshakes.clone().try_acquire_owned() else {
-        tracing::warn!(
-            account = account.name,
-            "refused /browser: too many connections saying hello"
-        );
-        return Err(Refusal {
-            code: ErrorCode::LimitExceeded,
-            message: "too many browser connections of this account are starting at once; \
-                      try again in a few seconds"
-                .to_owned(),
-        });
-    };
+    let handshake = handshake_permit(&account)?;
     Ok(Admitted {
         account,
         principal: Some(principal),
         handshake: Some(handshake),
+    })
+}
+
+/// A place among the account's connections in their handshake.
+fn handshake_permit(account: &Account) -> Result<OwnedSemaphorePermit, Refusal> {
+    account.handshakes.clone().try_acquire_owned().map_err(|_| {
+        tracing::warn!(
+            account = account.name,
+            "refused /browser: too many connections saying hello"
+        );
+        Refusal {
+            code: ErrorCode::LimitExceeded,
+            message: "too many browser connections of this account are starting at once; \
+                      try again in a few seconds"
+                .to_owned(),
+        }
     })
 }
 

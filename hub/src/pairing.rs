@@ -31,6 +31,9 @@ const RECHECK: Duration = Duration::from_millis(500);
 const FILE: &str = "pairings.json";
 const LOCK: &str = "pairings.lock";
 
+/// A file's modification time, length and inode.
+type Stamp = (SystemTime, u64, u64);
+
 /// Why the pairing state cannot be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum PairingError {
@@ -156,8 +159,8 @@ pub struct Pairings {
 
 struct Cache {
     state: State,
-    /// The file's modification time and length when last read.
-    stamp: Option<(SystemTime, u64)>,
+    /// The file's stamp when last read.
+    stamp: Option<Stamp>,
     checked: Instant,
 }
 
@@ -332,13 +335,16 @@ fn now_secs() -> u64 {
         .map_or(0, |d| d.as_secs())
 }
 
-fn stamp_of(path: &Path) -> Option<(SystemTime, u64)> {
+/// What tells a changed file: every write replaces the file (a new inode), so the inode alone
+/// would do; modification time and length also catch an edit in place by hand.
+fn stamp_of(path: &Path) -> Option<Stamp> {
+    use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path).ok()?;
-    Some((meta.modified().ok()?, meta.len()))
+    Some((meta.modified().ok()?, meta.len(), meta.ino()))
 }
 
 /// The state in `dir` (empty when there is no file yet) and the file's stamp.
-fn read(dir: &Path) -> Result<(State, Option<(SystemTime, u64)>), PairingError> {
+fn read(dir: &Path) -> Result<(State, Option<Stamp>), PairingError> {
     let path = dir.join(FILE);
     let stamp = stamp_of(&path);
     let text = match std::fs::read_to_string(&path) {

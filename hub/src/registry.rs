@@ -158,6 +158,31 @@ impl<K: PeerKind> Registry<K> {
                     ),
                 ));
             }
+            // One peer per credential: a second ID under the same credential while the first
+            // is connected is refused; a disconnected one is released (a reinstalled
+            // extension comes back under a new ID). So one token cannot hold many IDs, nor
+            // crowd the real peers' bindings out of the registry.
+            let held: Vec<String> = peers
+                .iter()
+                .filter(|(other, entry)| {
+                    **other != id && entry.owner.credential == owner.credential
+                })
+                .map(|(other, _)| other.clone())
+                .collect();
+            for other in held {
+                if peers[&other].connection.is_some() {
+                    return Err(OpError::new(
+                        ErrorCode::Forbidden,
+                        format!(
+                            "this credential is in use by {} {other}; each {} needs its own \
+                             pairing or token",
+                            K::NOUN,
+                            K::NOUN
+                        ),
+                    ));
+                }
+                peers.remove(&other);
+            }
             if let Some(limit) = self.limit {
                 let others = peers
                     .iter()
@@ -428,6 +453,11 @@ mod tests {
         }
     }
 
+    /// Each test browser's own credential.
+    fn own(id: &str) -> Owner {
+        Owner::fixed(&format!("test:{id}"))
+    }
+
     fn click() -> Operation {
         tabwire_protocol::ActRequest {
             action: tabwire_protocol::Action::Hover {
@@ -449,9 +479,7 @@ mod tests {
     #[tokio::test]
     async fn response_reaches_its_request() {
         let registry = Registry::default();
-        let (conn, mut outbox) = registry
-            .connect(hello("b1", "Work"), Owner::fixed("test"))
-            .unwrap();
+        let (conn, mut outbox) = registry.connect(hello("b1", "Work"), own("b1")).unwrap();
         let waiter = {
             let conn = conn.clone();
             tokio::spawn(async move {
@@ -471,9 +499,7 @@ mod tests {
     #[tokio::test]
     async fn disconnect_fails_pending_requests_at_once() {
         let registry = Registry::default();
-        let (conn, mut outbox) = registry
-            .connect(hello("b1", "Work"), Owner::fixed("test"))
-            .unwrap();
+        let (conn, mut outbox) = registry.connect(hello("b1", "Work"), own("b1")).unwrap();
         let waiter = {
             let conn = conn.clone();
             tokio::spawn(async move {
@@ -505,9 +531,7 @@ mod tests {
     #[tokio::test]
     async fn reconnect_replaces_the_old_connection_only_once() {
         let registry = Registry::default();
-        let (old, mut old_outbox) = registry
-            .connect(hello("b1", "Work"), Owner::fixed("test"))
-            .unwrap();
+        let (old, mut old_outbox) = registry.connect(hello("b1", "Work"), own("b1")).unwrap();
         let waiter = {
             let old = old.clone();
             tokio::spawn(async move {
@@ -520,7 +544,7 @@ mod tests {
             .await
             .expect("request sent on the old connection");
         let (new, _new_outbox) = registry
-            .connect(hello("b1", "Work renamed"), Owner::fixed("test"))
+            .connect(hello("b1", "Work renamed"), own("b1"))
             .unwrap();
         // The old connection's waiting request fails, and its loop is told to close.
         assert_eq!(
@@ -541,9 +565,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn silent_browser_gives_bridge_timeout() {
         let registry = Registry::default();
-        let (conn, _outbox) = registry
-            .connect(hello("b1", "Work"), Owner::fixed("test"))
-            .unwrap();
+        let (conn, _outbox) = registry.connect(hello("b1", "Work"), own("b1")).unwrap();
         let error = conn
             .request("list_tabs", None, list_tabs(), Duration::from_secs(1))
             .await
@@ -560,11 +582,14 @@ mod tests {
     fn the_registry_forgets_old_disconnected_browsers_beyond_its_cap() {
         let registry = Registry::default();
         let (kept, _outbox) = registry
-            .connect(hello("live", "Live"), Owner::fixed("test"))
+            .connect(hello("live", "Live"), own("live"))
             .unwrap();
         for n in 0..MAX_KNOWN_PEERS + 10 {
             let (conn, _outbox) = registry
-                .connect(hello(&format!("gone-{n}"), "Gone"), Owner::fixed("test"))
+                .connect(
+                    hello(&format!("gone-{n}"), "Gone"),
+                    own(&format!("gone-{n}")),
+                )
                 .unwrap();
             registry.disconnect(&conn);
         }
@@ -586,12 +611,8 @@ mod tests {
     #[test]
     fn list_puts_connected_browsers_first() {
         let registry = Registry::default();
-        let (gone, _a) = registry
-            .connect(hello("b1", "Alpha"), Owner::fixed("test"))
-            .unwrap();
-        let (_kept, _b) = registry
-            .connect(hello("b2", "Zulu"), Owner::fixed("test"))
-            .unwrap();
+        let (gone, _a) = registry.connect(hello("b1", "Alpha"), own("b1")).unwrap();
+        let (_kept, _b) = registry.connect(hello("b2", "Zulu"), own("b2")).unwrap();
         registry.disconnect(&gone);
         let names: Vec<_> = registry
             .list()
@@ -604,25 +625,16 @@ mod tests {
     #[test]
     fn a_limited_registry_refuses_one_browser_too_many_but_not_a_reconnect() {
         let registry = Registry::with_limit(2);
-        let (_a, _ao) = registry
-            .connect(hello("a", "A"), Owner::fixed("test"))
-            .unwrap();
-        let (b, _bo) = registry
-            .connect(hello("b", "B"), Owner::fixed("test"))
-            .unwrap();
-        let refused = registry
-            .connect(hello("c", "C"), Owner::fixed("test"))
-            .err()
-            .unwrap();
+        let (_a, _ao) = registry.connect(hello("a", "A"), own("a")).unwrap();
+        let (b, _bo) = registry.connect(hello("b", "B"), own("b")).unwrap();
+        let refused = registry.connect(hello("c", "C"), own("c")).err().unwrap();
         assert_eq!(refused.code, ErrorCode::LimitExceeded);
         assert!(
             registry.get("c").is_none(),
             "a refused browser is not registered"
         );
         // The same browser reconnecting replaces itself and is not counted twice.
-        let (_b2, _b2o) = registry
-            .connect(hello("b", "B"), Owner::fixed("test"))
-            .unwrap();
+        let (_b2, _b2o) = registry.connect(hello("b", "B"), own("b")).unwrap();
         registry.disconnect(&b);
         assert_eq!(registry.list().iter().filter(|x| x.connected).count(), 2);
     }
@@ -678,5 +690,40 @@ mod tests {
                 .is_ok()
         );
         drop(again);
+    }
+
+    #[test]
+    fn a_credential_holds_one_peer_id_at_a_time() {
+        let registry = Registry::default();
+        let (first, _o) = registry
+            .connect(hello("b1", "Work"), Owner::fixed("token:t"))
+            .unwrap();
+        // A second browser under the same token while the first is connected: refused.
+        let refused = registry
+            .connect(hello("b2", "Other"), Owner::fixed("token:t"))
+            .err()
+            .unwrap();
+        assert_eq!(refused.code, ErrorCode::Forbidden);
+        assert!(
+            refused.message.contains("in use by browser b1"),
+            "{refused:?}"
+        );
+        // Once it is gone, a new ID (a reinstalled extension) takes its place.
+        registry.disconnect(&first);
+        registry
+            .connect(hello("b2", "Work"), Owner::fixed("token:t"))
+            .unwrap();
+        assert!(registry.get("b1").is_none(), "the old ID is released");
+        // So churning IDs under one token never fills the registry with its bindings.
+        for n in 0..100 {
+            let (conn, _o) = registry
+                .connect(
+                    hello(&format!("churn-{n}"), "C"),
+                    Owner::fixed("token:churn"),
+                )
+                .unwrap();
+            registry.disconnect(&conn);
+        }
+        assert_eq!(registry.list().len(), 2);
     }
 }

@@ -43,7 +43,7 @@ const BAIT_NAME: &str = "Bait-Profile-Name";
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_fake_hub_holding_no_code_learns_nothing_and_runs_nothing() {
-    let fake = FakeHub::listen("127.0.0.1:0".parse().unwrap()).await;
+    let fake = FakeHub::listen("127.0.0.1:0".parse().unwrap(), Baits::Valid).await;
     let fixtures = Fixtures::serve().await;
     let url = format!("ws://{}/browser", fake.addr);
     let browser = Browser::launch_with_server(&url, BAIT_NAME, &fixtures.url("blank.html"));
@@ -86,7 +86,7 @@ async fn a_fake_hub_in_place_of_the_paired_hub_learns_nothing_and_runs_nothing()
 
     // The hub goes away and another program takes its port; the extension redials it.
     hub.kill();
-    let fake = FakeHub::listen(hub.http).await;
+    let fake = FakeHub::listen(hub.http, Baits::Valid).await;
     let shown = popup_text(&popup, "the popup to name the impostor", |text| {
         text.contains(NOT_THE_PAIRED_HUB)
     })
@@ -129,6 +129,27 @@ async fn a_fake_hub_in_place_of_the_paired_hub_learns_nothing_and_runs_nothing()
         "the replayer got in: {}",
         listed.text
     );
+}
+
+// Known bug, kept as a probe: `extension-wasm/src/connection/mod.rs` (`serve`, the `Err(e)` arm
+// of the message parse, ~line 418) calls `answer_unreadable` in every phase, so a hub that has
+// not proved itself gets a `response` (INVALID_ARGUMENT, naming the operations the extension
+// knows) to a request the extension cannot read. Nothing runs and no browser ID or name leaks,
+// but an unproven hub must get no response at all. Run with `--ignored` once that is fixed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "known bug: the extension answers an unreadable request from a hub that has not proved itself"]
+async fn a_fake_hub_gets_no_answer_even_to_a_request_the_extension_cannot_read() {
+    let fake = FakeHub::listen("127.0.0.1:0".parse().unwrap(), Baits::AlsoUnreadable).await;
+    let fixtures = Fixtures::serve().await;
+    let url = format!("ws://{}/browser", fake.addr);
+    let browser = Browser::launch_with_server(&url, BAIT_NAME, &fixtures.url("blank.html"));
+    let popup = browser.open_tab(POPUP).await;
+    popup_text(&popup, "the popup to name the impostor", |text| {
+        text.contains(NOT_THE_ISSUING_HUB)
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    fake.assert_heard_only_challenges(true, &[BAIT_NAME]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -468,7 +489,7 @@ struct FakeHub {
 
 impl FakeHub {
     /// Listens on `addr`, waiting a few seconds for the port if a killed hub still holds it.
-    async fn listen(addr: SocketAddr) -> FakeHub {
+    async fn listen(addr: SocketAddr, baits: Baits) -> FakeHub {
         let listener = eventually("the port to be free", Duration::from_secs(10), || async {
             TcpListener::bind(addr).await.ok()
         })
@@ -480,7 +501,7 @@ impl FakeHub {
             // Owned here, so the connections end with the server.
             let mut connections = tokio::task::JoinSet::new();
             while let Ok((stream, _)) = listener.accept().await {
-                connections.spawn(fake_hub_connection(stream, recorder.clone()));
+                connections.spawn(fake_hub_connection(stream, recorder.clone(), baits));
             }
         });
         FakeHub { addr, heard, task }
@@ -532,8 +553,20 @@ impl Drop for FakeHub {
     }
 }
 
+/// Which requests the fake hub slips in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Baits {
+    /// Valid requests only (`list_tabs`).
+    Valid,
+    /// Also one the extension cannot read (an operation it does not know).
+    AlsoUnreadable,
+}
+
+/// A request of an operation no extension knows.
+const UNREADABLE_REQUEST: &str = r#"{"type":"request","id":99,"deadlineMs":1000,"tool":"list_tabs","op":{"group":"tabs","kind":"exfiltrate"}}"#;
+
 /// One connection to the fake hub.
-async fn fake_hub_connection(stream: TcpStream, heard: Arc<Mutex<Vec<String>>>) {
+async fn fake_hub_connection(stream: TcpStream, heard: Arc<Mutex<Vec<String>>>, baits: Baits) {
     let Ok(mut socket) = tokio_tungstenite::accept_async(stream).await else {
         return;
     };
@@ -557,6 +590,11 @@ async fn fake_hub_connection(stream: TcpStream, heard: Arc<Mutex<Vec<String>>>) 
                 nonce: random_hex::<NONCE_LEN>(),
                 proof: random_hex::<MAC_LEN>(),
             });
+            if baits == Baits::AlsoUnreadable {
+                let _ = socket.send(Message::Text(UNREADABLE_REQUEST.into())).await;
+                // Time to answer it, before the forged proof ends the connection.
+                tokio::time::sleep(Duration::from_millis(500)).await;
+            }
             for message in [bait(2), welcome, bait(3), forged, bait(4)] {
                 let _ = send_hub_message(&mut socket, &message).await;
             }

@@ -534,10 +534,15 @@ async fn popup_shows_why_the_hub_refused_the_extension() {
         &fixtures.url("blank.html"),
     );
     let popup = browser.open_tab(POPUP).await;
+    // The stand-in has not proved itself, so the popup says what the refusal's code means in
+    // tabwire's words, not the stand-in's.
     let shown = popup_text(&popup, "the popup to show the refusal", |text| {
-        text.contains("update the tabwire extension")
+        text.contains("speaks another protocol version")
     })
     .await;
-    assert!(shown.contains("protocol"), "{shown}");
+    assert!(
+        shown.contains("update tabwire-hub or the extension"),
+        "{shown}"
+    );
     stand_in.abort();
 }

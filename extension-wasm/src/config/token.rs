@@ -47,8 +47,8 @@ pub enum TokenError {
     TooLong(usize),
     /// A character outside the token alphabet, at this 1-based position.
     BadCharacter(usize),
-    /// The Server URL is plain `ws://` (or `http://`) to another machine, where anyone on the
-    /// way could read the token.
+    /// The Server URL is plain `ws://` (or `http://`), where anyone on the way could read the
+    /// token.
     Unencrypted,
 }
 
@@ -66,8 +66,8 @@ impl std::fmt::Display for TokenError {
                  \"Bearer\" or quotes"
             ),
             TokenError::Unencrypted => f.write_str(
-                "the access token is not sent over an unencrypted connection to another \
-                 machine: use a wss:// (or https://) Server URL",
+                "the access token is sent only over an encrypted connection: use a wss:// (or \
+                 https://) Server URL; a local hub takes no token (pair it instead)",
             ),
         }
     }

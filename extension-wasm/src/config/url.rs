@@ -89,6 +89,7 @@ pub fn normalize_server_url(input: &str) -> Result<Option<String>, UrlError> {
         return Err(UrlError::Credentials);
     }
     check_authority(authority)?;
+    let authority = loopback_by_address(scheme, authority);
     let (path, query) = match path_and_query.find('?') {
         Some(at) => path_and_query.split_at(at),
         None => (path_and_query, ""),
@@ -101,24 +102,23 @@ pub fn normalize_server_url(input: &str) -> Result<Option<String>, UrlError> {
     Ok(Some(format!("{scheme}://{authority}{path}{query}")))
 }
 
-/// Whether a normalised URL's host is this machine: `localhost`, `127.0.0.0/8` or `[::1]`.
-pub fn is_loopback(url: &str) -> bool {
-    let Some((_, rest)) = url.split_once("://") else {
-        return false;
+/// `localhost` in a plain `ws://` URL becomes `127.0.0.1`, where a local hub listens. The name
+/// also resolves to `[::1]`, which Chrome tries first: a program of any user listening there
+/// while the hub listens on `127.0.0.1` would sit between the two and could relay the pairing
+/// exchange, then read and inject everything after it (docs/pairing.md). A `wss://` URL keeps
+/// its name, which its certificate must match.
+fn loopback_by_address(scheme: &str, authority: &str) -> String {
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) if !host.contains(']') && !host.contains('[') => (host, Some(port)),
+        _ => (authority, None),
     };
-    let authority = &rest[..rest.find(['/', '?']).unwrap_or(rest.len())];
-    let host = match authority.strip_prefix('[') {
-        Some(v6) => &v6[..v6.find(']').unwrap_or(v6.len())],
-        None => authority
-            .rsplit_once(':')
-            .map_or(authority, |(host, _)| host),
-    };
-    let host = host.to_ascii_lowercase();
-    host == "localhost"
-        || host == "::1"
-        || host
-            .parse::<std::net::Ipv4Addr>()
-            .is_ok_and(|ip| ip.is_loopback())
+    if scheme != "ws" || !host.eq_ignore_ascii_case("localhost") {
+        return authority.to_owned();
+    }
+    match port {
+        Some(port) => format!("127.0.0.1:{port}"),
+        None => "127.0.0.1".to_owned(),
+    }
 }
 
 /// Checks `host`, `host:port`, `[v6]` or `[v6]:port`.
@@ -183,8 +183,22 @@ mod tests {
 
     #[test]
     fn websocket_schemes_are_kept() {
-        assert_eq!(ok("ws://localhost:7000/"), "ws://localhost:7000/browser");
+        assert_eq!(ok("ws://localhost:7000/"), "ws://127.0.0.1:7000/browser");
         assert_eq!(ok("wss://h.example/browser"), "wss://h.example/browser");
+    }
+
+    #[test]
+    fn localhost_is_dialled_by_address() {
+        // A name that may resolve to [::1], where another user's program could listen.
+        assert_eq!(ok("http://LOCALHOST:17841"), "ws://127.0.0.1:17841/browser");
+        assert_eq!(ok("ws://localhost"), "ws://127.0.0.1/browser");
+        // TLS keeps the name its certificate is for; other names are left alone.
+        assert_eq!(ok("wss://localhost:8443"), "wss://localhost:8443/browser");
+        assert_eq!(
+            ok("ws://localhost.example:1"),
+            "ws://localhost.example:1/browser"
+        );
+        assert_eq!(ok("ws://[::1]:9"), "ws://[::1]:9/browser");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! every failure.
 //!
 //! One async loop ([`run`]) owns the socket for the worker's life. Its states are the popup's
-//! status line: not configured (no URL: no attempts at all), connecting, connected,
+//! status line: not configured (no URL: no attempts at all), not paired (a local hub's URL but
+//! no pairing key or code: no attempts either), connecting, connected,
 //! disconnected (waiting out a backoff: 0.5 s doubling to 10 s) and refused (the hub turned the
 //! extension away: wait 60 s or for the user to press Connect). The loop also watches the hub's
 //! heartbeats and gives up on a connection after three silent intervals.
@@ -14,16 +15,18 @@
 //! The connection's state (what it dials, how it is going) lives here, in one thread-local
 //! [`LinkState`]: the popup reads it, the worker fills in the configuration at start.
 //!
-//! Without an access token the hub is a local one, and the connection starts with the pairing
-//! exchange ([`tabwire_protocol::pairing`]): the extension sends only a challenge (the protocol
+//! A hub on plain `ws://` is a local one, and the connection starts with the pairing exchange
+//! ([`tabwire_protocol::pairing`]): the extension sends only a challenge (the protocol
 //! version, a nonce, a tag), and until the hub has proved it holds this browser's pairing key
-//! (or the pairing code being used) the extension says nothing about itself and runs nothing.
-//! A hub that fails the proof is named as not the one this browser paired with. A pairing that
-//! succeeds leaves the derived key in `chrome.storage.local`.
+//! (or the pairing code being used) the extension says nothing about itself, runs nothing and
+//! shows none of its words. A hub that fails the proof is named as not the one this browser
+//! paired with. A pairing that succeeds leaves the derived key in `chrome.storage.local`.
 //!
-//! With an access token (hosted mode) the socket offers it as a subprotocol (see
-//! [`socket::Socket::open`]). The token never reaches a log line or the popup: every sentence
-//! that ends a connection passes through [`crate::config::token::redact`] first.
+//! A hub on `wss://` (hosted mode) is vouched for by its TLS certificate: the extension says
+//! hello at once, and offers its access token as a subprotocol (see [`socket::Socket::open`]).
+//! A token is never sent over plain `ws://` (see [`crate::config::Layers::target`]). The token
+//! never reaches a log line or the popup: every sentence that ends a connection passes through
+//! [`crate::config::token::redact`] first.
 
 pub mod backoff;
 pub mod socket;
@@ -213,17 +216,19 @@ pub async fn run() {
                 continue;
             }
         };
-        // A hosted hub is vouched for by its token (and TLS); a local one must prove itself.
-        let secret = match (&token, pairing_secret(&target)) {
-            (Some(_), _) => None,
-            (None, Ok(Some(secret))) => Some(secret),
-            (None, Ok(None)) => {
+        // A hub behind TLS (hosted mode) is vouched for by its certificate, and a token is only
+        // ever sent there; a hub on plain ws:// (local mode) must prove itself by pairing.
+        let tls = url.starts_with("wss://");
+        let secret = match (tls, pairing_secret(&target)) {
+            (true, _) => None,
+            (false, Ok(Some(secret))) => Some(secret),
+            (false, Ok(None)) => {
                 set_status(Status::NotPaired, Some(NOT_PAIRED.to_owned()), Some(url));
                 control.recv().await;
                 backoff.reset();
                 continue;
             }
-            (None, Err(error)) => {
+            (false, Err(error)) => {
                 set_status(Status::NotConfigured, Some(error), None);
                 control.recv().await;
                 backoff.reset();
@@ -456,6 +461,18 @@ async fn serve(
                             welcome.hub_version
                         );
                     }
+                    (HubMessage::Refused(refusal), Phase::Opening | Phase::Proving)
+                        if let Some(exchange) = &exchange =>
+                    {
+                        // Anyone listening on the URL can send this: none of its words are
+                        // shown, only what its code means.
+                        crate::chrome::log!(
+                            "refused before the hub proved itself ({}): {}",
+                            refusal.code.as_str(),
+                            refusal.message
+                        );
+                        return Ended::Refused(unproven_refusal(&refusal, exchange, target));
+                    }
                     (HubMessage::Refused(refusal), _) => {
                         let has_token = matches!(target.token, Ok(Some(_)));
                         return Ended::Refused(describe_refusal(&refusal, has_token));
@@ -555,6 +572,32 @@ fn check_proof(exchange: &Exchange, proof: &HubProof) -> Option<[u8; NONCE_LEN]>
         &proof.proof,
     )
     .then_some(hub_nonce)
+}
+
+/// The popup's sentence for a refusal from a hub that has not proved itself: tabwire's own words
+/// for what the code means, never the sender's, which could be anyone's.
+fn unproven_refusal(refusal: &Refusal, exchange: &Exchange, target: &ConnectTarget) -> String {
+    let url = url_of(target);
+    match (refusal.code, &exchange.secret) {
+        (ErrorCode::NotPaired, Secret::Code(_)) => format!(
+            "the hub at {url} does not know this pairing code: it may be mistyped, used already \
+             or expired; run `tabwire-hub pair` for a new one"
+        ),
+        (ErrorCode::NotPaired, Secret::Key(_)) => format!(
+            "the hub at {url} does not know this browser: it was never paired there, or its \
+             pairing was revoked. Run `tabwire-hub pair` on the hub's machine, paste the code \
+             under Pairing code and press Connect"
+        ),
+        (ErrorCode::ProtocolMismatch, _) => format!(
+            "the hub at {url} speaks another protocol version than this extension (protocol \
+             {PROTOCOL_VERSION}): update tabwire-hub or the extension, whichever is older"
+        ),
+        (code, _) => format!(
+            "the hub at {url} refused the connection ({}) before proving itself, so its reason \
+             is not shown; check that tabwire-hub is running there",
+            code.as_str()
+        ),
+    }
 }
 
 /// The popup's sentence for a hub that failed its proof.
