@@ -420,8 +420,13 @@ async fn serve(
                 last_heard = now_ms();
                 let message = match serde_json::from_str::<HubMessage>(&text) {
                     Ok(message) => message,
-                    Err(e) => {
+                    // Only a hub that proved itself (or, hosted, was welcomed) gets an answer.
+                    Err(e) if matches!(phase, Phase::Live { .. }) => {
                         answer_unreadable(socket, &text, &e);
+                        continue;
+                    }
+                    Err(e) => {
+                        crate::chrome::log!("ignoring an unreadable message from the hub: {e}");
                         continue;
                     }
                 };
@@ -477,7 +482,7 @@ async fn serve(
                         let has_token = matches!(target.token, Ok(Some(_)));
                         return Ended::Refused(describe_refusal(&refusal, has_token));
                     }
-                    (HubMessage::Heartbeat { seq }, _) => {
+                    (HubMessage::Heartbeat { seq }, Phase::Greeting | Phase::Live { .. }) => {
                         send_message(socket, &ExtensionMessage::Heartbeat { seq });
                     }
                     (HubMessage::Request(request), Phase::Live { .. }) => {
