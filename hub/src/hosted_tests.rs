@@ -82,6 +82,33 @@ impl Setup {
         self.router.clone().oneshot(request).await.unwrap()
     }
 
+    /// A browser `b1` of `account`, registered straight in its registry, that never answers:
+    /// what the hub sends it waits in the returned inbox.
+    fn silent_browser(
+        &self,
+        account: &str,
+    ) -> (
+        Arc<crate::registry::Connection>,
+        tokio::sync::mpsc::UnboundedReceiver<tabwire_protocol::HubMessage>,
+    ) {
+        self.state
+            .accounts
+            .get(account)
+            .browsers
+            .connect(
+                tabwire_protocol::Hello {
+                    browser_id: "b1".into(),
+                    browser_name: "Work".into(),
+                    extension_version: "0.1.0".into(),
+                    protocol_version: tabwire_protocol::PROTOCOL_VERSION,
+                    chrome_version: "156".into(),
+                    proof: None,
+                },
+                crate::registry::Owner::fixed("test"),
+            )
+            .unwrap()
+    }
+
     /// A session that has finished its handshake (initialize, then `initialized`).
     async fn ready_session(&self, token: &str) -> String {
         let created = self.send(initialize(HOST, "/mcp", token)).await;
@@ -353,23 +380,7 @@ async fn a_tool_call_keeps_its_permit_when_its_client_goes_away() {
     let alice = setup.token("alice", Role::Agent);
     let session = setup.ready_session(&alice).await;
     // A browser of alice's that never answers.
-    let (_connection, mut inbox) = setup
-        .state
-        .accounts
-        .get("alice")
-        .browsers
-        .connect(
-            tabwire_protocol::Hello {
-                browser_id: "b1".into(),
-                browser_name: "Work".into(),
-                extension_version: "0.1.0".into(),
-                protocol_version: tabwire_protocol::PROTOCOL_VERSION,
-                chrome_version: "156".into(),
-                proof: None,
-            },
-            crate::registry::Owner::fixed("test"),
-        )
-        .unwrap();
+    let (_connection, mut inbox) = setup.silent_browser("alice");
     let call = |id: u64| {
         serde_json::json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
                            "params": {"name": "list_tabs", "arguments": {}}})
@@ -412,23 +423,7 @@ async fn a_revoked_token_loses_its_streams_and_sessions_within_two_seconds() {
     let doomed_session = setup.ready_session(&revoked).await;
     let kept_session = setup.ready_session(&kept).await;
     // A browser of alice's that never answers, so a tool call's answer stays open.
-    let (_connection, _inbox) = setup
-        .state
-        .accounts
-        .get("alice")
-        .browsers
-        .connect(
-            tabwire_protocol::Hello {
-                browser_id: "b1".into(),
-                browser_name: "Work".into(),
-                extension_version: "0.1.0".into(),
-                protocol_version: tabwire_protocol::PROTOCOL_VERSION,
-                chrome_version: "156".into(),
-                proof: None,
-            },
-            crate::registry::Owner::fixed("test"),
-        )
-        .unwrap();
+    let (_connection, _inbox) = setup.silent_browser("alice");
     // The token to be revoked has its own session's SSE stream open, and a tool call's answer
     // (a POST's SSE stream, 10 s of deadline) in the other token's session, which outlives
     // it; the other token has its session's stream open.
