@@ -9,7 +9,8 @@
 //! - [`tabs`], [`capture`]: tabs, screenshots, capture and storage.
 //! - [`hosted`]: hosted mode behind a real TLS proxy.
 //! - [`pairing`]: mutual pairing under attack — a fake hub, fake browsers, malformed hellos,
-//!   revocation, and a pairing that survives a hub restart.
+//!   revocation, a pairing that survives a hub restart — and a person pairing in the popup.
+//! - [`socket_peers`]: the Unix socket against a process of another user.
 //! - [`structure`]: the source tree's own rules (declared files, no import loops, layers).
 
 mod actions;

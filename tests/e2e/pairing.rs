@@ -9,7 +9,8 @@
 //!   the real browser keeps working;
 //! - oversized and malformed hellos get a clear `INVALID_ARGUMENT` and register nothing;
 //! - `tabwire-hub pair --revoke` drops a connected browser and keeps it out;
-//! - a pairing survives a hub restart: the browser comes back with its key, no new code.
+//! - a pairing survives a hub restart: the browser comes back with its key, no new code;
+//! - a person pairs in one step: a code pasted into the popup, Connect, and the popup says so.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -472,6 +473,53 @@ async fn a_pairing_survives_a_hub_restart() {
         .filter(|line| line.contains("paired with the hub at"))
         .count();
     assert_eq!(pairings, 1, "{:#?}", browser.log_lines());
+}
+
+/// The one human step: a browser configured with the hub's URL and no code says it is not
+/// paired and dials nothing; a code from `tabwire-hub pair` typed into the popup, then Connect,
+/// pairs it; the popup empties the field, never shows the code back and says it is paired.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_pairs_by_pasting_a_code_into_the_popup() {
+    let fixtures = Fixtures::serve().await;
+    let hub = Hub::spawn();
+    let config = json!({"serverUrl": hub.browser_url(), "browserName": "Pasted"});
+    let browser = Browser::launch_with_config(config, "Pasted", &fixtures.url("blank.html"), &[]);
+    let popup = browser.open_tab(POPUP).await;
+    let waiting = popup_text(&popup, "the popup to say it is not paired", |text| {
+        text.contains("Not paired")
+    })
+    .await;
+    assert!(waiting.contains("tabwire-hub pair"), "{waiting}");
+    let client = McpClient::connect(&hub).await;
+    let listed = client.call("list_browsers", json!({})).await;
+    assert!(
+        listed.data()["browsers"].as_array().unwrap().is_empty(),
+        "nothing dialled the hub: {}",
+        listed.text
+    );
+
+    // Paste the code as a person would: with spaces around it, in lower case.
+    let code = hub.pair();
+    let typed = format!(
+        "document.getElementById('pairingCode').value = {};\
+         document.getElementById('connect').click(); true",
+        json!(format!("  {}\n", code.to_lowercase()))
+    );
+    Browser::evaluate(&popup, &typed).await;
+    connected_browser(&client, "Pasted").await;
+    let paired = popup_text(&popup, "the popup to say it is paired", |text| {
+        text.contains("Paired with the hub") && text.contains("Connected")
+    })
+    .await;
+    assert!(!paired.contains(&code), "{paired}");
+    let field = Browser::evaluate(&popup, "document.getElementById('pairingCode').value").await;
+    assert_eq!(field, json!(""));
+    let html = Browser::evaluate(&popup, "document.documentElement.outerHTML").await;
+    assert!(
+        !html.as_str().unwrap_or_default().contains(&code),
+        "the popup shows the code"
+    );
+    assert_eq!(paired_lines(&hub).len(), 1);
 }
 
 // ---------------------------------------------------------------------------------------------
