@@ -22,8 +22,15 @@ chrome.alarms.onAlarm.addListener((alarm) => {
   ready().then((w) => w.onAlarm(alarm.name));
 });
 
+// Only the extension's own pages (the popup) may talk to the worker. The collector runs in
+// pages as a content script of this extension (the same sender.id), and a page whose renderer
+// was taken over must not be able to read the state or change the Server URL through it: a
+// content script's sender.url is the page's URL, never one of the extension's.
+const OWN_PAGES = chrome.runtime.getURL('');
 chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
-  if (sender.id !== chrome.runtime.id) return false;
+  if (sender.id !== chrome.runtime.id || !String(sender.url || '').startsWith(OWN_PAGES)) {
+    return false;
+  }
   ready()
     .then((w) => w.onPopupMessage(message))
     .then(sendResponse, (error) => sendResponse({ ok: false, error: String(error) }));

@@ -10,7 +10,9 @@
 //! - oversized and malformed hellos get a clear `INVALID_ARGUMENT` and register nothing;
 //! - `tabwire-hub pair --revoke` drops a connected browser and keeps it out;
 //! - a pairing survives a hub restart: the browser comes back with its key, no new code;
-//! - a person pairs in one step: a code pasted into the popup, Connect, and the popup says so.
+//! - a person pairs in one step: a code pasted into the popup, Connect, and the popup says so;
+//! - the extension's own scripts in pages (where a taken-over renderer would run) can read
+//!   neither the pairing key from its storage nor the worker's state, nor change its settings.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
@@ -520,6 +522,88 @@ async fn a_person_pairs_by_pasting_a_code_into_the_popup() {
         "the popup shows the code"
     );
     assert_eq!(paired_lines(&hub).len(), 1);
+}
+
+/// The collector runs in pages as a content script of the extension. A page whose renderer was
+/// taken over would run code there, so that context must reach neither `chrome.storage.local`
+/// (the pairing key, an access token) nor the worker's popup requests (its state, or a new
+/// Server URL). The attack runs exactly there: `chrome.scripting.executeScript` into the page's
+/// isolated world, launched from the popup.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_script_of_the_extension_cannot_read_the_key_or_drive_the_worker() {
+    let fixtures = Fixtures::serve().await;
+    let hub = Hub::spawn();
+    let browser = Browser::launch(&hub, "Work", &fixtures.url("blank.html"));
+    let client = McpClient::connect(&hub).await;
+    connected_browser(&client, "Work").await;
+    let popup = browser.open_tab(POPUP).await;
+    // The extension page itself sees its key (saved just after the welcome): the attack below
+    // is not failing for lack of one.
+    eventually("the key to be saved", CONNECT_LIMIT, || async {
+        let own = Browser::evaluate(
+            &popup,
+            "chrome.storage.local.get('pairingKey').then((items) => (items.pairingKey || '').length)",
+        )
+        .await;
+        (own == json!(2 * KEY_LEN)).then_some(())
+    })
+    .await;
+
+    let attack = r#"(async () => {
+        const [tab] = await chrome.tabs.query({ url: '*://*/blank.html' });
+        const [injected] = await chrome.scripting.executeScript({
+            target: { tabId: tab.id },
+            func: async () => {
+                const out = {};
+                try {
+                    out.storage = JSON.stringify(await chrome.storage.local.get(null));
+                } catch (error) {
+                    out.storage = 'denied: ' + error.message;
+                }
+                try {
+                    out.state = JSON.stringify(await chrome.runtime.sendMessage({ type: 'getState' }));
+                } catch (error) {
+                    out.state = 'refused: ' + error.message;
+                }
+                try {
+                    out.connect = JSON.stringify(await chrome.runtime.sendMessage({
+                        type: 'connect', serverUrl: 'ws://127.0.0.1:9/browser', browserName: 'Evil',
+                    }));
+                } catch (error) {
+                    out.connect = 'refused: ' + error.message;
+                }
+                return out;
+            },
+        });
+        return injected.result;
+    })()"#;
+    let result = Browser::evaluate(&popup, attack).await;
+    let storage = result["storage"].as_str().unwrap_or_default();
+    assert!(
+        storage.starts_with("denied") && !storage.contains("pairingKey"),
+        "a page script read the extension's storage: {result}"
+    );
+    for request in ["state", "connect"] {
+        let answer = result[request].as_str().unwrap_or_default();
+        assert!(
+            !answer.contains("browserId") && !answer.contains("\"ok\":true"),
+            "a page script got an answer to {request}: {result}"
+        );
+    }
+    // Still connected to the same hub, under its own name.
+    let listed = client.call("list_browsers", json!({})).await;
+    assert_eq!(
+        listed.data()["browsers"][0]["name"],
+        "Work",
+        "{}",
+        listed.text
+    );
+    assert_eq!(
+        listed.data()["browsers"][0]["connected"],
+        true,
+        "{}",
+        listed.text
+    );
 }
 
 // ---------------------------------------------------------------------------------------------

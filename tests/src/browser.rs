@@ -253,13 +253,13 @@ impl Browser {
     }
 
     /// Evaluates `expression` in a page through its DevTools WebSocket (a test's own eyes on a
-    /// page the extension cannot script, such as its popup).
+    /// page the extension cannot script, such as its popup). A promise is awaited.
     pub async fn evaluate(page_ws: &str, expression: &str) -> serde_json::Value {
         use futures_util::{SinkExt, StreamExt};
         let (mut socket, _) = tokio_tungstenite::connect_async(page_ws).await.unwrap();
         let call = serde_json::json!({
             "id": 1, "method": "Runtime.evaluate",
-            "params": {"expression": expression, "returnByValue": true}
+            "params": {"expression": expression, "returnByValue": true, "awaitPromise": true}
         });
         socket
             .send(tokio_tungstenite::tungstenite::Message::Text(

@@ -99,6 +99,23 @@ pub async fn load_local() -> LocalState {
     }
 }
 
+/// Closes `chrome.storage.local` to the extension's scripts in pages (the collector): it holds
+/// the pairing key and the access token, which a page whose renderer was taken over could
+/// otherwise read through them. Chrome allows this for the local area since 2024; an older one
+/// refuses, which is logged and changes nothing else.
+pub async fn restrict_local_storage() {
+    let options = json!({ "accessLevel": "TRUSTED_CONTEXTS" });
+    let result = match chrome::to_js(&options) {
+        Ok(options) => chrome::call(chrome::storage_local_set_access_level(&options))
+            .await
+            .map(|_| ()),
+        Err(e) => Err(e),
+    };
+    if let Err(e) = result {
+        crate::chrome::log!("could not close local storage to page scripts: {e}");
+    }
+}
+
 /// Keeps the key of a pairing that just succeeded (and drops the used code), or forgets the
 /// key (`None`) when the user pastes a new code to pair again.
 pub async fn save_pairing_key(key: Option<&[u8; KEY_LEN]>) -> Result<(), chrome::JsFailure> {
