@@ -7,9 +7,10 @@
 //! ([`tabwire_protocol::pairing`]); in hosted mode a connection needs a browser token, and the
 //! browser joins the token's account. A browser ID is bound to the credential (pairing or
 //! token) that first registered it. The hub refuses an incompatible protocol version with a
-//! message the popup shows, and otherwise registers the browser, forwards requests, correlates responses, and sends a heartbeat every
-//! [`HEARTBEAT_INTERVAL`]. The heartbeat is what keeps Chrome from stopping an idle MV3 service
-//! worker; a browser silent for three intervals is considered gone.
+//! message the popup shows, and otherwise registers the browser, forwards requests, correlates
+//! responses, and sends a heartbeat every [`HEARTBEAT_INTERVAL`]. The heartbeat is what keeps
+//! Chrome from stopping an idle MV3 service worker; a browser silent for three intervals is
+//! considered gone.
 
 use std::sync::Arc;
 use std::time::Duration;
