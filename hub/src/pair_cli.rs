@@ -82,8 +82,10 @@ pub fn run(args: PairArgs) -> anyhow::Result<()> {
     println!("{code}");
     eprintln!(
         "Paste this code into the tabwire extension's popup (Pairing code) and press Connect. \
-         It works once, within {}.",
-        args.ttl
+         It works once, within {}, with the hub whose state is in {} (a hub started with \
+         another --state-dir does not know it).",
+        args.ttl,
+        dir.display()
     );
     Ok(())
 }
