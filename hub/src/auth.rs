@@ -20,7 +20,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
+use tabwire_protocol::local::PrivateDirProblem;
 use tabwire_protocol::pairing::{decode_hex, encode_hex};
+
+use crate::private_dir::{self, Unfit};
 
 /// The audience every tabwire token carries.
 pub const AUDIENCE: &str = "tabwire";
@@ -627,53 +630,39 @@ fn permissions(path: &Path) -> Result<u32, AuthError> {
 /// under umask 022, a key copied in). `token issue`, the systemd unit and the container image
 /// all make it so.
 pub fn check_private_dir(dir: &Path) -> Result<(), AuthError> {
-    use std::os::unix::fs::MetadataExt;
-    let metadata = std::fs::metadata(dir)
-        .and_then(|metadata| {
-            if metadata.is_dir() {
-                Ok(metadata)
-            } else {
-                Err(std::io::ErrorKind::NotADirectory.into())
-            }
-        })
-        .map_err(|source| AuthError::NoDirectory {
-            path: dir.to_path_buf(),
-            source,
-        })?;
-    let uid = tabwire_protocol::local::current_uid();
-    if metadata.uid() != uid {
-        return Err(AuthError::ForeignDirectory {
-            path: dir.to_path_buf(),
-            owner: metadata.uid(),
-            uid,
-        });
+    private_dir::check(dir).map_err(|unfit| unfit_dir(dir, unfit))
+}
+
+/// The auth directory's error for a directory that breaks [`private_dir`]'s rule.
+fn unfit_dir(dir: &Path, unfit: Unfit) -> AuthError {
+    let path = dir.to_path_buf();
+    match unfit {
+        Unfit::Io(source) => AuthError::NoDirectory { path, source },
+        Unfit::Problem(PrivateDirProblem::NotADirectory) => AuthError::NoDirectory {
+            path,
+            source: std::io::ErrorKind::NotADirectory.into(),
+        },
+        Unfit::Problem(PrivateDirProblem::Owner(owner)) => AuthError::ForeignDirectory {
+            path,
+            owner,
+            uid: tabwire_protocol::local::current_uid(),
+        },
+        Unfit::Problem(PrivateDirProblem::OpenToOthers { mode }) => {
+            AuthError::OpenDirectory { path, mode }
+        }
     }
-    let mode = metadata.mode() & 0o7777;
-    if mode & 0o077 != 0 {
-        return Err(AuthError::OpenDirectory {
-            path: dir.to_path_buf(),
-            mode,
-        });
-    }
-    Ok(())
 }
 
 /// Creates the auth directory if needed, private from its first moment (mode 0700; its parents
-/// as the umask says).
+/// as the umask says). An existing one is left as it is (see [`revoke`]).
 fn ensure_dir(dir: &Path) -> Result<(), AuthError> {
-    use std::os::unix::fs::DirBuilderExt;
     if dir.exists() {
         return Ok(());
     }
-    if let Some(parent) = dir.parent() {
-        std::fs::create_dir_all(parent).map_err(io("create", parent))?;
-    }
-    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
-        Err(error) if error.kind() != std::io::ErrorKind::AlreadyExists => {
-            Err(io("create", dir)(error))
-        }
-        _ => Ok(()),
-    }
+    private_dir::ensure(dir).map_err(|unfit| match unfit {
+        Unfit::Io(error) => io("create", dir)(error),
+        unfit => unfit_dir(dir, unfit),
+    })
 }
 
 /// Opens a file of the auth directory for appending, creating it with mode 0600.
@@ -813,16 +802,7 @@ fn json_line(record: &impl Serialize) -> String {
 
 /// An exclusive lock on the auth directory for one `issue` or `revoke`, released on drop.
 fn lock(dir: &Path) -> Result<std::fs::File, AuthError> {
-    let file = append(&dir.join(".lock"))?;
-    #[cfg(unix)]
-    {
-        use std::os::fd::AsRawFd;
-        // SAFETY: flock on a file descriptor this function owns; it blocks until granted.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(io("lock", dir)(std::io::Error::last_os_error()));
-        }
-    }
-    Ok(file)
+    private_dir::lock(&dir.join(".lock")).map_err(io("lock", dir))
 }
 
 /// The revoked token IDs recorded in `dir`.

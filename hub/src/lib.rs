@@ -10,7 +10,8 @@
 //! - [`state`]: what every connection shares; [`accounts`]: the unit of isolation, each with a
 //!   [`registry`] per [`peer`] kind; [`session`]: a session's selected peers.
 //! - [`browser_link`]: the `/browser` endpoint — origin check, hello, heartbeats.
-//! - [`local_socket`], [`local_session`]: the Unix socket, one connection as one MCP session.
+//! - [`local_socket`], [`local_session`]: the Unix socket, one connection as one MCP session;
+//!   [`private_dir`]: the rule and the lock for directories only the hub's user may enter.
 //! - [`pairing`]: local mode's paired browsers and one-time pairing codes; [`random`]: the bytes
 //!   of keys, codes and nonces.
 //! - [`auth`], [`hosted`]: hosted mode's tokens and its HTTP gate.
@@ -29,6 +30,7 @@ pub mod local_socket;
 pub mod mcp;
 pub mod pairing;
 pub mod peer;
+pub mod private_dir;
 pub mod random;
 pub mod registry;
 pub mod session;

@@ -10,10 +10,12 @@
 //! kernel reports and the peer cannot choose ([`check_peer`]).
 
 use std::io;
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use tabwire_protocol::local::{SocketDirProblem, current_uid, socket_dir_problem};
+use tabwire_protocol::local::{PrivateDirProblem, current_uid};
+
+use crate::private_dir::{self, Unfit};
 
 use tokio::net::{UnixListener, UnixStream};
 
@@ -79,33 +81,22 @@ pub fn check_peer(stream: &UnixStream, own_uid: u32) -> Result<(), PeerRefused> 
 /// The directory must belong to this user and be closed to everyone else.
 fn ensure_private_dir(dir: &Path) -> io::Result<()> {
     let uid = current_uid();
-    match std::fs::metadata(dir) {
-        Err(error) if error.kind() == io::ErrorKind::NotFound => {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)?;
-            // `recursive` applies the mode to every created level only subject to the umask;
-            // set it explicitly on the socket's own directory.
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
+    match private_dir::ensure(dir) {
+        Ok(()) => Ok(()),
+        Err(Unfit::Io(error)) => Err(error),
+        Err(Unfit::Problem(PrivateDirProblem::NotADirectory)) => {
+            Err(invalid(format!("{} is not a directory", dir.display())))
         }
-        Err(error) => Err(error),
-        Ok(meta) => match socket_dir_problem(&meta, uid) {
-            None => Ok(()),
-            Some(SocketDirProblem::NotADirectory) => {
-                Err(invalid(format!("{} is not a directory", dir.display())))
-            }
-            Some(SocketDirProblem::Owner(owner)) => Err(invalid(format!(
-                "{} belongs to user {owner}, not to this hub's user ({uid}), and its owner could \
-                 pose as the hub; remove it, or choose a socket path in a directory of your own",
-                dir.display()
-            ))),
-            Some(SocketDirProblem::OpenToOthers { mode }) => Err(invalid(format!(
-                "{} is accessible to other users (mode {mode:o}); the hub's socket needs a \
-                 private directory (chmod 700 it, or choose another --socket path)",
-                dir.display(),
-            ))),
-        },
+        Err(Unfit::Problem(PrivateDirProblem::Owner(owner))) => Err(invalid(format!(
+            "{} belongs to user {owner}, not to this hub's user ({uid}), and its owner could \
+             pose as the hub; remove it, or choose a socket path in a directory of your own",
+            dir.display()
+        ))),
+        Err(Unfit::Problem(PrivateDirProblem::OpenToOthers { mode })) => Err(invalid(format!(
+            "{} is accessible to other users (mode {mode:o}); the hub's socket needs a \
+             private directory (chmod 700 it, or choose another --socket path)",
+            dir.display(),
+        ))),
     }
 }
 

@@ -20,6 +20,9 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
+
+use crate::private_dir::Unfit;
+use tabwire_protocol::local::PrivateDirProblem;
 use tabwire_protocol::pairing::{
     self, CODE_RANDOM_BYTES, KEY_LEN, NONCE_LEN, PairingCode, Secret, decode_hex, encode_hex,
 };
@@ -378,64 +381,40 @@ fn write(dir: &Path, state: &State) -> Result<(), PairingError> {
     let path = dir.join(FILE);
     let temporary = dir.join(format!("{FILE}.{}", std::process::id()));
     let text = serde_json::to_string_pretty(state).expect("the pairing state serializes");
-    let mut file = private_file(&temporary, true)?;
+    let mut file = {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .write(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&temporary)
+            .map_err(io_error("open", &temporary))?
+    };
     file.write_all(text.as_bytes())
         .and_then(|()| file.sync_all())
         .map_err(io_error("write", &temporary))?;
     std::fs::rename(&temporary, &path).map_err(io_error("replace", &path))
 }
 
-/// Opens a file of the state directory with mode 0600 (truncated when `truncate`).
-fn private_file(path: &Path, truncate: bool) -> Result<File, PairingError> {
-    use std::os::unix::fs::OpenOptionsExt;
-    std::fs::OpenOptions::new()
-        .create(true)
-        .write(true)
-        .truncate(truncate)
-        .mode(0o600)
-        .open(path)
-        .map_err(io_error("open", path))
-}
-
 /// An exclusive lock on the state, released when the file is dropped.
 fn lock(dir: &Path) -> Result<File, PairingError> {
-    use std::os::fd::AsRawFd;
     let path = dir.join(LOCK);
-    let file = private_file(&path, false)?;
-    // SAFETY: flock on a file descriptor this function owns; it blocks until granted.
-    if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-        return Err(io_error("lock", &path)(io::Error::last_os_error()));
-    }
-    Ok(file)
+    crate::private_dir::lock(&path).map_err(io_error("lock", &path))
 }
 
 /// The state directory must belong to this user and be closed to everyone else: its keys let
 /// whoever reads them pose as a paired browser.
 fn ensure_private_dir(dir: &Path) -> Result<(), PairingError> {
-    use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
-    use tabwire_protocol::local::{SocketDirProblem, current_uid, socket_dir_problem};
-    let meta = match std::fs::metadata(dir) {
-        Err(error) if error.kind() == io::ErrorKind::NotFound => {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(io_error("create", dir))?;
-            // The mode passes through the umask on creation: set it outright.
-            return std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-                .map_err(io_error("restrict", dir));
-        }
-        Err(error) => return Err(io_error("read", dir)(error)),
-        Ok(meta) => meta,
-    };
-    let problem = match socket_dir_problem(&meta, current_uid()) {
-        None => return Ok(()),
-        Some(SocketDirProblem::NotADirectory) => "is not a directory".to_owned(),
-        Some(SocketDirProblem::Owner(owner)) => format!(
+    let problem = match crate::private_dir::ensure(dir) {
+        Ok(()) => return Ok(()),
+        Err(Unfit::Io(error)) => return Err(io_error("create", dir)(error)),
+        Err(Unfit::Problem(PrivateDirProblem::NotADirectory)) => "is not a directory".to_owned(),
+        Err(Unfit::Problem(PrivateDirProblem::Owner(owner))) => format!(
             "belongs to user {owner}, who could read the paired browsers' keys; remove it or \
              choose another --state-dir"
         ),
-        Some(SocketDirProblem::OpenToOthers { mode }) => format!(
+        Err(Unfit::Problem(PrivateDirProblem::OpenToOthers { mode })) => format!(
             "is open to other users (mode {mode:o}), and it holds the paired browsers' keys: \
              chmod 700 {}",
             dir.display()

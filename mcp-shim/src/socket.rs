@@ -11,7 +11,7 @@
 use std::io;
 use std::path::{Path, PathBuf};
 
-use tabwire_protocol::local::{SocketDirProblem, current_uid, socket_dir_problem};
+use tabwire_protocol::local::{PrivateDirProblem, current_uid, private_dir_problem};
 use tokio::net::UnixStream;
 
 /// Why the shim will not talk to what is at the socket path.
@@ -25,7 +25,7 @@ pub enum Refusal {
         /// Its directory.
         dir: PathBuf,
         /// What is wrong with it.
-        problem: SocketDirProblem,
+        problem: PrivateDirProblem,
         /// This process's user ID.
         own: u32,
     },
@@ -58,19 +58,19 @@ impl std::fmt::Display for Refusal {
             } => {
                 let (socket, dir) = (socket.display(), dir.display());
                 match problem {
-                    SocketDirProblem::NotADirectory => write!(
+                    PrivateDirProblem::NotADirectory => write!(
                         f,
                         "refusing {socket}: {dir} is not a directory; remove it and restart \
                          tabwire-hub, or pass --socket"
                     ),
-                    SocketDirProblem::Owner(owner) => write!(
+                    PrivateDirProblem::Owner(owner) => write!(
                         f,
                         "refusing {socket}: its directory {dir} belongs to user {owner}, not to \
                          you (user {own}), so whoever listens there could be posing as \
                          tabwire-hub; another user created {dir}: have it removed and restart \
                          tabwire-hub, or pass --socket in a directory of your own"
                     ),
-                    SocketDirProblem::OpenToOthers { mode } => write!(
+                    PrivateDirProblem::OpenToOthers { mode } => write!(
                         f,
                         "refusing {socket}: its directory {dir} is open to other users (mode \
                          {mode:o}), so anyone could have put a socket there; run `chmod 700 \
@@ -116,7 +116,7 @@ pub async fn connect(socket: &Path) -> Result<UnixStream, Failure> {
     };
     // A directory that is not there yet is a hub that has not started yet.
     let meta = std::fs::metadata(dir).map_err(Failure::Unreachable)?;
-    if let Some(problem) = socket_dir_problem(&meta, own) {
+    if let Some(problem) = private_dir_problem(&meta, own) {
         return Err(Failure::Refused(Refusal::Directory {
             socket: socket.to_owned(),
             dir: dir.to_owned(),

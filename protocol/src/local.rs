@@ -234,11 +234,12 @@ pub fn current_uid() -> u32 {
     unsafe { libc::geteuid() }
 }
 
-/// What makes a directory unfit to hold the socket. Hub and shim apply the same rule: the
-/// directory must belong to the user and be closed to everyone else (mode 0700), since whoever
-/// can put a socket in it can pose as the hub.
+/// What makes a directory unfit to be private to the user: the socket's (whoever can put a
+/// socket in it can pose as the hub), the hub's state and auth directories (whoever can read
+/// them holds the keys). Hub and shim apply the same rule: the directory must belong to the
+/// user and be closed to everyone else (mode 0700).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SocketDirProblem {
+pub enum PrivateDirProblem {
     /// It is not a directory.
     NotADirectory,
     /// It belongs to another user: this user ID.
@@ -250,17 +251,17 @@ pub enum SocketDirProblem {
     },
 }
 
-/// Checks a directory's metadata (followed through symlinks) against [`SocketDirProblem`]'s
+/// Checks a directory's metadata (followed through symlinks) against [`PrivateDirProblem`]'s
 /// rule for the user `uid`.
 #[cfg(unix)]
-pub fn socket_dir_problem(meta: &std::fs::Metadata, uid: u32) -> Option<SocketDirProblem> {
+pub fn private_dir_problem(meta: &std::fs::Metadata, uid: u32) -> Option<PrivateDirProblem> {
     use std::os::unix::fs::MetadataExt;
     if !meta.is_dir() {
-        Some(SocketDirProblem::NotADirectory)
+        Some(PrivateDirProblem::NotADirectory)
     } else if meta.uid() != uid {
-        Some(SocketDirProblem::Owner(meta.uid()))
+        Some(PrivateDirProblem::Owner(meta.uid()))
     } else if meta.mode() & 0o077 != 0 {
-        Some(SocketDirProblem::OpenToOthers {
+        Some(PrivateDirProblem::OpenToOthers {
             mode: meta.mode() & 0o777,
         })
     } else {
