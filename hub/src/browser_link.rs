@@ -226,11 +226,8 @@ async fn serve(hub: Arc<HubState>, admitted: Admitted, mut socket: WebSocket, or
             return refuse(&mut socket, refusal).await;
         }
     };
-    let Proven {
-        hello,
-        owner,
-        lapsed,
-    } = proven;
+    let Proven { hello, owner } = proven;
+    let credential = owner.clone();
     let browser_id = hello.browser_id.clone();
     let name = hello.browser_name.clone();
     let extension = hello.extension_version.clone();
@@ -265,18 +262,17 @@ async fn serve(hub: Arc<HubState>, admitted: Admitted, mut socket: WebSocket, or
     let reason = if send(&mut socket, &welcome).await.is_err() {
         "send failed"
     } else {
-        pump(&connection, socket, outbox, lapsed).await
+        pump(&connection, socket, outbox, &credential).await
     };
     account.browsers.disconnect(&connection);
     tracing::info!(account = account.name, browser = %connection.peer_id(), reason, "browser disconnected");
 }
 
-/// A browser that proved who it is: its hello, the credential its ID is bound to, and the
-/// check, run every second while it is connected, that the credential still stands.
+/// A browser that proved who it is: its hello, and the credential its ID is bound to (checked
+/// again every second while it is connected).
 struct Proven {
     hello: Hello,
     owner: Owner,
-    lapsed: Box<dyn Fn() -> Result<(), Refusal> + Send + Sync>,
 }
 
 /// The handshake. In hosted mode the token (checked at the upgrade) vouches for the browser
@@ -302,13 +298,9 @@ async fn prove(
         (None, Some(principal), ExtensionMessage::Hello(hello)) => {
             let auth = hub.auth.clone().expect("a hub without pairings is hosted");
             let credential = format!("token:{}", principal.jti);
-            let (owner_auth, owner_principal) = (auth.clone(), principal.clone());
             Ok(Proven {
                 hello,
                 owner: Owner::new(credential, move || {
-                    owner_auth.still_valid(&owner_principal).is_ok()
-                }),
-                lapsed: Box::new(move || {
                     auth.still_valid(&principal).map_err(|reason| Refusal {
                         code: ErrorCode::Unauthorized,
                         message: format!("the hub closed this connection: {reason}"),
@@ -395,18 +387,17 @@ async fn prove_paired(
         }
     };
     let pairing_id = paired.pairing_id;
-    let (owner_pairings, owner_id) = (pairings.clone(), pairing_id.clone());
     let pairings = pairings.clone();
     Ok(Proven {
         hello,
         owner: Owner::new(format!("pairing:{pairing_id}"), move || {
-            owner_pairings.is_current(&owner_id)
-        }),
-        lapsed: Box::new(move || match pairings.is_current(&pairing_id) {
-            true => Ok(()),
-            false => Err(not_paired(
-                "the hub closed this connection: this browser's pairing was revoked",
-            )),
+            if pairings.is_current(&pairing_id) {
+                Ok(())
+            } else {
+                Err(not_paired(
+                    "the hub closed this connection: this browser's pairing was revoked",
+                ))
+            }
         }),
     })
 }
@@ -482,7 +473,7 @@ async fn pump(
     connection: &Arc<Connection>,
     socket: WebSocket,
     mut outbox: tokio::sync::mpsc::UnboundedReceiver<HubMessage>,
-    lapsed: impl Fn() -> Result<(), Refusal>,
+    credential: &Owner,
 ) -> &'static str {
     let (mut sink, mut stream) = socket.split();
     let mut heartbeat = tokio::time::interval(HEARTBEAT_INTERVAL);
@@ -534,7 +525,7 @@ async fn pump(
                 return "replaced by a newer connection of the same browser";
             }
             _ = credential_check.tick() => {
-                if let Err(refusal) = lapsed() {
+                if let Err(refusal) = credential.check() {
                     tracing::info!(browser = %connection.peer_id(), reason = %refusal.message, "credential lapsed");
                     if let Ok(text) = serde_json::to_string(&HubMessage::Refused(refusal)) {
                         let _ = tokio::time::timeout(SEND_TIMEOUT, sink.send(Message::Text(text.into()))).await;

@@ -12,7 +12,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use tabwire_protocol::{ErrorCode, HubMessage, OpError, OpResult, Operation, Request, TabId};
+use tabwire_protocol::{
+    ErrorCode, HubMessage, OpError, OpResult, Operation, Refusal, Request, TabId,
+};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::peer::PeerKind;
@@ -72,26 +74,36 @@ struct Entry<K: PeerKind> {
 }
 
 /// The credential a connection proved (a pairing locally, a token in hosted mode), and how to
-/// tell whether it still stands.
+/// tell whether it still stands: the registry asks before letting another credential take its
+/// peer ID, and the connection's loop asks every second (closing with the refusal once not).
+#[derive(Clone)]
 pub struct Owner {
     /// Names the credential (`pairing:<id>`, `token:<jti>`); never a secret.
     credential: String,
-    /// Whether the credential is still valid (not revoked, not expired).
-    valid: Box<dyn Fn() -> bool + Send + Sync>,
+    /// `Ok` while the credential stands; the refusal to send once it was revoked or expired.
+    check: Arc<dyn Fn() -> Result<(), Refusal> + Send + Sync>,
 }
 
 impl Owner {
-    /// A credential whose validity `valid` tells.
-    pub fn new(credential: String, valid: impl Fn() -> bool + Send + Sync + 'static) -> Owner {
+    /// A credential whose standing `check` tells.
+    pub fn new(
+        credential: String,
+        check: impl Fn() -> Result<(), Refusal> + Send + Sync + 'static,
+    ) -> Owner {
         Owner {
             credential,
-            valid: Box::new(valid),
+            check: Arc::new(check),
         }
     }
 
     /// A credential that never lapses (tests, and peers of kinds with no credentials).
     pub fn fixed(credential: &str) -> Owner {
-        Owner::new(credential.to_owned(), || true)
+        Owner::new(credential.to_owned(), || Ok(()))
+    }
+
+    /// Whether the credential still stands, or the refusal for its peer once not.
+    pub fn check(&self) -> Result<(), Refusal> {
+        (self.check)()
     }
 }
 
@@ -146,7 +158,7 @@ impl<K: PeerKind> Registry<K> {
             let mut peers = self.peers.lock().unwrap();
             if let Some(existing) = peers.get(&id)
                 && existing.owner.credential != owner.credential
-                && (existing.owner.valid)()
+                && existing.owner.check().is_ok()
             {
                 return Err(OpError::new(
                     ErrorCode::Forbidden,
@@ -675,7 +687,16 @@ mod tests {
         let (_old, _o) = registry
             .connect(
                 hello("b2", "Old"),
-                Owner::new("token:old".into(), move || valid.load(Ordering::Relaxed)),
+                Owner::new("token:old".into(), move || {
+                    if valid.load(Ordering::Relaxed) {
+                        Ok(())
+                    } else {
+                        Err(Refusal {
+                            code: ErrorCode::Unauthorized,
+                            message: "revoked".into(),
+                        })
+                    }
+                }),
             )
             .unwrap();
         assert!(
