@@ -123,9 +123,7 @@ pub async fn save_pairing_key(key: Option<&[u8; KEY_LEN]>) -> Result<(), chrome:
         Some(key) => json!({ PAIRING_KEY: encode_hex(key), PAIRING_CODE: "" }),
         None => json!({ PAIRING_KEY: "" }),
     };
-    chrome::call(chrome::storage_local_set(&chrome::to_js(&items)?))
-        .await
-        .map(|_| ())
+    set_local(&items).await
 }
 
 /// Whether the hub would accept `id` (the same rule as `check_hello`).
@@ -144,10 +142,7 @@ fn is_valid_browser_id(id: &str) -> bool {
 /// Saves what the user entered in the popup: the fields the layer sets; the others keep their
 /// saved values.
 pub async fn save_user(layer: &ConfigLayer) -> Result<(), chrome::JsFailure> {
-    let items = chrome::to_js(&items_of(layer))?;
-    chrome::call(chrome::storage_local_set(&items))
-        .await
-        .map(|_| ())
+    set_local(&items_of(layer)).await
 }
 
 fn items_of(layer: &ConfigLayer) -> Value {
@@ -166,15 +161,16 @@ fn items_of(layer: &ConfigLayer) -> Value {
 }
 
 async fn save(items: &Value) {
-    let result = match chrome::to_js(items) {
-        Ok(items) => chrome::call(chrome::storage_local_set(&items))
-            .await
-            .map(|_| ()),
-        Err(e) => Err(e),
-    };
-    if let Err(e) = result {
+    if let Err(e) = set_local(items).await {
         crate::chrome::log!("could not write chrome.storage.local: {e}");
     }
+}
+
+/// Writes `items` (a JSON object) into `chrome.storage.local`.
+async fn set_local(items: &Value) -> Result<(), chrome::JsFailure> {
+    chrome::call(chrome::storage_local_set(&chrome::to_js(items)?))
+        .await
+        .map(|_| ())
 }
 
 /// Reads the bundled `config.json`, if the extension folder has one.
