@@ -59,6 +59,17 @@ fn collector_build() -> String {
     format!("{COLLECTOR_HASH:016x}")
 }
 
+/// The lines of a snapshot that the wasm may show, which the page sends nodes for.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+pub struct PageWindow {
+    /// The first line.
+    pub offset: u32,
+    /// Most lines.
+    pub lines: u32,
+    /// Most characters.
+    pub chars: u32,
+}
+
 /// What the page is asked to do: a command of the collector, named by its `command` tag (the
 /// collector's table of commands in js/collector/90-dispatch.js has one entry per variant, which
 /// a test checks).
@@ -80,6 +91,10 @@ pub enum PageCommand {
         scope: Option<PageTarget>,
         /// Keys of the frame's live refs.
         known: Vec<u32>,
+        /// Send only the nodes this window can show, and count the others (no query: a query
+        /// needs every node).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        window: Option<PageWindow>,
     },
     /// Count, over the whole document (hidden elements and open shadow roots included), the
     /// elements carrying each of these anchor sets.
@@ -525,6 +540,7 @@ mod tests {
             command: &PageCommand::Snapshot {
                 scope: None,
                 known: vec![3, 4],
+                window: None,
             },
         })
         .unwrap();

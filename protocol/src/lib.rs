@@ -58,8 +58,8 @@ pub use messages::{
 };
 pub use observe::{
     ContentFormat, ContentRequest, Delta, FrameInfo, FrameList, GetSelectedText, ImageFormat,
-    ListFrames, Observation, ObserveOp, ObserveResult, ObservedNode, PageContent, Screenshot,
-    ScreenshotRequest, SelectedText, SnapshotBudget, SnapshotRequest,
+    ListFrames, Observation, ObserveOp, ObserveResult, ObservedNode, Outside, PageContent,
+    Screenshot, ScreenshotRequest, SelectedText, SnapshotBudget, SnapshotRequest,
 };
 pub use ops::{Ask, OpResult, Operation};
 pub use refs::{ElementRef, Target};

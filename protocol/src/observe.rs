@@ -194,6 +194,22 @@ pub struct Observation {
     /// query, offset or budget: `nodes` is then a full observation to use as the new baseline.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reset: bool,
+    /// Popups (a listbox, menu, dialog, alert or tooltip) that opened since the last
+    /// observation of the document and that the window leaves out, with their lines; and those
+    /// shown that way before that have closed.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outside: Vec<Outside>,
+}
+
+/// A popup outside an observation's window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Outside {
+    /// One line: `listbox "States" appeared (6 lines)`, `menu "File" closed`.
+    pub note: String,
+    /// The popup's lines (at most 30), with refs; none for a closed one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nodes: Vec<ObservedNode>,
 }
 
 /// What changed in an observed window since an earlier version.
@@ -226,6 +242,14 @@ pub struct ObservedNode {
     pub element_ref: Option<ElementRef>,
     /// The one-line rendering, e.g. `button "Sign in" [disabled]`.
     pub text: String,
+    /// How many boundaries (a dialog, menu, listbox, grid or form, each with a line of its own
+    /// above) enclose the node: it is shown indented that many steps.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub depth: u8,
+}
+
+fn is_zero(depth: &u8) -> bool {
+    *depth == 0
 }
 
 /// Every frame of a tab.

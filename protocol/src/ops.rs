@@ -312,10 +312,12 @@ mod tests {
                 ObservedNode {
                     element_ref: Some(ElementRef::top(1)),
                     text: "button \"Go\"".into(),
+                    depth: 0,
                 },
                 ObservedNode {
                     element_ref: None,
                     text: "Hello".into(),
+                    depth: 0,
                 },
             ],
             total_nodes: 2,
@@ -332,6 +334,7 @@ mod tests {
                 view_changed: false,
             }),
             reset: false,
+            outside: Vec::new(),
         });
         let json = serde_json::to_string(&result).unwrap();
         assert!(

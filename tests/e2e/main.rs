@@ -12,6 +12,8 @@
 //!   revocation, a pairing that survives a hub restart — and a person pairing in the popup.
 //! - [`socket_peers`]: the Unix socket against a process of another user.
 //! - [`structure`]: the source tree's own rules (declared files, no import loops, layers).
+//! - [`widgets`]: third-party widget patterns driven from snapshots (date pickers, shadow-DOM
+//!   to-dos, clickable words, accordions, modal dialogs).
 
 mod actions;
 mod capture;
@@ -25,3 +27,4 @@ mod skeleton;
 mod socket_peers;
 mod structure;
 mod tabs;
+mod widgets;

@@ -84,6 +84,21 @@ pub fn ref_of(snapshot: &Reply, needle: &str) -> String {
     token.to_owned()
 }
 
+/// The ref of an inline element shown as `[@e12 word]` (or `[@e12 word (selected)]`) inside
+/// another node's line.
+pub fn inline_ref(snapshot: &Reply, word: &str) -> String {
+    for (at, _) in snapshot.text.match_indices("[@") {
+        let rest = &snapshot.text[at + 1..];
+        let Some((element_ref, after)) = rest.split_once(' ') else {
+            continue;
+        };
+        if after.starts_with(&format!("{word}]")) || after.starts_with(&format!("{word} (")) {
+            return element_ref.to_owned();
+        }
+    }
+    panic!("no inline ref for {word:?} in:\n{}", snapshot.text)
+}
+
 /// The element state in a `read_element_state` answer (`data.state`).
 pub fn element_state(reply: &Reply) -> &serde_json::Value {
     &reply.data()["state"]

@@ -41,6 +41,12 @@ globalThis.__tabwireFactory = function collector() {
   // Roles whose accessible name comes from their content; their text is not repeated as prose.
   const NAME_FROM_CONTENT = new Set(['button', 'link', 'checkbox', 'radio', 'switch', 'tab', 'menuitem', 'menuitemcheckbox', 'menuitemradio', 'option', 'treeitem', 'heading', 'status', 'alert', 'cell', 'gridcell', 'columnheader', 'rowheader', 'tooltip']);
   const CELL_ROLES = new Set(['cell', 'gridcell', 'columnheader', 'rowheader']);
+  // Roles whose nodes a snapshot shows inside a boundary: a line for the container, and its
+  // nodes indented one step under it (a listbox is a control with a line of its own already).
+  const CONTAINER_ROLES = new Set(['dialog', 'alertdialog', 'menu', 'grid', 'treegrid', 'tree', 'form']);
+  // What opens over a page after an action, which an observation always shows (a select's own
+  // listbox is drawn by the browser and is not one).
+  const POPUP_ROLES = new Set(['listbox', 'menu', 'dialog', 'alertdialog', 'tooltip', 'alert']);
   const TEXT_INPUT_TYPES = new Set(['text', 'search', 'email', 'url', 'tel', 'password', 'number']);
   const BUTTON_INPUT_TYPES = new Set(['button', 'submit', 'reset', 'image', 'file']);
 

@@ -55,6 +55,10 @@
         return collapse(el.getAttribute('alt')) ? 'img' : null;
       case 'OUTPUT':
         return 'status';
+      case 'DIALOG':
+        return 'dialog';
+      case 'FORM':
+        return 'form';
       case 'TR':
         return layout ? null : 'row';
     }
@@ -68,7 +72,7 @@
   const focusable = (el) => el.hasAttribute('tabindex') && el.tabIndex >= 0;
 
   function roleOf(el, layout) {
-    return explicitRole(el) || implicitRole(el, layout) || (focusable(el) ? 'generic' : null);
+    return explicitRole(el) || implicitRole(el, layout) || null;
   }
 
   // What kind of observation node an element is, or null when it only contributes text.
@@ -78,8 +82,48 @@
     if (role === 'row') return 'row';
     if (role === 'heading') return 'heading';
     if (role === 'img') return 'img';
-    if (role === 'status' || role === 'alert') return 'live';
+    if (role === 'status' || role === 'alert' || role === 'tooltip') return 'live';
     return focusable(el) ? 'control' : null;
+  }
+
+  // Elements without a role of their own that an agent can still operate, as the words a line
+  // calls them by: `clickable` (an onclick attribute, an <a> without href, or the element where
+  // a pointer cursor starts: listeners added by script are invisible from the extension's
+  // world, and the cursor is what a page shows people instead), `focusable` (a tabindex of 0 or
+  // more and nothing else). Labels are left out: their control is what is operated. `style` is
+  // the element's computed style, already read by the caller.
+  const NOT_OPERABLE_TAGS = new Set(['HTML', 'BODY', 'LABEL', 'MAIN', 'SECTION', 'ARTICLE', 'NAV', 'HEADER', 'FOOTER', 'ASIDE', 'FORM', 'TABLE', 'TBODY', 'THEAD', 'TFOOT', 'UL', 'OL', 'DL']);
+  function operableRole(el, style) {
+    if (NOT_OPERABLE_TAGS.has(el.tagName)) return null;
+    if (el.hasAttribute('onclick') || (el.tagName === 'A' && !el.hasAttribute('href'))) return 'clickable';
+    if (style.cursor === 'pointer') {
+      const parent = el.parentElement || (el.parentNode && el.parentNode.host) || null;
+      if (parent === null || getComputedStyle(parent).cursor !== 'pointer') return 'clickable';
+    }
+    return focusable(el) ? 'focusable' : null;
+  }
+
+  // Whether `el` holds something that is operated on its own (a control, a link, a field, a
+  // labelled or focusable element): such an element is a container, not one clickable thing.
+  const INNER_CONTROLS = 'a[href],button,input,select,textarea,[role],[tabindex],[onclick],[contenteditable]';
+  const holdsControls = (el) => el.querySelector(INNER_CONTROLS) !== null || (el.shadowRoot !== null && el.shadowRoot.querySelector(INNER_CONTROLS) !== null);
+
+  // Inline refs: an operable element shown inside the line of the prose or row around it, as
+  // `[@e43 laoreet]` once the wasm has given it a ref. The collector writes it between private-
+  // use characters that it strips from page text (see `pageText`), so a page cannot forge one.
+  const INLINE_OPEN = '\uE000';
+  const INLINE_TEXT = '\uE001';
+  const INLINE_CLOSE = '\uE002';
+  const INLINE_CHARS = /[\uE000-\uE002]/g;
+  const pageText = (data) => (data.indexOf(INLINE_OPEN) < 0 && data.indexOf(INLINE_TEXT) < 0 && data.indexOf(INLINE_CLOSE) < 0 ? data : data.replace(INLINE_CHARS, ''));
+  // The states an inline ref shows after its text.
+  const INLINE_STATES = new Set(['checked', 'selected', 'pressed', 'expanded', 'disabled']);
+  function inlineRef(el, text, focused) {
+    const states = statesOf(el, focused).filter((s) => INLINE_STATES.has(s));
+    const current = el.getAttribute('aria-current');
+    if (current && current !== 'false') states.push('current');
+    const shown = cap(collapse(pageText(text)), NAME_MAX);
+    return ` ${INLINE_OPEN}${keyOf(el)}${INLINE_TEXT}${shown}${states.length ? ` (${states.join(', ')})` : ''}${INLINE_CLOSE} `;
   }
 
   function hiddenByStyle(el) {
@@ -307,6 +351,7 @@
     const textField = (tag === 'INPUT' && !BUTTON_INPUT_TYPES.has(el.type) && el.type !== 'checkbox' && el.type !== 'radio') || tag === 'TEXTAREA';
     if ((textField && el.readOnly) || el.getAttribute('aria-readonly') === 'true') states.push('readonly');
     if (el === focused) states.push('focused');
+    if ((tag === 'DIALOG' && el.matches(':modal')) || (el.getAttribute('aria-modal') === 'true' && el.getAttribute('role') !== null)) states.push('modal');
     return states;
   }
 

@@ -59,8 +59,15 @@
     const vh = window.innerHeight;
     const nodes = [];
 
+    // How many boundaries (dialogs, menus, listboxes, grids, forms) enclose the nodes being walked.
+    let depth = 0;
+    // The key of the innermost popup (see POPUP_ROLES) around the nodes being walked.
+    let popup = null;
+
     const place = (fact, rect, nodeGroup) => {
       if (nodeGroup !== null) fact.group = nodeGroup;
+      if (depth > 0) fact.depth = depth;
+      if (popup !== null) fact.popup = popup;
       if (rect.bottom > 0 && rect.right > 0 && rect.top < vh && rect.left < vw) fact.inView = true;
       return fact;
     };
@@ -71,6 +78,7 @@
         for (const child of slotted) child1(child, ctx, nodeGroup, inLayout, acc, textShown);
         return;
       }
+      if (el.shadowRoot !== null) watchRoot(el.shadowRoot);
       // Sibling pointers, not an iterator: this loop runs for every node of the page.
       for (let child = (el.shadowRoot || el).firstChild; child !== null; child = child.nextSibling) {
         child1(child, ctx, nodeGroup, inLayout, acc, textShown);
@@ -82,7 +90,7 @@
       if (type === 1) {
         visit(child, ctx, nodeGroup, inLayout, acc);
       } else if (type === 3 && acc !== null && textShown) {
-        const data = child.data;
+        const data = pageText(child.data);
         acc.text += data;
         if (!acc.words && WORD.test(data)) acc.words = true;
       }
@@ -97,14 +105,33 @@
       if (!emit || !acc.words) return;
       const text = cap(collapse(acc.text), PROSE_MAX);
       if (!text) return;
+      if (acc.inline && acc.inline.length === 1 && text === collapse(acc.last.marker)) {
+        // The line would be nothing but one inline ref: that element is the line.
+        const only = acc.last;
+        const rect = only.el.getBoundingClientRect();
+        nodes[slot] = place(factOf(only.el, only.role, cap(collapse(only.name), NAME_MAX), focused, rect), rect, nodeGroup);
+        return;
+      }
       const rect = el.getBoundingClientRect();
       const fact = { key: keyOf(el), role: 'text', name: text, box: boxOf(rect) };
+      if (acc.inline) fact.inline = acc.inline;
       const anchors = anchorsOf(el);
       if (anchors) fact.anchors = anchors;
       nodes[slot] = place(fact, rect, nodeGroup);
     };
 
-    // A row's line, named by its cells' own words joined by " | ".
+    // Adds an inline ref for `el` to the text gathered in `acc`.
+    const inline = (acc, el, text, role) => {
+      const marker = inlineRef(el, text, focused);
+      acc.text += marker;
+      acc.words = true;
+      (acc.inline || (acc.inline = [])).push(keyOf(el));
+      acc.last = { el, role, name: text, marker };
+    };
+
+    // A row's line, named by its cells' own words joined by " | ". A cell that is operated
+    // itself (a grid cell, a focusable, selectable or clickable cell without controls inside)
+    // is an inline ref in that line: `row "[@e5 1] | [@e6 2] | [@e7 3 (selected)]"`.
     const row = (el, shown, nodeGroup, inLayout) => {
       let fact = null;
       if (shown) {
@@ -117,6 +144,7 @@
       const parts = [];
       let cells = 0;
       const loose = { text: '', words: false };
+      const refs = { text: '', words: false };
       for (const child of flatChildren(el)) {
         if (child.nodeType === 3) {
           if (shown) {
@@ -142,16 +170,59 @@
           }
           continue;
         }
+        if (operatedCell(child)) {
+          if (shown && !hiddenByStyle(child)) {
+            refs.text = '';
+            inline(refs, child, textOf(child, true) || collapse(child.getAttribute('aria-label')), rawRole(child) || 'cell');
+            parts.push(collapse(refs.text));
+          }
+          continue;
+        }
         const acc = { text: '', words: false };
         visit(child, ROW, nodeGroup, inLayout, acc);
         const label = child.getAttribute('aria-label');
-        const text = (label && collapse(label)) || (acc.words ? collapse(acc.text) : '');
+        const text = (label && !acc.inline && collapse(pageText(label))) || (acc.words ? collapse(acc.text) : '');
         if (text) parts.push(text);
+        if (acc.inline) (refs.inline || (refs.inline = [])).push(...acc.inline);
       }
+      if (loose.inline) (refs.inline || (refs.inline = [])).push(...loose.inline);
       if (fact) {
         const name = cells ? parts.join(' | ') : (loose.words ? collapse(loose.text) : '');
         fact.name = cap(name, PROSE_MAX);
+        if (refs.inline) fact.inline = refs.inline;
       }
+    };
+
+    const operatedCell = (cell) =>
+      (rawRole(cell) === 'gridcell' || cell.hasAttribute('tabindex') || cell.hasAttribute('aria-selected') || cell.hasAttribute('onclick')) && !holdsControls(cell);
+
+    // An element with no role that can be operated (see `operableRole`). Inside a sentence or a
+    // table cell it is an inline ref in that line; elsewhere it is a line of its own, named by
+    // its words, unless it only wraps other nodes (a clickable card around a heading and
+    // buttons is those nodes). Returns false when `el` is a container to walk as usual.
+    const operable = (el, role, ctx, nodeGroup, inLayout, acc, shown, block) => {
+      if (holdsControls(el)) return false;
+      if (acc !== null && ctx !== FREE && (ctx === ROW || !block)) {
+        if (!shown) return false;
+        const text = nameOf(el, role) || textOf(el, true);
+        if (text) inline(acc, el, text, role);
+        return true;
+      }
+      const slot = nodes.length;
+      nodes.push(null);
+      const inner = { text: '', words: false };
+      children(el, PROSE, nodeGroup, inLayout, inner, shown);
+      if (acc !== null) acc.text += ' ';
+      if (!shown) return true;
+      const text = inner.words ? cap(collapse(inner.text), PROSE_MAX) : '';
+      const name = nameOf(el, role) || text;
+      if (!name && nodes.length > slot + 1) return true;
+      const rect = el.getBoundingClientRect();
+      if (rect.width === 0 || rect.height === 0) return true;
+      const fact = factOf(el, role, name, focused, rect);
+      if (inner.inline && name === text) fact.inline = inner.inline;
+      nodes[slot] = place(fact, rect, nodeGroup);
+      return true;
     };
 
     const visit = (el, ctx, nodeGroup, inLayout, acc) => {
@@ -190,12 +261,38 @@
       }
       const role = tag === 'svg' ? explicitRole(el) || null : roleOf(el, inLayout);
       const kind = kindOf(el, role);
+      if (POPUP_ROLES.has(role) && tag !== 'SELECT') {
+        const outer = popup;
+        popup = keyOf(el);
+        visitKind(el, tag, role, kind, ctx, nodeGroup, inLayout, acc, style, shown, block);
+        popup = outer;
+        return;
+      }
+      visitKind(el, tag, role, kind, ctx, nodeGroup, inLayout, acc, style, shown, block);
+    };
+
+    // The rest of `visit`, once the element's role and kind are known.
+    const visitKind = (el, tag, role, kind, ctx, nodeGroup, inLayout, acc, style, shown, block) => {
       const myGroup = kind === 'row' || tag === 'LI' || role === 'listitem' ? keyOf(el) : nodeGroup;
       const leaf = tag === 'svg' || tag === 'IMG' || tag === 'SELECT' || tag === 'TEXTAREA' || tag === 'INPUT';
 
       if (kind === 'row') {
         row(el, shown, myGroup, inLayout);
         if (acc !== null) acc.text += ' ';
+        return;
+      }
+      if (kind === null && CONTAINER_ROLES.has(role)) {
+        // The boundary's line, shown when something inside it is.
+        const slot = nodes.length;
+        nodes.push(null);
+        depth += 1;
+        children(el, ctx, myGroup, inLayout, acc, shown);
+        depth -= 1;
+        if (shown && nodes.length > slot + 1) {
+          const rect = el.getBoundingClientRect();
+          nodes[slot] = place(factOf(el, role, nameOf(el, role), focused, rect), rect, myGroup);
+        }
+        if (block && acc !== null) acc.text += ' ';
         return;
       }
       if (kind) {
@@ -205,6 +302,7 @@
           const rect = el.getBoundingClientRect();
           if (rect.width > 0 && rect.height > 0) {
             name = nameOf(el, role);
+            if (!name && kind === 'control' && !INTERACTIVE_ROLES.has(role)) name = textOf(el, true);
             if (kind !== 'img' || name) nodes.push(place(factOf(el, role, name, focused, rect), rect, myGroup));
           }
         }
@@ -224,12 +322,19 @@
         }
         if (leaf) return;
         const named = NAME_FROM_CONTENT.has(role) || role === 'textbox' || role === 'searchbox' || role === 'combobox';
+        const boundary = role === 'listbox' || role === 'tablist' || role === 'radiogroup';
+        if (boundary) depth += 1;
         children(el, named ? NAMED : ctx, myGroup, inLayout, null, false);
+        if (boundary) depth -= 1;
         return;
       }
       if (leaf) {
         if (acc !== null) acc.text += ' ';
         return;
+      }
+      if (ctx !== NAMED) {
+        const role = operableRole(el, style);
+        if (role !== null && operable(el, role, ctx, myGroup, inLayout, acc, shown, block)) return;
       }
       // Content Chrome does not render although its display and visibility say it is shown:
       // `hidden="until-found"` (rendered as `content-visibility: hidden`), and a closed
@@ -251,7 +356,8 @@
         // A label's text is the name of its control; repeating it as prose adds nothing —
         // unless the control itself is not shown (a styled label over a hidden checkbox), when
         // the label is all there is to see.
-        const namesShownControl = tag === 'LABEL' && el.control && el.control.getClientRects().length > 0;
+        const control = tag === 'LABEL' ? el.control : null;
+        const namesShownControl = control !== null && control.getClientRects().length > 0 && !control.hasAttribute('aria-label') && !control.hasAttribute('aria-labelledby');
         const emit = shown && !namesShownControl && !(el.id && labels.has(el.id));
         prose(el, PROSE, myGroup, inLayout, shown, emit);
         if (acc !== null) acc.text += ' ';
@@ -269,6 +375,149 @@
     return nodes.filter((n) => n !== null);
   }
 
+  // The last walk of the whole document, reused while nothing that could change what it found
+  // has happened since: no mutation of the document or of an open shadow root it entered
+  // (a MutationObserver), no event that can change styles or form state without one (pointer
+  // and focus moves for :hover and :focus-within, input, clicks, transitions and animations,
+  // loads, popovers, resizes), no style sheet added or grown, and no command of tabwire's other
+  // than a read. A page's script that sets `.checked` or a value without any event, and CSS that
+  // only such a property selects, goes unseen until one of those happens. Facts that change
+  // silently (boxes, values, states) are read afresh for every node sent.
+  const WATCH = { subtree: true, childList: true, attributes: true, characterData: true };
+  const STALE_EVENTS = ['mouseover', 'mouseout', 'focusin', 'focusout', 'input', 'change', 'click', 'keydown', 'keyup', 'toggle', 'transitionrun', 'transitionend', 'transitioncancel', 'animationstart', 'animationiteration', 'animationend', 'load', 'error', 'fullscreenchange'];
+  const cache = ids.walkCache || (ids.walkCache = watchDocument());
+  function watchDocument() {
+    const watched = { nodes: null, stamp: '', roots: new WeakSet(), observer: null };
+    const stale = () => { watched.nodes = null; };
+    watched.observer = new MutationObserver(stale);
+    watched.observer.observe(document, WATCH);
+    for (const type of STALE_EVENTS) document.addEventListener(type, stale, { capture: true, passive: true });
+    window.addEventListener('resize', stale, { passive: true });
+    window.addEventListener('pageshow', stale, { passive: true });
+    return watched;
+  }
+  function watchRoot(root) {
+    if (cache.roots.has(root)) return;
+    cache.roots.add(root);
+    cache.observer.observe(root, WATCH);
+  }
+  function styleStamp() {
+    let rules = 0;
+    for (const sheet of document.styleSheets) {
+      try { rules += sheet.cssRules.length; } catch (e) { rules += 1; }
+    }
+    return `${document.styleSheets.length}/${document.adoptedStyleSheets.length}/${rules}`;
+  }
+  const forgetWalk = () => { cache.nodes = null; };
+
+  // Every node of the document: the cached walk when it still holds, else a new one. A window
+  // takes its nodes afresh (their boxes, values and states) in `windowOf`.
+  function documentNodes(window) {
+    const stamp = styleStamp();
+    if (cache.observer.takeRecords().length > 0 || stamp !== cache.stamp) cache.nodes = null;
+    if (cache.nodes !== null && window) return { nodes: cache.nodes, reused: true };
+    const nodes = walk(document.documentElement, null, false, labelIds(), deepActiveElement());
+    cache.observer.takeRecords();
+    cache.nodes = nodes;
+    cache.stamp = stamp;
+    return { nodes, reused: false };
+  }
+
+  // A cached node with the facts that change without a mutation read again.
+  function refreshed(node, focused) {
+    const el = elementByKey(node.key);
+    if (el === null || !el.isConnected) return node;
+    const rect = el.getBoundingClientRect();
+    const fresh = node.role === 'text' || node.role === 'iframe' ? { ...node, box: boxOf(rect) } : factOf(el, node.role, node.name, focused, rect);
+    for (const field of ['group', 'depth', 'inline', 'frameIndex']) if (node[field] !== undefined) fresh[field] = node[field];
+    delete fresh.inView;
+    if (rect.bottom > 0 && rect.right > 0 && rect.top < window.innerHeight && rect.left < window.innerWidth) fresh.inView = true;
+    return fresh;
+  }
+
+  // Popups (POPUP_ROLES) that appeared since the last snapshot of the whole document, sent
+  // whole (up to POPUP_NODES nodes) when the window leaves any of their nodes out: an action's
+  // observation always shows what it opened, and a delta never says "no changes" while a
+  // listbox opened below its window. Popups sent that way that have since closed are named too.
+  const POPUP_NODES = 30;
+  function popupsAround(value, nodes, windowed) {
+    const current = new Map();
+    nodes.forEach((node, index) => {
+      if (node.popup === undefined) return;
+      let found = current.get(node.popup);
+      if (found === undefined) current.set(node.popup, found = { key: node.popup, role: '', name: '', first: index, last: index, outside: false });
+      if (node.key === node.popup) {
+        found.role = node.role;
+        found.name = node.name;
+      }
+      found.last = index;
+    });
+    const seen = cache.popups || new Map();
+    const sent = new Set(value.nodes.map((node) => node.key));
+    const focused = deepActiveElement();
+    for (const found of current.values()) {
+      const before = seen.get(found.key);
+      found.outside = before !== undefined && before.outside;
+      if (before !== undefined || !windowed || !found.role) continue;
+      const inside = nodes.slice(found.first, found.last + 1);
+      if (inside.every((node) => sent.has(node.key))) continue;
+      found.outside = true;
+      (value.outside || (value.outside = [])).push({ key: found.key, role: found.role, name: found.name, count: inside.length - 1, nodes: inside.slice(0, POPUP_NODES).map((node) => refreshed(node, focused)) });
+    }
+    for (const [key, before] of seen) {
+      if (before.outside && !current.has(key)) (value.closed || (value.closed = [])).push({ role: before.role, name: before.name });
+    }
+    cache.popups = current;
+  }
+
+  // A node's lines (a select's options follow it) and a lower bound of their characters: its
+  // words, less what an inline ref's marker may take beyond the ref it becomes.
+  const linesOf = (node) => 1 + (node.options ? node.options.length : 0);
+  function charsOf(node) {
+    let chars = node.name.length - (node.inline ? 12 * node.inline.length : 0) + (node.value ? node.value.length : 0);
+    if (node.options) for (const option of node.options) chars += option.text.length;
+    return chars;
+  }
+
+  // Keeps in `value.nodes` only the nodes a window of the wasm can show: from the one holding
+  // line `offset`, until `lines` lines or `chars` characters (a lower bound, so the wasm's exact
+  // cut always falls inside what is sent), and counts the rest. Serialising, parsing and
+  // rendering every node of a 2,000-row table cost most of a snapshot's time.
+  function windowOf(value, window, reused) {
+    const nodes = value.nodes;
+    let line = 0;
+    let first = 0;
+    let beforeChars = 0;
+    while (first < nodes.length && line + linesOf(nodes[first]) <= window.offset) {
+      line += linesOf(nodes[first]);
+      beforeChars += charsOf(nodes[first]);
+      first += 1;
+    }
+    value.before = line;
+    value.beforeChars = beforeChars;
+    let end = first;
+    let lines = 0;
+    let chars = 0;
+    while (end < nodes.length && lines < window.lines + (window.offset - line) && chars < window.chars) {
+      lines += linesOf(nodes[end]);
+      chars += charsOf(nodes[end]);
+      end += 1;
+    }
+    let after = 0;
+    let afterChars = 0;
+    for (let i = end; i < nodes.length; i++) {
+      after += linesOf(nodes[i]);
+      afterChars += charsOf(nodes[i]);
+    }
+    value.after = after;
+    value.afterChars = afterChars;
+    value.nodes = nodes.slice(first, end);
+    if (reused) {
+      const focused = deepActiveElement();
+      value.nodes = value.nodes.map((node) => refreshed(node, focused));
+    }
+  }
+
   function snapshot(args) {
     const started = performance.now();
     let root = document.documentElement;
@@ -280,13 +529,20 @@
       if (found.rebound) scopeRebound = found.rebound;
     }
     let nodes = [];
+    let reused = false;
     if (root) {
       const table = root.closest ? root.closest('table') : null;
       const r = table ? rawRole(table) : '';
       const layout = r === 'presentation' || r === 'none';
       const hiddenScope = root !== document.documentElement && typeof root.checkVisibility === 'function' && !root.checkVisibility();
       const group = root === document.documentElement ? null : groupOf(root);
-      if (!hiddenScope) nodes = walk(root, group, layout, labelIds(), deepActiveElement());
+      if (hiddenScope) {
+        nodes = [];
+      } else if (root === document.documentElement) {
+        ({ nodes, reused } = documentNodes(args.window));
+      } else {
+        nodes = walk(root, group, layout, labelIds(), deepActiveElement());
+      }
     }
 
     // Elements the wasm holds refs for that have left the document since.
@@ -296,6 +552,8 @@
       if (!el || !el.isConnected) gone.push(key);
     }
     const value = { url: cap(location.href, URL_MAX), title: cap(document.title, TITLE_MAX), doc: ids.token, nodes, gone };
+    if (args.window) windowOf(value, args.window, reused);
+    if (root === document.documentElement) popupsAround(value, nodes, Boolean(args.window));
     if (scopeRebound !== null) value.scopeRebound = scopeRebound;
     value.ms = Math.round((performance.now() - started) * 10) / 10;
     return ok(value);

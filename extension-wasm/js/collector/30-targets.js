@@ -142,7 +142,10 @@
     if (!visible(el)) {
       return fail('TARGET_NOT_VISIBLE', `${labelOf(el)} is not visible (no size on screen, or hidden by style). Wait for it to be shown, or pick a visible element.`);
     }
-    const rect = el.getBoundingClientRect();
+    // A word that wraps onto a second line has two boxes: the middle of both together can be
+    // another word, so the first box is aimed at.
+    const boxes = el.getClientRects();
+    const rect = boxes.length > 1 && boxes[0].width > 0 && boxes[0].height > 0 ? boxes[0] : el.getBoundingClientRect();
     const x = rect.left + rect.width / 2;
     const y = rect.top + rect.height / 2;
     if (x < 0 || y < 0 || x >= window.innerWidth || y >= window.innerHeight) {

@@ -29,11 +29,15 @@
     frameHit,
   };
 
+  const READS = new Set(['probe', 'snapshot', 'countAnchors', 'readState', 'checkText', 'checkSelector', 'selectedText', 'localStorage', 'rect', 'content', 'frameIndex', 'frameHit', 'point']);
+
   return function run(argsJson) {
     labelMaps = null;
     const args = JSON.parse(argsJson);
     const command = args.command;
     REDACTED = args.redacted;
+    // Anything but a read may change the page: the next snapshot walks it again.
+    if (!READS.has(command)) forgetWalk();
     let reply;
     try {
       const handler = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : null;

@@ -35,6 +35,10 @@ pub struct PageNode {
     pub frame: Option<u32>,
     /// For an iframe: its index in the page's `window.frames`.
     pub frame_index: Option<u32>,
+    /// How many boundaries (dialogs, menus, listboxes, grids, forms) enclose the node.
+    pub depth: u8,
+    /// The keys of the elements marked inline in `name` (see `inline`), in order.
+    pub inline: Vec<u32>,
     /// The key of the nearest enclosing table row or list item (the node's own key when it is
     /// one): a query that matches one node of the group returns the whole group.
     pub group: Option<u32>,
@@ -46,6 +50,33 @@ pub struct PageNode {
     /// The element's box in CSS pixels of its frame's viewport.
     #[serde(rename = "box")]
     pub bounds: Option<Bounds>,
+}
+
+/// A popup (listbox, menu, dialog, alert, tooltip) that opened since the page's last
+/// observation of the whole document, which the window left out in part.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct PagePopup {
+    /// The popup's element.
+    pub key: u32,
+    /// Its role and name.
+    pub role: String,
+    /// See `role`.
+    pub name: String,
+    /// Its nodes besides itself.
+    pub count: u32,
+    /// Its first nodes, itself first.
+    pub nodes: Vec<PageNode>,
+}
+
+/// A popup sent as a [`PagePopup`] before that has closed since.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(default)]
+pub struct ClosedPopup {
+    /// Its role and name.
+    pub role: String,
+    /// See `role`.
+    pub name: String,
 }
 
 /// One option of a `<select>`.

@@ -3,6 +3,7 @@
 //! - [`facts`]: what the collector reports about a node (role, name, states, key, group,
 //!   identity anchors).
 //! - [`render`]: the wording of one line per node.
+//! - [`inline`]: refs written inside another node's line (`[@e43 laoreet]`).
 //! - [`window`]: the full list, the query filter (whole rows and list items), paging and the
 //!   node/character budget.
 //! - [`delta`]: baselines and the differences between two windows.
@@ -12,6 +13,7 @@
 
 pub mod delta;
 pub mod facts;
+pub mod inline;
 pub mod render;
 pub mod window;
 

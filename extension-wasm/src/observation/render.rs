@@ -15,8 +15,9 @@ pub const MAX_LINE_CHARS: usize = 200;
 /// States in the order they are shown; anything else the collector sends is ignored. Focus is
 /// left out: it moves with every action, so every delta would carry a line for the element
 /// that lost it and one for the element that gained it (`read_element_state` reports it).
-const STATE_ORDER: [&str; 8] = [
+const STATE_ORDER: [&str; 9] = [
     "checked", "mixed", "pressed", "selected", "expanded", "disabled", "required", "readonly",
+    "modal",
 ];
 
 /// How to render a node.

@@ -10,6 +10,7 @@
 use std::collections::HashSet;
 
 use super::facts::PageNode;
+use super::inline;
 use super::render::{Detail, render_node, render_option};
 
 /// One node of the list, rendered.
@@ -19,8 +20,10 @@ pub struct Unit {
     pub key: u32,
     /// Its row or list item, for queries.
     pub group: Option<u32>,
-    /// The node's line, then its option lines.
+    /// The node's line, then its option lines; inline refs still as markers (see `inline`).
     pub lines: Vec<String>,
+    /// The keys of its inline refs.
+    pub inline: Vec<u32>,
     /// Characters of each line.
     pub widths: Vec<u32>,
     /// Index of the node in the collector's list.
@@ -45,11 +48,14 @@ pub fn units(nodes: &[PageNode], document_url: &str) -> Vec<Unit> {
         let mut lines = Vec::with_capacity(1 + node.options.len());
         lines.push(render_node(node, document_url, Detail::Full));
         lines.extend(node.options.iter().map(render_option));
-        let widths = lines.iter().map(|l| l.chars().count() as u32).collect();
+        // Each step of indentation is two characters on every line of the node.
+        let indent = 2 * u32::from(node.depth);
+        let widths = lines.iter().map(|l| indent + inline::width(l)).collect();
         out.push(Unit {
             key: node.key,
             group: node.group,
             lines,
+            inline: node.inline.clone(),
             widths,
             node: index,
         });
@@ -65,7 +71,11 @@ pub fn filter(units: Vec<Unit>, query: Option<&str>) -> Vec<Unit> {
     };
     let matched: Vec<bool> = units
         .iter()
-        .map(|u| u.lines.iter().any(|l| l.to_lowercase().contains(&query)))
+        .map(|u| {
+            u.lines
+                .iter()
+                .any(|l| inline::plain(l).to_lowercase().contains(&query))
+        })
         .collect();
     let groups: HashSet<u32> = units
         .iter()
@@ -187,6 +197,40 @@ pub fn window(units: &[Unit], offset: u32, budget: Budget) -> Window {
         omitted_nodes: clamp(total_lines - shown_lines),
         omitted_chars: clamp(total_chars - shown_chars),
         next_offset: (end < total_lines && shown_lines > 0).then(|| clamp(end)),
+    }
+}
+
+/// The lines of the list that the page counted but did not send, around the units sent.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Unsent {
+    /// Lines before the first unit.
+    pub before: u32,
+    /// A lower bound of their characters.
+    pub before_chars: u32,
+    /// Lines after the last unit.
+    pub after: u32,
+    /// A lower bound of their characters.
+    pub after_chars: u32,
+}
+
+/// [`window`] over the part of the list the page sent, `units`, which starts at line
+/// `unsent.before` of the whole list: positions and counts are of the whole list.
+pub fn window_around(units: &[Unit], offset: u32, budget: Budget, unsent: Unsent) -> Window {
+    let part = window(units, offset.saturating_sub(unsent.before), budget);
+    let total = part.total_nodes + unsent.before + unsent.after;
+    let shown: u32 = part.slices.iter().map(|s| (s.to - s.from) as u32).sum();
+    let offset = (part.offset + unsent.before).min(total);
+    let end = offset + shown;
+    Window {
+        total_nodes: total,
+        offset,
+        omitted_nodes: total - shown,
+        omitted_chars: part
+            .omitted_chars
+            .saturating_add(unsent.before_chars)
+            .saturating_add(unsent.after_chars),
+        next_offset: (end < total && shown > 0).then_some(end),
+        slices: part.slices,
     }
 }
 
@@ -410,6 +454,63 @@ mod tests {
         let list = filter(units(&[button(1, "A"), select(2, 3)], URL), Some("o2"));
         assert_eq!(list.len(), 1);
         assert_eq!(list[0].key, 2);
+    }
+
+    /// What the collector's `windowOf` sends for a window (js/collector/20-walk.js), written
+    /// again here: the nodes from the one holding line `offset`, until `lines` lines or a lower
+    /// bound of `chars` characters, and the counts around them.
+    fn sent(nodes: &[PageNode], offset: u32, lines: u32, chars: u32) -> (Vec<PageNode>, Unsent) {
+        let lines_of = |n: &PageNode| 1 + n.options.len() as u32;
+        let chars_of = |n: &PageNode| {
+            (n.name.len() + n.options.iter().map(|o| o.text.len()).sum::<usize>()) as u32
+        };
+        let (mut line, mut first, mut before_chars) = (0, 0, 0);
+        while first < nodes.len() && line + lines_of(&nodes[first]) <= offset {
+            line += lines_of(&nodes[first]);
+            before_chars += chars_of(&nodes[first]);
+            first += 1;
+        }
+        let (mut end, mut taken, mut taken_chars) = (first, 0, 0);
+        while end < nodes.len() && taken < lines + (offset - line) && taken_chars < chars {
+            taken += lines_of(&nodes[end]);
+            taken_chars += chars_of(&nodes[end]);
+            end += 1;
+        }
+        let after = nodes[end..].iter().map(lines_of).sum();
+        let after_chars = nodes[end..].iter().map(chars_of).sum();
+        let unsent = Unsent {
+            before: line,
+            before_chars,
+            after,
+            after_chars,
+        };
+        (nodes[first..end].to_vec(), unsent)
+    }
+
+    #[test]
+    fn a_window_over_the_nodes_sent_is_the_window_over_all_of_them() {
+        let nodes: Vec<PageNode> = (1..=60u32)
+            .map(|k| match k % 7 {
+                0 => select(k, (k % 4) as usize),
+                _ => button(k, &"w".repeat((k % 13) as usize)),
+            })
+            .collect();
+        let all = units(&nodes, URL);
+        for offset in [0, 1, 5, 17, 30, 70, 79, 80, 200] {
+            for (lines, chars) in [(1, 10_000), (3, 10_000), (10, 60), (30, 1500), (200, 40)] {
+                let whole = window(&all, offset, budget(lines, chars));
+                let (part, unsent) = sent(&nodes, offset, lines, chars);
+                let part_units = units(&part, URL);
+                let around = window_around(&part_units, offset, budget(lines, chars), unsent);
+                let case = format!("offset {offset}, {lines} lines, {chars} chars");
+                assert_eq!(texts(&part_units, &around), texts(&all, &whole), "{case}");
+                assert_eq!(around.total_nodes, whole.total_nodes, "{case}");
+                assert_eq!(around.offset, whole.offset, "{case}");
+                assert_eq!(around.omitted_nodes, whole.omitted_nodes, "{case}");
+                assert_eq!(around.next_offset, whole.next_offset, "{case}");
+                assert!(around.omitted_chars <= whole.omitted_chars, "{case}");
+            }
+        }
     }
 
     #[test]

@@ -185,6 +185,7 @@ pub(super) mod tests {
             nodes: vec![ObservedNode {
                 element_ref: Some(ElementRef::top(1)),
                 text: "button \"Go\"".into(),
+                depth: 0,
             }],
             total_nodes: 1,
             offset: 0,
@@ -194,6 +195,7 @@ pub(super) mod tests {
             next_offset: None,
             delta: None,
             reset: false,
+            outside: Vec::new(),
         }
     }
 

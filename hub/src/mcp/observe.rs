@@ -111,6 +111,9 @@ pub(super) fn observation_data(observation: &Observation) -> serde_json::Value {
             if let Some(frame) = observation.frame_id {
                 data["frameId"] = json!(frame);
             }
+            if !observation.outside.is_empty() {
+                data["outside"] = json!(observation.outside);
+            }
             if delta.view_changed {
                 data["truncated"] = json!(observation.truncated);
                 data["totalNodes"] = json!(observation.total_nodes);
@@ -265,10 +268,12 @@ fn header(tab_id: TabId, frame_id: Option<u32>, title: &str, url: &str) -> Strin
     }
 }
 
+/// `@e5 button "Save"`, indented two spaces for each boundary around the node.
 fn node_line(node: &ObservedNode) -> String {
+    let indent = "  ".repeat(usize::from(node.depth));
     match node.element_ref {
-        Some(element_ref) => format!("{element_ref} {}", node.text),
-        None => node.text.clone(),
+        Some(element_ref) => format!("{indent}{element_ref} {}", node.text),
+        None => format!("{indent}{}", node.text),
     }
 }
 
@@ -302,6 +307,7 @@ pub fn render_observation(observation: &Observation) -> String {
     if observation.nodes.is_empty() && observation.total_nodes == 0 {
         lines.push("(no nodes: nothing in this view matches)".into());
     }
+    outside_lines(observation, &mut lines);
     if observation.truncated {
         let shown_from = observation.offset + 1;
         let shown_to = observation.offset + observation.nodes.len() as u32;
@@ -342,13 +348,25 @@ fn render_delta(observation: &Observation, delta: &tabwire_protocol::Delta) -> S
             observation.total_nodes
         ),
     };
+    let mut lines = Vec::new();
     if delta.changed.is_empty() && delta.removed.is_empty() && delta.order.is_none() {
-        return format!("{head}: no changes since version {}{more}", delta.since);
+        let outside = observation.outside.is_empty();
+        let nothing = if outside {
+            "no changes"
+        } else {
+            "no changes in this view"
+        };
+        lines.push(format!(
+            "{head}: {nothing} since version {}{more}",
+            delta.since
+        ));
+        outside_lines(observation, &mut lines);
+        return lines.join("\n");
     }
-    let mut lines = vec![format!(
+    lines.push(format!(
         "{head}: changes since version {}{more}:",
         delta.since
-    )];
+    ));
     lines.extend(delta.changed.iter().map(node_line));
     if !delta.removed.is_empty() {
         lines.push(format!("removed: {}", refs_line(&delta.removed)));
@@ -356,7 +374,20 @@ fn render_delta(observation: &Observation, delta: &tabwire_protocol::Delta) -> S
     if let Some(order) = &delta.order {
         lines.push(format!("order: {}", refs_line(order)));
     }
+    outside_lines(observation, &mut lines);
     lines.join("\n")
+}
+
+/// Popups outside the window: a line saying what opened (with its lines) or closed.
+fn outside_lines(observation: &Observation, lines: &mut Vec<String>) {
+    for outside in &observation.outside {
+        if outside.nodes.is_empty() {
+            lines.push(outside.note.clone());
+        } else {
+            lines.push(format!("{}:", outside.note));
+            lines.extend(outside.nodes.iter().map(node_line));
+        }
+    }
 }
 
 /// The model's view of a content read.
@@ -400,10 +431,12 @@ mod tests {
                 ObservedNode {
                     element_ref: Some(ElementRef::top(1)),
                     text: "heading[1] \"Welcome\"".into(),
+                    depth: 0,
                 },
                 ObservedNode {
                     element_ref: Some(ElementRef::top(2)),
                     text: "textbox \"Username\"".into(),
+                    depth: 0,
                 },
             ],
             total_nodes: 5,
@@ -414,6 +447,7 @@ mod tests {
             next_offset: Some(2),
             delta: None,
             reset: false,
+            outside: Vec::new(),
         }
     }
 
@@ -462,12 +496,44 @@ mod tests {
             r#"{"delta":{"changed":[],"removed":[],"since":2},"tabId":4,"version":3}"#
         );
 
+        // A popup opened below the window: the delta says so, with its lines, indented.
+        let mut popup = whole.clone();
+        popup.outside = vec![
+            tabwire_protocol::Outside {
+                note: "listbox \"States\" opened outside this view (2 lines inside)".into(),
+                nodes: vec![
+                    ObservedNode {
+                        element_ref: Some(ElementRef::top(9)),
+                        text: "listbox \"States\"".into(),
+                        depth: 0,
+                    },
+                    ObservedNode {
+                        element_ref: Some(ElementRef::top(10)),
+                        text: "option \"Texas\"".into(),
+                        depth: 1,
+                    },
+                ],
+            },
+            tabwire_protocol::Outside {
+                note: "menu \"File\" closed".into(),
+                nodes: vec![],
+            },
+        ];
+        assert_eq!(
+            render_observation(&popup),
+            "version 3: no changes in this view since version 2\n\
+             listbox \"States\" opened outside this view (2 lines inside):\n\
+             @e9 listbox \"States\"\n  @e10 option \"Texas\"\nmenu \"File\" closed"
+        );
+        assert!(observation_data(&popup)["outside"][0]["nodes"][1]["depth"] == 1);
+
         let mut changed = empty.clone();
         changed.delta = Some(Delta {
             since: 2,
             changed: vec![ObservedNode {
                 element_ref: Some(ElementRef::top(7)),
                 text: "button \"Save\"".into(),
+                depth: 0,
             }],
             removed: vec![ElementRef::top(5), ElementRef::top(6)],
             order: Some(vec![ElementRef::top(7), ElementRef::top(1)]),

@@ -14,10 +14,11 @@
 use std::collections::HashSet;
 
 use serde::Deserialize;
-use tabwire_protocol::{Delta, Observation, ObservedNode, SnapshotRequest, TabId};
+use tabwire_protocol::{Delta, Observation, ObservedNode, Outside, SnapshotRequest, TabId};
 
 use crate::observation::delta::{self, Baseline, Entry, Params, View};
-use crate::observation::facts::PageNode;
+use crate::observation::facts::{ClosedPopup, PageNode, PagePopup};
+use crate::observation::inline;
 use crate::observation::window::{self, Budget};
 use crate::refs::table::AnchorKey;
 use crate::refs::{FrameState, TOP_FRAME, element_ref};
@@ -32,8 +33,21 @@ pub struct SnapshotFacts {
     pub title: String,
     /// The collector's document token (see `refs`).
     pub doc: String,
-    /// Every visible node of the document or scope, in document order.
+    /// The visible nodes of the document or scope, in document order: all of them, or (when
+    /// a window was asked for) those the window can show.
     pub nodes: Vec<PageNode>,
+    /// Lines before the first node sent, and a lower bound of their characters.
+    pub before: u32,
+    /// See `before`.
+    pub before_chars: u32,
+    /// Lines after the last node sent, and a lower bound of their characters.
+    pub after: u32,
+    /// See `after`.
+    pub after_chars: u32,
+    /// Popups that opened outside the window.
+    pub outside: Vec<PagePopup>,
+    /// Popups sent that way before that have closed.
+    pub closed: Vec<ClosedPopup>,
     /// Keys the wasm asked about whose elements have left the document.
     pub gone: Vec<u32>,
     /// When the scope was a gone ref, the key of the replacement the page found.
@@ -90,12 +104,18 @@ pub fn observe(
         window::units(&facts.nodes, &facts.url),
         request.query.as_deref(),
     );
-    let shown = window::window(
+    let shown = window::window_around(
         &units,
         request.offset,
         Budget {
             max_nodes: request.max_nodes,
             max_chars: request.max_chars,
+        },
+        window::Unsent {
+            before: facts.before,
+            before_chars: facts.before_chars,
+            after: facts.after,
+            after_chars: facts.after_chars,
         },
     );
 
@@ -105,7 +125,14 @@ pub fn observe(
     for slice in &shown.slices {
         let unit = &units[slice.unit];
         let index = doc.refs.assign(unit.key, last_index);
-        let texts = &unit.lines[slice.from..slice.to];
+        let texts: Vec<String> = unit.lines[slice.from..slice.to]
+            .iter()
+            .map(|line| {
+                inline::resolve(line, &unit.inline, |key| {
+                    element_ref(source.frame, doc.refs.assign(key, last_index)).to_string()
+                })
+            })
+            .collect();
         entries.push(Entry {
             index,
             text: texts.join("\n"),
@@ -118,11 +145,54 @@ pub fn observe(
                     // Only the node's own line carries its ref; option lines follow it.
                     element_ref: (slice.from + i == 0).then(|| element_ref(source.frame, index)),
                     text: text.clone(),
+                    depth: facts.nodes[unit.node].depth,
                 })
                 .collect(),
         );
     }
     doc.refs.note_identities(&facts.nodes);
+
+    // Popups the window leaves out, each with the lines it does not show.
+    let shown_keys: HashSet<u32> = shown.slices.iter().map(|s| units[s.unit].key).collect();
+    let mut outside = Vec::new();
+    for popup in &facts.outside {
+        let mut nodes = Vec::new();
+        for unit in window::units(&popup.nodes, &facts.url) {
+            if shown_keys.contains(&unit.key) {
+                continue;
+            }
+            let index = doc.refs.assign(unit.key, last_index);
+            let depth = popup.nodes[unit.node].depth;
+            for (i, line) in unit.lines.iter().enumerate() {
+                let text = inline::resolve(line, &unit.inline, |key| {
+                    element_ref(source.frame, doc.refs.assign(key, last_index)).to_string()
+                });
+                nodes.push(ObservedNode {
+                    element_ref: (i == 0).then(|| element_ref(source.frame, index)),
+                    text,
+                    depth,
+                });
+            }
+        }
+        if !nodes.is_empty() {
+            outside.push(Outside {
+                note: format!(
+                    "{} \"{}\" opened outside this view ({} lines inside)",
+                    popup.role, popup.name, popup.count
+                ),
+                nodes,
+            });
+        }
+    }
+    outside.extend(
+        facts
+            .closed
+            .iter()
+            .map(|ClosedPopup { role, name }| Outside {
+                note: format!("{role} \"{name}\" closed"),
+                nodes: Vec::new(),
+            }),
+    );
 
     let params = Params {
         scope: request.scope.clone(),
@@ -163,9 +233,10 @@ pub fn observe(
 
     // An empty delta is the baseline itself, unchanged: it keeps that version and takes no
     // baseline slot, so polling an unchanged page never pushes its baseline out.
-    let unchanged = delta_part.as_ref().is_some_and(|d| {
-        d.changed.is_empty() && d.removed.is_empty() && d.order.is_none() && !d.view_changed
-    });
+    let unchanged = outside.is_empty()
+        && delta_part.as_ref().is_some_and(|d| {
+            d.changed.is_empty() && d.removed.is_empty() && d.order.is_none() && !d.view_changed
+        });
     let version = match (&delta_part, unchanged) {
         (Some(delta), true) => delta.since,
         _ => {
@@ -196,6 +267,7 @@ pub fn observe(
         next_offset: shown.next_offset,
         delta: delta_part,
         reset,
+        outside,
     }
 }
 

@@ -15,7 +15,7 @@ use super::frames;
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::resolve_tab;
 use crate::ops::target::ReadScope;
-use crate::page::{self, MissingFrame, PageCommand};
+use crate::page::{self, MissingFrame, PageCommand, PageWindow};
 use crate::refs::table::AnchorKey;
 use crate::refs::{self, TOP_FRAME};
 use crate::timer::now_ms;
@@ -85,6 +85,11 @@ pub async fn snapshot(
         &PageCommand::Snapshot {
             scope: scope.page_target(),
             known,
+            window: request.query.is_none().then_some(PageWindow {
+                offset: request.offset,
+                lines: request.max_nodes,
+                chars: request.max_chars,
+            }),
         },
         missing,
     )
