@@ -278,3 +278,58 @@ async fn a_popup_that_opens_outside_the_window_is_always_shown() {
         .await;
     assert!(hidden.text.contains("removed: @e"), "{}", hidden.text);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn visible_frames_are_inlined_under_their_lines_in_one_snapshot() {
+    let setup = OneBrowser::on("Work", "frames.html").await;
+    let snapshot = eventually(
+        "both frames to be inlined",
+        std::time::Duration::from_secs(10),
+        || async {
+            let snapshot = setup.snapshot(json!({})).await;
+            (snapshot.text.matches("button \"Send\"").count() == 2).then_some(snapshot)
+        },
+    )
+    .await;
+    let lines: Vec<&str> = snapshot.text.lines().collect();
+    let cross = lines
+        .iter()
+        .position(|l| l.contains("iframe \"Cross-origin frame\" (frameId"))
+        .expect("the cross-origin iframe's line");
+    // The frame's nodes follow its line, one step deeper, with refs of that frame.
+    let email = lines[cross + 1..]
+        .iter()
+        .find(|l| l.contains("textbox \"Email\""))
+        .expect("the frame's email field");
+    assert!(email.starts_with("  @f"), "{}", snapshot.text);
+    let email_ref = email.split_whitespace().next().unwrap();
+    let send_ref = lines[cross + 1..]
+        .iter()
+        .find(|l| l.contains("button \"Send\""))
+        .and_then(|l| l.split_whitespace().next())
+        .unwrap();
+    setup
+        .call(
+            "type_text",
+            json!({"selector": email_ref, "text": "ada@example.com"}),
+        )
+        .await;
+    setup
+        .call("click_element", json!({"selector": send_ref}))
+        .await;
+    let after = setup.snapshot(json!({"query": "Sent"})).await;
+    assert!(
+        after
+            .text
+            .contains("Sent ada@example.com from the cross frame (trusted: true)"),
+        "{}",
+        after.text
+    );
+    // frameId still narrows to one frame, and its own refs.
+    let frame = email_ref[2..].split('e').next().unwrap();
+    let only = setup
+        .snapshot(json!({"frameId": frame.parse::<u64>().unwrap()}))
+        .await;
+    assert!(!only.text.contains("Same-origin frame"), "{}", only.text);
+    assert!(only.text.contains(email_ref), "{}", only.text);
+}

@@ -14,11 +14,14 @@
 use std::collections::HashSet;
 
 use serde::Deserialize;
-use tabwire_protocol::{Delta, Observation, ObservedNode, Outside, SnapshotRequest, TabId};
+use tabwire_protocol::{
+    Delta, ElementRef, Observation, ObservedNode, Outside, SnapshotRequest, TabId,
+};
 
 use crate::observation::delta::{self, Baseline, Entry, Params, View};
 use crate::observation::facts::{ClosedPopup, PageNode, PagePopup};
 use crate::observation::inline;
+use crate::observation::render::{Detail, render_node};
 use crate::observation::window::{self, Budget};
 use crate::refs::table::AnchorKey;
 use crate::refs::{FrameState, TOP_FRAME, element_ref};
@@ -69,6 +72,32 @@ pub struct Source<'a> {
     pub scope_ref: Option<u32>,
 }
 
+/// An observation, and what its window showed that frames inlined into it need.
+#[derive(Debug)]
+pub struct Observed {
+    /// The observation of this frame's document.
+    pub observation: Observation,
+    /// The iframes the window showed whose frame is known, in order.
+    pub frames: Vec<ShownFrame>,
+    /// Lines the window showed.
+    pub lines: u32,
+    /// Characters of those lines.
+    pub chars: u32,
+}
+
+/// An iframe the window showed, or (for a query) any iframe of the document.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShownFrame {
+    /// Chrome's ID of its frame.
+    pub frame: u32,
+    /// The iframe's own ref.
+    pub iframe: ElementRef,
+    /// The iframe line's depth.
+    pub depth: u8,
+    /// The iframe's line, when the window did not show it (a query it did not match).
+    pub hidden_line: Option<String>,
+}
+
 /// Builds the observation of `facts` and commits its refs and baseline into `state`.
 pub fn observe(
     state: &mut FrameState,
@@ -76,7 +105,7 @@ pub fn observe(
     request: &SnapshotRequest,
     facts: SnapshotFacts,
     unique_anchors: &HashSet<AnchorKey>,
-) -> Observation {
+) -> Observed {
     let FrameState {
         last_index, doc, ..
     } = state;
@@ -120,11 +149,25 @@ pub fn observe(
     );
 
     // Refs for the nodes shown, and the lines as the agent sees them.
+    let mut frames = Vec::new();
+    let mut shown_lines = 0u32;
+    let mut shown_chars = 0u32;
     let mut entries = Vec::with_capacity(shown.slices.len());
     let mut lines: Vec<Vec<ObservedNode>> = Vec::with_capacity(shown.slices.len());
     for slice in &shown.slices {
         let unit = &units[slice.unit];
         let index = doc.refs.assign(unit.key, last_index);
+        let node = &facts.nodes[unit.node];
+        if let Some(frame) = node.frame {
+            frames.push(ShownFrame {
+                frame,
+                iframe: element_ref(source.frame, index),
+                depth: node.depth,
+                hidden_line: None,
+            });
+        }
+        shown_lines += (slice.to - slice.from) as u32;
+        shown_chars += unit.widths[slice.from..slice.to].iter().sum::<u32>();
         let texts: Vec<String> = unit.lines[slice.from..slice.to]
             .iter()
             .map(|line| {
@@ -151,6 +194,22 @@ pub fn observe(
         );
     }
     doc.refs.note_identities(&facts.nodes);
+    if request.query.is_some() {
+        // A query looks into every frame of the document: those whose iframe line it did not
+        // match are searched too, and shown with that line when something in them matches.
+        let shown: HashSet<u32> = frames.iter().map(|f| f.frame).collect();
+        for node in &facts.nodes {
+            if let Some(frame) = node.frame.filter(|f| !shown.contains(f)) {
+                let index = doc.refs.assign(node.key, last_index);
+                frames.push(ShownFrame {
+                    frame,
+                    iframe: element_ref(source.frame, index),
+                    depth: node.depth,
+                    hidden_line: Some(render_node(node, &facts.url, Detail::Full)),
+                });
+            }
+        }
+    }
 
     // Popups the window leaves out, each with the lines it does not show.
     let shown_keys: HashSet<u32> = shown.slices.iter().map(|s| units[s.unit].key).collect();
@@ -251,7 +310,7 @@ pub fn observe(
         }
     };
 
-    Observation {
+    let observation = Observation {
         tab_id: source.tab,
         frame_id: (source.frame != TOP_FRAME).then_some(source.frame),
         url: facts.url,
@@ -268,6 +327,12 @@ pub fn observe(
         delta: delta_part,
         reset,
         outside,
+    };
+    Observed {
+        observation,
+        frames,
+        lines: shown_lines,
+        chars: shown_chars,
     }
 }
 
@@ -332,7 +397,7 @@ mod tests {
             ..source(frame)
         };
         let unique = as_if_unique(&f);
-        observe(state, src, req, f, &unique)
+        observe(state, src, req, f, &unique).observation
     }
 
     /// As if the page found each walked node's anchors on that node only.
@@ -768,7 +833,7 @@ mod tests {
             ..source(0)
         };
         let unique = as_if_unique(&f);
-        let o = observe(state, src, &req, f, &unique);
+        let o = observe(state, src, &req, f, &unique).observation;
         assert_eq!(lines(&o), [r#"@e1 button "Save""#]);
     }
 
@@ -819,7 +884,8 @@ mod tests {
             &request(),
             facts(vec![button(1, "A")]),
             &HashSet::new(),
-        );
+        )
+        .observation;
         assert_eq!(o.version, 1);
         let err = tables.commit(slow).unwrap_err();
         assert_eq!(err.code, ErrorCode::Superseded);

@@ -8,12 +8,16 @@
 
 use std::collections::HashSet;
 
-use tabwire_protocol::{Observation, OpError, SnapshotRequest, TabId, Target};
+use tabwire_protocol::{Observation, ObservedNode, OpError, SnapshotRequest, TabId, Target};
 
-use super::engine::{self, SnapshotFacts, Source};
+use std::future::Future;
+use std::pin::Pin;
+
+use super::engine::{self, Observed, SnapshotFacts, Source};
 use super::frames;
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::resolve_tab;
+use crate::observation::delta::Params;
 use crate::ops::target::ReadScope;
 use crate::page::{self, MissingFrame, PageCommand, PageWindow};
 use crate::refs::table::AnchorKey;
@@ -66,13 +70,161 @@ async fn unique_anchors(
 /// Snapshots slower than this are logged with a breakdown of their time.
 const SLOW_SNAPSHOT_MS: f64 = 50.0;
 
-/// Takes an observation of a document of the tab.
+/// Takes an observation of a document of the tab. Without a `frameId`, the visible iframes
+/// that the window shows have their documents inlined under their lines (see
+/// [`inline_frames`]).
 pub async fn snapshot(
     tab_id: Option<TabId>,
     request: SnapshotRequest,
     checkpoint: &Checkpoint,
 ) -> Result<Observation, OpError> {
     let tab = resolve_tab(tab_id).await?.id;
+    let observed = observe_document(tab, &request, checkpoint).await?;
+    let observed = if request.frame_id.is_none() {
+        inline_frames(tab, &request, observed, checkpoint, 1).await
+    } else {
+        observed
+    };
+    refs::store::save(tab);
+    Ok(observed.observation)
+}
+
+/// How deep frames are inlined: a page, its iframes, theirs.
+const FRAME_LEVELS: u8 = 3;
+
+/// The documents of the iframes `observed` showed, observed in the rest of the request's
+/// budget and put under their iframe's line, one step deeper: their lines in a full
+/// observation (with a line saying how to page on when a frame did not fit), their changes in
+/// a delta (against the frame's latest baseline for the same budget; all its lines when there
+/// is none). A frame that cannot be read keeps only its line, which names its `frameId`.
+fn inline_frames<'a>(
+    tab: TabId,
+    request: &'a SnapshotRequest,
+    observed: Observed,
+    checkpoint: &'a Checkpoint,
+    level: u8,
+) -> Pin<Box<dyn Future<Output = Observed> + 'a>> {
+    Box::pin(async move {
+        let Observed {
+            mut observation,
+            frames,
+            mut lines,
+            mut chars,
+        } = observed;
+        for shown in frames {
+            let lines_left = request.max_nodes.saturating_sub(lines);
+            let chars_left = request.max_chars.saturating_sub(chars);
+            if lines_left == 0 || chars_left < MIN_FRAME_CHARS {
+                break;
+            }
+            let params = Params {
+                scope: None,
+                query: request.query.clone(),
+                offset: 0,
+                max_nodes: lines_left,
+                max_chars: chars_left,
+            };
+            let since = match observation.delta {
+                Some(_) => refs::with_tables(|tables| {
+                    tables
+                        .get(tab, shown.frame)
+                        .and_then(|state| state.doc.as_ref())
+                        .and_then(|doc| doc.baselines.latest(&params))
+                }),
+                None => None,
+            };
+            let child_request = SnapshotRequest {
+                frame_id: Some(shown.frame),
+                scope: None,
+                query: request.query.clone(),
+                max_nodes: lines_left,
+                max_chars: chars_left,
+                offset: 0,
+                since,
+            };
+            let Ok(child) = observe_document(tab, &child_request, checkpoint).await else {
+                continue;
+            };
+            let child = if level < FRAME_LEVELS {
+                inline_frames(tab, &child_request, child, checkpoint, level + 1).await
+            } else {
+                child
+            };
+            lines += child.lines;
+            chars += child.chars;
+            let step = shown.depth.saturating_add(1);
+            let under = |mut node: ObservedNode| {
+                node.depth = node.depth.saturating_add(step);
+                node
+            };
+            let child = child.observation;
+            observation
+                .outside
+                .extend(child.outside.into_iter().map(|mut outside| {
+                    outside.nodes = outside.nodes.into_iter().map(under).collect();
+                    outside
+                }));
+            match (&mut observation.delta, child.delta) {
+                (None, _) => {
+                    if child.nodes.is_empty() {
+                        continue;
+                    }
+                    let mut inserted: Vec<ObservedNode> = shown
+                        .hidden_line
+                        .map(|text| ObservedNode {
+                            element_ref: Some(shown.iframe),
+                            text,
+                            depth: shown.depth,
+                        })
+                        .into_iter()
+                        .collect();
+                    inserted.extend(child.nodes.into_iter().map(under));
+                    if let Some(next) = child.next_offset {
+                        inserted.push(ObservedNode {
+                            element_ref: None,
+                            text: format!(
+                                "(frame {}: {} more lines; snapshot it with frameId {} and \
+                                 offset {next})",
+                                shown.frame, child.omitted_nodes, shown.frame
+                            ),
+                            depth: step,
+                        });
+                    }
+                    let at = observation
+                        .nodes
+                        .iter()
+                        .position(|n| n.element_ref == Some(shown.iframe))
+                        .map_or(observation.nodes.len(), |i| i + 1);
+                    observation.nodes.splice(at..at, inserted);
+                }
+                (Some(delta), Some(child_delta)) => {
+                    delta
+                        .changed
+                        .extend(child_delta.changed.into_iter().map(under));
+                    delta.removed.extend(child_delta.removed);
+                }
+                (Some(delta), None) => delta.changed.extend(child.nodes.into_iter().map(under)),
+            }
+        }
+        Observed {
+            observation,
+            frames: Vec::new(),
+            lines,
+            chars,
+        }
+    })
+}
+
+/// A frame is inlined only when at least this many characters of the budget are left.
+const MIN_FRAME_CHARS: u32 = 40;
+
+/// Observes one document (the request's frame, else the top one) and commits its refs and
+/// baseline.
+async fn observe_document(
+    tab: TabId,
+    request: &SnapshotRequest,
+    checkpoint: &Checkpoint,
+) -> Result<Observed, OpError> {
     let scope = ReadScope::prepare(tab, request.frame_id, request.scope.as_ref())?;
     let frame = scope.frame;
     let (ticket, known) =
@@ -110,7 +262,7 @@ pub async fn snapshot(
         _ => None,
     };
     let document_id = reply.document_id;
-    let observation = refs::with_tables(|tables| {
+    let observed = refs::with_tables(|tables| {
         let state = tables.commit(ticket)?;
         // The top document changed (not merely observed for the first time): the old page's
         // frames are gone, and their refs with them.
@@ -125,11 +277,11 @@ pub async fn snapshot(
             document_id: &document_id,
             scope_ref,
         };
-        let observation = engine::observe(state, source, &request, reply.value, &unique_anchors);
+        let observed = engine::observe(state, source, request, reply.value, &unique_anchors);
         if new_top_document {
             tables.forget_subframes(tab);
         }
-        Ok::<_, OpError>(observation)
+        Ok::<_, OpError>(observed)
     })?;
     // Where the time went, for the slow ones only: a line per snapshot costs time itself.
     let engine_ms = now_ms() - started;
@@ -142,6 +294,5 @@ pub async fn snapshot(
             reply.parse_ms,
         );
     }
-    refs::store::save(tab);
-    Ok(observation)
+    Ok(observed)
 }
