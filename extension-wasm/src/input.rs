@@ -13,9 +13,6 @@ use wasm_bindgen::JsValue;
 use crate::checkpoint::Checkpoint;
 use crate::debugger::{self, send, send_attached};
 
-/// How many intermediate moves a drag makes, so sortable lists see the pointer travel.
-const DRAG_STEPS: u32 = 10;
-
 /// Events sent one after the other on the tab's debugger session.
 type Events = Vec<(&'static str, Value)>;
 
@@ -115,15 +112,64 @@ pub async fn click(
     unstoppable(tab, events).await
 }
 
-/// Presses on `from`, moves in steps to `to` and releases there, all in one unstoppable run
-/// whose release (and the end of drag interception) happen whatever fails before them. With
-/// Chrome's drag interception on, an HTML5 drag the press starts is handed back to tabwire
-/// (`Input.dragIntercepted`) and delivered to the drop point with `Input.dispatchDragEvent`,
-/// which headless and headed Chrome both honour. Returns whether an HTML5 drag was delivered.
+/// The first move of a drag, in CSS pixels along its way: past the distance at which pages
+/// start a drag (jQuery UI's 1 px, Chrome's HTML5 drag threshold, the activation distances of
+/// a few pixels commonly set with dnd-kit or SortableJS), while the pointer is still near its
+/// press.
+const DRAG_NUDGE_PX: f64 = 10.0;
+/// The longest move after the first, about a list row: the page sees the pointer travel over
+/// what lies between the two ends, as a hand would move it.
+const DRAG_STEP_PX: f64 = 40.0;
+/// How many steps a drag takes from its first move to its destination, whatever its length.
+const DRAG_STEPS: std::ops::RangeInclusive<u32> = 3..=10;
+
+/// The points a drag's pointer moves through after the press at `from`: a short first move
+/// that starts the page's drag, steps of at most [`DRAG_STEP_PX`] to `to` (longer when that
+/// would take more steps than [`DRAG_STEPS`] allows), and a second move at `to`. Libraries
+/// decide where an item goes from the moves they see, often one move late (a placeholder that
+/// moved shifts the layout under a pointer that has not), so the last move repeats the
+/// destination for them to look again.
+fn drag_path(from: (f64, f64), to: (f64, f64)) -> Vec<(f64, f64)> {
+    let (dx, dy) = (to.0 - from.0, to.1 - from.1);
+    let distance = dx.hypot(dy);
+    if distance < 0.5 {
+        return vec![to, to];
+    }
+    let nudge = DRAG_NUDGE_PX.min(distance);
+    let first = (
+        from.0 + dx * nudge / distance,
+        from.1 + dy * nudge / distance,
+    );
+    let mut path = vec![first];
+    let rest = distance - nudge;
+    if rest > 0.0 {
+        // Clamped to `DRAG_STEPS`, so the cast never truncates a count that matters.
+        let steps =
+            ((rest / DRAG_STEP_PX).ceil() as u32).clamp(*DRAG_STEPS.start(), *DRAG_STEPS.end());
+        for step in 1..steps {
+            let t = f64::from(step) / f64::from(steps);
+            path.push((
+                first.0 + (to.0 - first.0) * t,
+                first.1 + (to.1 - first.1) * t,
+            ));
+        }
+        path.push(to);
+    }
+    path.push(to);
+    path
+}
+
+/// Presses on `from`, moves along [`drag_path`] to `to` and releases there, all in one
+/// unstoppable run whose release (and the end of drag interception) happen whatever fails
+/// before them. With Chrome's drag interception on, an HTML5 drag that a move starts is handed
+/// back to tabwire (`Input.dragIntercepted`); the rest of the path is then delivered as drag
+/// events (`Input.dispatchDragEvent`, which headless and headed Chrome both honour) and the
+/// drop at `to`, instead of mouse moves the page would not see during a drag. Returns whether
+/// an HTML5 drag was delivered.
 pub async fn drag(tab: TabId, from: (f64, f64), to: (f64, f64)) -> Result<bool, OpError> {
     debugger::take_drag(tab);
     send(tab, "Input.setInterceptDrags", &json!({"enabled": true})).await?;
-    let mut events = vec![
+    let press = vec![
         (
             "Input.dispatchMouseEvent",
             mouse("mouseMoved", from.0, from.1, "none", 0, 0),
@@ -133,14 +179,7 @@ pub async fn drag(tab: TabId, from: (f64, f64), to: (f64, f64)) -> Result<bool, 
             mouse("mousePressed", from.0, from.1, "left", 1, 1),
         ),
     ];
-    for step in 1..=DRAG_STEPS {
-        let t = f64::from(step) / f64::from(DRAG_STEPS);
-        let (x, y) = (from.0 + (to.0 - from.0) * t, from.1 + (to.1 - from.1) * t);
-        events.push((
-            "Input.dispatchMouseEvent",
-            mouse("mouseMoved", x, y, "left", 1, 0),
-        ));
-    }
+    let path = drag_path(from, to);
     let release = vec![
         (
             "Input.dispatchMouseEvent",
@@ -149,21 +188,42 @@ pub async fn drag(tab: TabId, from: (f64, f64), to: (f64, f64)) -> Result<bool, 
         ("Input.setInterceptDrags", json!({"enabled": false})),
     ];
     let run = wasm_bindgen_futures::future_to_promise(async move {
-        let moved = send_all(tab, events).await;
-        // An HTML5 drag the moves started, delivered at the drop point.
-        let dropped = match (&moved, debugger::take_drag(tab)) {
-            (Ok(()), Some(data)) => {
-                let drag_event = |kind: &str| {
+        let pressed = press.len();
+        let mut moved = send_all(tab, press).await;
+        // Mouse moves with the button held, until one starts an HTML5 drag.
+        let mut html5 = None;
+        if moved.is_ok() {
+            for (n, &(x, y)) in path.iter().enumerate() {
+                let step = mouse("mouseMoved", x, y, "left", 1, 0);
+                if let Err(error) = send_attached(tab, "Input.dispatchMouseEvent", &step).await {
+                    moved = Err((pressed + n, error));
+                    break;
+                }
+                if let Some(data) = debugger::take_drag(tab) {
+                    html5 = Some((data, &path[n + 1..]));
+                    break;
+                }
+            }
+        }
+        // The HTML5 drag: entering at the next point of the path, over the rest, dropped at `to`.
+        let dropped = match (&moved, html5) {
+            (Ok(()), Some((data, rest))) => {
+                let drag_event = |kind: &str, (x, y): (f64, f64)| {
                     (
                         "Input.dispatchDragEvent",
-                        json!({"type": kind, "x": to.0, "y": to.1, "data": data.clone()}),
+                        json!({"type": kind, "x": x, "y": y, "data": data.clone()}),
                     )
                 };
-                let drops = vec![
-                    drag_event("dragEnter"),
-                    drag_event("dragOver"),
-                    drag_event("drop"),
-                ];
+                // The path ends at `to` twice; a drag that started later still enters there.
+                let fallback = [to, to];
+                let points = if rest.len() >= 2 { rest } else { &fallback[..] };
+                let mut drops = vec![drag_event("dragEnter", points[0])];
+                drops.extend(
+                    points[1..]
+                        .iter()
+                        .map(|&point| drag_event("dragOver", point)),
+                );
+                drops.push(drag_event("drop", to));
                 send_all(tab, drops).await.map(|()| true)
             }
             _ => Ok(false),
@@ -352,6 +412,33 @@ mod tests {
             ErrorCode::InvalidArgument
         );
         assert!(key_def("F13", 0).is_err());
+    }
+
+    #[test]
+    fn a_drag_starts_small_travels_in_steps_and_ends_twice_at_its_point() {
+        let path = drag_path((20.0, 20.0), (20.0, 110.0));
+        // 10 px first, then 80 px in three steps (at least three), then the point again.
+        let ys: Vec<f64> = path
+            .iter()
+            .map(|&(_, y)| (y * 10.0).round() / 10.0)
+            .collect();
+        assert_eq!(ys, [30.0, 56.7, 83.3, 110.0, 110.0]);
+        assert!(path.iter().all(|&(x, _)| x == 20.0));
+        // A long drag: ten steps, longer than 40 px.
+        let long = drag_path((0.0, 0.0), (300.0, 400.0));
+        assert_eq!(long[0], (6.0, 8.0));
+        assert_eq!(long.len(), 1 + 10 + 1);
+        let far = drag_path((0.0, 0.0), (0.0, 2000.0));
+        assert_eq!(far.len(), 1 + 10 + 1);
+        for pair in long.windows(2) {
+            let step = (pair[1].0 - pair[0].0).hypot(pair[1].1 - pair[0].1);
+            assert!(step <= 49.1, "{step}");
+        }
+        assert_eq!(long[10], (300.0, 400.0));
+        assert_eq!(long[11], (300.0, 400.0));
+        // Shorter than the first move: straight there, twice.
+        assert_eq!(drag_path((0.0, 0.0), (4.0, 0.0)), [(4.0, 0.0), (4.0, 0.0)]);
+        assert_eq!(drag_path((5.0, 5.0), (5.0, 5.0)), [(5.0, 5.0), (5.0, 5.0)]);
     }
 
     #[test]

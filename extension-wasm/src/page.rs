@@ -137,11 +137,14 @@ pub enum PageCommand {
         /// With `editable`: accept a read-only field.
         allow_readonly: bool,
     },
-    /// The centre of the target in the viewport, without scrolling or hit-testing (the end of
-    /// a drag). Replies `{x, y, node, rebound?}`.
+    /// A point of the target in the viewport (its centre, or its before or after half along
+    /// its list), without scrolling or hit-testing: the end of a drag. Replies
+    /// `{x, y, node, rebound?}`.
     Point {
         /// The element.
         target: PageTarget,
+        /// Which point of it.
+        position: tabwire_protocol::DropPosition,
     },
     /// Choose an option of a native `<select>` by value, else by exact visible text, and fire
     /// `input`/`change`. Replies `{node, value, text}`.

@@ -162,10 +162,14 @@ pub enum WaitCondition {
     deny_unknown_fields
 )]
 pub enum DragTo {
-    /// The centre of another element.
+    /// A point on another element: its centre, or the half of it a sortable list reads as
+    /// "before" or "after" it.
     Target {
         /// The element.
         target: Target,
+        /// Which point of it.
+        #[serde(default, skip_serializing_if = "DropPosition::is_center")]
+        position: DropPosition,
     },
     /// An offset from the start point, in CSS pixels.
     Offset {
@@ -174,6 +178,28 @@ pub enum DragTo {
         /// Vertical offset.
         dy: f64,
     },
+}
+
+/// Where on its target a drag ends. Sortable lists decide "before" or "after" an item from the
+/// half of it the pointer is over, along the list's axis.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum DropPosition {
+    /// The centre.
+    #[default]
+    Center,
+    /// A quarter of the way in from the side facing the item before it (in a vertical list, 25%
+    /// of the height from the top).
+    Before,
+    /// A quarter of the way in from the side facing the item after it (75% from the top).
+    After,
+}
+
+impl DropPosition {
+    /// Whether this is the default, the centre.
+    pub fn is_center(&self) -> bool {
+        *self == DropPosition::Center
+    }
 }
 
 /// A value for one form field.
@@ -728,12 +754,30 @@ pub struct ElementFacts {
     pub visible: bool,
     /// Whether it has the focus.
     pub focused: bool,
+    /// Its border box in CSS pixels of its frame's viewport, rounded; absent when it has no
+    /// layout box (`display: none`, a hidden input).
+    #[serde(rename = "box", default, skip_serializing_if = "Option::is_none")]
+    pub bounds: Option<ElementBox>,
     /// Why it fails its constraints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validation_message: Option<String>,
     /// The attributes asked for that it has (bounded; a password's `value` redacted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub attributes: Option<BTreeMap<String, String>>,
+}
+
+/// An element's box: where it is and how big, in CSS pixels of its frame's viewport.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ElementBox {
+    /// The left edge, from the viewport's left (negative when scrolled past).
+    pub x: i64,
+    /// The top edge, from the viewport's top.
+    pub y: i64,
+    /// The width.
+    pub width: u32,
+    /// The height.
+    pub height: u32,
 }
 
 /// A JavaScript dialog (alert, confirm, prompt, beforeunload) open in a tab.
@@ -874,4 +918,39 @@ pub enum ActResult {
     DialogHandled(DialogHandled),
     /// The tab's health.
     Health(TabHealth),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn a_drop_at_the_centre_keeps_the_old_shape() {
+        let centre = DragTo::Target {
+            target: Target::Css("#lane".into()),
+            position: DropPosition::Center,
+        };
+        assert_eq!(
+            serde_json::to_value(&centre).unwrap(),
+            json!({"kind": "target", "target": {"css": "#lane"}})
+        );
+        let after: DragTo = serde_json::from_value(
+            json!({"kind": "target", "target": {"css": "#lane"}, "position": "after"}),
+        )
+        .unwrap();
+        assert_eq!(
+            after,
+            DragTo::Target {
+                target: Target::Css("#lane".into()),
+                position: DropPosition::After,
+            }
+        );
+        assert!(
+            serde_json::from_value::<DragTo>(
+                json!({"kind": "target", "target": {"css": "#lane"}, "position": "below"})
+            )
+            .is_err()
+        );
+    }
 }

@@ -45,6 +45,7 @@ pub use actions::{
     NavigationState, ObserveSpec, Outcome, ReadStateRequest, Step, StepFailure, StepResult,
     TabHealth, TypeMode, WaitCondition, WaitUntil,
 };
+pub use actions::{DropPosition, ElementBox};
 pub use capture::{
     CaptureOp, CaptureResult, CaptureState, ConsoleRecord, GetConsole, GetRequests,
     GetResponseBody, NetworkRecord, Records, RecordsRequest, ResponseBody, SetConsoleCapture,

@@ -1,7 +1,7 @@
 //! The action tools on elements, end to end in real Chromium (docs/actions.md): trusted clicks
 //! and what the page saw of them, the observation after an action, covered targets, hovering,
 //! other buttons and double clicks, keys with modifiers, scrolling, a custom dropdown and a
-//! read-only picker, JavaScript dialogs, and dragging in sortable lists.
+//! read-only picker, and JavaScript dialogs. `drag.rs` covers dragging.
 //!
 //! Every test checks what happened in the page, not only that a tool said `ok`: through the
 //! tools' own reads and, independently of them, through DevTools (`evaluate`), reading what the
@@ -471,52 +471,4 @@ async fn dialogs_are_reported_block_other_tools_and_are_handled() {
 
     let none = setup.call("handle_dialog", json!({"accept": true})).await;
     assert_eq!(none.error_code(), "NO_DIALOG");
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn items_are_dragged_to_new_places_in_sortable_lists() {
-    let setup = OneBrowser::on("Work", "sortable.html").await;
-
-    // Mouse-driven list: press on Alpha, move, release on Delta.
-    setup
-        .call(
-            "drag_element",
-            json!({"selector": "#alpha", "to": "#delta"}),
-        )
-        .await
-        .data();
-    assert_eq!(
-        setup
-            .evaluate(
-                "sortable.html",
-                "[lists.order, lists.trusted, lists.moves > 1]"
-            )
-            .await,
-        json!(["Bravo, Charlie, Delta, Alpha, Echo", true, true])
-    );
-
-    // By an offset: from Echo (fifth row) 160px up is the first row's centre.
-    setup
-        .call("drag_element", json!({"selector": "#echo", "dy": -160}))
-        .await
-        .data();
-    assert_eq!(
-        setup.evaluate("sortable.html", "lists.order").await,
-        "Echo, Bravo, Charlie, Delta, Alpha"
-    );
-
-    // HTML5 drag and drop.
-    setup
-        .call(
-            "drag_element",
-            json!({"selector": "#card-1", "to": "#card-3"}),
-        )
-        .await
-        .data();
-    assert_eq!(
-        setup
-            .evaluate("sortable.html", "[lists.cards, lists.drops]")
-            .await,
-        json!(["Card 2, Card 3, Card 1", 1])
-    );
 }

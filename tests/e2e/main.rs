@@ -5,7 +5,7 @@
 //! - [`edges`]: the hub's edges without a browser.
 //! - [`observation`]: the observation engine.
 //! - [`actions`], [`forms`], [`ordering`]: the action tools, typing and forms, waits, batches,
-//!   queues and deadlines.
+//!   queues and deadlines; [`drag`]: dragging in sortable lists, and element boxes.
 //! - [`tabs`], [`capture`]: tabs, screenshots, capture and storage.
 //! - [`hosted`]: hosted mode behind a real TLS proxy.
 //! - [`pairing`]: mutual pairing under attack — a fake hub, fake browsers, malformed hellos,
@@ -17,6 +17,7 @@
 
 mod actions;
 mod capture;
+mod drag;
 mod edges;
 mod forms;
 mod hosted;

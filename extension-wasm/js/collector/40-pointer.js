@@ -25,15 +25,55 @@
     return done(found, { node });
   }
 
-  // The end of a drag: the target's centre as it is now (the drag's start is already on screen,
-  // and scrolling here could move it off).
+  // The end of a drag: a point of the target as it is now (the drag's start is already on
+  // screen, and scrolling here could move it off). 'center' is its centre; 'before' and 'after'
+  // are a quarter of the way in from its side facing the item before or after it, which
+  // sortable lists read as "put it before" or "after" this item.
   function point(args) {
     const found = resolveTarget(args.target);
     if (found.error) return found;
     const el = found.el;
-    const centre = centreOf(el, 'is outside the viewport; scroll so both ends of the drag are on screen, then retry.');
+    const outside = 'is outside the viewport; scroll so both ends of the drag are on screen, then retry.';
+    const centre = centreOf(el, outside);
     if (centre.error) return centre;
-    return done(found, { x: centre.x, y: centre.y, node: describe(el, deepActiveElement()) });
+    let { x, y } = centre;
+    if (args.position !== 'center') {
+      const box = el.getBoundingClientRect();
+      const [ax, ay] = listDirection(el);
+      const sign = args.position === 'after' ? 1 : -1;
+      x += (sign * ax * box.width) / 4;
+      y += (sign * ay * box.height) / 4;
+      if (x < 0 || y < 0 || x >= window.innerWidth || y >= window.innerHeight) {
+        return fail('TARGET_NOT_VISIBLE', `The ${args.position} half of ${labelOf(el)} ${outside}`);
+      }
+    }
+    return done(found, { x, y, node: describe(el, deepActiveElement()) });
+  }
+
+  // Which way the list holding `el` runs, as the unit step [x, y] from an item towards the one
+  // after it, read off a rendered neighbour of the element or of one of its two nearest
+  // ancestors (a wrapped item, or text inside one): beside it in its row (a horizontal list, a
+  // row of a wrapping grid, either reading direction), else above or below it. Without one,
+  // top to bottom.
+  function listDirection(el) {
+    let node = el;
+    for (let depth = 0; node && node.parentElement && depth < 3; depth++, node = node.parentElement) {
+      const box = node.getBoundingClientRect();
+      const cx = box.left + box.width / 2;
+      const cy = box.top + box.height / 2;
+      let vertical = 0;
+      for (const [sibling, sign] of [[node.nextElementSibling, 1], [node.previousElementSibling, -1]]) {
+        if (!sibling) continue;
+        const other = sibling.getBoundingClientRect();
+        if (other.width === 0 || other.height === 0) continue;
+        const ox = other.left + other.width / 2;
+        const oy = other.top + other.height / 2;
+        if (oy > box.top && oy < box.bottom && ox !== cx) return [sign * Math.sign(ox - cx), 0];
+        if (!vertical && oy !== cy) vertical = sign * Math.sign(oy - cy);
+      }
+      if (vertical) return [0, vertical];
+    }
+    return [0, 1];
   }
 
   // This frame's index among its parent's frames (window.parent.frames[i] === window), which

@@ -157,6 +157,11 @@
     }
     state.visible = visible(el) && !(tag === 'INPUT' && el.type === 'hidden');
     state.focused = el === focused;
+    // The border box in this frame's viewport; none without a layout box (display: none).
+    if (el.getClientRects().length > 0) {
+      const box = el.getBoundingClientRect();
+      state.box = { x: Math.round(box.left), y: Math.round(box.top), width: Math.round(box.width), height: Math.round(box.height) };
+    }
     if (el.validationMessage) state.validationMessage = cap(el.validationMessage, PROSE_MAX);
     if (args.attributes.length) {
       state.attributes = {};

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use tabwire_protocol::{Action, DragTo, Target};
 
 use super::act::ActionTool;
-use super::args::{self, ClickMode, MouseButton, WaitUntil, in_range};
+use super::args::{self, ClickMode, DropPosition, MouseButton, WaitUntil, in_range};
 use super::envelope::ToolError;
 
 /// `timeoutMs` of click_and_wait when the caller gives none: a click that navigates waits for
@@ -100,16 +100,23 @@ impl ActionTool for HoverArgs {
 pub struct DragArgs {
     pub selector: String,
     pub to: Option<String>,
+    pub position: Option<DropPosition>,
     pub dx: Option<f64>,
     pub dy: Option<f64>,
 }
 
-pub const DRAG_ELEMENT: &str = "Drag an element (trusted mouse) onto element `to` or by dx/dy \
-pixels; HTML5 drag and drop works.";
+pub const DRAG_ELEMENT: &str =
+    "Trusted mouse drag onto `to` or by dx/dy px; HTML5 drag and drop works.";
 
 impl ActionTool for DragArgs {
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
         let from = args::target(&self.selector, "selector")?;
+        if self.position.is_some() && self.to.is_none() {
+            return Err(ToolError::invalid(
+                "position is a point on the element `to`; give to (an @ref or CSS selector), or \
+                 drop position and drag by dx/dy",
+            ));
+        }
         let to = match (self.to, self.dx, self.dy) {
             (Some(to), None, None) => {
                 let target = args::target(&to, "to")?;
@@ -119,11 +126,15 @@ impl ActionTool for DragArgs {
                          an offset (dx, dy) instead",
                     ));
                 }
-                DragTo::Target { target }
+                DragTo::Target {
+                    target,
+                    position: self.position.map(Into::into).unwrap_or_default(),
+                }
             }
             (Some(_), _, _) => {
                 return Err(ToolError::invalid(
-                    "give either to (an element) or dx/dy (an offset), not both",
+                    "give either to (an element; position picks its before or after half) or \
+                     dx/dy (an offset from the start), not both",
                 ));
             }
             (None, None, None) => {
@@ -260,9 +271,19 @@ mod tests {
     }
 
     fn drag(to: Option<&str>, dx: Option<f64>, dy: Option<f64>) -> Result<Action, ToolError> {
+        drag_at(to, None, dx, dy)
+    }
+
+    fn drag_at(
+        to: Option<&str>,
+        position: Option<DropPosition>,
+        dx: Option<f64>,
+        dy: Option<f64>,
+    ) -> Result<Action, ToolError> {
         DragArgs {
             selector: "#card".into(),
             to: to.map(Into::into),
+            position,
             dx,
             dy,
         }
@@ -276,7 +297,8 @@ mod tests {
             Action::Drag {
                 from: css("#card"),
                 to: DragTo::Target {
-                    target: css("#lane")
+                    target: css("#lane"),
+                    position: tabwire_protocol::DropPosition::Center,
                 }
             }
         );
@@ -294,6 +316,28 @@ mod tests {
             drag(Some("a >> b"), None, None).unwrap_err().code,
             ErrorCode::InvalidSelector
         );
+    }
+
+    #[test]
+    fn a_position_is_a_point_on_the_element_dropped_onto() {
+        assert_eq!(
+            drag_at(Some("#item-3"), Some(DropPosition::After), None, None).unwrap(),
+            Action::Drag {
+                from: css("#card"),
+                to: DragTo::Target {
+                    target: css("#item-3"),
+                    position: tabwire_protocol::DropPosition::After,
+                }
+            }
+        );
+        // Without an element there is nothing to be before or after.
+        let alone = drag_at(None, Some(DropPosition::Before), None, Some(40.0)).unwrap_err();
+        assert_eq!(alone.code, ErrorCode::InvalidArgument);
+        assert!(alone.message.contains("position"), "{}", alone.message);
+        let bare = drag_at(None, Some(DropPosition::Before), None, None).unwrap_err();
+        assert!(bare.message.contains("give to"), "{}", bare.message);
+        let both = drag_at(Some("#a"), Some(DropPosition::After), Some(0.0), None).unwrap_err();
+        assert!(both.message.contains("not both"), "{}", both.message);
     }
 
     #[test]

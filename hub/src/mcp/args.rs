@@ -232,6 +232,18 @@ mirror! {
 }
 
 mirror! {
+    // No doc comment: the field says what it is, and the names say the rest.
+    DropPosition => DropPosition {
+        /// The centre.
+        Center,
+        /// The half facing the item before it.
+        Before,
+        /// The half facing the item after it.
+        After,
+    }
+}
+
+mirror! {
     /// Default complete.
     WaitUntil => WaitUntil {
         /// The document is parsed.

@@ -10,7 +10,10 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tabwire_protocol::{DialogHandled, GetTabHealth, HandleDialog, ReadStateRequest, TabHealth};
+use tabwire_protocol::{
+    DialogHandled, ElementBox, ElementState, GetTabHealth, HandleDialog, ReadStateRequest,
+    TabHealth,
+};
 
 use super::args::{self, in_range};
 use super::envelope::{ToolError, ToolOutput, candidate_line, quoted};
@@ -33,7 +36,7 @@ pub struct ReadStateArgs {
 }
 
 pub const READ_ELEMENT_STATE: &str = "One element's state: value (passwords redacted), checked, \
-selected, readonly, disabled, visible, focused, validity, attributes; hidden inputs too.";
+selected, readonly, disabled, visible, box, focused, validity, attributes; hidden inputs too.";
 
 pub async fn read_element_state(
     ctx: &ToolContext,
@@ -41,12 +44,23 @@ pub async fn read_element_state(
 ) -> Result<ToolOutput, ToolError> {
     let request = read_state_request(args.selector, args.attributes, args.max_chars)?;
     let state = ctx.call(request, DEADLINE).await?;
-    // One `name=value` per fact, in the order of their names.
-    let fields = serde_json::to_value(&state.state).unwrap_or_default();
-    Ok(ToolOutput::new(
-        json!(state),
-        format!("{}\n{}", state.target, candidate_line(&fields)),
-    ))
+    Ok(ToolOutput::new(json!(state), state_text(&state)))
+}
+
+/// The element's line, then one `name=value` per fact in the order of their names; the box as
+/// `box=x,y,WxH`.
+fn state_text(state: &ElementState) -> String {
+    let mut fields = serde_json::to_value(&state.state).unwrap_or_default();
+    if let (Some(bounds), Some(object)) = (state.state.bounds, fields.as_object_mut()) {
+        let ElementBox {
+            x,
+            y,
+            width,
+            height,
+        } = bounds;
+        object.insert("box".into(), json!(format!("{x},{y},{width}x{height}")));
+    }
+    format!("{}\n{}", state.target, candidate_line(&fields))
 }
 
 /// Checks read_element_state's arguments.
@@ -186,7 +200,7 @@ fn health_text(health: &TabHealth) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tabwire_protocol::{ActiveWork, DialogInfo, ErrorCode};
+    use tabwire_protocol::{ActiveWork, DialogInfo, ElementFacts, ErrorCode};
 
     #[test]
     fn element_state_arguments_are_bounded() {
@@ -203,6 +217,49 @@ mod tests {
                 .unwrap_err()
                 .code,
             ErrorCode::InvalidSelector
+        );
+    }
+
+    #[test]
+    fn element_state_renders_its_box_compactly() {
+        let mut state = ElementState {
+            tab_id: 4,
+            target: "@e7 listitem \"Charlie\"".into(),
+            state: ElementFacts {
+                tag: "li".into(),
+                input_type: None,
+                value: None,
+                value_truncated: false,
+                checked: None,
+                selected: None,
+                selected_text: None,
+                readonly: None,
+                disabled: None,
+                required: None,
+                visible: true,
+                focused: false,
+                bounds: Some(ElementBox {
+                    x: 8,
+                    y: -20,
+                    width: 240,
+                    height: 40,
+                }),
+                validation_message: None,
+                attributes: None,
+            },
+        };
+        assert_eq!(
+            state_text(&state),
+            "@e7 listitem \"Charlie\"\nbox=8,-20,240x40 focused=false tag=li visible=true"
+        );
+        assert_eq!(
+            json!(state.state)["box"],
+            json!({"x": 8, "y": -20, "width": 240, "height": 40})
+        );
+        state.state.bounds = None;
+        assert_eq!(
+            state_text(&state),
+            "@e7 listitem \"Charlie\"\nfocused=false tag=li visible=true"
         );
     }
 

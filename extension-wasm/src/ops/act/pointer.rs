@@ -1,5 +1,6 @@
 //! Click, hover and drag: trusted mouse input at the centre of an element, in the top
-//! document or in a frame (same-origin or not).
+//! document or in a frame (same-origin or not); a drag may end on another point of an element
+//! of the top document.
 //!
 //! The page scrolls the element into view, checks it has a box and that its centre is not
 //! covered, and reports the point; the input itself goes through `chrome.debugger`
@@ -18,7 +19,8 @@
 
 use serde::Deserialize;
 use tabwire_protocol::{
-    ActionFacts, ClickMode, DragTo, ErrorCode, MouseButton, OpError, Outcome, TabId, Target,
+    ActionFacts, ClickMode, DragTo, DropPosition, ErrorCode, MouseButton, OpError, Outcome, TabId,
+    Target,
 };
 
 use super::steps::{change_page, retrying};
@@ -226,7 +228,8 @@ pub async fn hover(
     Ok(Outcome::new(tab, summary, facts))
 }
 
-/// Drags from the target's centre to another element's centre or by an offset.
+/// Drags from the target's centre to a point of another element (its centre, or its before or
+/// after half) or by an offset.
 pub async fn drag(
     tab: TabId,
     from: &Target,
@@ -236,7 +239,7 @@ pub async fn drag(
     let start = retrying(checkpoint, || locate(tab, from)).await?;
     let (end, end_line) = match to {
         DragTo::Offset { dx, dy } => ((start.x + dx, start.y + dy), None),
-        DragTo::Target { target } => {
+        DragTo::Target { target, position } => {
             let prepared = target::prepare(tab, target, TOP_FRAME)?;
             if prepared.frame != TOP_FRAME {
                 return Err(OpError::new(
@@ -252,6 +255,7 @@ pub async fn drag(
                     TOP_FRAME,
                     &PageCommand::Point {
                         target: prepared.page.clone(),
+                        position: *position,
                     },
                     prepared.missing_frame(),
                 )
@@ -268,9 +272,13 @@ pub async fn drag(
     debugger::ensure_attached(tab).await?;
     checkpoint.check()?;
     let html5 = input::drag(tab, (start.x, start.y), end).await?;
-    let onto = end_line
-        .clone()
-        .unwrap_or_else(|| format!("({:.0}, {:.0})", end.0, end.1));
+    let onto = match (&end_line, to) {
+        (Some(line), DragTo::Target { position, .. }) if !position.is_center() => {
+            format!("{line} (position {})", position_name(*position))
+        }
+        (Some(line), _) => line.clone(),
+        (None, _) => format!("({:.0}, {:.0})", end.0, end.1),
+    };
     let summary = format!("Dragged {} to {onto}", start.line);
     let facts = ActionFacts::Drag {
         target: start.line,
@@ -281,4 +289,13 @@ pub async fn drag(
         brought_forward: brought,
     };
     Ok(Outcome::new(tab, summary, facts))
+}
+
+/// A drop position as the agent wrote it.
+fn position_name(position: DropPosition) -> &'static str {
+    match position {
+        DropPosition::Center => "center",
+        DropPosition::Before => "before",
+        DropPosition::After => "after",
+    }
 }
