@@ -6,7 +6,7 @@
 //! truncated; the rest of a page is reached by paging (`offset`/`nextOffset`), filtering
 //! (`query`), scoping, and frame snapshots (`list_frames`, then `frameId`).
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
@@ -112,7 +112,9 @@ impl Tabwire {
         let mut calls = 1;
         let mut pages = 0;
         let mut refs = BTreeSet::new();
-        let mut counts = Vec::new();
+        // Each page's count line once, by its ref: a frame's lines come both inlined in the
+        // top document's snapshot and in the frame's own.
+        let mut counts = BTreeMap::new();
         for frame in &frames {
             let mut args = json!({});
             if frame
@@ -132,7 +134,11 @@ impl Tabwire {
                 let data = reply.data()?;
                 for node in nodes(data)? {
                     let text = node["text"].as_str().unwrap_or_default();
-                    counts.extend(page_counts(text));
+                    if let Some(reference) = node["ref"].as_str() {
+                        for count in page_counts(text) {
+                            counts.insert(reference.to_owned(), count);
+                        }
+                    }
                     // An interactive line without a ref cannot be acted on: not counted.
                     if tabwire_role(text).is_some_and(is_interactive)
                         && let Some(reference) = node["ref"].as_str()
@@ -148,7 +154,7 @@ impl Tabwire {
             }
         }
         Ok(Completeness {
-            expected: (!counts.is_empty()).then(|| counts.iter().sum()),
+            expected: (!counts.is_empty()).then(|| counts.values().sum()),
             reached: refs.len(),
             calls,
             how: format!(
