@@ -200,7 +200,6 @@ mirror! {
 }
 
 mirror! {
-    /// Default left.
     MouseButton => MouseButton {
         /// Primary.
         Left,
@@ -232,7 +231,6 @@ mirror! {
 }
 
 mirror! {
-    /// Default complete.
     WaitUntil => WaitUntil {
         /// The document is parsed.
         Domcontentloaded,
@@ -242,7 +240,6 @@ mirror! {
 }
 
 mirror! {
-    /// Default webp.
     ScreenshotFormat => ImageFormat {
         /// Lossless.
         Png,
