@@ -59,7 +59,6 @@ pub struct Browser;
 #[derive(serde::Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SelectBrowserArgs {
-    /// From list_browsers.
     pub browser_id: String,
 }
 

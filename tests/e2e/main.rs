@@ -4,6 +4,7 @@
 //!   with a real browser (reconnects, hub restarts, the popup).
 //! - [`edges`]: the hub's edges without a browser.
 //! - [`observation`]: the observation engine.
+//! - [`shadow`]: open shadow roots in page content (text, aria, html) and snapshot queries.
 //! - [`actions`], [`forms`], [`ordering`]: the action tools, typing and forms, waits, batches,
 //!   queues and deadlines; [`drag`]: dragging in sortable lists, and element boxes.
 //! - [`tabs`], [`capture`]: tabs, screenshots, capture and storage.
@@ -24,6 +25,7 @@ mod hosted;
 mod observation;
 mod ordering;
 mod pairing;
+mod shadow;
 mod skeleton;
 mod socket_peers;
 mod structure;

@@ -101,27 +101,133 @@
     let text;
     if (args.format === 'text') {
       const from = el || document.body || document.documentElement;
-      text = from ? (typeof from.innerText === 'string' ? from.innerText : from.textContent || '') : '';
+      text = from ? renderedText(from) : '';
     } else {
       const from = el || document.documentElement;
-      if (!from) {
-        text = '';
-      } else {
-        // Work on a copy in an inert document: the page's own fields keep their values, and
-        // no custom-element constructor or image load of the page runs for the copy.
-        const inert = document.implementation.createHTMLDocument('');
-        const copy = inert.importNode(from, true);
-        // The copy's inputs pair with the page's own in document order (importNode copied the
-        // tree as it is), and each one `isSecret` judges a secret loses its value attribute.
-        // Were the two lists ever to differ, every input's value goes: never a guess.
-        const inputsOf = (root) => (root.tagName === 'INPUT' ? [root] : Array.from(root.querySelectorAll('input')));
-        const originals = inputsOf(from);
-        const copies = inputsOf(copy);
-        copies.forEach((input, i) => {
-          if (originals.length !== copies.length || isSecret(originals[i])) input.removeAttribute('value');
-        });
-        text = copy.outerHTML;
-      }
+      text = from ? markupOf(from) : '';
     }
     return ok({ url: cap(location.href, URL_MAX), title: cap(document.title, TITLE_MAX), doc: ids.token, text });
+  }
+
+  // The text of `from` as the page shows it. The browser's innerText leaves out open shadow
+  // roots and puts slotted children where they are written rather than where they show; so the
+  // elements above a shadow host or a slot are read along the flat tree (flatChildren, as
+  // snapshots walk it), and every subtree below them without one by innerText. A page without
+  // shadow roots is read by innerText alone. Field values are never part of it, as in innerText.
+  function renderedText(from) {
+    if (typeof from.innerText !== 'string') return from.textContent || '';
+    const composed = composedPath(from);
+    if (composed.size === 0) return from.innerText;
+    // Strings, and numbers: the line breaks required between blocks (the most wins).
+    const out = [];
+    const read = (el, style) => {
+      const pre = style.whiteSpace.startsWith('pre') || style.whiteSpace === 'break-spaces';
+      const shown = style.visibility === 'visible';
+      let cells = 0;
+      for (const child of flatChildren(el)) {
+        if (child.nodeType === 3) {
+          if (shown) out.push(pre ? child.data : child.data.replace(/\s+/g, ' '));
+          continue;
+        }
+        if (child.nodeType !== 1) continue;
+        const tag = child.tagName;
+        if (tag === 'INPUT' || tag === 'TEXTAREA') continue;
+        if (tag === 'BR') {
+          out.push('\n');
+          continue;
+        }
+        const childStyle = getComputedStyle(child);
+        const display = childStyle.display;
+        if (display === 'none') continue;
+        const inline = display.startsWith('inline') || display === 'contents';
+        const breaks = tag === 'P' ? 2 : inline || display === 'table-cell' ? 0 : 1;
+        if (display === 'table-cell' && cells++ > 0) out.push('\t');
+        out.push(breaks);
+        if (composed.has(child)) read(child, childStyle);
+        else out.push(child.innerText);
+        out.push(breaks);
+      }
+    };
+    read(from, getComputedStyle(from));
+    let text = '';
+    let breaks = 0;
+    for (let item of out) {
+      if (typeof item === 'number') {
+        breaks = Math.max(breaks, item);
+        continue;
+      }
+      if (!item) continue;
+      if (breaks > 0 || text.endsWith('\n')) {
+        item = item.replace(/^[ \t]+/, '');
+        if (!item) continue;
+        if (breaks > 0 && text) text = text.replace(/[ \t]+$/, '') + '\n'.repeat(breaks);
+      } else if (text.endsWith(' ') && item.startsWith(' ')) {
+        item = item.slice(1);
+      }
+      breaks = 0;
+      text += item;
+    }
+    return text.replace(/^[ \t\n]+|[ \t\n]+$/g, '');
+  }
+
+  // The elements of `from`'s subtree, `from` included, that have an open shadow host or a slot
+  // below them (or are one), crossing from shadow roots to their hosts; empty when there is
+  // none. Closed shadow roots cannot be entered, so they add nothing.
+  function composedPath(from) {
+    const composed = new Set();
+    const mark = (el) => {
+      for (let at = el; at && !composed.has(at); ) {
+        composed.add(at);
+        if (at === from) return;
+        const parent = at.parentNode;
+        at = parent && parent.nodeType === 11 ? parent.host : parent;
+      }
+    };
+    const look = (el) => {
+      if (el.shadowRoot) {
+        mark(el);
+        scan(el.shadowRoot);
+      } else if (el.tagName === 'SLOT') {
+        mark(el);
+      }
+    };
+    const scan = (root) => {
+      for (const el of root.querySelectorAll('*')) look(el);
+    };
+    look(from);
+    scan(from);
+    return composed;
+  }
+
+  // The markup of `from`, built on a copy in an inert document: the page's own fields keep their
+  // values, no custom-element constructor or image load of the page runs for the copy, and every
+  // input `isSecret` judges a secret loses its value attribute. An open shadow root is written
+  // as the declarative `<template shadowrootmode="open">` first in its host, the form Chrome's
+  // getHTML({serializableShadowRoots}) gives; slotted children stay where they are written.
+  function markupOf(from) {
+    const inert = document.implementation.createHTMLDocument('');
+    const root = inert.importNode(from, false);
+    // Pairs of a page node and the copy its children go into; a stack, not recursion, so a deep
+    // page cannot exhaust the call stack.
+    const stack = [[from, root]];
+    while (stack.length) {
+      const [node, copy] = stack.pop();
+      const into = node.tagName === 'TEMPLATE' ? copy.content : copy;
+      const pairs = [];
+      if (node.shadowRoot) {
+        const template = inert.createElement('template');
+        template.setAttribute('shadowrootmode', 'open');
+        copy.appendChild(template);
+        for (const child of node.shadowRoot.childNodes) pairs.push([child, template.content]);
+      }
+      for (const child of (node.tagName === 'TEMPLATE' ? node.content : node).childNodes) pairs.push([child, into]);
+      for (const [child, parent] of pairs) {
+        const clone = inert.importNode(child, false);
+        if (child.nodeType === 1 && child.tagName === 'INPUT' && isSecret(child)) clone.removeAttribute('value');
+        parent.appendChild(clone);
+        if (child.nodeType === 1) stack.push([child, clone]);
+      }
+    }
+    if (from.tagName === 'INPUT' && isSecret(from)) root.removeAttribute('value');
+    return root.outerHTML;
   }

@@ -24,8 +24,10 @@ const MAX_PIXELS: f64 = 100_000.0;
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClickArgs {
     pub selector: String,
-    /// Default trusted; dom: element.click(), no hit test.
+    /// dom: element.click(), no hit test.
+    #[schemars(extend("default" = "trusted"))]
     pub mode: Option<ClickMode>,
+    #[schemars(extend("default" = "left"))]
     pub button: Option<MouseButton>,
     /// 1-3 (2: double click).
     pub click_count: Option<u32>,
@@ -51,12 +53,13 @@ impl ActionTool for ClickArgs {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ClickAndWaitArgs {
     pub selector: String,
+    #[schemars(extend("default" = "complete"))]
     pub wait_until: Option<WaitUntil>,
     pub wait_for: Option<String>,
 }
 
-pub const CLICK_AND_WAIT: &str = "Click a link or submit button, then wait for the navigation \
-(waitUntil) and for waitFor (CSS) to render.";
+pub const CLICK_AND_WAIT: &str = "Click, then wait for the navigation (waitUntil) and for waitFor \
+(CSS) to render.";
 
 impl ActionTool for ClickAndWaitArgs {
     const DEFAULT_TIMEOUT_MS: u32 = CLICK_AND_WAIT_TIMEOUT_MS;

@@ -200,7 +200,6 @@ mirror! {
 }
 
 mirror! {
-    /// Default left.
     MouseButton => MouseButton {
         /// Primary.
         Left,
@@ -244,7 +243,6 @@ mirror! {
 }
 
 mirror! {
-    /// Default complete.
     WaitUntil => WaitUntil {
         /// The document is parsed.
         Domcontentloaded,
@@ -254,7 +252,6 @@ mirror! {
 }
 
 mirror! {
-    /// Default webp.
     ScreenshotFormat => ImageFormat {
         /// Lossless.
         Png,

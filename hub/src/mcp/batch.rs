@@ -25,9 +25,10 @@ use super::args::{ActionOptions, optional_selector, query};
 use super::envelope::{Phase, ToolError, ToolOutput};
 use super::input::{FillFormArgs, PressKeyArgs, SelectOptionArgs, TypeArgs};
 use super::observe::{
-    Format, content_chars, observation_data, render_content, render_observation, snapshot_budget,
+    content_chars, observation_data, render_content, render_observation, snapshot_budget,
 };
 use super::routing::ToolContext;
+use super::schema;
 use super::waits::{NavigateAndWaitArgs, WaitForStep};
 use crate::state::FileUrls;
 
@@ -39,38 +40,62 @@ const MAX_STEPS: usize = 20;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RunActionsArgs {
-    // The schema lists the step kinds only (see `steps_schema`); each step is parsed strictly
-    // in `preflight`.
+    // Parsed step by step in `preflight`, so that an error names its step; the schema is
+    // `steps_schema`.
     #[schemars(schema_with = "steps_schema")]
     pub steps: Vec<Value>,
 }
 
-pub const RUN_BROWSER_ACTIONS: &str = "1-20 steps in order in one tab, all checked before any \
-runs; the first failure stops the batch (completedSteps says what ran). Returns step results and \
-one observation.";
+pub const RUN_BROWSER_ACTIONS: &str = "Steps in order in one tab, all checked before any runs; \
+the first failure stops the batch (completedSteps says what ran). Returns step results and one \
+observation.";
 
-/// What `tools/list` says about `steps`: the kinds and where their arguments come from, not
-/// every step's schema again (the single tools already show them).
+/// The exact schema of one step: a closed object per kind, with its fields and the required ones
+/// marked, generated from [`StepArgs`] so that it cannot drift from what `preflight` parses (the
+/// tests hold the two together).
+pub(super) fn step_union() -> Value {
+    schema::tagged_union::<StepArgs>()
+}
+
+/// What `tools/list` says about `steps`: every kind, as an `enum` taken from [`step_union`], with
+/// the fields in words.
+///
+/// Not the union itself: it is about 960 tokens (chars/4), and `tools/list` has 5,000 for 42
+/// tools, so `steps` carries the kinds and points at the tools whose arguments ten of them take
+/// (docs/actions.md, "Batches"). What this schema accepts, the parser may still refuse (a field
+/// of another kind); what the parser accepts, this schema never refuses.
 fn steps_schema(_generator: &mut SchemaGenerator) -> Schema {
     json_schema!({
         "type": "array",
         "minItems": 1,
         "maxItems": MAX_STEPS,
-        "description": "{kind, ...}: click, clickAndWait, hover, drag, type, fill, pressKey, \
-    selectOption, scroll, navigate take their tool's args; wait {ms}; waitFor {for: \
-    selector|text|url|networkIdle, selector|text|pattern|idleMs, gone}; observe {selector, query, \
-    maxNodes, maxChars}; content {selector, format: text|html, maxChars}.",
+        "description": STEPS,
         "items": {
             "type": "object",
-            "properties": {"kind": {"type": "string"}},
+            "properties": {"kind": {"type": "string", "enum": step_kinds(&step_union())}},
             "required": ["kind"]
         }
     })
 }
 
+/// The fields of each kind, in words.
+const STEPS: &str = "Each step is {kind, its tool's args} (navigate: navigate_and_wait's), or \
+wait {ms}; waitFor {for: selector|text|url|networkIdle, selector|text|pattern|idleMs, gone}; \
+observe {selector, query, maxNodes, maxChars}; content {selector, format: text|html, maxChars}.";
+
+/// The kinds of a tagged union, in order.
+fn step_kinds(union: &Value) -> Vec<Value> {
+    union["anyOf"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|variant| variant["properties"]["kind"]["const"].clone())
+        .collect()
+}
+
 /// One step as the agent writes it: `kind` plus the arguments of its tool. The payloads are the
 /// tools' own argument structs, so a step obeys exactly its tool's rules.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(tag = "kind", rename_all = "camelCase")]
 enum StepArgs {
     /// As click_element.
@@ -104,7 +129,7 @@ enum StepArgs {
 }
 
 /// `wait {ms}`: a plain delay.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 struct WaitStep {
     /// Milliseconds.
@@ -112,7 +137,7 @@ struct WaitStep {
 }
 
 /// `observe {selector?, query?, maxNodes?, maxChars?}`: as get_page_snapshot.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ObserveStep {
     /// Subtree only.
@@ -126,15 +151,26 @@ struct ObserveStep {
 }
 
 /// `content {selector?, format?, maxChars?}`: as get_page_content, text or HTML.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct ContentStep {
     /// This element only.
     selector: Option<String>,
     /// text (default) or html.
-    format: Option<Format>,
+    format: Option<StepFormat>,
     /// Budget in characters.
     max_chars: Option<u32>,
+}
+
+/// The formats of a `content` step: get_page_content's but aria, which is an observation (an
+/// `observe` step).
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum StepFormat {
+    /// Readable text.
+    Text,
+    /// Raw markup.
+    Html,
 }
 
 /// A preflighted batch: the protocol steps, and each step's kind as the agent wrote it (for
@@ -255,14 +291,9 @@ fn into_step(args: StepArgs, timeout_ms: u32, file_urls: FileUrls) -> Result<Ste
             });
         }
         StepArgs::Content(step) => {
-            let format = match step.format.unwrap_or(Format::Text) {
-                Format::Text => ContentFormat::Text,
-                Format::Html => ContentFormat::Html,
-                Format::Aria => {
-                    return Err(ToolError::invalid(
-                        "format aria is an observation: use an observe step",
-                    ));
-                }
+            let format = match step.format.unwrap_or(StepFormat::Text) {
+                StepFormat::Text => ContentFormat::Text,
+                StepFormat::Html => ContentFormat::Html,
             };
             return Ok(Step::Content {
                 request: ContentRequest {
@@ -364,3 +395,7 @@ fn step_text(result: &StepResult) -> String {
 #[cfg(test)]
 #[path = "batch_tests.rs"]
 mod tests;
+
+#[cfg(test)]
+#[path = "batch_schema_tests.rs"]
+mod schema_tests;

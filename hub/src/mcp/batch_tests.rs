@@ -152,7 +152,7 @@ fn preflight_names_bad_kinds_fields_and_values() {
         ),
         (
             json!({"kind": "content", "format": "aria"}),
-            "steps[0] (content): format aria",
+            "steps[0] (content): unknown variant `aria`, expected `text` or `html`",
         ),
         (
             json!({"kind": "navigate", "url": "javascript:alert(1)"}),

@@ -409,9 +409,8 @@ fn console_line(record: &ConsoleRecord) -> String {
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ResponseBodyArgs {
-    /// From get_captured_requests.
     pub request_id: String,
-    /// Default 10000.
+    #[schemars(extend("default" = 10000))]
     pub max_chars: Option<u32>,
 }
 

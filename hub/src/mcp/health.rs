@@ -102,8 +102,8 @@ pub struct HandleDialogArgs {
     pub prompt_text: Option<String>,
 }
 
-pub const HANDLE_DIALOG: &str = "Accept or dismiss the alert, confirm or prompt open in a tab; \
-other tools fail with DIALOG_OPEN meanwhile.";
+pub const HANDLE_DIALOG: &str = "Accept or dismiss a tab's open alert, confirm or prompt; other \
+tools fail with DIALOG_OPEN meanwhile.";
 
 pub async fn handle_dialog(
     ctx: &ToolContext,

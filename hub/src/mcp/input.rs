@@ -145,12 +145,11 @@ fn check_key(key: &str) -> Result<(), ToolError> {
 pub struct SelectOptionArgs {
     pub selector: Option<String>,
     pub value: Option<String>,
-    /// Exact visible text.
     pub text: Option<String>,
 }
 
-pub const SELECT_OPTION: &str = "Choose a native <select>'s option (selector) by value or text; \
-without selector, the visible option with exactly text in an open custom dropdown.";
+pub const SELECT_OPTION: &str = "Choose a <select>'s option (selector) by value or text; without \
+selector, the visible option with exactly text in an open custom dropdown.";
 
 impl ActionTool for SelectOptionArgs {
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
@@ -223,8 +222,8 @@ pub enum FieldValueArg {
     Text(String),
 }
 
-pub const FILL_FORM: &str = "Fill fields of one form, all checked before any is set. Returns each \
-field's value and validation message; submit requests submission (not confirmed).";
+pub const FILL_FORM: &str = "Fill fields of one form, all checked first. Returns each field's \
+value and validation message; submit requests submission (not confirmed).";
 
 impl ActionTool for FillFormArgs {
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {

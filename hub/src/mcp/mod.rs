@@ -19,6 +19,8 @@ mod observe;
 mod peers;
 mod routing;
 mod schema;
+#[cfg(test)]
+mod schema_check;
 mod screenshot;
 mod selector;
 mod storage;
@@ -211,6 +213,44 @@ mod tests {
         }
     }
 
+    /// What MCP clients refuse in an input schema, measured against their code and issue
+    /// trackers: Claude's API takes no `anyOf`/`oneOf`/`allOf` at the root; Gemini CLI skips a
+    /// tool with a subschema that has neither a `type` nor alternatives that all have one; OpenAI's
+    /// strict mode and Gemini's schema subset know `anyOf` but not `oneOf`; `$ref` reaches
+    /// nothing outside one tool. And every keyword is one the tests' checker knows.
+    #[test]
+    fn schemas_use_only_what_clients_accept() {
+        for tool in catalogue::tools() {
+            let schema = serde_json::Value::Object((*tool.input_schema).clone());
+            let name = &tool.name;
+            for root_union in ["anyOf", "oneOf", "allOf"] {
+                assert!(
+                    schema.get(root_union).is_none(),
+                    "{name}: {root_union} at the root"
+                );
+            }
+            let mut all = Vec::new();
+            schema_check::subschemas(&schema, "", &mut all);
+            for (path, subschema) in all {
+                let object = subschema.as_object().unwrap();
+                for keyword in object.keys() {
+                    assert!(
+                        schema_check::KEYWORDS.contains(&keyword.as_str()) && keyword != "oneOf",
+                        "{name}{path}: {keyword}"
+                    );
+                }
+                let typed = |s: &serde_json::Value| s.get("type").is_some();
+                assert!(
+                    typed(subschema)
+                        || subschema["anyOf"]
+                            .as_array()
+                            .is_some_and(|alternatives| alternatives.iter().all(typed)),
+                    "{name}{path} has no type"
+                );
+            }
+        }
+    }
+
     #[test]
     fn browser_tools_accept_an_explicit_browser_id() {
         for entry in catalogue::catalogue() {
@@ -238,7 +278,7 @@ mod tests {
             tools.len(),
             chars / 4
         );
-        // SPEC §7 allows 5,000 tokens (chars/4) for the whole catalogue (about 4,970 with the 42
+        // SPEC §7 allows 5,000 tokens (chars/4) for the whole catalogue (about 4,890 with the 42
         // browser tools and their annotations), and no tool more than 300. Shared arguments are
         // explained once in INSTRUCTIONS rather than in every schema.
         for tool in &tools {

@@ -42,9 +42,9 @@ pub struct SnapshotArgs {
     pub selector: Option<String>,
     /// Lines containing this text, with their row or list item.
     pub query: Option<String>,
-    /// Default 200.
+    #[schemars(extend("default" = 200))]
     pub max_nodes: Option<u32>,
-    /// Default 10000.
+    #[schemars(extend("default" = 10000))]
     pub max_chars: Option<u32>,
     pub offset: Option<u32>,
     /// Only changes since this version.
@@ -52,7 +52,7 @@ pub struct SnapshotArgs {
 }
 
 pub const GET_PAGE_SNAPSHOT: &str = "The page as `@e3 button \"Sign in\"` lines, bounded; refs \
-work in action tools until it navigates. Narrow with query or selector.";
+work in action tools until it navigates.";
 
 pub async fn get_page_snapshot(
     ctx: &ToolContext,
@@ -131,17 +131,18 @@ pub(super) fn observation_data(observation: &Observation) -> serde_json::Value {
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ContentArgs {
-    /// Default text.
+    #[schemars(extend("default" = "text"))]
     pub format: Option<Format>,
     pub frame_id: Option<u32>,
     /// This element only.
     pub selector: Option<String>,
-    /// Default 12000.
+    #[schemars(extend("default" = 12000))]
     pub max_chars: Option<u32>,
     pub offset: Option<u32>,
 }
 
-/// The formats of get_page_content.
+// The formats of get_page_content. A plain comment: a doc comment would be the schema's
+// description of `format`, which get_page_content's description already covers.
 #[derive(Debug, Deserialize, JsonSchema, Clone, Copy)]
 #[serde(rename_all = "lowercase")]
 pub enum Format {
@@ -153,8 +154,8 @@ pub enum Format {
     Html,
 }
 
-pub const GET_PAGE_CONTENT: &str = "A page's content, bounded: text (best for prose), aria (an \
-observation) or html (when markup matters). Passwords never appear.";
+pub const GET_PAGE_CONTENT: &str = "A page's content, bounded: text (prose), aria (an observation) \
+or html (markup). Passwords never appear.";
 
 pub async fn get_page_content(
     ctx: &ToolContext,
@@ -214,7 +215,7 @@ pub async fn list_frames(ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput,
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SelectedTextArgs {
-    /// Default 2000.
+    #[schemars(extend("default" = 2000))]
     pub max_chars: Option<u32>,
 }
 

@@ -14,8 +14,7 @@ use crate::accounts::Registered;
 #[serde(deny_unknown_fields)]
 pub struct ListArgs {}
 
-pub const LIST_BROWSERS: &str = "Chrome profiles known to this hub: browserId, name, connected, \
-selected.";
+pub const LIST_BROWSERS: &str = "Browsers known to this hub: browserId, name, connected, selected.";
 
 /// `list_*`: every peer of the kind known to the caller's account, and which is selected.
 pub async fn list<K: Registered>(

@@ -3,7 +3,11 @@
 //!
 //! Every word of `tools/list` is paid for by every agent in every conversation, so the generated
 //! schema is trimmed to what a model needs: no `$schema` or titles, no `null` alternatives for
-//! optional fields (omit them instead), no non-standard integer formats.
+//! optional fields (omit them instead), no non-standard integer formats. Defaults are the
+//! `default` keyword, not a description.
+//!
+//! [`tagged_union`] gives the exact schema of a tagged enum such as a batch's steps, for the tests
+//! that hold it to the parser (and for `tools/list`, whatever of it fits there).
 
 use std::sync::Arc;
 
@@ -16,15 +20,7 @@ use super::envelope::ToolError;
 
 /// The trimmed JSON Schema of `T`, as a tool's `inputSchema`.
 pub fn input_schema<T: JsonSchema>() -> Arc<JsonObject> {
-    let generator = schemars::generate::SchemaSettings::draft2020_12()
-        .with(|settings| {
-            settings.meta_schema = None;
-            settings.inline_subschemas = true;
-        })
-        .into_generator();
-    let mut value = generator.into_root_schema_for::<T>().to_value();
-    trim(&mut value);
-    match value {
+    match generate::<T>() {
         Value::Object(mut object) => {
             // The tool's own description says what the arguments are for.
             object.remove("description");
@@ -35,6 +31,59 @@ pub fn input_schema<T: JsonSchema>() -> Arc<JsonObject> {
             Arc::new(object)
         }
         _ => unreachable!("argument structs always produce object schemas"),
+    }
+}
+
+/// The exact schema of one value of `T`, an internally tagged enum (`#[serde(tag = "...")]`):
+/// `anyOf` its variants, each a closed object whose tag is a `const`, with the fields of its
+/// struct and the required ones marked.
+///
+/// `anyOf` rather than schemars' `oneOf`: the tags make the variants exclusive, so the two say the
+/// same, and `anyOf` is the union OpenAI's strict function calling and Gemini's schema subset
+/// accept. Descriptions and defaults are left out: a variant's fields are described where the
+/// struct is a tool's arguments.
+pub fn tagged_union<T: JsonSchema>() -> Value {
+    let mut value = generate::<T>();
+    strip_annotations(&mut value);
+    match value {
+        Value::Object(mut object) => match object.remove("oneOf") {
+            Some(variants) => serde_json::json!({ "anyOf": variants }),
+            None => unreachable!("an internally tagged enum's schema is a oneOf of its variants"),
+        },
+        _ => unreachable!("an internally tagged enum's schema is an object"),
+    }
+}
+
+/// `T`'s schema, trimmed, with every subschema inlined.
+fn generate<T: JsonSchema>() -> Value {
+    let generator = schemars::generate::SchemaSettings::draft2020_12()
+        .with(|settings| {
+            settings.meta_schema = None;
+            settings.inline_subschemas = true;
+        })
+        .into_generator();
+    let mut value = generator.into_root_schema_for::<T>().to_value();
+    trim(&mut value);
+    value
+}
+
+/// Removes the `description` and `default` keywords (not properties of those names).
+fn strip_annotations(value: &mut Value) {
+    match value {
+        Value::Object(object) => {
+            object.remove("description");
+            object.remove("default");
+            for (key, child) in object.iter_mut() {
+                match (key.as_str(), child) {
+                    ("properties", Value::Object(properties)) => {
+                        properties.values_mut().for_each(strip_annotations)
+                    }
+                    (_, child) => strip_annotations(child),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(strip_annotations),
+        _ => {}
     }
 }
 

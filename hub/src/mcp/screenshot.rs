@@ -31,10 +31,13 @@ const SNAPSHOT_BUDGET: SnapshotBudget = SnapshotBudget {
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ScreenshotArgs {
+    #[schemars(extend("default" = "webp"))]
     pub format: Option<ScreenshotFormat>,
-    /// 0-100, default 60; not png.
+    /// 0-100; not png.
+    #[schemars(extend("default" = 60))]
     pub quality: Option<u32>,
-    /// Default 800 (100-2000).
+    /// 100-2000.
+    #[schemars(extend("default" = 800))]
     pub max_width: Option<u32>,
     pub full_page: Option<bool>,
     pub selector: Option<String>,

@@ -24,7 +24,7 @@ const MAX_STORAGE_CHARS: u32 = 20_000;
 pub struct CookiesArgs {
     pub url: Option<String>,
     pub name: Option<String>,
-    /// Default 4000.
+    #[schemars(extend("default" = 4000))]
     pub max_chars: Option<u32>,
 }
 
@@ -73,7 +73,7 @@ fn storage_chars(max_chars: Option<u32>) -> Result<u32, ToolError> {
 pub struct LocalStorageArgs {
     /// Key contains.
     pub filter: Option<String>,
-    /// Default 4000.
+    #[schemars(extend("default" = 4000))]
     pub max_chars: Option<u32>,
 }
 

@@ -75,8 +75,7 @@ pub struct NavigateArgs {
     pub url: String,
 }
 
-pub const NAVIGATE_TO: &str = "Load a URL in a tab and wait for it; the tab's earlier refs become \
-stale.";
+pub const NAVIGATE_TO: &str = "Load a URL and wait for it; the tab's earlier refs become stale.";
 
 pub async fn navigate_to(ctx: &ToolContext, args: NavigateArgs) -> Result<ToolOutput, ToolError> {
     check_url(&args.url, ctx.hub.file_urls)?;
@@ -240,8 +239,8 @@ async fn on_picked_tab<A: Ask>(
     Ok((answer, matched))
 }
 
-pub const SWITCH_TAB: &str = "Select a tab and focus its window: by tabId, or url/title text (any \
-case) matching one tab.";
+pub const SWITCH_TAB: &str = "Focus a tab and its window: by tabId, or url/title text (any case) \
+matching one tab.";
 
 pub async fn switch_tab(ctx: &ToolContext, args: PickTabArgs) -> Result<ToolOutput, ToolError> {
     let (tab, _) = on_picked_tab(ctx, args, SwitchTab {}).await?;
@@ -265,7 +264,7 @@ pub async fn close_tab(ctx: &ToolContext, args: PickTabArgs) -> Result<ToolOutpu
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateTabArgs {
     pub url: Option<String>,
-    /// Default true.
+    #[schemars(extend("default" = true))]
     pub active: Option<bool>,
     /// In a new unfocused window.
     pub new_window: Option<bool>,
@@ -286,8 +285,8 @@ pub async fn create_tab(ctx: &ToolContext, args: CreateTabArgs) -> Result<ToolOu
     Ok(tab_output("Opened", tab))
 }
 
-pub const GO_BACK: &str = "Back in a tab's history; waits for the load.";
-pub const GO_FORWARD: &str = "Forward in a tab's history; waits for the load.";
+pub const GO_BACK: &str = "Back in history; waits for the load.";
+pub const GO_FORWARD: &str = "Forward in history; waits for the load.";
 
 pub async fn go_back(ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput, ToolError> {
     history(ctx, HistoryDirection::Back).await

@@ -30,6 +30,7 @@ const DEFAULT_IDLE_MS: u32 = 500;
 pub struct NavigateAndWaitArgs {
     /// http(s), file or about:blank.
     pub url: String,
+    #[schemars(extend("default" = "complete"))]
     pub wait_until: Option<WaitUntil>,
     pub wait_for: Option<String>,
 }
@@ -151,8 +152,8 @@ pub struct WaitForNetworkIdleArgs {
     pub idle_ms: Option<u32>,
 }
 
-pub const WAIT_FOR_NETWORK_IDLE: &str = "Wait until the tab has had no request in flight for \
-idleMs (100-10000, default 500).";
+pub const WAIT_FOR_NETWORK_IDLE: &str = "Wait until no request has been in flight for idleMs \
+(100-10000, default 500).";
 
 impl WaitForNetworkIdleArgs {
     fn condition(self) -> Result<WaitCondition, ToolError> {
@@ -165,7 +166,7 @@ impl WaitForNetworkIdleArgs {
 wait_tool!(WaitForNetworkIdleArgs);
 
 /// What a batch's `waitFor` step waits for.
-#[derive(Debug, Clone, Copy, Deserialize)]
+#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub enum WaitFor {
     /// An element matching a CSS selector is rendered (or gone).
@@ -179,7 +180,7 @@ pub enum WaitFor {
 }
 
 /// A batch's `waitFor` step: `{for, selector?|text?|pattern?|idleMs?, gone?}`.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct WaitForStep {
     /// What to wait for.

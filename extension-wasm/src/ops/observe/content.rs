@@ -1,5 +1,7 @@
-//! `Content`: a document's readable text (`innerText`) or markup (`outerHTML`, password values
-//! removed in the page), or a scope element's, returned in bounded slices of characters.
+//! `Content`: a document's readable text (as rendered, open shadow roots included) or markup
+//! (open shadow roots as declarative templates, secret fields' values removed in the page), or a
+//! scope element's, returned in bounded slices of characters. The page does the reading
+//! (`content` in js/collector/70-reads.js).
 
 use serde::Deserialize;
 use tabwire_protocol::{ContentRequest, OpError, PageContent, TabId};
