@@ -2,13 +2,17 @@
 //! checks, selectors, and the small enums mirrored from the protocol.
 //!
 //! The common options live in one struct, [`ActionOptions`], flattened into every action tool's
-//! arguments by the catalogue (`catalogue::ToolArgs`). Its fields carry no description in the
+//! arguments by the catalogue (`catalogue::ToolArgs`): `timeoutMs`, and `observe` — `true`,
+//! `false`, or the observation's own options as one object (`{maxNodes, maxChars, selector,
+//! since}`), whose schema is only "boolean or object". Their fields carry no description in the
 //! schemas: the server instructions explain them once instead of in every tool (every word of
-//! `tools/list` costs tokens). Serde's `deny_unknown_fields` on the outer struct still rejects
-//! unknown names with `flatten` (a test below keeps it so).
+//! `tools/list` costs tokens, and the four observation options spelled out in 17 action tools
+//! cost ~370 tokens). Serde's `deny_unknown_fields` on the outer struct still rejects unknown
+//! names with `flatten`, and the object's fields are checked as strictly (tests below).
 
-use schemars::JsonSchema;
-use serde::Deserialize;
+use schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
+use serde::{Deserialize, Deserializer};
+
 use tabwire_protocol::{ObserveSpec, Target};
 
 use super::envelope::ToolError;
@@ -38,11 +42,47 @@ pub struct ActionOptions {
     // Plain comments, not doc comments: a doc comment would become a description repeated in
     // every action tool's schema. INSTRUCTIONS describes these fields once.
     pub timeout_ms: Option<u32>,
-    pub observe: Option<bool>,
+    #[serde(default)]
+    #[schemars(schema_with = "observe_schema")]
+    pub observe: Option<Observe>,
+}
+
+/// `observe`: on, off, or on with options.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Observe {
+    /// `true` (the default) or `false`.
+    Switch(bool),
+    /// The observation's options.
+    With(ObserveOptions),
+}
+
+/// The options of the observation after an action.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ObserveOptions {
     pub max_chars: Option<u32>,
     pub max_nodes: Option<u32>,
-    pub observation_selector: Option<String>,
+    pub selector: Option<String>,
     pub since: Option<u64>,
+}
+
+impl<'de> Deserialize<'de> for Observe {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Observe, D::Error> {
+        use serde::de::Error;
+        match serde_json::Value::deserialize(deserializer)? {
+            serde_json::Value::Bool(on) => Ok(Observe::Switch(on)),
+            object @ serde_json::Value::Object(_) => serde_json::from_value(object)
+                .map(Observe::With)
+                .map_err(|e| D::Error::custom(format!("observe: {e}"))),
+            other => Err(D::Error::custom(format!(
+                "observe must be true, false or {{maxNodes, maxChars, selector, since}}; got {other}"
+            ))),
+        }
+    }
+}
+
+fn observe_schema(_generator: &mut SchemaGenerator) -> Schema {
+    json_schema!({"anyOf": [{"type": "boolean"}, {"type": "object"}]})
 }
 
 /// [`ActionOptions`] checked and filled with defaults.
@@ -61,26 +101,31 @@ impl ActionOptions {
         let timeout_ms = in_range(self.timeout_ms, default_timeout_ms, min, max, "timeoutMs")?;
         // The budget is checked even with `observe: false`, so a bad value never passes
         // silently.
+        let (on, options) = match self.observe {
+            None => (true, ObserveOptions::default()),
+            Some(Observe::Switch(on)) => (on, ObserveOptions::default()),
+            Some(Observe::With(options)) => (true, options),
+        };
         let max_nodes = in_range(
-            self.max_nodes,
+            options.max_nodes,
             DEFAULT_OBSERVE_NODES,
             1,
             MAX_OBSERVE_NODES,
-            "maxNodes",
+            "observe.maxNodes",
         )?;
         let max_chars = in_range(
-            self.max_chars,
+            options.max_chars,
             DEFAULT_OBSERVE_CHARS,
             100,
             MAX_OBSERVE_CHARS,
-            "maxChars",
+            "observe.maxChars",
         )?;
-        let scope = optional_selector(self.observation_selector.as_deref(), "observationSelector")?;
-        let observe = self.observe.unwrap_or(true).then_some(ObserveSpec {
+        let scope = optional_selector(options.selector.as_deref(), "observe.selector")?;
+        let observe = on.then_some(ObserveSpec {
             max_nodes,
             max_chars,
             scope,
-            since: self.since,
+            since: options.since,
         });
         Ok(Resolved {
             timeout_ms,
@@ -292,16 +337,24 @@ mod tests {
 
     #[test]
     fn flattened_options_keep_the_arguments_strict() {
-        let parsed =
-            parse(json!({"selector": "#go", "clickCount": 2, "tabId": 4, "maxNodes": 9})).unwrap();
+        let parsed = parse(
+            json!({"selector": "#go", "clickCount": 2, "tabId": 4, "observe": {"maxNodes": 9}}),
+        )
+        .unwrap();
         assert_eq!(parsed.args.selector, "#go");
         assert_eq!(parsed.args.click_count, Some(2));
         assert_eq!(parsed.route.tab_id, Some(4));
-        assert_eq!(parsed.options.max_nodes, Some(9));
+        assert_eq!(
+            parsed.options.observe,
+            Some(Observe::With(ObserveOptions {
+                max_nodes: Some(9),
+                ..Default::default()
+            }))
+        );
         for bogus in [
             json!({"selector": "#go", "bogus": 1}),
             json!({"selector": "#go", "timeout": 1}),
-            json!({"selector": "#go", "max_nodes": 1}),
+            json!({"selector": "#go", "maxNodes": 1}),
         ] {
             let error = parse(bogus.clone()).unwrap_err();
             assert_eq!(error.code, ErrorCode::InvalidArgument, "{bogus}");
@@ -317,6 +370,15 @@ mod tests {
         assert!(parse(json!({"selector": "#go", "clickCount": "2"})).is_err());
         assert!(parse(json!({"selector": "#go", "observe": "no"})).is_err());
         assert!(parse(json!({"clickCount": 1})).is_err());
+        // The observation's options are as strict as the rest.
+        for (bogus, says) in [
+            (json!({"maxNode": 1}), "unknown field `maxNode`"),
+            (json!({"since": "3"}), "invalid type"),
+            (json!(3), "observe must be true, false or"),
+        ] {
+            let error = parse(json!({"selector": "#go", "observe": bogus})).unwrap_err();
+            assert!(error.message.contains(says), "{}", error.message);
+        }
     }
 
     #[test]
@@ -333,19 +395,18 @@ mod tests {
             "browserId",
             "timeoutMs",
             "observe",
-            "maxChars",
-            "maxNodes",
-            "observationSelector",
-            "since",
         ] {
             assert!(properties.contains_key(name), "{name} missing: {schema}");
         }
-        assert_eq!(properties.len(), 10, "{schema}");
+        assert_eq!(properties.len(), 6, "{schema}");
         assert!(
             properties["timeoutMs"].get("description").is_none(),
             "{schema}"
         );
-        assert_eq!(properties["observe"], json!({"type": "boolean"}));
+        assert_eq!(
+            properties["observe"],
+            json!({"anyOf": [{"type": "boolean"}, {"type": "object"}]})
+        );
         assert!(schema.get("allOf").is_none(), "{schema}");
     }
 
@@ -363,11 +424,12 @@ mod tests {
             })
         );
         let resolved = ActionOptions {
-            observe: Some(true),
-            observation_selector: Some("@e4".into()),
-            since: Some(7),
+            observe: Some(Observe::With(ObserveOptions {
+                selector: Some("@e4".into()),
+                since: Some(7),
+                ..Default::default()
+            })),
             timeout_ms: Some(60_000),
-            ..Default::default()
         }
         .resolve(5000)
         .unwrap();
@@ -376,7 +438,7 @@ mod tests {
         assert_eq!(spec.scope, Some(Target::Ref(ElementRef::top(4))));
         assert_eq!(spec.since, Some(7));
         let off = ActionOptions {
-            observe: Some(false),
+            observe: Some(Observe::Switch(false)),
             ..Default::default()
         };
         assert_eq!(off.resolve(5000).unwrap().observe, None);
@@ -384,6 +446,10 @@ mod tests {
 
     #[test]
     fn options_out_of_range_are_refused() {
+        let with = |options: ObserveOptions| ActionOptions {
+            observe: Some(Observe::With(options)),
+            ..Default::default()
+        };
         let cases = [
             (
                 ActionOptions {
@@ -400,33 +466,25 @@ mod tests {
                 "timeoutMs",
             ),
             (
-                ActionOptions {
+                with(ObserveOptions {
                     max_chars: Some(20_001),
                     ..Default::default()
-                },
-                "maxChars",
+                }),
+                "observe.maxChars",
             ),
             (
-                ActionOptions {
-                    max_nodes: Some(501),
-                    observe: Some(false),
-                    ..Default::default()
-                },
-                "maxNodes",
-            ),
-            (
-                ActionOptions {
+                with(ObserveOptions {
                     max_nodes: Some(0),
                     ..Default::default()
-                },
-                "maxNodes",
+                }),
+                "observe.maxNodes",
             ),
             (
-                ActionOptions {
-                    observation_selector: Some("text=Go".into()),
+                with(ObserveOptions {
+                    selector: Some("text=Go".into()),
                     ..Default::default()
-                },
-                "observationSelector",
+                }),
+                "observe.selector",
             ),
         ];
         for (options, name) in cases {

@@ -57,31 +57,21 @@ pub(super) fn step_union() -> Value {
     schema::tagged_union::<StepArgs>()
 }
 
-/// What `tools/list` says about `steps`: every kind, as an `enum` taken from [`step_union`], with
-/// the fields in words.
-///
-/// Not the union itself: it is about 960 tokens (chars/4), and `tools/list` has 5,000 for 42
-/// tools, so `steps` carries the kinds and points at the tools whose arguments ten of them take
-/// (docs/actions.md, "Batches"). What this schema accepts, the parser may still refuse (a field
-/// of another kind); what the parser accepts, this schema never refuses.
+/// What `tools/list` says about `steps`: the union, compactly ([`schema::compact_union`]), so a
+/// client can check every step's kind, required fields and field types before sending it; only a
+/// field of another kind is left to the parser (the tests hold both to the parser).
 fn steps_schema(_generator: &mut SchemaGenerator) -> Schema {
     json_schema!({
         "type": "array",
         "minItems": 1,
         "maxItems": MAX_STEPS,
         "description": STEPS,
-        "items": {
-            "type": "object",
-            "properties": {"kind": {"type": "string", "enum": step_kinds(&step_union())}},
-            "required": ["kind"]
-        }
+        "items": schema::compact_union(&step_union(), "kind")
     })
 }
 
-/// The fields of each kind, in words.
-const STEPS: &str = "Each step is {kind, its tool's args} (navigate: navigate_and_wait's), or \
-wait {ms}; waitFor {for: selector|text|url|networkIdle, selector|text|pattern|idleMs, gone}; \
-observe {selector, query, maxNodes, maxChars}; content {selector, format: text|html, maxChars}.";
+/// What the union does not say: whose arguments the tool kinds take.
+const STEPS: &str = "A kind and its tool's arguments (navigate: navigate_and_wait's).";
 
 /// The kinds of a tagged union, in order.
 fn step_kinds(union: &Value) -> Vec<Value> {

@@ -197,10 +197,7 @@ async fn a_wait_reports_its_own_timeout_before_the_request_deadline() {
 async fn common_options_become_the_observation_request() {
     let args = json!({
         "selector": "#go",
-        "maxNodes": 12,
-        "maxChars": 900,
-        "observationSelector": "main",
-        "since": 4
+        "observe": {"maxNodes": 12, "maxChars": 900, "selector": "main", "since": 4}
     });
     let (request, _) = call("click_element", args, acted).await;
     let observe = action_of(&request)
@@ -228,7 +225,11 @@ async fn bad_arguments_never_reach_the_browser() {
         ),
         ("click_element", json!({"selector": "#go", "clickCount": 4})),
         ("click_element", json!({"selector": "text=Go"})),
-        ("hover_element", json!({"selector": "#a", "maxNodes": 501})),
+        (
+            "hover_element",
+            json!({"selector": "#a", "observe": {"maxNodes": 501}}),
+        ),
+        ("hover_element", json!({"selector": "#a", "maxNodes": 30})),
         ("type_text", json!({"selector": "#a"})),
         ("press_key", json!({"key": "Ctrl+A"})),
         ("select_option", json!({"selector": "#s"})),

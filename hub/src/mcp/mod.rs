@@ -56,10 +56,10 @@ with the @refs it shows; a selector is an @ref or a CSS selector matching one el
 browser tool takes an optional browserId (routes this call only) and, for page tools, tabId \
 (default: the active tab; tab IDs are per browser). Action tools (clicks, typing, waits, \
 run_browser_actions…) also take timeoutMs (100-60000; default 5000, waits 10000, navigation and \
-batches 30000), observe (default true: the result shows the page afterwards, as the changes since \
-your last observation of it when there is one), maxChars (default 1500, up to 20000) and maxNodes \
-(default 30, up to 500) for that observation, observationSelector (observe one subtree) and since \
-(changes since that version). An error with actionMayHaveOccurred means: inspect the page before \
+batches 30000) and observe (default true: the result shows the page afterwards, as the changes \
+since your last observation of it when there is one; false: none; or an object {maxNodes (default \
+30, up to 500), maxChars (default 1500, up to 20000), selector (observe one subtree), since \
+(changes since that version)}). An error with actionMayHaveOccurred means: inspect the page before \
 retrying. Network and console capture keep a tab's last 500 records from start_* (which clears \
 older ones) until stop_*; their reads take limit (1-500, default 50), offset, filter, clearAfter \
 (forget what was returned) and maxChars (default and at most 12000). Reads that stop short say so \
@@ -311,15 +311,7 @@ mod tests {
         for name in actions {
             let tool = catalogue::tools().find(|tool| tool.name == name).unwrap();
             let properties = tool.input_schema["properties"].as_object().unwrap();
-            for option in [
-                "tabId",
-                "timeoutMs",
-                "observe",
-                "maxChars",
-                "maxNodes",
-                "observationSelector",
-                "since",
-            ] {
+            for option in ["tabId", "timeoutMs", "observe"] {
                 let schema = properties.get(option);
                 assert!(schema.is_some(), "{name} lacks {option}");
                 assert!(
@@ -327,6 +319,13 @@ mod tests {
                     "{name}.{option} is described in INSTRUCTIONS, not per tool"
                 );
                 assert!(INSTRUCTIONS.contains(option), "{option}");
+            }
+            // The observation's own options are one object's fields, spelled out only there.
+            for gone in ["maxChars", "maxNodes", "observationSelector", "since"] {
+                assert!(!properties.contains_key(gone), "{name} has {gone}");
+            }
+            for field in ["maxNodes", "maxChars", "selector", "since"] {
+                assert!(INSTRUCTIONS.contains(field), "{field}");
             }
         }
     }
