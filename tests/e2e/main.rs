@@ -6,6 +6,7 @@
 //! - [`observation`]: the observation engine.
 //! - [`actions`], [`forms`], [`ordering`]: the action tools, typing and forms, waits, batches,
 //!   queues and deadlines.
+//! - [`typing`]: typing that widgets notice — keys by default, autocompletes and comboboxes.
 //! - [`tabs`], [`capture`]: tabs, screenshots, capture and storage.
 //! - [`hosted`]: hosted mode behind a real TLS proxy.
 //! - [`pairing`]: mutual pairing under attack — a fake hub, fake browsers, malformed hellos,
@@ -25,3 +26,4 @@ mod skeleton;
 mod socket_peers;
 mod structure;
 mod tabs;
+mod typing;
