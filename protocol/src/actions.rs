@@ -83,8 +83,9 @@ pub enum ClickMode {
 #[serde(rename_all = "camelCase")]
 pub enum TypeMode {
     /// Trusted key events, as a person types, so widgets that listen to keys react: a key per
-    /// character up to a limit, beyond it one insertion and the last character as a key. A
-    /// read-only field, or a tab the debugger cannot attach to, gets the native setter.
+    /// character up to [`KEYED_MAX`], beyond it one insertion and the last character as a key.
+    /// A read-only field, a field that cannot take the focus, or a tab the debugger cannot
+    /// attach to gets the native setter.
     #[default]
     Auto,
     /// The native value setter plus `input`/`change` events.

@@ -194,58 +194,80 @@ async fn default_typing_replaces_redacts_and_types_every_kind_of_field() {
     let setup = OneBrowser::on("Work", "typing.html").await;
     let type_text = |args: Value| setup.call("type_text", args);
     let value_of = |id: &'static str| value(&setup, id);
+    let page = setup.snapshot(json!({})).await;
+    let probe = ref_of(&page, "textbox \"Probe\"");
+    let quantity = ref_of(&page, "\"Quantity\"");
+    let contact = ref_of(&page, "textbox \"Contact email\"");
+    let message = ref_of(&page, "textbox \"Message\"");
+    let notes = ref_of(&page, "textbox \"Notes\"");
+    let pin = ref_of(&page, "\"Password\"");
 
     // A key down and up per character, trusted.
-    let typed = type_text(json!({"selector": "#probe", "text": "abc"})).await;
+    let typed = type_text(json!({"selector": probe, "text": "abc"})).await;
     assert_eq!(typed.data()["value"], "abc", "{}", typed.text);
     assert_eq!(
         heard(&setup, "probe").await,
         json!({"keydown": 3, "keyup": 3, "untrusted": 0})
     );
     // Appends; a line break cannot be in a one-line field (nor press Enter there).
-    type_text(json!({"selector": "#probe", "text": "d\ne"}))
+    type_text(json!({"selector": probe, "text": "d\ne"}))
         .await
         .data();
     assert_eq!(value_of("probe").await, "abcde");
     // A text over 100 characters goes in at once, its last character as a key.
     let long: String = "0123456789".repeat(15);
-    let replaced = type_text(json!({"selector": "#probe", "text": long, "clear": true})).await;
+    let replaced = type_text(json!({"selector": probe, "text": long, "clear": true})).await;
     assert_eq!(replaced.data()["value"], long.as_str());
     assert_eq!(heard(&setup, "probe").await["keydown"], 6);
 
     // clear replaces in a number and an email field, whose carets have no API.
-    type_text(json!({"selector": "#quantity", "text": "42", "clear": true}))
+    type_text(json!({"selector": quantity, "text": "42", "clear": true}))
         .await
         .data();
     assert_eq!(value_of("quantity").await, "42");
-    type_text(json!({"selector": "#contact", "text": "new@example.org", "clear": true}))
+    type_text(json!({"selector": contact, "text": "new@example.org", "clear": true}))
         .await
         .data();
     assert_eq!(value_of("contact").await, "new@example.org");
     // Clearing with no text empties the field.
-    type_text(json!({"selector": "#contact", "text": "", "clear": true}))
+    type_text(json!({"selector": contact, "text": "", "clear": true}))
         .await
         .data();
     assert_eq!(value_of("contact").await, "");
 
     // Line breaks stay in a text area, and a contenteditable region takes keys too.
-    type_text(json!({"selector": "#message", "text": "line one\nline two"}))
+    type_text(json!({"selector": message, "text": "line one\nline two"}))
         .await
         .data();
     assert_eq!(value_of("message").await, "line one\nline two");
-    let notes = ref_of(&setup.snapshot(json!({})).await, "textbox \"Notes\"");
     let noted = type_text(json!({"selector": notes, "text": "Hello notes"})).await;
     assert_eq!(noted.data()["value"], "Hello notes", "{}", noted.text);
     assert_eq!(value_of("notes").await, "Hello notes");
     assert_eq!(heard(&setup, "notes").await["keydown"], 11);
 
     // A password is typed key by key, and its value never leaves the page.
-    let secret = type_text(json!({"selector": "#pin", "text": "s3cret!"})).await;
+    let secret = type_text(json!({"selector": pin, "text": "s3cret!"})).await;
     assert_eq!(secret.data()["value"], REDACTED, "{}", secret.text);
     assert!(!secret.structured.to_string().contains("s3cret!"));
     assert!(!secret.text.contains("s3cret!"), "{}", secret.text);
     assert_eq!(value_of("pin").await, "s3cret!");
     assert_eq!(heard(&setup, "pin").await["keydown"], 7);
+
+    // A field that cannot take the focus is set natively: keys would reach another field.
+    let stashed = type_text(json!({"selector": "#stash", "text": "kept"})).await;
+    assert_eq!(stashed.data()["value"], "kept", "{}", stashed.text);
+    assert!(
+        stashed
+            .text
+            .contains("set natively: it cannot take the focus"),
+        "{}",
+        stashed.text
+    );
+    assert_eq!(
+        value_of("pin").await,
+        "s3cret!",
+        "the focused field got no keys"
+    );
 
     // The explicit modes keep their meaning: native and trusted insertion press no key,
     // inputMethod keys presses one per character.
@@ -255,7 +277,7 @@ async fn default_typing_replaces_redacts_and_types_every_kind_of_field() {
         (json!({"inputMethod": "keys"}), 4),
     ] {
         let before = heard(&setup, "probe").await["keydown"].as_u64().unwrap();
-        let mut args = json!({"selector": "#probe", "text": "wxyz", "clear": true});
+        let mut args = json!({"selector": probe, "text": "wxyz", "clear": true});
         args.as_object_mut()
             .unwrap()
             .extend(mode.as_object().unwrap().clone());
@@ -311,6 +333,8 @@ async fn fill_form_types_its_text_fields_so_keyup_validation_passes() {
                 {"selector": mail, "value": "ada@example.org"},
                 {"selector": country, "value": "France"},
                 {"selector": terms, "value": true},
+                // Not rendered: set in the page, as type_text would set it.
+                {"selector": "#referral", "value": "friend"},
             ]}),
         )
         .await;
@@ -327,12 +351,14 @@ async fn fill_form_types_its_text_fields_so_keyup_validation_passes() {
             &json!("Ada Lovelace"),
             &json!("ada@example.org"),
             &json!("fr"),
-            &json!(true)
+            &json!(true),
+            &json!("friend")
         ],
         "{data}"
     );
     assert_eq!(heard(&setup, "name").await["keydown"], 12);
     assert_eq!(heard(&setup, "name").await["untrusted"], 0);
+    assert_eq!(heard(&setup, "referral").await["keydown"], 0);
     assert_eq!(disabled().await, false, "the keyup validation passed");
     setup.click(&create).await.data();
     assert_eq!(

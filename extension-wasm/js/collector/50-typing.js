@@ -86,9 +86,17 @@
     return done(found, { value, node: describe(el, deepActiveElement()) });
   }
 
+  // Whether `el` holds the focus, so keys go to it: it is the focused element, or (in a
+  // contenteditable region) inside the focused editing host.
+  function holdsFocus(el, kind) {
+    const active = deepActiveElement();
+    return active === el || (kind === 'editable' && !!active && active.contains(el));
+  }
+
   // Focus for trusted input: the keys or text that follow go to the target. For a text field
-  // (`editable`) the reply also says its kind and whether it is read-only: keys type nothing
-  // into a read-only field, so the default typing sets such a picker natively instead.
+  // (`editable`) the reply also says its kind, whether it is read-only and whether it took the
+  // focus: keys type nothing into a read-only field and would go elsewhere when a field cannot
+  // be focused (it is not rendered), so the default typing sets such fields natively instead.
   function focusTarget(args) {
     const found = resolveTarget(args.target);
     if (found.error) return found;
@@ -104,6 +112,7 @@
     el.focus({ preventScroll: true });
     const kind = textKind(el);
     if (kind && (args.editable || args.clear)) placeCaret(el, kind, args.clear);
+    if (args.editable) reply.focused = holdsFocus(el, kind);
     reply.node = describe(el, deepActiveElement());
     return done(found, reply);
   }

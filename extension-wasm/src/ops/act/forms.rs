@@ -313,10 +313,14 @@ async fn fill_with_keys(
             .await
             .map_err(after_start(started))?;
         started = true;
-        // Not allowing read-only fields, the page refuses one (`NOT_EDITABLE`) before any key.
-        let _: Keyboard = keys::keyboard(tab, &prepared[index], text, (true, false), checkpoint)
+        let keyed = keys::keyboard(tab, &prepared[index], text, (true, false), checkpoint)
             .await
             .map_err(after_start(started))?;
+        // A field keys cannot reach is set in the page, as type_text would set it (the page
+        // refused a read-only one before any key, as read-only fields are not allowed here).
+        if let Keyboard::Refused(_) = keyed {
+            run.push(page_field);
+        }
     }
     set_in_page(tab, frame, missing, &mut run, checkpoint)
         .await

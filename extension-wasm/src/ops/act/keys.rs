@@ -6,8 +6,8 @@
 //! frameworks see real input. Keys cost about a millisecond each, so a text longer than
 //! [`KEYED_MAX`] characters is inserted at once (`Input.insertText`) but for its last
 //! character, which is still a key. Keys type nothing into a read-only field, so a read-only
-//! picker (`allowReadonly`) is set natively; so is any field of a tab the debugger cannot
-//! attach to.
+//! picker (`allowReadonly`) is set natively; so is a field that cannot take the focus (keys
+//! would go to another element) and any field of a tab the debugger cannot attach to.
 //!
 //! Native typing happens in the page (js/collector/): the native value setter plus `input` and
 //! `change` events, which framework-controlled fields notice (contenteditable: `insertText`).
@@ -46,6 +46,9 @@ struct Focused {
     /// For a text field: it is read-only.
     #[serde(default)]
     readonly: bool,
+    /// For a text field: it took the focus, so keys go to it.
+    #[serde(default)]
+    focused: bool,
 }
 
 #[derive(Deserialize)]
@@ -77,13 +80,13 @@ pub async fn type_text(
     let url = resolve_tab(Some(tab)).await?.url;
     let prepared = target::prepare(tab, target, TOP_FRAME)?;
     let missing = prepared.missing_frame();
-    let mut note = "";
+    let mut note = String::new();
     let (node, value) = match typing.mode {
         TypeMode::Native => native(tab, &prepared, typing, checkpoint).await?,
         TypeMode::Auto => match debugger::ensure_attached(tab).await {
             Err(error) => {
                 crate::chrome::log!("tab {tab}: typing natively ({})", error.message);
-                note = " (natively: the debugger cannot attach to this tab)";
+                note = " (set natively: the debugger cannot attach to this tab)".into();
                 native(tab, &prepared, typing, checkpoint).await?
             }
             Ok(()) => {
@@ -102,7 +105,10 @@ pub async fn type_text(
                             .map_err(OpError::action_may_have_occurred)?;
                         (*node, value)
                     }
-                    Keyboard::ReadOnly => native(tab, &prepared, typing, checkpoint).await?,
+                    Keyboard::Refused(why) => {
+                        note = format!(" (set natively: {why})");
+                        native(tab, &prepared, typing, checkpoint).await?
+                    }
                 }
             }
         },
@@ -175,9 +181,10 @@ pub enum Keyboard {
     /// The text went in as keys (and a leading insertion for a long text): the field as the
     /// page described it when it was focused.
     Typed(Box<PageNode>),
-    /// The field is read-only (and `allowReadonly` accepted it): nothing was typed, as keys
-    /// cannot type into it.
-    ReadOnly,
+    /// Keys cannot type into the field, and nothing was typed: it is read-only (and
+    /// `allowReadonly` accepted it), or it did not take the focus (it is not rendered), so
+    /// keys would go elsewhere. Says which, for the summary.
+    Refused(&'static str),
 }
 
 /// The default typing: focuses the field (selecting its content when `clear`) and types
@@ -193,7 +200,10 @@ pub async fn keyboard(
     let (clear, _) = field;
     let focused = focus(tab, prepared, Some(field), checkpoint).await?;
     if focused.readonly {
-        return Ok(Keyboard::ReadOnly);
+        return Ok(Keyboard::Refused("it is read-only"));
+    }
+    if !focused.focused {
+        return Ok(Keyboard::Refused("it cannot take the focus"));
     }
     let single_line = focused.kind.as_deref() == Some("input");
     let plan = keyboard_plan(text, single_line);
