@@ -83,35 +83,13 @@ pub async fn type_text(
     let mut note = String::new();
     let (node, value) = match typing.mode {
         TypeMode::Native => native(tab, &prepared, typing, checkpoint).await?,
-        TypeMode::Auto => match debugger::ensure_attached(tab).await {
-            Err(error) => {
-                crate::chrome::log!("tab {tab}: typing natively ({})", error.message);
-                note = " (set natively: the debugger cannot attach to this tab)".into();
-                native(tab, &prepared, typing, checkpoint).await?
+        TypeMode::Auto => {
+            let (node, value, why_native) = auto(tab, &prepared, typing, checkpoint).await?;
+            if let Some(why) = why_native {
+                note = format!(" (set natively: {why})");
             }
-            Ok(()) => {
-                let keyed = keyboard(
-                    tab,
-                    &prepared,
-                    typing.text,
-                    (typing.clear, typing.allow_readonly),
-                    checkpoint,
-                )
-                .await?;
-                match keyed {
-                    Keyboard::Typed(node) => {
-                        let value = read_value(tab, prepared.frame, &prepared.page, missing)
-                            .await
-                            .map_err(OpError::action_may_have_occurred)?;
-                        (*node, value)
-                    }
-                    Keyboard::Refused(why) => {
-                        note = format!(" (set natively: {why})");
-                        native(tab, &prepared, typing, checkpoint).await?
-                    }
-                }
-            }
-        },
+            (node, value)
+        }
         TypeMode::Trusted => {
             let editable = Some((typing.clear, typing.allow_readonly));
             let node = focus(tab, &prepared, editable, checkpoint).await?.node;
@@ -144,6 +122,40 @@ pub async fn type_text(
         value,
     };
     Ok(Outcome::new(tab, summary, facts))
+}
+
+/// The default typing: keys ([`keyboard`]), or the value setter for a field keys cannot
+/// reach or a tab the debugger cannot attach to. Returns the field, its value, and why it was
+/// set natively, if it was.
+async fn auto(
+    tab: TabId,
+    prepared: &PreparedTarget,
+    typing: &Typing<'_>,
+    checkpoint: &Checkpoint,
+) -> Result<(PageNode, String, Option<&'static str>), OpError> {
+    if let Err(error) = debugger::ensure_attached(tab).await {
+        crate::chrome::log!("tab {tab}: typing natively ({})", error.message);
+        let (node, value) = native(tab, prepared, typing, checkpoint).await?;
+        return Ok((node, value, Some("the debugger cannot attach to this tab")));
+    }
+    let field = (typing.clear, typing.allow_readonly);
+    match keyboard(tab, prepared, typing.text, field, checkpoint).await? {
+        Keyboard::Typed(node) => {
+            let value = read_value(
+                tab,
+                prepared.frame,
+                &prepared.page,
+                prepared.missing_frame(),
+            )
+            .await
+            .map_err(OpError::action_may_have_occurred)?;
+            Ok((*node, value, None))
+        }
+        Keyboard::Refused(why) => {
+            let (node, value) = native(tab, prepared, typing, checkpoint).await?;
+            Ok((node, value, Some(why)))
+        }
+    }
 }
 
 /// Native typing: the value setter in the page. Returns the field and its value.
