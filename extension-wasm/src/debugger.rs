@@ -404,22 +404,33 @@ pub async fn send_attached(
     method: &str,
     params: &serde_json::Value,
 ) -> Result<JsValue, OpError> {
-    let params = chrome::to_js(params).map_err(OpError::from)?;
-    chrome::call(chrome::debugger_send_command(
-        &debuggee(tab)?,
-        method,
-        &params,
-    ))
-    .await
-    .map_err(|failure| {
-        if failure.message.contains("not attached") {
-            forget(tab);
-        }
-        OpError::new(
-            ErrorCode::DebuggerUnavailable,
-            format!("Chrome's debugger rejected {method}: {failure}"),
-        )
-    })
+    issue_attached(tab, method, params).await
+}
+
+/// Like [`send_attached`], but the command goes to Chrome now, when this is called, and the
+/// returned future only waits for its answer: several issued in a row travel together, in
+/// order, without waiting for each other's answers.
+pub fn issue_attached(
+    tab: TabId,
+    method: &str,
+    params: &serde_json::Value,
+) -> impl Future<Output = Result<JsValue, OpError>> + use<> {
+    let method = method.to_owned();
+    let issued = debuggee(tab).and_then(|debuggee| {
+        let params = chrome::to_js(params).map_err(OpError::from)?;
+        Ok(chrome::debugger_send_command(&debuggee, &method, &params))
+    });
+    async move {
+        chrome::call(issued?).await.map_err(|failure| {
+            if failure.message.contains("not attached") {
+                forget(tab);
+            }
+            OpError::new(
+                ErrorCode::DebuggerUnavailable,
+                format!("Chrome's debugger rejected {method}: {failure}"),
+            )
+        })
+    }
 }
 
 /// Sends one CDP command, reattaching once if Chrome says the session is gone.

@@ -5,6 +5,8 @@
 //! later mouse moves into drags; a key down without its key up leaves the key stuck — run in a
 //! promise of their own that finishes even when the caller stops waiting (deadline, closed
 //! connection). The caller checks its deadline before starting one, never in the middle.
+//! Typed keys go in pipelined runs: a run's events are all issued at once, Chrome delivers
+//! them in order, and the answers are awaited together.
 
 use serde_json::{Value, json};
 use tabwire_protocol::{ErrorCode, MouseButton, OpError, TabId};
@@ -26,12 +28,41 @@ async fn send_all(tab: TabId, events: Events) -> Result<(), (usize, OpError)> {
     Ok(())
 }
 
+/// Issues `events` all at once, so they travel together (Chrome takes them in order), then
+/// waits for every answer; on failure, says how many were answered without error.
+async fn send_pipelined(tab: TabId, events: Events) -> Result<(), (usize, OpError)> {
+    let answers: Vec<_> = events
+        .iter()
+        .map(|(method, params)| debugger::issue_attached(tab, method, params))
+        .collect();
+    let (mut sent, mut failure) = (0, None);
+    for answer in answers {
+        match answer.await {
+            Ok(_) => sent += 1,
+            Err(error) => failure = failure.or(Some(error)),
+        }
+    }
+    failure.map_or(Ok(()), |error| Err((sent, error)))
+}
+
 /// Runs `events` in order as a promise that finishes even if nobody awaits it any more (see the
 /// module's comment). The session must already be attached: nothing here waits for an attach.
 /// An error says the action may have happened only when an event had gone out before it.
 async fn unstoppable(tab: TabId, events: Events) -> Result<(), OpError> {
+    regardless(send_all(tab, events)).await
+}
+
+/// Like [`unstoppable`], with the events pipelined ([`send_pipelined`]).
+async fn unstoppable_pipelined(tab: TabId, events: Events) -> Result<(), OpError> {
+    regardless(send_pipelined(tab, events)).await
+}
+
+/// Runs `sending` to its end in a promise of its own, whether or not the caller still waits.
+async fn regardless(
+    sending: impl Future<Output = Result<(), (usize, OpError)>> + 'static,
+) -> Result<(), OpError> {
     let run = wasm_bindgen_futures::future_to_promise(async move {
-        send_all(tab, events)
+        sending
             .await
             .map(|()| JsValue::UNDEFINED)
             .map_err(encode_failure)
@@ -362,30 +393,42 @@ pub async fn insert_text(tab: TabId, text: &str) -> Result<(), OpError> {
     unstoppable(tab, vec![("Input.insertText", json!({ "text": text }))]).await
 }
 
-/// Types `text` into the focused element as a key down/up per character. The checkpoint is
-/// passed before every character: a long text stops at the deadline, between two keys.
+/// How many characters' key events go to Chrome in one pipelined run: enough that sending
+/// costs no more than the renderer's handling of each key (about 1 ms a character; one event
+/// after the other's answer cost twice that, measured), few enough that the deadline is
+/// checked often.
+const KEYS_PER_RUN: usize = 20;
+
+/// Types `text` into the focused element as a key down/up per character, in pipelined runs
+/// of [`KEYS_PER_RUN`] characters. The checkpoint is passed before every run: a long text
+/// stops at the deadline, between two keys.
 pub async fn type_keys(tab: TabId, text: &str, checkpoint: &Checkpoint) -> Result<(), OpError> {
-    for (typed, c) in text.chars().enumerate() {
-        let def = if c == '\n' {
-            key_def("Enter", 0)?
-        } else {
-            key_def(&c.to_string(), 0)?
-        };
+    let chars: Vec<char> = text.chars().collect();
+    let mut typed = 0;
+    for chunk in chars.chunks(KEYS_PER_RUN) {
+        let mut events = Vec::new();
+        for c in chunk {
+            let def = if *c == '\n' {
+                key_def("Enter", 0)?
+            } else {
+                key_def(&c.to_string(), 0)?
+            };
+            events.extend(key_events(&def, 0));
+        }
         let stopped = |mut error: OpError| {
             if typed > 0 {
                 error.message = format!(
                     "{} ({typed} of {} characters were typed)",
                     error.message,
-                    text.chars().count()
+                    chars.len()
                 );
                 error = error.action_may_have_occurred();
             }
             error
         };
         checkpoint.check().map_err(stopped)?;
-        unstoppable(tab, key_events(&def, 0))
-            .await
-            .map_err(stopped)?;
+        unstoppable_pipelined(tab, events).await.map_err(stopped)?;
+        typed += chunk.len();
     }
     Ok(())
 }

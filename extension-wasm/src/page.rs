@@ -181,6 +181,22 @@ pub enum PageCommand {
         /// Request submission.
         submit: bool,
     },
+    /// The first step of filling a form with keys: check every field as `FillForm` does,
+    /// changing nothing. Replies `{fields: [{typed, rebound?}]}`: whether each takes typed text.
+    CheckForm {
+        /// The fields.
+        fields: Vec<PageField>,
+        /// Submission will be requested.
+        submit: bool,
+    },
+    /// The last step of filling a form with keys: report the fields and optionally request
+    /// submission. Replies as `FillForm` does.
+    FinishForm {
+        /// The fields, in the form's order.
+        targets: Vec<PageTarget>,
+        /// Request submission.
+        submit: bool,
+    },
     /// Scroll the page, or the target's scroll container, by (dx, dy), or bring `to` into view;
     /// with neither, one screen down. Replies `{scrollX, scrollY, atEnd, node?}`.
     Scroll {

@@ -82,12 +82,21 @@ pub enum ClickMode {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum TypeMode {
-    /// The native value setter plus `input`/`change` events.
+    /// Trusted key events, as a person types, so widgets that listen to keys react: a key per
+    /// character up to [`KEYED_MAX`], beyond it one insertion and the last character as a key.
+    /// A read-only field, a field that cannot take the focus, or a tab the debugger cannot
+    /// attach to gets the native setter.
     #[default]
+    Auto,
+    /// The native value setter plus `input`/`change` events.
     Native,
     /// Trusted input through `chrome.debugger` into the focused field.
     Trusted,
 }
+
+/// The longest text [`TypeMode::Auto`] types key by key; a longer one is inserted at once but
+/// for its last character, still a key (keys cost about a millisecond each).
+pub const KEYED_MAX: usize = 100;
 
 /// How trusted text reaches the field.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -273,7 +282,7 @@ pub enum Action {
         /// Replace the current value instead of appending.
         #[serde(default)]
         clear: bool,
-        /// Native setter (default) or trusted input.
+        /// Keys as a person types (default), the native setter, or trusted input.
         #[serde(default)]
         mode: TypeMode,
         /// For trusted input: one insertion or key events.

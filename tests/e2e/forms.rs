@@ -34,12 +34,24 @@ async fn typing_appends_replaces_and_updates_a_framework_controlled_input() {
         .await;
     assert_eq!(naive, json!(["", ""]), "the fixture's framework imitation");
 
-    // Native (the default): the field and the framework's state both take the text.
+    // The default types keys: the field and the framework's state both take the text.
     let typed = setup
         .call("type_text", json!({"selector": "#name", "text": "Ada"}))
         .await;
     assert_eq!(typed.data()["value"], "Ada");
     assert_eq!(read().await, json!(["Ada", "Ada"]));
+    assert_eq!(setup.evaluate("controlled.html", "app.keys").await, 3);
+
+    // Native: the value setter, which the framework notices too; no key is pressed.
+    let native = setup
+        .call(
+            "type_text",
+            json!({"selector": "#name", "text": " Byron", "mode": "native"}),
+        )
+        .await;
+    assert_eq!(native.data()["value"], "Ada Byron");
+    assert_eq!(read().await, json!(["Ada Byron", "Ada Byron"]));
+    assert_eq!(setup.evaluate("controlled.html", "app.keys").await, 3);
 
     // Trusted key events append, one key press per character.
     let keys = setup
@@ -48,9 +60,12 @@ async fn typing_appends_replaces_and_updates_a_framework_controlled_input() {
             json!({"selector": "#name", "text": " Lovelace", "mode": "trusted", "inputMethod": "keys"}),
         )
         .await;
-    assert_eq!(keys.data()["value"], "Ada Lovelace");
-    assert_eq!(read().await, json!(["Ada Lovelace", "Ada Lovelace"]));
-    assert_eq!(setup.evaluate("controlled.html", "app.keys").await, 9);
+    assert_eq!(keys.data()["value"], "Ada Byron Lovelace");
+    assert_eq!(
+        read().await,
+        json!(["Ada Byron Lovelace", "Ada Byron Lovelace"])
+    );
+    assert_eq!(setup.evaluate("controlled.html", "app.keys").await, 12);
 
     // Trusted insertion with clear replaces the value.
     setup

@@ -7,6 +7,7 @@
 //! - [`shadow`]: open shadow roots in page content (text, aria, html) and snapshot queries.
 //! - [`actions`], [`forms`], [`ordering`]: the action tools, typing and forms, waits, batches,
 //!   queues and deadlines; [`drag`]: dragging in sortable lists, and element boxes.
+//! - [`typing`]: typing that widgets notice — keys by default, autocompletes and comboboxes.
 //! - [`tabs`], [`capture`]: tabs, screenshots, capture and storage.
 //! - [`hosted`]: hosted mode behind a real TLS proxy.
 //! - [`pairing`]: mutual pairing under attack — a fake hub, fake browsers, malformed hellos,
@@ -30,4 +31,5 @@ mod skeleton;
 mod socket_peers;
 mod structure;
 mod tabs;
+mod typing;
 mod widgets;

@@ -1,6 +1,6 @@
 // Part of the in-page collector's factory (see 00-prelude.js), joined with the other parts of
 // js/collector/ in name order when the extension is built. This part puts text into fields: the
-// native setter for native typing, focus for trusted typing.
+// native setter for native typing, focus for trusted typing (keys, the default, included).
 
   // The kind of text field `el` is: 'input', 'area' (a textarea) or 'editable'
   // (contenteditable); null when it takes no typed text.
@@ -86,18 +86,33 @@
     return done(found, { value, node: describe(el, deepActiveElement()) });
   }
 
-  // Focus for trusted input: the keys or text that follow go to the target.
+  // Whether `el` holds the focus, so keys go to it: it is the focused element, or (in a
+  // contenteditable region) inside the focused editing host.
+  function holdsFocus(el, kind) {
+    const active = deepActiveElement();
+    return active === el || (kind === 'editable' && !!active && active.contains(el));
+  }
+
+  // Focus for trusted input: the keys or text that follow go to the target. For a text field
+  // (`editable`) the reply also says its kind, whether it is read-only and whether it took the
+  // focus: keys type nothing into a read-only field and would go elsewhere when a field cannot
+  // be focused (it is not rendered), so the default typing sets such fields natively instead.
   function focusTarget(args) {
     const found = resolveTarget(args.target);
     if (found.error) return found;
     const el = found.el;
+    const reply = {};
     if (args.editable) {
       const field = textField(el, args.allowReadonly);
       if (field.error) return field;
+      reply.kind = field.kind;
+      reply.readonly = el.readOnly === true;
     }
     el.scrollIntoView(TO_CENTRE);
     el.focus({ preventScroll: true });
     const kind = textKind(el);
     if (kind && (args.editable || args.clear)) placeCaret(el, kind, args.clear);
-    return done(found, { node: describe(el, deepActiveElement()) });
+    if (args.editable) reply.focused = holdsFocus(el, kind);
+    reply.node = describe(el, deepActiveElement());
+    return done(found, reply);
   }

@@ -235,9 +235,9 @@
     return { found, el, kind };
   }
 
-  // Checks every field first and changes nothing unless all can be set; then sets them in
-  // order and reports each with the browser's validation verdict.
-  function fillForm(args) {
+  // Checks every field of a fill_form against its value and the form rules, changing nothing:
+  // {fields: [{found, el, kind, option?}], form}, or why the form cannot be filled.
+  function checkForm(args) {
     const fields = [];
     for (const [i, field] of args.fields.entries()) {
       const checked = checkField(field);
@@ -253,28 +253,40 @@
     if (args.submit && !form) {
       return fail('INVALID_ARGUMENT', 'submit needs the fields to be in a form, and they are in none. Fill them without submit, then click the button that sends them.');
     }
-    const values = fields.map(({ el, kind, option }, i) => {
-      const value = args.fields[i].value;
-      if (kind === 'select') {
-        chooseOption(el, option);
-        return el.value;
-      }
-      if (kind !== 'check') return enterText(el, kind, value, true);
+    return { fields, form };
+  }
+
+  // A field's value as fill_form reports it: checked state, the chosen option's value, or the
+  // text (a secret only as the REDACTED marker).
+  function reportedValue(el, kind) {
+    if (kind === 'check') return el.checked;
+    if (kind === 'select') return el.value;
+    if (kind === 'editable') return cap(el.innerText, TYPED_VALUE_MAX);
+    return fieldValue(el);
+  }
+
+  // Sets one checked field natively.
+  function setField({ el, kind, option }, value) {
+    if (kind === 'select') chooseOption(el, option);
+    else if (kind === 'check') {
       if (el.checked !== value) el.click();
-      return el.checked;
-    });
-    // Validity once all are set: a field can depend on another (a repeated password).
+    } else enterText(el, kind, value, true);
+  }
+
+  // Each field's value and the browser's validation verdict, once all are set (a field can
+  // depend on another: a repeated password); then submission when asked and the form is valid.
+  function formReport({ fields, form }, submit) {
     const focused = deepActiveElement();
-    const results = fields.map(({ found, el }, i) => {
+    const results = fields.map(({ found, el, kind }) => {
       const valid = el.checkValidity ? el.checkValidity() : true;
-      const result = { node: describe(el, focused), value: values[i], valid };
+      const result = { node: describe(el, focused), value: reportedValue(el, kind), valid };
       if (!valid) result.validationMessage = cap(el.validationMessage, PROSE_MAX);
       if (found.rebound) result.rebound = found.rebound;
       return result;
     });
     const formValid = form ? form.checkValidity() : results.every((r) => r.valid);
     let submitted = false;
-    if (args.submit && formValid) {
+    if (submit && formValid) {
       try {
         form.requestSubmit();
         submitted = true;
@@ -283,6 +295,45 @@
       }
     }
     return ok({ fields: results, submitted, formValid });
+  }
+
+  // Checks every field first and changes nothing unless all can be set; then sets them in
+  // order, natively, and reports them.
+  function fillForm(args) {
+    const checked = checkForm(args);
+    if (checked.error) return checked;
+    checked.fields.forEach((field, i) => setField(field, args.fields[i].value));
+    return formReport(checked, args.submit);
+  }
+
+  // The first step of filling a form with keys: every field checked as fillForm checks them,
+  // nothing changed; says which fields take typed text (the wasm types those with trusted keys
+  // and sets the others with fillForm), then finishForm reports.
+  function checkFormCommand(args) {
+    const checked = checkForm(args);
+    if (checked.error) return checked;
+    return ok({
+      fields: checked.fields.map(({ found, el }) => {
+        const field = { typed: textKind(el) !== null };
+        if (found.rebound) field.rebound = found.rebound;
+        return field;
+      }),
+    });
+  }
+
+  // The last step of filling a form with keys: the report, and submission when asked.
+  function finishForm(args) {
+    const fields = [];
+    for (const target of args.targets) {
+      const found = resolveTarget(target);
+      if (found.error) return found;
+      fields.push({ found, el: found.el, kind: fillKind(found.el) });
+    }
+    const form = fields.length ? formOf(fields[0].el) : null;
+    if (args.submit && !form) {
+      return fail('INVALID_ARGUMENT', 'submit needs the fields to be in a form, and they are in none any more.');
+    }
+    return formReport({ fields, form }, args.submit);
   }
 
   // Whether `el` scrolls its own content.

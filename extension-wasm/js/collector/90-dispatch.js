@@ -17,6 +17,8 @@
     findOption,
     readState,
     fillForm,
+    checkForm: checkFormCommand,
+    finishForm,
     scroll,
     checkText,
     checkSelector,

@@ -266,7 +266,7 @@ mirror! {
 }
 
 mirror! {
-    /// How trusted text reaches the field; default insert.
+    // No doc comment: type_text's description says what the methods do.
     InputMethod => InputMethod {
         /// One insertion.
         Insert,

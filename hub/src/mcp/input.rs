@@ -55,15 +55,16 @@ pub struct TypeArgs {
     pub text: String,
     pub clear: Option<bool>,
     pub mode: Option<TypeMode>,
-    /// keys: a key event per character (implies trusted).
+    // Plain comment (the description says it): keys, a key per character, implies trusted.
     pub input_method: Option<InputMethod>,
-    /// Accept a read-only custom picker.
+    /// Accept a read-only picker.
     pub allow_readonly: Option<bool>,
 }
 
-pub const TYPE_TEXT: &str = "Put text into a field (appends; clear replaces): native (default) \
-sets the value and fires input/change, trusted types real input. Returns the value (passwords \
-redacted).";
+// Without mode or inputMethod, the protocol's `TypeMode::Auto` (docs/actions.md).
+pub const TYPE_TEXT: &str = "Type real keys into a field (appends; clear replaces); over 100 \
+chars, one insertion then the last key. mode native: value setter + input/change; trusted: one \
+insertion, or each key with inputMethod keys. Returns the value (passwords redacted).";
 
 impl ActionTool for TypeArgs {
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
@@ -76,14 +77,15 @@ impl ActionTool for TypeArgs {
                 ));
             }
             // Asking for key events or an insertion is asking for trusted input.
-            (None, Some(_)) => TypeMode::Trusted,
-            (mode, _) => mode.unwrap_or(TypeMode::Native),
+            (None, Some(_)) => Some(TypeMode::Trusted),
+            (mode, _) => mode,
         };
         Ok(Action::Type {
             target,
             text: self.text,
             clear: self.clear.unwrap_or(false),
-            mode: mode.into(),
+            // Neither given: keys as a person types them.
+            mode: mode.map_or(tabwire_protocol::TypeMode::Auto, Into::into),
             input_method: self.input_method.map(Into::into).unwrap_or_default(),
             allow_readonly: self.allow_readonly.unwrap_or(false),
         })
@@ -299,7 +301,7 @@ mod tests {
         else {
             panic!("a type action");
         };
-        assert_eq!(mode, tabwire_protocol::TypeMode::Native);
+        assert_eq!(mode, tabwire_protocol::TypeMode::Auto);
         assert!(clear);
         assert_eq!(input_method, tabwire_protocol::InputMethod::Insert);
         let Action::Type {
@@ -311,6 +313,23 @@ mod tests {
         assert_eq!(mode, tabwire_protocol::TypeMode::Trusted);
         assert_eq!(input_method, tabwire_protocol::InputMethod::Keys);
         assert!(typing(Some(TypeMode::Native), Some(InputMethod::Keys)).is_err());
+        // The description states the extension's limit of keyed characters.
+        let limit = format!("over {} chars", tabwire_protocol::actions::KEYED_MAX);
+        assert!(TYPE_TEXT.contains(&limit), "{TYPE_TEXT}");
+        // The explicit modes keep their meaning.
+        for (given, sent) in [
+            (TypeMode::Native, tabwire_protocol::TypeMode::Native),
+            (TypeMode::Trusted, tabwire_protocol::TypeMode::Trusted),
+        ] {
+            let Action::Type {
+                mode, input_method, ..
+            } = typing(Some(given), None).unwrap()
+            else {
+                panic!("a type action");
+            };
+            assert_eq!(mode, sent);
+            assert_eq!(input_method, tabwire_protocol::InputMethod::Insert);
+        }
         let long = TypeArgs {
             selector: "#name".into(),
             text: "x".repeat(args::MAX_TEXT_LEN + 1),

@@ -2,9 +2,14 @@
 //!
 //! A native `<select>` is set in the page (value setter plus `input`/`change`), as a person's
 //! choice would end. An option of an open custom dropdown is found by its exact visible text,
-//! scrolled into view inside the dropdown, and clicked with trusted input. A form is filled in
-//! one page call that first validates every field and only then sets them (js/collector/), so
-//! a bad field leaves the form untouched.
+//! scrolled into view inside the dropdown, and clicked with trusted input.
+//!
+//! A form's fields are all checked in the page before any is set, so a bad field leaves the
+//! form untouched. Then, in the fields' order, text fields are typed as `type_text` types by
+//! default (trusted keys, `keys::keyboard`), so a form's key listeners react as they do to a
+//! person, and the other fields (selects, checkboxes, dates…) are set in the page; a last page
+//! call reports every field and requests submission. In a tab the debugger cannot attach to,
+//! one page call checks and sets every field natively.
 
 use serde::Deserialize;
 use tabwire_protocol::{
@@ -12,12 +17,13 @@ use tabwire_protocol::{
     TabId, Target,
 };
 
+use super::keys::{self, Keyboard};
 use super::steps::{change_page, retrying};
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::{get_tab, resolve_tab};
 use crate::observation::{Detail, PageNode, render_node};
-use crate::ops::target;
-use crate::page::{self, PageCommand, PageField};
+use crate::ops::target::{self, PreparedTarget};
+use crate::page::{self, InPage, PageCommand, PageField};
 use crate::refs::TOP_FRAME;
 use crate::{debugger, input};
 
@@ -51,6 +57,18 @@ struct FieldFacts {
     value: FieldValue,
     valid: bool,
     validation_message: Option<String>,
+    rebound: Option<u32>,
+}
+
+#[derive(Deserialize)]
+struct CheckedForm {
+    fields: Vec<CheckedField>,
+}
+
+#[derive(Deserialize)]
+struct CheckedField {
+    /// It takes typed text.
+    typed: bool,
     rebound: Option<u32>,
 }
 
@@ -159,21 +177,38 @@ pub async fn fill_form(
              fields with its own fill_form call.",
         ));
     }
-    let command = PageCommand::FillForm {
-        fields: prepared
-            .iter()
-            .zip(fields)
-            .map(|(p, f)| PageField {
-                target: p.page.clone(),
-                value: f.value.clone(),
-            })
-            .collect(),
-        submit,
+    let page_fields: Vec<PageField> = prepared
+        .iter()
+        .zip(fields)
+        .map(|(p, f)| PageField {
+            target: p.page.clone(),
+            value: f.value.clone(),
+        })
+        .collect();
+    let has_text = fields
+        .iter()
+        .any(|f| matches!(f.value, FieldValue::Text(_)));
+    let attached = match debugger::ensure_attached(tab).await {
+        Ok(()) => true,
+        Err(error) if has_text => {
+            crate::chrome::log!("tab {tab}: filling natively ({})", error.message);
+            false
+        }
+        Err(_) => false,
     };
-    let missing = prepared
-        .first()
-        .map_or(page::MissingFrame::Requested, |p| p.missing_frame());
-    let reply = change_page::<Filled>(tab, frame, &command, missing, checkpoint).await?;
+    let reply = if has_text && attached {
+        fill_with_keys(tab, &prepared, fields, page_fields, submit, checkpoint).await?
+    } else {
+        // Only checkboxes and radio buttons, or no debugger: one page call does it all.
+        let command = PageCommand::FillForm {
+            fields: page_fields,
+            submit,
+        };
+        let missing = prepared
+            .first()
+            .map_or(page::MissingFrame::Requested, |p| p.missing_frame());
+        change_page::<Filled>(tab, frame, &command, missing, checkpoint).await?
+    };
     for p in &prepared {
         p.check_document(&reply.document_id)
             .map_err(OpError::action_may_have_occurred)?;
@@ -210,6 +245,112 @@ pub async fn fill_form(
         form_valid: filled.form_valid,
     };
     Ok(Outcome::new(tab, summary, facts))
+}
+
+/// Fills a form with keys: checks every field (changing nothing), then in order types each
+/// text field with trusted keys and sets each run of other fields in the page, then reports.
+/// Once something is set, any failure says the action may have occurred.
+async fn fill_with_keys(
+    tab: TabId,
+    prepared: &[PreparedTarget],
+    fields: &[FormField],
+    page_fields: Vec<PageField>,
+    submit: bool,
+    checkpoint: &Checkpoint,
+) -> Result<InPage<Filled>, OpError> {
+    let Some(first) = prepared.first() else {
+        return Err(OpError::new(
+            ErrorCode::InvalidArgument,
+            "No fields to fill.",
+        ));
+    };
+    let (frame, missing) = (first.frame, first.missing_frame());
+    let check = PageCommand::CheckForm {
+        fields: page_fields.clone(),
+        submit,
+    };
+    let checked = retrying(checkpoint, || {
+        page::run::<CheckedForm>(tab, frame, &check, missing)
+    })
+    .await?;
+    for p in prepared {
+        p.check_document(&checked.document_id)?;
+    }
+    for (p, field) in prepared.iter().zip(&checked.value.fields) {
+        p.rebound(tab, field.rebound);
+    }
+    let typed: Vec<bool> = checked.value.fields.iter().map(|f| f.typed).collect();
+    if !typed.contains(&true) {
+        // No text to type: the one page call that checks and sets does it all.
+        let command = PageCommand::FillForm {
+            fields: page_fields,
+            submit,
+        };
+        return change_page::<Filled>(tab, frame, &command, missing, checkpoint).await;
+    }
+    let mut started = false;
+    let after_start = |started: bool| {
+        move |error: OpError| {
+            if started {
+                error.action_may_have_occurred()
+            } else {
+                error
+            }
+        }
+    };
+    // Fields set in the page, waiting for the next typed field (or the end).
+    let mut run: Vec<PageField> = Vec::new();
+    for (index, page_field) in page_fields.into_iter().enumerate() {
+        let FieldValue::Text(text) = &fields[index].value else {
+            run.push(page_field);
+            continue;
+        };
+        if !typed.get(index).copied().unwrap_or(false) {
+            run.push(page_field);
+            continue;
+        }
+        set_in_page(tab, frame, missing, &mut run, checkpoint)
+            .await
+            .map_err(after_start(started))?;
+        started = true;
+        let keyed = keys::keyboard(tab, &prepared[index], text, (true, false), checkpoint)
+            .await
+            .map_err(after_start(started))?;
+        // A field keys cannot reach is set in the page, as type_text would set it (the page
+        // refused a read-only one before any key, as read-only fields are not allowed here).
+        if let Keyboard::Refused(_) = keyed {
+            run.push(page_field);
+        }
+    }
+    set_in_page(tab, frame, missing, &mut run, checkpoint)
+        .await
+        .map_err(after_start(started))?;
+    let finish = PageCommand::FinishForm {
+        targets: prepared.iter().map(|p| p.page.clone()).collect(),
+        submit,
+    };
+    change_page::<Filled>(tab, frame, &finish, missing, checkpoint)
+        .await
+        .map_err(OpError::action_may_have_occurred)
+}
+
+/// Sets the waiting `run` of fields in the page (natively, no submission) and empties it.
+async fn set_in_page(
+    tab: TabId,
+    frame: u32,
+    missing: page::MissingFrame<'_>,
+    run: &mut Vec<PageField>,
+    checkpoint: &Checkpoint,
+) -> Result<(), OpError> {
+    if run.is_empty() {
+        return Ok(());
+    }
+    let command = PageCommand::FillForm {
+        fields: std::mem::take(run),
+        submit: false,
+    };
+    change_page::<Filled>(tab, frame, &command, missing, checkpoint).await?;
+    Ok(())
 }
 
 /// Scrolls the page or an element, or brings an element into view.

@@ -1,12 +1,22 @@
 //! Typing and key presses.
 //!
-//! Native typing (the default) happens in the page (js/collector/): the native value setter
-//! plus `input` and `change` events, which framework-controlled fields notice (contenteditable:
-//! `insertText`). Trusted typing focuses the field in the page, then inserts the text through
-//! `chrome.debugger` (`Input.insertText`, or a key down/up per character) — the page sees the
-//! same trusted events a keyboard makes. A password's resulting value is redacted in the page.
+//! The default typing (`TypeMode::Auto`) is a person's: the field is focused in the page, then
+//! every character goes through `chrome.debugger` as a trusted key down/up, so widgets that
+//! listen to `keydown`/`keyup` (autocompletes, comboboxes) react as they do to a keyboard, and
+//! frameworks see real input. Keys cost about a millisecond each, so a text longer than
+//! [`KEYED_MAX`] characters is inserted at once (`Input.insertText`) but for its last
+//! character, which is still a key. Keys type nothing into a read-only field, so a read-only
+//! picker (`allowReadonly`) is set natively; so is a field that cannot take the focus (keys
+//! would go to another element) and any field of a tab the debugger cannot attach to.
+//!
+//! Native typing happens in the page (js/collector/): the native value setter plus `input` and
+//! `change` events, which framework-controlled fields notice (contenteditable: `insertText`).
+//! Trusted typing focuses the field in the page, then inserts the text through
+//! `chrome.debugger` (`Input.insertText`, or a key down/up per character). A password's
+//! resulting value is redacted in the page.
 
 use serde::Deserialize;
+use tabwire_protocol::actions::KEYED_MAX;
 use tabwire_protocol::{
     ActionFacts, ElementFacts, InputMethod, OpError, Outcome, TabId, Target, TypeMode,
 };
@@ -15,7 +25,7 @@ use super::steps::{change_page, retrying};
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::resolve_tab;
 use crate::observation::{Detail, PageNode, render_node};
-use crate::ops::target;
+use crate::ops::target::{self, PreparedTarget};
 use crate::page::{self, PageCommand};
 use crate::refs::TOP_FRAME;
 use crate::{debugger, input};
@@ -31,6 +41,14 @@ struct TypedFacts {
 struct Focused {
     node: PageNode,
     rebound: Option<u32>,
+    /// For a text field: `input` (one line), `area` or `editable`.
+    kind: Option<String>,
+    /// For a text field: it is read-only.
+    #[serde(default)]
+    readonly: bool,
+    /// For a text field: it took the focus, so keys go to it.
+    #[serde(default)]
+    focused: bool,
 }
 
 #[derive(Deserialize)]
@@ -44,7 +62,7 @@ pub struct Typing<'a> {
     pub text: &'a str,
     /// Replace the current value.
     pub clear: bool,
-    /// Native setter or trusted input.
+    /// Keys, the native setter or trusted input.
     pub mode: TypeMode,
     /// For trusted input: one insertion or key events.
     pub input_method: InputMethod,
@@ -62,28 +80,19 @@ pub async fn type_text(
     let url = resolve_tab(Some(tab)).await?.url;
     let prepared = target::prepare(tab, target, TOP_FRAME)?;
     let missing = prepared.missing_frame();
+    let mut note = String::new();
     let (node, value) = match typing.mode {
-        TypeMode::Native => {
-            let command = PageCommand::Type {
-                target: prepared.page.clone(),
-                text: typing.text.to_owned(),
-                clear: typing.clear,
-                allow_readonly: typing.allow_readonly,
-            };
-            let reply =
-                change_page::<TypedFacts>(tab, prepared.frame, &command, missing, checkpoint)
-                    .await?;
-            // The page checked its document token before typing; this double-checks Chrome's
-            // view, after the fact, so a mismatch must say the text may already be in.
-            prepared
-                .check_document(&reply.document_id)
-                .map_err(OpError::action_may_have_occurred)?;
-            prepared.rebound(tab, reply.value.rebound);
-            (reply.value.node, reply.value.value)
+        TypeMode::Native => native(tab, &prepared, typing, checkpoint).await?,
+        TypeMode::Auto => {
+            let (node, value, why_native) = auto(tab, &prepared, typing, checkpoint).await?;
+            if let Some(why) = why_native {
+                note = format!(" (set natively: {why})");
+            }
+            (node, value)
         }
         TypeMode::Trusted => {
             let editable = Some((typing.clear, typing.allow_readonly));
-            let node = focus(tab, &prepared, editable, checkpoint).await?;
+            let node = focus(tab, &prepared, editable, checkpoint).await?.node;
             debugger::ensure_attached(tab).await?;
             if typing.input_method == InputMethod::Insert || typing.text.is_empty() {
                 checkpoint.check()?;
@@ -107,7 +116,7 @@ pub async fn type_text(
     };
     let line = render_node(&node, &url, Detail::WithoutValue);
     // The value is in the facts and in the observation's line for the field.
-    let summary = format!("Typed into {line}");
+    let summary = format!("Typed into {line}{note}");
     let facts = ActionFacts::Type {
         target: line,
         value,
@@ -115,15 +124,167 @@ pub async fn type_text(
     Ok(Outcome::new(tab, summary, facts))
 }
 
+/// The default typing: keys ([`keyboard`]), or the value setter for a field keys cannot
+/// reach or a tab the debugger cannot attach to. Returns the field, its value, and why it was
+/// set natively, if it was.
+async fn auto(
+    tab: TabId,
+    prepared: &PreparedTarget,
+    typing: &Typing<'_>,
+    checkpoint: &Checkpoint,
+) -> Result<(PageNode, String, Option<&'static str>), OpError> {
+    if let Err(error) = debugger::ensure_attached(tab).await {
+        crate::chrome::log!("tab {tab}: typing natively ({})", error.message);
+        let (node, value) = native(tab, prepared, typing, checkpoint).await?;
+        return Ok((node, value, Some("the debugger cannot attach to this tab")));
+    }
+    let field = (typing.clear, typing.allow_readonly);
+    match keyboard(tab, prepared, typing.text, field, checkpoint).await? {
+        Keyboard::Typed(node) => {
+            let value = read_value(
+                tab,
+                prepared.frame,
+                &prepared.page,
+                prepared.missing_frame(),
+            )
+            .await
+            .map_err(OpError::action_may_have_occurred)?;
+            Ok((*node, value, None))
+        }
+        Keyboard::Refused(why) => {
+            let (node, value) = native(tab, prepared, typing, checkpoint).await?;
+            Ok((node, value, Some(why)))
+        }
+    }
+}
+
+/// Native typing: the value setter in the page. Returns the field and its value.
+async fn native(
+    tab: TabId,
+    prepared: &PreparedTarget,
+    typing: &Typing<'_>,
+    checkpoint: &Checkpoint,
+) -> Result<(PageNode, String), OpError> {
+    let command = PageCommand::Type {
+        target: prepared.page.clone(),
+        text: typing.text.to_owned(),
+        clear: typing.clear,
+        allow_readonly: typing.allow_readonly,
+    };
+    let reply = change_page::<TypedFacts>(
+        tab,
+        prepared.frame,
+        &command,
+        prepared.missing_frame(),
+        checkpoint,
+    )
+    .await?;
+    // The page checked its document token before typing; this double-checks Chrome's
+    // view, after the fact, so a mismatch must say the text may already be in.
+    prepared
+        .check_document(&reply.document_id)
+        .map_err(OpError::action_may_have_occurred)?;
+    prepared.rebound(tab, reply.value.rebound);
+    Ok((reply.value.node, reply.value.value))
+}
+
+/// What [`keyboard`] did.
+pub enum Keyboard {
+    /// The text went in as keys (and a leading insertion for a long text): the field as the
+    /// page described it when it was focused.
+    Typed(Box<PageNode>),
+    /// Keys cannot type into the field, and nothing was typed: it is read-only (and
+    /// `allowReadonly` accepted it), or it did not take the focus (it is not rendered), so
+    /// keys would go elsewhere. Says which, for the summary.
+    Refused(&'static str),
+}
+
+/// The default typing: focuses the field (selecting its content when `clear`) and types
+/// `text` with trusted keys, per [`keyboard_plan`]. The debugger must be attached.
+/// `field: (clear, allow_readonly)`.
+pub async fn keyboard(
+    tab: TabId,
+    prepared: &PreparedTarget,
+    text: &str,
+    field: (bool, bool),
+    checkpoint: &Checkpoint,
+) -> Result<Keyboard, OpError> {
+    let (clear, _) = field;
+    let focused = focus(tab, prepared, Some(field), checkpoint).await?;
+    if focused.readonly {
+        return Ok(Keyboard::Refused("it is read-only"));
+    }
+    if !focused.focused {
+        return Ok(Keyboard::Refused("it cannot take the focus"));
+    }
+    let single_line = focused.kind.as_deref() == Some("input");
+    let plan = keyboard_plan(text, single_line);
+    if plan.insert.is_empty() && plan.keys.is_empty() {
+        if clear {
+            // Clearing with nothing to type: delete the selected content.
+            checkpoint.check()?;
+            input::press_key(tab, &input::key_def("Delete", 0)?, 0).await?;
+        }
+        return Ok(Keyboard::Typed(Box::new(focused.node)));
+    }
+    if !plan.insert.is_empty() {
+        checkpoint.check()?;
+        input::insert_text(tab, &plan.insert).await?;
+    }
+    input::type_keys(tab, &plan.keys, checkpoint)
+        .await
+        .map_err(|error| {
+            if plan.insert.is_empty() {
+                error
+            } else {
+                error.action_may_have_occurred()
+            }
+        })?;
+    Ok(Keyboard::Typed(Box::new(focused.node)))
+}
+
+/// How the default typing sends a text: `insert` at once, then `keys` one by one.
+#[derive(Debug, PartialEq, Eq)]
+pub struct KeyboardPlan {
+    /// Inserted in one trusted edit (empty for a short text).
+    pub insert: String,
+    /// Typed as a key down/up each (`\n` as Enter).
+    pub keys: String,
+}
+
+/// Splits `text` for the default typing: up to [`KEYED_MAX`] characters all as keys, a longer
+/// text inserted but for its last character. Line breaks become `\n`; a one-line field drops
+/// them, as its value setter would (an Enter there would submit the form).
+pub fn keyboard_plan(text: &str, single_line: bool) -> KeyboardPlan {
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let text = if single_line {
+        text.replace('\n', "")
+    } else {
+        text
+    };
+    let count = text.chars().count();
+    if count <= KEYED_MAX {
+        return KeyboardPlan {
+            insert: String::new(),
+            keys: text,
+        };
+    }
+    let split = text.char_indices().last().map_or(0, |(index, _)| index);
+    KeyboardPlan {
+        insert: text[..split].to_owned(),
+        keys: text[split..].to_owned(),
+    }
+}
+
 /// Focuses the target in the page (a CSS target is looked up again until the deadline) and
 /// returns it as the page described it. `editable: Some((clear, allow_readonly))`: it must
-/// accept text (`PageCommand::Focus`).
+/// accept text (`PageCommand::Focus`), and the reply says its kind and whether it is read-only.
 async fn focus(
     tab: TabId,
-    prepared: &target::PreparedTarget,
+    prepared: &PreparedTarget,
     editable: Option<(bool, bool)>,
     checkpoint: &Checkpoint,
-) -> Result<PageNode, OpError> {
+) -> Result<Focused, OpError> {
     let (clear, allow_readonly) = editable.unwrap_or_default();
     let command = PageCommand::Focus {
         target: prepared.page.clone(),
@@ -137,7 +298,7 @@ async fn focus(
     .await?;
     prepared.check_document(&focused.document_id)?;
     prepared.rebound(tab, focused.value.rebound);
-    Ok(focused.value.node)
+    Ok(focused.value)
 }
 
 /// The field's value after trusted typing (redacted for passwords).
@@ -174,7 +335,7 @@ pub async fn press_key(
     if let Some(target) = target {
         let url = resolve_tab(Some(tab)).await?.url;
         let prepared = target::prepare(tab, target, TOP_FRAME)?;
-        let node = focus(tab, &prepared, None, checkpoint).await?;
+        let node = focus(tab, &prepared, None, checkpoint).await?.node;
         focused_line = Some(render_node(&node, &url, Detail::Full));
     }
     debugger::ensure_attached(tab).await?;
@@ -206,6 +367,26 @@ fn chord(key: &str, modifiers: u8) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn short_texts_are_all_keys_and_long_ones_end_with_one() {
+        let short = keyboard_plan("café", true);
+        assert_eq!((short.insert.as_str(), short.keys.as_str()), ("", "café"));
+        let limit = "a".repeat(KEYED_MAX);
+        assert_eq!(keyboard_plan(&limit, true).keys, limit);
+        let long = format!("{}é", "a".repeat(KEYED_MAX));
+        let plan = keyboard_plan(&long, false);
+        assert_eq!(plan.insert, "a".repeat(KEYED_MAX));
+        assert_eq!(plan.keys, "é");
+    }
+
+    #[test]
+    fn line_breaks_stay_in_text_areas_and_leave_one_line_fields() {
+        assert_eq!(keyboard_plan("a\r\nb\rc\n", false).keys, "a\nb\nc\n");
+        assert_eq!(keyboard_plan("a\r\nb\rc\n", true).keys, "abc");
+        let empty = keyboard_plan("\n", true);
+        assert!(empty.insert.is_empty() && empty.keys.is_empty());
+    }
 
     #[test]
     fn chords_name_their_modifiers() {
