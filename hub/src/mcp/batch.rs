@@ -46,9 +46,8 @@ pub struct RunActionsArgs {
     pub steps: Vec<Value>,
 }
 
-pub const RUN_BROWSER_ACTIONS: &str = "Steps in order in one tab, all checked before any runs; \
-the first failure stops the batch (completedSteps says what ran). Returns step results and one \
-observation.";
+pub const RUN_BROWSER_ACTIONS: &str = "Steps in order in one tab, all checked first; the first \
+failure stops it (completedSteps says what ran). Returns step results and one observation.";
 
 /// The exact schema of one step: a closed object per kind, with its fields and the required ones
 /// marked, generated from [`StepArgs`] so that it cannot drift from what `preflight` parses (the
@@ -72,16 +71,6 @@ fn steps_schema(_generator: &mut SchemaGenerator) -> Schema {
 
 /// What the union does not say: whose arguments the tool kinds take.
 const STEPS: &str = "A kind and its tool's arguments (navigate: navigate_and_wait's).";
-
-/// The kinds of a tagged union, in order.
-fn step_kinds(union: &Value) -> Vec<Value> {
-    union["anyOf"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|variant| variant["properties"]["kind"]["const"].clone())
-        .collect()
-}
 
 /// One step as the agent writes it: `kind` plus the arguments of its tool. The payloads are the
 /// tools' own argument structs, so a step obeys exactly its tool's rules.

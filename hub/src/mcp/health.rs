@@ -31,12 +31,12 @@ pub struct ReadStateArgs {
     pub selector: String,
     /// Up to 20 names.
     pub attributes: Option<Vec<String>>,
-    /// Value length, default 500.
+    /// Default 500.
     pub max_chars: Option<u32>,
 }
 
-pub const READ_ELEMENT_STATE: &str = "One element's state: value (passwords redacted), checked, \
-selected, readonly, disabled, visible, box, focused, validity, attributes; hidden inputs too.";
+pub const READ_ELEMENT_STATE: &str = "One element's state: value, checked, selected, readonly, \
+disabled, visible, box, focused, validity, attributes (hidden inputs too).";
 
 pub async fn read_element_state(
     ctx: &ToolContext,
@@ -102,8 +102,8 @@ pub struct HandleDialogArgs {
     pub prompt_text: Option<String>,
 }
 
-pub const HANDLE_DIALOG: &str = "Accept or dismiss a tab's open alert, confirm or prompt; other \
-tools fail with DIALOG_OPEN meanwhile.";
+pub const HANDLE_DIALOG: &str = "Accept or dismiss a tab's alert, confirm or prompt (other tools \
+fail with DIALOG_OPEN meanwhile).";
 
 pub async fn handle_dialog(
     ctx: &ToolContext,
@@ -147,8 +147,8 @@ pub struct TabHealthArgs {
     pub recover_debugger: Option<bool>,
 }
 
-pub const GET_TAB_HEALTH: &str = "Diagnose a stuck tab: responsive?, running operation, queue, \
-debugger, open dialog. recoverDebugger reattaches an idle tab's debugger.";
+pub const GET_TAB_HEALTH: &str = "Why a tab is stuck: responsiveness, operation, queue, debugger, \
+dialog. recoverDebugger reattaches an idle tab's debugger.";
 
 pub async fn get_tab_health(
     ctx: &ToolContext,

@@ -62,9 +62,9 @@ pub struct TypeArgs {
 }
 
 // Without mode or inputMethod, the protocol's `TypeMode::Auto` (docs/actions.md).
-pub const TYPE_TEXT: &str = "Type real keys into a field (appends; clear replaces); over 100 \
-chars, one insertion then the last key. mode native: value setter + input/change; trusted: one \
-insertion, or each key with inputMethod keys. Returns the value (passwords redacted).";
+pub const TYPE_TEXT: &str = "Type real keys into a field (appends; clear replaces; over 100 \
+chars: one insertion, then the last key). mode native: value setter; trusted: one insertion (keys \
+with inputMethod). Returns the value.";
 
 impl ActionTool for TypeArgs {
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
@@ -102,8 +102,8 @@ pub struct PressKeyArgs {
     pub selector: Option<String>,
 }
 
-pub const PRESS_KEY: &str = "Press a key (trusted): a key name (Enter, Tab, Escape, Backspace, \
-ArrowDown, PageUp, F1-F12…) or one character; selector is focused first.";
+pub const PRESS_KEY: &str = "Press a key (trusted): a name (Enter, Tab, Escape, ArrowDown, \
+PageUp, F1-F12…) or one character; selector is focused first.";
 
 impl ActionTool for PressKeyArgs {
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
@@ -150,8 +150,8 @@ pub struct SelectOptionArgs {
     pub text: Option<String>,
 }
 
-pub const SELECT_OPTION: &str = "Choose a <select>'s option (selector) by value or text; without \
-selector, the visible option with exactly text in an open custom dropdown.";
+pub const SELECT_OPTION: &str = "Choose a <select>'s option by value or text; without selector, \
+the visible option with exactly text in an open custom dropdown.";
 
 impl ActionTool for SelectOptionArgs {
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
@@ -213,7 +213,7 @@ pub struct FieldArgs {
 }
 
 // The protocol's `FieldValue`, with a schema; the doc comment is the schema's description.
-/// Text or an option; true/false for a checkbox or radio.
+/// Text, an option, or true/false for a checkbox.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(untagged)]
 pub enum FieldValueArg {
@@ -224,8 +224,8 @@ pub enum FieldValueArg {
     Text(String),
 }
 
-pub const FILL_FORM: &str = "Fill fields of one form, all checked first. Returns each field's \
-value and validation message; submit requests submission (not confirmed).";
+pub const FILL_FORM: &str = "Fill one form's fields, all checked first. Returns each field's \
+value and validation message; submit requests submission.";
 
 impl ActionTool for FillFormArgs {
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {

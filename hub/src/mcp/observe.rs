@@ -40,7 +40,7 @@ pub struct SnapshotArgs {
     pub frame_id: Option<u32>,
     /// Subtree only.
     pub selector: Option<String>,
-    /// Lines containing this text, with their row or list item.
+    /// Lines with this text, and their row or list item.
     pub query: Option<String>,
     #[schemars(extend("default" = 200))]
     pub max_nodes: Option<u32>,
@@ -154,8 +154,8 @@ pub enum Format {
     Html,
 }
 
-pub const GET_PAGE_CONTENT: &str = "A page's content, bounded: text (prose), aria (an observation) \
-or html (markup). Passwords never appear.";
+pub const GET_PAGE_CONTENT: &str = "A page's content, bounded: text, aria (an observation) or \
+html. Passwords never appear.";
 
 pub async fn get_page_content(
     ctx: &ToolContext,

@@ -102,7 +102,9 @@ pub fn compact_union(union: &Value, tag: &str) -> Value {
     }
     // Kinds that require the same fields and have no schema of their own share a variant, which
     // names them with an enum (the tag is required by the object around).
-    let mut alternatives: Vec<(Vec<Value>, Map<String, Value>, Vec<Value>)> = Vec::new();
+    // (its kinds, its own field schemas, its required fields)
+    type Alternative = (Vec<Value>, Map<String, Value>, Vec<Value>);
+    let mut alternatives: Vec<Alternative> = Vec::new();
     for (variant, kind) in variants.iter().zip(&tags) {
         let mut own = Map::new();
         for name in &differing {

@@ -71,7 +71,6 @@ pub async fn list_tabs(ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput, T
 #[derive(Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NavigateArgs {
-    /// http(s), file or about:blank.
     pub url: String,
 }
 
@@ -266,7 +265,7 @@ pub struct CreateTabArgs {
     pub url: Option<String>,
     #[schemars(extend("default" = true))]
     pub active: Option<bool>,
-    /// In a new unfocused window.
+    /// Unfocused.
     pub new_window: Option<bool>,
 }
 

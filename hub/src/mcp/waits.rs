@@ -28,7 +28,6 @@ const DEFAULT_IDLE_MS: u32 = 500;
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NavigateAndWaitArgs {
-    /// http(s), file or about:blank.
     pub url: String,
     #[schemars(extend("default" = "complete"))]
     pub wait_until: Option<WaitUntil>,
