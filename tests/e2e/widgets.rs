@@ -173,6 +173,14 @@ async fn a_modal_dialog_shows_its_boundary_and_which_save_is_inside() {
         "the page's Save is inside its form:\n{}",
         snapshot.text
     );
+    // A dialog's own words are part of its line.
+    assert!(
+        snapshot
+            .text
+            .contains("alertdialog \"Notice: Your session ends soon.\""),
+        "{}",
+        snapshot.text
+    );
     let edit = ref_of(&snapshot, "button \"Edit profile\"");
     let opened = setup.call("click_element", json!({"selector": edit})).await;
     let dialog = line_with(&opened.text, "dialog \"Edit profile\"");
@@ -317,6 +325,16 @@ async fn visible_frames_are_inlined_under_their_lines_in_one_snapshot() {
     setup
         .call("click_element", json!({"selector": send_ref}))
         .await;
+    // A delta of the top document carries what changed in its frames.
+    let version = snapshot.data()["version"].as_u64().unwrap();
+    let delta = setup.snapshot(json!({"since": version})).await;
+    assert!(
+        delta
+            .text
+            .contains("Sent ada@example.com from the cross frame (trusted: true)"),
+        "{}",
+        delta.text
+    );
     let after = setup.snapshot(json!({"query": "Sent"})).await;
     assert!(
         after

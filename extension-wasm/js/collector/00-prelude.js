@@ -82,7 +82,11 @@ globalThis.__tabwireFactory = function collector() {
   }
 
   const WORD = /\S/;
-  const collapse = (s) => String(s == null ? '' : s).replace(/\s+/g, ' ').trim();
+  // Page text on one line, without the private-use characters that mark inline refs (see
+  // 10-semantics.js), so no page string can carry a marker into a line. `oneLine` is for text
+  // tabwire has put markers into itself, from pieces already cleaned.
+  const collapse = (s) => String(s == null ? '' : s).replace(/[\uE000-\uE002]/g, '').replace(/\s+/g, ' ').trim();
+  const oneLine = (s) => s.replace(/\s+/g, ' ').trim();
   const cap = (s, n) => (s.length > n ? s.slice(0, n - 1) + '…' : s);
   const ok = (value) => ({ value });
   const fail = (code, message) => ({ error: { code, message } });

@@ -103,9 +103,9 @@
       const acc = { text: '', words: false };
       children(el, ctx, nodeGroup, inLayout, acc, shown);
       if (!emit || !acc.words) return;
-      const text = cap(collapse(acc.text), PROSE_MAX);
+      const text = cap(oneLine(acc.text), PROSE_MAX);
       if (!text) return;
-      if (acc.inline && acc.inline.length === 1 && text === collapse(acc.last.marker)) {
+      if (acc.inline && acc.inline.length === 1 && text === oneLine(acc.last.marker)) {
         // The line would be nothing but one inline ref: that element is the line.
         const only = acc.last;
         const rect = only.el.getBoundingClientRect();
@@ -148,7 +148,7 @@
       for (const child of flatChildren(el)) {
         if (child.nodeType === 3) {
           if (shown) {
-            loose.text += child.data;
+            loose.text += pageText(child.data);
             if (!loose.words && WORD.test(child.data)) loose.words = true;
           }
           continue;
@@ -174,20 +174,20 @@
           if (shown && !hiddenByStyle(child)) {
             refs.text = '';
             inline(refs, child, textOf(child, true) || collapse(child.getAttribute('aria-label')), rawRole(child) || 'cell');
-            parts.push(collapse(refs.text));
+            parts.push(oneLine(refs.text));
           }
           continue;
         }
         const acc = { text: '', words: false };
         visit(child, ROW, nodeGroup, inLayout, acc);
         const label = child.getAttribute('aria-label');
-        const text = (label && !acc.inline && collapse(pageText(label))) || (acc.words ? collapse(acc.text) : '');
+        const text = (label && !acc.inline && collapse(pageText(label))) || (acc.words ? oneLine(acc.text) : '');
         if (text) parts.push(text);
         if (acc.inline) (refs.inline || (refs.inline = [])).push(...acc.inline);
       }
       if (loose.inline) (refs.inline || (refs.inline = [])).push(...loose.inline);
       if (fact) {
-        const name = cells ? parts.join(' | ') : (loose.words ? collapse(loose.text) : '');
+        const name = cells ? parts.join(' | ') : (loose.words ? oneLine(loose.text) : '');
         fact.name = cap(name, PROSE_MAX);
         if (refs.inline) fact.inline = refs.inline;
       }
@@ -214,7 +214,7 @@
       children(el, PROSE, nodeGroup, inLayout, inner, shown);
       if (acc !== null) acc.text += ' ';
       if (!shown) return true;
-      const text = inner.words ? cap(collapse(inner.text), PROSE_MAX) : '';
+      const text = inner.words ? cap(oneLine(inner.text), PROSE_MAX) : '';
       const name = nameOf(el, role) || text;
       if (!name && nodes.length > slot + 1) return true;
       const rect = el.getBoundingClientRect();
@@ -286,11 +286,16 @@
         const slot = nodes.length;
         nodes.push(null);
         depth += 1;
-        children(el, ctx, myGroup, inLayout, acc, shown);
+        // Words directly in the container (a dialog's question) join its name.
+        const own = ctx === FREE && hasOwnText(el) ? { text: '', words: false } : null;
+        children(el, own === null ? ctx : PROSE, myGroup, inLayout, own === null ? acc : own, shown);
         depth -= 1;
-        if (shown && nodes.length > slot + 1) {
+        const words = own !== null && own.words ? cap(collapse(own.text), PROSE_MAX) : '';
+        if (shown && (nodes.length > slot + 1 || words)) {
           const rect = el.getBoundingClientRect();
-          nodes[slot] = place(factOf(el, role, nameOf(el, role), focused, rect), rect, myGroup);
+          const label = nameOf(el, role);
+          const name = label && words ? `${label}: ${words}` : label || words;
+          nodes[slot] = place(factOf(el, role, name, focused, rect), rect, myGroup);
         }
         if (block && acc !== null) acc.text += ' ';
         return;
@@ -332,10 +337,6 @@
         if (acc !== null) acc.text += ' ';
         return;
       }
-      if (ctx !== NAMED) {
-        const role = operableRole(el, style);
-        if (role !== null && operable(el, role, ctx, myGroup, inLayout, acc, shown, block)) return;
-      }
       // Content Chrome does not render although its display and visibility say it is shown:
       // `hidden="until-found"` (rendered as `content-visibility: hidden`), and a closed
       // <details> apart from its summary. (Reading content-visibility for every element
@@ -351,6 +352,10 @@
           }
         }
         return;
+      }
+      if (ctx !== NAMED) {
+        const role = operableRole(el, style);
+        if (role !== null && operable(el, role, ctx, myGroup, inLayout, acc, shown, block)) return;
       }
       if (ctx < NAMED && PROSE_TAGS.has(tag)) {
         // A label's text is the name of its control; repeating it as prose adds nothing —
@@ -400,21 +405,41 @@
     if (cache.roots.has(root)) return;
     cache.roots.add(root);
     cache.observer.observe(root, WATCH);
+    // Events that do not leave a shadow root (load, change, toggle, transitions) are heard there.
+    const stale = () => { cache.nodes = null; };
+    for (const type of STALE_EVENTS) root.addEventListener(type, stale, { capture: true, passive: true });
   }
-  function styleStamp() {
+  // What can change what the walk finds without a mutation it observes: style sheets added or
+  // grown, a shadow root attached (no mutation record says so), a custom element upgraded (it
+  // matches :defined from then on), an animation running.
+  function pageStamp() {
     let rules = 0;
     for (const sheet of document.styleSheets) {
       try { rules += sheet.cssRules.length; } catch (e) { rules += 1; }
     }
-    return `${document.styleSheets.length}/${document.adoptedStyleSheets.length}/${rules}`;
+    for (const sheet of document.adoptedStyleSheets) rules += sheet.cssRules.length;
+    let hosts = 0;
+    let undefinedElements = 0;
+    const count = (root) => {
+      for (const el of root.querySelectorAll('*')) {
+        if (el.localName.includes('-') && !el.matches(':defined')) undefinedElements += 1;
+        if (el.shadowRoot !== null) {
+          hosts += 1;
+          for (const sheet of el.shadowRoot.adoptedStyleSheets) rules += sheet.cssRules.length;
+          count(el.shadowRoot);
+        }
+      }
+    };
+    count(document);
+    return `${document.styleSheets.length}/${rules}/${hosts}/${undefinedElements}/${document.getAnimations().length}`;
   }
   const forgetWalk = () => { cache.nodes = null; };
 
   // Every node of the document: the cached walk when it still holds, else a new one. A window
   // takes its nodes afresh (their boxes, values and states) in `windowOf`.
   function documentNodes(window) {
-    const stamp = styleStamp();
-    if (cache.observer.takeRecords().length > 0 || stamp !== cache.stamp) cache.nodes = null;
+    const stamp = pageStamp();
+    if (cache.observer.takeRecords().length > 0 || stamp !== cache.stamp || document.getAnimations().length > 0) cache.nodes = null;
     if (cache.nodes !== null && window) return { nodes: cache.nodes, reused: true };
     const nodes = walk(document.documentElement, null, false, labelIds(), deepActiveElement());
     cache.observer.takeRecords();
@@ -429,16 +454,23 @@
     if (el === null || !el.isConnected) return node;
     const rect = el.getBoundingClientRect();
     const fresh = node.role === 'text' || node.role === 'iframe' ? { ...node, box: boxOf(rect) } : factOf(el, node.role, node.name, focused, rect);
-    for (const field of ['group', 'depth', 'inline', 'frameIndex']) if (node[field] !== undefined) fresh[field] = node[field];
+    for (const field of ['group', 'depth', 'inline', 'popup']) if (node[field] !== undefined) fresh[field] = node[field];
+    if (node.role === 'iframe') {
+      const index = frameIndexOf(el);
+      if (index === null) delete fresh.frameIndex; else fresh.frameIndex = index;
+    }
     delete fresh.inView;
     if (rect.bottom > 0 && rect.right > 0 && rect.top < window.innerHeight && rect.left < window.innerWidth) fresh.inView = true;
     return fresh;
   }
 
-  // Popups (POPUP_ROLES) that appeared since the last snapshot of the whole document, sent
-  // whole (up to POPUP_NODES nodes) when the window leaves any of their nodes out: an action's
+  // Popups (POPUP_ROLES) that appeared since the last snapshot of the whole document (or that
+  // were empty then and have content now, like an autocomplete's list that was still loading),
+  // sent whole, up to POPUP_NODES nodes, whether or not the window holds them: the wasm shows
+  // the lines its window leaves out (it may show fewer than the page sent). So an action's
   // observation always shows what it opened, and a delta never says "no changes" while a
-  // listbox opened below its window. Popups sent that way that have since closed are named too.
+  // listbox opened below its window. Popups sent outside the window that have since closed are
+  // named too.
   const POPUP_NODES = 30;
   function popupsAround(value, nodes, windowed) {
     const current = new Map();
@@ -457,11 +489,12 @@
     const focused = deepActiveElement();
     for (const found of current.values()) {
       const before = seen.get(found.key);
+      found.count = found.last - found.first;
       found.outside = before !== undefined && before.outside;
-      if (before !== undefined || !windowed || !found.role) continue;
+      const appeared = before === undefined || (before.count === 0 && found.count > 0);
+      if (!appeared || !windowed || !found.role) continue;
       const inside = nodes.slice(found.first, found.last + 1);
-      if (inside.every((node) => sent.has(node.key))) continue;
-      found.outside = true;
+      found.outside = found.outside || !inside.every((node) => sent.has(node.key));
       (value.outside || (value.outside = [])).push({ key: found.key, role: found.role, name: found.name, count: inside.length - 1, nodes: inside.slice(0, POPUP_NODES).map((node) => refreshed(node, focused)) });
     }
     for (const [key, before] of seen) {

@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use tabwire_protocol::Target;
+use tabwire_protocol::{ObservedNode, Target};
 
 /// How many baselines a document keeps.
 pub const BASELINES_KEPT: usize = 8;
@@ -50,6 +50,9 @@ pub struct Baseline {
     pub entries: Vec<Entry>,
     /// The list around the window: total nodes, and the next offset when truncated.
     pub view: View,
+    /// The lines of the frames inlined under its iframes, as they were shown (a later delta
+    /// compares the frames' lines with these).
+    pub frames: Vec<ObservedNode>,
 }
 
 /// The list around a window, as a delta compares it.
@@ -92,6 +95,11 @@ impl Baselines {
             .rev()
             .find(|b| &b.params == params)
             .map(|b| b.version)
+    }
+
+    /// The baseline of `version`, if it is kept.
+    pub fn get_mut(&mut self, version: u64) -> Option<&mut Baseline> {
+        self.kept.iter_mut().find(|b| b.version == version)
     }
 
     /// The versions kept, oldest first.
@@ -241,6 +249,7 @@ mod tests {
                 params: params(0),
                 entries: vec![],
                 view: View::default(),
+                frames: vec![],
             });
         }
         assert_eq!(kept.versions(), (3..=10).collect::<Vec<_>>());

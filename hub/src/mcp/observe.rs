@@ -311,7 +311,8 @@ pub fn render_observation(observation: &Observation) -> String {
     outside_lines(observation, &mut lines);
     if observation.truncated {
         let shown_from = observation.offset + 1;
-        let shown_to = observation.offset + observation.nodes.len() as u32;
+        // Lines of this document only: inlined frames' lines are not positions of its list.
+        let shown_to = observation.offset + (observation.total_nodes - observation.omitted_nodes);
         let mut footer = format!(
             "[nodes {shown_from}-{shown_to} of {}; {} not shown ({} chars)",
             observation.total_nodes, observation.omitted_nodes, observation.omitted_chars

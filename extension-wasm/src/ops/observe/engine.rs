@@ -300,11 +300,21 @@ pub fn observe(
         (Some(delta), true) => delta.since,
         _ => {
             doc.version += 1;
+            // Inlined frames' lines are added by the snapshot once they are observed.
+            let frames = match &delta_part {
+                Some(delta) => doc
+                    .baselines
+                    .matching(delta.since, &params)
+                    .map(|b| b.frames.clone())
+                    .unwrap_or_default(),
+                None => Vec::new(),
+            };
             doc.baselines.push(Baseline {
                 version: doc.version,
                 params,
                 entries,
                 view,
+                frames,
             });
             doc.version
         }

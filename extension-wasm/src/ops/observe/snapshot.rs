@@ -6,14 +6,16 @@
 //! nothing). The commit is synchronous once the page has answered, so a snapshot dropped at its
 //! deadline, or whose connection closed, never gets there.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-use tabwire_protocol::{Observation, ObservedNode, OpError, SnapshotRequest, TabId, Target};
+use tabwire_protocol::{
+    ElementRef, Observation, ObservedNode, OpError, Outside, SnapshotRequest, TabId, Target,
+};
 
 use std::future::Future;
 use std::pin::Pin;
 
-use super::engine::{self, Observed, SnapshotFacts, Source};
+use super::engine::{self, Observed, ShownFrame, SnapshotFacts, Source};
 use super::frames;
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::resolve_tab;
@@ -71,8 +73,7 @@ async fn unique_anchors(
 const SLOW_SNAPSHOT_MS: f64 = 50.0;
 
 /// Takes an observation of a document of the tab. Without a `frameId`, the visible iframes
-/// that the window shows have their documents inlined under their lines (see
-/// [`inline_frames`]).
+/// that the window shows have their documents inlined under their lines (see [`with_frames`]).
 pub async fn snapshot(
     tab_id: Option<TabId>,
     request: SnapshotRequest,
@@ -80,59 +81,185 @@ pub async fn snapshot(
 ) -> Result<Observation, OpError> {
     let tab = resolve_tab(tab_id).await?.id;
     let observed = observe_document(tab, &request, checkpoint).await?;
-    let observed = if request.frame_id.is_none() {
-        inline_frames(tab, &request, observed, checkpoint, 1).await
+    let observation = if request.frame_id.is_none() {
+        with_frames(tab, &request, observed, checkpoint).await
     } else {
-        observed
+        observed.observation
     };
     refs::store::save(tab);
-    Ok(observed.observation)
+    Ok(observation)
 }
 
-/// How deep frames are inlined: a page, its iframes, theirs.
+/// How deep frames are inlined: frames, their frames, and theirs.
 const FRAME_LEVELS: u8 = 3;
 
-/// The documents of the iframes `observed` showed, observed in the rest of the request's
-/// budget and put under their iframe's line, one step deeper: their lines in a full
-/// observation (with a line saying how to page on when a frame did not fit), their changes in
-/// a delta (against the frame's latest baseline for the same budget; all its lines when there
-/// is none). A frame that cannot be read keeps only its line, which names its `frameId`.
+/// A frame's document as inlined under its iframe's line.
+struct Inlined {
+    /// The iframe.
+    shown: ShownFrame,
+    /// Its lines, one level deeper than the iframe's (its own frames inlined in turn), after
+    /// the iframe's line when the window did not show it, and a line saying how to page on
+    /// when it did not fit.
+    nodes: Vec<ObservedNode>,
+}
+
+/// The top document's observation with its frames inlined. In a full observation their lines
+/// follow their iframes' lines; in a delta, their lines are compared with those the baseline
+/// showed (kept in the baseline's `frames`): lines that are new or changed join the
+/// delta's changes, refs no longer shown its removals, and the new lines go into the new
+/// baseline (a new version even when the document's own window did not change).
+async fn with_frames(
+    tab: TabId,
+    request: &SnapshotRequest,
+    observed: Observed,
+    checkpoint: &Checkpoint,
+) -> Observation {
+    let Observed {
+        mut observation,
+        frames,
+        lines,
+        chars,
+    } = observed;
+    let inlined = inline_frames(
+        tab,
+        request,
+        frames,
+        lines,
+        chars,
+        checkpoint,
+        1,
+        &mut observation.outside,
+    )
+    .await;
+    let shown: Vec<ObservedNode> = inlined.iter().flat_map(|f| f.nodes.clone()).collect();
+    let params = Params {
+        scope: request.scope.clone(),
+        query: request.query.clone(),
+        offset: request.offset,
+        max_nodes: request.max_nodes,
+        max_chars: request.max_chars,
+    };
+    let document_id = observation.document_id.clone();
+    let since = observation.delta.as_ref().map(|d| d.since);
+    let before = refs::with_tables(|tables| {
+        let doc = tables.frame(tab, TOP_FRAME).doc.as_mut()?;
+        if doc.document_id != document_id {
+            return None;
+        }
+        let old = since
+            .and_then(|since| doc.baselines.matching(since, &params))
+            .map(|b| b.frames.clone())
+            .unwrap_or_default();
+        let (changed, removed) = compare_lines(&old, &shown);
+        let version = match &observation.delta {
+            Some(delta) if observation.version == delta.since => {
+                if changed.is_empty() && removed.is_empty() {
+                    return Some((changed, removed, observation.version));
+                }
+                // The document's window did not change but a frame did: a new baseline.
+                let mut baseline = doc.baselines.matching(delta.since, &params)?.clone();
+                doc.version += 1;
+                baseline.version = doc.version;
+                doc.baselines.push(baseline);
+                doc.version
+            }
+            _ => observation.version,
+        };
+        if let Some(baseline) = doc.baselines.get_mut(version) {
+            baseline.frames = shown.clone();
+        }
+        Some((changed, removed, version))
+    });
+    match observation.delta.as_mut() {
+        None => {
+            for frame in inlined {
+                let at = match &frame.shown.hidden_line {
+                    Some(_) => observation.nodes.len(),
+                    None => observation
+                        .nodes
+                        .iter()
+                        .position(|n| n.element_ref == Some(frame.shown.iframe))
+                        .map_or(observation.nodes.len(), |i| i + 1),
+                };
+                observation.nodes.splice(at..at, frame.nodes);
+            }
+        }
+        Some(delta) => {
+            if let Some((changed, removed, version)) = before {
+                delta.changed.extend(changed);
+                delta.removed.extend(removed);
+                observation.version = version;
+            }
+        }
+    }
+    observation
+}
+
+/// The lines of `new` that are not in `old` as they are (a ref's line with the option lines
+/// after it), and the refs of `old` that `new` no longer shows.
+fn compare_lines(
+    old: &[ObservedNode],
+    new: &[ObservedNode],
+) -> (Vec<ObservedNode>, Vec<ElementRef>) {
+    fn groups(lines: &[ObservedNode]) -> Vec<(Option<ElementRef>, &[ObservedNode])> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        for i in 1..=lines.len() {
+            if i == lines.len() || lines[i].element_ref.is_some() {
+                if start < i {
+                    out.push((lines[start].element_ref, &lines[start..i]));
+                }
+                start = i;
+            }
+        }
+        out
+    }
+    let before: HashMap<ElementRef, &[ObservedNode]> = groups(old)
+        .into_iter()
+        .filter_map(|(r, lines)| Some((r?, lines)))
+        .collect();
+    let mut changed = Vec::new();
+    let mut kept = HashSet::new();
+    for (element_ref, lines) in groups(new) {
+        if let Some(element_ref) = element_ref {
+            kept.insert(element_ref);
+            if before.get(&element_ref) == Some(&lines) {
+                continue;
+            }
+        }
+        changed.extend(lines.iter().cloned());
+    }
+    let removed = groups(old)
+        .into_iter()
+        .filter_map(|(r, _)| r)
+        .filter(|r| !kept.contains(r))
+        .collect();
+    (changed, removed)
+}
+
+/// The documents of the iframes a window showed, each observed whole (no delta: the top
+/// document's baseline keeps what was shown of them) in what is left of the request's budget,
+/// their own frames inlined in turn. A frame that cannot be read keeps only its iframe line,
+/// which names its `frameId`. Popups the frames' observations report go into `outside`.
+#[allow(clippy::too_many_arguments)]
 fn inline_frames<'a>(
     tab: TabId,
     request: &'a SnapshotRequest,
-    observed: Observed,
+    frames: Vec<ShownFrame>,
+    mut lines: u32,
+    mut chars: u32,
     checkpoint: &'a Checkpoint,
     level: u8,
-) -> Pin<Box<dyn Future<Output = Observed> + 'a>> {
+    outside: &'a mut Vec<Outside>,
+) -> Pin<Box<dyn Future<Output = Vec<Inlined>> + 'a>> {
     Box::pin(async move {
-        let Observed {
-            mut observation,
-            frames,
-            mut lines,
-            mut chars,
-        } = observed;
+        let mut inlined = Vec::new();
         for shown in frames {
             let lines_left = request.max_nodes.saturating_sub(lines);
             let chars_left = request.max_chars.saturating_sub(chars);
             if lines_left == 0 || chars_left < MIN_FRAME_CHARS {
                 break;
             }
-            let params = Params {
-                scope: None,
-                query: request.query.clone(),
-                offset: 0,
-                max_nodes: lines_left,
-                max_chars: chars_left,
-            };
-            let since = match observation.delta {
-                Some(_) => refs::with_tables(|tables| {
-                    tables
-                        .get(tab, shown.frame)
-                        .and_then(|state| state.doc.as_ref())
-                        .and_then(|doc| doc.baselines.latest(&params))
-                }),
-                None => None,
-            };
             let child_request = SnapshotRequest {
                 frame_id: Some(shown.frame),
                 scope: None,
@@ -140,78 +267,79 @@ fn inline_frames<'a>(
                 max_nodes: lines_left,
                 max_chars: chars_left,
                 offset: 0,
-                since,
+                since: None,
             };
             let Ok(child) = observe_document(tab, &child_request, checkpoint).await else {
                 continue;
             };
-            let child = if level < FRAME_LEVELS {
-                inline_frames(tab, &child_request, child, checkpoint, level + 1).await
-            } else {
-                child
-            };
-            lines += child.lines;
-            chars += child.chars;
+            let Observed {
+                observation: mut child_observation,
+                frames: grandchildren,
+                lines: child_lines,
+                chars: child_chars,
+            } = child;
+            lines += child_lines;
+            chars += child_chars;
             let step = shown.depth.saturating_add(1);
             let under = |mut node: ObservedNode| {
                 node.depth = node.depth.saturating_add(step);
                 node
             };
-            let child = child.observation;
-            observation
-                .outside
-                .extend(child.outside.into_iter().map(|mut outside| {
-                    outside.nodes = outside.nodes.into_iter().map(under).collect();
-                    outside
-                }));
-            match (&mut observation.delta, child.delta) {
-                (None, _) => {
-                    if child.nodes.is_empty() {
-                        continue;
-                    }
-                    let mut inserted: Vec<ObservedNode> = shown
-                        .hidden_line
-                        .map(|text| ObservedNode {
-                            element_ref: Some(shown.iframe),
-                            text,
-                            depth: shown.depth,
-                        })
-                        .into_iter()
-                        .collect();
-                    inserted.extend(child.nodes.into_iter().map(under));
-                    if let Some(next) = child.next_offset {
-                        inserted.push(ObservedNode {
-                            element_ref: None,
-                            text: format!(
-                                "(frame {}: {} more lines; snapshot it with frameId {} and \
-                                 offset {next})",
-                                shown.frame, child.omitted_nodes, shown.frame
-                            ),
-                            depth: step,
-                        });
-                    }
-                    let at = observation
-                        .nodes
-                        .iter()
-                        .position(|n| n.element_ref == Some(shown.iframe))
-                        .map_or(observation.nodes.len(), |i| i + 1);
-                    observation.nodes.splice(at..at, inserted);
+            if level < FRAME_LEVELS {
+                let deeper = inline_frames(
+                    tab,
+                    &child_request,
+                    grandchildren,
+                    child_lines,
+                    child_chars,
+                    checkpoint,
+                    level + 1,
+                    &mut child_observation.outside,
+                )
+                .await;
+                for frame in deeper {
+                    let at = match &frame.shown.hidden_line {
+                        Some(_) => child_observation.nodes.len(),
+                        None => child_observation
+                            .nodes
+                            .iter()
+                            .position(|n| n.element_ref == Some(frame.shown.iframe))
+                            .map_or(child_observation.nodes.len(), |i| i + 1),
+                    };
+                    child_observation.nodes.splice(at..at, frame.nodes);
                 }
-                (Some(delta), Some(child_delta)) => {
-                    delta
-                        .changed
-                        .extend(child_delta.changed.into_iter().map(under));
-                    delta.removed.extend(child_delta.removed);
-                }
-                (Some(delta), None) => delta.changed.extend(child.nodes.into_iter().map(under)),
             }
+            outside.extend(child_observation.outside.into_iter().map(|mut popup| {
+                popup.nodes = popup.nodes.into_iter().map(under).collect();
+                popup
+            }));
+            if child_observation.nodes.is_empty() {
+                continue;
+            }
+            let mut nodes: Vec<ObservedNode> = shown
+                .hidden_line
+                .clone()
+                .map(|text| ObservedNode {
+                    element_ref: Some(shown.iframe),
+                    text,
+                    depth: shown.depth,
+                })
+                .into_iter()
+                .collect();
+            nodes.extend(child_observation.nodes.into_iter().map(under));
+            if let Some(next) = child_observation.next_offset {
+                nodes.push(ObservedNode {
+                    element_ref: None,
+                    text: format!(
+                        "(frame {}: {} more lines; snapshot it with frameId {} and offset {next})",
+                        shown.frame, child_observation.omitted_nodes, shown.frame
+                    ),
+                    depth: step,
+                });
+            }
+            inlined.push(Inlined { shown, nodes });
         }
-        Observed {
-            observation,
-            frames: Vec::new(),
-            lines,
-            chars,
-        }
+        inlined
     })
 }
 
