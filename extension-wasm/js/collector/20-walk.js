@@ -504,11 +504,13 @@
   }
 
   // A node's lines (a select's options follow it) and a lower bound of their characters: its
-  // words, less what an inline ref's marker may take beyond the ref it becomes.
+  // words, less what an inline ref's marker may take beyond the ref it becomes, and no more
+  // than LINE_FLOOR a line (the wasm caps a line at 200 characters).
+  const LINE_FLOOR = 190;
   const linesOf = (node) => 1 + (node.options ? node.options.length : 0);
   function charsOf(node) {
-    let chars = node.name.length - (node.inline ? 12 * node.inline.length : 0) + (node.value ? node.value.length : 0);
-    if (node.options) for (const option of node.options) chars += option.text.length;
+    let chars = Math.min(node.name.length - (node.inline ? 12 * node.inline.length : 0) + (node.value ? node.value.length : 0), LINE_FLOOR);
+    if (node.options) for (const option of node.options) chars += Math.min(option.text.length, LINE_FLOOR);
     return chars;
   }
 

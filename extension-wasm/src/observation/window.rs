@@ -462,7 +462,11 @@ mod tests {
     fn sent(nodes: &[PageNode], offset: u32, lines: u32, chars: u32) -> (Vec<PageNode>, Unsent) {
         let lines_of = |n: &PageNode| 1 + n.options.len() as u32;
         let chars_of = |n: &PageNode| {
-            (n.name.len() + n.options.iter().map(|o| o.text.len()).sum::<usize>()) as u32
+            (n.name.len().min(190)
+                + n.options
+                    .iter()
+                    .map(|o| o.text.len().min(190))
+                    .sum::<usize>()) as u32
         };
         let (mut line, mut first, mut before_chars) = (0, 0, 0);
         while first < nodes.len() && line + lines_of(&nodes[first]) <= offset {
@@ -489,9 +493,11 @@ mod tests {
 
     #[test]
     fn a_window_over_the_nodes_sent_is_the_window_over_all_of_them() {
+        // Names longer than a line's cap too: the page's bound must hold for capped lines.
         let nodes: Vec<PageNode> = (1..=60u32)
             .map(|k| match k % 7 {
                 0 => select(k, (k % 4) as usize),
+                5 => button(k, &"long ".repeat(60)),
                 _ => button(k, &"w".repeat((k % 13) as usize)),
             })
             .collect();
