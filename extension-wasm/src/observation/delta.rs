@@ -9,7 +9,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use tabwire_protocol::{ObservedNode, Target};
+use tabwire_protocol::{ObservedNode, SnapshotRequest, Target};
 
 /// How many baselines a document keeps.
 pub const BASELINES_KEPT: usize = 8;
@@ -28,6 +28,19 @@ pub struct Params {
     pub max_nodes: u32,
     /// The character budget.
     pub max_chars: u32,
+}
+
+impl Params {
+    /// The parameters of a snapshot request.
+    pub fn of(request: &SnapshotRequest) -> Params {
+        Params {
+            scope: request.scope.clone(),
+            query: request.query.clone(),
+            offset: request.offset,
+            max_nodes: request.max_nodes,
+            max_chars: request.max_chars,
+        }
+    }
 }
 
 /// One node of a window: its ref number and its text (a select's lines joined by newlines).

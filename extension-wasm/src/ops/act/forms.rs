@@ -18,7 +18,7 @@ use tabwire_protocol::{
 };
 
 use super::keys::{self, Keyboard};
-use super::steps::{change_page, retrying};
+use super::steps::{Rebinds, change_page, change_target, retrying};
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::{get_tab, resolve_tab};
 use crate::observation::{Detail, PageNode, render_node};
@@ -33,6 +33,12 @@ struct Selected {
     value: String,
     text: String,
     rebound: Option<u32>,
+}
+
+impl Rebinds for Selected {
+    fn rebound(&self) -> Option<u32> {
+        self.rebound
+    }
 }
 
 #[derive(Deserialize)]
@@ -134,19 +140,7 @@ pub async fn select_option(
         value: value.map(str::to_owned),
         text: text.map(str::to_owned),
     };
-    let reply = change_page::<Selected>(
-        tab,
-        prepared.frame,
-        &command,
-        prepared.missing_frame(),
-        checkpoint,
-    )
-    .await?;
-    prepared
-        .check_document(&reply.document_id)
-        .map_err(OpError::action_may_have_occurred)?;
-    prepared.rebound(tab, reply.value.rebound);
-    let chosen = reply.value;
+    let chosen = change_target::<Selected>(tab, &prepared, &command, checkpoint).await?;
     let line = render_node(&chosen.node, &url, Detail::WithoutValue);
     let summary = format!("Selected \"{}\" in {line}", chosen.text);
     let facts = ActionFacts::SelectOption {

@@ -21,7 +21,7 @@ use tabwire_protocol::{
     ActionFacts, ElementFacts, InputMethod, OpError, Outcome, TabId, Target, TypeMode,
 };
 
-use super::steps::{change_page, retrying};
+use super::steps::{Rebinds, change_target, retrying};
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::resolve_tab;
 use crate::observation::{Detail, PageNode, render_node};
@@ -35,6 +35,12 @@ struct TypedFacts {
     value: String,
     node: PageNode,
     rebound: Option<u32>,
+}
+
+impl Rebinds for TypedFacts {
+    fn rebound(&self) -> Option<u32> {
+        self.rebound
+    }
 }
 
 #[derive(Deserialize)]
@@ -171,21 +177,10 @@ async fn native(
         clear: typing.clear,
         allow_readonly: typing.allow_readonly,
     };
-    let reply = change_page::<TypedFacts>(
-        tab,
-        prepared.frame,
-        &command,
-        prepared.missing_frame(),
-        checkpoint,
-    )
-    .await?;
-    // The page checked its document token before typing; this double-checks Chrome's
-    // view, after the fact, so a mismatch must say the text may already be in.
-    prepared
-        .check_document(&reply.document_id)
-        .map_err(OpError::action_may_have_occurred)?;
-    prepared.rebound(tab, reply.value.rebound);
-    Ok((reply.value.node, reply.value.value))
+    // The page checked its document token before typing; `change_target` double-checks
+    // Chrome's view, after the fact, so a mismatch says the text may already be in.
+    let typed = change_target::<TypedFacts>(tab, prepared, &command, checkpoint).await?;
+    Ok((typed.node, typed.value))
 }
 
 /// What [`keyboard`] did.

@@ -23,7 +23,7 @@ use tabwire_protocol::{
     Target,
 };
 
-use super::steps::{change_page, retrying};
+use super::steps::{Rebinds, change_target, retrying};
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::{get_tab, resolve_tab, select_in_window};
 use crate::observation::{Detail, PageNode, render_node};
@@ -56,6 +56,12 @@ struct Point {
 struct Clicked {
     node: PageNode,
     rebound: Option<u32>,
+}
+
+impl Rebinds for Clicked {
+    fn rebound(&self) -> Option<u32> {
+        self.rebound
+    }
 }
 
 /// An element's centre in the top viewport, and the element as a line.
@@ -177,19 +183,8 @@ async fn dom_click(
     let command = PageCommand::DomClick {
         target: prepared.page.clone(),
     };
-    let reply = change_page::<Clicked>(
-        tab,
-        prepared.frame,
-        &command,
-        prepared.missing_frame(),
-        checkpoint,
-    )
-    .await?;
-    prepared
-        .check_document(&reply.document_id)
-        .map_err(OpError::action_may_have_occurred)?;
-    prepared.rebound(tab, reply.value.rebound);
-    let line = render_node(&reply.value.node, &url, Detail::Full);
+    let clicked = change_target::<Clicked>(tab, &prepared, &command, checkpoint).await?;
+    let line = render_node(&clicked.node, &url, Detail::Full);
     let summary = format!("Clicked (DOM click) {line}");
     let facts = ActionFacts::DomClick {
         target: line,

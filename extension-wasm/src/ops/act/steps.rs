@@ -12,6 +12,7 @@ use serde::de::DeserializeOwned;
 use tabwire_protocol::{ErrorCode, OpError, TabId};
 
 use crate::checkpoint::Checkpoint;
+use crate::ops::target::PreparedTarget;
 use crate::page::{self, InPage, MissingFrame, PageCommand};
 use crate::timer::{now_ms, sleep};
 
@@ -56,6 +57,37 @@ where
             other => return other,
         }
     }
+}
+
+/// A page's answer about a target, which says when it acted on the replacement of a ref's
+/// removed element.
+pub trait Rebinds {
+    /// The replacement's key, if any.
+    fn rebound(&self) -> Option<u32>;
+}
+
+/// [`change_page`] on a prepared target: the answer must come from the target's document (a
+/// mismatch, seen after the fact, means the change may already have happened), and a ref the
+/// page rebound is recorded.
+pub async fn change_target<T: DeserializeOwned + Rebinds>(
+    tab: TabId,
+    prepared: &PreparedTarget,
+    command: &PageCommand,
+    checkpoint: &Checkpoint,
+) -> Result<T, OpError> {
+    let reply = change_page::<T>(
+        tab,
+        prepared.frame,
+        command,
+        prepared.missing_frame(),
+        checkpoint,
+    )
+    .await?;
+    prepared
+        .check_document(&reply.document_id)
+        .map_err(OpError::action_may_have_occurred)?;
+    prepared.rebound(tab, reply.value.rebound());
+    Ok(reply.value)
 }
 
 /// Runs `command`, which changes the page, in `frame`: the checkpoint is passed right before

@@ -253,13 +253,7 @@ pub fn observe(
             }),
     );
 
-    let params = Params {
-        scope: request.scope.clone(),
-        query: request.query.clone(),
-        offset: request.offset,
-        max_nodes: request.max_nodes,
-        max_chars: request.max_chars,
-    };
+    let params = Params::of(request);
     let view = View {
         total_nodes: shown.total_nodes,
         truncated: shown.truncated(),

@@ -132,13 +132,7 @@ async fn with_frames(
     )
     .await;
     let shown: Vec<ObservedNode> = inlined.iter().flat_map(|f| f.nodes.clone()).collect();
-    let params = Params {
-        scope: request.scope.clone(),
-        query: request.query.clone(),
-        offset: request.offset,
-        max_nodes: request.max_nodes,
-        max_chars: request.max_chars,
-    };
+    let params = Params::of(request);
     let document_id = observation.document_id.clone();
     let since = observation.delta.as_ref().map(|d| d.since);
     let before = refs::with_tables(|tables| {
