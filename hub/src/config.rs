@@ -40,6 +40,11 @@ pub struct Settings {
     /// ~/Library/Application Support/tabwire).
     #[arg(long, env = "TABWIRE_STATE_DIR")]
     pub state_dir: Option<PathBuf>,
+    /// The private directory of the audit log (one JSON-lines file per account; see
+    /// `tabwire-hub audit`). Default: `audit` in the state directory (local mode) or in the
+    /// auth directory (hosted mode).
+    #[arg(long, env = "TABWIRE_AUDIT_DIR")]
+    pub audit_dir: Option<PathBuf>,
     /// Hosted mode: the directory with the token key, the issued-token ledger and the
     /// revocation list (see `tabwire-hub token`).
     #[arg(long, env = "TABWIRE_AUTH_DIR")]
@@ -83,6 +88,8 @@ pub struct Settings {
 pub struct Config {
     http: SocketAddr,
     mode: Mode,
+    /// Where the audit log is kept; `None` keeps none.
+    audit_dir: Option<PathBuf>,
 }
 
 /// How the hub serves agents.
@@ -187,6 +194,7 @@ impl Config {
         }
         Ok(Config {
             http,
+            audit_dir: Some(state_dir.join("audit")),
             mode: Mode::Local {
                 socket_path,
                 state_dir,
@@ -199,6 +207,7 @@ impl Config {
         Config {
             http,
             mode: Mode::Hosted(hosted),
+            audit_dir: None,
         }
     }
 
@@ -223,7 +232,7 @@ impl Config {
                 Some(dir) => dir,
                 None => default_state_dir_here().ok_or(ConfigError::NoStateDir)?,
             };
-            return Config::local(http, socket, state_dir);
+            return Ok(Config::local(http, socket, state_dir)?.with_audit_dir(settings.audit_dir));
         };
         if settings.socket.is_some() {
             return Err(ConfigError::SocketInHostedMode);
@@ -260,6 +269,7 @@ impl Config {
             },
         };
         let auth = Authenticator::load(&auth_dir, &source)?;
+        let audit_dir = settings.audit_dir.unwrap_or_else(|| auth_dir.join("audit"));
         let limits = Limits {
             browsers: settings.max_browsers_per_account.max(1),
             sessions: settings.max_sessions_per_account.max(1),
@@ -278,7 +288,22 @@ impl Config {
                     FileUrls::Refused
                 },
             },
-        ))
+        )
+        .with_audit_dir(Some(audit_dir)))
+    }
+
+    /// The same configuration with its audit log in `dir`, when given (the mode's default
+    /// otherwise: local mode's is in the state directory, and [`Config::hosted`] keeps none).
+    pub fn with_audit_dir(mut self, dir: Option<PathBuf>) -> Config {
+        if dir.is_some() {
+            self.audit_dir = dir;
+        }
+        self
+    }
+
+    /// Where the audit log is kept, if anywhere.
+    pub fn audit_dir(&self) -> Option<&std::path::Path> {
+        self.audit_dir.as_deref()
     }
 
     /// Where HTTP is to listen.
@@ -291,8 +316,8 @@ impl Config {
         &self.mode
     }
 
-    pub(crate) fn into_parts(self) -> (SocketAddr, Mode) {
-        (self.http, self.mode)
+    pub(crate) fn into_parts(self) -> (SocketAddr, Mode, Option<PathBuf>) {
+        (self.http, self.mode, self.audit_dir)
     }
 }
 
@@ -319,6 +344,8 @@ pub fn default_state_dir_here() -> Option<PathBuf> {
 
 #[cfg(test)]
 mod tests {
+    use std::path::Path;
+
     use clap::Parser;
 
     use super::*;
@@ -413,6 +440,29 @@ mod tests {
         let config = config(&["--state-dir", "/tmp/x/state"]).unwrap();
         assert!(
             matches!(config.mode(), Mode::Local { state_dir, .. } if state_dir.ends_with("x/state"))
+        );
+    }
+
+    #[test]
+    fn the_audit_log_defaults_to_the_state_or_auth_directory() {
+        let local = config(&["--state-dir", "/tmp/x/state"]).unwrap();
+        assert_eq!(local.audit_dir(), Some(Path::new("/tmp/x/state/audit")));
+        let given = config(&["--state-dir", "/tmp/x/state", "--audit-dir", "/tmp/y"]).unwrap();
+        assert_eq!(given.audit_dir(), Some(Path::new("/tmp/y")));
+        let dir = auth_dir();
+        let auth = dir.path().to_str().unwrap();
+        let hosted = |extra: &[&str]| {
+            let mut flags = vec!["--auth-dir", auth, "--public-origin", "https://hub.example"];
+            flags.extend(extra);
+            config(&flags).unwrap()
+        };
+        assert_eq!(
+            hosted(&[]).audit_dir(),
+            Some(dir.path().join("audit").as_path())
+        );
+        assert_eq!(
+            hosted(&["--audit-dir", "/tmp/y"]).audit_dir(),
+            Some(Path::new("/tmp/y"))
         );
     }
 

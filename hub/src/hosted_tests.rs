@@ -53,6 +53,7 @@ impl Setup {
             browser_url: public.browser_url(),
             auth: Some(auth),
             file_urls: FileUrls::Refused,
+            audit: None,
         });
         Setup {
             router: app(state.clone(), Some(public), CancellationToken::new()),

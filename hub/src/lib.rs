@@ -15,12 +15,14 @@
 //! - [`pairing`]: local mode's paired browsers and one-time pairing codes; [`random`]: the bytes
 //!   of keys, codes and nonces.
 //! - [`auth`], [`hosted`]: hosted mode's tokens and its HTTP gate.
-//! - [`mcp`]: the MCP handler, the tool catalogue and the routing of tool calls.
+//! - [`mcp`]: the MCP handler, the tool catalogue and the routing of tool calls; [`audit`]:
+//!   the audit log every tool call is recorded in.
 //!
 //! Listeners and the shutdown signal are passed in, so tests can run hubs on port 0 in one
 //! process.
 
 pub mod accounts;
+pub mod audit;
 pub mod auth;
 pub mod browser_link;
 pub mod config;
@@ -73,6 +75,9 @@ pub enum BindError {
     /// Local mode's pairing state.
     #[error(transparent)]
     State(#[from] pairing::PairingError),
+    /// The audit log's directory.
+    #[error(transparent)]
+    Audit(#[from] audit::AuditError),
 }
 
 /// A hub with its listeners bound.
@@ -87,7 +92,7 @@ pub struct Hub {
 impl Hub {
     /// Binds HTTP and, in local mode, the Unix socket, as `config` says.
     pub async fn bind(config: Config) -> Result<Hub, BindError> {
-        let (addr, mode) = config.into_parts();
+        let (addr, mode, audit_dir) = config.into_parts();
         let http = TcpListener::bind(addr)
             .await
             .map_err(|source| BindError::Http { addr, source })?;
@@ -109,11 +114,16 @@ impl Hub {
                         });
                     }
                 };
+                let mut state = HubState::local(format!("ws://{local}/browser"), pairings);
+                state.audit = audit_dir
+                    .as_deref()
+                    .map(audit::AuditLog::open)
+                    .transpose()?;
                 Ok(Hub {
                     http,
                     socket: Some((socket, socket_path)),
                     public: None,
-                    state: Arc::new(HubState::local(format!("ws://{local}/browser"), pairings)),
+                    state: Arc::new(state),
                 })
             }
             Mode::Hosted(config) => Ok(Hub {
@@ -125,6 +135,10 @@ impl Hub {
                     auth: Some(config.auth),
                     pairings: None,
                     file_urls: config.file_urls,
+                    audit: audit_dir
+                        .as_deref()
+                        .map(audit::AuditLog::open)
+                        .transpose()?,
                 }),
                 public: Some(config.public),
             }),

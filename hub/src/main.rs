@@ -1,7 +1,8 @@
 //! The `tabwire-hub` binary: parses arguments, sets up logging, and runs a [`tabwire_hub::Hub`]
 //! with the [`tabwire_hub::Config`] the settings make (every rule is checked there), or one
-//! `token` or `pair` subcommand.
+//! `token`, `pair` or `audit` subcommand.
 
+mod audit_cli;
 mod pair_cli;
 mod token_cli;
 
@@ -32,6 +33,9 @@ enum Command {
     /// Pair a browser with this local hub: prints a one-time code for the extension's popup.
     /// --list and --revoke manage the paired browsers.
     Pair(pair_cli::PairArgs),
+    /// Print the audit log (a JSON line per tool call, oldest first), filtered by account and
+    /// time; --follow keeps printing new calls.
+    Audit(audit_cli::AuditArgs),
 }
 
 #[tokio::main]
@@ -71,6 +75,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     match args.command {
         Some(Command::Token(command)) => return token_cli::run(command),
         Some(Command::Pair(pair)) => return pair_cli::run(pair),
+        Some(Command::Audit(audit)) => return audit_cli::run(audit),
         None => {}
     }
     let config = Config::from_settings(args.serve)?;

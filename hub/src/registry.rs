@@ -350,6 +350,11 @@ impl Connection {
         &self.peer_id
     }
 
+    /// The peer's kind, as its noun (`browser`).
+    pub fn noun(&self) -> &'static str {
+        self.noun
+    }
+
     /// Sends an operation and waits for its response, at most `deadline` plus a short grace.
     pub async fn request(
         &self,

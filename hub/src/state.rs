@@ -1,10 +1,11 @@
 //! What every connection of one hub shares: the accounts with their peers, the URL extensions
-//! are told to use, the token checks of hosted mode, the paired browsers of local mode and
-//! whether agents may open file URLs.
+//! are told to use, the token checks of hosted mode, the paired browsers of local mode,
+//! whether agents may open file URLs and the audit log.
 
 use std::sync::Arc;
 
 use crate::accounts::Accounts;
+use crate::audit::AuditLog;
 use crate::auth::Authenticator;
 use crate::pairing::Pairings;
 use crate::peer::Reach;
@@ -21,6 +22,8 @@ pub struct HubState {
     pub pairings: Option<Arc<Pairings>>,
     /// Whether tools may open file:// URLs in this hub's browsers.
     pub file_urls: FileUrls,
+    /// Where every tool call is recorded, when the hub keeps an audit log.
+    pub audit: Option<AuditLog>,
 }
 
 /// Whether tools may open `file://` URLs. A file URL reads the disk of the computer the browser
@@ -43,6 +46,7 @@ impl HubState {
             auth: None,
             pairings: Some(pairings),
             file_urls: FileUrls::Allowed,
+            audit: None,
         }
     }
 

@@ -9,6 +9,7 @@
 //!   queues and deadlines; [`drag`]: dragging in sortable lists, and element boxes.
 //! - [`typing`]: typing that widgets notice — keys by default, autocompletes and comboboxes.
 //! - [`tabs`], [`capture`]: tabs, screenshots, capture and storage.
+//! - [`audit`]: the audit log of tool calls and `tabwire-hub audit`.
 //! - [`hosted`]: hosted mode behind a real TLS proxy.
 //! - [`pairing`]: mutual pairing under attack — a fake hub, fake browsers, malformed hellos,
 //!   revocation, a pairing that survives a hub restart — and a person pairing in the popup.
@@ -18,6 +19,7 @@
 //!   to-dos, clickable words, accordions, modal dialogs).
 
 mod actions;
+mod audit;
 mod capture;
 mod drag;
 mod edges;

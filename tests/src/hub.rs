@@ -64,6 +64,24 @@ impl Hub {
             .to_owned()
     }
 
+    /// Runs `tabwire-hub audit ARGS` on this hub's state directory; returns its stdout. Panics
+    /// with its stderr when it fails.
+    pub fn audit_command(&self, args: &[&str]) -> String {
+        let output = Command::new(&artifacts().hub)
+            .arg("audit")
+            .arg("--state-dir")
+            .arg(&self.state_dir)
+            .args(args)
+            .output()
+            .expect("run tabwire-hub audit");
+        assert!(
+            output.status.success(),
+            "tabwire-hub audit {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8(output.stdout).expect("utf-8")
+    }
+
     /// The URL the extension connects to.
     pub fn browser_url(&self) -> String {
         format!("ws://{}/browser", self.http)

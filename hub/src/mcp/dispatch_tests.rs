@@ -63,6 +63,7 @@ fn setup_under(
             hub,
             session,
             account,
+            trace: Default::default(),
         }),
         connection,
         inbox,
@@ -888,4 +889,32 @@ async fn a_hub_that_allows_file_urls_sends_them_on() {
             "{tool}: {sent}"
         );
     }
+}
+
+/// What the audit log learns of a call: the peer it reached (whatever its kind) and the tab.
+#[tokio::test]
+async fn a_call_leaves_a_trace_of_its_peer_and_tab() {
+    let (ctx, connection, mut inbox) = setup();
+    let trace = ctx.trace.clone();
+    let running = tokio::spawn(async move {
+        let args = object(json!({"selector": "#a", "text": "secret", "tabId": 9}));
+        dispatch(&ctx, "type_text", args).await.unwrap()
+    });
+    let Some(HubMessage::Request(request)) = inbox.recv().await else {
+        panic!("type_text sent no request");
+    };
+    connection.complete(request.id, Ok(acted(&request)));
+    running.await.unwrap().unwrap();
+    assert_eq!(
+        *trace.lock().unwrap(),
+        super::Trace {
+            peer: Some(("browser", "b1".into())),
+            tab_id: Some(9),
+        }
+    );
+    // A refused call reaches no peer.
+    let (ctx, _connection, _inbox) = setup();
+    let args = object(json!({"selector": "#a", "text": 5}));
+    assert!(dispatch(&ctx, "type_text", args).await.unwrap().is_err());
+    assert_eq!(*ctx.trace.lock().unwrap(), super::Trace::default());
 }

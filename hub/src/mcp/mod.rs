@@ -39,11 +39,12 @@ use rmcp::service::RequestContext;
 use rmcp::{RoleServer, ServerHandler};
 
 pub use envelope::{ToolError, ToolOutput};
-pub use routing::{Caller, ToolContext};
+pub use routing::{Caller, ToolContext, Trace};
 
 use tabwire_protocol::ErrorCode;
 
 use crate::accounts::Account;
+use crate::audit;
 use crate::auth::Principal;
 use crate::session::Session;
 use crate::state::HubState;
@@ -106,13 +107,9 @@ impl TabwireMcp {
         let account = match &self.account {
             Some(account) => account.clone(),
             None => {
-                let principal = request
-                    .extensions
-                    .get::<axum::http::request::Parts>()
-                    .and_then(|parts| parts.extensions.get::<Principal>())
-                    .ok_or_else(|| {
-                        McpError::internal_error("the request carries no verified account", None)
-                    })?;
+                let principal = principal(request).ok_or_else(|| {
+                    McpError::internal_error("the request carries no verified account", None)
+                })?;
                 self.hub.accounts.get(&principal.account)
             }
         };
@@ -120,7 +117,62 @@ impl TabwireMcp {
             hub: self.hub.clone(),
             session: self.session.clone(),
             account,
+            trace: Default::default(),
         })
+    }
+
+    /// Records one ended call in the audit log, if the hub keeps one: who called (from
+    /// `request`), where it went (the routing's trace, whatever the peer's kind), and how it
+    /// ended.
+    fn audit(
+        &self,
+        caller: &Caller,
+        request: &RequestContext<RoleServer>,
+        tool: &str,
+        args: audit::ArgsSummary,
+        error: Option<&ToolError>,
+        elapsed: std::time::Duration,
+    ) {
+        let Some(log) = &self.hub.audit else { return };
+        let parts = request.extensions.get::<axum::http::request::Parts>();
+        let session = parts
+            .and_then(|parts| parts.headers.get("mcp-session-id"))
+            .and_then(|id| id.to_str().ok())
+            .unwrap_or(self.session.id());
+        let trace = caller.trace.lock().unwrap().clone();
+        log.record(audit::Record {
+            time: std::time::SystemTime::now(),
+            account: caller.account.name.clone(),
+            token_id: principal(request).map_or_else(|| "local".into(), |p| p.jti.clone()),
+            session: session.to_owned(),
+            client: request
+                .peer
+                .peer_info()
+                .map(|info| info.client_info.name.clone()),
+            peer: trace.peer,
+            tab_id: trace.tab_id.or(args.tab_id),
+            tool: tool.to_owned(),
+            outcome: error.map_or_else(|| "ok".into(), |error| code_name(error.code)),
+            action_may_have_occurred: error.is_some_and(|error| error.action_may_have_occurred),
+            duration: elapsed,
+            args,
+        });
+    }
+}
+
+/// The verified token of the HTTP request carrying a call (hosted mode).
+fn principal(request: &RequestContext<RoleServer>) -> Option<&Principal> {
+    request
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|parts| parts.extensions.get::<Principal>())
+}
+
+/// An error code as the wire spells it (`INVALID_ARGUMENT`).
+fn code_name(code: ErrorCode) -> String {
+    match serde_json::to_value(code) {
+        Ok(serde_json::Value::String(name)) => name,
+        _ => code.to_string(),
     }
 }
 
@@ -154,28 +206,46 @@ impl ServerHandler for TabwireMcp {
         let name = request.name.as_ref();
         // Held while the tool runs: a call goes on when its HTTP client goes away, so this, not
         // the request permit, bounds the work an account has running.
+        let args = request.arguments.unwrap_or_default();
+        let summary = audit::ArgsSummary::of(&args);
+        let started = std::time::Instant::now();
         let Ok(_running) = caller.account.calls.clone().try_acquire_owned() else {
             tracing::warn!(
                 account = caller.account.name,
                 tool = name,
                 "refused a tool call: too many running"
             );
-            return Ok(envelope::failure(ToolError::new(
+            let error = ToolError::new(
                 ErrorCode::LimitExceeded,
                 "this account has as many tool calls running as the hub allows; wait for one to \
                  finish",
-            ))
-            .into());
+            );
+            self.audit(
+                &caller,
+                &context,
+                name,
+                summary,
+                Some(&error),
+                started.elapsed(),
+            );
+            return Ok(envelope::failure(error).into());
         };
-        let args = request.arguments.unwrap_or_default();
-        let started = std::time::Instant::now();
         let Some(outcome) = catalogue::dispatch(&caller, name, args).await else {
             return Err(McpError::invalid_params(
                 format!("unknown tool {name}; call tools/list"),
                 None,
             ));
         };
-        let elapsed_ms = started.elapsed().as_millis() as u64;
+        let elapsed = started.elapsed();
+        self.audit(
+            &caller,
+            &context,
+            name,
+            summary,
+            outcome.as_ref().err(),
+            elapsed,
+        );
+        let elapsed_ms = elapsed.as_millis() as u64;
         let result = match outcome {
             Ok(output) => {
                 tracing::debug!(

@@ -6,7 +6,7 @@
 //! with the kind's "not selected" code listing them. A selected peer that is gone is never
 //! replaced. All of it is written once, over [`PeerKind`].
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -30,11 +30,33 @@ pub struct Caller {
     pub session: Arc<Session>,
     /// The caller's account: the only peers this call can see.
     pub account: Arc<Account>,
+    /// Where the call went, for the audit log.
+    pub trace: Arc<Mutex<Trace>>,
+}
+
+/// Where one tool call went — the peer it reached and the tab — filled in by the routing that
+/// every peer kind shares and read by the audit log once the call has ended.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Trace {
+    /// The kind's noun (`browser`) and the peer's ID, of the last request sent.
+    pub peer: Option<(&'static str, String)>,
+    /// The tab the call named, or else the first one a request named.
+    pub tab_id: Option<TabId>,
+}
+
+impl Trace {
+    fn note(&mut self, peer: Option<(&'static str, &str)>, tab_id: Option<TabId>) {
+        if let Some((noun, id)) = peer {
+            self.peer = Some((noun, id.to_owned()));
+        }
+        self.tab_id = self.tab_id.or(tab_id);
+    }
 }
 
 impl Caller {
     /// The context of one call of `tool` of `group`, routed by `route`.
     pub fn context(&self, tool: &'static str, group: Group, route: Route) -> ToolContext {
+        self.trace.lock().unwrap().note(None, route.tab_id);
         ToolContext {
             caller: self.clone(),
             tool,
@@ -233,6 +255,10 @@ impl ToolContext {
         request: A,
         deadline: Duration,
     ) -> Result<A::Answer, ToolError> {
+        self.trace
+            .lock()
+            .unwrap()
+            .note(Some((connection.noun(), connection.peer_id())), tab_id);
         let result = connection
             .request(self.tool, tab_id, request.into(), deadline)
             .await?;
