@@ -32,6 +32,11 @@ impl Drop for Setup {
 
 impl Setup {
     fn new(origin: &str, limits: Limits) -> Setup {
+        Setup::with_audit(origin, limits, false)
+    }
+
+    /// A setup whose hub keeps an audit log, in `audit/` of its directory when `audit`.
+    fn with_audit(origin: &str, limits: Limits, audit: bool) -> Setup {
         let dir = std::env::temp_dir().join(format!(
             "tabwire-hosted-{}-{}",
             std::process::id(),
@@ -53,7 +58,7 @@ impl Setup {
             browser_url: public.browser_url(),
             auth: Some(auth),
             file_urls: FileUrls::Refused,
-            audit: None,
+            audit: audit.then(|| crate::audit::AuditLog::open(&dir.join("audit")).unwrap()),
         });
         Setup {
             router: app(state.clone(), Some(public), CancellationToken::new()),
@@ -476,4 +481,35 @@ async fn a_revoked_token_loses_its_streams_and_sessions_within_two_seconds() {
     );
     let listed = setup.send(list_tools(HOST, &kept, &kept_session)).await;
     assert_eq!(listed.status(), StatusCode::OK);
+}
+
+/// Hosted mode's records name the account, the token's jti, the MCP session and the client.
+#[tokio::test]
+async fn a_hosted_call_is_audited_with_its_token_and_session() {
+    let setup = Setup::with_audit("https://hub.example:8443", Limits::default(), true);
+    let (alice, jti) = setup.token_and_id("alice", Role::Agent);
+    let session = setup.ready_session(&alice).await;
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                                  "params": {"name": "list_browsers", "arguments": {}}});
+    let answer = setup.send(session_post(&alice, &session, call)).await;
+    assert_eq!(answer.status(), StatusCode::OK);
+    drop(body_text(answer).await);
+    let file = crate::audit::file_of(&setup.dir.join("audit"), "alice");
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let line = loop {
+        if let Ok(text) = std::fs::read_to_string(&file)
+            && let Some(line) = text.lines().next()
+        {
+            break line.to_owned();
+        }
+        assert!(std::time::Instant::now() < deadline, "no record");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    };
+    let record: serde_json::Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(record["account"], "alice");
+    assert_eq!(record["tokenId"], jti.as_str());
+    assert_eq!(record["session"], session.as_str());
+    assert_eq!(record["client"], "test");
+    assert_eq!(record["tool"], "list_browsers");
+    assert_eq!(record["outcome"], "ok");
 }

@@ -93,4 +93,18 @@ async fn calls_are_recorded_without_what_was_typed() {
     assert_eq!(later, all[1..].to_vec());
     assert!(records(&setup, &["--since", "2999-01-01"]).is_empty());
     assert!(records(&setup, &["--account", "someone-else"]).is_empty());
+
+    // --follow prints what is there, then each new call as it is recorded.
+    let follower = setup.hub.audit_follow(&["--since", since]);
+    let next = || {
+        let line = follower
+            .lines
+            .recv_timeout(Duration::from_secs(10))
+            .expect("audit --follow printed a line");
+        serde_json::from_str::<Value>(&line).expect("a JSON line")
+    };
+    let printed: Vec<Value> = (0..3).map(|_| next()).collect();
+    assert_eq!(printed, all[1..].to_vec());
+    setup.call("list_tabs", json!({})).await.data();
+    assert_eq!(next()["tool"], "list_tabs");
 }

@@ -82,6 +82,32 @@ impl Hub {
         String::from_utf8(output.stdout).expect("utf-8")
     }
 
+    /// Starts `tabwire-hub audit --follow ARGS` on this hub's state directory; its records
+    /// arrive a line each on [`Follower::lines`], and the process is killed when the
+    /// [`Follower`] is dropped.
+    pub fn audit_follow(&self, args: &[&str]) -> Follower {
+        let mut child = Command::new(&artifacts().hub)
+            .arg("audit")
+            .arg("--follow")
+            .arg("--state-dir")
+            .arg(&self.state_dir)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("run tabwire-hub audit --follow");
+        let stdout = child.stdout.take().expect("piped stdout");
+        let (lines_tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if lines_tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Follower { child, lines }
+    }
+
     /// The URL the extension connects to.
     pub fn browser_url(&self) -> String {
         format!("ws://{}/browser", self.http)
@@ -107,6 +133,20 @@ impl Hub {
 impl Drop for Hub {
     fn drop(&mut self) {
         self.kill();
+    }
+}
+
+/// A running `tabwire-hub audit --follow`, killed when dropped.
+pub struct Follower {
+    child: Child,
+    /// Its output, a line at a time.
+    pub lines: mpsc::Receiver<String>,
+}
+
+impl Drop for Follower {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
 
