@@ -207,7 +207,11 @@ impl ServerHandler for TabwireMcp {
         // Held while the tool runs: a call goes on when its HTTP client goes away, so this, not
         // the request permit, bounds the work an account has running.
         let args = request.arguments.unwrap_or_default();
-        let summary = audit::ArgsSummary::of(&args);
+        // Read before the arguments are handed over, and only by a hub that keeps a log.
+        let summary = match &self.hub.audit {
+            Some(_) => audit::ArgsSummary::of(&args),
+            None => audit::ArgsSummary::default(),
+        };
         let started = std::time::Instant::now();
         let Ok(_running) = caller.account.calls.clone().try_acquire_owned() else {
             tracing::warn!(
