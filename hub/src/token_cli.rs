@@ -178,21 +178,11 @@ fn print_row([jti, account, role, issued, expires, status, note]: [&str; 7]) {
     );
 }
 
-/// `YYYY-MM-DD HH:MM UTC` for seconds since the epoch.
+/// `YYYY-MM-DD HH:MM UTC` for seconds since the epoch (the audit log's RFC 3339, shortened).
 pub(crate) fn format_time(secs: u64) -> String {
-    let days = secs / 86_400;
-    let (hour, minute) = ((secs % 86_400) / 3600, (secs % 3600) / 60);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02} {hour:02}:{minute:02} UTC")
+    let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
+    let full = tabwire_hub::audit::rfc3339(time);
+    format!("{} {} UTC", &full[..10], &full[11..16])
 }
 
 #[cfg(test)]

@@ -392,26 +392,27 @@
   const STALE_EVENTS = ['mouseover', 'mouseout', 'focusin', 'focusout', 'input', 'change', 'click', 'keydown', 'keyup', 'toggle', 'transitionrun', 'transitionend', 'transitioncancel', 'animationstart', 'animationiteration', 'animationend', 'load', 'error', 'fullscreenchange'];
   const cache = ids.walkCache || (ids.walkCache = watchDocument());
   function watchDocument() {
-    const watched = { nodes: null, stamp: '', roots: new WeakSet(), observer: null };
-    const stale = () => { watched.nodes = null; };
-    watched.observer = new MutationObserver(stale);
+    const watched = { nodes: null, stamp: '', roots: new WeakSet(), observer: new MutationObserver(forgetWalk) };
     watched.observer.observe(document, WATCH);
-    for (const type of STALE_EVENTS) document.addEventListener(type, stale, { capture: true, passive: true });
-    window.addEventListener('resize', stale, { passive: true });
-    window.addEventListener('pageshow', stale, { passive: true });
+    for (const type of STALE_EVENTS) document.addEventListener(type, forgetWalk, { capture: true, passive: true });
+    window.addEventListener('resize', forgetWalk, { passive: true });
+    window.addEventListener('pageshow', forgetWalk, { passive: true });
     return watched;
+  }
+  // A declaration, not a constant: `watchDocument` hands it out before `cache` is set.
+  function forgetWalk() {
+    cache.nodes = null;
   }
   function watchRoot(root) {
     if (cache.roots.has(root)) return;
     cache.roots.add(root);
     cache.observer.observe(root, WATCH);
     // Events that do not leave a shadow root (load, change, toggle, transitions) are heard there.
-    const stale = () => { cache.nodes = null; };
-    for (const type of STALE_EVENTS) root.addEventListener(type, stale, { capture: true, passive: true });
+    for (const type of STALE_EVENTS) root.addEventListener(type, forgetWalk, { capture: true, passive: true });
   }
   // What can change what the walk finds without a mutation it observes: style sheets added or
   // grown, a shadow root attached (no mutation record says so), a custom element upgraded (it
-  // matches :defined from then on), an animation running.
+  // matches :defined from then on). (While an animation runs, nothing is reused at all.)
   function pageStamp() {
     let rules = 0;
     for (const sheet of document.styleSheets) {
@@ -431,9 +432,8 @@
       }
     };
     count(document);
-    return `${document.styleSheets.length}/${rules}/${hosts}/${undefinedElements}/${document.getAnimations().length}`;
+    return `${document.styleSheets.length}/${rules}/${hosts}/${undefinedElements}`;
   }
-  const forgetWalk = () => { cache.nodes = null; };
 
   // Every node of the document: the cached walk when it still holds, else a new one. A window
   // takes its nodes afresh (their boxes, values and states) in `windowOf`.
@@ -472,7 +472,7 @@
   // listbox opened below its window. Popups sent outside the window that have since closed are
   // named too.
   const POPUP_NODES = 30;
-  function popupsAround(value, nodes, windowed) {
+  function popupsAround(value, nodes, windowed, reused) {
     const current = new Map();
     nodes.forEach((node, index) => {
       if (node.popup === undefined) return;
@@ -495,7 +495,7 @@
       if (!appeared || !windowed || !found.role) continue;
       const inside = nodes.slice(found.first, found.last + 1);
       found.outside = found.outside || !inside.every((node) => sent.has(node.key));
-      (value.outside || (value.outside = [])).push({ key: found.key, role: found.role, name: found.name, count: inside.length - 1, nodes: inside.slice(0, POPUP_NODES).map((node) => refreshed(node, focused)) });
+      (value.outside || (value.outside = [])).push({ key: found.key, role: found.role, name: found.name, count: inside.length - 1, nodes: inside.slice(0, POPUP_NODES).map((node) => (reused ? refreshed(node, focused) : node)) });
     }
     for (const [key, before] of seen) {
       if (before.outside && !current.has(key)) (value.closed || (value.closed = [])).push({ role: before.role, name: before.name });
@@ -588,7 +588,7 @@
     }
     const value = { url: cap(location.href, URL_MAX), title: cap(document.title, TITLE_MAX), doc: ids.token, nodes, gone };
     if (args.window) windowOf(value, args.window, reused);
-    if (root === document.documentElement) popupsAround(value, nodes, Boolean(args.window));
+    if (root === document.documentElement) popupsAround(value, nodes, Boolean(args.window), reused);
     if (scopeRebound !== null) value.scopeRebound = scopeRebound;
     value.ms = Math.round((performance.now() - started) * 10) / 10;
     return ok(value);

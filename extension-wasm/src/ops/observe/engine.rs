@@ -22,7 +22,7 @@ use crate::observation::delta::{self, Baseline, Entry, Params, View};
 use crate::observation::facts::{ClosedPopup, PageNode, PagePopup};
 use crate::observation::inline;
 use crate::observation::render::{Detail, render_node};
-use crate::observation::window::{self, Budget};
+use crate::observation::window::{self, Budget, Unit};
 use crate::refs::table::AnchorKey;
 use crate::refs::{FrameState, TOP_FRAME, element_ref};
 
@@ -168,30 +168,22 @@ pub fn observe(
         }
         shown_lines += (slice.to - slice.from) as u32;
         shown_chars += unit.widths[slice.from..slice.to].iter().sum::<u32>();
-        let texts: Vec<String> = unit.lines[slice.from..slice.to]
-            .iter()
-            .map(|line| {
-                inline::resolve(line, &unit.inline, |key| {
-                    element_ref(source.frame, doc.refs.assign(key, last_index)).to_string()
-                })
-            })
-            .collect();
+        let observed = observed_lines(
+            unit,
+            slice.from..slice.to,
+            element_ref(source.frame, index),
+            node.depth,
+            |key| element_ref(source.frame, doc.refs.assign(key, last_index)),
+        );
         entries.push(Entry {
             index,
-            text: texts.join("\n"),
-        });
-        lines.push(
-            texts
+            text: observed
                 .iter()
-                .enumerate()
-                .map(|(i, text)| ObservedNode {
-                    // Only the node's own line carries its ref; option lines follow it.
-                    element_ref: (slice.from + i == 0).then(|| element_ref(source.frame, index)),
-                    text: text.clone(),
-                    depth: facts.nodes[unit.node].depth,
-                })
-                .collect(),
-        );
+                .map(|line| line.text.as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+        });
+        lines.push(observed);
     }
     doc.refs.note_identities(&facts.nodes);
     if request.query.is_some() {
@@ -221,17 +213,13 @@ pub fn observe(
                 continue;
             }
             let index = doc.refs.assign(unit.key, last_index);
-            let depth = popup.nodes[unit.node].depth;
-            for (i, line) in unit.lines.iter().enumerate() {
-                let text = inline::resolve(line, &unit.inline, |key| {
-                    element_ref(source.frame, doc.refs.assign(key, last_index)).to_string()
-                });
-                nodes.push(ObservedNode {
-                    element_ref: (i == 0).then(|| element_ref(source.frame, index)),
-                    text,
-                    depth,
-                });
-            }
+            nodes.extend(observed_lines(
+                &unit,
+                0..unit.lines.len(),
+                element_ref(source.frame, index),
+                popup.nodes[unit.node].depth,
+                |key| element_ref(source.frame, doc.refs.assign(key, last_index)),
+            ));
         }
         if !nodes.is_empty() {
             outside.push(Outside {
@@ -338,6 +326,27 @@ pub fn observe(
         lines: shown_lines,
         chars: shown_chars,
     }
+}
+
+/// Lines `range` of `unit` as the agent sees them: inline refs resolved (`ref_for` gives each
+/// its ref), the node's own line carrying `own` (option lines follow it without a ref).
+fn observed_lines(
+    unit: &Unit,
+    range: std::ops::Range<usize>,
+    own: ElementRef,
+    depth: u8,
+    mut ref_for: impl FnMut(u32) -> ElementRef,
+) -> Vec<ObservedNode> {
+    let first = range.start;
+    unit.lines[range]
+        .iter()
+        .enumerate()
+        .map(|(i, line)| ObservedNode {
+            element_ref: (first + i == 0).then_some(own),
+            text: inline::resolve(line, &unit.inline, |key| ref_for(key).to_string()),
+            depth,
+        })
+        .collect()
 }
 
 #[cfg(test)]

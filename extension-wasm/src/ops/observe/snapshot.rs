@@ -103,6 +103,21 @@ struct Inlined {
     nodes: Vec<ObservedNode>,
 }
 
+impl Inlined {
+    /// Puts the frame's lines after its iframe's line in `lines` (at the end when the window
+    /// did not show that line: they start with it then).
+    fn splice_into(self, lines: &mut Vec<ObservedNode>) {
+        let at = match &self.shown.hidden_line {
+            Some(_) => lines.len(),
+            None => lines
+                .iter()
+                .position(|n| n.element_ref == Some(self.shown.iframe))
+                .map_or(lines.len(), |i| i + 1),
+        };
+        lines.splice(at..at, self.nodes);
+    }
+}
+
 /// The top document's observation with its frames inlined. In a full observation their lines
 /// follow their iframes' lines; in a delta, their lines are compared with those the baseline
 /// showed (kept in the baseline's `frames`): lines that are new or changed join the
@@ -167,15 +182,7 @@ async fn with_frames(
     match observation.delta.as_mut() {
         None => {
             for frame in inlined {
-                let at = match &frame.shown.hidden_line {
-                    Some(_) => observation.nodes.len(),
-                    None => observation
-                        .nodes
-                        .iter()
-                        .position(|n| n.element_ref == Some(frame.shown.iframe))
-                        .map_or(observation.nodes.len(), |i| i + 1),
-                };
-                observation.nodes.splice(at..at, frame.nodes);
+                frame.splice_into(&mut observation.nodes);
             }
         }
         Some(delta) => {
@@ -292,15 +299,7 @@ fn inline_frames<'a>(
                 )
                 .await;
                 for frame in deeper {
-                    let at = match &frame.shown.hidden_line {
-                        Some(_) => child_observation.nodes.len(),
-                        None => child_observation
-                            .nodes
-                            .iter()
-                            .position(|n| n.element_ref == Some(frame.shown.iframe))
-                            .map_or(child_observation.nodes.len(), |i| i + 1),
-                    };
-                    child_observation.nodes.splice(at..at, frame.nodes);
+                    frame.splice_into(&mut child_observation.nodes);
                 }
             }
             outside.extend(child_observation.outside.into_iter().map(|mut popup| {
