@@ -105,7 +105,15 @@ async fn run(
 ) -> Result<OpResult, OpError> {
     if op.bypasses_queue() {
         checkpoint.start_running();
-        if let Some(tab) = tab_id {
+        // What the policy restricts is checked on its tab, the active one when none is named.
+        let tab = match tab_id {
+            Some(tab) => Some(tab),
+            None if need_of(&op).is_some() && !unrestricted() => {
+                resolve_tab(None).await.ok().map(|tab| tab.id)
+            }
+            None => None,
+        };
+        if let Some(tab) = tab {
             admit(tab, &op, tool, checkpoint).await?;
         }
         return ops::execute(tab_id, op, checkpoint).await;
@@ -154,7 +162,7 @@ async fn admit(
     let Some((need, url)) = need_of(op) else {
         return Ok(());
     };
-    if policy::is_settled() && policy::allows_everything() {
+    if unrestricted() {
         return Ok(());
     }
     let url = match url {
@@ -171,6 +179,12 @@ async fn admit(
     };
     let budget = checkpoint.budget_ms();
     approvals::approve(tab, &origin, asker, tool, describe_target(tab, op), budget).await
+}
+
+/// Whether no policy restricts anything (and none can still arrive from managed storage): the
+/// usual case, which looks nothing up.
+fn unrestricted() -> bool {
+    policy::is_settled() && policy::allows_everything()
 }
 
 /// What `op` needs from the policy of the page it runs on, and the URL to judge when it is not

@@ -10,6 +10,7 @@
 //! - [`typing`]: typing that widgets notice — keys by default, autocompletes and comboboxes.
 //! - [`tabs`], [`capture`]: tabs, screenshots, capture and storage.
 //! - [`audit`]: the audit log of tool calls and `tabwire-hub audit`.
+//! - [`policy`]: per-origin policy of both owners at the point of effect, and approvals.
 //! - [`hosted`]: hosted mode behind a real TLS proxy.
 //! - [`pairing`]: mutual pairing under attack — a fake hub, fake browsers, malformed hellos,
 //!   revocation, a pairing that survives a hub restart — and a person pairing in the popup.
@@ -28,6 +29,7 @@ mod hosted;
 mod observation;
 mod ordering;
 mod pairing;
+mod policy;
 mod shadow;
 mod skeleton;
 mod socket_peers;
