@@ -309,6 +309,22 @@ async fn sensitive_reads_follow_the_rule() {
     assert!(text.text.contains("Sign in"), "{}", text.text);
     let snapshot = setup.call("get_page_snapshot", json!({})).await;
     ref_of(&snapshot, "button \"Sign in\"");
+    // A hidden input's value is sensitive; a visible field's state is an ordinary read.
+    let form = setup.open(&setup.fixtures.url("form.html")).await;
+    let hidden = setup
+        .call(
+            "read_element_state",
+            json!({ "tabId": form, "selector": "input[type=hidden]" }),
+        )
+        .await;
+    assert_blocked(&hidden, &here, "operator");
+    let visible = setup
+        .call(
+            "read_element_state",
+            json!({ "tabId": form, "selector": "#email" }),
+        )
+        .await;
+    assert!(!visible.is_error, "{}", visible.text);
 }
 
 /// The open questions the popup lists, as its text.
