@@ -27,8 +27,6 @@ pub const OWNER_POLICY_KEY: &str = "agentPolicy";
 
 #[derive(Default)]
 struct Policies {
-    /// Whether managed storage has been read once since the worker started.
-    managed_read: bool,
     /// The operator's, from the hub of the current connection.
     operator: Policy,
     /// The owner's, from the popup.
@@ -49,6 +47,11 @@ pub fn set_operator(policy: Policy) {
 /// The owner's policy as the popup saved it.
 pub fn set_owner(policy: Policy) {
     POLICIES.with(|p| p.borrow_mut().owner = policy);
+}
+
+/// The administrator's policy from managed storage (`None`: none set).
+fn set_managed(policy: Option<Policy>) {
+    POLICIES.with(|p| p.borrow_mut().managed = policy);
 }
 
 /// The browser owner's policy in force, and whether an administrator set it.
@@ -82,21 +85,8 @@ pub fn verdict(url: &str) -> Verdict {
     })
 }
 
-/// Whether the policies are known (managed storage read): until then nothing is allowed
-/// without [`settled`] first.
-pub fn is_settled() -> bool {
-    POLICIES.with(|p| p.borrow().managed_read)
-}
-
-/// [`check_url`] once the policies are known.
-pub async fn check_url_settled(url: &str, need: Need) -> Result<bool, OpError> {
-    settled().await;
-    check_url(url, need)
-}
-
 /// `need` on `url`: `Ok(true)` to go ahead, `Ok(false)` when a person must approve first
-/// (`ask`), or `ORIGIN_BLOCKED` naming the rule. Callers that may run before the policies are
-/// known use [`check_url_settled`].
+/// (`ask`), or `ORIGIN_BLOCKED` naming the rule.
 pub fn check_url(url: &str, need: Need) -> Result<bool, OpError> {
     if allows_everything() {
         return Ok(true);
@@ -147,7 +137,6 @@ pub async fn frame_url(tab: TabId, frame: u32) -> Result<String, OpError> {
 /// `need` on what frame `frame` of `tab` shows now: `Ok(true)` to go ahead, `Ok(false)` when a
 /// person must approve first.
 pub async fn check_frame(tab: TabId, frame: u32, need: Need) -> Result<bool, OpError> {
-    settled().await;
     if allows_everything() {
         return Ok(true);
     }
@@ -159,56 +148,64 @@ pub fn parse_owner(text: &str) -> Result<Policy, String> {
     Policy::from_lines(text).map_err(|e| e.0)
 }
 
-/// Reads the owner's policy as the popup saved it, at the worker's start.
-pub async fn load_owner() {
-    let keys = JsValue::from(js_sys::Array::of1(&JsValue::from_str(OWNER_POLICY_KEY)));
-    if let Ok(items) = chrome::call(chrome::storage_local_get(&keys)).await {
-        set_owner(read_item(items, "the popup's"));
-    }
-}
+/// Where the last managed policy read is kept, so that a restarted worker applies it before its
+/// first request (managed storage itself can take seconds to answer on a worker's first start).
+const MANAGED_COPY_KEY: &str = "agentPolicyManagedCopy";
 
-/// Waits until managed storage has been read once: it can take seconds on a worker's first
-/// start, and an administrator's policy must hold from the first request on.
-async fn settled() {
-    while !POLICIES.with(|p| p.borrow().managed_read) {
-        crate::timer::sleep(20.0).await;
+/// Reads, before the worker connects, the owner's policy as the popup saved it and the copy of
+/// the administrator's last read.
+pub async fn load_owner() {
+    let keys = JsValue::from(js_sys::Array::of2(
+        &JsValue::from_str(OWNER_POLICY_KEY),
+        &JsValue::from_str(MANAGED_COPY_KEY),
+    ));
+    if let Ok(items) = chrome::call(chrome::storage_local_get(&keys)).await {
+        let items: serde_json::Map<String, serde_json::Value> =
+            chrome::from_js(items).unwrap_or_default();
+        set_owner(read_lines(items.get(OWNER_POLICY_KEY), "the popup's"));
+        if let Some(copy) = items.get(MANAGED_COPY_KEY).and_then(|v| v.as_str()) {
+            set_managed(Some(managed_policy(copy)));
+        }
     }
 }
 
 /// Reads the administrator's policy from managed storage (again, when it changed).
 pub async fn load_managed() {
-    let managed = match chrome::call(chrome::storage_managed_get()).await {
-        Ok(items) => {
-            let text: Option<String> =
-                chrome::from_js::<serde_json::Map<String, serde_json::Value>>(items)
-                    .ok()
-                    .and_then(|items| items.get(OWNER_POLICY_KEY)?.as_str().map(str::to_owned));
-            text.map(|text| {
-                parse_owner(&text).unwrap_or_else(|why| {
-                    // An unreadable administrator's policy must not open everything up.
-                    crate::chrome::log!("managed agentPolicy does not parse ({why}); denying every origin until it is fixed");
-                    Policy {
-                        default: tabwire_protocol::policy::Access::Deny,
-                        ..Policy::default()
-                    }
-                })
-            })
-        }
-        Err(_) => None,
+    let Ok(items) = chrome::call(chrome::storage_managed_get()).await else {
+        return;
     };
-    POLICIES.with(|p| {
-        let mut p = p.borrow_mut();
-        p.managed = managed;
-        p.managed_read = true;
-    });
+    let text: Option<String> = chrome::from_js::<serde_json::Map<String, serde_json::Value>>(items)
+        .ok()
+        .and_then(|items| items.get(OWNER_POLICY_KEY)?.as_str().map(str::to_owned));
+    set_managed(text.as_deref().map(managed_policy));
+    // Kept for the next worker start, or forgotten when the administrator removed it.
+    let copy = json!({ MANAGED_COPY_KEY: text });
+    if let Ok(copy) = chrome::to_js(&copy)
+        && let Err(e) = chrome::call(chrome::storage_local_set(&copy)).await
+    {
+        crate::chrome::log!("could not keep a copy of the managed policy: {}", e.message);
+    }
 }
 
-fn read_item(items: JsValue, whose: &str) -> Policy {
-    let text = chrome::from_js::<serde_json::Map<String, serde_json::Value>>(items)
-        .ok()
-        .and_then(|items| items.get(OWNER_POLICY_KEY)?.as_str().map(str::to_owned))
-        .unwrap_or_default();
-    parse_owner(&text).unwrap_or_else(|why| {
+/// The administrator's policy from its lines; one that does not parse denies everything rather
+/// than opening everything up.
+fn managed_policy(text: &str) -> Policy {
+    parse_owner(text).unwrap_or_else(|why| {
+        crate::chrome::log!(
+            "managed agentPolicy does not parse ({why}); denying every origin until it is fixed"
+        );
+        Policy {
+            default: tabwire_protocol::policy::Access::Deny,
+            ..Policy::default()
+        }
+    })
+}
+
+/// The popup's policy from its stored lines (an unreadable one is ignored: it was checked when
+/// saved, so only a hand edit can break it).
+fn read_lines(value: Option<&serde_json::Value>, whose: &str) -> Policy {
+    let text = value.and_then(|v| v.as_str()).unwrap_or_default();
+    parse_owner(text).unwrap_or_else(|why| {
         crate::chrome::log!("{whose} agentPolicy does not parse ({why}); ignoring it");
         Policy::default()
     })

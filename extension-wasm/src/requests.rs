@@ -169,7 +169,7 @@ async fn admit(
         Some(url) => url.to_owned(),
         None => policy::frame_url(tab, 0).await?,
     };
-    if policy::check_url_settled(&url, need).await? {
+    if policy::check_url(&url, need)? {
         return Ok(());
     }
     let origin = tabwire_protocol::policy::origin_of(&url).unwrap_or(url);
@@ -181,10 +181,9 @@ async fn admit(
     approvals::approve(tab, &origin, asker, tool, describe_target(tab, op), budget).await
 }
 
-/// Whether no policy restricts anything (and none can still arrive from managed storage): the
-/// usual case, which looks nothing up.
+/// Whether no policy restricts anything: the usual case, which looks nothing up.
 fn unrestricted() -> bool {
-    policy::is_settled() && policy::allows_everything()
+    policy::allows_everything()
 }
 
 /// What `op` needs from the policy of the page it runs on, and the URL to judge when it is not

@@ -33,8 +33,7 @@ pub const LOAD_START_MS: f64 = 1000.0;
 /// opening a `data:` page, or reaching browser and extension pages through this extension.
 ///
 /// The policy is checked here too: a URL on an origin either owner denies is not loaded
-/// (`ORIGIN_BLOCKED`). Callers that run before the policies are known wait in
-/// [`check_destination`].
+/// (`ORIGIN_BLOCKED`).
 pub fn check_navigable(url: &str) -> Result<(), OpError> {
     check_navigable_url(url).map_err(|refused| {
         OpError::new(
@@ -46,22 +45,15 @@ pub fn check_navigable(url: &str) -> Result<(), OpError> {
     policy::check_url(url, Need::Load).map(|_| ())
 }
 
-/// [`check_navigable`] once the policies are known.
-pub async fn check_destination(url: &str) -> Result<(), OpError> {
-    policy::check_url_settled(url, Need::Load).await?;
-    check_navigable(url)
-}
-
 /// Where a load ended, judged by the policy: a load that ended on an origin either owner denies
 /// (a redirect, a link, history) stops there with `ORIGIN_BLOCKED`, and nothing of the page is
 /// read.
 pub async fn check_arrival(tab: TabId) -> Result<(), OpError> {
-    if policy::is_settled() && policy::allows_everything() {
+    if policy::allows_everything() {
         return Ok(());
     }
     let url = policy::frame_url(tab, 0).await?;
-    policy::check_url_settled(&url, Need::Load)
-        .await
+    policy::check_url(&url, Need::Load)
         .map(|_| ())
         .map_err(|error| {
             OpError::new(
@@ -78,7 +70,7 @@ pub async fn check_arrival(tab: TabId) -> Result<(), OpError> {
 /// Points the tab at `url` (`chrome.tabs.update`) once [`check_navigable`] accepts it, passing
 /// the checkpoint just before.
 pub async fn load_url(tab: TabId, url: &str, checkpoint: &Checkpoint) -> Result<(), OpError> {
-    check_destination(url).await?;
+    check_navigable(url)?;
     let properties = chrome::to_js(&json!({ "url": url })).map_err(OpError::from)?;
     checkpoint.check()?;
     chrome::call(chrome::tabs_update(tab, &properties))
