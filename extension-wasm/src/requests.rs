@@ -237,6 +237,7 @@ mod tests {
                 max_chars: 1,
                 offset: 0,
                 since: None,
+                include_hidden: false,
             }
             .into(),
             500,

@@ -266,6 +266,7 @@ fn into_step(args: StepArgs, timeout_ms: u32, file_urls: FileUrls) -> Result<Ste
                     max_chars,
                     offset: 0,
                     since: None,
+                    include_hidden: false,
                 },
             });
         }

@@ -49,6 +49,8 @@ pub struct SnapshotArgs {
     pub offset: Option<u32>,
     /// Only changes since this version.
     pub since: Option<u64>,
+    /// Keep text people cannot see (opacity 0, clipped, off-screen, tiny).
+    pub include_hidden: Option<bool>,
 }
 
 pub const GET_PAGE_SNAPSHOT: &str = "The page as `@e3 button \"Sign in\"` lines, bounded; refs \
@@ -67,6 +69,7 @@ pub async fn get_page_snapshot(
         max_chars,
         offset: args.offset.unwrap_or(0),
         since: args.since,
+        include_hidden: args.include_hidden.unwrap_or(false),
     };
     observe(ctx, request).await
 }
@@ -174,6 +177,7 @@ pub async fn get_page_content(
                 max_chars,
                 offset,
                 since: None,
+                include_hidden: false,
             };
             return observe(ctx, request).await;
         }
