@@ -87,6 +87,31 @@ async fn hidden_instructions_stay_out_of_observations_and_control_names_stay_in(
             "{marker}"
         );
     }
+    // Page content as text leaves it out as well, and keeps what shows.
+    let content = setup.call("get_page_content", json!({})).await;
+    for marker in HIDDEN.iter().chain(&["INJECT-CLICKABLE"]) {
+        assert!(
+            !content.fenced.contains(marker),
+            "{marker}:\n{}",
+            content.fenced
+        );
+    }
+    for shown in [
+        "Welcome",
+        "A visible sentence",
+        "goes on.",
+        "Visible cell",
+        "Grid item visible",
+        "Remember me",
+        "Read the guide today.",
+    ] {
+        assert!(
+            content.text.contains(shown),
+            "{shown:?} missing:\n{}",
+            content.text
+        );
+    }
+
     // An action's observation leaves hidden text out too.
     let scrolled = setup
         .call(
