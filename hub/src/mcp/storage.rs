@@ -109,14 +109,17 @@ where
 /// The entries are the page's (names, values, domains).
 fn render_storage<E: Serialize>(noun: &str, entries: &StorageEntries<E>) -> Rendering {
     let shown = entries.entries.len();
-    let mut lines = vec![Rendering::hub(if shown == 0 && entries.total == 0 {
-        format!("tab {}: no {noun} for {}", entries.tab_id, entries.origin)
+    // The origin is the page's too (a site picks its own host name).
+    let mut head = Rendering::hub(if shown == 0 && entries.total == 0 {
+        format!("tab {}: no {noun} for ", entries.tab_id)
     } else {
-        format!(
-            "tab {} {noun} for {} ({})",
-            entries.tab_id, entries.origin, entries.total
-        )
-    })];
+        format!("tab {} {noun} for ", entries.tab_id)
+    });
+    head.push_page(&entries.origin);
+    if shown > 0 || entries.total > 0 {
+        head.push(&format!(" ({})", entries.total));
+    }
+    let mut lines = vec![head];
     lines.extend(entries.entries.iter().map(|entry| {
         Rendering::page(entry_line(&serde_json::to_value(entry).unwrap_or_default()))
     }));
