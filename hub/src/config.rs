@@ -45,6 +45,12 @@ pub struct Settings {
     /// auth directory (hosted mode).
     #[arg(long, env = "TABWIRE_AUDIT_DIR")]
     pub audit_dir: Option<PathBuf>,
+    /// The operator's policy: what agents may do on which origins (TOML; read again when it
+    /// changes). In hosted mode every account's default; an account's own is
+    /// `policies/ACCOUNT.toml` in the auth directory. Default: everything allowed (local mode);
+    /// hosted mode allows actions but not sensitive reads or file:// URLs.
+    #[arg(long, env = "TABWIRE_POLICY")]
+    pub policy: Option<PathBuf>,
     /// Hosted mode: the directory with the token key, the issued-token ledger and the
     /// revocation list (see `tabwire-hub token`).
     #[arg(long, env = "TABWIRE_AUTH_DIR")]
@@ -90,6 +96,8 @@ pub struct Config {
     mode: Mode,
     /// Where the audit log is kept; `None` keeps none.
     audit_dir: Option<PathBuf>,
+    /// The `--policy` file.
+    policy: Option<PathBuf>,
 }
 
 /// How the hub serves agents.
@@ -116,6 +124,8 @@ pub struct HostedConfig {
     pub limits: Limits,
     /// Whether agents may open file:// URLs (`--allow-file-urls`).
     pub file_urls: FileUrls,
+    /// The auth directory (its `policies/` holds the accounts' own policies).
+    pub auth_dir: PathBuf,
 }
 
 impl std::fmt::Debug for HostedConfig {
@@ -195,6 +205,7 @@ impl Config {
         Ok(Config {
             http,
             audit_dir: Some(state_dir.join("audit")),
+            policy: None,
             mode: Mode::Local {
                 socket_path,
                 state_dir,
@@ -208,6 +219,7 @@ impl Config {
             http,
             mode: Mode::Hosted(hosted),
             audit_dir: None,
+            policy: None,
         }
     }
 
@@ -232,7 +244,9 @@ impl Config {
                 Some(dir) => dir,
                 None => default_state_dir_here().ok_or(ConfigError::NoStateDir)?,
             };
-            return Ok(Config::local(http, socket, state_dir)?.with_audit_dir(settings.audit_dir));
+            return Ok(Config::local(http, socket, state_dir)?
+                .with_audit_dir(settings.audit_dir)
+                .with_policy(settings.policy));
         };
         if settings.socket.is_some() {
             return Err(ConfigError::SocketInHostedMode);
@@ -287,9 +301,19 @@ impl Config {
                 } else {
                     FileUrls::Refused
                 },
+                auth_dir,
             },
         )
-        .with_audit_dir(Some(audit_dir)))
+        .with_audit_dir(Some(audit_dir))
+        .with_policy(settings.policy))
+    }
+
+    /// The same configuration with the operator's policy in `file`, when given.
+    pub fn with_policy(mut self, file: Option<PathBuf>) -> Config {
+        if file.is_some() {
+            self.policy = file;
+        }
+        self
     }
 
     /// The same configuration with its audit log in `dir`, when given (the mode's default
@@ -316,8 +340,8 @@ impl Config {
         &self.mode
     }
 
-    pub(crate) fn into_parts(self) -> (SocketAddr, Mode, Option<PathBuf>) {
-        (self.http, self.mode, self.audit_dir)
+    pub(crate) fn into_parts(self) -> (SocketAddr, Mode, Option<PathBuf>, Option<PathBuf>) {
+        (self.http, self.mode, self.audit_dir, self.policy)
     }
 }
 

@@ -59,6 +59,7 @@ impl Setup {
             auth: Some(auth),
             file_urls: FileUrls::Refused,
             audit: audit.then(|| crate::audit::AuditLog::open(&dir.join("audit")).unwrap()),
+            policies: Arc::new(crate::policy::Policies::allow_all()),
         });
         Setup {
             router: app(state.clone(), Some(public), CancellationToken::new()),

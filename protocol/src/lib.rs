@@ -17,6 +17,8 @@
 //!   [`observe`] (snapshots, content, frames, selected text, screenshots), [`tabs`] (tabs and
 //!   navigation), [`actions`] (actions, batches, element state, dialogs, tab health),
 //!   [`capture`] (network and console capture) and [`storage`] (cookies, local storage).
+//! - [`policy`]: per-origin rules (what agents may do where), the stricter of two owners'
+//!   verdicts, and the gate an operation passes.
 //! - [`errors`]: stable error codes with their category, shared by hub and extension.
 //! - [`refs`]: element references (`@e12`) and how tools name an element ([`Target`]).
 //! - [`local`]: the control lines between the stdio shim and the hub on the local Unix socket,
@@ -34,6 +36,7 @@ pub mod messages;
 pub mod observe;
 pub mod ops;
 pub mod pairing;
+pub mod policy;
 pub mod refs;
 pub mod storage;
 pub mod tabs;

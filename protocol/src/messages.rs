@@ -14,7 +14,7 @@ use crate::{OpError, OpResult, Operation, TabId};
 
 /// The protocol version this build speaks. The hub accepts an extension only when both sides
 /// speak the same version; it is raised whenever a message changes shape.
-pub const PROTOCOL_VERSION: u32 = 7;
+pub const PROTOCOL_VERSION: u32 = 8;
 
 /// A message from the extension to the hub.
 // A message is built, sent and dropped once; boxing the response to even out the variants'
@@ -55,6 +55,8 @@ pub enum HubMessage {
         /// Increases by one with each heartbeat on a connection.
         seq: u64,
     },
+    /// The operator's policy changed: it replaces the one the welcome carried.
+    Policy(crate::policy::Policy),
 }
 
 /// How an extension introduces itself.
@@ -188,6 +190,9 @@ pub struct Welcome {
     /// How often the hub sends heartbeats. The extension treats a silence of three intervals as
     /// a dead connection and reconnects.
     pub heartbeat_interval_ms: u64,
+    /// The operator's policy for this browser's account, until a [`HubMessage::Policy`]
+    /// replaces it; the extension applies the stricter of it and its owner's.
+    pub policy: crate::policy::Policy,
 }
 
 /// Why the hub refused a connection. The extension shows `message` in its popup.

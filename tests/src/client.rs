@@ -1,11 +1,15 @@
 //! A real MCP client (rmcp) talking to the hub through the real `tabwire-mcp` binary.
 
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
-use rmcp::service::{RunningService, ServiceError};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+    ProgressNotificationParam, Tool,
+};
+use rmcp::service::{NotificationContext, RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
@@ -16,7 +20,64 @@ const CALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(90);
 
 /// One MCP session.
 pub struct McpClient {
-    service: RunningService<RoleClient, ()>,
+    service: RunningService<RoleClient, Listener>,
+    heard: Arc<Heard>,
+}
+
+/// The client side of a session: introduces itself under a name and keeps the notifications
+/// the server sends.
+#[derive(Clone)]
+pub struct Listener {
+    name: String,
+    heard: Arc<Heard>,
+}
+
+/// What the server told a client without being asked.
+#[derive(Debug, Default)]
+pub struct Heard {
+    /// `notifications/tools/list_changed`, counted.
+    pub tool_list_changed: std::sync::atomic::AtomicUsize,
+    /// `notifications/progress`, in arrival order.
+    pub progress: Mutex<Vec<ProgressNotificationParam>>,
+}
+
+impl Listener {
+    /// A client that calls itself `name` in `initialize`.
+    pub fn named(name: &str) -> Listener {
+        Listener {
+            name: name.to_owned(),
+            heard: Arc::default(),
+        }
+    }
+}
+
+impl Default for Listener {
+    fn default() -> Self {
+        Listener::named("tabwire-e2e")
+    }
+}
+
+impl ClientHandler for Listener {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new(self.name.clone(), "1.0.0"),
+        )
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.heard
+            .tool_list_changed
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.heard.progress.lock().unwrap().push(params);
+    }
 }
 
 /// A tool's answer, split into what tests look at.
@@ -156,12 +217,23 @@ impl Reply {
 
 impl McpClient {
     /// Wraps a running rmcp client (e.g. one over streamable HTTP, see [`crate::hosted`]).
-    pub fn from_service(service: RunningService<RoleClient, ()>) -> McpClient {
-        McpClient { service }
+    pub fn from_service(service: RunningService<RoleClient, Listener>) -> McpClient {
+        let heard = service.service().heard.clone();
+        McpClient { service, heard }
+    }
+
+    /// What the server has told this client without being asked so far.
+    pub fn heard(&self) -> &Heard {
+        &self.heard
     }
 
     /// Starts `tabwire-mcp` against `hub` and completes the MCP handshake.
     pub async fn connect(hub: &Hub) -> McpClient {
+        McpClient::connect_as(hub, Listener::default()).await
+    }
+
+    /// [`McpClient::connect`] with a client of one's own (its name, what it hears).
+    pub async fn connect_as(hub: &Hub, listener: Listener) -> McpClient {
         let mut command = tokio::process::Command::new(&artifacts().shim);
         command.arg("--socket").arg(&hub.socket);
         let (transport, stderr) = TokioChildProcess::builder(command)
@@ -176,8 +248,8 @@ impl McpClient {
                 }
             });
         }
-        let service = ().serve(transport).await.expect("MCP handshake");
-        McpClient { service }
+        let service = listener.serve(transport).await.expect("MCP handshake");
+        McpClient::from_service(service)
     }
 
     /// Calls a tool; protocol-level failures panic.

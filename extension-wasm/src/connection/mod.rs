@@ -459,6 +459,7 @@ async fn serve(
                         phase = Phase::Live { silence_limit_ms };
                         timer = Box::pin(sleep(silence_limit_ms));
                         with(|state| state.hub_version = Some(welcome.hub_version.clone()));
+                        crate::policy::set_operator(welcome.policy);
                         set_status(Status::Connected, None, None);
                         crate::chrome::log!(
                             "connected to {} (hub {})",
@@ -484,6 +485,10 @@ async fn serve(
                     }
                     (HubMessage::Heartbeat { seq }, Phase::Greeting | Phase::Live { .. }) => {
                         send_message(socket, &ExtensionMessage::Heartbeat { seq });
+                    }
+                    (HubMessage::Policy(policy), Phase::Live { .. }) => {
+                        crate::chrome::log!("the hub's policy changed");
+                        crate::policy::set_operator(policy);
                     }
                     (HubMessage::Request(request), Phase::Live { .. }) => {
                         let link = Link {
@@ -547,6 +552,7 @@ fn kind_of(message: &HubMessage) -> &'static str {
         HubMessage::Refused(_) => "refusal",
         HubMessage::Request(_) => "request (before the welcome)",
         HubMessage::Heartbeat { .. } => "heartbeat",
+        HubMessage::Policy(_) => "policy (before the welcome)",
     }
 }
 

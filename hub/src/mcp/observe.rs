@@ -206,7 +206,11 @@ pub async fn list_frames(ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput,
             Some(parent) => format!("frame {} in {parent} ", frame.frame_id),
             None => format!("frame {} (top) ", frame.frame_id),
         });
-        line.push_page(&frame.url);
+        if frame.blocked {
+            line.push("(blocked by policy)");
+        } else {
+            line.push_page(&frame.url);
+        }
         line
     });
     let text =
