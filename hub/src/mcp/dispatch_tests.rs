@@ -64,6 +64,7 @@ fn setup_under(
             session,
             account,
             trace: Default::default(),
+            progress: None,
         }),
         connection,
         inbox,

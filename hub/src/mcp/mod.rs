@@ -121,6 +121,10 @@ impl TabwireMcp {
             session: self.session.clone(),
             account,
             trace: Default::default(),
+            progress: request
+                .meta
+                .get_progress_token()
+                .map(|token| routing::Progress::new(request.peer.clone(), token)),
         })
     }
 
