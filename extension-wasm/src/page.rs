@@ -96,6 +96,9 @@ pub enum PageCommand {
         /// needs every node).
         #[serde(skip_serializing_if = "Option::is_none")]
         window: Option<PageWindow>,
+        /// Keep text a person cannot see (see `concealed` in js/collector/20-walk.js).
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        include_hidden: bool,
     },
     /// Count, over the whole document (hidden elements and open shadow roots included), the
     /// elements carrying each of these anchor sets.
@@ -617,6 +620,7 @@ mod tests {
                 scope: None,
                 known: vec![3, 4],
                 window: None,
+                include_hidden: false,
             },
         })
         .unwrap();

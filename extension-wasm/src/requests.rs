@@ -357,6 +357,7 @@ mod tests {
                 max_chars: 1,
                 offset: 0,
                 since: None,
+                include_hidden: false,
             }
             .into(),
             500,

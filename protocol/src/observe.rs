@@ -41,6 +41,11 @@ pub struct SnapshotRequest {
     /// `reset: true`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since: Option<u64>,
+    /// Keep text a person cannot see (`opacity: 0`, clipped to nothing, far off-screen, a font
+    /// under 2 px), which observations otherwise drop: hidden text is where pages put
+    /// instructions meant for agents. A control's accessible name keeps such text either way.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub include_hidden: bool,
 }
 
 /// List the tab's frames.

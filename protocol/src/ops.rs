@@ -216,6 +216,7 @@ mod tests {
                 max_chars: 100,
                 offset: 20,
                 since: Some(4),
+                include_hidden: true,
             }
             .into(),
             ListFrames {}.into(),
@@ -274,6 +275,7 @@ mod tests {
             max_chars: 2,
             offset: 0,
             since: None,
+            include_hidden: false,
         }))
         .unwrap();
         assert_eq!(

@@ -203,6 +203,7 @@ async fn two_accounts_through_nginx_each_drive_only_their_own_browser() {
         is_error: false,
         structured: result["structuredContent"].clone(),
         text: String::new(),
+        fenced: String::new(),
         images: Vec::new(),
     };
     assert_eq!(tab_with(&tabs, "counter.html"), bob_tab);

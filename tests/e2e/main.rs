@@ -10,6 +10,8 @@
 //! - [`typing`]: typing that widgets notice — keys by default, autocompletes and comboboxes.
 //! - [`tabs`], [`capture`]: tabs, screenshots, capture and storage.
 //! - [`audit`]: the audit log of tool calls and `tabwire-hub audit`.
+//! - [`injection`]: page content marked as untrusted — hidden text left out of observations,
+//!   page text fenced in text results.
 //! - [`policy`]: per-origin policy of both owners at the point of effect, and approvals.
 //! - [`hosted`]: hosted mode behind a real TLS proxy.
 //! - [`pairing`]: mutual pairing under attack — a fake hub, fake browsers, malformed hellos,
@@ -26,6 +28,7 @@ mod drag;
 mod edges;
 mod forms;
 mod hosted;
+mod injection;
 mod observation;
 mod ordering;
 mod pairing;

@@ -87,10 +87,58 @@ pub struct Reply {
     pub is_error: bool,
     /// `structuredContent` (the `{ok, data | error}` envelope).
     pub structured: Value,
-    /// The text content the model reads.
+    /// The text content the model reads, without the fence lines around page text (checked
+    /// to be well formed on every reply: see [`unfenced`]).
     pub text: String,
+    /// The text content exactly as the model reads it, fence lines included.
+    pub fenced: String,
     /// The image content blocks (screenshots), in order.
     pub images: Vec<Image>,
+}
+
+/// What the fence lines around page text start with, and what no other text of a result holds.
+pub const FENCE_MARK: char = '⟦';
+
+/// The boundary of a result's fence (`⟦page ID⟧` … `⟦/page ID⟧`), if it has one; panics unless
+/// the fence is well formed: at most one opening line, then one closing line with the same
+/// 8-hex-digit ID, and no other [`FENCE_MARK`] anywhere.
+pub fn fence_id(text: &str) -> Option<String> {
+    let fences: Vec<&str> = text
+        .lines()
+        .filter(|line| line.starts_with(FENCE_MARK))
+        .collect();
+    assert_eq!(
+        text.matches(FENCE_MARK).count(),
+        fences.len(),
+        "a fence mark outside a fence line:\n{text}"
+    );
+    match fences.as_slice() {
+        [] => None,
+        [open, close] => {
+            let id = open
+                .strip_prefix("⟦page ")
+                .and_then(|rest| rest.strip_suffix('⟧'))
+                .unwrap_or_else(|| panic!("not an opening fence: {open}"));
+            assert!(
+                id.len() == 8 && id.chars().all(|c| c.is_ascii_hexdigit()),
+                "{open}"
+            );
+            assert_eq!(*close, format!("⟦/page {id}⟧"), "{text}");
+            Some(id.to_owned())
+        }
+        _ => panic!("more than one fence:\n{text}"),
+    }
+}
+
+/// A result's text without its fence lines, after [`fence_id`] checked them.
+pub fn unfenced(text: &str) -> String {
+    if fence_id(text).is_none() {
+        return text.to_owned();
+    }
+    text.lines()
+        .filter(|line| !line.starts_with(FENCE_MARK))
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// An MCP image content block.
@@ -223,11 +271,12 @@ impl McpClient {
         let result = tokio::time::timeout(CALL_LIMIT, call)
             .await
             .unwrap_or_else(|_| panic!("{tool} did not answer within {CALL_LIMIT:?}"))?;
-        let (text, images) = text_and_images(&result);
+        let (fenced, images) = text_and_images(&result);
         Ok(Reply {
             is_error: result.is_error == Some(true),
             structured: result.structured_content.unwrap_or(Value::Null),
-            text,
+            text: unfenced(&fenced),
+            fenced,
             images,
         })
     }

@@ -132,14 +132,61 @@
     return style.display === 'none' || style.visibility === 'hidden' || style.visibility === 'collapse';
   }
 
+  // Whether `el` hides its whole subtree from people although it is displayed: hidden text is
+  // where pages put instructions meant for agents (issue 14 §5), and observations leave it out
+  // unless asked to keep it (`includeHidden`). `style` is its computed style, already read.
+  // - `opacity` under 0.1 (computed opacity is the element's own: the walk counts concealing
+  //   ancestors, so a subtree under one is hidden however its own opacity reads);
+  // - clipped to nothing: `clip-path: inset(50%)` or more, or a clip or clip-path on a box
+  //   of at most 2 px (the "visually hidden" pattern: 1 px, `clip: rect(0 0 0 0)`);
+  // - positioned (absolute or fixed) wholly left of or above the page, where no one can scroll
+  //   (`left: -9999px`), or a fixed one wholly outside the viewport, or a positioned box of at
+  //   most 1 px that cuts off what overflows it.
+  // A font under 2 px is the other carrier; it is decided per text (`tinyFont`), since a
+  // `font-size: 0` parent whose children set their own size is a common layout trick.
+  // Not detected: text of the background's colour or transparent (gradient text is drawn that
+  // way, and the colour behind a text is costly to know), `text-indent` far off, transforms
+  // that move a box away, `aria-label` on elements that are not controls.
+  const CLIPPED_AWAY = /^inset\((?:[5-9]\d|100)%\)$/;
+  const ZERO_CLIP = /^rect\(0px,? 0px,? 0px,? 0px\)$/;
+  function concealed(el, style) {
+    if (parseFloat(style.opacity) < 0.1) return true;
+    const clipPath = style.clipPath;
+    if (clipPath !== 'none' && (CLIPPED_AWAY.test(clipPath) || tinyBox(el, 2))) return true;
+    const position = style.position;
+    if (position !== 'absolute' && position !== 'fixed') return false;
+    const clip = style.clip;
+    if (clip !== 'auto' && (ZERO_CLIP.test(clip) || tinyBox(el, 2))) return true;
+    const rect = el.getBoundingClientRect();
+    if (position === 'fixed') {
+      if (rect.right <= 0 || rect.bottom <= 0 || rect.left >= window.innerWidth || rect.top >= window.innerHeight) return true;
+    } else if (rect.right + window.scrollX <= 0 || rect.bottom + window.scrollY <= 0) {
+      return true;
+    }
+    return (style.overflowX !== 'visible' || style.overflowY !== 'visible') && (rect.width <= 1 || rect.height <= 1);
+  }
+
+  function tinyBox(el, px) {
+    const rect = el.getBoundingClientRect();
+    return rect.width <= px || rect.height <= px;
+  }
+
+  // Text in a font under 2 px, which no one can read.
+  const tinyFont = (style) => parseFloat(style.fontSize) < 2;
+
   // Text of a subtree for a name: alt text of images, values of buttons, nothing from form
   // fields. `checkHidden` is false for aria-labelledby targets, which count even when hidden.
-  function textOf(root, checkHidden) {
+  // `visibleOnly` also leaves out what people cannot see (`concealed`, `tinyFont`): for the
+  // names of what is not a control (headings, live regions) and for words that join a line of
+  // prose, which must not carry hidden text; a control's name keeps it (a "visually hidden"
+  // label is how many sites name their icon buttons).
+  function textOf(root, checkHidden, visibleOnly) {
     let out = '';
-    const visit = (node) => {
+    const hideText = checkHidden && visibleOnly;
+    const visit = (node, tiny) => {
       for (const child of flatChildren(node)) {
         if (out.length > NAME_MAX * 4) return;
-        if (child.nodeType === 3) { out += child.data; continue; }
+        if (child.nodeType === 3) { if (!tiny) out += child.data; continue; }
         if (child.nodeType !== 1) continue;
         const tag = child.tagName;
         if (SKIP_TAGS.has(tag) || tag === 'SELECT' || tag === 'TEXTAREA') continue;
@@ -150,19 +197,22 @@
         if (tag === 'IMG') { out += ' ' + (child.getAttribute('alt') || '') + ' '; continue; }
         if (tag === 'BR') { out += ' '; continue; }
         let block = true;
+        let childTiny = false;
         if (checkHidden) {
           if (child.getAttribute('aria-hidden') === 'true') continue;
           const style = getComputedStyle(child);
           if (style.display === 'none' || style.visibility === 'hidden') continue;
+          if (hideText && concealed(child, style)) continue;
+          childTiny = hideText && tinyFont(style);
           block = !style.display.startsWith('inline');
         }
         if (block) out += ' ';
         const label = child.getAttribute('aria-label');
-        if (label) out += label; else visit(child);
+        if (label) out += label; else visit(child, childTiny);
         if (block) out += ' ';
       }
     };
-    visit(root);
+    visit(root, hideText && root.nodeType === 1 && tinyFont(getComputedStyle(root)));
     return cap(collapse(out), NAME_MAX);
   }
 
@@ -205,8 +255,9 @@
     return map.get(el) || null;
   }
 
-  // The accessible name, following the accessible-name computation's main steps.
-  function nameOf(el, role) {
+  // The accessible name, following the accessible-name computation's main steps. `visibleOnly`
+  // leaves hidden text out of a name taken from the content (see `textOf`).
+  function nameOf(el, role, visibleOnly) {
     const fromIds = labelledBy(el);
     if (fromIds) return fromIds;
     const aria = collapse(el.getAttribute('aria-label'));
@@ -234,7 +285,7 @@
       if (legend) return textOf(legend, true);
     }
     if (NAME_FROM_CONTENT.has(role)) {
-      const text = textOf(el, true);
+      const text = textOf(el, true, visibleOnly);
       if (text) return text;
     }
     const title = collapse(el.getAttribute('title'));

@@ -50,14 +50,28 @@
   // One walk over the flat tree in document order, reporting every visible node. Which of them
   // are shown, and how, is the wasm's decision (budget, query, paging, deltas).
   //
+  // Text people cannot see (`concealed` and `tinyFont` in 10-semantics.js) is left out unless
+  // `keepHidden`: under a concealing element no text joins a line and no node but a control
+  // is reported (a hidden checkbox styled through its label, a "Skip to content" link shown on
+  // focus are real controls); a control keeps its whole accessible name, hidden words included,
+  // while a heading's or live region's name, and the words of a prose or row line, keep only
+  // what shows.
+  //
   // The walk is bottom-up for text: each element's style is read once, and the words of a
   // subtree flow up (in `acc`) to the nearest prose container or row cell, leaving out what
   // is shown as a node of its own. A prose or row line is reserved in document order before
   // its descendants' lines and filled in once its text is known.
-  function walk(root, group, layout, labels, focused) {
+  function walk(root, group, layout, labels, focused, keepHidden) {
     const vw = window.innerWidth;
     const vh = window.innerHeight;
     const nodes = [];
+    // How many concealing elements enclose the nodes being walked (always 0 with keepHidden;
+    // once inside one, the elements below are not checked again).
+    let quiet = 0;
+    // Whether the text nodes of the element being walked are in a font too small to read.
+    let tinyText = false;
+    // Only the words people can see, unless hidden text is kept.
+    const visibleOnly = !keepHidden;
 
     // How many boundaries (dialogs, menus, listboxes, grids, forms) enclose the nodes being walked.
     let depth = 0;
@@ -89,7 +103,7 @@
       const type = child.nodeType;
       if (type === 1) {
         visit(child, ctx, nodeGroup, inLayout, acc);
-      } else if (type === 3 && acc !== null && textShown) {
+      } else if (type === 3 && acc !== null && textShown && quiet === 0 && !tinyText) {
         const data = pageText(child.data);
         acc.text += data;
         if (!acc.words && WORD.test(data)) acc.words = true;
@@ -134,7 +148,7 @@
     // is an inline ref in that line: `row "[@e5 1] | [@e6 2] | [@e7 3 (selected)]"`.
     const row = (el, shown, nodeGroup, inLayout) => {
       let fact = null;
-      if (shown) {
+      if (shown && quiet === 0) {
         const rect = el.getBoundingClientRect();
         if (rect.width > 0 && rect.height > 0) {
           fact = place(factOf(el, 'row', '', focused, rect), rect, nodeGroup);
@@ -147,7 +161,7 @@
       const refs = { text: '', words: false };
       for (const child of flatChildren(el)) {
         if (child.nodeType === 3) {
-          if (shown) {
+          if (shown && quiet === 0 && !tinyText) {
             loose.text += pageText(child.data);
             if (!loose.words && WORD.test(child.data)) loose.words = true;
           }
@@ -164,16 +178,17 @@
         if (only !== null && only === child.lastChild && only.nodeType === 3 && child.shadowRoot === null && child.attributes.length === 0) {
           // A cell of plain text, the bulk of any table: only its visibility matters.
           const style = getComputedStyle(child);
-          if (style.display !== 'none' && style.visibility !== 'hidden' && style.visibility !== 'collapse') {
+          const seen = keepHidden || (quiet === 0 && !tinyFont(style) && !concealed(child, style));
+          if (seen && style.display !== 'none' && style.visibility !== 'hidden' && style.visibility !== 'collapse') {
             const text = collapse(only.data);
             if (text) parts.push(text);
           }
           continue;
         }
         if (operatedCell(child)) {
-          if (shown && !hiddenByStyle(child)) {
+          if (shown && !hiddenByStyle(child) && (keepHidden || (quiet === 0 && !concealed(child, getComputedStyle(child))))) {
             refs.text = '';
-            inline(refs, child, textOf(child, true) || collapse(child.getAttribute('aria-label')), rawRole(child) || 'cell');
+            inline(refs, child, textOf(child, true, visibleOnly) || collapse(child.getAttribute('aria-label')), rawRole(child) || 'cell');
             parts.push(oneLine(refs.text));
           }
           continue;
@@ -202,9 +217,14 @@
     // buttons is those nodes). Returns false when `el` is a container to walk as usual.
     const operable = (el, role, ctx, nodeGroup, inLayout, acc, shown, block) => {
       if (holdsControls(el)) return false;
+      if (quiet > 0) {
+        // Words that only a cursor or a click handler makes operable are text, and hidden.
+        if (acc !== null) acc.text += ' ';
+        return true;
+      }
       if (acc !== null && ctx !== FREE && (ctx === ROW || !block)) {
         if (!shown) return false;
-        const text = nameOf(el, role) || textOf(el, true);
+        const text = nameOf(el, role) || textOf(el, true, visibleOnly);
         if (text) inline(acc, el, text, role);
         return true;
       }
@@ -236,12 +256,27 @@
       const style = getComputedStyle(el);
       const display = style.display;
       if (display === 'none') return;
+      if (keepHidden) {
+        visitShown(el, tag, style, display, ctx, nodeGroup, inLayout, acc);
+        return;
+      }
+      const conceals = quiet === 0 && concealed(el, style);
+      const outerTiny = tinyText;
+      tinyText = tinyFont(style);
+      if (conceals) quiet += 1;
+      visitShown(el, tag, style, display, ctx, nodeGroup, inLayout, acc);
+      if (conceals) quiet -= 1;
+      tinyText = outerTiny;
+    };
+
+    // The rest of `visit`, for an element that is displayed.
+    const visitShown = (el, tag, style, display, ctx, nodeGroup, inLayout, acc) => {
       const visibility = style.visibility;
       const shown = visibility !== 'hidden' && visibility !== 'collapse';
       const block = display !== 'contents' && !display.startsWith('inline');
       if (block && acc !== null) acc.text += ' ';
       if (tag === 'IFRAME' || tag === 'FRAME') {
-        if (shown) {
+        if (shown && quiet === 0) {
           const rect = el.getBoundingClientRect();
           if (rect.width > 0 && rect.height > 0) {
             const fact = { key: keyOf(el), role: 'iframe', name: frameName(el), box: boxOf(rect) };
@@ -303,24 +338,27 @@
       if (kind) {
         const hideImage = kind === 'img' && ctx >= NAMED;
         let name = '';
-        if (shown && !hideImage) {
+        if (shown && !hideImage && (kind === 'control' || quiet === 0)) {
           const rect = el.getBoundingClientRect();
           if (rect.width > 0 && rect.height > 0) {
-            name = nameOf(el, role);
+            name = nameOf(el, role, kind !== 'control' && visibleOnly);
             if (!name && kind === 'control' && !INTERACTIVE_ROLES.has(role)) name = textOf(el, true);
             if (kind !== 'img' || name) nodes.push(place(factOf(el, role, name, focused, rect), rect, myGroup));
           }
         }
         if (acc !== null) {
-          if (hideImage && ctx === ROW) {
+          if (quiet > 0) {
+            acc.text += ' ';
+          } else if (hideImage && ctx === ROW) {
             const alt = collapse(el.getAttribute('alt'));
             if (alt) {
               acc.text += ' ' + alt + ' ';
               acc.words = true;
             }
           } else if (role === 'link' && ctx < NAMED && !block) {
-            // A link inside a sentence keeps its words in the sentence (it has a line too).
-            acc.text += name || textOf(el, true);
+            // A link inside a sentence keeps its words in the sentence (it has a line too);
+            // only those people see, when hidden text is left out.
+            acc.text += keepHidden ? name || textOf(el, true) : textOf(el, true, true);
           } else {
             acc.text += ' ';
           }
@@ -437,14 +475,15 @@
 
   // Every node of the document: the cached walk when it still holds, else a new one. A window
   // takes its nodes afresh (their boxes, values and states) in `windowOf`.
-  function documentNodes(window) {
+  function documentNodes(window, keepHidden) {
     const stamp = pageStamp();
-    if (cache.observer.takeRecords().length > 0 || stamp !== cache.stamp || document.getAnimations().length > 0) cache.nodes = null;
+    if (cache.observer.takeRecords().length > 0 || stamp !== cache.stamp || cache.keepHidden !== keepHidden || document.getAnimations().length > 0) cache.nodes = null;
     if (cache.nodes !== null && window) return { nodes: cache.nodes, reused: true };
-    const nodes = walk(document.documentElement, null, false, labelIds(), deepActiveElement());
+    const nodes = walk(document.documentElement, null, false, labelIds(), deepActiveElement(), keepHidden);
     cache.observer.takeRecords();
     cache.nodes = nodes;
     cache.stamp = stamp;
+    cache.keepHidden = keepHidden;
     return { nodes, reused: false };
   }
 
@@ -555,6 +594,7 @@
 
   function snapshot(args) {
     const started = performance.now();
+    const keepHidden = Boolean(args.includeHidden);
     let root = document.documentElement;
     let scopeRebound = null;
     if (args.scope) {
@@ -574,9 +614,9 @@
       if (hiddenScope) {
         nodes = [];
       } else if (root === document.documentElement) {
-        ({ nodes, reused } = documentNodes(args.window));
+        ({ nodes, reused } = documentNodes(args.window, keepHidden));
       } else {
-        nodes = walk(root, group, layout, labelIds(), deepActiveElement());
+        nodes = walk(root, group, layout, labelIds(), deepActiveElement(), keepHidden);
       }
     }
 

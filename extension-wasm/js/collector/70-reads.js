@@ -114,15 +114,19 @@
   // elements above a shadow host or a slot are read along the flat tree (flatChildren, as
   // snapshots walk it), and every subtree below them without one by innerText. A page without
   // shadow roots is read by innerText alone. Field values are never part of it, as in innerText.
+  // innerText keeps what people cannot see but display and visibility do not hide (opacity 0,
+  // clipped, off the page, a tiny font: `concealed`, `tinyFont`); such elements are left out
+  // the same way, by reading the elements above them along the tree.
   function renderedText(from) {
     if (typeof from.innerText !== 'string') return from.textContent || '';
     const composed = composedPath(from);
+    const hidden = hiddenIn(from, composed);
     if (composed.size === 0) return from.innerText;
     // Strings, and numbers: the line breaks required between blocks (the most wins).
     const out = [];
     const read = (el, style) => {
       const pre = style.whiteSpace.startsWith('pre') || style.whiteSpace === 'break-spaces';
-      const shown = style.visibility === 'visible';
+      const shown = style.visibility === 'visible' && hidden.get(el) !== TINY;
       let cells = 0;
       for (const child of flatChildren(el)) {
         if (child.nodeType === 3) {
@@ -136,6 +140,7 @@
           out.push('\n');
           continue;
         }
+        if (hidden.get(child) === CONCEALED) continue;
         const childStyle = getComputedStyle(child);
         const display = childStyle.display;
         if (display === 'none') continue;
@@ -170,19 +175,54 @@
     return text.replace(/^[ \t\n]+|[ \t\n]+$/g, '');
   }
 
+  // The elements below `from` (in open shadow roots too) whose text people cannot see: those
+  // that conceal their subtree (CONCEALED), and those whose own text is in a tiny font (TINY,
+  // their children may show). They and the elements above them join `composed`, so that
+  // `renderedText` reads down to them along the tree.
+  const CONCEALED = 1;
+  const TINY = 2;
+  function hiddenIn(from, composed) {
+    const hidden = new Map();
+    const scan = (root) => {
+      for (const el of root.querySelectorAll('*')) {
+        if (SKIP_TAGS.has(el.tagName)) continue;
+        const style = getComputedStyle(el);
+        if (style.display === 'none') continue;
+        if (concealed(el, style)) hidden.set(el, CONCEALED);
+        else if (tinyFont(style) && hasText(el)) hidden.set(el, TINY);
+        else if (el.shadowRoot === null) continue;
+        if (hidden.has(el)) markUp(composed, el, from);
+        if (el.shadowRoot !== null) scan(el.shadowRoot);
+      }
+    };
+    scan(from);
+    return hidden;
+  }
+
+  function hasText(el) {
+    for (let child = el.firstChild; child !== null; child = child.nextSibling) {
+      if (child.nodeType === 3 && WORD.test(child.data)) return true;
+    }
+    return false;
+  }
+
+  // Adds `el` and the elements above it, up to `from`, to `composed`, crossing from shadow
+  // roots to their hosts.
+  function markUp(composed, el, from) {
+    for (let at = el; at && !composed.has(at); ) {
+      composed.add(at);
+      if (at === from) return;
+      const parent = at.parentNode;
+      at = parent && parent.nodeType === 11 ? parent.host : parent;
+    }
+  }
+
   // The elements of `from`'s subtree, `from` included, that have an open shadow host or a slot
   // below them (or are one), crossing from shadow roots to their hosts; empty when there is
   // none. Closed shadow roots cannot be entered, so they add nothing.
   function composedPath(from) {
     const composed = new Set();
-    const mark = (el) => {
-      for (let at = el; at && !composed.has(at); ) {
-        composed.add(at);
-        if (at === from) return;
-        const parent = at.parentNode;
-        at = parent && parent.nodeType === 11 ? parent.host : parent;
-      }
-    };
+    const mark = (el) => markUp(composed, el, from);
     const look = (el) => {
       if (el.shadowRoot) {
         mark(el);

@@ -28,6 +28,8 @@ pub struct Params {
     pub max_nodes: u32,
     /// The character budget.
     pub max_chars: u32,
+    /// Whether hidden text is kept.
+    pub include_hidden: bool,
 }
 
 impl Params {
@@ -39,6 +41,7 @@ impl Params {
             offset: request.offset,
             max_nodes: request.max_nodes,
             max_chars: request.max_chars,
+            include_hidden: request.include_hidden,
         }
     }
 }
@@ -199,6 +202,7 @@ mod tests {
             offset,
             max_nodes: 10,
             max_chars: 100,
+            include_hidden: false,
         }
     }
 

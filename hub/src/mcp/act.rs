@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use tabwire_protocol::{ActRequest, Acted, Action, Observation, OpError, Outcome};
 
 use super::args::ActionOptions;
-use super::envelope::{ToolError, ToolOutput};
+use super::envelope::{Rendering, ToolError, ToolOutput};
 use super::observe::{observation_data, render_observation};
 use super::routing::ToolContext;
 
@@ -114,7 +114,8 @@ pub fn acted_output(acted: Acted) -> ToolOutput {
         // No action's facts are called `tabId`.
         data.entry(key).or_insert(value);
     }
-    let mut text = acted.outcome.summary;
+    // The browser writes the summary around the element's line, a URL, a dialog's text.
+    let mut text = Rendering::page(acted.outcome.summary);
     observation_tail(
         &mut data,
         &mut text,
@@ -129,7 +130,7 @@ pub fn acted_output(acted: Acted) -> ToolOutput {
 /// observation was asked for.
 pub fn observation_tail(
     data: &mut Map<String, Value>,
-    text: &mut String,
+    text: &mut Rendering,
     observation: Option<&Observation>,
     error: Option<&OpError>,
 ) {
@@ -141,15 +142,13 @@ pub fn observation_tail(
             data.remove("url");
         }
         data.insert("observation".into(), action_observation_data(observation));
-        text.push('\n');
-        text.push_str(&render_observation(observation));
+        text.push("\n");
+        text.append(render_observation(observation));
     }
     if let Some(error) = error {
         data.insert("observationError".into(), json!(error));
-        text.push_str(&format!(
-            "\nNo observation ({}): {}",
-            error.code, error.message
-        ));
+        text.push(&format!("\nNo observation ({}): ", error.code));
+        text.push_page(&error.message);
     }
 }
 

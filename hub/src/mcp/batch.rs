@@ -22,7 +22,7 @@ use tabwire_protocol::{
 use super::act::{ActionTool, observation_tail, outcome_facts};
 use super::actions::{ClickAndWaitArgs, ClickArgs, DragArgs, HoverArgs, ScrollArgs};
 use super::args::{ActionOptions, optional_selector, query};
-use super::envelope::{Phase, ToolError, ToolOutput};
+use super::envelope::{Phase, Rendering, ToolError, ToolOutput};
 use super::input::{FillFormArgs, PressKeyArgs, SelectOptionArgs, TypeArgs};
 use super::observe::{
     content_chars, observation_data, render_content, render_observation, snapshot_budget,
@@ -274,6 +274,7 @@ fn into_step(
                     max_chars,
                     offset: 0,
                     since: None,
+                    include_hidden: false,
                 },
             });
         }
@@ -318,13 +319,11 @@ fn batch_output(kinds: &[String], batch: BatchResult) -> Result<ToolOutput, Tool
             ..error
         });
     }
-    let mut text = batch
-        .steps
-        .iter()
-        .enumerate()
-        .map(|(index, result)| format!("[{index}] {}", step_text(result)))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let mut text = Rendering::lines(batch.steps.iter().enumerate().map(|(index, result)| {
+        let mut line = Rendering::hub(format!("[{index}] "));
+        line.append(step_text(result));
+        line
+    }));
     let mut data = Map::new();
     data.insert("tabId".into(), json!(batch.tab_id));
     data.insert("steps".into(), Value::Array(steps));
@@ -371,9 +370,9 @@ fn step_data(kind: &str, result: &StepResult) -> Value {
 }
 
 /// One step's text: the summary of an action, the rendering of an observation or content.
-fn step_text(result: &StepResult) -> String {
+fn step_text(result: &StepResult) -> Rendering {
     match result {
-        StepResult::Acted { outcome } => outcome.summary.clone(),
+        StepResult::Acted { outcome } => Rendering::page(outcome.summary.as_str()),
         StepResult::Observed { observation } => render_observation(observation),
         StepResult::Content { content } => render_content(content),
     }

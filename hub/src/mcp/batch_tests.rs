@@ -286,8 +286,10 @@ fn a_failed_step_reports_the_run_phase_and_what_completed() {
     assert_eq!(body["failedStep"], 1);
     assert_eq!(body["completedSteps"][0]["summary"], "Typed into textbox");
     let text = result.content[0].as_text().unwrap().text.clone();
+    // The summaries are the browser's, and the fence holds them.
+    assert!(text.contains("⟦page "), "{text}");
     assert_eq!(
-        text,
+        crate::mcp::fence::unfenced(&text),
         "STALE_REF: steps[1] (click): @e4 is gone\nCompleted steps:\n[0] Typed into textbox"
     );
 

@@ -18,7 +18,7 @@ use tabwire_protocol::{
 };
 
 use super::args::{self, NoArgs, in_range};
-use super::envelope::{ToolError, ToolOutput, quote_if_spaced};
+use super::envelope::{Rendering, ToolError, ToolOutput, quote_if_spaced};
 use super::routing::ToolContext;
 use super::screenshot::human_size;
 
@@ -275,8 +275,9 @@ fn records_output<R: Serialize>(
     ToolOutput::new(json!(records), text)
 }
 
-/// A header, one `line` per record, and a footer with where to continue and what is missing.
-fn render_records<R>(kind: Kind, records: &Records<R>, line: fn(&R) -> String) -> String {
+/// A header, one `line` per record (the page's: URLs, console text), and a footer with where to
+/// continue and what is missing.
+fn render_records<R>(kind: Kind, records: &Records<R>, line: fn(&R) -> String) -> Rendering {
     let shown = records.records.len() as u32;
     let mut head = if shown > 0 {
         format!(
@@ -304,8 +305,13 @@ fn render_records<R>(kind: Kind, records: &Records<R>, line: fn(&R) -> String) -
             kind.start_tool()
         ));
     }
-    let mut lines = vec![head];
-    lines.extend(records.records.iter().map(line));
+    let mut lines = vec![Rendering::hub(head)];
+    lines.extend(
+        records
+            .records
+            .iter()
+            .map(|record| Rendering::page(line(record))),
+    );
     let mut footer = Vec::new();
     if let Some(next) = records.next_offset {
         footer.push(format!("next: offset={next}"));
@@ -321,9 +327,9 @@ fn render_records<R>(kind: Kind, records: &Records<R>, line: fn(&R) -> String) -
         ));
     }
     if !footer.is_empty() {
-        lines.push(format!("[{}]", footer.join("; ")));
+        lines.push(Rendering::hub(format!("[{}]", footer.join("; "))));
     }
-    lines.join("\n")
+    Rendering::lines(lines)
 }
 
 /// Cuts a text to `max` characters, marking the cut.
@@ -437,25 +443,28 @@ pub async fn get_response_body(
     Ok(ToolOutput::new(json!(body), render_body(&body)))
 }
 
-fn render_body(body: &ResponseBody) -> String {
+fn render_body(body: &ResponseBody) -> Rendering {
     let mime = if body.mime_type.is_empty() {
         "unknown type"
     } else {
         body.mime_type.as_str()
     };
-    let mut text = format!(
-        "tab {} response {} ({mime}, {} chars)",
-        body.tab_id, body.request_id, body.total_chars
-    );
+    // The MIME type is the server's header.
+    let mut text = Rendering::hub(format!(
+        "tab {} response {} (",
+        body.tab_id, body.request_id
+    ));
+    text.push_page(mime);
+    text.push(&format!(", {} chars)", body.total_chars));
     if let Some(note) = &body.note {
-        text.push_str(&format!(": {note}"));
+        text.push(&format!(": {note}"));
     }
     if !body.body.is_empty() {
-        text.push('\n');
-        text.push_str(&body.body);
+        text.push("\n");
+        text.push_page(&body.body);
     }
     if body.truncated {
-        text.push_str(&format!(
+        text.push(&format!(
             "\n[first {} of {} chars]",
             body.body.chars().count(),
             body.total_chars

@@ -82,6 +82,9 @@ pub const CHANGES: Hints = Hints {
     idempotent: false,
     open_world: true,
 };
+/// Forgets records a tab's capture kept (`start_*` starts afresh; a read with `clearAfter`
+/// drops what it returned): not read-only, and what is forgotten is gone for every reader.
+pub const FORGETS: Hints = CHANGES;
 
 impl Hints {
     /// The annotations sent for these hints; `None` when every hint is MCP's default.
@@ -224,13 +227,13 @@ catalogue! {
     "read_element_state", Browser TabRoute READS, health::ReadStateArgs, NoOptions => health::read_element_state, health::READ_ELEMENT_STATE;
     "handle_dialog", Browser TabRoute CHANGES, health::HandleDialogArgs, NoOptions => health::handle_dialog, health::HANDLE_DIALOG;
     "get_tab_health", Browser TabRoute SETS, health::TabHealthArgs, NoOptions => health::get_tab_health, health::GET_TAB_HEALTH;
-    "start_network_capture", Browser TabRoute ADDS, NoArgs, NoOptions => capture::start_network_capture, capture::START_NETWORK_CAPTURE;
+    "start_network_capture", Browser TabRoute FORGETS, NoArgs, NoOptions => capture::start_network_capture, capture::START_NETWORK_CAPTURE;
     "stop_network_capture", Browser TabRoute SETS, NoArgs, NoOptions => capture::stop_network_capture, capture::STOP_NETWORK_CAPTURE;
-    "get_captured_requests", Browser TabRoute READS, capture::RequestsArgs, NoOptions => capture::get_captured_requests, capture::GET_CAPTURED_REQUESTS;
+    "get_captured_requests", Browser TabRoute FORGETS, capture::RequestsArgs, NoOptions => capture::get_captured_requests, capture::GET_CAPTURED_REQUESTS;
     "get_response_body", Browser TabRoute READS, capture::ResponseBodyArgs, NoOptions => capture::get_response_body, capture::GET_RESPONSE_BODY;
-    "start_console_capture", Browser TabRoute ADDS, NoArgs, NoOptions => capture::start_console_capture, capture::START_CONSOLE_CAPTURE;
+    "start_console_capture", Browser TabRoute FORGETS, NoArgs, NoOptions => capture::start_console_capture, capture::START_CONSOLE_CAPTURE;
     "stop_console_capture", Browser TabRoute SETS, NoArgs, NoOptions => capture::stop_console_capture, capture::STOP_CONSOLE_CAPTURE;
-    "get_console_logs", Browser TabRoute READS, capture::ConsoleArgs, NoOptions => capture::get_console_logs, capture::GET_CONSOLE_LOGS;
+    "get_console_logs", Browser TabRoute FORGETS, capture::ConsoleArgs, NoOptions => capture::get_console_logs, capture::GET_CONSOLE_LOGS;
     "get_cookies", Browser TabRoute READS, storage::CookiesArgs, NoOptions => storage::get_cookies, storage::GET_COOKIES;
     "get_local_storage", Browser TabRoute READS, storage::LocalStorageArgs, NoOptions => storage::get_local_storage, storage::GET_LOCAL_STORAGE;
 }
@@ -336,6 +339,32 @@ mod tests {
             "run_browser_actions",
         ] {
             assert_eq!(entry(name).hints, CHANGES, "{name}");
+        }
+        // Capture keeps records for every reader; starting afresh or reading with clearAfter
+        // forgets them.
+        for name in [
+            "start_network_capture",
+            "start_console_capture",
+            "get_captured_requests",
+            "get_console_logs",
+        ] {
+            assert!(!entry(name).hints.read_only, "{name}");
+            assert!(entry(name).hints.destructive, "{name}");
+        }
+        for name in ["stop_network_capture", "stop_console_capture"] {
+            assert_eq!(entry(name).hints, SETS, "{name}");
+        }
+        // Reads of what was recorded, without a way to forget it, are reads.
+        for name in [
+            "get_response_body",
+            "get_local_storage",
+            "read_element_state",
+            "take_screenshot",
+            "get_page_content",
+            "get_selected_text",
+            "list_frames",
+        ] {
+            assert_eq!(entry(name).hints, READS, "{name}");
         }
         // Changes that destroy nothing.
         assert_eq!(entry("create_tab").hints, ADDS);

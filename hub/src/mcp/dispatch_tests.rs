@@ -175,7 +175,11 @@ async fn action_tools_send_one_act_with_their_deadline() {
         assert_eq!(request.tool, tool);
         assert_eq!(request.deadline_ms, deadline, "{tool}");
         let output = result.unwrap_or_else(|error| panic!("{tool}: {error:?}"));
-        assert!(output.text.starts_with("did "), "{tool}: {}", output.text);
+        assert!(
+            output.text.as_str().starts_with("did "),
+            "{tool}: {}",
+            output.text
+        );
     }
 }
 
@@ -330,7 +334,13 @@ async fn tab_tools_have_a_fixed_deadline() {
         }
         .into()
     );
-    assert!(result.unwrap().text.contains("recovery: reattached"));
+    assert!(
+        result
+            .unwrap()
+            .text
+            .as_str()
+            .contains("recovery: reattached")
+    );
     let (request, _) = call(
         "read_element_state",
         json!({"selector": "#a", "attributes": ["aria-expanded"]}),
@@ -747,7 +757,7 @@ async fn tab_and_capture_tools_send_their_operation_with_their_deadline() {
         assert_eq!(requests[0].op, op, "{tool}");
         assert_eq!(requests[0].deadline_ms, deadline, "{tool}");
         let output = result.unwrap_or_else(|error| panic!("{tool}: {error:?}"));
-        assert!(!output.text.is_empty(), "{tool}");
+        assert!(!output.text.as_str().is_empty(), "{tool}");
         assert_eq!(output.image.is_some(), tool == "take_screenshot", "{tool}");
     }
     let (requests, _) = converse("go_back", json!({"tabId": 2}), browser).await;

@@ -16,7 +16,7 @@ use tabwire_protocol::{
 };
 
 use super::args::{self, in_range};
-use super::envelope::{ToolError, ToolOutput, candidate_line, quoted};
+use super::envelope::{Rendering, ToolError, ToolOutput, candidate_line, quoted};
 use super::routing::ToolContext;
 
 const DEADLINE: Duration = Duration::from_secs(10);
@@ -49,7 +49,7 @@ pub async fn read_element_state(
 
 /// The element's line, then one `name=value` per fact in the order of their names; the box as
 /// `box=x,y,WxH`.
-fn state_text(state: &ElementState) -> String {
+fn state_text(state: &ElementState) -> Rendering {
     let mut fields = serde_json::to_value(&state.state).unwrap_or_default();
     if let (Some(bounds), Some(object)) = (state.state.bounds, fields.as_object_mut()) {
         let ElementBox {
@@ -60,7 +60,8 @@ fn state_text(state: &ElementState) -> String {
         } = bounds;
         object.insert("box".into(), json!(format!("{x},{y},{width}x{height}")));
     }
-    format!("{}\n{}", state.target, candidate_line(&fields))
+    // The element's line, its value, text and attributes are the page's.
+    Rendering::page(format!("{}\n{}", state.target, candidate_line(&fields)))
 }
 
 /// Checks read_element_state's arguments.
@@ -126,18 +127,16 @@ pub async fn handle_dialog(
 }
 
 /// `Accepted confirm "Delete?" in tab 4.`
-fn dialog_text(handled: &DialogHandled) -> String {
-    format!(
-        "{} {} {} in tab {}.",
-        if handled.accepted {
-            "Accepted"
-        } else {
-            "Dismissed"
-        },
-        handled.dialog.kind,
-        quoted(&handled.dialog.message),
-        handled.tab_id
-    )
+fn dialog_text(handled: &DialogHandled) -> Rendering {
+    let verb = if handled.accepted {
+        "Accepted"
+    } else {
+        "Dismissed"
+    };
+    let mut text = Rendering::hub(format!("{verb} {} ", handled.dialog.kind));
+    text.push_page(&quoted(&handled.dialog.message));
+    text.push(&format!(" in tab {}.", handled.tab_id));
+    text
 }
 
 /// Arguments of get_tab_health.
@@ -162,39 +161,40 @@ pub async fn get_tab_health(
 }
 
 /// One line per fact that matters, the healthy ones short.
-fn health_text(health: &TabHealth) -> String {
-    let mut lines = vec![format!("tab {} {}", health.tab_id, health.url)];
-    lines.push(match (health.responsive, health.probe_ms) {
+fn health_text(health: &TabHealth) -> Rendering {
+    let mut head = Rendering::hub(format!("tab {} ", health.tab_id));
+    head.push_page(&health.url);
+    let mut lines = vec![head];
+    lines.push(Rendering::hub(match (health.responsive, health.probe_ms) {
         (true, Some(ms)) => format!("page responsive ({ms} ms)"),
         (true, None) => "page responsive".into(),
         (false, _) => "page NOT responsive (no answer within 1 s)".into(),
-    });
-    match &health.active {
-        Some(work) => lines.push(format!(
+    }));
+    lines.push(Rendering::hub(match &health.active {
+        Some(work) => format!(
             "running {} for {} ms of its {} ms; {} queued",
             work.tool, work.elapsed_ms, work.deadline_ms, health.queued
-        )),
-        None => lines.push(format!("idle; {} queued", health.queued)),
-    }
-    lines.push(format!(
+        ),
+        None => format!("idle; {} queued", health.queued),
+    }));
+    lines.push(Rendering::hub(format!(
         "debugger {}",
         if health.debugger_attached {
             "attached"
         } else {
             "not attached"
         }
-    ));
+    )));
     if let Some(dialog) = &health.dialog {
-        lines.push(format!(
-            "{} dialog open: {} (call handle_dialog)",
-            dialog.kind,
-            quoted(&dialog.message)
-        ));
+        let mut line = Rendering::hub(format!("{} dialog open: ", dialog.kind));
+        line.push_page(&quoted(&dialog.message));
+        line.push(" (call handle_dialog)");
+        lines.push(line);
     }
     if let Some(recovery) = &health.recovery {
-        lines.push(format!("recovery: {recovery}"));
+        lines.push(Rendering::hub(format!("recovery: {recovery}")));
     }
-    lines.join("\n")
+    Rendering::lines(lines)
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use tabwire_protocol::{
 };
 
 use super::args::{NoArgs, in_range, optional_selector, query};
-use super::envelope::{ToolError, ToolOutput, quoted};
+use super::envelope::{Rendering, ToolError, ToolOutput, quoted};
 use super::routing::ToolContext;
 
 const READ_DEADLINE: Duration = Duration::from_secs(20);
@@ -49,6 +49,8 @@ pub struct SnapshotArgs {
     pub offset: Option<u32>,
     /// Only changes since this version.
     pub since: Option<u64>,
+    /// Keep text people cannot see (opacity 0, clipped, off-screen, tiny).
+    pub include_hidden: Option<bool>,
 }
 
 pub const GET_PAGE_SNAPSHOT: &str = "The page as `@e3 button \"Sign in\"` lines, bounded; refs \
@@ -67,6 +69,7 @@ pub async fn get_page_snapshot(
         max_chars,
         offset: args.offset.unwrap_or(0),
         since: args.since,
+        include_hidden: args.include_hidden.unwrap_or(false),
     };
     observe(ctx, request).await
 }
@@ -174,6 +177,7 @@ pub async fn get_page_content(
                 max_chars,
                 offset,
                 since: None,
+                include_hidden: false,
             };
             return observe(ctx, request).await;
         }
@@ -197,24 +201,23 @@ look like @f3e5.";
 pub async fn list_frames(ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput, ToolError> {
     let list = ctx.call(ListFrames {}, FRAMES_DEADLINE).await?;
     let (tab_id, frames) = (list.tab_id, list.frames);
-    let text = frames
-        .iter()
-        .map(|frame| {
-            let url = if frame.blocked {
-                "(blocked by policy)"
-            } else {
-                frame.url.as_str()
-            };
-            match frame.parent_frame_id {
-                Some(parent) => format!("frame {} in {parent} {url}", frame.frame_id),
-                None => format!("frame {} (top) {url}", frame.frame_id),
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
+    let lines = frames.iter().map(|frame| {
+        let mut line = Rendering::hub(match frame.parent_frame_id {
+            Some(parent) => format!("frame {} in {parent} ", frame.frame_id),
+            None => format!("frame {} (top) ", frame.frame_id),
+        });
+        if frame.blocked {
+            line.push("(blocked by policy)");
+        } else {
+            line.push_page(&frame.url);
+        }
+        line
+    });
+    let text =
+        Rendering::lines(std::iter::once(Rendering::hub(format!("tab {tab_id}"))).chain(lines));
     Ok(ToolOutput::new(
         json!({"tabId": tab_id, "frames": frames}),
-        format!("tab {tab_id}\n{text}"),
+        text,
     ))
 }
 
@@ -252,15 +255,16 @@ pub async fn get_selected_text(
 fn selection_output(tab_id: TabId, text: String, total_chars: u32) -> ToolOutput {
     let shown = text.chars().count() as u32;
     let truncated = shown < total_chars;
-    let rendered = if total_chars == 0 {
+    let mut rendered = Rendering::hub(if total_chars == 0 {
         format!("tab {tab_id}: nothing is selected")
     } else if truncated {
         format!(
-            "tab {tab_id} selection ({shown} of {total_chars} chars; raise maxChars for more):\n{text}"
+            "tab {tab_id} selection ({shown} of {total_chars} chars; raise maxChars for more):\n"
         )
     } else {
-        format!("tab {tab_id} selection ({total_chars} chars):\n{text}")
-    };
+        format!("tab {tab_id} selection ({total_chars} chars):\n")
+    });
+    rendered.push_page(&text);
     let mut data = json!({"tabId": tab_id, "text": text, "totalChars": total_chars});
     if truncated {
         data["truncated"] = json!(true);
@@ -268,21 +272,25 @@ fn selection_output(tab_id: TabId, text: String, total_chars: u32) -> ToolOutput
     ToolOutput::new(data, rendered)
 }
 
-/// The header line shared by observations and content: where it comes from.
-fn header(tab_id: TabId, frame_id: Option<u32>, title: &str, url: &str) -> String {
-    match frame_id {
-        Some(frame) => format!("tab {tab_id} frame {frame} {} {url}", quoted(title)),
-        None => format!("tab {tab_id} {} {url}", quoted(title)),
-    }
+/// The header line shared by observations and content: where it comes from (the title and
+/// URL are the page's).
+fn header(tab_id: TabId, frame_id: Option<u32>, title: &str, url: &str) -> Rendering {
+    let mut line = Rendering::hub(match frame_id {
+        Some(frame) => format!("tab {tab_id} frame {frame} "),
+        None => format!("tab {tab_id} "),
+    });
+    line.push_page(&format!("{} {url}", quoted(title)));
+    line
 }
 
-/// `@e5 button "Save"`, indented two spaces for each boundary around the node.
-fn node_line(node: &ObservedNode) -> String {
+/// `@e5 button "Save"`, indented two spaces for each boundary around the node: page text (the
+/// role and states are the browser's words, but the name is the page's).
+fn node_line(node: &ObservedNode) -> Rendering {
     let indent = "  ".repeat(usize::from(node.depth));
-    match node.element_ref {
+    Rendering::page(match node.element_ref {
         Some(element_ref) => format!("{indent}{element_ref} {}", node.text),
         None => format!("{indent}{}", node.text),
-    }
+    })
 }
 
 fn refs_line(refs: &[ElementRef]) -> String {
@@ -294,20 +302,18 @@ fn refs_line(refs: &[ElementRef]) -> String {
 
 /// The model's view of an observation: a header, `@ref text` lines (or the delta), and a
 /// footer saying what was left out and how to page on.
-pub fn render_observation(observation: &Observation) -> String {
+pub fn render_observation(observation: &Observation) -> Rendering {
     if let Some(delta) = &observation.delta {
         return render_delta(observation, delta);
     }
-    let mut lines = vec![format!(
-        "{} (version {})",
-        header(
-            observation.tab_id,
-            observation.frame_id,
-            &observation.title,
-            &observation.url
-        ),
-        observation.version
-    )];
+    let mut head = header(
+        observation.tab_id,
+        observation.frame_id,
+        &observation.title,
+        &observation.url,
+    );
+    head.push(&format!(" (version {})", observation.version));
+    let mut lines = vec![head];
     if observation.reset {
         lines.push("(that version is no longer a baseline for these arguments; full view)".into());
     }
@@ -328,13 +334,13 @@ pub fn render_observation(observation: &Observation) -> String {
             footer.push_str(&format!("; next: offset={next}"));
         }
         footer.push_str("; or narrow with query/selector]");
-        lines.push(footer);
+        lines.push(footer.into());
     }
-    lines.join("\n")
+    Rendering::lines(lines)
 }
 
 /// A delta: a short header (the caller has the rest from its baseline), then the changes.
-fn render_delta(observation: &Observation, delta: &tabwire_protocol::Delta) -> String {
+fn render_delta(observation: &Observation, delta: &tabwire_protocol::Delta) -> Rendering {
     // The tab is in the data and was in the baseline's header: not repeated here.
     let head = match observation.frame_id {
         Some(frame) => format!("frame {frame} version {}", observation.version),
@@ -365,60 +371,56 @@ fn render_delta(observation: &Observation, delta: &tabwire_protocol::Delta) -> S
         } else {
             "no changes in this view"
         };
-        lines.push(format!(
-            "{head}: {nothing} since version {}{more}",
-            delta.since
-        ));
+        lines.push(format!("{head}: {nothing} since version {}{more}", delta.since).into());
         outside_lines(observation, &mut lines);
-        return lines.join("\n");
+        return Rendering::lines(lines);
     }
-    lines.push(format!(
-        "{head}: changes since version {}{more}:",
-        delta.since
-    ));
+    lines.push(format!("{head}: changes since version {}{more}:", delta.since).into());
     lines.extend(delta.changed.iter().map(node_line));
     if !delta.removed.is_empty() {
-        lines.push(format!("removed: {}", refs_line(&delta.removed)));
+        lines.push(format!("removed: {}", refs_line(&delta.removed)).into());
     }
     if let Some(order) = &delta.order {
-        lines.push(format!("order: {}", refs_line(order)));
+        lines.push(format!("order: {}", refs_line(order)).into());
     }
     outside_lines(observation, &mut lines);
-    lines.join("\n")
+    Rendering::lines(lines)
 }
 
 /// Popups outside the window: a line saying what opened (with its lines) or closed.
-fn outside_lines(observation: &Observation, lines: &mut Vec<String>) {
+/// Their notes name the popups, so they are page text.
+fn outside_lines(observation: &Observation, lines: &mut Vec<Rendering>) {
     for outside in &observation.outside {
         if outside.nodes.is_empty() {
-            lines.push(outside.note.clone());
+            lines.push(Rendering::page(outside.note.as_str()));
         } else {
-            lines.push(format!("{}:", outside.note));
+            lines.push(Rendering::page(format!("{}:", outside.note)));
             lines.extend(outside.nodes.iter().map(node_line));
         }
     }
 }
 
 /// The model's view of a content read.
-pub(super) fn render_content(content: &PageContent) -> String {
+pub(super) fn render_content(content: &PageContent) -> Rendering {
     let mut text = header(
         content.tab_id,
         content.frame_id,
         &content.title,
         &content.url,
     );
-    text.push('\n');
-    text.push_str(&content.content);
+    text.push("\n");
+    text.push_page(&content.content);
     if content.truncated {
         let end = content.offset as usize + content.content.chars().count();
-        text.push_str(&format!(
+        let mut footer = format!(
             "\n[characters {}-{end} of {}",
             content.offset, content.total_chars
-        ));
+        );
         if let Some(next) = content.next_offset {
-            text.push_str(&format!("; next: offset={next}"));
+            footer.push_str(&format!("; next: offset={next}"));
         }
-        text.push(']');
+        footer.push(']');
+        text.push(&footer);
     }
     text
 }
@@ -560,7 +562,11 @@ mod tests {
         let mut framed = observation();
         framed.frame_id = Some(9);
         framed.truncated = false;
-        assert!(render_observation(&framed).starts_with("tab 4 frame 9 \"Log in\""));
+        assert!(
+            render_observation(&framed)
+                .as_str()
+                .starts_with("tab 4 frame 9 \"Log in\"")
+        );
     }
 
     #[test]

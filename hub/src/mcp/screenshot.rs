@@ -130,6 +130,7 @@ fn screenshot_output(screenshot: Screenshot) -> Result<ToolOutput, ToolError> {
             screenshot.css_width, screenshot.css_height
         ));
     }
+    let mut text = text.into();
     observation_tail(&mut data, &mut text, screenshot.observation.as_ref(), None);
     Ok(
         ToolOutput::new(Value::Object(data), text).with_image(Image {

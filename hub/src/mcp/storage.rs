@@ -11,7 +11,7 @@ use tabwire_protocol::{Ask, GetCookies, GetLocalStorage, StorageEntries};
 
 use super::args::in_range;
 use super::capture::{DEADLINE, MIN_CHARS, cut, short_text};
-use super::envelope::{ToolError, ToolOutput, quote_if_spaced, quoted};
+use super::envelope::{Rendering, ToolError, ToolOutput, quote_if_spaced, quoted};
 use super::routing::ToolContext;
 use crate::state::FileUrls;
 
@@ -106,29 +106,30 @@ where
 }
 
 /// `tab 4 cookies for https://x/ (2)` and one `name=value flags…` line per entry.
-fn render_storage<E: Serialize>(noun: &str, entries: &StorageEntries<E>) -> String {
+/// The entries are the page's (names, values, domains).
+fn render_storage<E: Serialize>(noun: &str, entries: &StorageEntries<E>) -> Rendering {
     let shown = entries.entries.len();
-    let mut lines = vec![if shown == 0 && entries.total == 0 {
-        format!("tab {}: no {noun} for {}", entries.tab_id, entries.origin)
+    // The origin is the page's too (a site picks its own host name).
+    let mut head = Rendering::hub(if shown == 0 && entries.total == 0 {
+        format!("tab {}: no {noun} for ", entries.tab_id)
     } else {
-        format!(
-            "tab {} {noun} for {} ({})",
-            entries.tab_id, entries.origin, entries.total
-        )
-    }];
-    lines.extend(
-        entries
-            .entries
-            .iter()
-            .map(|entry| entry_line(&serde_json::to_value(entry).unwrap_or_default())),
-    );
+        format!("tab {} {noun} for ", entries.tab_id)
+    });
+    head.push_page(&entries.origin);
+    if shown > 0 || entries.total > 0 {
+        head.push(&format!(" ({})", entries.total));
+    }
+    let mut lines = vec![head];
+    lines.extend(entries.entries.iter().map(|entry| {
+        Rendering::page(entry_line(&serde_json::to_value(entry).unwrap_or_default()))
+    }));
     if entries.truncated {
-        lines.push(format!(
+        lines.push(Rendering::hub(format!(
             "[{shown} of {} shown, values may be cut: raise maxChars or filter]",
             entries.total
-        ));
+        )));
     }
-    lines.join("\n")
+    Rendering::lines(lines)
 }
 
 /// `name=value domain=.x.com path=/ secure httpOnly`: the name (or key) and value first, then

@@ -21,7 +21,7 @@ use tabwire_protocol::{
 };
 
 use super::args::{NoArgs, short_text};
-use super::envelope::{ToolError, ToolOutput, quoted};
+use super::envelope::{Rendering, ToolError, ToolOutput, quoted};
 use super::routing::ToolContext;
 use crate::state::{Destinations, FileUrls};
 use tabwire_protocol::policy::{Gate, Need, Owner};
@@ -36,27 +36,28 @@ const MAX_MATCH_LEN: usize = 2000;
 /// At most this many tabs are listed as candidates.
 const MAX_CANDIDATES: usize = 20;
 
-/// `tab 5 [active] "Title" https://…`
-fn tab_line(tab: &TabInfo) -> String {
+/// `tab 5 [active] "Title" https://…` (the title and URL are the page's).
+fn tab_line(tab: &TabInfo) -> Rendering {
     if tab.blocked {
-        return format!(
+        return Rendering::hub(format!(
             "tab {}{} (blocked by policy: URL and title hidden)",
             tab.tab_id,
             if tab.active { " [active]" } else { "" }
-        );
+        ));
     }
-    format!(
-        "tab {}{} {} {}",
+    let mut line = Rendering::hub(format!(
+        "tab {}{} ",
         tab.tab_id,
-        if tab.active { " [active]" } else { "" },
-        quoted(&tab.title),
-        tab.url
-    )
+        if tab.active { " [active]" } else { "" }
+    ));
+    line.push_page(&format!("{} {}", quoted(&tab.title), tab.url));
+    line
 }
 
 /// A tab afterwards: its data and its line after `verb`.
 fn tab_output(verb: &str, tab: TabInfo) -> ToolOutput {
-    let text = format!("{verb} {}", tab_line(&tab));
+    let mut text = Rendering::hub(format!("{verb} "));
+    text.append(tab_line(&tab));
     ToolOutput::new(json!(tab), text)
 }
 
@@ -64,15 +65,12 @@ pub const LIST_TABS: &str = "The browser's tabs: tabId, title, URL, active.";
 
 pub async fn list_tabs(ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput, ToolError> {
     let tabs = ctx.call(ListTabs {}, TAB_DEADLINE).await?.tabs;
-    let text = tabs.iter().map(tab_line).collect::<Vec<_>>().join("\n");
-    Ok(ToolOutput::new(
-        json!({ "tabs": tabs }),
-        if tabs.is_empty() {
-            "No tabs.".into()
-        } else {
-            text
-        },
-    ))
+    let text = if tabs.is_empty() {
+        "No tabs.".into()
+    } else {
+        Rendering::lines(tabs.iter().map(tab_line))
+    };
+    Ok(ToolOutput::new(json!({ "tabs": tabs }), text))
 }
 
 /// Arguments of navigate_to.
@@ -87,15 +85,9 @@ pub const NAVIGATE_TO: &str = "Load a URL and wait for it; the tab's earlier ref
 pub async fn navigate_to(ctx: &ToolContext, args: NavigateArgs) -> Result<ToolOutput, ToolError> {
     check_url(&args.url, &ctx.destinations())?;
     let navigated = ctx.call(Navigate { url: args.url }, LOAD_DEADLINE).await?;
-    Ok(ToolOutput::new(
-        json!(navigated),
-        format!(
-            "tab {} loaded {} {}",
-            navigated.tab_id,
-            quoted(&navigated.title),
-            navigated.url
-        ),
-    ))
+    let mut text = Rendering::hub(format!("tab {} loaded ", navigated.tab_id));
+    text.push_page(&format!("{} {}", quoted(&navigated.title), navigated.url));
+    Ok(ToolOutput::new(json!(navigated), text))
 }
 
 pub const GET_ACTIVE_TAB: &str = "The active tab of the last-focused window.";
@@ -216,6 +208,7 @@ fn match_tab<'a>(tabs: &'a [TabInfo], pick: &Pick) -> Result<&'a TabInfo, ToolEr
             .map(|tab| json!({"tabId": tab.tab_id, "title": tab.title, "url": tab.url}))
             .collect(),
     ));
+    error.candidates_quote_page = true;
     Err(error)
 }
 
@@ -260,8 +253,12 @@ pub async fn close_tab(ctx: &ToolContext, args: PickTabArgs) -> Result<ToolOutpu
     let (closed, matched) = on_picked_tab(ctx, args, CloseTab {}).await?;
     let tab_id = closed.tab_id;
     let text = match matched {
-        Some(tab) => format!("Closed {}", tab_line(&tab)),
-        None => format!("Closed tab {tab_id}."),
+        Some(tab) => {
+            let mut text = Rendering::hub("Closed ");
+            text.append(tab_line(&tab));
+            text
+        }
+        None => format!("Closed tab {tab_id}.").into(),
     };
     Ok(ToolOutput::new(json!({"tabId": tab_id}), text))
 }

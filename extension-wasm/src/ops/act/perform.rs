@@ -220,6 +220,7 @@ pub async fn observe_after(
             offset: 0,
             max_nodes: spec.max_nodes,
             max_chars: spec.max_chars,
+            include_hidden: false,
         };
         refs::with_tables(|tables| {
             tables
@@ -236,6 +237,7 @@ pub async fn observe_after(
         max_chars: spec.max_chars,
         offset: 0,
         since,
+        include_hidden: false,
     };
     let budget = checkpoint.budget_ms();
     if budget <= 0.0 {

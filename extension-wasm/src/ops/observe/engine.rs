@@ -379,6 +379,7 @@ mod tests {
             max_chars: 10_000,
             offset: 0,
             since: None,
+            include_hidden: false,
         }
     }
 
@@ -435,6 +436,7 @@ mod tests {
     fn since(v: u64) -> SnapshotRequest {
         SnapshotRequest {
             since: Some(v),
+            include_hidden: false,
             ..request()
         }
     }
@@ -607,6 +609,7 @@ mod tests {
             &mut tables,
             &SnapshotRequest {
                 since: Some(first.version),
+                include_hidden: false,
                 ..small.clone()
             },
             facts(vec![button(1, "A"), button(2, "B"), button(3, "C")]),
@@ -622,6 +625,7 @@ mod tests {
             &mut tables,
             &SnapshotRequest {
                 since: Some(grown.version),
+                include_hidden: false,
                 ..small
             },
             facts(vec![button(1, "A"), button(2, "B"), button(3, "C")]),

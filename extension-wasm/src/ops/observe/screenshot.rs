@@ -142,6 +142,7 @@ pub async fn take(
                 max_chars: budget.max_chars,
                 offset: 0,
                 since: None,
+                include_hidden: false,
             };
             Some(snapshot::snapshot(Some(tab), snapshot, checkpoint).await?)
         }

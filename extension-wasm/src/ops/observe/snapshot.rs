@@ -269,6 +269,7 @@ fn inline_frames<'a>(
                 max_chars: chars_left,
                 offset: 0,
                 since: None,
+                include_hidden: request.include_hidden,
             };
             let Ok(child) = observe_document(tab, &child_request, checkpoint).await else {
                 continue;
@@ -363,6 +364,7 @@ async fn observe_document(
                 lines: request.max_nodes,
                 chars: request.max_chars,
             }),
+            include_hidden: request.include_hidden,
         },
         missing,
     )
