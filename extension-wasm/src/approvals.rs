@@ -15,7 +15,7 @@ use std::collections::HashSet;
 
 use serde::{Deserialize, Serialize};
 use serde_json::json;
-use tabwire_protocol::{ErrorCode, OpError, TabId};
+use tabwire_protocol::{ErrorCode, HandedBack, HandoffChoice, OpError, TabId};
 use wasm_bindgen::prelude::*;
 
 use crate::chrome;
@@ -270,16 +270,45 @@ pub async fn approve(
     }
 }
 
-/// Hands `tab` to a person for `reason` and waits at most `budget_ms` for *Done* or *Decline*
-/// (`None`: neither came).
+/// Hands `tab` to a person for `reason` (`request_human`): the tab becomes the selected tab of
+/// its window (the window is not focused), and the answer is awaited for at most `budget_ms`.
 pub async fn hand_over(
     tab: TabId,
-    origin: &str,
     asker: Asker,
     reason: String,
     budget_ms: f64,
-) -> Option<Answer> {
-    ask(tab, origin, asker, Question::Handoff { reason }, budget_ms).await
+) -> Result<HandedBack, OpError> {
+    if person_has(tab) {
+        return Err(OpError::new(
+            ErrorCode::HumanInControl,
+            format!("Tab {tab} is already handed to a person; wait for that request_human call."),
+        ));
+    }
+    let url = crate::chrome_tabs::get_tab(tab)
+        .await?
+        .url
+        .unwrap_or_default();
+    let origin = tabwire_protocol::policy::origin_of(&url).unwrap_or(url);
+    crate::chrome_tabs::select_in_window(tab).await?;
+    let question = Question::Handoff { reason };
+    match ask(tab, &origin, asker, question, budget_ms.max(0.0)).await {
+        Some(Answer::Done) => Ok(HandedBack {
+            tab_id: tab,
+            choice: HandoffChoice::Done,
+        }),
+        Some(_) => Ok(HandedBack {
+            tab_id: tab,
+            choice: HandoffChoice::Declined,
+        }),
+        None => Err(OpError::new(
+            ErrorCode::ApprovalTimeout,
+            format!(
+                "Nobody at the browser answered within {} s; the tab is the agent's again. Retry \
+                 when someone is there.",
+                (budget_ms / 1000.0).round()
+            ),
+        )),
+    }
 }
 
 fn notification_id(id: u32) -> String {

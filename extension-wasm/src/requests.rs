@@ -113,6 +113,20 @@ async fn run(
             }
             None => None,
         };
+        if let Operation::Tabs(TabsOp::Handoff(handoff)) = op {
+            let tab = match tab_id {
+                Some(tab) => tab,
+                None => resolve_tab(None).await?.id,
+            };
+            let asker = approvals::Asker {
+                session: None,
+                client: "an agent".into(),
+            };
+            let budget = checkpoint.budget_ms();
+            return approvals::hand_over(tab, asker, handoff.reason, budget)
+                .await
+                .map(Into::into);
+        }
         if let Some(tab) = tab {
             admit(tab, &op, tool, checkpoint).await?;
         }

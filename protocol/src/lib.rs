@@ -71,8 +71,9 @@ pub use storage::{
     Cookie, GetCookies, GetLocalStorage, StorageEntries, StorageEntry, StorageOp, StorageResult,
 };
 pub use tabs::{
-    CloseTab, ClosedTab, CreateTab, GetActiveTab, HistoryDirection, HistoryStep, ListTabs,
-    Navigate, Navigated, ReloadTab, SwitchTab, TabInfo, TabList, TabsOp, TabsResult,
+    CloseTab, ClosedTab, CreateTab, GetActiveTab, HandedBack, Handoff, HandoffChoice,
+    HistoryDirection, HistoryStep, ListTabs, Navigate, Navigated, ReloadTab, SwitchTab, TabInfo,
+    TabList, TabsOp, TabsResult,
 };
 
 /// Chrome's numeric tab ID. Unique only within one browser.

@@ -29,8 +29,8 @@ use crate::storage::{
     Cookie, GetCookies, GetLocalStorage, StorageEntries, StorageEntry, StorageOp, StorageResult,
 };
 use crate::tabs::{
-    CloseTab, ClosedTab, CreateTab, GetActiveTab, HistoryStep, ListTabs, Navigate, Navigated,
-    ReloadTab, SwitchTab, TabInfo, TabList, TabsOp, TabsResult,
+    CloseTab, ClosedTab, CreateTab, GetActiveTab, HandedBack, Handoff, HistoryStep, ListTabs,
+    Navigate, Navigated, ReloadTab, SwitchTab, TabInfo, TabList, TabsOp, TabsResult,
 };
 
 /// What a [`crate::Request`] asks the extension to do, by group.
@@ -156,6 +156,7 @@ asks! {
     Navigate => Tabs(TabsOp::Navigate) -> Navigated;
     HistoryStep => Tabs(TabsOp::History) -> TabInfo;
     ReloadTab => Tabs(TabsOp::Reload) -> TabInfo;
+    Handoff => Tabs(TabsOp::Handoff) -> HandedBack;
     ActRequest => Act(ActOp::Act) -> Acted;
     BatchRequest => Act(ActOp::Batch) -> BatchResult;
     ReadStateRequest => Act(ActOp::ReadState) -> ElementState;
@@ -180,6 +181,7 @@ answers! {
     TabInfo => Tabs(TabsResult::Tab);
     ClosedTab => Tabs(TabsResult::Closed);
     Navigated => Tabs(TabsResult::Navigated);
+    HandedBack => Tabs(TabsResult::HandedBack);
     Acted => Act(ActResult::Acted);
     BatchResult => Act(ActResult::Batch);
     ElementState => Act(ActResult::ElementState);

@@ -153,20 +153,60 @@ pub enum TabsOp {
     History(HistoryStep),
     /// Reload.
     Reload(ReloadTab),
+    /// Hand the tab to a person and wait for their answer (`request_human`).
+    Handoff(Handoff),
+}
+
+/// Hand the request's tab to the person at the browser for something only a person should do,
+/// and wait, within the request's deadline, until they answer *Done* or *Decline*.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Handoff {
+    /// Why, in the agent's words, shown to the person.
+    pub reason: String,
+}
+
+/// At most this many characters of a handoff's reason.
+pub const HANDOFF_REASON_MAX: usize = 500;
+
+/// What the person chose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum HandoffChoice {
+    /// They did what was asked.
+    Done,
+    /// They will not.
+    Declined,
+}
+
+/// The person's answer to a [`Handoff`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HandedBack {
+    /// The tab.
+    pub tab_id: TabId,
+    /// Their answer.
+    pub choice: HandoffChoice,
 }
 
 impl TabsOp {
     /// Whether the operation changes a tab.
     pub fn is_mutation(&self) -> bool {
-        !matches!(self, TabsOp::ListTabs(_) | TabsOp::GetActive(_))
+        // A handoff's changes are the person's, not the agent's.
+        !matches!(
+            self,
+            TabsOp::ListTabs(_) | TabsOp::GetActive(_) | TabsOp::Handoff(_)
+        )
     }
 
     /// Whether it runs beside the tab's queue: it is about the browser rather than one page
     /// (listing tabs, the active tab, a new tab).
     pub fn bypasses_queue(&self) -> bool {
+        // A handoff waits for a person, beside the queue: the agent's other calls on the tab
+        // are refused meanwhile (`HUMAN_IN_CONTROL`) instead of waiting behind it.
         matches!(
             self,
-            TabsOp::ListTabs(_) | TabsOp::GetActive(_) | TabsOp::Create(_)
+            TabsOp::ListTabs(_) | TabsOp::GetActive(_) | TabsOp::Create(_) | TabsOp::Handoff(_)
         )
     }
 }
@@ -232,6 +272,8 @@ pub enum TabsResult {
     Closed(ClosedTab),
     /// A finished navigation.
     Navigated(Navigated),
+    /// A person's answer to a handoff.
+    HandedBack(HandedBack),
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use super::args::{ActionOptions, NoArgs};
 use super::envelope::{ToolError, ToolOutput};
 use super::routing::{BrowserRoute, Caller, Group, NoRoute, TabRoute, ToolContext};
 use super::{
-    act, actions, batch, capture, health, input, observe, optin, peers, schema, screenshot,
+    act, actions, batch, capture, health, input, observe, optin, peers, people, schema, screenshot,
     storage, tabs, waits,
 };
 use crate::peer::{Browser, SelectBrowserArgs};
@@ -226,6 +226,7 @@ catalogue! {
     "run_browser_actions", Browser TabRoute CHANGES, batch::RunActionsArgs, ActionOptions => batch::run_browser_actions, batch::RUN_BROWSER_ACTIONS;
     "read_element_state", Browser TabRoute READS, health::ReadStateArgs, NoOptions => health::read_element_state, health::READ_ELEMENT_STATE;
     "handle_dialog", Browser TabRoute CHANGES, health::HandleDialogArgs, NoOptions => health::handle_dialog, health::HANDLE_DIALOG;
+    "request_human", Browser TabRoute ADDS, people::RequestHumanArgs, NoOptions => people::request_human, people::REQUEST_HUMAN;
     "get_tab_health", Browser TabRoute SETS, health::TabHealthArgs, NoOptions => health::get_tab_health, health::GET_TAB_HEALTH;
     "start_network_capture", Browser TabRoute FORGETS, NoArgs, NoOptions => capture::start_network_capture, capture::START_NETWORK_CAPTURE;
     "stop_network_capture", Browser TabRoute SETS, NoArgs, NoOptions => capture::stop_network_capture, capture::STOP_NETWORK_CAPTURE;

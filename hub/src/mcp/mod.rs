@@ -19,6 +19,7 @@ mod input;
 mod observe;
 mod optin;
 mod peers;
+mod people;
 mod routing;
 mod schema;
 #[cfg(test)]

@@ -34,6 +34,12 @@ pub async fn run(
         TabsOp::Navigate(request) => navigate::navigate(tab_id, &request.url, checkpoint)
             .await?
             .into(),
+        TabsOp::Handoff(_) => {
+            return Err(OpError::new(
+                ErrorCode::Internal,
+                "a handoff is served where the request's caller is known (requests.rs)",
+            ));
+        }
         op => {
             let tab = resolve_tab(tab_id).await?.id;
             match op {
@@ -54,7 +60,8 @@ pub async fn run(
                 TabsOp::ListTabs(_)
                 | TabsOp::GetActive(_)
                 | TabsOp::Create(_)
-                | TabsOp::Navigate(_) => unreachable!("handled above"),
+                | TabsOp::Navigate(_)
+                | TabsOp::Handoff(_) => unreachable!("handled above"),
             }
         }
     })
