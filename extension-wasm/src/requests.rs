@@ -15,10 +15,14 @@
 //! answering a dialog run beside the queues. An operation on a tab with an open JavaScript
 //! dialog fails at once with `DIALOG_OPEN`, and one that a dialog blocks midway stops with it
 //! (actions handle a dialog their own input opened themselves: for them it is a result).
+//!
+//! Leases (`leases`) are checked and taken once the request holds its place in the tab's
+//! queue, before the dialog check: a changing call on a tab another session holds fails there
+//! with `TAB_LEASED`, and tabs an operation opens are leased to its caller afterwards.
 
 use tabwire_protocol::{
-    ActOp, ErrorCode, ExtensionMessage, OpError, OpResult, Operation, Request, Response, TabId,
-    TabsOp,
+    ActOp, ErrorCode, ExtensionMessage, LeaseHolder, OpError, OpResult, Operation, Request,
+    Response, TabId, TabsOp,
 };
 
 use crate::calllog::{self, CallRecord};
@@ -26,7 +30,7 @@ use crate::checkpoint::{Checkpoint, Liveness};
 use crate::chrome_tabs::resolve_tab;
 use crate::ops;
 use crate::timer::{Either, now_ms, select, sleep};
-use crate::{debugger, queue};
+use crate::{debugger, leases, queue};
 
 /// Requests slower than this are logged even when they succeed.
 const SLOW_REQUEST_MS: u32 = 1000;
@@ -44,12 +48,13 @@ pub async fn handle(
         tab_id,
         deadline_ms,
         tool,
+        holder,
         op,
     } = request;
     let timeout = deadline_error(&op, deadline_ms);
     let checkpoint = Checkpoint::new(liveness.clone(), deadline_ms, timeout.clone());
     let stop = select(sleep(deadline_ms as f64), liveness.closed());
-    let work = run(tab_id, op, &tool, deadline_ms, &checkpoint);
+    let work = run(tab_id, holder.as_ref(), op, &tool, deadline_ms, &checkpoint);
     let outcome = match select(work, stop).await {
         Either::Left(outcome) => outcome,
         Either::Right(Either::Left(())) => Err(timeout_error(timeout, &checkpoint, deadline_ms)),
@@ -96,14 +101,18 @@ pub async fn handle(
 /// Runs `op`: in its tab's queue unless it bypasses the queues, with the open-dialog checks.
 async fn run(
     tab_id: Option<TabId>,
+    holder: Option<&LeaseHolder>,
     op: Operation,
     tool: &str,
     deadline_ms: u64,
     checkpoint: &Checkpoint,
 ) -> Result<OpResult, OpError> {
+    let opens_tab = matches!(op, Operation::Tabs(TabsOp::Create(_)));
     if op.bypasses_queue() {
         checkpoint.start_running();
-        return ops::execute(tab_id, op, checkpoint).await;
+        leases::gate_unqueued(tab_id, holder, &op).await?;
+        let outcome = ops::execute(tab_id, op, checkpoint).await;
+        return leases::adopt(holder, opens_tab, outcome).await;
     }
     // A named tab takes its place in line at once (arrival order); the handler checks it
     // exists. Only "the active tab" must be looked up first.
@@ -114,22 +123,27 @@ async fn run(
     // Dropped at the deadline while still waiting, this leaves the line (`QUEUE_TIMEOUT`).
     let _permit = queue::admit(tab, tool, deadline_ms).await;
     checkpoint.start_running();
+    if let Some(answer) = leases::gate(tab, holder, &op).await? {
+        return Ok(answer);
+    }
     if let Some(dialog) = debugger::dialog(tab) {
         return Err(debugger::dialog_error(&dialog));
     }
     let handles_dialogs = matches!(op, Operation::Act(ActOp::Act(_) | ActOp::Batch(_)));
     let mutation = op.is_mutation();
     let work = ops::execute(Some(tab), op, checkpoint);
-    if handles_dialogs {
-        return work.await;
-    }
-    debugger::unless_dialog(tab, work).await.map_err(|error| {
-        if mutation && error.code == ErrorCode::DialogOpen {
-            error.action_may_have_occurred()
-        } else {
-            error
-        }
-    })
+    let outcome = if handles_dialogs {
+        work.await
+    } else {
+        debugger::unless_dialog(tab, work).await.map_err(|error| {
+            if mutation && error.code == ErrorCode::DialogOpen {
+                error.action_may_have_occurred()
+            } else {
+                error
+            }
+        })
+    };
+    leases::adopt(holder, opens_tab, outcome).await
 }
 
 /// The error for an operation that never left its tab's queue.

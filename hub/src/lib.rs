@@ -27,6 +27,7 @@ pub mod auth;
 pub mod browser_link;
 pub mod config;
 pub mod hosted;
+pub mod leases;
 pub mod local_session;
 pub mod local_socket;
 pub mod mcp;
@@ -92,6 +93,7 @@ pub struct Hub {
 impl Hub {
     /// Binds HTTP and, in local mode, the Unix socket, as `config` says.
     pub async fn bind(config: Config) -> Result<Hub, BindError> {
+        let lease_idle = config.lease_idle();
         let (addr, mode, audit_dir) = config.into_parts();
         let http = TcpListener::bind(addr)
             .await
@@ -119,6 +121,7 @@ impl Hub {
                     .as_deref()
                     .map(audit::AuditLog::open)
                     .transpose()?;
+                state.lease_idle = lease_idle;
                 Ok(Hub {
                     http,
                     socket: Some((socket, socket_path)),
@@ -139,6 +142,7 @@ impl Hub {
                         .as_deref()
                         .map(audit::AuditLog::open)
                         .transpose()?,
+                    lease_idle,
                 }),
                 public: Some(config.public),
             }),

@@ -1,12 +1,14 @@
 //! What every connection of one hub shares: the accounts with their peers, the URL extensions
 //! are told to use, the token checks of hosted mode, the paired browsers of local mode,
-//! whether agents may open file URLs and the audit log.
+//! whether agents may open file URLs, the audit log and how long leases last.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::accounts::Accounts;
 use crate::audit::AuditLog;
 use crate::auth::Authenticator;
+use crate::leases::DEFAULT_LEASE_IDLE;
 use crate::pairing::Pairings;
 use crate::peer::Reach;
 
@@ -24,6 +26,8 @@ pub struct HubState {
     pub file_urls: FileUrls,
     /// Where every tool call is recorded, when the hub keeps an audit log.
     pub audit: Option<AuditLog>,
+    /// How long a session's lease on a tab lasts without a changing call (`--lease-idle`).
+    pub lease_idle: Duration,
 }
 
 /// Whether tools may open `file://` URLs. A file URL reads the disk of the computer the browser
@@ -47,6 +51,7 @@ impl HubState {
             pairings: Some(pairings),
             file_urls: FileUrls::Allowed,
             audit: None,
+            lease_idle: DEFAULT_LEASE_IDLE,
         }
     }
 

@@ -18,6 +18,8 @@
 //!   navigation), [`actions`] (actions, batches, element state, dialogs, tab health),
 //!   [`capture`] (network and console capture) and [`storage`] (cookies, local storage).
 //! - [`errors`]: stable error codes with their category, shared by hub and extension.
+//! - [`leases`]: who holds a tab (or, later, a device): the caller the hub names and the
+//!   table the peer keeps, pure and generic over the unit.
 //! - [`refs`]: element references (`@e12`) and how tools name an element ([`Target`]).
 //! - [`local`]: the control lines between the stdio shim and the hub on the local Unix socket,
 //!   and the default socket path both agree on.
@@ -29,6 +31,7 @@
 pub mod actions;
 pub mod capture;
 pub mod errors;
+pub mod leases;
 pub mod local;
 pub mod messages;
 pub mod observe;
@@ -52,6 +55,7 @@ pub use capture::{
     SetNetworkCapture,
 };
 pub use errors::{ErrorCategory, ErrorCode, OpError};
+pub use leases::{LeaseHolder, LeaseTable};
 pub use local::{Attached, LocalControl, Selections, ShimDialect, default_socket_path};
 pub use messages::{
     Challenge, ExtensionMessage, Hello, HubMessage, HubProof, PROTOCOL_VERSION, Refusal, Request,
@@ -69,7 +73,8 @@ pub use storage::{
 };
 pub use tabs::{
     CloseTab, ClosedTab, CreateTab, GetActiveTab, HistoryDirection, HistoryStep, ListTabs,
-    Navigate, Navigated, ReloadTab, SwitchTab, TabInfo, TabList, TabsOp, TabsResult,
+    Navigate, Navigated, ReleaseTab, ReloadTab, SwitchTab, TabInfo, TabList, TabReleased, TabsOp,
+    TabsResult,
 };
 
 /// Chrome's numeric tab ID. Unique only within one browser.

@@ -10,6 +10,8 @@
 //! - [`typing`]: typing that widgets notice — keys by default, autocompletes and comboboxes.
 //! - [`tabs`], [`capture`]: tabs, screenshots, capture and storage.
 //! - [`audit`]: the audit log of tool calls and `tabwire-hub audit`.
+//! - [`leases`]: two agents' sessions on one browser — tab leases, `TAB_LEASED`, release,
+//!   lapses, and the tab groups that show them.
 //! - [`hosted`]: hosted mode behind a real TLS proxy.
 //! - [`pairing`]: mutual pairing under attack — a fake hub, fake browsers, malformed hellos,
 //!   revocation, a pairing that survives a hub restart — and a person pairing in the popup.
@@ -25,6 +27,7 @@ mod drag;
 mod edges;
 mod forms;
 mod hosted;
+mod leases;
 mod observation;
 mod ordering;
 mod pairing;

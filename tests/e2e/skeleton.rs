@@ -469,6 +469,7 @@ async fn tools_are_listed_with_strict_schemas() {
             "navigate_to",
             "press_key",
             "read_element_state",
+            "release_tab",
             "reload_tab",
             "run_browser_actions",
             "scroll_page",

@@ -2,10 +2,10 @@
 
 use std::process::Stdio;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, Tool};
+use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, Implementation, Tool};
 use rmcp::service::{RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncBufReadExt;
 
@@ -14,9 +14,10 @@ use crate::hub::Hub;
 
 const CALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(90);
 
-/// One MCP session.
-pub struct McpClient {
-    service: RunningService<RoleClient, ()>,
+/// One MCP session. `H` is what the client tells the hub about itself at `initialize`
+/// (`()`: rmcp's defaults; [`ClientConfig`]: a name of its own, see [`McpClient::connect_as`]).
+pub struct McpClient<H: ClientHandler = ()> {
+    service: RunningService<RoleClient, H>,
 }
 
 /// A tool's answer, split into what tests look at.
@@ -114,6 +115,27 @@ impl McpClient {
 
     /// Starts `tabwire-mcp` against `hub` and completes the MCP handshake.
     pub async fn connect(hub: &Hub) -> McpClient {
+        McpClient {
+            service: serve_through_shim(hub, ()).await,
+        }
+    }
+
+    /// [`McpClient::connect`] as a client that calls itself `name` at `initialize` (two agents'
+    /// sessions, told apart by their client's name).
+    pub async fn connect_as(hub: &Hub, name: &str) -> McpClient<ClientConfig> {
+        let config = ClientConfig::new(Default::default(), Implementation::new(name, "1.0"));
+        McpClient {
+            service: serve_through_shim(hub, config).await,
+        }
+    }
+}
+
+/// Starts `tabwire-mcp` against `hub` and completes the MCP handshake as `handler`.
+async fn serve_through_shim<H: ClientHandler>(
+    hub: &Hub,
+    handler: H,
+) -> RunningService<RoleClient, H> {
+    {
         let mut command = tokio::process::Command::new(&artifacts().shim);
         command.arg("--socket").arg(&hub.socket);
         let (transport, stderr) = TokioChildProcess::builder(command)
@@ -128,10 +150,11 @@ impl McpClient {
                 }
             });
         }
-        let service = ().serve(transport).await.expect("MCP handshake");
-        McpClient { service }
+        handler.serve(transport).await.expect("MCP handshake")
     }
+}
 
+impl<H: ClientHandler> McpClient<H> {
     /// Calls a tool; protocol-level failures panic.
     pub async fn call(&self, tool: &str, args: Value) -> Reply {
         self.try_call(tool, args)

@@ -25,10 +25,16 @@ pub struct Hub {
 impl Hub {
     /// Starts a hub on port 0 and waits for its "listening" line.
     pub fn spawn() -> Hub {
+        Hub::spawn_with(&[])
+    }
+
+    /// [`Hub::spawn`] with more flags (`--lease-idle 2`). [`Hub::restart`] does not repeat
+    /// them.
+    pub fn spawn_with(flags: &[&str]) -> Hub {
         let dir = Scratch::new("hub");
         let socket = dir.path().join("run").join("hub.sock");
         let state_dir = dir.path().join("state");
-        let (child, http) = start(0, &socket, &state_dir);
+        let (child, http) = start(0, &socket, &state_dir, flags);
         Hub {
             child: Some(child),
             http,
@@ -124,7 +130,7 @@ impl Hub {
     /// Starts the hub again on the same port and socket path.
     pub fn restart(&mut self) {
         self.kill();
-        let (child, http) = start(self.http.port(), &self.socket, &self.state_dir);
+        let (child, http) = start(self.http.port(), &self.socket, &self.state_dir, &[]);
         assert_eq!(http, self.http);
         self.child = Some(child);
     }
@@ -150,7 +156,7 @@ impl Drop for Follower {
     }
 }
 
-fn start(port: u16, socket: &Path, state_dir: &Path) -> (Child, SocketAddr) {
+fn start(port: u16, socket: &Path, state_dir: &Path, flags: &[&str]) -> (Child, SocketAddr) {
     let mut command = Command::new(&artifacts().hub);
     command
         .args([
@@ -162,7 +168,8 @@ fn start(port: u16, socket: &Path, state_dir: &Path) -> (Child, SocketAddr) {
         ])
         .arg(socket)
         .arg("--state-dir")
-        .arg(state_dir);
+        .arg(state_dir)
+        .args(flags);
     let (child, ready) = spawn_until_listening(command);
     let addr = ready.split_whitespace().next().unwrap_or_default();
     (child, addr.parse().expect("listening line has an address"))
