@@ -9,8 +9,11 @@ use serde_json::{Value, json};
 use tabwire_e2e::browser::Browser;
 use tabwire_e2e::client::{McpClient, Reply};
 use tabwire_e2e::fixtures::Fixtures;
+use tabwire_e2e::hosted::{Hosted, Role, claims_of};
 use tabwire_e2e::hub::Hub;
-use tabwire_e2e::scenario::{CONNECT_LIMIT, POPUP, connected_browser, loaded_tab, ref_of};
+use tabwire_e2e::scenario::{
+    CONNECT_LIMIT, POPUP, active_tabs, connected_browser, loaded_tab, ref_of,
+};
 use tabwire_e2e::wait::eventually;
 
 /// A hub started with `flags`, one browser on the board page, and the popup page to look at
@@ -122,8 +125,14 @@ async fn a_second_agent_reads_but_cannot_change_the_first_agents_tab_until_it_le
     let beta = board.agent("Agent Beta").await;
     let tab = board.board_tab(&alpha).await;
 
+    let shown = active_tabs(&alpha.call("list_tabs", json!({})).await);
     add_note(&alpha, tab).await.data();
     board.grouped(tab, Some("Agent Alpha · 1")).await;
+    assert_eq!(
+        active_tabs(&alpha.call("list_tabs", json!({})).await),
+        shown,
+        "leasing and grouping a background tab selects nothing"
+    );
 
     // Beta reads the tab, but cannot change it in any way.
     let snapshot = beta.call("get_page_snapshot", json!({"tabId": tab})).await;
@@ -165,6 +174,20 @@ async fn a_second_agent_reads_but_cannot_change_the_first_agents_tab_until_it_le
     add_note(&alpha, tab).await.data();
     assert_eq!(notes(&board).await, "Notes: 3");
     assert_eq!(board.group_titles().await, ["Agent Alpha · 1"]);
+
+    // The audit log records the refusals like any other outcome.
+    eventually("TAB_LEASED in the audit log", CONNECT_LIMIT, || async {
+        let log = board.hub.audit_command(&[]);
+        log.lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .any(|record| {
+                record["tool"] == "click_element"
+                    && record["outcome"] == "TAB_LEASED"
+                    && record["tabId"] == tab
+            })
+            .then_some(())
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -272,4 +295,55 @@ async fn an_idle_lease_lapses_on_its_own() {
         .await
         .data();
     refused_for(&add_note(&alpha, tab).await, "Agent Beta · 1");
+}
+
+/// Hosted mode: an HTTP session's leases lapse when the session is closed because its token was
+/// revoked, and a client without a session (per-request MCP) is one holder across its requests.
+#[tokio::test]
+async fn hosted_sessions_and_sessionless_clients_hold_tabs_too() {
+    let fixtures = Fixtures::serve().await;
+    let hosted = Hosted::start();
+    let url = fixtures.url("board.html");
+    let _chrome = hosted.launch_browser(&hosted.issue("team", Role::Browser), "Shared", &url);
+    let first_token = hosted.issue("team", Role::Agent);
+    let first = hosted.session(&first_token).await;
+    let second = hosted.session(&hosted.issue("team", Role::Agent)).await;
+    connected_browser(&first, "Shared").await;
+    let tab = loaded_tab(&first, json!({}), &url).await;
+
+    add_note(&first, tab).await.data();
+    let refused = add_note(&second, tab).await;
+    assert_eq!(refused.error_code(), "TAB_LEASED", "{}", refused.text);
+    let label = refused.error()["message"].as_str().unwrap().to_owned();
+    assert!(label.contains("· 1"), "the first session's label: {label}");
+
+    // The first token is revoked: the hub closes its session, and the session's lease ends.
+    hosted.revoke(&claims_of(&first_token).jti);
+    eventually("the second session's click", CONNECT_LIMIT, || async {
+        (!add_note(&second, tab).await.is_error).then_some(())
+    })
+    .await;
+
+    // A client without a session keeps what it leased from one request to the next.
+    let sessionless_token = hosted.issue("team", Role::Agent);
+    let sessionless = hosted.stateless_under_prefix(&sessionless_token).await;
+    let other = board_tab_of(&sessionless, &fixtures).await;
+    let created = sessionless
+        .call("create_tab", json!({"url": fixtures.url("board.html?own")}))
+        .await;
+    let own = created.data()["tabId"].as_u64().unwrap();
+    loaded_tab(&sessionless, json!({}), &fixtures.url("board.html?own")).await;
+    add_note(&sessionless, own).await.data();
+    add_note(&sessionless, own).await.data();
+    assert_eq!(add_note(&second, own).await.error_code(), "TAB_LEASED");
+    assert_eq!(
+        add_note(&sessionless, other).await.error_code(),
+        "TAB_LEASED",
+        "the second session still holds the board"
+    );
+}
+
+/// The board's tab as `client` lists it.
+async fn board_tab_of<H: ClientHandler>(client: &McpClient<H>, fixtures: &Fixtures) -> u64 {
+    loaded_tab(client, json!({}), &fixtures.url("board.html")).await
 }
