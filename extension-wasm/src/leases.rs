@@ -15,7 +15,10 @@
 //! tabwire did not make). A tab that closes takes its lease with it.
 //!
 //! Grouping is shown, not enforced: when Chrome cannot group a tab (the API missing, a tab
-//! that cannot be grouped) the lease holds all the same and the failure is logged.
+//! that cannot be grouped) the lease holds all the same and the failure is logged. Leases live
+//! in the worker's memory and die with it; the groups would not, so the IDs of the groups
+//! tabwire made are kept in `chrome.storage.local`, and a new worker (after a crash, a reload
+//! or an update of the extension) takes the tabs out of the groups its predecessor left.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
@@ -29,8 +32,11 @@ use tabwire_protocol::{
 use wasm_bindgen_futures::spawn_local;
 
 use crate::chrome::{self, JsFailure};
-use crate::chrome_tabs::{get_tab, resolve_tab};
+use crate::chrome_tabs::{get_tab, query, resolve_tab};
 use crate::timer::{now_ms, sleep};
+
+/// Where the IDs of the groups tabwire made are kept for the next worker.
+const GROUPS_KEY: &str = "leaseGroups";
 
 #[derive(Default)]
 struct State {
@@ -315,7 +321,60 @@ async fn place(tab: TabId, holder: &LeaseHolder) -> Result<i64, JsFailure> {
     let title = chrome::to_js(&json!({"title": holder.client, "collapsed": false}))?;
     chrome::call(chrome::tab_groups_update(group as f64, &title)).await?;
     with(|state| state.groups.insert(key, group));
+    save_groups().await;
     Ok(group)
+}
+
+/// Keeps the IDs of the groups made so far (some may be gone: the next worker finds no tabs in
+/// those).
+async fn save_groups() {
+    let groups: Vec<i64> = with(|state| state.groups.values().copied().collect());
+    let saved = match chrome::to_js(&json!({ GROUPS_KEY: groups })) {
+        Ok(items) => chrome::call(chrome::storage_local_set(&items))
+            .await
+            .map(|_| ()),
+        Err(failure) => Err(failure),
+    };
+    if let Err(failure) = saved {
+        chrome::log!("could not keep the lease groups: {failure}");
+    }
+}
+
+/// At worker start, before any lease: takes the tabs out of the groups an earlier worker made
+/// (its leases ended with it).
+pub async fn ungroup_leftovers() {
+    let Ok(keys) = chrome::to_js(&json!([GROUPS_KEY])) else {
+        return;
+    };
+    let saved: HashMap<String, Vec<i64>> =
+        match chrome::call(chrome::storage_local_get(&keys)).await {
+            Ok(items) => chrome::from_js(items).unwrap_or_default(),
+            Err(failure) => {
+                chrome::log!("could not read the lease groups: {failure}");
+                return;
+            }
+        };
+    let groups = saved.get(GROUPS_KEY).cloned().unwrap_or_default();
+    if groups.is_empty() {
+        return;
+    }
+    let mut tabs = Vec::new();
+    for group in groups {
+        if let Ok(found) = query(&json!({ "groupId": group })).await {
+            tabs.extend(found.iter().filter_map(|tab| tab.tab_id()));
+        }
+    }
+    for tab in &tabs {
+        let _ = chrome::call(chrome::tabs_ungroup(*tab)).await;
+    }
+    if !tabs.is_empty() {
+        chrome::log!(
+            "took {} tab(s) out of an earlier worker's lease groups",
+            tabs.len()
+        );
+    }
+    // Groups of this worker's own may have been made meanwhile: keep those.
+    save_groups().await;
 }
 
 /// Takes tabs tabwire grouped out of their groups (their leases are over).

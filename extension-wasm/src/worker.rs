@@ -43,6 +43,7 @@ pub fn start() {
     install_storage_listener();
     crate::chrome::log!("starting (extension {})", chrome::extension_version());
     spawn_local(store::restrict_local_storage());
+    spawn_local(leases::ungroup_leftovers());
     spawn_local(async {
         let local = store::load_local().await;
         let bundled = store::load_bundled().await;

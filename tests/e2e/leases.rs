@@ -347,3 +347,41 @@ async fn hosted_sessions_and_sessionless_clients_hold_tabs_too() {
 async fn board_tab_of<H: ClientHandler>(client: &McpClient<H>, fixtures: &Fixtures) -> u64 {
     loaded_tab(client, json!({}), &fixtures.url("board.html")).await
 }
+
+/// The extension's worker stops (Chrome stopped or lost it): the leases die with it, and the
+/// new worker takes the tabs out of the groups the old one left.
+#[tokio::test]
+async fn a_new_worker_ungroups_what_the_old_one_left() {
+    let mut board = Board::open(&[]).await;
+    let alpha = board.agent("Agent Alpha").await;
+    let tab = board.board_tab(&alpha).await;
+    add_note(&alpha, tab).await.data();
+    board.grouped(tab, Some("Agent Alpha · 1")).await;
+
+    board.browser.stop_service_worker().await;
+    // The popup wakes a new worker.
+    board.popup = board.browser.open_tab(POPUP).await;
+    board.grouped(tab, None).await;
+    // Once the extension is connected again, the tab is free, and Alpha's next change leases it
+    // anew.
+    eventually(
+        "Alpha's click once the browser is back",
+        CONNECT_LIMIT,
+        || async {
+            let snapshot = alpha.call("get_page_snapshot", json!({"tabId": tab})).await;
+            if snapshot.is_error {
+                return None;
+            }
+            let add = ref_of(&snapshot, "button \"Add note\"");
+            let click = alpha
+                .call(
+                    "click_element",
+                    json!({"selector": add, "tabId": tab, "observe": false}),
+                )
+                .await;
+            (!click.is_error).then_some(())
+        },
+    )
+    .await;
+    board.grouped(tab, Some("Agent Alpha · 1")).await;
+}
