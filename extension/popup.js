@@ -8,7 +8,12 @@
 // The pairing code is write-only too: the worker says only whether the browser is paired; a
 // code typed on Connect pairs (again), replacing an earlier pairing.
 
+// Questions from agents (approvals on `ask` origins, handoffs from request_human) are listed on
+// top with their answers; the owner's policy is a text area of rules, saved only when the worker
+// accepts them, with what applies to the window's current tab above it.
+
 const $ = (id) => document.getElementById(id);
+let policyEdited = false;
 const fields = ['serverUrl', 'browserName'];
 const edited = new Set(); // fields changed by the user since the last successful Connect
 
@@ -88,6 +93,63 @@ function render(state) {
   });
   $('calls').tBodies[0].replaceChildren(...rows);
   $('noCalls').hidden = rows.length > 0;
+
+  renderQuestions(state.questions || []);
+  const policy = state.policy || { lines: '', managed: false };
+  const text = $('policyText');
+  text.readOnly = policy.managed;
+  $('policyNote').hidden = !policy.managed;
+  $('savePolicy').disabled = policy.managed;
+  if (policy.managed || (!policyEdited && document.activeElement !== text)) text.value = policy.lines;
+}
+
+const ANSWERS = {
+  approval: [['once', 'Allow once'], ['session', 'Allow for this session'], ['deny', 'Deny']],
+  handoff: [['done', 'Done'], ['decline', 'Decline']],
+};
+
+function renderQuestions(questions) {
+  $('questions').hidden = questions.length === 0;
+  const items = questions.map((question) => {
+    const item = document.createElement('li');
+    item.dataset.id = String(question.id);
+    const what = document.createElement('p');
+    what.textContent = question.kind === 'approval'
+      ? `${question.asker.client} asks to run ${question.tool} on ${question.target} at ${question.origin} (tab ${question.tabId}).`
+      : `${question.asker.client} hands you tab ${question.tabId} (${question.origin}): ${question.reason}`;
+    item.appendChild(what);
+    for (const [answer, label] of ANSWERS[question.kind] || []) {
+      const button = document.createElement('button');
+      button.type = 'button';
+      button.textContent = label;
+      button.dataset.answer = answer;
+      button.addEventListener('click', async () => {
+        await send({ type: 'answer', id: question.id, answer });
+        refresh();
+      });
+      item.appendChild(button);
+    }
+    return item;
+  });
+  $('questionList').replaceChildren(...items);
+}
+
+async function showEffective() {
+  try {
+    const [tab] = await chrome.tabs.query({ active: true, lastFocusedWindow: true });
+    if (!tab || !tab.url || tab.url.startsWith(chrome.runtime.getURL(''))) {
+      $('effective').textContent = '';
+      return;
+    }
+    const reply = await send({ type: 'verdict', url: tab.url });
+    const verdict = reply && reply.verdict;
+    if (!verdict) return;
+    const owner = verdict.owner === 'operator' ? "the hub's" : 'your';
+    $('effective').textContent = `This tab: agents may ${verdict.access} here (${owner} rule ` +
+      `${verdict.rule}); sensitive reads ${verdict.sensitive === 'allow' ? 'allowed' : 'denied'}.`;
+  } catch (error) {
+    $('effective').textContent = '';
+  }
 }
 
 async function refresh() {
@@ -127,6 +189,20 @@ $('settings').addEventListener('submit', async (event) => {
   }
 });
 
+$('policyText').addEventListener('input', () => { policyEdited = true; });
+
+$('savePolicy').addEventListener('click', async () => {
+  showText($('policyError'), '');
+  const reply = await send({ type: 'savePolicy', text: $('policyText').value });
+  if (reply && reply.ok) {
+    policyEdited = false;
+  } else {
+    showText($('policyError'), (reply && reply.error) || 'Could not save the rules.');
+  }
+  refresh();
+  showEffective();
+});
+
 $('forgetToken').addEventListener('click', async () => {
   showText($('formError'), '');
   $('forgetToken').disabled = true;
@@ -144,4 +220,5 @@ $('forgetToken').addEventListener('click', async () => {
 });
 
 refresh();
+showEffective();
 setInterval(refresh, 1000);

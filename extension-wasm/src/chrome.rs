@@ -78,9 +78,22 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onRemoved"], js_name = removeListener)]
     pub fn tabs_on_removed_remove(listener: &Function);
 
+    // --- chrome.notifications ---
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "notifications"], js_name = create)]
+    pub fn notifications_create(id: &str, options: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "notifications"], js_name = clear)]
+    pub fn notifications_clear(id: &str) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(js_namespace = ["chrome", "notifications", "onButtonClicked"], js_name = addListener)]
+    pub fn notifications_on_button_clicked(listener: &Function);
+
     // --- chrome.webNavigation ---
     #[wasm_bindgen(catch, js_namespace = ["chrome", "webNavigation"], js_name = getAllFrames)]
     pub fn web_navigation_get_all_frames(details: &JsValue) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "webNavigation"], js_name = getFrame)]
+    pub fn web_navigation_get_frame(details: &JsValue) -> Result<Promise, JsValue>;
 
     #[wasm_bindgen(js_namespace = ["chrome", "webNavigation", "onBeforeNavigate"], js_name = addListener)]
     pub fn web_navigation_on_before_navigate(listener: &Function);

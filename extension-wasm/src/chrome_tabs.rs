@@ -80,6 +80,13 @@ const TAB_TITLE_MAX: usize = 300;
 
 /// A `TabInfo` for an ordinary tab.
 pub fn tab_info(tab: &ChromeTab) -> Option<TabInfo> {
+    let url = tab
+        .url
+        .clone()
+        .or_else(|| tab.pending_url.clone())
+        .unwrap_or_default();
+    // A denied origin's tab is listed, so an agent knows it is there, and nothing more.
+    let blocked = !crate::policy::shows(&url);
     Some(TabInfo {
         tab_id: tab.tab_id()?,
         window_id: tab
@@ -88,15 +95,18 @@ pub fn tab_info(tab: &ChromeTab) -> Option<TabInfo> {
             .unwrap_or_default(),
         active: tab.active,
         // A page sets its own URL and title: both are capped like every page-made string.
-        url: cap(
-            &tab.url
-                .clone()
-                .or_else(|| tab.pending_url.clone())
-                .unwrap_or_default(),
-            TAB_URL_MAX,
-        ),
-        title: cap(&tab.title.clone().unwrap_or_default(), TAB_TITLE_MAX),
+        url: if blocked {
+            String::new()
+        } else {
+            cap(&url, TAB_URL_MAX)
+        },
+        title: if blocked {
+            String::new()
+        } else {
+            cap(&tab.title.clone().unwrap_or_default(), TAB_TITLE_MAX)
+        },
         status: tab.status.clone().unwrap_or_else(|| "complete".to_owned()),
+        blocked,
     })
 }
 

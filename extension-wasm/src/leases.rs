@@ -64,9 +64,9 @@ fn now() -> u64 {
     now_ms().max(0.0) as u64
 }
 
-/// Checks and takes the lease for `op` on `tab`, which the request holds in its queue: a
-/// changing call is refused while another session holds the tab, and otherwise leases it to
-/// the caller. A release is answered here (`Some`); everything else goes on (`None`).
+/// Checks the lease for `op` on `tab`, which the request holds in its queue: a changing call
+/// is refused while another session holds the tab. A release is answered here (`Some`);
+/// everything else goes on (`None`) and takes the lease with [`take`] once it may run.
 pub async fn gate(
     tab: TabId,
     holder: Option<&LeaseHolder>,
@@ -77,16 +77,20 @@ pub async fn gate(
             .await
             .map(|released| Some(released.into()));
     }
-    if !op.is_mutation() {
-        return Ok(None);
+    if op.is_mutation() {
+        let session = holder.map(|holder| holder.session.as_str());
+        with(|state| state.table.check(tab, session, now())).map_err(|held| leased(tab, &held))?;
     }
-    let Some(holder) = holder else {
-        // A caller the hub did not name may change only tabs nobody holds.
-        with(|state| state.table.check(tab, None, now())).map_err(|held| leased(tab, &held))?;
-        return Ok(None);
-    };
-    claim(tab, holder).await?;
     Ok(None)
+}
+
+/// Leases `tab` to the caller of a changing `op` (or renews its lease). A caller the hub did
+/// not name takes no lease: it may change only tabs nobody holds ([`gate`]).
+pub async fn take(tab: TabId, holder: Option<&LeaseHolder>, op: &Operation) -> Result<(), OpError> {
+    match holder {
+        Some(holder) if op.is_mutation() => claim(tab, holder).await,
+        _ => Ok(()),
+    }
 }
 
 /// [`gate`] for an operation that runs beside the queues (answering a dialog): its tab is
@@ -100,7 +104,8 @@ pub async fn gate_unqueued(
         return Ok(());
     }
     let tab = resolve_tab(tab_id).await?.id;
-    gate(tab, holder, op).await.map(|_| ())
+    gate(tab, holder, op).await?;
+    take(tab, holder, op).await
 }
 
 /// Leases to the caller the tabs its operation opened (a new tab, tabs a click opened), and

@@ -17,7 +17,9 @@
 //!   (the popup's list of recent calls).
 //! - State: [`refs`] (the per-frame state behind `@e12` / `@f3e5` refs: bindings, rebinding,
 //!   versions, the snapshot fence), [`checkpoint`] (whether a request may still act).
-//! - Browser: [`chrome_tabs`], [`debugger`] (attachment; CDP events published to subscribers),
+//! - Browser: [`policy`] (both owners' per-origin rules, checked where operations take
+//!   effect), [`approvals`] (a person's answers: approvals on `ask` origins, handoffs),
+//!   [`chrome_tabs`], [`debugger`] (attachment; CDP events published to subscribers),
 //!   [`activity`] (loads and requests in flight), [`queue`] (per-tab order), [`page`] (the
 //!   in-page collector, `js/collector/`, through `js/page.js`), [`input`] (trusted input).
 //! - [`ops`]: one module per operation group, as the protocol groups them.
@@ -32,6 +34,7 @@
 //! runs only in the browser.
 
 pub mod activity;
+pub mod approvals;
 pub mod calllog;
 pub mod checkpoint;
 pub mod chrome;
@@ -45,6 +48,7 @@ pub mod mailbox;
 pub mod observation;
 pub mod ops;
 pub mod page;
+pub mod policy;
 pub mod popup;
 pub mod queue;
 pub mod refs;

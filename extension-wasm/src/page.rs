@@ -12,6 +12,7 @@ use js_sys::Promise;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use tabwire_protocol::REDACTED;
+use tabwire_protocol::policy::Need;
 use tabwire_protocol::{ContentFormat, ErrorCode, OpError, TabId};
 use wasm_bindgen::prelude::*;
 
@@ -264,6 +265,30 @@ pub enum PageCommand {
     },
 }
 
+impl PageCommand {
+    /// Whether the command only reads the page: the collector's `READS` (a test holds the two
+    /// to each other). Any other command may change the page, so in a frame it needs the
+    /// frame's origin to allow actions.
+    pub fn only_reads(&self) -> bool {
+        matches!(
+            self,
+            PageCommand::Probe
+                | PageCommand::Snapshot { .. }
+                | PageCommand::CountAnchors { .. }
+                | PageCommand::ReadState { .. }
+                | PageCommand::CheckText { .. }
+                | PageCommand::CheckSelector { .. }
+                | PageCommand::SelectedText
+                | PageCommand::LocalStorage { .. }
+                | PageCommand::Rect { .. }
+                | PageCommand::Content { .. }
+                | PageCommand::FrameIndex
+                | PageCommand::FrameHit { .. }
+                | PageCommand::Point { .. }
+        )
+    }
+}
+
 /// How the page finds an element.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[cfg_attr(test, derive(Deserialize))]
@@ -359,6 +384,9 @@ pub async fn run<T: DeserializeOwned>(
     command: &PageCommand,
     missing: MissingFrame<'_>,
 ) -> Result<InPage<T>, OpError> {
+    if frame != 0 {
+        check_frame(tab, frame, command).await?;
+    }
     let args = serde_json::to_string(&Args {
         redacted: REDACTED,
         command,
@@ -412,6 +440,14 @@ pub async fn run_all<T: DeserializeOwned>(
     frames: &[u32],
     command: &PageCommand,
 ) -> Result<Vec<(u32, T)>, OpError> {
+    // A frame the policy closes is left out, as one that does not answer is.
+    let mut allowed = Vec::with_capacity(frames.len());
+    for &frame in frames {
+        if frame == 0 || check_frame(tab, frame, command).await.is_ok() {
+            allowed.push(frame);
+        }
+    }
+    let frames = allowed.as_slice();
     let args = serde_json::to_string(&Args {
         redacted: REDACTED,
         command,
@@ -435,6 +471,27 @@ pub async fn run_all<T: DeserializeOwned>(
         .into_iter()
         .filter_map(|i| Some((i.frame_id, parse_reply(&i.result?).ok()?)))
         .collect())
+}
+
+/// Whether the policy lets `command` run in frame `frame` of `tab`, judged by what the frame
+/// shows now: reads need its origin to allow reads, anything else actions. An `ask` origin in a
+/// frame is refused: approvals are asked for a tab's own page only (open the frame's page in a
+/// tab of its own to act there with a person's approval).
+async fn check_frame(tab: TabId, frame: u32, command: &PageCommand) -> Result<(), OpError> {
+    let need = if command.only_reads() {
+        Need::Read
+    } else {
+        Need::Act
+    };
+    if crate::policy::check_frame(tab, frame, need).await? {
+        return Ok(());
+    }
+    Err(OpError::new(
+        ErrorCode::OriginBlocked,
+        format!(
+            "Frame {frame} shows an origin where actions need a person's approval, which is              asked only for a tab's own page: open the frame's page in a tab of its own."
+        ),
+    ))
 }
 
 /// Whether Chrome refused because the frame does not exist (any more).
@@ -605,6 +662,43 @@ mod tests {
             .collect();
         assert!(variants.len() > 20, "{variants:?}");
         assert_eq!(variants, handlers);
+    }
+
+    #[test]
+    fn the_commands_that_only_read_are_the_collectors_reads() {
+        // The collector forgets its walk after any command but these; the policy lets only
+        // these run in a frame that allows reads but not actions. The names `only_reads`
+        // matches, in the collector's spelling:
+        let only_reads = [
+            "probe",
+            "snapshot",
+            "countAnchors",
+            "readState",
+            "checkText",
+            "checkSelector",
+            "selectedText",
+            "localStorage",
+            "rect",
+            "content",
+            "frameIndex",
+            "frameHit",
+            "point",
+        ];
+        let reads = COLLECTOR_SOURCE
+            .split_once("const READS = new Set([")
+            .and_then(|(_, rest)| rest.split_once("])"))
+            .map(|(list, _)| list)
+            .expect("the collector has a READS set");
+        let mut reads: Vec<&str> = reads
+            .split(',')
+            .map(|name| name.trim().trim_matches('\''))
+            .collect();
+        reads.sort_unstable();
+        let mut expected = only_reads.to_vec();
+        expected.sort_unstable();
+        assert_eq!(reads, expected);
+        assert!(PageCommand::FrameIndex.only_reads());
+        assert!(!PageCommand::ScrollFrame { index: 0 }.only_reads());
     }
 
     #[test]

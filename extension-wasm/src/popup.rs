@@ -13,17 +13,26 @@
 //! The access token only ever travels from the popup to the worker: the state says whether a
 //! token is set and whether policy set it, never the token. A blank Access token field on
 //! Connect keeps the token in use; Forget token is the way to drop it.
+//!
+//! The agents' side: the state lists the open questions (approvals on `ask` origins, handoffs
+//! from `request_human`) and the browser owner's policy as lines; `{type: "answer", id,
+//! answer}` answers a question (`once`, `session`, `deny`, `done`, `decline`);
+//! `{type: "savePolicy", text}` checks and saves the owner's policy; `{type: "verdict", url}`
+//! says what applies to a URL (the popup asks for its window's current tab).
 
 use serde::{Deserialize, Serialize};
 use wasm_bindgen::JsValue;
 
+use crate::approvals::{self, Answer, Pending};
 use crate::calllog::{self, CallRecord};
 use crate::chrome;
 use crate::config::{
     ConfigLayer, Source, normalize_server_url, store, validate_access_token, validate_browser_name,
 };
 use crate::connection::{self, Control, Status};
+use crate::policy;
 use tabwire_protocol::pairing::PairingCode;
+use tabwire_protocol::policy::Verdict;
 
 /// A message from the popup.
 #[derive(Debug, Deserialize)]
@@ -50,6 +59,44 @@ pub enum PopupRequest {
     },
     /// Drop the saved access token and reconnect without one.
     ForgetToken,
+    /// A person's answer to an open question.
+    Answer {
+        /// The question's number.
+        id: u32,
+        /// The answer.
+        answer: Answer,
+    },
+    /// Save the browser owner's policy, as lines.
+    SavePolicy {
+        /// The rules as typed.
+        text: String,
+    },
+    /// What the effective policy says about a URL.
+    Verdict {
+        /// The URL (the current tab's).
+        url: String,
+    },
+}
+
+/// The owner's policy as the popup shows it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct OwnerPolicy {
+    /// The rules, one per line.
+    lines: String,
+    /// Set by an administrator (read-only in the popup).
+    managed: bool,
+}
+
+/// The answer to `savePolicy` and `verdict`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct PolicyReply {
+    ok: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    verdict: Option<Verdict>,
 }
 
 /// What the popup shows.
@@ -74,6 +121,10 @@ pub struct PopupState {
     browser_id: Option<String>,
     extension_version: String,
     calls: Vec<CallRecord>,
+    /// Questions waiting for a person's answer.
+    questions: Vec<Pending>,
+    /// The browser owner's policy.
+    policy: OwnerPolicy,
 }
 
 #[derive(Debug, Serialize)]
@@ -112,6 +163,37 @@ pub async fn handle(message: JsValue) -> JsValue {
             .await,
         ),
         Ok(PopupRequest::ForgetToken) => chrome::to_js(&forget_token().await),
+        Ok(PopupRequest::Answer { id, answer }) => {
+            let taken = approvals::answer(id, answer);
+            chrome::to_js(&ConnectReply {
+                ok: taken,
+                error: (!taken).then(|| "That question is no longer open.".to_owned()),
+            })
+        }
+        Ok(PopupRequest::SavePolicy { text }) => chrome::to_js(&match policy::owner() {
+            (_, true) => PolicyReply {
+                ok: false,
+                error: Some("Your administrator set this browser's policy.".into()),
+                verdict: None,
+            },
+            _ => match policy::save_owner(&text).await {
+                Ok(_) => PolicyReply {
+                    ok: true,
+                    error: None,
+                    verdict: None,
+                },
+                Err(error) => PolicyReply {
+                    ok: false,
+                    error: Some(error),
+                    verdict: None,
+                },
+            },
+        }),
+        Ok(PopupRequest::Verdict { url }) => chrome::to_js(&PolicyReply {
+            ok: true,
+            error: None,
+            verdict: Some(policy::verdict(&url)),
+        }),
         Err(e) => chrome::to_js(&ConnectReply {
             ok: false,
             error: Some(format!("unknown popup request: {e}")),
@@ -153,6 +235,14 @@ fn state() -> PopupState {
             browser_id: w.browser_id.clone(),
             extension_version: chrome::extension_version(),
             calls: calllog::recent(),
+            questions: approvals::pending(),
+            policy: {
+                let (policy, managed) = policy::owner();
+                OwnerPolicy {
+                    lines: policy.to_lines(),
+                    managed,
+                }
+            },
         }
     })
 }

@@ -16,13 +16,15 @@
 //! dialog fails at once with `DIALOG_OPEN`, and one that a dialog blocks midway stops with it
 //! (actions handle a dialog their own input opened themselves: for them it is a result).
 //!
-//! Leases (`leases`) are checked and taken once the request holds its place in the tab's
-//! queue, before the dialog check: a changing call on a tab another session holds fails there
-//! with `TAB_LEASED`, and tabs an operation opens are leased to its caller afterwards.
+//! Leases (`leases`) are checked once the request holds its place in the tab's queue, before
+//! the dialog check: a changing call on a tab another session holds fails there with
+//! `TAB_LEASED`. The lease is taken once the policy let the call through, and tabs an
+//! operation opens are leased to its caller afterwards.
 
+use tabwire_protocol::policy::Need;
 use tabwire_protocol::{
-    ActOp, ErrorCode, ExtensionMessage, LeaseHolder, OpError, OpResult, Operation, Request,
-    Response, TabId, TabsOp,
+    ActOp, Action, CaptureOp, ContentFormat, ErrorCode, ExtensionMessage, LeaseHolder, ObserveOp,
+    OpError, OpResult, Operation, Request, Response, StorageOp, TabId, TabsOp, Target,
 };
 
 use crate::calllog::{self, CallRecord};
@@ -30,6 +32,7 @@ use crate::checkpoint::{Checkpoint, Liveness};
 use crate::chrome_tabs::resolve_tab;
 use crate::ops;
 use crate::timer::{Either, now_ms, select, sleep};
+use crate::{approvals, policy};
 use crate::{debugger, leases, queue};
 
 /// Requests slower than this are logged even when they succeed.
@@ -111,6 +114,9 @@ async fn run(
     if op.bypasses_queue() {
         checkpoint.start_running();
         leases::gate_unqueued(tab_id, holder, &op).await?;
+        if let Some(tab) = tab_id {
+            admit(tab, &op, tool, holder, checkpoint).await?;
+        }
         let outcome = ops::execute(tab_id, op, checkpoint).await;
         return leases::adopt(holder, opens_tab, outcome).await;
     }
@@ -123,12 +129,17 @@ async fn run(
     // Dropped at the deadline while still waiting, this leaves the line (`QUEUE_TIMEOUT`).
     let _permit = queue::admit(tab, tool, deadline_ms).await;
     checkpoint.start_running();
+    // A release is answered, and a change to a tab another session holds refused, before a
+    // dialog, the policy or a person's approval is considered; the lease is taken once the
+    // call may go ahead (the queue keeps the tab to this request meanwhile).
     if let Some(answer) = leases::gate(tab, holder, &op).await? {
         return Ok(answer);
     }
     if let Some(dialog) = debugger::dialog(tab) {
         return Err(debugger::dialog_error(&dialog));
     }
+    admit(tab, &op, tool, holder, checkpoint).await?;
+    leases::take(tab, holder, &op).await?;
     let handles_dialogs = matches!(op, Operation::Act(ActOp::Act(_) | ActOp::Batch(_)));
     let mutation = op.is_mutation();
     let work = ops::execute(Some(tab), op, checkpoint);
@@ -144,6 +155,109 @@ async fn run(
         })
     };
     leases::adopt(holder, opens_tab, outcome).await
+}
+
+/// Whether `op` may run on `tab` now: not while a person has the tab (`request_human`), and
+/// only as far as the policy of the tab's page allows (an `ask` origin waits for a person's
+/// approval, within the request's deadline). Frames and navigations are checked again where
+/// the operation reaches them (`page.rs`, `ops::act`, `ops::load`).
+async fn admit(
+    tab: TabId,
+    op: &Operation,
+    tool: &str,
+    holder: Option<&LeaseHolder>,
+    checkpoint: &Checkpoint,
+) -> Result<(), OpError> {
+    if approvals::person_has(tab) {
+        return Err(approvals::person_has_error(tab));
+    }
+    let Some((need, url)) = need_of(op) else {
+        return Ok(());
+    };
+    if policy::is_settled() && policy::allows_everything() {
+        return Ok(());
+    }
+    let url = match url {
+        Some(url) => url.to_owned(),
+        None => policy::frame_url(tab, 0).await?,
+    };
+    if policy::check_url_settled(&url, need).await? {
+        return Ok(());
+    }
+    let origin = tabwire_protocol::policy::origin_of(&url).unwrap_or(url);
+    // The hub names the caller on every changing request, which are the ones that ask.
+    let asker = approvals::Asker {
+        session: holder.map(|holder| holder.session.clone()),
+        client: holder.map_or_else(|| "an agent".to_owned(), |holder| holder.client.clone()),
+    };
+    let budget = checkpoint.budget_ms();
+    approvals::approve(tab, &origin, asker, tool, describe_target(tab, op), budget).await
+}
+
+/// What `op` needs from the policy of the page it runs on, and the URL to judge when it is not
+/// the tab's (cookies of a given URL); `None` for what the policy does not restrict there (a
+/// navigation is judged by where it goes, in `ops::load`).
+fn need_of(op: &Operation) -> Option<(Need, Option<&str>)> {
+    let need = match op {
+        Operation::Observe(ObserveOp::Content(content))
+            if content.format == ContentFormat::Html =>
+        {
+            Need::SensitiveRead
+        }
+        Operation::Observe(_) => Need::Read,
+        Operation::Tabs(TabsOp::Close(_)) => Need::Act,
+        Operation::Tabs(TabsOp::Reload(_)) => Need::Read,
+        Operation::Tabs(_) => return None,
+        Operation::Act(ActOp::Act(request)) => match &request.action {
+            Action::Navigate { .. } => return None,
+            action if action.is_mutation() => Need::Act,
+            _ => Need::Read,
+        },
+        Operation::Act(ActOp::Batch(batch)) => {
+            let acts = batch.steps.iter().any(|step| match step {
+                tabwire_protocol::Step::Act { action } => {
+                    action.is_mutation() && !matches!(action, Action::Navigate { .. })
+                }
+                _ => false,
+            });
+            if acts { Need::Act } else { Need::Read }
+        }
+        Operation::Act(ActOp::HandleDialog(_)) => Need::Act,
+        Operation::Act(_) => Need::Read,
+        Operation::Capture(CaptureOp::GetResponseBody(_)) => Need::SensitiveRead,
+        Operation::Capture(_) => Need::Read,
+        Operation::Storage(StorageOp::Cookies(cookies)) => {
+            return Some((Need::SensitiveRead, cookies.url.as_deref()));
+        }
+        Operation::Storage(_) => Need::SensitiveRead,
+    };
+    Some((need, None))
+}
+
+/// What an approval shows a person about an operation's element: its role and name when the
+/// agent named it by a ref this extension issued, else the selector as given.
+fn describe_target(tab: TabId, op: &Operation) -> String {
+    let target = match op {
+        Operation::Act(ActOp::Act(request)) => request.action.target(),
+        _ => None,
+    };
+    match target {
+        Some(Target::Ref(element_ref)) => {
+            crate::refs::with_tables(|tables| tables.resolve(tab, *element_ref))
+                .ok()
+                .and_then(|resolved| resolved.identity)
+                .map(|identity| {
+                    format!(
+                        "{} \"{}\"",
+                        identity.role,
+                        crate::text::cap(&identity.name, 80)
+                    )
+                })
+                .unwrap_or_else(|| element_ref.to_string())
+        }
+        Some(target) => target.to_string(),
+        None => "the page".to_owned(),
+    }
 }
 
 /// The error for an operation that never left its tab's queue.

@@ -41,6 +41,7 @@ pub fn start() {
     activity::install_listeners();
     install_tab_listener();
     install_storage_listener();
+    crate::approvals::install_listener();
     crate::chrome::log!("starting (extension {})", chrome::extension_version());
     spawn_local(store::restrict_local_storage());
     spawn_local(leases::ungroup_leftovers());
@@ -48,6 +49,7 @@ pub fn start() {
         let local = store::load_local().await;
         let bundled = store::load_bundled().await;
         refs::store::load_all().await;
+        crate::policy::load_owner().await;
         connection::with(|state| {
             state.layers.user = local.user;
             state.layers.bundled = bundled;
@@ -81,6 +83,7 @@ pub fn on_alarm(name: &str) {
 }
 
 async fn reload_managed() {
+    crate::policy::load_managed().await;
     let managed: ConfigLayer = store::load_managed().await;
     connection::reconfigure(|layers| layers.managed = managed);
 }

@@ -22,6 +22,7 @@ use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
 use tabwire_protocol::pairing;
+use tabwire_protocol::policy::Policy;
 use tabwire_protocol::{
     Challenge, ErrorCode, ExtensionMessage, Hello, HubMessage, HubProof, PROTOCOL_VERSION, Refusal,
     Welcome, check_challenge, check_hello,
@@ -254,15 +255,23 @@ async fn serve(hub: Arc<HubState>, admitted: Admitted, mut socket: WebSocket, or
         origin,
         "browser connected"
     );
+    // The operator's policy goes with the welcome, before any request can; later changes follow
+    // on the credential check's tick.
+    let policy = hub.policies.for_account(&account.name);
     let welcome = HubMessage::Welcome(Welcome {
         protocol_version: PROTOCOL_VERSION,
         hub_version: env!("CARGO_PKG_VERSION").to_owned(),
         heartbeat_interval_ms: HEARTBEAT_INTERVAL.as_millis() as u64,
+        policy: (*policy).clone(),
     });
     let reason = if send(&mut socket, &welcome).await.is_err() {
         "send failed"
     } else {
-        pump(&connection, socket, outbox, &credential).await
+        let policies = Updates {
+            current: || hub.policies.for_account(&account.name),
+            sent: policy,
+        };
+        pump(&connection, socket, outbox, &credential, policies).await
     };
     account.browsers.disconnect(&connection);
     tracing::info!(account = account.name, browser = %connection.peer_id(), reason, "browser disconnected");
@@ -469,11 +478,30 @@ async fn receive(socket: &mut WebSocket, deadline: Instant) -> Result<ExtensionM
 
 /// Moves messages between the socket and the registry until the connection ends; returns why
 /// it ended, for the log.
+/// The operator's policy as a connection last sent it, and where the current one comes from.
+struct Updates<F> {
+    current: F,
+    sent: Arc<Policy>,
+}
+
+impl<F: Fn() -> Arc<Policy>> Updates<F> {
+    /// The policy to send, when it changed since the last one sent.
+    fn changed(&mut self) -> Option<Policy> {
+        let current = (self.current)();
+        if Arc::ptr_eq(&current, &self.sent) || *current == *self.sent {
+            return None;
+        }
+        self.sent = current;
+        Some((*self.sent).clone())
+    }
+}
+
 async fn pump(
     connection: &Arc<Connection>,
     socket: WebSocket,
     mut outbox: tokio::sync::mpsc::UnboundedReceiver<HubMessage>,
     credential: &Owner,
+    mut policies: Updates<impl Fn() -> Arc<Policy>>,
 ) -> &'static str {
     let (mut sink, mut stream) = socket.split();
     let mut heartbeat = tokio::time::interval(HEARTBEAT_INTERVAL);
@@ -532,6 +560,10 @@ async fn pump(
                     }
                     let _ = tokio::time::timeout(SEND_TIMEOUT, sink.close()).await;
                     return "its credential lapsed (revoked or expired)";
+                }
+                if let Some(policy) = policies.changed() {
+                    tracing::info!(browser = %connection.peer_id(), "sending the changed policy");
+                    connection.send(HubMessage::Policy(policy));
                 }
             }
             _ = heartbeat.tick() => {

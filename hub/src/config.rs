@@ -47,6 +47,12 @@ pub struct Settings {
     /// auth directory (hosted mode).
     #[arg(long, env = "TABWIRE_AUDIT_DIR")]
     pub audit_dir: Option<PathBuf>,
+    /// The operator's policy: what agents may do on which origins (TOML; read again when it
+    /// changes). In hosted mode every account's default; an account's own is
+    /// `policies/ACCOUNT.toml` in the auth directory. Default: everything allowed (local mode);
+    /// hosted mode allows actions but not sensitive reads or file:// URLs.
+    #[arg(long, env = "TABWIRE_POLICY")]
+    pub policy: Option<PathBuf>,
     /// Hosted mode: the directory with the token key, the issued-token ledger and the
     /// revocation list (see `tabwire-hub token`).
     #[arg(long, env = "TABWIRE_AUTH_DIR")]
@@ -99,6 +105,8 @@ pub struct Config {
     audit_dir: Option<PathBuf>,
     /// How long a lease lasts without a changing call.
     lease_idle: Duration,
+    /// The `--policy` file.
+    policy: Option<PathBuf>,
 }
 
 /// How the hub serves agents.
@@ -125,6 +133,8 @@ pub struct HostedConfig {
     pub limits: Limits,
     /// Whether agents may open file:// URLs (`--allow-file-urls`).
     pub file_urls: FileUrls,
+    /// The auth directory (its `policies/` holds the accounts' own policies).
+    pub auth_dir: PathBuf,
 }
 
 impl std::fmt::Debug for HostedConfig {
@@ -205,6 +215,7 @@ impl Config {
             http,
             audit_dir: Some(state_dir.join("audit")),
             lease_idle: DEFAULT_LEASE_IDLE,
+            policy: None,
             mode: Mode::Local {
                 socket_path,
                 state_dir,
@@ -219,6 +230,7 @@ impl Config {
             mode: Mode::Hosted(hosted),
             audit_dir: None,
             lease_idle: DEFAULT_LEASE_IDLE,
+            policy: None,
         }
     }
 
@@ -245,6 +257,7 @@ impl Config {
             };
             return Ok(Config::local(http, socket, state_dir)?
                 .with_audit_dir(settings.audit_dir)
+                .with_policy(settings.policy)
                 .with_lease_idle(Duration::from_secs(settings.lease_idle)));
         };
         if settings.socket.is_some() {
@@ -300,10 +313,20 @@ impl Config {
                 } else {
                     FileUrls::Refused
                 },
+                auth_dir,
             },
         )
         .with_audit_dir(Some(audit_dir))
+        .with_policy(settings.policy)
         .with_lease_idle(Duration::from_secs(settings.lease_idle)))
+    }
+
+    /// The same configuration with the operator's policy in `file`, when given.
+    pub fn with_policy(mut self, file: Option<PathBuf>) -> Config {
+        if file.is_some() {
+            self.policy = file;
+        }
+        self
     }
 
     /// The same configuration with leases lasting `idle` without a changing call.
@@ -341,8 +364,8 @@ impl Config {
         &self.mode
     }
 
-    pub(crate) fn into_parts(self) -> (SocketAddr, Mode, Option<PathBuf>) {
-        (self.http, self.mode, self.audit_dir)
+    pub(crate) fn into_parts(self) -> (SocketAddr, Mode, Option<PathBuf>, Option<PathBuf>) {
+        (self.http, self.mode, self.audit_dir, self.policy)
     }
 }
 

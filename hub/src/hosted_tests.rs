@@ -60,6 +60,7 @@ impl Setup {
             file_urls: FileUrls::Refused,
             audit: audit.then(|| crate::audit::AuditLog::open(&dir.join("audit")).unwrap()),
             lease_idle: crate::leases::DEFAULT_LEASE_IDLE,
+            policies: Arc::new(crate::policy::Policies::allow_all()),
         });
         Setup {
             router: app(state.clone(), Some(public), CancellationToken::new()),

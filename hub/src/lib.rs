@@ -33,6 +33,7 @@ pub mod local_socket;
 pub mod mcp;
 pub mod pairing;
 pub mod peer;
+pub mod policy;
 pub mod private_dir;
 pub mod random;
 pub mod registry;
@@ -79,6 +80,9 @@ pub enum BindError {
     /// The audit log's directory.
     #[error(transparent)]
     Audit(#[from] audit::AuditError),
+    /// The operator's policy file.
+    #[error(transparent)]
+    Policy(#[from] policy::PolicyFileError),
 }
 
 /// A hub with its listeners bound.
@@ -94,7 +98,7 @@ impl Hub {
     /// Binds HTTP and, in local mode, the Unix socket, as `config` says.
     pub async fn bind(config: Config) -> Result<Hub, BindError> {
         let lease_idle = config.lease_idle();
-        let (addr, mode, audit_dir) = config.into_parts();
+        let (addr, mode, audit_dir, policy_file) = config.into_parts();
         let http = TcpListener::bind(addr)
             .await
             .map_err(|source| BindError::Http { addr, source })?;
@@ -117,6 +121,7 @@ impl Hub {
                     }
                 };
                 let mut state = HubState::local(format!("ws://{local}/browser"), pairings);
+                state.policies = Arc::new(policy::Policies::local(policy_file.as_deref())?);
                 state.audit = audit_dir
                     .as_deref()
                     .map(audit::AuditLog::open)
@@ -129,23 +134,34 @@ impl Hub {
                     state: Arc::new(state),
                 })
             }
-            Mode::Hosted(config) => Ok(Hub {
-                http,
-                socket: None,
-                state: Arc::new(HubState {
-                    accounts: accounts::Accounts::hosted(config.limits),
-                    browser_url: config.public.browser_url(),
-                    auth: Some(config.auth),
-                    pairings: None,
-                    file_urls: config.file_urls,
-                    audit: audit_dir
-                        .as_deref()
-                        .map(audit::AuditLog::open)
-                        .transpose()?,
-                    lease_idle,
-                }),
-                public: Some(config.public),
-            }),
+            Mode::Hosted(config) => {
+                // Hosted mode's default: sensitive reads off, and file:// as --allow-file-urls
+                // says.
+                let mut fallback = tabwire_protocol::policy::Policy::hosted_default();
+                if config.file_urls == state::FileUrls::Allowed {
+                    fallback.rules.clear();
+                }
+                let policies =
+                    policy::Policies::hosted(&config.auth_dir, policy_file.as_deref(), fallback)?;
+                Ok(Hub {
+                    http,
+                    socket: None,
+                    state: Arc::new(HubState {
+                        accounts: accounts::Accounts::hosted(config.limits),
+                        browser_url: config.public.browser_url(),
+                        auth: Some(config.auth),
+                        pairings: None,
+                        file_urls: config.file_urls,
+                        audit: audit_dir
+                            .as_deref()
+                            .map(audit::AuditLog::open)
+                            .transpose()?,
+                        policies: Arc::new(policies),
+                        lease_idle,
+                    }),
+                    public: Some(config.public),
+                })
+            }
         }
     }
 

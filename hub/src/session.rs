@@ -1,12 +1,13 @@
 //! An MCP session's own state: which peer of each kind (browser, later device) it has selected,
-//! and who it is to the peers' leases.
+//! which opt-in tool groups it has asked to see listed, and who it is to the peers' leases.
 //!
 //! Selection is per session, so two agents can drive two different browsers through one hub.
 //! A local session attached by `tabwire-mcp` also reports every change of selection back to the
 //! shim, which hands it to the hub again after a reconnect: that is how a session keeps its
 //! browser across a hub restart without the hub storing anything on disk.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -26,6 +27,10 @@ pub struct Session {
     selected: Mutex<Selections>,
     /// Where selection changes are reported when a shim is attached, and in which dialect.
     control: Option<(mpsc::UnboundedSender<LocalControl>, ShimDialect)>,
+    /// The opt-in tool groups listed for this session, by name.
+    shown: Mutex<BTreeSet<&'static str>>,
+    /// Set when `shown` grew and the client has not been told yet.
+    listing_changed: AtomicBool,
     /// Who the session is to leases, made with its first tool call (the client's name is known
     /// from `initialize` on); dropped with the session, which ends its leases.
     lease: OnceLock<SessionLease>,
@@ -42,6 +47,8 @@ impl Session {
             id,
             selected: Mutex::new(selected),
             control,
+            shown: Mutex::default(),
+            listing_changed: AtomicBool::new(false),
             lease: OnceLock::new(),
         }
     }
@@ -63,6 +70,26 @@ impl Session {
             .unwrap()
             .get(K::NOUN)
             .map(str::to_owned)
+    }
+
+    /// Lists the opt-in tool groups named (by their names) from now on.
+    pub fn show(&self, groups: impl IntoIterator<Item = &'static str>) {
+        let mut shown = self.shown.lock().unwrap();
+        let before = shown.len();
+        shown.extend(groups);
+        if shown.len() > before {
+            self.listing_changed.store(true, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether the opt-in tool group named `group` is listed for this session.
+    pub fn shows(&self, group: &str) -> bool {
+        self.shown.lock().unwrap().contains(group)
+    }
+
+    /// Whether the session's tool listing changed since this was last asked.
+    pub fn take_listing_changed(&self) -> bool {
+        self.listing_changed.swap(false, Ordering::Relaxed)
     }
 
     /// Selects a peer of kind `K` and tells the shim, so the choice survives a reconnect.

@@ -1,6 +1,7 @@
 //! What every connection of one hub shares: the accounts with their peers, the URL extensions
 //! are told to use, the token checks of hosted mode, the paired browsers of local mode,
-//! whether agents may open file URLs, the audit log and how long leases last.
+//! whether agents may open file URLs, the audit log, the operator's policies and how long
+//! leases last.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -11,6 +12,8 @@ use crate::auth::Authenticator;
 use crate::leases::DEFAULT_LEASE_IDLE;
 use crate::pairing::Pairings;
 use crate::peer::Reach;
+use crate::policy::Policies;
+use tabwire_protocol::policy::Policy;
 
 /// State shared by every connection.
 pub struct HubState {
@@ -28,6 +31,8 @@ pub struct HubState {
     pub audit: Option<AuditLog>,
     /// How long a session's lease on a tab lasts without a changing call (`--lease-idle`).
     pub lease_idle: Duration,
+    /// The operator's policy of each account.
+    pub policies: Arc<Policies>,
 }
 
 /// Whether tools may open `file://` URLs. A file URL reads the disk of the computer the browser
@@ -41,7 +46,35 @@ pub enum FileUrls {
     Refused,
 }
 
+/// What the hub checks about a URL before a tool loads it: its rule for file URLs and the
+/// operator's policy of the caller's account.
+#[derive(Debug, Clone)]
+pub struct Destinations {
+    /// Whether file URLs may be opened.
+    pub file_urls: FileUrls,
+    /// The operator's policy.
+    pub policy: Arc<Policy>,
+}
+
+impl From<FileUrls> for Destinations {
+    /// `file_urls` under a policy that allows everything.
+    fn from(file_urls: FileUrls) -> Self {
+        Destinations {
+            file_urls,
+            policy: Arc::new(Policy::default()),
+        }
+    }
+}
+
 impl HubState {
+    /// What URLs the callers of `account` may load.
+    pub fn destinations(&self, account: &str) -> Destinations {
+        Destinations {
+            file_urls: self.file_urls,
+            policy: self.policies.for_account(account),
+        }
+    }
+
     /// Local mode's state: one account, browsers paired in `pairings`.
     pub fn local(browser_url: String, pairings: Arc<Pairings>) -> Self {
         HubState {
@@ -52,6 +85,7 @@ impl HubState {
             file_urls: FileUrls::Allowed,
             audit: None,
             lease_idle: DEFAULT_LEASE_IDLE,
+            policies: Arc::new(Policies::allow_all()),
         }
     }
 

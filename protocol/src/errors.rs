@@ -24,6 +24,8 @@ pub enum ErrorCategory {
     Timeout,
     /// Authentication or authorisation.
     Auth,
+    /// What the operator's or the browser owner's policy allows, and a person's answer.
+    Policy,
     /// A mobile device.
     Device,
     /// A fault inside tabwire.
@@ -113,6 +115,15 @@ pub enum ErrorCode {
     /// A local hub does not know this browser: it never paired, its pairing was revoked, or
     /// the pairing code it offers is unknown, used or expired. Run `tabwire-hub pair`.
     NotPaired,
+    /// The policy (the operator's or the browser owner's, whichever is stricter) does not let
+    /// agents do this on that origin; the message names the rule.
+    OriginBlocked,
+    /// A person answered *Deny* to an action on an `ask` origin, or declined a handoff.
+    ApprovalDenied,
+    /// Nobody answered an approval in time.
+    ApprovalTimeout,
+    /// A person has the tab (`request_human`): the agent's calls there wait until they are done.
+    HumanInControl,
     /// A fault inside tabwire; the message says what.
     Internal,
 }
@@ -137,6 +148,9 @@ impl ErrorCode {
             | WaitTimeout => ErrorCategory::Timeout,
             Unauthorized | Forbidden | NotPaired => ErrorCategory::Auth,
             LimitExceeded => ErrorCategory::Session,
+            OriginBlocked | ApprovalDenied | ApprovalTimeout | HumanInControl => {
+                ErrorCategory::Policy
+            }
             Internal => ErrorCategory::Internal,
         }
     }
@@ -163,6 +177,8 @@ impl ErrorCode {
                 | OptionNotFound
                 | DocumentChanged
                 | LimitExceeded
+                | ApprovalTimeout
+                | HumanInControl
         )
     }
 
@@ -201,6 +217,10 @@ impl ErrorCode {
             DocumentChanged => "DOCUMENT_CHANGED",
             TabHidden => "TAB_HIDDEN",
             TabLeased => "TAB_LEASED",
+            OriginBlocked => "ORIGIN_BLOCKED",
+            ApprovalDenied => "APPROVAL_DENIED",
+            ApprovalTimeout => "APPROVAL_TIMEOUT",
+            HumanInControl => "HUMAN_IN_CONTROL",
             Unauthorized => "UNAUTHORIZED",
             Forbidden => "FORBIDDEN",
             LimitExceeded => "LIMIT_EXCEEDED",

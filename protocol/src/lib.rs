@@ -17,6 +17,8 @@
 //!   [`observe`] (snapshots, content, frames, selected text, screenshots), [`tabs`] (tabs and
 //!   navigation), [`actions`] (actions, batches, element state, dialogs, tab health),
 //!   [`capture`] (network and console capture) and [`storage`] (cookies, local storage).
+//! - [`policy`]: per-origin rules (what agents may do where), the stricter of two owners'
+//!   verdicts, and the gate an operation passes.
 //! - [`errors`]: stable error codes with their category, shared by hub and extension.
 //! - [`leases`]: who holds a tab (or, later, a device): the caller the hub names and the
 //!   table the peer keeps, pure and generic over the unit.
@@ -37,6 +39,7 @@ pub mod messages;
 pub mod observe;
 pub mod ops;
 pub mod pairing;
+pub mod policy;
 pub mod refs;
 pub mod storage;
 pub mod tabs;

@@ -60,6 +60,8 @@ pub enum HubMessage {
         /// The session, as [`LeaseHolder::session`] named it.
         session: String,
     },
+    /// The operator's policy changed: it replaces the one the welcome carried.
+    Policy(crate::policy::Policy),
 }
 
 /// How an extension introduces itself.
@@ -193,6 +195,9 @@ pub struct Welcome {
     /// How often the hub sends heartbeats. The extension treats a silence of three intervals as
     /// a dead connection and reconnects.
     pub heartbeat_interval_ms: u64,
+    /// The operator's policy for this browser's account, until a [`HubMessage::Policy`]
+    /// replaces it; the extension applies the stricter of it and its owner's.
+    pub policy: crate::policy::Policy,
 }
 
 /// Why the hub refused a connection. The extension shows `message` in its popup.

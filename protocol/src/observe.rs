@@ -271,8 +271,11 @@ pub struct FrameInfo {
     /// The parent frame; `None` for the top document.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_frame_id: Option<u32>,
-    /// The frame's URL.
+    /// The frame's URL (empty when the policy denies its origin).
     pub url: String,
+    /// The frame shows an origin the policy denies: nothing in it is read or acted on.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub blocked: bool,
 }
 
 /// A bounded slice of a document's text or markup.

@@ -208,6 +208,9 @@ pub struct TabInfo {
     pub title: String,
     /// Chrome's loading status: `"loading"`, `"complete"` or `"unloaded"` (a discarded tab).
     pub status: String,
+    /// The tab shows an origin the policy denies: its URL and title are left empty.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub blocked: bool,
 }
 
 /// Every tab of every window.

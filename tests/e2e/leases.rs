@@ -4,10 +4,9 @@
 //! idle time, and when the person drags the tab out of its group. Tab groups are read (and,
 //! standing in for the person, changed) through the extension's popup page over DevTools.
 
-use rmcp::ClientHandler;
 use serde_json::{Value, json};
 use tabwire_e2e::browser::Browser;
-use tabwire_e2e::client::{McpClient, Reply};
+use tabwire_e2e::client::{Listener, McpClient, Reply};
 use tabwire_e2e::fixtures::Fixtures;
 use tabwire_e2e::hosted::{Hosted, Role, claims_of};
 use tabwire_e2e::hub::Hub;
@@ -28,7 +27,7 @@ struct Board {
 impl Board {
     async fn open(flags: &[&str]) -> Board {
         let fixtures = Fixtures::serve().await;
-        let hub = Hub::spawn_with(flags);
+        let hub = Hub::spawn_with_args(flags);
         let browser = Browser::launch(&hub, "Shared", &fixtures.url("board.html"));
         let popup = browser.open_tab(POPUP).await;
         Board {
@@ -40,14 +39,14 @@ impl Board {
     }
 
     /// A new agent session calling itself `name`, once it sees the browser and the board.
-    async fn agent(&self, name: &str) -> McpClient<rmcp::model::ClientConfig> {
-        let client = McpClient::connect_as(&self.hub, name).await;
+    async fn agent(&self, name: &str) -> McpClient {
+        let client = McpClient::connect_as(&self.hub, Listener::named(name)).await;
         connected_browser(&client, "Shared").await;
         client
     }
 
     /// The board's tab.
-    async fn board_tab<H: ClientHandler>(&self, client: &McpClient<H>) -> u64 {
+    async fn board_tab(&self, client: &McpClient) -> u64 {
         loaded_tab(client, json!({}), &self.fixtures.url("board.html")).await
     }
 
@@ -86,7 +85,7 @@ impl Board {
 }
 
 /// Clicks the board's "Add note" button in `tab`, found by its role and name in a snapshot.
-async fn add_note<H: ClientHandler>(client: &McpClient<H>, tab: u64) -> Reply {
+async fn add_note(client: &McpClient, tab: u64) -> Reply {
     let snapshot = client
         .call("get_page_snapshot", json!({"tabId": tab}))
         .await;
@@ -344,7 +343,7 @@ async fn hosted_sessions_and_sessionless_clients_hold_tabs_too() {
 }
 
 /// The board's tab as `client` lists it.
-async fn board_tab_of<H: ClientHandler>(client: &McpClient<H>, fixtures: &Fixtures) -> u64 {
+async fn board_tab_of(client: &McpClient, fixtures: &Fixtures) -> u64 {
     loaded_tab(client, json!({}), &fixtures.url("board.html")).await
 }
 

@@ -717,6 +717,7 @@ async fn fake_hub_connection(stream: TcpStream, heard: Arc<Mutex<Vec<String>>>, 
                 protocol_version: PROTOCOL_VERSION,
                 hub_version: "0.0.0-impostor".to_owned(),
                 heartbeat_interval_ms: 15_000,
+                policy: Default::default(),
             });
             let forged = HubMessage::Proof(HubProof {
                 nonce: random_hex::<NONCE_LEN>(),

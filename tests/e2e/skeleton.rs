@@ -449,13 +449,8 @@ async fn tools_are_listed_with_strict_schemas() {
             "drag_element",
             "fill_form",
             "get_active_tab",
-            "get_captured_requests",
-            "get_console_logs",
-            "get_cookies",
-            "get_local_storage",
             "get_page_content",
             "get_page_snapshot",
-            "get_response_body",
             "get_selected_text",
             "get_tab_health",
             "go_back",
@@ -475,10 +470,7 @@ async fn tools_are_listed_with_strict_schemas() {
             "scroll_page",
             "select_browser",
             "select_option",
-            "start_console_capture",
-            "start_network_capture",
-            "stop_console_capture",
-            "stop_network_capture",
+            "show_tools",
             "switch_tab",
             "take_screenshot",
             "type_text",
@@ -495,6 +487,48 @@ async fn tools_are_listed_with_strict_schemas() {
             tool.name
         );
     }
+    // Capture and storage tools are listed on request, and callable by name either way.
+    let unlisted = client.call("get_cookies", json!({})).await;
+    assert_eq!(unlisted.error_code(), "BROWSER_NOT_FOUND");
+    let shown = client
+        .call("show_tools", json!({"groups": ["storage", "console"]}))
+        .await;
+    assert!(shown.text.contains("get_cookies"), "{}", shown.text);
+    let heard = || {
+        client
+            .heard()
+            .tool_list_changed
+            .load(std::sync::atomic::Ordering::SeqCst)
+    };
+    eventually(
+        "the client to hear that its tool list changed",
+        Duration::from_secs(5),
+        || async { (heard() > 0).then_some(()) },
+    )
+    .await;
+    let listed: Vec<_> = client
+        .list_tools()
+        .await
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    for name in ["get_cookies", "get_local_storage", "get_console_logs"] {
+        assert!(listed.contains(&name.to_owned()), "{name} not listed");
+    }
+    assert!(!listed.contains(&"get_response_body".to_owned()));
+    let bad = client
+        .call("show_tools", json!({"groups": ["files"]}))
+        .await;
+    assert_eq!(bad.error_code(), "INVALID_ARGUMENT");
+    // Another session's listing is its own.
+    let other = McpClient::connect(&hub).await;
+    assert!(
+        !other
+            .list_tools()
+            .await
+            .iter()
+            .any(|t| t.name == "get_cookies")
+    );
     // With no browser connected, a browser tool explains how to connect one.
     let none = client.call("list_tabs", json!({})).await;
     assert_eq!(none.error_code(), "BROWSER_NOT_FOUND");

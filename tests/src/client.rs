@@ -1,9 +1,13 @@
 //! A real MCP client (rmcp) talking to the hub through the real `tabwire-mcp` binary.
 
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, ClientConfig, Implementation, Tool};
-use rmcp::service::{RunningService, ServiceError};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientCapabilities, ClientConfig, Implementation,
+    ProgressNotificationParam, Tool,
+};
+use rmcp::service::{NotificationContext, RunningService, ServiceError};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
@@ -14,10 +18,66 @@ use crate::hub::Hub;
 
 const CALL_LIMIT: std::time::Duration = std::time::Duration::from_secs(90);
 
-/// One MCP session. `H` is what the client tells the hub about itself at `initialize`
-/// (`()`: rmcp's defaults; [`ClientConfig`]: a name of its own, see [`McpClient::connect_as`]).
-pub struct McpClient<H: ClientHandler = ()> {
-    service: RunningService<RoleClient, H>,
+/// One MCP session.
+pub struct McpClient {
+    service: RunningService<RoleClient, Listener>,
+    heard: Arc<Heard>,
+}
+
+/// The client side of a session: introduces itself under a name and keeps the notifications
+/// the server sends.
+#[derive(Clone)]
+pub struct Listener {
+    name: String,
+    heard: Arc<Heard>,
+}
+
+/// What the server told a client without being asked.
+#[derive(Debug, Default)]
+pub struct Heard {
+    /// `notifications/tools/list_changed`, counted.
+    pub tool_list_changed: std::sync::atomic::AtomicUsize,
+    /// `notifications/progress`, in arrival order.
+    pub progress: Mutex<Vec<ProgressNotificationParam>>,
+}
+
+impl Listener {
+    /// A client that calls itself `name` in `initialize`.
+    pub fn named(name: &str) -> Listener {
+        Listener {
+            name: name.to_owned(),
+            heard: Arc::default(),
+        }
+    }
+}
+
+impl Default for Listener {
+    fn default() -> Self {
+        Listener::named("tabwire-e2e")
+    }
+}
+
+impl ClientHandler for Listener {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new(self.name.clone(), "1.0.0"),
+        )
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.heard
+            .tool_list_changed
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.heard.progress.lock().unwrap().push(params);
+    }
 }
 
 /// A tool's answer, split into what tests look at.
@@ -109,33 +169,23 @@ impl Reply {
 
 impl McpClient {
     /// Wraps a running rmcp client (e.g. one over streamable HTTP, see [`crate::hosted`]).
-    pub fn from_service(service: RunningService<RoleClient, ()>) -> McpClient {
-        McpClient { service }
+    pub fn from_service(service: RunningService<RoleClient, Listener>) -> McpClient {
+        let heard = service.service().heard.clone();
+        McpClient { service, heard }
+    }
+
+    /// What the server has told this client without being asked so far.
+    pub fn heard(&self) -> &Heard {
+        &self.heard
     }
 
     /// Starts `tabwire-mcp` against `hub` and completes the MCP handshake.
     pub async fn connect(hub: &Hub) -> McpClient {
-        McpClient {
-            service: serve_through_shim(hub, ()).await,
-        }
+        McpClient::connect_as(hub, Listener::default()).await
     }
 
-    /// [`McpClient::connect`] as a client that calls itself `name` at `initialize` (two agents'
-    /// sessions, told apart by their client's name).
-    pub async fn connect_as(hub: &Hub, name: &str) -> McpClient<ClientConfig> {
-        let config = ClientConfig::new(Default::default(), Implementation::new(name, "1.0"));
-        McpClient {
-            service: serve_through_shim(hub, config).await,
-        }
-    }
-}
-
-/// Starts `tabwire-mcp` against `hub` and completes the MCP handshake as `handler`.
-async fn serve_through_shim<H: ClientHandler>(
-    hub: &Hub,
-    handler: H,
-) -> RunningService<RoleClient, H> {
-    {
+    /// [`McpClient::connect`] with a client of one's own (its name, what it hears).
+    pub async fn connect_as(hub: &Hub, listener: Listener) -> McpClient {
         let mut command = tokio::process::Command::new(&artifacts().shim);
         command.arg("--socket").arg(&hub.socket);
         let (transport, stderr) = TokioChildProcess::builder(command)
@@ -150,11 +200,10 @@ async fn serve_through_shim<H: ClientHandler>(
                 }
             });
         }
-        handler.serve(transport).await.expect("MCP handshake")
+        let service = listener.serve(transport).await.expect("MCP handshake");
+        McpClient::from_service(service)
     }
-}
 
-impl<H: ClientHandler> McpClient<H> {
     /// Calls a tool; protocol-level failures panic.
     pub async fn call(&self, tool: &str, args: Value) -> Reply {
         self.try_call(tool, args)

@@ -44,6 +44,7 @@ impl Fixtures {
             .route("/json", get(json))
             .route("/big", get(big))
             .route("/cookie", get(cookie))
+            .route("/redirect", get(redirect))
             .route("/{file}", get(file))
             .with_state(slow_hits.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -133,6 +134,26 @@ async fn big(Query(query): Query<BigQuery>) -> Response {
 struct CookieQuery {
     name: String,
     value: String,
+}
+
+#[derive(serde::Deserialize)]
+struct RedirectQuery {
+    to: String,
+}
+
+/// `/redirect?to=URL`: a 302 to `URL` (a loopback one only).
+async fn redirect(Query(query): Query<RedirectQuery>) -> Response {
+    let loopback = ["http://127.0.0.1:", "http://localhost:"]
+        .iter()
+        .any(|prefix| query.to.starts_with(prefix));
+    if !loopback {
+        return StatusCode::BAD_REQUEST.into_response();
+    }
+    (
+        StatusCode::FOUND,
+        [(axum::http::header::LOCATION, query.to)],
+    )
+        .into_response()
 }
 
 async fn cookie(Query(query): Query<CookieQuery>) -> Response {

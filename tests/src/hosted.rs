@@ -382,7 +382,7 @@ impl Hosted {
         let url = format!("{}{}/mcp", self.origin(), PREFIX);
         let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
         let transport = StreamableHttpClientTransport::with_client(self.https.clone(), config);
-        let service = ()
+        let service = crate::client::Listener::default()
             .serve_with_lifecycle(
                 transport,
                 ClientLifecycleMode::Discover {
@@ -485,7 +485,7 @@ async fn raw(request: reqwest::RequestBuilder) -> RawReply {
 pub async fn http_session(client: reqwest::Client, url: &str, token: &str) -> McpClient {
     let config = StreamableHttpClientTransportConfig::with_uri(url).auth_header(token);
     let transport = StreamableHttpClientTransport::with_client(client, config);
-    let service = ()
+    let service = crate::client::Listener::default()
         .serve(transport)
         .await
         .unwrap_or_else(|error| panic!("MCP initialize over HTTP at {url}: {error}"));

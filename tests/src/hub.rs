@@ -25,16 +25,15 @@ pub struct Hub {
 impl Hub {
     /// Starts a hub on port 0 and waits for its "listening" line.
     pub fn spawn() -> Hub {
-        Hub::spawn_with(&[])
+        Hub::spawn_with_args(&[])
     }
 
-    /// [`Hub::spawn`] with more flags (`--lease-idle 2`). [`Hub::restart`] does not repeat
-    /// them.
-    pub fn spawn_with(flags: &[&str]) -> Hub {
+    /// [`Hub::spawn`] with more flags, e.g. `["--policy", path]`.
+    pub fn spawn_with_args(args: &[&str]) -> Hub {
         let dir = Scratch::new("hub");
         let socket = dir.path().join("run").join("hub.sock");
         let state_dir = dir.path().join("state");
-        let (child, http) = start(0, &socket, &state_dir, flags);
+        let (child, http) = start(0, &socket, &state_dir, args);
         Hub {
             child: Some(child),
             http,
@@ -156,7 +155,7 @@ impl Drop for Follower {
     }
 }
 
-fn start(port: u16, socket: &Path, state_dir: &Path, flags: &[&str]) -> (Child, SocketAddr) {
+fn start(port: u16, socket: &Path, state_dir: &Path, args: &[&str]) -> (Child, SocketAddr) {
     let mut command = Command::new(&artifacts().hub);
     command
         .args([
@@ -169,7 +168,7 @@ fn start(port: u16, socket: &Path, state_dir: &Path, flags: &[&str]) -> (Child, 
         .arg(socket)
         .arg("--state-dir")
         .arg(state_dir)
-        .args(flags);
+        .args(args);
     let (child, ready) = spawn_until_listening(command);
     let addr = ready.split_whitespace().next().unwrap_or_default();
     (child, addr.parse().expect("listening line has an address"))

@@ -26,7 +26,7 @@ pub mod structure;
 pub mod wait;
 
 pub use browser::Browser;
-pub use client::{Image, McpClient, Reply};
+pub use client::{Image, Listener, McpClient, Reply};
 pub use fixtures::Fixtures;
 pub use hub::Hub;
 pub use logs::quiet_logs;

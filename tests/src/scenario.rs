@@ -3,7 +3,6 @@
 
 use std::time::Duration;
 
-use rmcp::ClientHandler;
 use serde_json::json;
 
 use crate::browser::Browser;
@@ -19,7 +18,7 @@ pub const CONNECT_LIMIT: Duration = Duration::from_secs(30);
 pub const POPUP: &str = "chrome-extension://hjpjigandemmiglamagndeppmlncdhag/popup.html";
 
 /// Waits until a browser named `name` is connected and returns its ID.
-pub async fn connected_browser<H: ClientHandler>(client: &McpClient<H>, name: &str) -> String {
+pub async fn connected_browser(client: &McpClient, name: &str) -> String {
     eventually(
         &format!("browser {name:?} to connect"),
         CONNECT_LIMIT,
@@ -36,8 +35,8 @@ pub async fn connected_browser<H: ClientHandler>(client: &McpClient<H>, name: &s
 }
 
 /// Waits until `list_tabs` (with `args`) lists a tab for which `wanted` holds; returns that tab.
-pub async fn listed_tab<H: ClientHandler>(
-    client: &McpClient<H>,
+pub async fn listed_tab(
+    client: &McpClient,
     args: serde_json::Value,
     what: &str,
     wanted: impl Fn(&serde_json::Value) -> bool,
@@ -54,11 +53,7 @@ pub async fn listed_tab<H: ClientHandler>(
 }
 
 /// Waits until `list_tabs` (with `args`) shows `url` loaded; returns its tab's ID.
-pub async fn loaded_tab<H: ClientHandler>(
-    client: &McpClient<H>,
-    args: serde_json::Value,
-    url: &str,
-) -> u64 {
+pub async fn loaded_tab(client: &McpClient, args: serde_json::Value, url: &str) -> u64 {
     let tab = listed_tab(client, args, &format!("{url} to load"), |tab| {
         tab["url"] == url && tab["status"] == "complete"
     })

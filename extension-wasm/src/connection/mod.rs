@@ -461,6 +461,7 @@ async fn serve(
                         phase = Phase::Live { silence_limit_ms };
                         timer = Box::pin(sleep(silence_limit_ms));
                         with(|state| state.hub_version = Some(welcome.hub_version.clone()));
+                        crate::policy::set_operator(welcome.policy);
                         set_status(Status::Connected, None, None);
                         crate::chrome::log!(
                             "connected to {} (hub {})",
@@ -486,6 +487,10 @@ async fn serve(
                     }
                     (HubMessage::Heartbeat { seq }, Phase::Greeting | Phase::Live { .. }) => {
                         send_message(socket, &ExtensionMessage::Heartbeat { seq });
+                    }
+                    (HubMessage::Policy(policy), Phase::Live { .. }) => {
+                        crate::chrome::log!("the hub's policy changed");
+                        crate::policy::set_operator(policy);
                     }
                     (HubMessage::Request(request), Phase::Live { .. }) => {
                         let link = Link {
@@ -553,6 +558,7 @@ fn kind_of(message: &HubMessage) -> &'static str {
         HubMessage::Request(_) => "request (before the welcome)",
         HubMessage::Heartbeat { .. } => "heartbeat",
         HubMessage::SessionEnded { .. } => "session's end (before the welcome)",
+        HubMessage::Policy(_) => "policy (before the welcome)",
     }
 }
 

@@ -12,10 +12,13 @@ use serde_json::json;
 use tabwire_protocol::tabs::check_navigable_url;
 use tabwire_protocol::{ErrorCode, OpError, TabId, WaitUntil};
 
+use tabwire_protocol::policy::Need;
+
 use crate::activity;
 use crate::checkpoint::Checkpoint;
 use crate::chrome;
 use crate::chrome_tabs::tab_error;
+use crate::policy;
 use crate::timer::{Either, select, sleep};
 
 /// How long after `chrome.tabs.update` (or a history step, a reload) a navigation must have
@@ -28,19 +31,54 @@ pub const LOAD_START_MS: f64 = 1000.0;
 /// The hub has checked the URL already; checking again here is what keeps a hub that is not
 /// the one the user trusts (or a buggy one) from running `javascript:` in a logged-in page,
 /// opening a `data:` page, or reaching browser and extension pages through this extension.
+///
+/// The policy is checked here too: a URL on an origin either owner denies is not loaded
+/// (`ORIGIN_BLOCKED`). Callers that run before the policies are known wait in
+/// [`check_destination`].
 pub fn check_navigable(url: &str) -> Result<(), OpError> {
     check_navigable_url(url).map_err(|refused| {
         OpError::new(
             ErrorCode::InvalidArgument,
             format!("The extension will not open this URL: {refused}."),
         )
-    })
+    })?;
+    // Loading is never a question for a person: `ask` is about actions on the page.
+    policy::check_url(url, Need::Load).map(|_| ())
+}
+
+/// [`check_navigable`] once the policies are known.
+pub async fn check_destination(url: &str) -> Result<(), OpError> {
+    policy::check_url_settled(url, Need::Load).await?;
+    check_navigable(url)
+}
+
+/// Where a load ended, judged by the policy: a load that ended on an origin either owner denies
+/// (a redirect, a link, history) stops there with `ORIGIN_BLOCKED`, and nothing of the page is
+/// read.
+pub async fn check_arrival(tab: TabId) -> Result<(), OpError> {
+    if policy::is_settled() && policy::allows_everything() {
+        return Ok(());
+    }
+    let url = policy::frame_url(tab, 0).await?;
+    policy::check_url_settled(&url, Need::Load)
+        .await
+        .map(|_| ())
+        .map_err(|error| {
+            OpError::new(
+                error.code,
+                format!(
+                    "The tab's load ended on a page it may not use. {}",
+                    error.message
+                ),
+            )
+            .action_may_have_occurred()
+        })
 }
 
 /// Points the tab at `url` (`chrome.tabs.update`) once [`check_navigable`] accepts it, passing
 /// the checkpoint just before.
 pub async fn load_url(tab: TabId, url: &str, checkpoint: &Checkpoint) -> Result<(), OpError> {
-    check_navigable(url)?;
+    check_destination(url).await?;
     let properties = chrome::to_js(&json!({ "url": url })).map_err(OpError::from)?;
     checkpoint.check()?;
     chrome::call(chrome::tabs_update(tab, &properties))
@@ -64,7 +102,10 @@ fn refused(tab: TabId, url: &str, message: &str) -> OpError {
 pub async fn loaded(tab: TabId, until: WaitUntil, checkpoint: &Checkpoint) -> Result<(), OpError> {
     let budget = checkpoint.budget_ms().max(0.0);
     match select(activity::wait_load(tab, until), sleep(budget)).await {
-        Either::Left(result) => result,
+        Either::Left(result) => {
+            result?;
+            check_arrival(tab).await
+        }
         Either::Right(()) => Err(OpError::new(
             ErrorCode::NavigationTimeout,
             format!(

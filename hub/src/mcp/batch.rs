@@ -30,7 +30,7 @@ use super::observe::{
 use super::routing::ToolContext;
 use super::schema;
 use super::waits::{NavigateAndWaitArgs, WaitForStep};
-use crate::state::FileUrls;
+use crate::state::Destinations;
 
 /// `timeoutMs` of a batch when the caller gives none: the whole batch shares it.
 const BATCH_TIMEOUT_MS: u32 = 30_000;
@@ -171,7 +171,7 @@ pub async fn run_browser_actions(
             phase: Some(Phase::Preflight),
             ..error
         })?;
-    let plan = preflight(args.steps, options.timeout_ms, ctx.hub.file_urls)?;
+    let plan = preflight(args.steps, options.timeout_ms, &ctx.destinations())?;
     let request = BatchRequest {
         steps: plan.steps,
         observe: options.observe,
@@ -183,7 +183,11 @@ pub async fn run_browser_actions(
 /// Checks every step and converts it into a protocol [`Step`]; the first bad step fails the
 /// batch with `phase: "preflight"` and its index, before anything is sent. `navigate` steps
 /// follow the hub's rule for file URLs, as navigate_and_wait does.
-fn preflight(steps: Vec<Value>, timeout_ms: u32, file_urls: FileUrls) -> Result<Plan, ToolError> {
+fn preflight(
+    steps: Vec<Value>,
+    timeout_ms: u32,
+    destinations: &Destinations,
+) -> Result<Plan, ToolError> {
     if steps.is_empty() || steps.len() > MAX_STEPS {
         return Err(ToolError {
             phase: Some(Phase::Preflight),
@@ -204,7 +208,7 @@ fn preflight(steps: Vec<Value>, timeout_ms: u32, file_urls: FileUrls) -> Result<
             .map(|kind| kind.chars().take(40).collect::<String>());
         let step = serde_json::from_value::<StepArgs>(value)
             .map_err(|error| ToolError::invalid(error.to_string()))
-            .and_then(|args| into_step(args, timeout_ms, file_urls))
+            .and_then(|args| into_step(args, timeout_ms, destinations))
             .map_err(|error| ToolError {
                 message: format!("{}: {}", label(index, kind.as_deref()), error.message),
                 phase: Some(Phase::Preflight),
@@ -228,7 +232,11 @@ fn label(index: usize, kind: Option<&str>) -> String {
 
 /// One step's conversion, with the same rules as its tool; waits are bounded by the batch's
 /// `timeoutMs`.
-fn into_step(args: StepArgs, timeout_ms: u32, file_urls: FileUrls) -> Result<Step, ToolError> {
+fn into_step(
+    args: StepArgs,
+    timeout_ms: u32,
+    destinations: &Destinations,
+) -> Result<Step, ToolError> {
     let action = match args {
         StepArgs::Click(args) => args.into_action(timeout_ms)?,
         StepArgs::ClickAndWait(args) => args.into_action(timeout_ms)?,
@@ -239,7 +247,7 @@ fn into_step(args: StepArgs, timeout_ms: u32, file_urls: FileUrls) -> Result<Ste
         StepArgs::PressKey(args) => args.into_action(timeout_ms)?,
         StepArgs::SelectOption(args) => args.into_action(timeout_ms)?,
         StepArgs::Scroll(args) => args.into_action(timeout_ms)?,
-        StepArgs::Navigate(args) => args.under(file_urls).into_action(timeout_ms)?,
+        StepArgs::Navigate(args) => args.under(destinations.clone()).into_action(timeout_ms)?,
         StepArgs::Wait(WaitStep { ms }) => {
             if ms == 0 || ms >= timeout_ms {
                 return Err(ToolError::invalid(format!(

@@ -8,6 +8,7 @@ use crate::mcp::catalogue::{self, ToolArgs};
 use crate::mcp::routing::TabRoute;
 use crate::mcp::schema::input_schema;
 use crate::mcp::schema_check::check;
+use crate::state::FileUrls;
 
 /// The kinds that take a tool's own arguments, and the tool.
 const TOOL_KINDS: &[(&str, &str)] = &[
@@ -146,7 +147,7 @@ fn every_kind_has_an_example_the_schemas_and_preflight_accept() {
         check(&union, example).unwrap_or_else(|e| panic!("union refuses {example}: {e}"));
         check(&listed, example).unwrap_or_else(|e| panic!("tools/list refuses {example}: {e}"));
     }
-    let plan = preflight(examples, 30_000, FileUrls::Allowed).unwrap();
+    let plan = preflight(examples, 30_000, &FileUrls::Allowed.into()).unwrap();
     assert_eq!(plan.kinds, kinds);
 }
 

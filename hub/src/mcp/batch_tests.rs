@@ -5,6 +5,7 @@ use crate::mcp::catalogue::ToolArgs;
 use crate::mcp::envelope::failure;
 use crate::mcp::routing::TabRoute;
 use crate::mcp::schema::{input_schema, parse_args};
+use crate::state::FileUrls;
 use tabwire_protocol::{ActionFacts, ErrorCode, OpError, Outcome, StepFailure, Target};
 
 /// run_browser_actions' arguments as the catalogue puts them together.
@@ -32,7 +33,7 @@ fn preflight_converts_every_kind_of_step() {
             {"kind": "pressKey", "key": "Enter"},
         ])),
         9000,
-        FileUrls::Allowed,
+        &FileUrls::Allowed.into(),
     )
     .unwrap();
     assert_eq!(
@@ -73,7 +74,7 @@ fn a_bad_selector_in_the_third_step_fails_the_preflight() {
             {"kind": "click", "selector": "#never-checked-as-it-is-fine"},
         ])),
         30_000,
-        FileUrls::Allowed,
+        &FileUrls::Allowed.into(),
     )
     .unwrap_err();
     assert_eq!(error.code, ErrorCode::InvalidSelector);
@@ -109,7 +110,7 @@ fn steps_that_span_frames_fail_the_preflight() {
         let error = preflight(
             steps(json!([{"kind": "click", "selector": "#ok"}, bad])),
             30_000,
-            FileUrls::Allowed,
+            &FileUrls::Allowed.into(),
         )
         .unwrap_err();
         assert_eq!(error.code, ErrorCode::InvalidArgument);
@@ -123,7 +124,7 @@ fn steps_that_span_frames_fail_the_preflight() {
                 {"selector": "@f3e2", "value": "a"}, {"selector": "@f3e4", "value": true}
             ]}])),
             30_000,
-            FileUrls::Allowed,
+            &FileUrls::Allowed.into(),
         )
         .is_ok()
     );
@@ -164,7 +165,7 @@ fn preflight_names_bad_kinds_fields_and_values() {
         ),
     ];
     for (step, expected) in cases {
-        let error = preflight(vec![step.clone()], 30_000, FileUrls::Allowed).unwrap_err();
+        let error = preflight(vec![step.clone()], 30_000, &FileUrls::Allowed.into()).unwrap_err();
         assert_eq!(error.failed_step, Some(0), "{step}");
         assert!(
             error.message.starts_with(expected),
@@ -178,14 +179,14 @@ fn preflight_names_bad_kinds_fields_and_values() {
 fn batches_hold_one_to_twenty_steps() {
     for count in [0, 21] {
         let many = vec![json!({"kind": "hover", "selector": "#a"}); count];
-        let error = preflight(many, 30_000, FileUrls::Allowed).unwrap_err();
+        let error = preflight(many, 30_000, &FileUrls::Allowed.into()).unwrap_err();
         assert_eq!(error.phase, Some(Phase::Preflight));
         assert_eq!(error.failed_step, None);
         assert!(error.message.contains("1 to 20"), "{}", error.message);
     }
     let twenty = vec![json!({"kind": "hover", "selector": "#a"}); 20];
     assert_eq!(
-        preflight(twenty, 30_000, FileUrls::Allowed)
+        preflight(twenty, 30_000, &FileUrls::Allowed.into())
             .unwrap()
             .steps
             .len(),

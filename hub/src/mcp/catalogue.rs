@@ -19,8 +19,8 @@ use super::args::{ActionOptions, NoArgs};
 use super::envelope::{ToolError, ToolOutput};
 use super::routing::{BrowserRoute, Caller, Group, NoRoute, TabRoute, ToolContext};
 use super::{
-    act, actions, batch, capture, health, input, observe, peers, schema, screenshot, storage, tabs,
-    waits,
+    act, actions, batch, capture, health, input, observe, optin, peers, schema, screenshot,
+    storage, tabs, waits,
 };
 use crate::peer::{Browser, SelectBrowserArgs};
 
@@ -192,6 +192,7 @@ macro_rules! catalogue {
 catalogue! {
     "list_browsers", Hub NoRoute READS_HUB, peers::ListArgs, NoOptions => peers::list::<Browser>, peers::LIST_BROWSERS;
     "select_browser", Hub NoRoute SETS_HUB, SelectBrowserArgs, NoOptions => peers::select::<Browser>, peers::SELECT_BROWSER;
+    "show_tools", Hub NoRoute SETS_HUB, optin::ShowToolsArgs, NoOptions => optin::show_tools, optin::SHOW_TOOLS;
     "list_tabs", Browser BrowserRoute READS, NoArgs, NoOptions => tabs::list_tabs, tabs::LIST_TABS;
     "get_active_tab", Browser BrowserRoute READS, NoArgs, NoOptions => tabs::get_active_tab, tabs::GET_ACTIVE_TAB;
     "switch_tab", Browser BrowserRoute SETS, tabs::PickTabArgs, NoOptions => tabs::switch_tab, tabs::SWITCH_TAB;
@@ -241,7 +242,13 @@ pub fn catalogue() -> &'static [Entry] {
     ENTRIES.get_or_init(entries)
 }
 
-/// The `tools/list` definitions.
+/// The `tools/list` definitions of the tools listed by default, and of the opt-in groups that
+/// `shows` says are shown.
+pub fn listed(shows: impl Fn(optin::OptIn) -> bool) -> impl Iterator<Item = &'static Tool> {
+    tools().filter(move |tool| optin::OptIn::of(&tool.name).is_none_or(&shows))
+}
+
+/// Every tool's `tools/list` definition.
 pub fn tools() -> impl Iterator<Item = &'static Tool> {
     catalogue().iter().map(|entry| &entry.tool)
 }

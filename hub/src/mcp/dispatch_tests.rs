@@ -413,6 +413,7 @@ fn tab_info(tab_id: u32, title: &str, url: &str) -> TabInfo {
         url: url.into(),
         title: title.into(),
         status: "complete".into(),
+        blocked: false,
     }
 }
 

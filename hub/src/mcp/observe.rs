@@ -199,9 +199,16 @@ pub async fn list_frames(ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput,
     let (tab_id, frames) = (list.tab_id, list.frames);
     let text = frames
         .iter()
-        .map(|frame| match frame.parent_frame_id {
-            Some(parent) => format!("frame {} in {parent} {}", frame.frame_id, frame.url),
-            None => format!("frame {} (top) {}", frame.frame_id, frame.url),
+        .map(|frame| {
+            let url = if frame.blocked {
+                "(blocked by policy)"
+            } else {
+                frame.url.as_str()
+            };
+            match frame.parent_frame_id {
+                Some(parent) => format!("frame {} in {parent} {url}", frame.frame_id),
+                None => format!("frame {} (top) {url}", frame.frame_id),
+            }
         })
         .collect::<Vec<_>>()
         .join("\n");

@@ -156,6 +156,12 @@ impl std::ops::Deref for ToolContext {
 }
 
 impl ToolContext {
+    /// What URLs this call may load: the hub's file-URL rule and the operator's policy of the
+    /// caller's account.
+    pub fn destinations(&self) -> crate::state::Destinations {
+        self.hub.destinations(&self.account.name)
+    }
+
     /// The connection of the peer of kind `K` a call should use, chosen by `explicit` (its ID
     /// argument) or the session.
     pub fn peer<K: Registered>(

@@ -45,7 +45,7 @@ pub async fn get_cookies(ctx: &ToolContext, args: CookiesArgs) -> Result<ToolOut
 /// Cookies belong to http(s) URLs. (Reading cookies opens no URL: a file URL is refused just
 /// below, as no cookie's, whatever the hub's rule for opening one.)
 fn cookie_url(url: &str) -> Result<(), ToolError> {
-    super::tabs::check_url(url, FileUrls::Allowed)?;
+    super::tabs::check_url(url, &FileUrls::Allowed.into())?;
     let lower = url.to_ascii_lowercase();
     if lower.starts_with("http://") || lower.starts_with("https://") {
         Ok(())

@@ -27,7 +27,8 @@ use tabwire_protocol::{
 use super::args::{NoArgs, short_text};
 use super::envelope::{ToolError, ToolOutput, quoted};
 use super::routing::ToolContext;
-use crate::state::FileUrls;
+use crate::state::{Destinations, FileUrls};
+use tabwire_protocol::policy::{Gate, Need, Owner};
 
 /// Listing, selecting, opening and closing tabs.
 const TAB_DEADLINE: Duration = Duration::from_secs(10);
@@ -41,6 +42,13 @@ const MAX_CANDIDATES: usize = 20;
 
 /// `tab 5 [active] "Title" https://…`
 fn tab_line(tab: &TabInfo) -> String {
+    if tab.blocked {
+        return format!(
+            "tab {}{} (blocked by policy: URL and title hidden)",
+            tab.tab_id,
+            if tab.active { " [active]" } else { "" }
+        );
+    }
     format!(
         "tab {}{} {} {}",
         tab.tab_id,
@@ -81,7 +89,7 @@ pub struct NavigateArgs {
 pub const NAVIGATE_TO: &str = "Load a URL and wait for it; the tab's earlier refs become stale.";
 
 pub async fn navigate_to(ctx: &ToolContext, args: NavigateArgs) -> Result<ToolOutput, ToolError> {
-    check_url(&args.url, ctx.hub.file_urls)?;
+    check_url(&args.url, &ctx.destinations())?;
     let navigated = ctx.call(Navigate { url: args.url }, LOAD_DEADLINE).await?;
     Ok(ToolOutput::new(
         json!(navigated),
@@ -277,7 +285,7 @@ pub const CREATE_TAB: &str = "Open a new tab, blank without url.";
 
 pub async fn create_tab(ctx: &ToolContext, args: CreateTabArgs) -> Result<ToolOutput, ToolError> {
     if let Some(url) = &args.url {
-        check_url(url, ctx.hub.file_urls)?;
+        check_url(url, &ctx.destinations())?;
     }
     let request = CreateTab {
         url: args.url,
@@ -342,10 +350,11 @@ pub async fn reload_tab(ctx: &ToolContext, args: ReloadArgs) -> Result<ToolOutpu
 }
 
 /// Accepts the URLs an agent has reason to open; `javascript:`, `data:` and browser-internal
-/// schemes are refused here, before anything reaches the browser, and `file://` too where the
-/// hub's [`FileUrls`] says so. The scheme rule is the protocol's [`check_navigable_url`], which
-/// the extension applies again before it navigates.
-pub(super) fn check_url(url: &str, file_urls: FileUrls) -> Result<(), ToolError> {
+/// schemes are refused here, before anything reaches the browser, `file://` too where the
+/// hub's [`FileUrls`] says so, and origins the operator's policy denies. The scheme rule is the
+/// protocol's [`check_navigable_url`], which the extension applies again before it navigates
+/// (with both owners' policies, after redirects too).
+pub(super) fn check_url(url: &str, destinations: &Destinations) -> Result<(), ToolError> {
     if url.len() > MAX_URL_LEN {
         return Err(ToolError::invalid(format!(
             "url is longer than {MAX_URL_LEN} characters"
@@ -354,13 +363,19 @@ pub(super) fn check_url(url: &str, file_urls: FileUrls) -> Result<(), ToolError>
     check_navigable_url(url).map_err(|refused| ToolError::invalid(refused.to_string()))?;
     // FORBIDDEN, not INVALID_ARGUMENT: the URL is well formed and another hub would open it;
     // this one's operator does not allow it, and no rewording of the argument will help.
-    if file_urls == FileUrls::Refused && url.to_ascii_lowercase().starts_with("file://") {
+    if destinations.file_urls == FileUrls::Refused
+        && url.to_ascii_lowercase().starts_with("file://")
+    {
         return Err(ToolError::new(
             ErrorCode::Forbidden,
             "this hub is hosted and refuses file:// URLs: they would read files on the computer \
              of the person whose browser this is. Use an http(s) URL; only the hub's operator can \
              allow file URLs (--allow-file-urls)",
         ));
+    }
+    let verdict = destinations.policy.verdict(url, Owner::Operator);
+    if let Gate::Blocked(why) = verdict.gate(Need::Load, url) {
+        return Err(ToolError::new(ErrorCode::OriginBlocked, why));
     }
     Ok(())
 }
@@ -377,6 +392,7 @@ mod tests {
             url: url.into(),
             title: title.into(),
             status: "complete".into(),
+            blocked: false,
         }
     }
 
@@ -474,7 +490,7 @@ mod tests {
             "file:///tmp/x.html",
             "about:blank",
         ] {
-            assert!(check_url(ok, FileUrls::Allowed).is_ok(), "{ok}");
+            assert!(check_url(ok, &FileUrls::Allowed.into()).is_ok(), "{ok}");
         }
         for bad in [
             "javascript:alert(1)",
@@ -485,8 +501,31 @@ mod tests {
             "",
             "http://a/\nb",
         ] {
-            assert!(check_url(bad, FileUrls::Allowed).is_err(), "{bad}");
+            assert!(check_url(bad, &FileUrls::Allowed.into()).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_operators_policy_refuses_denied_destinations_by_rule() {
+        let policy = tabwire_protocol::policy::Policy::from_lines(
+            "https://*.bank.example deny\nhttps://mail.example read",
+        )
+        .unwrap();
+        let destinations = Destinations {
+            file_urls: FileUrls::Allowed,
+            policy: std::sync::Arc::new(policy),
+        };
+        let refused = check_url("https://www.bank.example/login", &destinations).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::OriginBlocked);
+        assert!(
+            refused.message.contains("`https://*.bank.example`"),
+            "{}",
+            refused.message
+        );
+        assert!(refused.message.contains("operator"), "{}", refused.message);
+        // Loading a read-only origin is allowed; acting there is the extension's to refuse.
+        assert!(check_url("https://mail.example/", &destinations).is_ok());
+        assert!(check_url("https://example.org/", &destinations).is_ok());
     }
 
     #[test]
@@ -496,15 +535,15 @@ mod tests {
             "FILE:///etc/passwd",
             "File://host/share/x",
         ] {
-            assert!(check_url(url, FileUrls::Allowed).is_ok(), "{url}");
-            let refused = check_url(url, FileUrls::Refused).unwrap_err();
+            assert!(check_url(url, &FileUrls::Allowed.into()).is_ok(), "{url}");
+            let refused = check_url(url, &FileUrls::Refused.into()).unwrap_err();
             assert_eq!(refused.code, ErrorCode::Forbidden, "{url}");
         }
         // The rule is about file URLs alone.
-        assert!(check_url("https://example.com/file://x", FileUrls::Refused).is_ok());
-        assert!(check_url("about:blank", FileUrls::Refused).is_ok());
+        assert!(check_url("https://example.com/file://x", &FileUrls::Refused.into()).is_ok());
+        assert!(check_url("about:blank", &FileUrls::Refused.into()).is_ok());
         // A malformed URL is still a bad argument, whatever the rule.
-        let bad = check_url("file://", FileUrls::Refused).unwrap_err();
+        let bad = check_url("file://", &FileUrls::Refused.into()).unwrap_err();
         assert_eq!(bad.code, ErrorCode::InvalidArgument);
     }
 }

@@ -14,7 +14,7 @@ use super::args::{self, ActionOptions, WaitUntil, in_range};
 use super::envelope::{ToolError, ToolOutput};
 use super::routing::ToolContext;
 use super::tabs::check_url;
-use crate::state::FileUrls;
+use crate::state::Destinations;
 
 /// `timeoutMs` of navigate_and_wait when the caller gives none.
 const NAVIGATE_TIMEOUT_MS: u32 = 30_000;
@@ -41,10 +41,10 @@ impl NavigateAndWaitArgs {
     /// The navigation under a hub's rule for file URLs. The arguments alone do not know it, so
     /// only this has an [`ActionTool`] (and can become an action): no path sends a navigation
     /// without the rule (the tool, a batch's `navigate` step).
-    pub fn under(self, file_urls: FileUrls) -> Navigation {
+    pub fn under(self, destinations: Destinations) -> Navigation {
         Navigation {
             args: self,
-            file_urls,
+            destinations,
         }
     }
 }
@@ -53,7 +53,7 @@ impl NavigateAndWaitArgs {
 #[derive(Debug)]
 pub struct Navigation {
     args: NavigateAndWaitArgs,
-    file_urls: FileUrls,
+    destinations: Destinations,
 }
 
 impl ActionTool for Navigation {
@@ -61,7 +61,7 @@ impl ActionTool for Navigation {
 
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
         let navigation = self.args;
-        check_url(&navigation.url, self.file_urls)?;
+        check_url(&navigation.url, &self.destinations)?;
         Ok(Action::Navigate {
             url: navigation.url,
             wait_until: navigation.wait_until.map(Into::into).unwrap_or_default(),
@@ -79,7 +79,7 @@ pub async fn navigate_and_wait(
     args: NavigateAndWaitArgs,
     options: ActionOptions,
 ) -> Result<ToolOutput, ToolError> {
-    act(ctx, args.under(ctx.hub.file_urls), options).await
+    act(ctx, args.under(ctx.destinations()), options).await
 }
 
 /// Implements [`ActionTool`] for a wait: its condition, bounded by `timeoutMs`.
@@ -252,6 +252,7 @@ impl WaitForStep {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::FileUrls;
 
     #[test]
     fn waits_carry_their_timeout() {
@@ -303,7 +304,7 @@ mod tests {
                 wait_until: Some(WaitUntil::Domcontentloaded),
                 wait_for: None,
             }
-            .under(file_urls)
+            .under(Destinations::from(file_urls))
             .into_action(30_000)
         };
         assert!(navigate("https://example.com/", FileUrls::Refused).is_ok());

@@ -73,10 +73,16 @@ pub fn ordered(frames: Vec<ChromeFrame>) -> Vec<FrameInfo> {
         let Ok(frame_id) = u32::try_from(frame.frame_id) else {
             continue;
         };
+        let blocked = !crate::policy::shows(&frame.url);
         out.push(FrameInfo {
             frame_id,
             parent_frame_id: u32::try_from(frame.parent_frame_id).ok(),
-            url: frame.url.clone(),
+            url: if blocked {
+                String::new()
+            } else {
+                frame.url.clone()
+            },
+            blocked,
         });
         if let Some(kids) = children.get(&frame.frame_id) {
             stack.extend(kids.iter().rev().copied());

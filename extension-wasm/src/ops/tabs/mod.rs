@@ -19,7 +19,7 @@ use crate::chrome::{self, ChromeTab};
 use crate::chrome_tabs::{
     get_tab, info, query, resolve_tab, select_in_window, tab_error, tab_info,
 };
-use crate::ops::load::check_navigable;
+use crate::ops::load::check_destination;
 
 /// Runs one operation of the group. `tab_id` is the request's tab (resolved already for
 /// queued ones).
@@ -102,7 +102,7 @@ async fn create(request: CreateTab, checkpoint: &Checkpoint) -> Result<TabInfo, 
         new_window,
     } = request;
     if let Some(url) = &url {
-        check_navigable(url)?;
+        check_destination(url).await?;
     }
     checkpoint.check()?;
     if new_window {

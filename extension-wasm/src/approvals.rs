@@ -1,0 +1,407 @@
+//! What a person decides for an agent (issue 14 §2): approvals of actions on `ask` origins,
+//! and handoffs (`request_human`), where the agent gives a tab to a person until they say they
+//! are done.
+//!
+//! Each question waits in a list the popup shows (with *Allow once*, *Allow for this session*,
+//! *Deny*, or *Done* / *Decline*) and is announced by a notification (with *Allow once* and
+//! *Deny*: a notification holds two buttons). The question's request waits, within its own
+//! deadline, until someone answers; an unanswered question disappears when its request ends. An
+//! approval *for this session* is remembered for the agent's MCP session and the origin until
+//! the worker restarts. While a person has a tab, the agent's other calls on it fail at once
+//! with `HUMAN_IN_CONTROL`.
+
+use std::cell::RefCell;
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use tabwire_protocol::{ErrorCode, OpError, TabId};
+use wasm_bindgen::prelude::*;
+
+use crate::chrome;
+use crate::timer::{now_ms, sleep};
+
+/// The longest an approval waits, whatever the request's deadline.
+pub const APPROVAL_MAX_MS: f64 = 120_000.0;
+
+/// What is being asked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase", tag = "kind")]
+pub enum Question {
+    /// May the agent do this on an `ask` origin?
+    Approval {
+        /// The tool, e.g. `click_element`.
+        tool: String,
+        /// The element or what the action is about, as the agent named it.
+        target: String,
+    },
+    /// The agent hands the tab to a person.
+    Handoff {
+        /// Why, in the agent's words.
+        reason: String,
+    },
+}
+
+/// A person's answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Answer {
+    /// Let this one action through.
+    Once,
+    /// Let this session's actions on this origin through from now on.
+    Session,
+    /// Refuse.
+    Deny,
+    /// The person did what the handoff asked.
+    Done,
+    /// The person will not.
+    Decline,
+}
+
+/// Who asks: the agent's MCP session, as the hub names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Asker {
+    /// The session's opaque ID (`None` when the hub did not say).
+    #[serde(skip)]
+    pub session: Option<String>,
+    /// The label people see, e.g. `Claude Code · 2`.
+    pub client: String,
+}
+
+/// One open question, as the popup shows it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pending {
+    /// Its number, for the answer.
+    pub id: u32,
+    /// The tab it is about.
+    pub tab_id: TabId,
+    /// The origin (or URL) it is about.
+    pub origin: String,
+    /// Who asks.
+    pub asker: Asker,
+    /// What is asked.
+    #[serde(flatten)]
+    pub question: Question,
+    /// When it was asked (ms since the epoch).
+    pub at: f64,
+}
+
+#[derive(Default)]
+struct Book {
+    next: u32,
+    open: Vec<(Pending, Option<Answer>)>,
+    /// (session, origin) pairs allowed for the session.
+    allowed: HashSet<(String, String)>,
+}
+
+thread_local! {
+    static BOOK: RefCell<Book> = RefCell::default();
+}
+
+/// The open questions, oldest first.
+pub fn pending() -> Vec<Pending> {
+    BOOK.with(|b| {
+        b.borrow()
+            .open
+            .iter()
+            .filter(|(_, answer)| answer.is_none())
+            .map(|(p, _)| p.clone())
+            .collect()
+    })
+}
+
+/// Records a person's answer to question `id`; `false` when it is no longer open or the answer
+/// does not fit the question.
+pub fn answer(id: u32, answer: Answer) -> bool {
+    BOOK.with(|b| {
+        let mut book = b.borrow_mut();
+        let Some((pending, slot)) = book
+            .open
+            .iter_mut()
+            .find(|(p, a)| p.id == id && a.is_none())
+        else {
+            return false;
+        };
+        let fits = match pending.question {
+            Question::Approval { .. } => {
+                matches!(answer, Answer::Once | Answer::Session | Answer::Deny)
+            }
+            Question::Handoff { .. } => matches!(answer, Answer::Done | Answer::Decline),
+        };
+        if fits {
+            *slot = Some(answer);
+        }
+        fits
+    })
+}
+
+/// Whether a person has `tab` (a handoff is open on it).
+pub fn person_has(tab: TabId) -> bool {
+    BOOK.with(|b| {
+        b.borrow().open.iter().any(|(p, a)| {
+            p.tab_id == tab && a.is_none() && matches!(p.question, Question::Handoff { .. })
+        })
+    })
+}
+
+/// The error for a call on a tab a person has.
+pub fn person_has_error(tab: TabId) -> OpError {
+    OpError::new(
+        ErrorCode::HumanInControl,
+        format!(
+            "A person has tab {tab} (request_human) and has not answered yet; nothing was done. \
+             Wait for the request_human call to return, or use another tab."
+        ),
+    )
+}
+
+/// Removes a question when its request ends, answered or not.
+struct Open(u32);
+
+impl Drop for Open {
+    fn drop(&mut self) {
+        let id = self.0;
+        BOOK.with(|b| b.borrow_mut().open.retain(|(p, _)| p.id != id));
+        clear_notification(id);
+    }
+}
+
+/// Puts `question` to a person and waits at most `budget_ms` for the answer (`None`: none came).
+async fn ask(
+    tab: TabId,
+    origin: &str,
+    asker: Asker,
+    question: Question,
+    budget_ms: f64,
+) -> Option<Answer> {
+    let id = BOOK.with(|b| {
+        let mut book = b.borrow_mut();
+        book.next += 1;
+        let id = book.next;
+        book.open.push((
+            Pending {
+                id,
+                tab_id: tab,
+                origin: origin.to_owned(),
+                asker,
+                question: question.clone(),
+                at: now_ms(),
+            },
+            None,
+        ));
+        id
+    });
+    let _open = Open(id);
+    notify(id, origin, &question);
+    let until = now_ms() + budget_ms;
+    loop {
+        let answer = BOOK.with(|b| {
+            b.borrow()
+                .open
+                .iter()
+                .find(|(p, _)| p.id == id)
+                .and_then(|(_, a)| *a)
+        });
+        if answer.is_some() {
+            return answer;
+        }
+        if now_ms() >= until {
+            return None;
+        }
+        sleep(100.0_f64.min(until - now_ms()).max(1.0)).await;
+    }
+}
+
+/// Asks a person whether `asker` may run `tool` on `target` at `origin` (an `ask` origin),
+/// waiting at most `budget_ms` (capped at two minutes): `Ok` to go ahead.
+pub async fn approve(
+    tab: TabId,
+    origin: &str,
+    asker: Asker,
+    tool: &str,
+    target: String,
+    budget_ms: f64,
+) -> Result<(), OpError> {
+    if let Some(session) = &asker.session
+        && BOOK.with(|b| {
+            b.borrow()
+                .allowed
+                .contains(&(session.clone(), origin.to_owned()))
+        })
+    {
+        return Ok(());
+    }
+    let session = asker.session.clone();
+    let question = Question::Approval {
+        tool: tool.to_owned(),
+        target,
+    };
+    let budget = if budget_ms > 0.0 {
+        budget_ms.min(APPROVAL_MAX_MS)
+    } else {
+        0.0
+    };
+    match ask(tab, origin, asker, question, budget).await {
+        Some(Answer::Once) => Ok(()),
+        Some(Answer::Session) => {
+            if let Some(session) = session {
+                BOOK.with(|b| b.borrow_mut().allowed.insert((session, origin.to_owned())));
+            }
+            Ok(())
+        }
+        Some(_) => Err(OpError::new(
+            ErrorCode::ApprovalDenied,
+            format!(
+                "The person at the browser denied {tool} on {origin}; nothing was done. Do not \
+                 retry it; ask them, or do something else."
+            ),
+        )),
+        None => Err(OpError::new(
+            ErrorCode::ApprovalTimeout,
+            format!(
+                "{origin} needs a person's approval for {tool}, and nobody answered within {} \
+                 s; nothing was done. Retry with a longer timeoutMs (approvals wait up to 120 \
+                 s) when someone is at the browser.",
+                (budget / 1000.0).round()
+            ),
+        )),
+    }
+}
+
+/// Hands `tab` to a person for `reason` and waits at most `budget_ms` for *Done* or *Decline*
+/// (`None`: neither came).
+pub async fn hand_over(
+    tab: TabId,
+    origin: &str,
+    asker: Asker,
+    reason: String,
+    budget_ms: f64,
+) -> Option<Answer> {
+    ask(tab, origin, asker, Question::Handoff { reason }, budget_ms).await
+}
+
+fn notification_id(id: u32) -> String {
+    format!("tabwire-question-{id}")
+}
+
+/// Announces question `id` with a notification (a failure to show one is only logged: the
+/// popup shows every question anyway).
+fn notify(id: u32, origin: &str, question: &Question) {
+    let (title, message, buttons) = match question {
+        Question::Approval { tool, target } => (
+            "An agent asks to act".to_owned(),
+            format!("{tool} on {target} at {origin}"),
+            json!([{"title": "Allow once"}, {"title": "Deny"}]),
+        ),
+        Question::Handoff { reason } => (
+            "An agent hands you a tab".to_owned(),
+            format!("{reason} ({origin})"),
+            json!([{"title": "Done"}, {"title": "Decline"}]),
+        ),
+    };
+    let options = json!({
+        "type": "basic",
+        "iconUrl": chrome::runtime_get_url("icon.png"),
+        "title": title,
+        "message": crate::text::cap(&message, 300),
+        "buttons": buttons,
+        "requireInteraction": true,
+        "priority": 2,
+    });
+    let Ok(options) = chrome::to_js(&options) else {
+        return;
+    };
+    let id = notification_id(id);
+    wasm_bindgen_futures::spawn_local(async move {
+        if let Err(e) = chrome::call(chrome::notifications_create(&id, &options)).await {
+            crate::chrome::log!("could not show a notification: {}", e.message);
+        }
+    });
+}
+
+fn clear_notification(id: u32) {
+    let id = notification_id(id);
+    wasm_bindgen_futures::spawn_local(async move {
+        let _ = chrome::call(chrome::notifications_clear(&id)).await;
+    });
+}
+
+/// Listens to the notifications' buttons: the first is *Allow once* / *Done*, the second
+/// *Deny* / *Decline*.
+pub fn install_listener() {
+    let on_button = Closure::<dyn FnMut(JsValue, JsValue)>::new(|id: JsValue, index: JsValue| {
+        let Some(id) = id
+            .as_string()
+            .and_then(|id| id.strip_prefix("tabwire-question-")?.parse::<u32>().ok())
+        else {
+            return;
+        };
+        let first = index.as_f64() == Some(0.0);
+        let is_handoff = BOOK.with(|b| {
+            b.borrow()
+                .open
+                .iter()
+                .any(|(p, _)| p.id == id && matches!(p.question, Question::Handoff { .. }))
+        });
+        let chosen = match (is_handoff, first) {
+            (false, true) => Answer::Once,
+            (false, false) => Answer::Deny,
+            (true, true) => Answer::Done,
+            (true, false) => Answer::Decline,
+        };
+        answer(id, chosen);
+    });
+    chrome::notifications_on_button_clicked(on_button.as_ref().unchecked_ref());
+    // Lives as long as the worker.
+    on_button.forget();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn open(question: Question) -> u32 {
+        BOOK.with(|b| {
+            let mut book = b.borrow_mut();
+            book.next += 1;
+            let id = book.next;
+            book.open.push((
+                Pending {
+                    id,
+                    tab_id: 7,
+                    origin: "https://a.example".into(),
+                    asker: Asker {
+                        session: Some("s1".into()),
+                        client: "Agent · 1".into(),
+                    },
+                    question,
+                    at: 0.0,
+                },
+                None,
+            ));
+            id
+        })
+    }
+
+    #[test]
+    fn answers_must_fit_their_question_and_come_once() {
+        let approval = open(Question::Approval {
+            tool: "click_element".into(),
+            target: "@e5".into(),
+        });
+        let handoff = open(Question::Handoff {
+            reason: "log in".into(),
+        });
+        assert!(person_has(7));
+        assert!(!answer(approval, Answer::Done));
+        assert!(!answer(handoff, Answer::Once));
+        assert!(answer(approval, Answer::Deny));
+        assert!(!answer(approval, Answer::Once), "answered already");
+        assert_eq!(pending().len(), 1);
+        assert!(answer(handoff, Answer::Decline));
+        assert!(!person_has(7));
+        assert!(pending().is_empty());
+    }
+}

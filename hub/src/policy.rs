@@ -1,0 +1,304 @@
+//! The operator's policy (issue 14 §1): which file holds it for an account, reading it, and
+//! reading it again when it changes.
+//!
+//! Local mode has one policy: the `--policy` file, or everything allowed. Hosted mode looks for
+//! `policies/ACCOUNT.toml` in the auth directory first, then the `--policy` file (every
+//! account's default), then the built-in hosted default (act everywhere but `file://` unless
+//! `--allow-file-urls`; sensitive reads off). A file is checked at most once a second and read
+//! again when its size or time changes; a file that no longer parses keeps the last good policy
+//! in force (and says so in the log), while a `--policy` file that does not parse at start stops
+//! the hub. The browsers are sent their account's policy in their welcome and again whenever it
+//! changes (`browser_link.rs`).
+//!
+//! The file is TOML:
+//! ```toml
+//! default = "act"          # deny | read | ask | act, where no rule matches
+//! sensitive = "allow"      # cookies, storage, bodies, hidden values, raw HTML: allow | deny
+//! [[rules]]
+//! origin = "https://*.bank.example"
+//! access = "deny"
+//! [[rules]]
+//! origin = "https://mail.example.com"
+//! access = "read"
+//! sensitive = "deny"
+//! ```
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime};
+
+use tabwire_protocol::policy::{Policy, PolicyError};
+
+/// How often a policy file is looked at again.
+const RECHECK: Duration = Duration::from_secs(1);
+
+/// A policy file that cannot be used.
+#[derive(Debug, thiserror::Error)]
+#[error("policy file {path}: {reason}")]
+pub struct PolicyFileError {
+    /// The file.
+    pub path: PathBuf,
+    /// What is wrong with it.
+    pub reason: String,
+}
+
+/// Reads a policy file's text.
+pub fn parse(text: &str) -> Result<Policy, PolicyError> {
+    let policy: Policy = toml::from_str(text).map_err(|error| PolicyError(error.to_string()))?;
+    policy.validate()?;
+    Ok(policy)
+}
+
+/// Where the operator's policies come from.
+pub struct Policies {
+    /// Hosted mode: the directory of per-account files.
+    per_account: Option<PathBuf>,
+    /// The `--policy` file.
+    file: Option<Watched>,
+    /// What applies when no file does.
+    fallback: Arc<Policy>,
+    /// The per-account files seen so far, by account.
+    accounts: Mutex<HashMap<String, Arc<Watched>>>,
+}
+
+impl Policies {
+    /// Local mode: `file`, or everything allowed.
+    pub fn local(file: Option<&Path>) -> Result<Policies, PolicyFileError> {
+        Ok(Policies {
+            per_account: None,
+            file: file.map(Watched::load).transpose()?,
+            fallback: Arc::new(Policy::default()),
+            accounts: Mutex::default(),
+        })
+    }
+
+    /// Hosted mode: `policies/ACCOUNT.toml` under `auth_dir`, else `file`, else `fallback`.
+    pub fn hosted(
+        auth_dir: &Path,
+        file: Option<&Path>,
+        fallback: Policy,
+    ) -> Result<Policies, PolicyFileError> {
+        Ok(Policies {
+            per_account: Some(auth_dir.join("policies")),
+            file: file.map(Watched::load).transpose()?,
+            fallback: Arc::new(fallback),
+            accounts: Mutex::default(),
+        })
+    }
+
+    /// Everything allowed, for tests.
+    pub fn allow_all() -> Policies {
+        Policies::local(None).expect("no file to read")
+    }
+
+    /// The policy in force for `account` now.
+    pub fn for_account(&self, account: &str) -> Arc<Policy> {
+        if let Some(dir) = &self.per_account
+            && let Some(file) = account_file(dir, account)
+        {
+            let watched = self
+                .accounts
+                .lock()
+                .unwrap()
+                .entry(account.to_owned())
+                .or_insert_with(|| Arc::new(Watched::lazy(file)))
+                .clone();
+            if let Some(policy) = watched.current() {
+                return policy;
+            }
+        }
+        self.file
+            .as_ref()
+            .and_then(Watched::current)
+            .unwrap_or_else(|| self.fallback.clone())
+    }
+}
+
+/// An account's own file, when the account's name can be a file name.
+fn account_file(dir: &Path, account: &str) -> Option<PathBuf> {
+    let plain = !account.is_empty()
+        && !account.starts_with('.')
+        && account
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_' | '@'));
+    plain.then(|| dir.join(format!("{account}.toml")))
+}
+
+/// A policy file and what was last read from it.
+struct Watched {
+    path: PathBuf,
+    state: Mutex<Seen>,
+}
+
+#[derive(Default)]
+struct Seen {
+    checked: Option<Instant>,
+    stamp: Option<(SystemTime, u64)>,
+    /// The last good policy; `None` while the file is missing (or never parsed).
+    policy: Option<Arc<Policy>>,
+}
+
+impl Watched {
+    /// A file that must exist and parse now.
+    fn load(path: &Path) -> Result<Watched, PolicyFileError> {
+        let error = |reason: String| PolicyFileError {
+            path: path.to_owned(),
+            reason,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| error(e.to_string()))?;
+        let policy = parse(&text).map_err(|e| error(e.0))?;
+        let watched = Watched::lazy(path.to_owned());
+        {
+            let mut seen = watched.state.lock().unwrap();
+            seen.checked = Some(Instant::now());
+            seen.stamp = stamp_of(path);
+            seen.policy = Some(Arc::new(policy));
+        }
+        Ok(watched)
+    }
+
+    /// A file that may appear later.
+    fn lazy(path: PathBuf) -> Watched {
+        Watched {
+            path,
+            state: Mutex::default(),
+        }
+    }
+
+    /// The file's policy, read again if it changed since the last look (at most once a
+    /// second); `None` when it does not exist.
+    fn current(&self) -> Option<Arc<Policy>> {
+        let mut seen = self.state.lock().unwrap();
+        if seen.checked.is_some_and(|at| at.elapsed() < RECHECK) {
+            return seen.policy.clone();
+        }
+        seen.checked = Some(Instant::now());
+        let stamp = stamp_of(&self.path);
+        if stamp == seen.stamp {
+            return seen.policy.clone();
+        }
+        seen.stamp = stamp;
+        if stamp.is_none() {
+            if seen.policy.take().is_some() {
+                tracing::warn!(file = %self.path.display(), "policy file removed");
+            }
+            return None;
+        }
+        match std::fs::read_to_string(&self.path)
+            .map_err(|e| e.to_string())
+            .and_then(|text| parse(&text).map_err(|e| e.0))
+        {
+            Ok(policy) => {
+                tracing::info!(file = %self.path.display(), rules = policy.rules.len(), "policy loaded");
+                seen.policy = Some(Arc::new(policy));
+            }
+            Err(reason) => {
+                tracing::error!(file = %self.path.display(), %reason, "policy file not used: it does not parse; the last good policy stays in force");
+            }
+        }
+        seen.policy.clone()
+    }
+}
+
+fn stamp_of(path: &Path) -> Option<(SystemTime, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tabwire_protocol::policy::{Access, Owner, Sensitive};
+
+    const FILE: &str = r#"
+default = "read"
+sensitive = "deny"
+
+[[rules]]
+origin = "https://*.bank.example"
+access = "deny"
+
+[[rules]]
+origin = "http://127.0.0.1:8000"
+access = "act"
+sensitive = "allow"
+"#;
+
+    #[test]
+    fn the_toml_file_is_the_protocol_policy() {
+        let policy = parse(FILE).unwrap();
+        assert_eq!(policy.default, Access::Read);
+        let verdict = policy.verdict("https://www.bank.example/", Owner::Operator);
+        assert_eq!(verdict.access, Access::Deny);
+        let local = policy.verdict("http://127.0.0.1:8000/x", Owner::Operator);
+        assert_eq!(
+            (local.access, local.sensitive),
+            (Access::Act, Sensitive::Allow)
+        );
+        for bad in [
+            "default = \"allow\"",
+            "[[rules]]\norigin = \"bank.example\"\naccess = \"deny\"",
+            "[[rules]]\norigin = \"https://x\"\naccess = \"deny\"\npath = \"/\"",
+            "default = ",
+        ] {
+            assert!(parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_changed_file_is_read_again_and_a_broken_one_keeps_the_last_good_policy() {
+        let dir = tempdir("changed");
+        let path = dir.join("policy.toml");
+        std::fs::write(&path, FILE).unwrap();
+        let policies = Policies::local(Some(&path)).unwrap();
+        assert_eq!(policies.for_account("local").default, Access::Read);
+        std::fs::write(&path, "default = \"deny\"\n# longer, so the size changes\n").unwrap();
+        std::thread::sleep(RECHECK + Duration::from_millis(100));
+        assert_eq!(policies.for_account("local").default, Access::Deny);
+        std::fs::write(
+            &path,
+            "default = \"nonsense\"\n# a broken file, of another size\n",
+        )
+        .unwrap();
+        std::thread::sleep(RECHECK + Duration::from_millis(100));
+        assert_eq!(policies.for_account("local").default, Access::Deny);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_broken_file_at_start_is_an_error_naming_it() {
+        let dir = tempdir("broken");
+        let path = dir.join("policy.toml");
+        std::fs::write(&path, "default = \"sometimes\"").unwrap();
+        let error = Policies::local(Some(&path)).err().unwrap();
+        assert!(error.to_string().contains("policy.toml"), "{error}");
+        assert!(Policies::local(Some(&dir.join("missing.toml"))).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn hosted_accounts_have_their_own_file_then_the_shared_one_then_the_default() {
+        let dir = tempdir("hosted");
+        std::fs::create_dir_all(dir.join("policies")).unwrap();
+        std::fs::write(dir.join("policies/acme.toml"), "default = \"deny\"").unwrap();
+        let policies = Policies::hosted(&dir, None, Policy::hosted_default()).unwrap();
+        assert_eq!(policies.for_account("acme").default, Access::Deny);
+        assert_eq!(*policies.for_account("other"), Policy::hosted_default());
+        // A name that is no file name never reaches the disk.
+        assert_eq!(*policies.for_account("../acme"), Policy::hosted_default());
+        let shared = dir.join("shared.toml");
+        std::fs::write(&shared, "default = \"read\"").unwrap();
+        let policies = Policies::hosted(&dir, Some(&shared), Policy::hosted_default()).unwrap();
+        assert_eq!(policies.for_account("other").default, Access::Read);
+        assert_eq!(policies.for_account("acme").default, Access::Deny);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    fn tempdir(name: &str) -> PathBuf {
+        let dir =
+            std::env::temp_dir().join(format!("tabwire-policy-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        dir
+    }
+}
