@@ -85,9 +85,11 @@ pub async fn gate(
 }
 
 /// Leases `tab` to the caller of a changing `op` (or renews its lease). A caller the hub did
-/// not name takes no lease: it may change only tabs nobody holds ([`gate`]).
+/// not name takes no lease: it may change only tabs nobody holds ([`gate`]). Closing a tab
+/// takes none either: the tab is about to go, lease and all.
 pub async fn take(tab: TabId, holder: Option<&LeaseHolder>, op: &Operation) -> Result<(), OpError> {
     match holder {
+        Some(_) if matches!(op, Operation::Tabs(TabsOp::Close(_))) => Ok(()),
         Some(holder) if op.is_mutation() => claim(tab, holder).await,
         _ => Ok(()),
     }
