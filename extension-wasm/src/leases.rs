@@ -87,10 +87,10 @@ pub async fn gate(
 /// Leases `tab` to the caller of a changing `op` (or renews its lease). A caller the hub did
 /// not name takes no lease: it may change only tabs nobody holds ([`gate`]). Closing a tab
 /// takes none either: the tab is about to go, lease and all.
-pub async fn take(tab: TabId, holder: Option<&LeaseHolder>, op: &Operation) -> Result<(), OpError> {
+pub fn take(tab: TabId, holder: Option<&LeaseHolder>, op: &Operation) -> Result<(), OpError> {
     match holder {
         Some(_) if matches!(op, Operation::Tabs(TabsOp::Close(_))) => Ok(()),
-        Some(holder) if op.is_mutation() => claim(tab, holder).await,
+        Some(holder) if op.is_mutation() => claim(tab, holder),
         _ => Ok(()),
     }
 }
@@ -107,12 +107,12 @@ pub async fn gate_unqueued(
     }
     let tab = resolve_tab(tab_id).await?.id;
     gate(tab, holder, op).await?;
-    take(tab, holder, op).await
+    take(tab, holder, op)
 }
 
 /// Leases to the caller the tabs its operation opened (a new tab, tabs a click opened), and
 /// hands the outcome on.
-pub async fn adopt(
+pub fn adopt(
     holder: Option<&LeaseHolder>,
     opens_tab: bool,
     outcome: Result<OpResult, OpError>,
@@ -121,7 +121,7 @@ pub async fn adopt(
         return outcome;
     };
     for tab in opened_tabs(opens_tab, result) {
-        if let Err(error) = claim(tab, holder).await {
+        if let Err(error) = claim(tab, holder) {
             chrome::log!(
                 "tab {tab} opened by a call is not leased: {}",
                 error.message
@@ -149,14 +149,16 @@ fn opened_tabs(opens_tab: bool, result: &OpResult) -> Vec<TabId> {
 }
 
 /// Leases `tab` to `holder` (or renews its lease) and, for a new lease, puts the tab in the
-/// holder's group.
-async fn claim(tab: TabId, holder: &LeaseHolder) -> Result<(), OpError> {
+/// holder's group. The grouping goes on beside the call: it shows the lease, and the call's
+/// deadline is the page's (a first grouping costs several Chrome calls).
+fn claim(tab: TabId, holder: &LeaseHolder) -> Result<(), OpError> {
     let claimed =
         with(|state| state.table.claim(tab, holder, now())).map_err(|held| leased(tab, &held))?;
     schedule_sweep();
-    let placed = with(|state| state.placed.contains_key(&tab));
+    let placed = with(|state| state.placed.contains_key(&tab) || state.moving.contains(&tab));
     if matches!(claimed, Claimed::New { .. }) || !placed {
-        group(tab, holder).await;
+        let holder = holder.clone();
+        spawn_local(async move { group(tab, &holder).await });
     }
     Ok(())
 }
@@ -259,14 +261,12 @@ pub fn tab_opened(tab: TabId, opener: TabId) {
     }) else {
         return;
     };
-    spawn_local(async move {
-        if let Err(error) = claim(tab, &holder).await {
-            chrome::log!(
-                "tab {tab} opened from a leased tab is not leased: {}",
-                error.message
-            );
-        }
-    });
+    if let Err(error) = claim(tab, &holder) {
+        chrome::log!(
+            "tab {tab} opened from a leased tab is not leased: {}",
+            error.message
+        );
+    }
 }
 
 /// A tab closed: its lease goes with it.

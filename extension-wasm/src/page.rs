@@ -384,9 +384,7 @@ pub async fn run<T: DeserializeOwned>(
     command: &PageCommand,
     missing: MissingFrame<'_>,
 ) -> Result<InPage<T>, OpError> {
-    if frame != 0 {
-        check_frame(tab, frame, command).await?;
-    }
+    check_frame(tab, frame, command).await?;
     let args = serde_json::to_string(&Args {
         redacted: REDACTED,
         command,
@@ -443,7 +441,7 @@ pub async fn run_all<T: DeserializeOwned>(
     // A frame the policy closes is left out, as one that does not answer is.
     let mut allowed = Vec::with_capacity(frames.len());
     for &frame in frames {
-        if frame == 0 || check_frame(tab, frame, command).await.is_ok() {
+        if check_frame(tab, frame, command).await.is_ok() {
             allowed.push(frame);
         }
     }
@@ -474,16 +472,18 @@ pub async fn run_all<T: DeserializeOwned>(
 }
 
 /// Whether the policy lets `command` run in frame `frame` of `tab`, judged by what the frame
-/// shows now: reads need its origin to allow reads, anything else actions. An `ask` origin in a
-/// frame is refused: approvals are asked for a tab's own page only (open the frame's page in a
-/// tab of its own to act there with a person's approval).
+/// shows now (after a redirect or a navigation since the request began): reads need its origin
+/// to allow reads, anything else actions. A top document on an `ask` origin was approved when
+/// its request was admitted (`requests.rs`); in a subframe it is refused: approvals are asked
+/// for a tab's own page only (open the frame's page in a tab of its own to act there with a
+/// person's approval).
 async fn check_frame(tab: TabId, frame: u32, command: &PageCommand) -> Result<(), OpError> {
     let need = if command.only_reads() {
         Need::Read
     } else {
         Need::Act
     };
-    if crate::policy::check_frame(tab, frame, need).await? {
+    if crate::policy::check_frame(tab, frame, need).await? || frame == 0 {
         return Ok(());
     }
     Err(OpError::new(

@@ -114,11 +114,19 @@ async fn run(
     if op.bypasses_queue() {
         checkpoint.start_running();
         leases::gate_unqueued(tab_id, holder, &op).await?;
-        if let Some(tab) = tab_id {
+        // What the policy restricts is checked on its tab, the active one when none is named.
+        let tab = match tab_id {
+            Some(tab) => Some(tab),
+            None if need_of(&op).is_some() && !unrestricted() => {
+                resolve_tab(None).await.ok().map(|tab| tab.id)
+            }
+            None => None,
+        };
+        if let Some(tab) = tab {
             admit(tab, &op, tool, holder, checkpoint).await?;
         }
         let outcome = ops::execute(tab_id, op, checkpoint).await;
-        return leases::adopt(holder, opens_tab, outcome).await;
+        return leases::adopt(holder, opens_tab, outcome);
     }
     // A named tab takes its place in line at once (arrival order); the handler checks it
     // exists. Only "the active tab" must be looked up first.
@@ -139,7 +147,7 @@ async fn run(
         return Err(debugger::dialog_error(&dialog));
     }
     admit(tab, &op, tool, holder, checkpoint).await?;
-    leases::take(tab, holder, &op).await?;
+    leases::take(tab, holder, &op)?;
     let handles_dialogs = matches!(op, Operation::Act(ActOp::Act(_) | ActOp::Batch(_)));
     let mutation = op.is_mutation();
     let work = ops::execute(Some(tab), op, checkpoint);
@@ -154,7 +162,7 @@ async fn run(
             }
         })
     };
-    leases::adopt(holder, opens_tab, outcome).await
+    leases::adopt(holder, opens_tab, outcome)
 }
 
 /// Whether `op` may run on `tab` now: not while a person has the tab (`request_human`), and
@@ -174,7 +182,7 @@ async fn admit(
     let Some((need, url)) = need_of(op) else {
         return Ok(());
     };
-    if policy::is_settled() && policy::allows_everything() {
+    if unrestricted() {
         return Ok(());
     }
     let url = match url {
@@ -192,6 +200,12 @@ async fn admit(
     };
     let budget = checkpoint.budget_ms();
     approvals::approve(tab, &origin, asker, tool, describe_target(tab, op), budget).await
+}
+
+/// Whether no policy restricts anything (and none can still arrive from managed storage): the
+/// usual case, which looks nothing up.
+fn unrestricted() -> bool {
+    policy::is_settled() && policy::allows_everything()
 }
 
 /// What `op` needs from the policy of the page it runs on, and the URL to judge when it is not

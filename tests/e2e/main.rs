@@ -12,6 +12,7 @@
 //! - [`audit`]: the audit log of tool calls and `tabwire-hub audit`.
 //! - [`leases`]: two agents' sessions on one browser — tab leases, `TAB_LEASED`, release,
 //!   lapses, and the tab groups that show them.
+//! - [`policy`]: per-origin policy of both owners at the point of effect, and approvals.
 //! - [`hosted`]: hosted mode behind a real TLS proxy.
 //! - [`pairing`]: mutual pairing under attack — a fake hub, fake browsers, malformed hellos,
 //!   revocation, a pairing that survives a hub restart — and a person pairing in the popup.
@@ -31,6 +32,7 @@ mod leases;
 mod observation;
 mod ordering;
 mod pairing;
+mod policy;
 mod shadow;
 mod skeleton;
 mod socket_peers;

@@ -69,6 +69,7 @@ fn setup_under(
                 idle_ms: 600_000,
             },
             trace: Default::default(),
+            progress: None,
         }),
         connection,
         inbox,

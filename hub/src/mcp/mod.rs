@@ -123,6 +123,10 @@ impl TabwireMcp {
             account,
             holder,
             trace: Default::default(),
+            progress: request
+                .meta
+                .get_progress_token()
+                .map(|token| routing::Progress::new(request.peer.clone(), token)),
         })
     }
 

@@ -34,6 +34,32 @@ pub struct Caller {
     pub holder: LeaseHolder,
     /// Where the call went, for the audit log.
     pub trace: Arc<Mutex<Trace>>,
+    /// Where to report progress, when the client asked for it (a `progressToken`).
+    pub progress: Option<Progress>,
+}
+
+/// A call's progress reports: MCP `notifications/progress` with the client's token.
+#[derive(Clone)]
+pub struct Progress {
+    peer: rmcp::Peer<rmcp::RoleServer>,
+    token: rmcp::model::ProgressToken,
+}
+
+impl Progress {
+    /// Reports to `peer` under `token`.
+    pub fn new(peer: rmcp::Peer<rmcp::RoleServer>, token: rmcp::model::ProgressToken) -> Self {
+        Progress { peer, token }
+    }
+
+    /// Sends one report: `progress` (increasing) and a sentence. A client that went away is
+    /// not an error here; the call ends on its own.
+    pub async fn report(&self, progress: f64, message: &str) {
+        let mut params = rmcp::model::ProgressNotificationParam::new(self.token.clone(), progress);
+        params.message = Some(message.to_owned());
+        if let Err(error) = self.peer.notify_progress(params).await {
+            tracing::debug!(%error, "could not send a progress notification");
+        }
+    }
 }
 
 /// Where one tool call went — the peer it reached and the tab — filled in by the routing that

@@ -67,6 +67,30 @@ pub fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
 
+/// A duration as `1.23 ms`.
+pub fn ms(duration: Duration) -> String {
+    format!("{:.2} ms", millis(duration))
+}
+
+/// The median and 90th percentile of `samples` (sorted here), by nearest rank.
+pub fn p50_p90(samples: &mut [Duration]) -> (Duration, Duration) {
+    samples.sort();
+    (nearest_rank(samples, 50), nearest_rank(samples, 90))
+}
+
+/// Times one tool call of `client`; panics when it fails (a failing call measures nothing).
+pub async fn timed_tool_call(
+    client: &crate::McpClient,
+    tool: &str,
+    args: &serde_json::Value,
+) -> Duration {
+    let started = std::time::Instant::now();
+    let reply = client.call(tool, args.clone()).await;
+    let elapsed = started.elapsed();
+    assert!(!reply.is_error, "{tool} failed: {}", reply.text);
+    elapsed
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

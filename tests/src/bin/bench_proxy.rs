@@ -9,12 +9,12 @@
 //! browser (through nginx's WebSocket on both paths, so the difference is the `/mcp` hop).
 //! Prints the medians and 90th percentiles; asserts nothing.
 
-use std::time::{Duration, Instant};
+use tabwire_e2e::bench::stats::{ms, p50_p90, timed_tool_call};
 
 use serde_json::json;
+use tabwire_e2e::Fixtures;
 use tabwire_e2e::hosted::{Hosted, Role};
 use tabwire_e2e::scenario::connected_browser;
-use tabwire_e2e::{Fixtures, McpClient};
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
@@ -51,15 +51,15 @@ async fn main() {
         let mut via = Vec::new();
         let mut straight = Vec::new();
         for round in 0..calls + 5 {
-            let a = timed(&through, tool, &args).await;
-            let b = timed(&direct, tool, &args).await;
+            let a = timed_tool_call(&through, tool, &args).await;
+            let b = timed_tool_call(&direct, tool, &args).await;
             if round >= 5 {
                 via.push(a);
                 straight.push(b);
             }
         }
-        let (via50, via90) = percentiles(&mut via);
-        let (st50, st90) = percentiles(&mut straight);
+        let (via50, via90) = p50_p90(&mut via);
+        let (st50, st90) = p50_p90(&mut straight);
         println!(
             "| {tool} | {} | {} | {} | {} | {} |",
             ms(via50),
@@ -69,22 +69,4 @@ async fn main() {
             ms(via50.saturating_sub(st50))
         );
     }
-}
-
-async fn timed(client: &McpClient, tool: &str, args: &serde_json::Value) -> Duration {
-    let started = Instant::now();
-    let reply = client.call(tool, args.clone()).await;
-    let elapsed = started.elapsed();
-    assert!(!reply.is_error, "{tool} failed: {}", reply.text);
-    elapsed
-}
-
-fn percentiles(times: &mut [Duration]) -> (Duration, Duration) {
-    times.sort();
-    let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
-    (at(0.5), at(0.9))
-}
-
-fn ms(duration: Duration) -> String {
-    format!("{:.2} ms", duration.as_secs_f64() * 1000.0)
 }

@@ -7,6 +7,7 @@
 
 use serde::Deserialize;
 use serde_json::json;
+use tabwire_protocol::policy::Need;
 use tabwire_protocol::{
     DialogHandled, ElementFacts, ElementState, ErrorCode, HandleDialog, OpError, ReadStateRequest,
     TabHealth, TabId,
@@ -48,6 +49,12 @@ pub async fn read_state(tab: TabId, request: ReadStateRequest) -> Result<Element
     .await?;
     prepared.check_document(&reply.document_id)?;
     prepared.rebound(tab, reply.value.rebound);
+    // A hidden input's value is a sensitive read: it goes out only where the policy allows.
+    if reply.value.state.input_type.as_deref() == Some("hidden")
+        && reply.value.state.value.is_some()
+    {
+        crate::policy::check_frame(tab, prepared.frame, Need::SensitiveRead).await?;
+    }
     Ok(ElementState {
         tab_id: tab,
         target: render_node(&reply.value.node, &url, Detail::WithoutValue),

@@ -94,6 +94,10 @@ pub async fn perform(
             sleep(checkpoint.budget_ms()),
         )
         .await;
+        if let Either::Left(Ok(())) = parsed {
+            // Input that led to an origin the policy closes stops there.
+            crate::ops::load::check_arrival(tab).await?;
+        }
         outcome.navigation = Some(match parsed {
             Either::Left(Ok(())) => NavigationState::Navigated,
             Either::Left(Err(_)) => NavigationState::Failed,

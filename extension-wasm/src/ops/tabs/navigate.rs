@@ -29,6 +29,8 @@ pub async fn navigate(
     load_url(tab, url, checkpoint).await?;
     let loaded = watch.finished().await?;
     drop(watch);
+    // A redirect may have ended the load on an origin the policy closes: it stops there.
+    crate::ops::load::check_arrival(tab).await?;
     let mut navigated = Navigated {
         tab_id: tab,
         url: loaded.url.unwrap_or_else(|| url.to_owned()),
