@@ -57,6 +57,12 @@ extern "C" {
     pub fn tabs_go_forward(tab_id: u32) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = reload)]
     pub fn tabs_reload(tab_id: u32, properties: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = group)]
+    pub fn tabs_group(options: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabs"], js_name = ungroup)]
+    pub fn tabs_ungroup(tab_id: u32) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "tabGroups"], js_name = update)]
+    pub fn tab_groups_update(group_id: f64, properties: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "windows"], js_name = create)]
     pub fn windows_create(properties: &JsValue) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_namespace = ["chrome", "windows"], js_name = update)]

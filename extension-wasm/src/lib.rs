@@ -43,6 +43,7 @@ pub mod config;
 pub mod connection;
 pub mod debugger;
 pub mod input;
+pub mod leases;
 pub mod mailbox;
 pub mod observation;
 pub mod ops;

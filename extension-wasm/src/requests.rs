@@ -15,11 +15,16 @@
 //! answering a dialog run beside the queues. An operation on a tab with an open JavaScript
 //! dialog fails at once with `DIALOG_OPEN`, and one that a dialog blocks midway stops with it
 //! (actions handle a dialog their own input opened themselves: for them it is a result).
+//!
+//! Leases (`leases`) are checked once the request holds its place in the tab's queue, before
+//! the dialog check: a changing call on a tab another session holds fails there with
+//! `TAB_LEASED`. The lease is taken once the policy let the call through, and tabs an
+//! operation opens are leased to its caller afterwards.
 
 use tabwire_protocol::policy::Need;
 use tabwire_protocol::{
-    ActOp, Action, CaptureOp, ContentFormat, ErrorCode, ExtensionMessage, ObserveOp, OpError,
-    OpResult, Operation, Request, Response, StorageOp, TabId, TabsOp, Target,
+    ActOp, Action, CaptureOp, ContentFormat, ErrorCode, ExtensionMessage, LeaseHolder, ObserveOp,
+    OpError, OpResult, Operation, Request, Response, StorageOp, TabId, TabsOp, Target,
 };
 
 use crate::calllog::{self, CallRecord};
@@ -28,7 +33,7 @@ use crate::chrome_tabs::resolve_tab;
 use crate::ops;
 use crate::timer::{Either, now_ms, select, sleep};
 use crate::{approvals, policy};
-use crate::{debugger, queue};
+use crate::{debugger, leases, queue};
 
 /// Requests slower than this are logged even when they succeed.
 const SLOW_REQUEST_MS: u32 = 1000;
@@ -46,12 +51,13 @@ pub async fn handle(
         tab_id,
         deadline_ms,
         tool,
+        holder,
         op,
     } = request;
     let timeout = deadline_error(&op, deadline_ms);
     let checkpoint = Checkpoint::new(liveness.clone(), deadline_ms, timeout.clone());
     let stop = select(sleep(deadline_ms as f64), liveness.closed());
-    let work = run(tab_id, op, &tool, deadline_ms, &checkpoint);
+    let work = run(tab_id, holder.as_ref(), op, &tool, deadline_ms, &checkpoint);
     let outcome = match select(work, stop).await {
         Either::Left(outcome) => outcome,
         Either::Right(Either::Left(())) => Err(timeout_error(timeout, &checkpoint, deadline_ms)),
@@ -98,13 +104,16 @@ pub async fn handle(
 /// Runs `op`: in its tab's queue unless it bypasses the queues, with the open-dialog checks.
 async fn run(
     tab_id: Option<TabId>,
+    holder: Option<&LeaseHolder>,
     op: Operation,
     tool: &str,
     deadline_ms: u64,
     checkpoint: &Checkpoint,
 ) -> Result<OpResult, OpError> {
+    let opens_tab = matches!(op, Operation::Tabs(TabsOp::Create(_)));
     if op.bypasses_queue() {
         checkpoint.start_running();
+        leases::gate_unqueued(tab_id, holder, &op).await?;
         // What the policy restricts is checked on its tab, the active one when none is named.
         let tab = match tab_id {
             Some(tab) => Some(tab),
@@ -118,19 +127,16 @@ async fn run(
                 Some(tab) => tab,
                 None => resolve_tab(None).await?.id,
             };
-            let asker = approvals::Asker {
-                session: None,
-                client: "an agent".into(),
-            };
             let budget = checkpoint.budget_ms();
-            return approvals::hand_over(tab, asker, handoff.reason, budget)
+            return approvals::hand_over(tab, asker_of(holder), handoff.reason, budget)
                 .await
                 .map(Into::into);
         }
         if let Some(tab) = tab {
-            admit(tab, &op, tool, checkpoint).await?;
+            admit(tab, &op, tool, holder, checkpoint).await?;
         }
-        return ops::execute(tab_id, op, checkpoint).await;
+        let outcome = ops::execute(tab_id, op, checkpoint).await;
+        return leases::adopt(holder, opens_tab, outcome);
     }
     // A named tab takes its place in line at once (arrival order); the handler checks it
     // exists. Only "the active tab" must be looked up first.
@@ -141,23 +147,32 @@ async fn run(
     // Dropped at the deadline while still waiting, this leaves the line (`QUEUE_TIMEOUT`).
     let _permit = queue::admit(tab, tool, deadline_ms).await;
     checkpoint.start_running();
+    // A release is answered, and a change to a tab another session holds refused, before a
+    // dialog, the policy or a person's approval is considered; the lease is taken once the
+    // call may go ahead (the queue keeps the tab to this request meanwhile).
+    if let Some(answer) = leases::gate(tab, holder, &op).await? {
+        return Ok(answer);
+    }
     if let Some(dialog) = debugger::dialog(tab) {
         return Err(debugger::dialog_error(&dialog));
     }
-    admit(tab, &op, tool, checkpoint).await?;
+    admit(tab, &op, tool, holder, checkpoint).await?;
+    leases::take(tab, holder, &op)?;
     let handles_dialogs = matches!(op, Operation::Act(ActOp::Act(_) | ActOp::Batch(_)));
     let mutation = op.is_mutation();
     let work = ops::execute(Some(tab), op, checkpoint);
-    if handles_dialogs {
-        return work.await;
-    }
-    debugger::unless_dialog(tab, work).await.map_err(|error| {
-        if mutation && error.code == ErrorCode::DialogOpen {
-            error.action_may_have_occurred()
-        } else {
-            error
-        }
-    })
+    let outcome = if handles_dialogs {
+        work.await
+    } else {
+        debugger::unless_dialog(tab, work).await.map_err(|error| {
+            if mutation && error.code == ErrorCode::DialogOpen {
+                error.action_may_have_occurred()
+            } else {
+                error
+            }
+        })
+    };
+    leases::adopt(holder, opens_tab, outcome)
 }
 
 /// Whether `op` may run on `tab` now: not while a person has the tab (`request_human`), and
@@ -168,6 +183,7 @@ async fn admit(
     tab: TabId,
     op: &Operation,
     tool: &str,
+    holder: Option<&LeaseHolder>,
     checkpoint: &Checkpoint,
 ) -> Result<(), OpError> {
     if approvals::person_has(tab) {
@@ -187,10 +203,8 @@ async fn admit(
         return Ok(());
     }
     let origin = tabwire_protocol::policy::origin_of(&url).unwrap_or(url);
-    let asker = approvals::Asker {
-        session: None,
-        client: "an agent".into(),
-    };
+    // The hub names the caller on every changing request, which are the ones that ask.
+    let asker = asker_of(holder);
     let budget = checkpoint.budget_ms();
     approvals::approve(tab, &origin, asker, tool, describe_target(tab, op), budget).await
 }
@@ -198,6 +212,15 @@ async fn admit(
 /// Whether no policy restricts anything: the usual case, which looks nothing up.
 fn unrestricted() -> bool {
     policy::allows_everything()
+}
+
+/// Who asks a person, as the hub named the caller (the hub names it on every request that
+/// can ask: changing ones and handoffs).
+fn asker_of(holder: Option<&LeaseHolder>) -> approvals::Asker {
+    approvals::Asker {
+        session: holder.map(|holder| holder.session.clone()),
+        client: holder.map_or_else(|| "an agent".to_owned(), |holder| holder.client.clone()),
+    }
 }
 
 /// What `op` needs from the policy of the page it runs on, and the URL to judge when it is not

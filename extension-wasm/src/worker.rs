@@ -3,7 +3,8 @@
 //! Everything below this module knows only what it depends on. Here the debugger's
 //! subscribers are registered (request counting, network and console capture), the listeners
 //! are installed, the configuration is read into the connection's state, the connection loop
-//! starts, and a closed tab's state is torn down in every module that keeps some.
+//! starts, a closed tab's state is torn down in every module that keeps some, and a tab's
+//! group changes reach the leases.
 //!
 //! Wasm in a service worker is single threaded: state lives in each module's thread-local, and
 //! no borrow is ever held across an `await`.
@@ -15,7 +16,7 @@ use wasm_bindgen_futures::spawn_local;
 
 use crate::config::{ConfigLayer, store};
 use crate::ops::capture;
-use crate::{activity, chrome, connection, debugger, refs};
+use crate::{activity, chrome, connection, debugger, leases, refs};
 
 /// The name of the periodic alarm `background.js` creates so that Chrome restarts a stopped
 /// service worker (which then reconnects).
@@ -43,6 +44,7 @@ pub fn start() {
     crate::approvals::install_listener();
     crate::chrome::log!("starting (extension {})", chrome::extension_version());
     spawn_local(store::restrict_local_storage());
+    spawn_local(leases::ungroup_leftovers());
     spawn_local(async {
         let local = store::load_local().await;
         let bundled = store::load_bundled().await;
@@ -87,8 +89,9 @@ async fn reload_managed() {
 }
 
 /// Forgets everything kept about a closed tab: its refs (live and saved), the debugger's
-/// session, its activity and its capture buffers.
+/// session, its activity, its capture buffers and its lease.
 fn forget_tab(id: tabwire_protocol::TabId) {
+    leases::forget(id);
     refs::with_tables(|tables| tables.forget_tab(id));
     refs::store::forget(id);
     debugger::forget(id);
@@ -105,6 +108,34 @@ fn install_tab_listener() {
     chrome::tabs_on_removed_add(on_removed.as_ref().unchecked_ref());
     // Lives as long as the worker.
     on_removed.forget();
+    // A tab moved into or out of a tab group: perhaps the person taking a leased tab back.
+    let on_updated = Closure::<dyn FnMut(JsValue, JsValue, JsValue)>::new(
+        |id: JsValue, change: JsValue, _tab: JsValue| {
+            let group = js_sys::Reflect::get(&change, &JsValue::from_str("groupId"))
+                .ok()
+                .and_then(|group| group.as_f64());
+            if let (Some(id), Some(group)) = (id.as_f64(), group) {
+                leases::group_changed(id as u32, group as i64);
+            }
+        },
+    );
+    chrome::tabs_on_updated_add(on_updated.as_ref().unchecked_ref());
+    // Lives as long as the worker.
+    on_updated.forget();
+    // A tab opened from another: perhaps from a leased tab, whose holder then holds it too.
+    let on_created = Closure::<dyn FnMut(JsValue)>::new(|tab: JsValue| {
+        let number = |field: &str| {
+            js_sys::Reflect::get(&tab, &JsValue::from_str(field))
+                .ok()
+                .and_then(|value| value.as_f64())
+        };
+        if let (Some(id), Some(opener)) = (number("id"), number("openerTabId")) {
+            leases::tab_opened(id as u32, opener as u32);
+        }
+    });
+    chrome::tabs_on_created_add(on_created.as_ref().unchecked_ref());
+    // Lives as long as the worker.
+    on_created.forget();
 }
 
 fn install_storage_listener() {

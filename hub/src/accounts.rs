@@ -9,8 +9,10 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
+use tabwire_protocol::HubMessage;
 use tokio::sync::Semaphore;
 
+use crate::leases::ClientLabels;
 use crate::peer::{Browser, PeerKind};
 use crate::registry::Registry;
 
@@ -56,6 +58,18 @@ pub struct Account {
     /// Permits for `/browser` connections between upgrade and registration (the hello), so an
     /// account cannot hold many half-open connections on top of its registered browsers.
     pub handshakes: Arc<Semaphore>,
+    /// Numbers the account's MCP sessions per client name, for the labels leases show.
+    pub client_labels: ClientLabels,
+}
+
+impl Account {
+    /// Tells every connected peer of the account, of every kind, that an MCP session ended,
+    /// so the leases it held lapse.
+    pub fn session_ended(&self, session: &str) {
+        self.browsers.broadcast(&HubMessage::SessionEnded {
+            session: session.to_owned(),
+        });
+    }
 }
 
 /// A kind of peer an account keeps a registry of.
@@ -127,6 +141,7 @@ impl Accounts {
                     requests: Arc::new(Semaphore::new(requests)),
                     calls: Arc::new(Semaphore::new(requests)),
                     handshakes: Arc::new(Semaphore::new(handshakes)),
+                    client_labels: ClientLabels::default(),
                 })
             })
             .clone()

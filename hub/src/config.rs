@@ -11,12 +11,14 @@
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use jsonwebtoken::Algorithm;
 
 use crate::accounts::Limits;
 use crate::auth::{AuthError, Authenticator, KeySource};
 use crate::hosted::{InvalidOrigin, PublicOrigin};
+use crate::leases::DEFAULT_LEASE_IDLE;
 use crate::state::FileUrls;
 
 /// The default TCP port.
@@ -75,6 +77,11 @@ pub struct Settings {
     /// person whose browser it is. Local mode always allows them.
     #[arg(long, env = "TABWIRE_ALLOW_FILE_URLS", value_parser = clap::builder::BoolishValueParser::new())]
     pub allow_file_urls: bool,
+    /// How long an agent session keeps a tab it changed (its lease) without changing it again,
+    /// in seconds (1 to 86400); other sessions cannot change the tab meanwhile.
+    #[arg(long, env = "TABWIRE_LEASE_IDLE", default_value_t = DEFAULT_LEASE_IDLE.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub lease_idle: u64,
     /// Hosted mode: browsers one account may have connected at once.
     #[arg(long, default_value_t = Limits::default().browsers)]
     pub max_browsers_per_account: usize,
@@ -96,6 +103,8 @@ pub struct Config {
     mode: Mode,
     /// Where the audit log is kept; `None` keeps none.
     audit_dir: Option<PathBuf>,
+    /// How long a lease lasts without a changing call.
+    lease_idle: Duration,
     /// The `--policy` file.
     policy: Option<PathBuf>,
 }
@@ -205,6 +214,7 @@ impl Config {
         Ok(Config {
             http,
             audit_dir: Some(state_dir.join("audit")),
+            lease_idle: DEFAULT_LEASE_IDLE,
             policy: None,
             mode: Mode::Local {
                 socket_path,
@@ -219,6 +229,7 @@ impl Config {
             http,
             mode: Mode::Hosted(hosted),
             audit_dir: None,
+            lease_idle: DEFAULT_LEASE_IDLE,
             policy: None,
         }
     }
@@ -246,7 +257,8 @@ impl Config {
             };
             return Ok(Config::local(http, socket, state_dir)?
                 .with_audit_dir(settings.audit_dir)
-                .with_policy(settings.policy));
+                .with_policy(settings.policy)
+                .with_lease_idle(Duration::from_secs(settings.lease_idle)));
         };
         if settings.socket.is_some() {
             return Err(ConfigError::SocketInHostedMode);
@@ -305,7 +317,8 @@ impl Config {
             },
         )
         .with_audit_dir(Some(audit_dir))
-        .with_policy(settings.policy))
+        .with_policy(settings.policy)
+        .with_lease_idle(Duration::from_secs(settings.lease_idle)))
     }
 
     /// The same configuration with the operator's policy in `file`, when given.
@@ -314,6 +327,17 @@ impl Config {
             self.policy = file;
         }
         self
+    }
+
+    /// The same configuration with leases lasting `idle` without a changing call.
+    pub fn with_lease_idle(mut self, idle: Duration) -> Config {
+        self.lease_idle = idle;
+        self
+    }
+
+    /// How long a lease lasts without a changing call.
+    pub fn lease_idle(&self) -> Duration {
+        self.lease_idle
     }
 
     /// The same configuration with its audit log in `dir`, when given (the mode's default

@@ -59,6 +59,7 @@ impl Setup {
             auth: Some(auth),
             file_urls: FileUrls::Refused,
             audit: audit.then(|| crate::audit::AuditLog::open(&dir.join("audit")).unwrap()),
+            lease_idle: crate::leases::DEFAULT_LEASE_IDLE,
             policies: Arc::new(crate::policy::Policies::allow_all()),
         });
         Setup {

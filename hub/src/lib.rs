@@ -27,6 +27,7 @@ pub mod auth;
 pub mod browser_link;
 pub mod config;
 pub mod hosted;
+pub mod leases;
 pub mod local_session;
 pub mod local_socket;
 pub mod mcp;
@@ -96,6 +97,7 @@ pub struct Hub {
 impl Hub {
     /// Binds HTTP and, in local mode, the Unix socket, as `config` says.
     pub async fn bind(config: Config) -> Result<Hub, BindError> {
+        let lease_idle = config.lease_idle();
         let (addr, mode, audit_dir, policy_file) = config.into_parts();
         let http = TcpListener::bind(addr)
             .await
@@ -124,6 +126,7 @@ impl Hub {
                     .as_deref()
                     .map(audit::AuditLog::open)
                     .transpose()?;
+                state.lease_idle = lease_idle;
                 Ok(Hub {
                     http,
                     socket: Some((socket, socket_path)),
@@ -154,6 +157,7 @@ impl Hub {
                             .map(audit::AuditLog::open)
                             .transpose()?,
                         policies: Arc::new(policies),
+                        lease_idle,
                     }),
                     public: Some(config.public),
                 })

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use tabwire_protocol::{
-    ErrorCode, HubMessage, OpError, OpResult, Operation, Refusal, Request, TabId,
+    ErrorCode, HubMessage, LeaseHolder, OpError, OpResult, Operation, Refusal, Request, TabId,
 };
 use tokio::sync::{mpsc, oneshot};
 
@@ -247,6 +247,20 @@ impl<K: PeerKind> Registry<K> {
         connection.fail_all(&format!("the {} disconnected", K::NOUN));
     }
 
+    /// Queues `message` for every connected peer.
+    pub fn broadcast(&self, message: &HubMessage) {
+        let connections: Vec<Arc<Connection>> = self
+            .peers
+            .lock()
+            .unwrap()
+            .values()
+            .filter_map(|entry| entry.connection.clone())
+            .collect();
+        for connection in connections {
+            connection.send(message.clone());
+        }
+    }
+
     /// Every known peer, connected ones first, then by name.
     pub fn list(&self) -> Vec<PeerInfo<K>> {
         let peers = self.peers.lock().unwrap();
@@ -356,13 +370,17 @@ impl Connection {
     }
 
     /// Sends an operation and waits for its response, at most `deadline` plus a short grace.
+    /// `holder` names the caller; it is sent only with operations that carry it
+    /// ([`Operation::carries_holder`]).
     pub async fn request(
         &self,
         tool: &str,
         tab_id: Option<TabId>,
+        holder: Option<&LeaseHolder>,
         op: Operation,
         deadline: Duration,
     ) -> Result<OpResult, OpError> {
+        let holder = holder.filter(|_| op.carries_holder()).cloned();
         let mutation = op.is_mutation();
         let id = self.next_request.fetch_add(1, Ordering::Relaxed);
         let (reply, answer) = oneshot::channel();
@@ -378,6 +396,7 @@ impl Connection {
             tab_id,
             deadline_ms: deadline.as_millis().try_into().unwrap_or(u64::MAX),
             tool: tool.to_owned(),
+            holder,
             op,
         });
         if self.outbox.send(request).is_err() {
@@ -500,7 +519,7 @@ mod tests {
         let waiter = {
             let conn = conn.clone();
             tokio::spawn(async move {
-                conn.request("list_tabs", None, list_tabs(), Duration::from_secs(5))
+                conn.request("list_tabs", None, None, list_tabs(), Duration::from_secs(5))
                     .await
             })
         };
@@ -520,8 +539,14 @@ mod tests {
         let waiter = {
             let conn = conn.clone();
             tokio::spawn(async move {
-                conn.request("click_element", Some(3), click(), Duration::from_secs(60))
-                    .await
+                conn.request(
+                    "click_element",
+                    Some(3),
+                    None,
+                    click(),
+                    Duration::from_secs(60),
+                )
+                .await
             })
         };
         outbox.recv().await.expect("request sent");
@@ -552,8 +577,14 @@ mod tests {
         let waiter = {
             let old = old.clone();
             tokio::spawn(async move {
-                old.request("list_tabs", None, list_tabs(), Duration::from_secs(60))
-                    .await
+                old.request(
+                    "list_tabs",
+                    None,
+                    None,
+                    list_tabs(),
+                    Duration::from_secs(60),
+                )
+                .await
             })
         };
         old_outbox
@@ -584,7 +615,7 @@ mod tests {
         let registry = Registry::default();
         let (conn, _outbox) = registry.connect(hello("b1", "Work"), own("b1")).unwrap();
         let error = conn
-            .request("list_tabs", None, list_tabs(), Duration::from_secs(1))
+            .request("list_tabs", None, None, list_tabs(), Duration::from_secs(1))
             .await
             .unwrap_err();
         assert_eq!(error.code, ErrorCode::BridgeTimeout);

@@ -1,5 +1,5 @@
 //! An MCP session's own state: which peer of each kind (browser, later device) it has selected,
-//! and which opt-in tool groups it has asked to see listed.
+//! which opt-in tool groups it has asked to see listed, and who it is to the peers' leases.
 //!
 //! Selection is per session, so two agents can drive two different browsers through one hub.
 //! A local session attached by `tabwire-mcp` also reports every change of selection back to the
@@ -7,12 +7,15 @@
 //! browser across a hub restart without the hub storing anything on disk.
 
 use std::collections::BTreeSet;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
-use tabwire_protocol::{LocalControl, Selections, ShimDialect};
+use tabwire_protocol::{LeaseHolder, LocalControl, Selections, ShimDialect};
 use tokio::sync::mpsc;
 
+use crate::accounts::Account;
+use crate::leases;
 use crate::peer::PeerKind;
 
 /// One MCP session.
@@ -28,6 +31,9 @@ pub struct Session {
     shown: Mutex<BTreeSet<&'static str>>,
     /// Set when `shown` grew and the client has not been told yet.
     listing_changed: AtomicBool,
+    /// Who the session is to leases, made with its first tool call (the client's name is known
+    /// from `initialize` on); dropped with the session, which ends its leases.
+    lease: OnceLock<SessionLease>,
 }
 
 impl Session {
@@ -43,7 +49,13 @@ impl Session {
             control,
             shown: Mutex::default(),
             listing_changed: AtomicBool::new(false),
+            lease: OnceLock::new(),
         }
+    }
+
+    /// Who the session is to leases: made by `make` the first time, the same ever after.
+    pub fn lease_holder(&self, make: impl FnOnce() -> SessionLease) -> LeaseHolder {
+        self.lease.get_or_init(make).holder().clone()
     }
 
     /// The session's identity, for logs.
@@ -94,10 +106,49 @@ impl Session {
     }
 }
 
+/// Numbers the sessions of this hub process, for their opaque IDs.
+static SESSIONS: AtomicU64 = AtomicU64::new(1);
+
+/// One MCP session's lease identity, kept by its [`Session`]; dropping it (the
+/// session ended) ends the session's leases in every peer of its account.
+pub struct SessionLease {
+    holder: LeaseHolder,
+    account: Arc<Account>,
+}
+
+impl SessionLease {
+    /// The identity of a new session of `account` by the client named `client_name`.
+    pub fn new(account: Arc<Account>, client_name: Option<&str>, idle: Duration) -> Self {
+        let holder = LeaseHolder {
+            session: format!("s{}", SESSIONS.fetch_add(1, Ordering::Relaxed)),
+            client: account.client_labels.next(client_name),
+            idle_ms: leases::millis(idle),
+        };
+        SessionLease { holder, account }
+    }
+
+    /// Who the session is, for its requests.
+    pub fn holder(&self) -> &LeaseHolder {
+        &self.holder
+    }
+}
+
+impl Drop for SessionLease {
+    fn drop(&mut self) {
+        tracing::debug!(
+            session = self.holder.session,
+            client = self.holder.client,
+            "session's leases end"
+        );
+        self.account.session_ended(&self.holder.session);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::peer::Browser;
+    use tabwire_protocol::{Hello, HubMessage, PROTOCOL_VERSION};
 
     #[test]
     fn selections_reach_the_shim_in_its_own_dialect() {
@@ -121,6 +172,57 @@ mod tests {
                 "an unchanged selection is not reported"
             );
             assert_eq!(session.selected::<Browser>().as_deref(), Some("b1"));
+        }
+    }
+
+    #[test]
+    fn a_sessions_end_reaches_every_connected_browser_of_its_account() {
+        let accounts = crate::accounts::Accounts::local();
+        let account = accounts.local_account();
+        let mut inboxes = Vec::new();
+        for id in ["b1", "b2"] {
+            let (_connection, inbox) = account
+                .browsers
+                .connect(
+                    Hello {
+                        browser_id: id.into(),
+                        browser_name: id.into(),
+                        extension_version: "0.1.0".into(),
+                        protocol_version: PROTOCOL_VERSION,
+                        chrome_version: "156".into(),
+                        proof: None,
+                    },
+                    crate::registry::Owner::fixed(id),
+                )
+                .unwrap();
+            inboxes.push((_connection, inbox));
+        }
+        let first = SessionLease::new(
+            account.clone(),
+            Some("Claude Code"),
+            leases::DEFAULT_LEASE_IDLE,
+        );
+        let second = SessionLease::new(
+            account.clone(),
+            Some("Claude Code"),
+            leases::DEFAULT_LEASE_IDLE,
+        );
+        assert_ne!(first.holder().session, second.holder().session);
+        assert_eq!(first.holder().client, "Claude Code · 1");
+        assert_eq!(second.holder().client, "Claude Code · 2");
+        assert_eq!(first.holder().idle_ms, 600_000);
+        let session = first.holder().session.clone();
+        for (_, inbox) in &mut inboxes {
+            assert!(inbox.try_recv().is_err(), "nothing before the session ends");
+        }
+        drop(first);
+        for (_, inbox) in &mut inboxes {
+            assert_eq!(
+                inbox.try_recv().unwrap(),
+                HubMessage::SessionEnded {
+                    session: session.clone()
+                }
+            );
         }
     }
 }

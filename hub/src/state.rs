@@ -1,12 +1,15 @@
 //! What every connection of one hub shares: the accounts with their peers, the URL extensions
 //! are told to use, the token checks of hosted mode, the paired browsers of local mode,
-//! whether agents may open file URLs, the audit log and the operator's policies.
+//! whether agents may open file URLs, the audit log, the operator's policies and how long
+//! leases last.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use crate::accounts::Accounts;
 use crate::audit::AuditLog;
 use crate::auth::Authenticator;
+use crate::leases::DEFAULT_LEASE_IDLE;
 use crate::pairing::Pairings;
 use crate::peer::Reach;
 use crate::policy::Policies;
@@ -26,6 +29,8 @@ pub struct HubState {
     pub file_urls: FileUrls,
     /// Where every tool call is recorded, when the hub keeps an audit log.
     pub audit: Option<AuditLog>,
+    /// How long a session's lease on a tab lasts without a changing call (`--lease-idle`).
+    pub lease_idle: Duration,
     /// The operator's policy of each account.
     pub policies: Arc<Policies>,
 }
@@ -79,6 +84,7 @@ impl HubState {
             pairings: Some(pairings),
             file_urls: FileUrls::Allowed,
             audit: None,
+            lease_idle: DEFAULT_LEASE_IDLE,
             policies: Arc::new(Policies::allow_all()),
         }
     }

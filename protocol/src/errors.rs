@@ -101,6 +101,9 @@ pub enum ErrorCode {
     DocumentChanged,
     /// Chrome drew no frame of the tab to capture (its window may be minimized): show it.
     TabHidden,
+    /// Another agent's MCP session holds the tab's lease: changing calls are refused until it
+    /// lapses (the message says who holds it and when); reads still work.
+    TabLeased,
     /// The access token is missing, malformed, expired, wrongly signed or revoked (hosted mode).
     /// Deliberately says no more than that.
     Unauthorized,
@@ -136,7 +139,7 @@ impl ErrorCode {
                 ErrorCategory::Browser
             }
             TabNotFound | NoActiveTab | RestrictedPage | NavigationFailed | DialogOpen
-            | NoDialog | TabBusy | AmbiguousMatch | DocumentChanged | TabHidden => {
+            | NoDialog | TabBusy | AmbiguousMatch | DocumentChanged | TabHidden | TabLeased => {
                 ErrorCategory::Tab
             }
             StaleRef | SelectorNotFound | SelectorNotUnique | TargetNotVisible | TargetCovered
@@ -213,6 +216,7 @@ impl ErrorCode {
             AmbiguousMatch => "AMBIGUOUS_MATCH",
             DocumentChanged => "DOCUMENT_CHANGED",
             TabHidden => "TAB_HIDDEN",
+            TabLeased => "TAB_LEASED",
             OriginBlocked => "ORIGIN_BLOCKED",
             ApprovalDenied => "APPROVAL_DENIED",
             ApprovalTimeout => "APPROVAL_TIMEOUT",
@@ -284,6 +288,7 @@ mod tests {
             ErrorCode::AmbiguousMatch,
             ErrorCode::DocumentChanged,
             ErrorCode::TabHidden,
+            ErrorCode::TabLeased,
             ErrorCode::Unauthorized,
             ErrorCode::Forbidden,
             ErrorCode::LimitExceeded,
@@ -309,6 +314,11 @@ mod tests {
         assert_eq!(ErrorCode::QueueTimeout.category(), ErrorCategory::Timeout);
         assert!(ErrorCode::BrowserDisconnected.retryable());
         assert!(!ErrorCode::StaleRef.retryable());
+        assert_eq!(ErrorCode::TabLeased.category(), ErrorCategory::Tab);
+        assert!(
+            !ErrorCode::TabLeased.retryable(),
+            "the same call fails until the lease lapses"
+        );
     }
 
     #[test]

@@ -20,6 +20,8 @@
 //! - [`policy`]: per-origin rules (what agents may do where), the stricter of two owners'
 //!   verdicts, and the gate an operation passes.
 //! - [`errors`]: stable error codes with their category, shared by hub and extension.
+//! - [`leases`]: who holds a tab (or, later, a device): the caller the hub names and the
+//!   table the peer keeps, pure and generic over the unit.
 //! - [`refs`]: element references (`@e12`) and how tools name an element ([`Target`]).
 //! - [`local`]: the control lines between the stdio shim and the hub on the local Unix socket,
 //!   and the default socket path both agree on.
@@ -31,6 +33,7 @@
 pub mod actions;
 pub mod capture;
 pub mod errors;
+pub mod leases;
 pub mod local;
 pub mod messages;
 pub mod observe;
@@ -55,6 +58,7 @@ pub use capture::{
     SetNetworkCapture,
 };
 pub use errors::{ErrorCategory, ErrorCode, OpError};
+pub use leases::{LeaseHolder, LeaseTable};
 pub use local::{Attached, LocalControl, Selections, ShimDialect, default_socket_path};
 pub use messages::{
     Challenge, ExtensionMessage, Hello, HubMessage, HubProof, PROTOCOL_VERSION, Refusal, Request,
@@ -72,8 +76,8 @@ pub use storage::{
 };
 pub use tabs::{
     CloseTab, ClosedTab, CreateTab, GetActiveTab, HandedBack, Handoff, HandoffChoice,
-    HistoryDirection, HistoryStep, ListTabs, Navigate, Navigated, ReloadTab, SwitchTab, TabInfo,
-    TabList, TabsOp, TabsResult,
+    HistoryDirection, HistoryStep, ListTabs, Navigate, Navigated, ReleaseTab, ReloadTab, SwitchTab,
+    TabInfo, TabList, TabReleased, TabsOp, TabsResult,
 };
 
 /// Chrome's numeric tab ID. Unique only within one browser.

@@ -10,11 +10,11 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::{OpError, OpResult, Operation, TabId};
+use crate::{LeaseHolder, OpError, OpResult, Operation, TabId};
 
 /// The protocol version this build speaks. The hub accepts an extension only when both sides
 /// speak the same version; it is raised whenever a message changes shape.
-pub const PROTOCOL_VERSION: u32 = 8;
+pub const PROTOCOL_VERSION: u32 = 9;
 
 /// A message from the extension to the hub.
 // A message is built, sent and dropped once; boxing the response to even out the variants'
@@ -54,6 +54,11 @@ pub enum HubMessage {
     Heartbeat {
         /// Increases by one with each heartbeat on a connection.
         seq: u64,
+    },
+    /// An MCP session of this hub ended: every lease it holds lapses.
+    SessionEnded {
+        /// The session, as [`LeaseHolder::session`] named it.
+        session: String,
     },
     /// The operator's policy changed: it replaces the one the welcome carried.
     Policy(crate::policy::Policy),
@@ -238,6 +243,10 @@ pub struct Request {
     pub deadline_ms: u64,
     /// The MCP tool this request serves, for the popup's call log.
     pub tool: String,
+    /// Who calls, on requests that can change a tab or take or give up a lease
+    /// ([`Operation::carries_holder`]); the extension checks and keeps leases by it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holder: Option<LeaseHolder>,
     /// What to do.
     pub op: Operation,
 }
@@ -334,6 +343,11 @@ mod tests {
             tab_id: Some(12),
             deadline_ms: 30_000,
             tool: "click_element".into(),
+            holder: Some(LeaseHolder {
+                session: "s3".into(),
+                client: "Claude Code · 2".into(),
+                idle_ms: 600_000,
+            }),
             op: crate::ActRequest {
                 action: crate::Action::Click {
                     target: Target::Css("#go".into()),
@@ -353,11 +367,23 @@ mod tests {
             serde_json::json!({
                 "type": "request", "id": 7, "tabId": 12, "deadlineMs": 30000,
                 "tool": "click_element",
+                "holder": {"session": "s3", "client": "Claude Code · 2", "idleMs": 600000},
                 "op": {"group": "act", "kind": "act", "action": {"kind": "click", "target": {"css": "#go"},
                        "mode": "trusted", "button": "left", "clickCount": 1}}
             })
         );
         assert_eq!(serde_json::from_value::<HubMessage>(json).unwrap(), msg);
+    }
+
+    #[test]
+    fn a_sessions_end_is_a_message_of_its_own() {
+        let json = r#"{"type":"sessionEnded","session":"s3"}"#;
+        assert_eq!(
+            serde_json::from_str::<HubMessage>(json).unwrap(),
+            HubMessage::SessionEnded {
+                session: "s3".into()
+            }
+        );
     }
 
     #[test]

@@ -30,7 +30,8 @@ use crate::storage::{
 };
 use crate::tabs::{
     CloseTab, ClosedTab, CreateTab, GetActiveTab, HandedBack, Handoff, HistoryStep, ListTabs,
-    Navigate, Navigated, ReloadTab, SwitchTab, TabInfo, TabList, TabsOp, TabsResult,
+    Navigate, Navigated, ReleaseTab, ReloadTab, SwitchTab, TabInfo, TabList, TabReleased, TabsOp,
+    TabsResult,
 };
 
 /// What a [`crate::Request`] asks the extension to do, by group.
@@ -58,6 +59,17 @@ impl Operation {
             Operation::Act(op) => op.is_mutation(),
             Operation::Observe(_) | Operation::Capture(_) | Operation::Storage(_) => false,
         }
+    }
+
+    /// Whether its request carries the caller ([`crate::LeaseHolder`]): every operation that
+    /// can change a tab (which the extension leases to the caller, or refuses while another
+    /// session holds it), and giving a lease up. Reads never lease.
+    pub fn carries_holder(&self) -> bool {
+        self.is_mutation()
+            || matches!(
+                self,
+                Operation::Tabs(TabsOp::Release(_) | TabsOp::Handoff(_))
+            )
     }
 
     /// Whether the operation runs beside the tab's queue instead of in it: it is about the
@@ -157,6 +169,7 @@ asks! {
     HistoryStep => Tabs(TabsOp::History) -> TabInfo;
     ReloadTab => Tabs(TabsOp::Reload) -> TabInfo;
     Handoff => Tabs(TabsOp::Handoff) -> HandedBack;
+    ReleaseTab => Tabs(TabsOp::Release) -> TabReleased;
     ActRequest => Act(ActOp::Act) -> Acted;
     BatchRequest => Act(ActOp::Batch) -> BatchResult;
     ReadStateRequest => Act(ActOp::ReadState) -> ElementState;
@@ -182,6 +195,7 @@ answers! {
     ClosedTab => Tabs(TabsResult::Closed);
     Navigated => Tabs(TabsResult::Navigated);
     HandedBack => Tabs(TabsResult::HandedBack);
+    TabReleased => Tabs(TabsResult::Released);
     Acted => Act(ActResult::Acted);
     BatchResult => Act(ActResult::Batch);
     ElementState => Act(ActResult::ElementState);
@@ -408,6 +422,74 @@ mod tests {
             })
             .is_mutation()
         );
+    }
+
+    #[test]
+    fn changing_calls_and_releases_carry_the_caller_and_reads_do_not() {
+        use crate::tabs::HistoryDirection;
+        let click = Action::Click {
+            target: Target::Css("a".into()),
+            mode: Default::default(),
+            button: Default::default(),
+            click_count: 1,
+            wait_until: None,
+            wait_for: None,
+        };
+        let wait = Action::Wait {
+            condition: WaitCondition::Delay { ms: 5 },
+            timeout_ms: 10,
+        };
+        let batch = |actions: Vec<Action>| {
+            Operation::from(BatchRequest {
+                steps: actions
+                    .into_iter()
+                    .map(|action| crate::Step::Act { action })
+                    .collect(),
+                observe: None,
+            })
+        };
+        for op in [
+            Operation::from(ActRequest {
+                action: click.clone(),
+                observe: None,
+            }),
+            Navigate { url: "x".into() }.into(),
+            HistoryStep {
+                direction: HistoryDirection::Back,
+            }
+            .into(),
+            ReloadTab {
+                bypass_cache: false,
+            }
+            .into(),
+            CloseTab {}.into(),
+            SwitchTab {}.into(),
+            CreateTab {
+                url: None,
+                active: false,
+                new_window: false,
+            }
+            .into(),
+            batch(vec![wait.clone(), click]),
+            ReleaseTab {}.into(),
+        ] {
+            assert!(op.carries_holder(), "{op:?}");
+        }
+        assert!(!Operation::from(ReleaseTab {}).is_mutation());
+        for op in [
+            Operation::from(ListTabs {}),
+            GetActiveTab {}.into(),
+            batch(vec![wait.clone()]),
+            ActRequest {
+                action: wait,
+                observe: None,
+            }
+            .into(),
+            GetTabHealth::default().into(),
+            ListFrames {}.into(),
+        ] {
+            assert!(!op.carries_holder(), "{op:?}");
+        }
     }
 
     #[test]

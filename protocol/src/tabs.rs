@@ -43,6 +43,22 @@ pub struct CreateTab {
     pub new_window: bool,
 }
 
+/// Give up the caller's lease on the request's tab (issue 14 §3): it leaves its tab group,
+/// and other sessions may change it again. Refused when another session holds it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReleaseTab {}
+
+/// A [`ReleaseTab`] done.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TabReleased {
+    /// The tab.
+    pub tab_id: TabId,
+    /// Whether the caller held it; false: nobody did, and nothing changed.
+    pub was_leased: bool,
+}
+
 /// Load `url` in the tab and wait until it has finished loading.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -153,6 +169,8 @@ pub enum TabsOp {
     History(HistoryStep),
     /// Reload.
     Reload(ReloadTab),
+    /// Give up a lease.
+    Release(ReleaseTab),
     /// Hand the tab to a person and wait for their answer (`request_human`).
     Handoff(Handoff),
 }
@@ -190,12 +208,12 @@ pub struct HandedBack {
 }
 
 impl TabsOp {
-    /// Whether the operation changes a tab.
+    /// Whether the operation changes a tab (releasing a lease changes no page).
     pub fn is_mutation(&self) -> bool {
         // A handoff's changes are the person's, not the agent's.
         !matches!(
             self,
-            TabsOp::ListTabs(_) | TabsOp::GetActive(_) | TabsOp::Handoff(_)
+            TabsOp::ListTabs(_) | TabsOp::GetActive(_) | TabsOp::Release(_) | TabsOp::Handoff(_)
         )
     }
 
@@ -274,6 +292,8 @@ pub enum TabsResult {
     Navigated(Navigated),
     /// A person's answer to a handoff.
     HandedBack(HandedBack),
+    /// A lease given up (or none held).
+    Released(TabReleased),
 }
 
 #[cfg(test)]

@@ -12,6 +12,8 @@
 //! - [`audit`]: the audit log of tool calls and `tabwire-hub audit`.
 //! - [`injection`]: page content marked as untrusted — hidden text left out of observations,
 //!   page text fenced in text results.
+//! - [`leases`]: two agents' sessions on one browser — tab leases, `TAB_LEASED`, release,
+//!   lapses, and the tab groups that show them.
 //! - [`policy`]: per-origin policy of both owners at the point of effect, and approvals.
 //! - [`hosted`]: hosted mode behind a real TLS proxy.
 //! - [`pairing`]: mutual pairing under attack — a fake hub, fake browsers, malformed hellos,
@@ -29,6 +31,7 @@ mod edges;
 mod forms;
 mod hosted;
 mod injection;
+mod leases;
 mod observation;
 mod ordering;
 mod pairing;

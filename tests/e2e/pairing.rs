@@ -742,6 +742,7 @@ fn bait(id: u64) -> HubMessage {
         tab_id: None,
         deadline_ms: 10_000,
         tool: "list_tabs".to_owned(),
+        holder: None,
         op: ListTabs {}.into(),
     })
 }

@@ -88,7 +88,13 @@ impl Setup {
     }
 }
 
+#[track_caller]
 fn assert_blocked(reply: &Reply, rule: &str, owner: &str) {
+    assert!(
+        reply.is_error,
+        "expected ORIGIN_BLOCKED by {owner}'s rule `{rule}`, got: {}",
+        reply.text
+    );
     assert_eq!(reply.error_code(), "ORIGIN_BLOCKED", "{}", reply.text);
     assert_eq!(reply.error()["category"], "POLICY");
     let message = reply.error()["message"].as_str().unwrap();
@@ -411,4 +417,106 @@ async fn actions_on_an_ask_origin_wait_for_a_persons_answer_in_the_popup() {
         .call("get_page_snapshot", json!({ "tabId": tab }))
         .await;
     assert!(!read.is_error, "{}", read.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_human_hands_the_tab_over_until_done_or_declined_with_progress() {
+    let setup = Setup::start("login.html", |_, _| String::new()).await;
+    let tab = loaded_tab(&setup.client, json!({}), &setup.fixtures.url("login.html")).await;
+    let popup = setup.browser.open_tab(POPUP).await;
+    let reason = "Please sign in with your own account";
+
+    // Done: the call waits, tells the client it is still waiting, and the agent's other calls on
+    // the tab are refused meanwhile.
+    let (reply, ()) = tokio::join!(
+        setup.client.call_with_progress(
+            "request_human",
+            json!({ "tabId": tab, "reason": reason }),
+            7,
+        ),
+        async {
+            let question = eventually("the handoff in the popup", CONNECT_LIMIT, || async {
+                let text = popup_questions(&popup).await;
+                (!text.is_empty()).then_some(text)
+            })
+            .await;
+            assert!(question.contains(reason), "{question}");
+            assert!(question.contains("hands you"), "{question}");
+            for (tool, args) in [
+                (
+                    "click_element",
+                    json!({ "tabId": tab, "selector": "#submit" }),
+                ),
+                ("get_page_snapshot", json!({ "tabId": tab })),
+            ] {
+                let refused = setup.call(tool, args).await;
+                assert_eq!(
+                    refused.error_code(),
+                    "HUMAN_IN_CONTROL",
+                    "{tool}: {}",
+                    refused.text
+                );
+                assert_eq!(refused.error()["retryable"], true);
+            }
+            eventually(
+                "a progress notification while the person has the tab",
+                Duration::from_secs(30),
+                || async {
+                    (!setup.client.heard().progress.lock().unwrap().is_empty()).then_some(())
+                },
+            )
+            .await;
+            answer_in_popup(&popup, "done").await;
+        }
+    );
+    assert_eq!(reply.data()["choice"], "done", "{}", reply.text);
+    assert_eq!(reply.data()["tabId"], tab);
+    assert!(reply.text.contains("is done"), "{}", reply.text);
+    assert!(
+        reply.text.contains("Sign in"),
+        "a fresh observation: {}",
+        reply.text
+    );
+    {
+        let progress = setup.client.heard().progress.lock().unwrap();
+        let first = &progress[0];
+        assert_eq!(
+            first.progress_token,
+            rmcp::model::ProgressToken(rmcp::model::NumberOrString::Number(7))
+        );
+        assert!(
+            first
+                .message
+                .as_deref()
+                .unwrap_or_default()
+                .contains("person")
+        );
+    }
+    // The tab is the agent's again.
+    let back = setup
+        .call("get_page_snapshot", json!({ "tabId": tab }))
+        .await;
+    assert!(!back.is_error, "{}", back.text);
+
+    // Declined is an answer too, not an error.
+    let (reply, ()) = tokio::join!(
+        setup.call(
+            "request_human",
+            json!({ "tabId": tab, "reason": "Confirm the payment" })
+        ),
+        async {
+            eventually("the second handoff", CONNECT_LIMIT, || async {
+                (!popup_questions(&popup).await.is_empty()).then_some(())
+            })
+            .await;
+            answer_in_popup(&popup, "decline").await;
+        }
+    );
+    assert_eq!(reply.data()["choice"], "declined", "{}", reply.text);
+
+    // A reason is required.
+    let empty = setup
+        .call("request_human", json!({ "tabId": tab, "reason": "  " }))
+        .await;
+    assert_eq!(empty.error_code(), "INVALID_ARGUMENT");
 }

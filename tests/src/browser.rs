@@ -213,6 +213,22 @@ impl Browser {
             .await;
     }
 
+    /// Closes the extension's service worker through DevTools, as Chrome does when it stops or
+    /// loses a worker; Chrome starts a new one at the next event (the popup opening, an alarm).
+    pub async fn stop_service_worker(&self) {
+        let targets = self.devtools_http("GET", "/json/list").await;
+        let worker = targets
+            .as_array()
+            .expect("DevTools lists its targets")
+            .iter()
+            .find(|target| target["type"] == "service_worker")
+            .and_then(|target| target["id"].as_str())
+            .unwrap_or_else(|| panic!("no service worker among {targets}"))
+            .to_owned();
+        self.devtools_raw("GET", &format!("/json/close/{worker}"))
+            .await;
+    }
+
     /// One request to Chromium's DevTools HTTP endpoint; returns the JSON body.
     async fn devtools_http(&self, method: &str, path: &str) -> serde_json::Value {
         serde_json::from_slice(&self.devtools_raw(method, path).await).unwrap()

@@ -47,8 +47,8 @@ use crate::chrome;
 use crate::config::token::redact;
 use crate::config::{AccessToken, ConnectTarget, Layers};
 use crate::mailbox::Mailbox;
-use crate::requests;
 use crate::timer::{Either, now_ms, select, sleep};
+use crate::{leases, requests};
 use backoff::Backoff;
 use socket::{Socket, SocketEvent, close_reason};
 
@@ -339,6 +339,8 @@ async fn session(
     // From here on no task may act or answer for this connection (see `Link::send`).
     liveness.close();
     drop(socket);
+    // The hub's sessions do not outlive the connection: their leases lapse with it.
+    leases::connection_ended();
     ended
 }
 
@@ -499,6 +501,9 @@ async fn serve(
                             link.send(text)
                         }));
                     }
+                    (HubMessage::SessionEnded { session }, Phase::Live { .. }) => {
+                        leases::session_ended(&session);
+                    }
                     (other, _) => {
                         crate::chrome::log!(
                             "ignoring an unexpected {} from the hub",
@@ -552,6 +557,7 @@ fn kind_of(message: &HubMessage) -> &'static str {
         HubMessage::Refused(_) => "refusal",
         HubMessage::Request(_) => "request (before the welcome)",
         HubMessage::Heartbeat { .. } => "heartbeat",
+        HubMessage::SessionEnded { .. } => "session's end (before the welcome)",
         HubMessage::Policy(_) => "policy (before the welcome)",
     }
 }

@@ -237,6 +237,7 @@ catalogue! {
     "get_console_logs", Browser TabRoute FORGETS, capture::ConsoleArgs, NoOptions => capture::get_console_logs, capture::GET_CONSOLE_LOGS;
     "get_cookies", Browser TabRoute READS, storage::CookiesArgs, NoOptions => storage::get_cookies, storage::GET_COOKIES;
     "get_local_storage", Browser TabRoute READS, storage::LocalStorageArgs, NoOptions => storage::get_local_storage, storage::GET_LOCAL_STORAGE;
+    "release_tab", Browser TabRoute SETS, NoArgs, NoOptions => tabs::release_tab, tabs::RELEASE_TAB;
 }
 
 /// The catalogue, built once per process.
@@ -370,6 +371,8 @@ mod tests {
         // Changes that destroy nothing.
         assert_eq!(entry("create_tab").hints, ADDS);
         assert_eq!(entry("switch_tab").hints, SETS);
+        // Giving up a lease ungroups the tab and nothing more, however often.
+        assert_eq!(entry("release_tab").hints, SETS);
         assert!(
             catalogue()
                 .iter()

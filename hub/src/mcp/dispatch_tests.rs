@@ -63,6 +63,11 @@ fn setup_under(
             hub,
             session,
             account,
+            holder: tabwire_protocol::LeaseHolder {
+                session: "s1".into(),
+                client: "Test · 1".into(),
+                idle_ms: 600_000,
+            },
             trace: Default::default(),
             progress: None,
         }),
@@ -458,6 +463,11 @@ fn browser(request: &Request) -> OpResult {
         }
         .into(),
         Operation::Tabs(TabsOp::Close(_)) => ClosedTab { tab_id }.into(),
+        Operation::Tabs(TabsOp::Release(_)) => tabwire_protocol::TabReleased {
+            tab_id,
+            was_leased: tab_id == 2,
+        }
+        .into(),
         Operation::Tabs(_) => tab(),
         Operation::Observe(ObserveOp::SelectedText(_)) => SelectedText {
             tab_id,
@@ -586,6 +596,46 @@ async fn an_ambiguous_match_closes_nothing_and_lists_the_candidates() {
 }
 
 #[tokio::test]
+async fn changing_calls_name_the_caller_and_reads_do_not() {
+    for (tool, args, named) in [
+        ("go_back", json!({"tabId": 2}), true),
+        ("switch_tab", json!({"tabId": 2}), true),
+        ("reload_tab", json!({"tabId": 2}), true),
+        ("create_tab", json!({}), true),
+        ("close_tab", json!({"tabId": 2}), true),
+        ("release_tab", json!({"tabId": 2}), true),
+        ("get_selected_text", json!({"tabId": 2}), false),
+        ("list_tabs", json!({}), false),
+        ("get_cookies", json!({"tabId": 2}), false),
+    ] {
+        let (requests, result) = converse(tool, args, browser).await;
+        result.unwrap_or_else(|error| panic!("{tool}: {error:?}"));
+        let holder = requests.last().unwrap().holder.as_ref();
+        assert_eq!(holder.is_some(), named, "{tool}");
+        if let Some(holder) = holder {
+            assert_eq!(holder.session, "s1", "{tool}");
+            assert_eq!(holder.client, "Test · 1", "{tool}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn release_tab_says_whether_it_held_the_tab() {
+    let (requests, result) = converse("release_tab", json!({"tabId": 2}), browser).await;
+    assert_eq!(requests[0].op, tabwire_protocol::ReleaseTab {}.into());
+    let output = result.unwrap();
+    assert_eq!(output.data, json!({"tabId": 2, "released": true}));
+    assert_eq!(
+        output.text,
+        "Released tab 2: other agents may change it now."
+    );
+    let (_, result) = converse("release_tab", json!({"tabId": 3}), browser).await;
+    let output = result.unwrap();
+    assert_eq!(output.data, json!({"tabId": 3, "released": false}));
+    assert_eq!(output.text, "Tab 3 was not leased; nothing changed.");
+}
+
+#[tokio::test]
 async fn a_tab_named_by_id_is_closed_without_listing() {
     let (requests, result) = converse("close_tab", json!({"tabId": 7}), browser).await;
     assert_eq!(requests.len(), 1);
@@ -605,7 +655,7 @@ async fn tab_and_capture_tools_send_their_operation_with_their_deadline() {
             json!({"url": "https://docs.test/"}),
             CreateTab {
                 url: Some("https://docs.test/".into()),
-                active: true,
+                active: false,
                 new_window: false,
             }
             .into(),

@@ -49,7 +49,8 @@ use tabwire_protocol::ErrorCode;
 use crate::accounts::Account;
 use crate::audit;
 use crate::auth::Principal;
-use crate::session::Session;
+use crate::leases;
+use crate::session::{Session, SessionLease};
 use crate::state::HubState;
 
 /// What every session is told once, so that the tool schemas need not repeat it: the usual
@@ -117,16 +118,42 @@ impl TabwireMcp {
                 self.hub.accounts.get(&principal.account)
             }
         };
+        let holder = self.lease_holder(request, &account);
         Ok(Caller {
             hub: self.hub.clone(),
             session: self.session.clone(),
             account,
+            holder,
             trace: Default::default(),
             progress: request
                 .meta
                 .get_progress_token()
                 .map(|token| routing::Progress::new(request.peer.clone(), token)),
         })
+    }
+
+    /// Who the caller is to leases: the session's holder, made once per session (the client's
+    /// name comes from `initialize`), or, for an HTTP request outside any session, its token's.
+    fn lease_holder(
+        &self,
+        request: &RequestContext<RoleServer>,
+        account: &Arc<Account>,
+    ) -> tabwire_protocol::LeaseHolder {
+        let client = request
+            .peer
+            .peer_info()
+            .map(|info| info.client_info.name.clone());
+        let idle = self.hub.lease_idle;
+        let sessionless = self.account.is_none()
+            && request
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .is_some_and(|parts| !parts.headers.contains_key("mcp-session-id"));
+        if sessionless && let Some(principal) = principal(request) {
+            return leases::tokens_holder(&principal.jti, client.as_deref(), idle);
+        }
+        self.session
+            .lease_holder(|| SessionLease::new(account.clone(), client.as_deref(), idle))
     }
 
     /// Records one ended call in the audit log, if the hub keeps one: who called (from

@@ -12,7 +12,7 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tabwire_protocol::{Ask, ErrorCode, OpResult, TabId};
+use tabwire_protocol::{Ask, ErrorCode, LeaseHolder, OpResult, TabId};
 
 use super::envelope::ToolError;
 use crate::accounts::{Account, Registered};
@@ -30,6 +30,8 @@ pub struct Caller {
     pub session: Arc<Session>,
     /// The caller's account: the only peers this call can see.
     pub account: Arc<Account>,
+    /// Who calls, for the leases peers keep: sent with every request that changes something.
+    pub holder: LeaseHolder,
     /// Where the call went, for the audit log.
     pub trace: Arc<Mutex<Trace>>,
     /// Where to report progress, when the client asked for it (a `progressToken`).
@@ -292,7 +294,13 @@ impl ToolContext {
             .unwrap()
             .note(Some((connection.noun(), connection.peer_id())), tab_id);
         let result = connection
-            .request(self.tool, tab_id, request.into(), deadline)
+            .request(
+                self.tool,
+                tab_id,
+                Some(&self.holder),
+                request.into(),
+                deadline,
+            )
             .await?;
         A::answer(result).map_err(|other| self.mismatch(&other))
     }

@@ -1,5 +1,9 @@
 //! The tab tools: `list_tabs`, `get_active_tab`, `switch_tab`, `close_tab`, `create_tab`,
-//! `navigate_to`, `go_back`, `go_forward`, `reload_tab` (SPEC §3, §6).
+//! `navigate_to`, `go_back`, `go_forward`, `reload_tab` (SPEC §3, §6), and `release_tab`, which
+//! gives up the session's lease on a tab (issue 14 §3).
+//!
+//! `create_tab` opens its tab behind the one the person is looking at unless asked for
+//! `active: true`: no tool selects a tab or focuses a window unless its call says so.
 //!
 //! `switch_tab` and `close_tab` also find a tab by URL or title text. The matching happens
 //! here, on a fresh `ListTabs` of the same browser connection, and must find exactly one tab:
@@ -17,7 +21,7 @@ use serde_json::{Value, json};
 use tabwire_protocol::tabs::check_navigable_url;
 use tabwire_protocol::{
     Ask, CloseTab, CreateTab, ErrorCode, GetActiveTab, HistoryDirection, HistoryStep, ListTabs,
-    Navigate, ReloadTab, SwitchTab, TabId, TabInfo,
+    Navigate, ReleaseTab, ReloadTab, SwitchTab, TabId, TabInfo,
 };
 
 use super::args::{NoArgs, short_text};
@@ -268,7 +272,7 @@ pub async fn close_tab(ctx: &ToolContext, args: PickTabArgs) -> Result<ToolOutpu
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateTabArgs {
     pub url: Option<String>,
-    #[schemars(extend("default" = true))]
+    #[schemars(extend("default" = false))]
     pub active: Option<bool>,
     /// Unfocused.
     pub new_window: Option<bool>,
@@ -282,11 +286,27 @@ pub async fn create_tab(ctx: &ToolContext, args: CreateTabArgs) -> Result<ToolOu
     }
     let request = CreateTab {
         url: args.url,
-        active: args.active.unwrap_or(true),
+        active: args.active.unwrap_or(false),
         new_window: args.new_window.unwrap_or(false),
     };
     let tab = ctx.call(request, TAB_DEADLINE).await?;
     Ok(tab_output("Opened", tab))
+}
+
+pub const RELEASE_TAB: &str = "Give up your lease on a tab, so other agents may change it.";
+
+pub async fn release_tab(ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput, ToolError> {
+    let released = ctx.call(ReleaseTab {}, TAB_DEADLINE).await?;
+    let tab_id = released.tab_id;
+    let text = if released.was_leased {
+        format!("Released tab {tab_id}: other agents may change it now.")
+    } else {
+        format!("Tab {tab_id} was not leased; nothing changed.")
+    };
+    Ok(ToolOutput::new(
+        json!({"tabId": tab_id, "released": released.was_leased}),
+        text,
+    ))
 }
 
 pub const GO_BACK: &str = "Back in history; waits for the load.";

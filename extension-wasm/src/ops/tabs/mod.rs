@@ -2,7 +2,8 @@
 //! loading a URL ([`navigate`]), going back and forward and reloading ([`history`]).
 //!
 //! Switching tabs is the one operation that takes the user's focus, because it is asked for:
-//! nothing else (screenshots included) changes which tab is shown.
+//! nothing else (screenshots included) changes which tab is shown. A new tab is selected only
+//! when its `create_tab` says `active: true`, and a new window never takes the focus.
 
 mod history;
 mod navigate;
@@ -57,6 +58,14 @@ pub async fn run(
                 TabsOp::Reload(reload) => history::reload(tab, reload.bypass_cache, checkpoint)
                     .await?
                     .into(),
+                // Leases are the request's business: `requests` answers a release with the
+                // caller in hand, before any operation runs.
+                TabsOp::Release(_) => {
+                    return Err(OpError::new(
+                        ErrorCode::Internal,
+                        "release_tab reached the tab operations instead of the leases",
+                    ));
+                }
                 TabsOp::ListTabs(_)
                 | TabsOp::GetActive(_)
                 | TabsOp::Create(_)
