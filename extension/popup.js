@@ -113,11 +113,25 @@ function renderQuestions(questions) {
   const items = questions.map((question) => {
     const item = document.createElement('li');
     item.dataset.id = String(question.id);
-    const what = document.createElement('p');
-    what.textContent = question.kind === 'approval'
-      ? `${question.asker.client} asks to run ${question.tool} on ${question.target} at ${question.origin} (tab ${question.tabId}).`
-      : `${question.asker.client} hands you tab ${question.tabId} (${question.origin}): ${question.reason}`;
-    item.appendChild(what);
+    // Each fact in a field of its own: an agent's words (a selector, a reason) cannot pose as
+    // the origin or the tab.
+    const head = document.createElement('p');
+    head.textContent = question.kind === 'approval' ? 'An agent asks to act' : 'An agent hands you a tab';
+    item.appendChild(head);
+    const facts = question.kind === 'approval'
+      ? [['Agent', question.asker.client], ['Site', question.origin], ['Tab', question.tabId],
+         ['Tool', question.tool], ['Element', question.target]]
+      : [['Agent', question.asker.client], ['Site', question.origin], ['Tab', question.tabId],
+         ['Reason', question.reason]];
+    const list = document.createElement('dl');
+    for (const [label, value] of facts) {
+      const term = document.createElement('dt');
+      term.textContent = label;
+      const detail = document.createElement('dd');
+      detail.textContent = String(value);
+      list.append(term, detail);
+    }
+    item.appendChild(list);
     for (const [answer, label] of ANSWERS[question.kind] || []) {
       const button = document.createElement('button');
       button.type = 'button';

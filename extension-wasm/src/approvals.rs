@@ -88,8 +88,52 @@ pub struct Pending {
     pub at: f64,
 }
 
+/// An approval in force while its request runs: the tab and the origin a person approved (or
+/// their session was allowed on). Actions on a tab run one at a time, so a page that changed
+/// origin since is caught by [`admitted`].
+pub struct Admitted {
+    tab: TabId,
+    origin: String,
+}
+
+impl Drop for Admitted {
+    fn drop(&mut self) {
+        BOOK.with(|b| {
+            let mut book = b.borrow_mut();
+            if book.admitted.get(&self.tab) == Some(&self.origin) {
+                book.admitted.remove(&self.tab);
+            }
+        });
+    }
+}
+
+/// Whether the request running on `tab` was approved for `origin`.
+pub fn admitted(tab: TabId, origin: &str) -> bool {
+    BOOK.with(|b| b.borrow().admitted.get(&tab).is_some_and(|o| o == origin))
+}
+
+fn admit(tab: TabId, origin: &str) -> Admitted {
+    BOOK.with(|b| b.borrow_mut().admitted.insert(tab, origin.to_owned()));
+    Admitted {
+        tab,
+        origin: origin.to_owned(),
+    }
+}
+
+/// Forgets what a session was allowed (its MCP session ended).
+pub fn forget_session(session: &str) {
+    BOOK.with(|b| b.borrow_mut().allowed.retain(|(s, _)| s != session));
+}
+
+/// Forgets every session's allowances (the connection to the hub ended: its sessions with it).
+pub fn forget_sessions() {
+    BOOK.with(|b| b.borrow_mut().allowed.clear());
+}
+
 #[derive(Default)]
 struct Book {
+    /// The origin approved for the request running on a tab.
+    admitted: std::collections::HashMap<TabId, String>,
     next: u32,
     open: Vec<(Pending, Option<Answer>)>,
     /// (session, origin) pairs allowed for the session.
@@ -215,7 +259,8 @@ async fn ask(
 }
 
 /// Asks a person whether `asker` may run `tool` on `target` at `origin` (an `ask` origin),
-/// waiting at most `budget_ms` (capped at two minutes): `Ok` to go ahead.
+/// waiting at most `budget_ms` (capped at two minutes): `Ok` to go ahead, with the approval in
+/// force until the returned [`Admitted`] is dropped (when the request ends).
 pub async fn approve(
     tab: TabId,
     origin: &str,
@@ -223,7 +268,7 @@ pub async fn approve(
     tool: &str,
     target: String,
     budget_ms: f64,
-) -> Result<(), OpError> {
+) -> Result<Admitted, OpError> {
     if let Some(session) = &asker.session
         && BOOK.with(|b| {
             b.borrow()
@@ -231,7 +276,7 @@ pub async fn approve(
                 .contains(&(session.clone(), origin.to_owned()))
         })
     {
-        return Ok(());
+        return Ok(admit(tab, origin));
     }
     let session = asker.session.clone();
     let question = Question::Approval {
@@ -244,12 +289,12 @@ pub async fn approve(
         0.0
     };
     match ask(tab, origin, asker, question, budget).await {
-        Some(Answer::Once) => Ok(()),
+        Some(Answer::Once) => Ok(admit(tab, origin)),
         Some(Answer::Session) => {
             if let Some(session) = session {
                 BOOK.with(|b| b.borrow_mut().allowed.insert((session, origin.to_owned())));
             }
-            Ok(())
+            Ok(admit(tab, origin))
         }
         Some(_) => Err(OpError::new(
             ErrorCode::ApprovalDenied,

@@ -476,25 +476,35 @@ pub async fn run_all<T: DeserializeOwned>(
 
 /// Whether the policy lets `command` run in frame `frame` of `tab`, judged by what the frame
 /// shows now (after a redirect or a navigation since the request began): reads need its origin
-/// to allow reads, anything else actions. A top document on an `ask` origin was approved when
-/// its request was admitted (`requests.rs`); in a subframe it is refused: approvals are asked
-/// for a tab's own page only (open the frame's page in a tab of its own to act there with a
-/// person's approval).
+/// to allow reads, anything else actions. On an `ask` origin the top document may be acted on
+/// only when this very request was approved for that origin (`approvals::admitted`), so a batch
+/// that navigated elsewhere asks again; in a subframe it is refused: approvals are asked for a
+/// tab's own page only (open the frame's page in a tab of its own).
 async fn check_frame(tab: TabId, frame: u32, command: &PageCommand) -> Result<(), OpError> {
     let need = if command.only_reads() {
         Need::Read
     } else {
         Need::Act
     };
-    if crate::policy::check_frame(tab, frame, need).await? || frame == 0 {
-        return Ok(());
+    match crate::policy::check_frame(tab, frame, need).await? {
+        None => Ok(()),
+        Some(origin) if frame == 0 && crate::approvals::admitted(tab, &origin) => Ok(()),
+        Some(origin) if frame == 0 => Err(OpError::new(
+            ErrorCode::OriginBlocked,
+            format!(
+                "The page is now on {origin}, where actions need a person's approval, and this \
+                 call was not approved there (it started on another page); nothing more was \
+                 done. Call again to ask."
+            ),
+        )),
+        Some(origin) => Err(OpError::new(
+            ErrorCode::OriginBlocked,
+            format!(
+                "Frame {frame} shows {origin}, where actions need a person's approval, which is \
+                 asked only for a tab's own page: open the frame's page in a tab of its own."
+            ),
+        )),
     }
-    Err(OpError::new(
-        ErrorCode::OriginBlocked,
-        format!(
-            "Frame {frame} shows an origin where actions need a person's approval, which is              asked only for a tab's own page: open the frame's page in a tab of its own."
-        ),
-    ))
 }
 
 /// Whether Chrome refused because the frame does not exist (any more).

@@ -106,41 +106,63 @@ pub fn shows(url: &str) -> bool {
 /// The URL of frame `frame` of `tab` (0: the tab's top document) as Chrome has it now.
 pub async fn frame_url(tab: TabId, frame: u32) -> Result<String, OpError> {
     #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
     struct Frame {
         #[serde(default)]
         url: String,
+        #[serde(default = "no_parent")]
+        parent_frame_id: i64,
     }
-    let details = chrome::to_js(&json!({"tabId": tab, "frameId": frame}))
-        .map_err(|e| OpError::new(ErrorCode::Internal, e.message))?;
-    let found = chrome::call(chrome::web_navigation_get_frame(&details))
-        .await
-        .map_err(|failure| {
-            OpError::new(
-                ErrorCode::TabNotFound,
-                format!(
-                    "Could not read tab {tab}'s frame {frame}: {}",
-                    failure.message
-                ),
-            )
-        })?;
-    if found.is_null() || found.is_undefined() {
-        return Err(OpError::new(
-            ErrorCode::InvalidArgument,
-            format!("Tab {tab} has no frame {frame} (any more). Call list_frames."),
-        ));
+    fn no_parent() -> i64 {
+        -1
     }
-    let frame: Frame =
-        chrome::from_js(found).map_err(|e| OpError::new(ErrorCode::Internal, e.message))?;
-    Ok(frame.url)
+    // A blank or srcdoc frame holds what its parent put there: it is judged by the first
+    // ancestor with a URL of its own.
+    let mut id = frame;
+    for _ in 0..16 {
+        let details = chrome::to_js(&json!({"tabId": tab, "frameId": id}))
+            .map_err(|e| OpError::new(ErrorCode::Internal, e.message))?;
+        let found = chrome::call(chrome::web_navigation_get_frame(&details))
+            .await
+            .map_err(|failure| {
+                OpError::new(
+                    ErrorCode::TabNotFound,
+                    format!("Could not read tab {tab}'s frame {id}: {}", failure.message),
+                )
+            })?;
+        if found.is_null() || found.is_undefined() {
+            return Err(OpError::new(
+                ErrorCode::InvalidArgument,
+                format!("Tab {tab} has no frame {frame} (any more). Call list_frames."),
+            ));
+        }
+        let found: Frame =
+            chrome::from_js(found).map_err(|e| OpError::new(ErrorCode::Internal, e.message))?;
+        let inherits = found.url.to_ascii_lowercase().starts_with("about:");
+        match u32::try_from(found.parent_frame_id) {
+            Ok(parent) if inherits => id = parent,
+            _ => return Ok(found.url),
+        }
+    }
+    Err(OpError::new(
+        ErrorCode::Internal,
+        format!("Tab {tab}'s frame {frame} is nested too deep to judge."),
+    ))
 }
 
-/// `need` on what frame `frame` of `tab` shows now: `Ok(true)` to go ahead, `Ok(false)` when a
-/// person must approve first.
-pub async fn check_frame(tab: TabId, frame: u32, need: Need) -> Result<bool, OpError> {
+/// `need` on what frame `frame` of `tab` shows now: `Ok(None)` to go ahead, `Ok(Some(origin))`
+/// when a person must approve acting on `origin` first (`ask`).
+pub async fn check_frame(tab: TabId, frame: u32, need: Need) -> Result<Option<String>, OpError> {
     if allows_everything() {
-        return Ok(true);
+        return Ok(None);
     }
-    check_url(&frame_url(tab, frame).await?, need)
+    let url = frame_url(tab, frame).await?;
+    if check_url(&url, need)? {
+        return Ok(None);
+    }
+    Ok(Some(
+        tabwire_protocol::policy::origin_of(&url).unwrap_or(url),
+    ))
 }
 
 /// Parses the owner's policy as the popup or managed storage hold it.

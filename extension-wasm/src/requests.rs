@@ -132,9 +132,10 @@ async fn run(
                 .await
                 .map(Into::into);
         }
-        if let Some(tab) = tab {
-            admit(tab, &op, tool, holder, checkpoint).await?;
-        }
+        let _approved = match tab {
+            Some(tab) => admit(tab, &op, tool, holder, checkpoint).await?,
+            None => None,
+        };
         let outcome = ops::execute(tab_id, op, checkpoint).await;
         return leases::adopt(holder, opens_tab, outcome);
     }
@@ -156,7 +157,8 @@ async fn run(
     if let Some(dialog) = debugger::dialog(tab) {
         return Err(debugger::dialog_error(&dialog));
     }
-    admit(tab, &op, tool, holder, checkpoint).await?;
+    // A person's approval holds while this request runs, for the origin it was given for.
+    let _approved = admit(tab, &op, tool, holder, checkpoint).await?;
     leases::take(tab, holder, &op)?;
     let handles_dialogs = matches!(op, Operation::Act(ActOp::Act(_) | ActOp::Batch(_)));
     let mutation = op.is_mutation();
@@ -177,36 +179,39 @@ async fn run(
 
 /// Whether `op` may run on `tab` now: not while a person has the tab (`request_human`), and
 /// only as far as the policy of the tab's page allows (an `ask` origin waits for a person's
-/// approval, within the request's deadline). Frames and navigations are checked again where
-/// the operation reaches them (`page.rs`, `ops::act`, `ops::load`).
+/// approval, within the request's deadline, which then holds while the request runs).
+/// Frames and navigations are checked again where the operation reaches them (`page.rs`,
+/// `ops::act`, `ops::load`).
 async fn admit(
     tab: TabId,
     op: &Operation,
     tool: &str,
     holder: Option<&LeaseHolder>,
     checkpoint: &Checkpoint,
-) -> Result<(), OpError> {
+) -> Result<Option<approvals::Admitted>, OpError> {
     if approvals::person_has(tab) {
         return Err(approvals::person_has_error(tab));
     }
     let Some((need, url)) = need_of(op) else {
-        return Ok(());
+        return Ok(None);
     };
     if unrestricted() {
-        return Ok(());
+        return Ok(None);
     }
     let url = match url {
         Some(url) => url.to_owned(),
         None => policy::frame_url(tab, 0).await?,
     };
     if policy::check_url(&url, need)? {
-        return Ok(());
+        return Ok(None);
     }
     let origin = tabwire_protocol::policy::origin_of(&url).unwrap_or(url);
     // The hub names the caller on every changing request, which are the ones that ask.
     let asker = asker_of(holder);
     let budget = checkpoint.budget_ms();
-    approvals::approve(tab, &origin, asker, tool, describe_target(tab, op), budget).await
+    approvals::approve(tab, &origin, asker, tool, describe_target(tab, op), budget)
+        .await
+        .map(Some)
 }
 
 /// Whether no policy restricts anything: the usual case, which looks nothing up.

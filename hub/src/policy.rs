@@ -193,8 +193,18 @@ impl Watched {
                 tracing::info!(file = %self.path.display(), rules = policy.rules.len(), "policy loaded");
                 seen.policy = Some(Arc::new(policy));
             }
-            Err(reason) => {
+            Err(reason) if seen.policy.is_some() => {
                 tracing::error!(file = %self.path.display(), %reason, "policy file not used: it does not parse; the last good policy stays in force");
+            }
+            // No good policy was ever read from it: an account whose operator meant to restrict
+            // it is not run on a looser default meanwhile.
+            Err(reason) => {
+                tracing::error!(file = %self.path.display(), %reason, "policy file does not parse and none was read before: denying every origin until it is fixed");
+                seen.policy = Some(Arc::new(Policy {
+                    default: tabwire_protocol::policy::Access::Deny,
+                    sensitive: tabwire_protocol::policy::Sensitive::Deny,
+                    rules: Vec::new(),
+                }));
             }
         }
         seen.policy.clone()
@@ -292,6 +302,9 @@ sensitive = "allow"
         let policies = Policies::hosted(&dir, Some(&shared), Policy::hosted_default()).unwrap();
         assert_eq!(policies.for_account("other").default, Access::Read);
         assert_eq!(policies.for_account("acme").default, Access::Deny);
+        // An account file that never parsed closes everything rather than falling back.
+        std::fs::write(dir.join("policies/broken.toml"), "default = \"maybe\"").unwrap();
+        assert_eq!(policies.for_account("broken").default, Access::Deny);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

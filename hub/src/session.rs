@@ -120,7 +120,13 @@ impl SessionLease {
     /// The identity of a new session of `account` by the client named `client_name`.
     pub fn new(account: Arc<Account>, client_name: Option<&str>, idle: Duration) -> Self {
         let holder = LeaseHolder {
-            session: format!("s{}", SESSIONS.fetch_add(1, Ordering::Relaxed)),
+            // Numbered for the logs, and random so that no session of a later hub process (or
+            // of another replica) is taken for this one by a browser that remembers it.
+            session: format!(
+                "s{}-{}",
+                SESSIONS.fetch_add(1, Ordering::Relaxed),
+                crate::random::hex::<6>()
+            ),
             client: account.client_labels.next(client_name),
             idle_ms: leases::millis(idle),
         };

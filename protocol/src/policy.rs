@@ -187,7 +187,18 @@ impl Policy {
 
     /// What this policy, held by `owner`, says about `url`.
     pub fn verdict(&self, url: &str, owner: Owner) -> Verdict {
-        let origin = UrlOrigin::of(url);
+        let origin = match UrlOrigin::judge(url) {
+            Judged::Origin(origin) => Some(origin),
+            Judged::NoOrigin => None,
+            Judged::Unreadable => {
+                return Verdict {
+                    access: Access::Deny,
+                    sensitive: Sensitive::Deny,
+                    rule: "an address whose host cannot be read for certain".into(),
+                    owner,
+                };
+            }
+        };
         match self
             .rules
             .iter()
@@ -330,8 +341,10 @@ pub fn stricter(a: Verdict, b: Verdict) -> Verdict {
 impl Verdict {
     /// Whether `need` may go ahead on the origin of `url`, which this verdict is about.
     pub fn gate(&self, need: Need, url: &str) -> Gate {
-        // A blank page holds nothing of anyone's: it is never closed to agents.
-        if url.trim().to_ascii_lowercase().starts_with("about:blank") {
+        // Loading a blank page shows nothing of anyone's: it is never refused. (Reading or
+        // acting on one follows the rules for URLs without an origin: a blank page a site
+        // made holds what that site put there.)
+        if need == Need::Load && url.trim().eq_ignore_ascii_case("about:blank") {
             return Gate::Allowed;
         }
         let origin = UrlOrigin::of(url).map_or_else(|| url.to_owned(), |o| o.to_string());
@@ -431,6 +444,7 @@ impl OriginPattern {
             return Err(bad("an origin has no path, query, fragment or user"));
         }
         let (host, port) = split_port(rest).map_err(|why| bad(&why))?;
+        let host = host.strip_suffix('.').unwrap_or(host);
         let host = if host == "*" {
             HostPattern::Any
         } else if let Some(domain) = host.strip_prefix("*.") {
@@ -531,33 +545,180 @@ struct UrlOrigin {
     port: Option<u16>,
 }
 
+/// What a URL is to the rules.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Judged {
+    /// A web page's or a file's origin.
+    Origin(UrlOrigin),
+    /// No origin (`about:`, `data:`, …): only `*` rules and the default apply.
+    NoOrigin,
+    /// An http(s) URL whose host this parser cannot read the way Chrome will: denied, since
+    /// Chrome might take it for a host a rule denies.
+    Unreadable,
+}
+
 impl UrlOrigin {
     fn of(url: &str) -> Option<UrlOrigin> {
-        let url = url.trim();
-        let url = url.strip_prefix("blob:").unwrap_or(url);
-        let (scheme, rest) = url.split_once(':')?;
+        match UrlOrigin::judge(url) {
+            Judged::Origin(origin) => Some(origin),
+            _ => None,
+        }
+    }
+
+    /// Reads `url` the way a browser's URL parser does for what the rules compare: tabs and
+    /// newlines are dropped, `\\` is a `/` and any number of slashes may follow the scheme, the
+    /// host is percent-decoded, lower-cased and loses one trailing dot, an empty port is the
+    /// default one, and a numeric IPv4 host in any of its spellings (`2130706433`, `0x7f.1`)
+    /// becomes the dotted one. A host with anything else (non-ASCII letters, `%`, spaces) is
+    /// [`Judged::Unreadable`].
+    fn judge(url: &str) -> Judged {
+        let url: String = url
+            .trim_matches(|c: char| c <= ' ')
+            .chars()
+            .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
+            .collect();
+        let url = match url.get(..5) {
+            Some(head) if head.eq_ignore_ascii_case("blob:") => &url[5..],
+            _ => url.as_str(),
+        };
+        let Some((scheme, rest)) = url.split_once(':') else {
+            return Judged::NoOrigin;
+        };
         let scheme = scheme.to_ascii_lowercase();
         match scheme.as_str() {
-            "file" => Some(UrlOrigin {
+            "file" => Judged::Origin(UrlOrigin {
                 scheme,
                 host: String::new(),
                 port: None,
             }),
             "http" | "https" => {
-                let rest = rest.strip_prefix("//")?;
-                let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+                let rest = rest.trim_start_matches(['/', '\\']);
+                let authority = rest.split(['/', '\\', '?', '#']).next().unwrap_or_default();
                 let hostport = authority.rsplit('@').next().unwrap_or_default();
-                let (host, port) = split_port(hostport).ok()?;
+                let Ok((host, port)) = split_port_lenient(hostport) else {
+                    return Judged::Unreadable;
+                };
+                let Some(host) = canonical_host(host) else {
+                    return Judged::Unreadable;
+                };
                 let default = if scheme == "https" { 443 } else { 80 };
-                Some(UrlOrigin {
-                    host: host.to_ascii_lowercase(),
+                Judged::Origin(UrlOrigin {
+                    host,
                     port: Some(port.unwrap_or(default)),
                     scheme,
                 })
             }
-            _ => None,
+            _ => Judged::NoOrigin,
         }
     }
+}
+
+/// [`split_port`], but an empty port (`host:`) is no port, as browsers read it.
+fn split_port_lenient(hostport: &str) -> Result<(&str, Option<u16>), String> {
+    match hostport.strip_suffix(':') {
+        Some(host) if !host.ends_with(']') || host.starts_with('[') => Ok((host, None)),
+        _ => split_port(hostport),
+    }
+}
+
+/// A host as a browser canonicalises it, or `None` when this parser cannot be sure how a
+/// browser would read it.
+fn canonical_host(host: &str) -> Option<String> {
+    // Percent-decoding (ASCII only: anything else would need IDNA mapping).
+    let mut bytes = Vec::with_capacity(host.len());
+    let raw = host.as_bytes();
+    let mut i = 0;
+    while i < raw.len() {
+        if raw[i] == b'%' {
+            let hex = std::str::from_utf8(raw.get(i + 1..i + 3)?).ok()?;
+            bytes.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            bytes.push(raw[i]);
+            i += 1;
+        }
+    }
+    let host = String::from_utf8(bytes).ok()?.to_ascii_lowercase();
+    if host.starts_with('[') {
+        let inner = host.strip_prefix('[')?.strip_suffix(']')?;
+        let ok = !inner.is_empty()
+            && inner
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.');
+        return ok.then_some(host);
+    }
+    let host = host.strip_suffix('.').unwrap_or(&host).to_owned();
+    let plain = !host.is_empty()
+        && host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'));
+    if !plain || host.contains("..") {
+        return None;
+    }
+    match ipv4(&host) {
+        Ipv4::Address(address) => Some(address),
+        Ipv4::NotOne => Some(host),
+        Ipv4::Invalid => None,
+    }
+}
+
+enum Ipv4 {
+    Address(String),
+    NotOne,
+    Invalid,
+}
+
+/// A browser's reading of a numeric host: one to four parts, each decimal, `0x` hex or `0`
+/// octal, the last filling the remaining bytes. A host whose last part is a number but which is
+/// no valid address is invalid (browsers refuse it too).
+fn ipv4(host: &str) -> Ipv4 {
+    fn number(part: &str) -> Option<u64> {
+        if part.is_empty() {
+            return None;
+        }
+        if let Some(hex) = part.strip_prefix("0x") {
+            return if hex.is_empty() {
+                Some(0)
+            } else {
+                u64::from_str_radix(hex, 16).ok()
+            };
+        }
+        if part.len() > 1 && part.starts_with('0') {
+            return u64::from_str_radix(&part[1..], 8).ok();
+        }
+        part.parse().ok()
+    }
+    let parts: Vec<&str> = host.split('.').collect();
+    let last = parts.last().copied().unwrap_or_default();
+    if number(last).is_none() {
+        return Ipv4::NotOne;
+    }
+    let Some(numbers) = parts
+        .iter()
+        .map(|p| number(p))
+        .collect::<Option<Vec<u64>>>()
+    else {
+        return Ipv4::Invalid;
+    };
+    if numbers.len() > 4 || numbers[..numbers.len() - 1].iter().any(|&n| n > 255) {
+        return Ipv4::Invalid;
+    }
+    let rest = 4 - (numbers.len() - 1);
+    let last = numbers[numbers.len() - 1];
+    if last >= 1u64 << (8 * rest) {
+        return Ipv4::Invalid;
+    }
+    let mut value: u64 = last;
+    for (k, &n) in numbers[..numbers.len() - 1].iter().enumerate() {
+        value += n << (8 * (3 - k));
+    }
+    Ipv4::Address(format!(
+        "{}.{}.{}.{}",
+        (value >> 24) & 255,
+        (value >> 16) & 255,
+        (value >> 8) & 255,
+        value & 255
+    ))
 }
 
 impl fmt::Display for UrlOrigin {
@@ -716,6 +877,55 @@ mod tests {
             "{why}"
         );
         assert!(!why.contains("page?q"), "{why}");
+    }
+
+    #[test]
+    fn urls_are_read_as_a_browser_reads_them_and_doubtful_hosts_are_denied() {
+        let p = policy("https://*.bank.example deny\nhttp://127.0.0.1 read\ndefault act");
+        // Spellings a browser takes for bank.example.
+        for url in [
+            "https://bank.example\\",
+            "https://bank.example:/",
+            "https://bank.example./x",
+            "https://www.bank.example.:443/",
+            "https:bank.example/",
+            "https:\\\\bank.example/",
+            "https://user@bank.example\\@evil.example/",
+            "  https://bank.ex\tample/ ",
+            "HTTPS://BANK.EXAMPLE/",
+            "blob:https://bank.example/uuid",
+        ] {
+            assert_eq!(access(&p, url), Access::Deny, "{url}");
+        }
+        // Spellings this parser cannot be sure of are denied.
+        for url in [
+            "https://bank%2Eexample/",
+            "https://ｂａｎｋ.example/",
+            "https://bank .example/",
+            "https://1.2.3.256/",
+        ] {
+            let verdict = p.verdict(url, Owner::Operator);
+            assert_eq!(verdict.access, Access::Deny, "{url}");
+        }
+        // Numeric spellings of one address are that address.
+        for url in [
+            "http://2130706433/",
+            "http://0x7f.1/",
+            "http://127.1/",
+            "http://0177.0.0.1/",
+        ] {
+            assert_eq!(access(&p, url), Access::Read, "{url}");
+        }
+        assert_eq!(access(&p, "https://notbank.example/"), Access::Act);
+        assert_eq!(access(&p, "https://bank.example.evil.com/"), Access::Act);
+        // A blank page loads anywhere; reading one follows the default.
+        let closed = policy("default deny");
+        let blank = closed.verdict("about:blank", Owner::Browser);
+        assert_eq!(blank.gate(Need::Load, "about:blank"), Gate::Allowed);
+        assert!(matches!(
+            blank.gate(Need::Read, "about:blank"),
+            Gate::Blocked(_)
+        ));
     }
 
     #[test]

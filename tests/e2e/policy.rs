@@ -226,7 +226,7 @@ async fn read_allows_observing_not_acting_and_the_stricter_owner_wins_both_ways(
     let typed = setup
         .call(
             "type_text",
-            json!({ "tabId": tab, "selector": "#email", "text": "x", "observe": false }),
+            json!({ "tabId": tab, "selector": "#username", "text": "x", "observe": false }),
         )
         .await;
     assert_blocked(&typed, &read_only, "operator");
@@ -387,6 +387,10 @@ async fn actions_on_an_ask_origin_wait_for_a_persons_answer_in_the_popup() {
         assert!(question.contains("click_element"), "{question}");
         assert!(question.contains("button \"Sign in\""), "{question}");
         assert!(question.contains(&origin(&setup.fixtures)), "{question}");
+        assert!(
+            question.contains("tabwire-e2e"),
+            "the agent is named: {question}"
+        );
         answer_in_popup(&popup, "once").await;
     });
     assert!(!reply.is_error, "{}", reply.text);
@@ -417,6 +421,26 @@ async fn actions_on_an_ask_origin_wait_for_a_persons_answer_in_the_popup() {
         .call("get_page_snapshot", json!({ "tabId": tab }))
         .await;
     assert!(!read.is_error, "{}", read.text);
+
+    // A batch that starts on a page that needs no approval and goes to one that does is
+    // stopped there: its admission approved nothing for the new page.
+    let other = setup.open(&setup.other.url("blank.html")).await;
+    let batch = setup
+        .call(
+            "run_browser_actions",
+            json!({
+                "tabId": other,
+                "steps": [
+                    {"kind": "navigate", "url": setup.fixtures.url("login.html")},
+                    {"kind": "click", "selector": "#submit"}
+                ],
+                "timeoutMs": 15000
+            }),
+        )
+        .await;
+    assert_eq!(batch.error_code(), "ORIGIN_BLOCKED", "{}", batch.text);
+    assert!(batch.text.contains("approval"), "{}", batch.text);
+    assert!(popup_questions(&popup).await.is_empty(), "nobody was asked");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -441,7 +465,7 @@ async fn request_human_hands_the_tab_over_until_done_or_declined_with_progress()
             })
             .await;
             assert!(question.contains(reason), "{question}");
-            assert!(question.contains("hands you"), "{question}");
+            assert!(question.contains("hands you a tab"), "{question}");
             for (tool, args) in [
                 (
                     "click_element",

@@ -341,6 +341,7 @@ async fn session(
     drop(socket);
     // The hub's sessions do not outlive the connection: their leases lapse with it.
     leases::connection_ended();
+    crate::approvals::forget_sessions();
     ended
 }
 
@@ -503,6 +504,7 @@ async fn serve(
                     }
                     (HubMessage::SessionEnded { session }, Phase::Live { .. }) => {
                         leases::session_ended(&session);
+                        crate::approvals::forget_session(&session);
                     }
                     (other, _) => {
                         crate::chrome::log!(

@@ -171,21 +171,9 @@ fn escape(text: &str) -> String {
 }
 
 /// A fence's boundary: 8 hex digits from the kernel's random source, new for every result, so
-/// a page cannot know it when it writes its text. Should the source fail, the standard
-/// library's randomly keyed hasher over a counter stands in (also unknown to a page).
+/// a page cannot know it when it writes its text.
 fn boundary() -> String {
-    let value = match crate::random::bytes::<4>() {
-        Ok(bytes) => u32::from_be_bytes(bytes),
-        Err(_) => {
-            use std::hash::{BuildHasher, Hasher};
-            use std::sync::atomic::{AtomicU64, Ordering};
-            static COUNTER: AtomicU64 = AtomicU64::new(0);
-            let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-            hasher.write_u64(COUNTER.fetch_add(1, Ordering::Relaxed));
-            hasher.finish() as u32
-        }
-    };
-    format!("{value:08x}")
+    crate::random::hex::<4>()
 }
 
 /// A result's text without its fence lines, after checking that it holds one well-formed

@@ -71,11 +71,11 @@ async fn main() {
     println!("| --- | --- | --- | --- | --- | --- |");
     for (tool, args) in [
         ("list_tabs", json!({})),
-        ("read_element_state", json!({ "selector": "#email" })),
+        ("read_element_state", json!({ "selector": "#username" })),
         ("get_page_snapshot", json!({ "maxNodes": 20 })),
         (
             "click_element",
-            json!({ "selector": "#email", "observe": false }),
+            json!({ "selector": "#username", "observe": false }),
         ),
     ] {
         let mut without = Vec::new();

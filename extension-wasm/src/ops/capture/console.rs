@@ -166,6 +166,18 @@ impl ConsoleCapture {
         if let Some(frame) = event.stack_trace.as_ref().and_then(top_frame) {
             locate(&mut record, &frame.url, Some(frame.line_number));
         }
+        self.keep(record);
+    }
+
+    /// Keeps `record` unless it comes from an origin the policy denies.
+    fn keep(&mut self, record: ConsoleRecord) {
+        if record
+            .url
+            .as_deref()
+            .is_some_and(|url| !crate::policy::shows(url))
+        {
+            return;
+        }
         self.records.push(record);
     }
 
@@ -195,7 +207,7 @@ impl ConsoleCapture {
             (_, Some(frame)) => locate(&mut record, &frame.url, Some(frame.line_number)),
             _ => {}
         }
-        self.records.push(record);
+        self.keep(record);
     }
 
     /// An entry of the browser's log.
@@ -211,7 +223,7 @@ impl ConsoleCapture {
         if let Some(url) = &entry.url {
             locate(&mut record, url, entry.line_number);
         }
-        self.records.push(record);
+        self.keep(record);
     }
 }
 

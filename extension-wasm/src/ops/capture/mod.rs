@@ -105,8 +105,9 @@ pub fn on_event(tab: TabId, method: &str, params: &JsValue) {
         }
         _ => None,
     };
-    // Most events are of tabs that capture nothing: they are not even read.
-    if on != Some(true) {
+    // Most events are of tabs that capture nothing: they are not even read. Nothing is kept
+    // while a person has the tab (`request_human`): what they do there is theirs.
+    if on != Some(true) || crate::approvals::person_has(tab) {
         return;
     }
     match method {

@@ -42,6 +42,9 @@ pub struct RequestWillBeSent {
     /// Present when this continues a redirect of the same `requestId`.
     #[serde(default)]
     redirect_response: Option<Response>,
+    /// The document that made the request.
+    #[serde(default, rename = "documentURL")]
+    document_url: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -160,6 +163,12 @@ impl NetworkCapture {
         {
             set_response(record, redirect);
             set_ms(record, open.started, event.timestamp);
+        }
+        // Nothing of an origin the policy denies is kept: neither requests to it nor those its
+        // pages make (a redirect into one is dropped from there on).
+        let denied = |url: &str| !crate::policy::shows(url);
+        if denied(&event.request.url) || event.document_url.as_deref().is_some_and(denied) {
+            return;
         }
         let record = NetworkRecord {
             request_id: cap(&event.request_id, SHORT_CHARS),
