@@ -201,6 +201,27 @@ pub fn person_has_error(tab: TabId) -> OpError {
     )
 }
 
+/// Opens a question; returns its number.
+fn register(tab: TabId, origin: &str, asker: Asker, question: Question) -> u32 {
+    BOOK.with(|b| {
+        let mut book = b.borrow_mut();
+        book.next += 1;
+        let id = book.next;
+        book.open.push((
+            Pending {
+                id,
+                tab_id: tab,
+                origin: origin.to_owned(),
+                asker,
+                question,
+                at: now_ms(),
+            },
+            None,
+        ));
+        id
+    })
+}
+
 /// Removes a question when its request ends, answered or not.
 struct Open(u32);
 
@@ -220,23 +241,7 @@ async fn ask(
     question: Question,
     budget_ms: f64,
 ) -> Option<Answer> {
-    let id = BOOK.with(|b| {
-        let mut book = b.borrow_mut();
-        book.next += 1;
-        let id = book.next;
-        book.open.push((
-            Pending {
-                id,
-                tab_id: tab,
-                origin: origin.to_owned(),
-                asker,
-                question: question.clone(),
-                at: now_ms(),
-            },
-            None,
-        ));
-        id
-    });
+    let id = register(tab, origin, asker, question.clone());
     let _open = Open(id);
     notify(id, origin, &question);
     let until = now_ms() + budget_ms;
@@ -437,26 +442,11 @@ mod tests {
     use super::*;
 
     fn open(question: Question) -> u32 {
-        BOOK.with(|b| {
-            let mut book = b.borrow_mut();
-            book.next += 1;
-            let id = book.next;
-            book.open.push((
-                Pending {
-                    id,
-                    tab_id: 7,
-                    origin: "https://a.example".into(),
-                    asker: Asker {
-                        session: Some("s1".into()),
-                        client: "Agent · 1".into(),
-                    },
-                    question,
-                    at: 0.0,
-                },
-                None,
-            ));
-            id
-        })
+        let asker = Asker {
+            session: Some("s1".into()),
+            client: "Agent · 1".into(),
+        };
+        register(7, "https://a.example", asker, question)
     }
 
     #[test]

@@ -179,14 +179,15 @@ async fn a_denied_origin_is_refused_for_loads_reads_and_actions_through_redirect
         ),
         ("get_cookies", json!({ "tabId": tab })),
     ] {
-        let reply = setup.call(tool, args).await;
-        assert_eq!(
-            reply.error_code(),
-            "ORIGIN_BLOCKED",
-            "{tool}: {}",
-            reply.text
-        );
+        refused_with(&setup, tool, args, "ORIGIN_BLOCKED").await;
     }
+}
+
+/// Calls `tool` and checks it fails with `code`; returns the reply.
+async fn refused_with(setup: &Setup, tool: &str, args: Value, code: &str) -> Reply {
+    let reply = setup.call(tool, args).await;
+    assert_eq!(reply.error_code(), code, "{tool}: {}", reply.text);
+    reply
 }
 
 /// Percent-encodes a URL for a query parameter.
@@ -473,13 +474,7 @@ async fn request_human_hands_the_tab_over_until_done_or_declined_with_progress()
                 ),
                 ("get_page_snapshot", json!({ "tabId": tab })),
             ] {
-                let refused = setup.call(tool, args).await;
-                assert_eq!(
-                    refused.error_code(),
-                    "HUMAN_IN_CONTROL",
-                    "{tool}: {}",
-                    refused.text
-                );
+                let refused = refused_with(&setup, tool, args, "HUMAN_IN_CONTROL").await;
                 assert_eq!(refused.error()["retryable"], true);
             }
             eventually(
