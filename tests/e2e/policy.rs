@@ -454,11 +454,7 @@ async fn request_human_hands_the_tab_over_until_done_or_declined_with_progress()
     // Done: the call waits, tells the client it is still waiting, and the agent's other calls on
     // the tab are refused meanwhile.
     let (reply, ()) = tokio::join!(
-        setup.client.call_with_progress(
-            "request_human",
-            json!({ "tabId": tab, "reason": reason }),
-            7,
-        ),
+        setup.call("request_human", json!({ "tabId": tab, "reason": reason })),
         async {
             let question = eventually("the handoff in the popup", CONNECT_LIMIT, || async {
                 let text = popup_questions(&popup).await;
@@ -498,11 +494,9 @@ async fn request_human_hands_the_tab_over_until_done_or_declined_with_progress()
     );
     {
         let progress = setup.client.heard().progress.lock().unwrap();
+        // (rmcp's client numbers progress tokens itself, whatever the caller passed.)
         let first = &progress[0];
-        assert_eq!(
-            first.progress_token,
-            rmcp::model::ProgressToken(rmcp::model::NumberOrString::Number(7))
-        );
+        assert!(first.progress >= 10.0, "{first:?}");
         assert!(
             first
                 .message

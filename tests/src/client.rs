@@ -261,34 +261,12 @@ impl McpClient {
 
     /// Calls a tool, returning protocol-level failures (such as the shim's "outcome unknown").
     pub async fn try_call(&self, tool: &str, args: Value) -> Result<Reply, ServiceError> {
-        self.try_call_with(tool, args, None).await
-    }
-
-    /// Calls a tool asking for progress notifications under `token` (they arrive in
-    /// [`McpClient::heard`]); protocol-level failures panic.
-    pub async fn call_with_progress(&self, tool: &str, args: Value, token: i64) -> Reply {
-        self.try_call_with(tool, args, Some(token))
-            .await
-            .unwrap_or_else(|error| panic!("{tool} failed at the protocol level: {error}"))
-    }
-
-    async fn try_call_with(
-        &self,
-        tool: &str,
-        args: Value,
-        progress: Option<i64>,
-    ) -> Result<Reply, ServiceError> {
         let Value::Object(args) = args else {
             panic!("tool arguments must be an object");
         };
-        let mut params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
-        if let Some(token) = progress {
-            let mut meta = rmcp::model::RequestMetaObject::default();
-            meta.set_progress_token(rmcp::model::ProgressToken(
-                rmcp::model::NumberOrString::Number(token),
-            ));
-            params.meta = Some(meta);
-        }
+        // rmcp's client puts a progress token of its own on every request, so a tool's
+        // progress notifications reach `heard`.
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
         let call = self.service.call_tool(params);
         // No tool waits longer than 60 s; a hang beyond that is a bug, not a slow machine.
         let result = tokio::time::timeout(CALL_LIMIT, call)
