@@ -442,6 +442,49 @@ async fn actions_on_an_ask_origin_wait_for_a_persons_answer_in_the_popup() {
     assert_eq!(batch.error_code(), "ORIGIN_BLOCKED", "{}", batch.text);
     assert!(batch.text.contains("approval"), "{}", batch.text);
     assert!(popup_questions(&popup).await.is_empty(), "nobody was asked");
+
+    // Allow for this session: asked once, then this session's actions there go ahead, while
+    // another session is still asked.
+    let (reply, ()) = tokio::join!(click(30_000), async {
+        eventually(
+            "the question to allow for the session",
+            CONNECT_LIMIT,
+            || async { (!popup_questions(&popup).await.is_empty()).then_some(()) },
+        )
+        .await;
+        answer_in_popup(&popup, "session").await;
+    });
+    assert!(!reply.is_error, "{}", reply.text);
+    let again = click(5_000).await;
+    assert!(!again.is_error, "allowed for the session: {}", again.text);
+    assert!(
+        popup_questions(&popup).await.is_empty(),
+        "nobody was asked again"
+    );
+    let other =
+        McpClient::connect_as(&setup.hub, tabwire_e2e::Listener::named("Other agent")).await;
+    let created = other.call("create_tab", json!({})).await;
+    let second = created.data()["tabId"].as_u64().expect("a tab ID");
+    let loaded = other
+        .call(
+            "navigate_to",
+            json!({ "tabId": second, "url": setup.fixtures.url("login.html") }),
+        )
+        .await;
+    assert!(!loaded.is_error, "{}", loaded.text);
+    let theirs = other
+        .call(
+            "click_element",
+            json!({ "tabId": second, "selector": "#submit", "observe": false, "timeoutMs": 1_500 }),
+        )
+        .await;
+    assert_eq!(
+        theirs.error_code(),
+        "APPROVAL_TIMEOUT",
+        "another session is not allowed by this one's answer: {}",
+        theirs.text
+    );
+    drop(other);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
