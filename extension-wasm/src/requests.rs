@@ -117,7 +117,7 @@ async fn run(
         // What the policy restricts is checked on its tab, the active one when none is named.
         let tab = match tab_id {
             Some(tab) => Some(tab),
-            None if need_of(&op).is_some() && !unrestricted() => {
+            None if need_of(&op).is_some() && !policy::allows_everything() => {
                 resolve_tab(None).await.ok().map(|tab| tab.id)
             }
             None => None,
@@ -195,7 +195,8 @@ async fn admit(
     let Some((need, url)) = need_of(op) else {
         return Ok(None);
     };
-    if unrestricted() {
+    // The usual case, no policy restricting anything, looks nothing up.
+    if policy::allows_everything() {
         return Ok(None);
     }
     let url = match url {
@@ -212,11 +213,6 @@ async fn admit(
     approvals::approve(tab, &origin, asker, tool, describe_target(tab, op), budget)
         .await
         .map(Some)
-}
-
-/// Whether no policy restricts anything: the usual case, which looks nothing up.
-fn unrestricted() -> bool {
-    policy::allows_everything()
 }
 
 /// Who asks a person, as the hub named the caller (the hub names it on every request that

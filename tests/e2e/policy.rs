@@ -288,7 +288,6 @@ async fn read_allows_observing_not_acting_and_the_stricter_owner_wins_both_ways(
         )
         .await;
     assert_blocked(&owners, &origin(&setup.fixtures), "browser owner");
-    let _ = &setup.hub;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -51,37 +51,28 @@ impl Hub {
     /// Runs `tabwire-hub pair ARGS` on this hub's state; returns its stdout, trimmed. Panics
     /// with its stderr when it fails.
     pub fn pair_command(&self, args: &[&str]) -> String {
-        let output = Command::new(&artifacts().hub)
-            .arg("pair")
-            .arg("--state-dir")
-            .arg(&self.state_dir)
-            .args(args)
-            .output()
-            .expect("run tabwire-hub pair");
-        assert!(
-            output.status.success(),
-            "tabwire-hub pair {args:?} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8(output.stdout)
-            .expect("utf-8")
-            .trim()
-            .to_owned()
+        self.subcommand("pair", args).trim().to_owned()
     }
 
     /// Runs `tabwire-hub audit ARGS` on this hub's state directory; returns its stdout. Panics
     /// with its stderr when it fails.
     pub fn audit_command(&self, args: &[&str]) -> String {
+        self.subcommand("audit", args)
+    }
+
+    /// Runs `tabwire-hub NAME --state-dir STATE ARGS`; returns its stdout. Panics with its
+    /// stderr when it fails.
+    fn subcommand(&self, name: &str, args: &[&str]) -> String {
         let output = Command::new(&artifacts().hub)
-            .arg("audit")
+            .arg(name)
             .arg("--state-dir")
             .arg(&self.state_dir)
             .args(args)
             .output()
-            .expect("run tabwire-hub audit");
+            .unwrap_or_else(|e| panic!("run tabwire-hub {name}: {e}"));
         assert!(
             output.status.success(),
-            "tabwire-hub audit {args:?} failed: {}",
+            "tabwire-hub {name} {args:?} failed: {}",
             String::from_utf8_lossy(&output.stderr)
         );
         String::from_utf8(output.stdout).expect("utf-8")
