@@ -260,6 +260,8 @@ fn need_of(op: &Operation) -> Option<(Need, Option<&str>)> {
             return Some((Need::SensitiveRead, cookies.url.as_deref()));
         }
         Operation::Storage(_) => Need::SensitiveRead,
+        // Refused in `ops::execute`: a browser serves no device operation.
+        Operation::Device(_) => return None,
     };
     Some((need, None))
 }

@@ -200,11 +200,7 @@ impl Watched {
             // it is not run on a looser default meanwhile.
             Err(reason) => {
                 tracing::error!(file = %self.path.display(), %reason, "policy file does not parse and none was read before: denying every origin until it is fixed");
-                seen.policy = Some(Arc::new(Policy {
-                    default: tabwire_protocol::policy::Access::Deny,
-                    sensitive: tabwire_protocol::policy::Sensitive::Deny,
-                    rules: Vec::new(),
-                }));
+                seen.policy = Some(Arc::new(Policy::deny_all()));
             }
         }
         seen.policy.clone()

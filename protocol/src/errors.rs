@@ -124,6 +124,31 @@ pub enum ErrorCode {
     ApprovalTimeout,
     /// A person has the tab (`request_human`): the agent's calls there wait until they are done.
     HumanInControl,
+    /// Several devices are connected and the session has not chosen one.
+    DeviceNotSelected,
+    /// No device with that ID is known to this hub (for this account).
+    DeviceNotFound,
+    /// The device is known but not connected (unplugged, offline, unauthorized, or its backend
+    /// stopped); calls never fall back to another device.
+    DeviceDisconnected,
+    /// The device could not be read right now: its UI hierarchy dump failed (the screen never
+    /// went idle, no window had a root, or another UI automation client holds the device).
+    DeviceBusy,
+    /// Another agent's MCP session holds the device's lease: changing calls are refused until
+    /// it lapses (the message says who holds it and when); reads still work.
+    DeviceLeased,
+    /// adb or the device failed a command; the message says which and what it printed.
+    DeviceError,
+    /// No app with that package is installed (or it has no launcher activity).
+    AppNotFound,
+    /// The text holds characters the device's `input` command cannot type (outside ASCII).
+    TextNotTypable,
+    /// The policy does not let agents do this in the app in the foreground; the message names
+    /// the rule.
+    AppBlocked,
+    /// A destructive option (clearing an app's data) was asked for and the device backend was
+    /// not started with `--allow-destructive`.
+    DestructiveNotAllowed,
     /// A fault inside tabwire; the message says what.
     Internal,
 }
@@ -134,7 +159,10 @@ impl ErrorCode {
         use ErrorCode::*;
         match self {
             InvalidArgument | InvalidSelector => ErrorCategory::Input,
-            BrowserNotSelected => ErrorCategory::Session,
+            BrowserNotSelected | DeviceNotSelected => ErrorCategory::Session,
+            DeviceNotFound | DeviceDisconnected | DeviceBusy | DeviceLeased | DeviceError
+            | AppNotFound => ErrorCategory::Device,
+            TextNotTypable => ErrorCategory::Input,
             BrowserNotFound | BrowserDisconnected | ProtocolMismatch | DebuggerUnavailable => {
                 ErrorCategory::Browser
             }
@@ -148,9 +176,12 @@ impl ErrorCode {
             | WaitTimeout => ErrorCategory::Timeout,
             Unauthorized | Forbidden | NotPaired => ErrorCategory::Auth,
             LimitExceeded => ErrorCategory::Session,
-            OriginBlocked | ApprovalDenied | ApprovalTimeout | HumanInControl => {
-                ErrorCategory::Policy
-            }
+            OriginBlocked
+            | ApprovalDenied
+            | ApprovalTimeout
+            | HumanInControl
+            | AppBlocked
+            | DestructiveNotAllowed => ErrorCategory::Policy,
             Internal => ErrorCategory::Internal,
         }
     }
@@ -179,6 +210,8 @@ impl ErrorCode {
                 | LimitExceeded
                 | ApprovalTimeout
                 | HumanInControl
+                | DeviceDisconnected
+                | DeviceBusy
         )
     }
 
@@ -225,6 +258,16 @@ impl ErrorCode {
             Forbidden => "FORBIDDEN",
             LimitExceeded => "LIMIT_EXCEEDED",
             NotPaired => "NOT_PAIRED",
+            DeviceNotSelected => "DEVICE_NOT_SELECTED",
+            DeviceNotFound => "DEVICE_NOT_FOUND",
+            DeviceDisconnected => "DEVICE_DISCONNECTED",
+            DeviceBusy => "DEVICE_BUSY",
+            DeviceLeased => "DEVICE_LEASED",
+            DeviceError => "DEVICE_ERROR",
+            AppNotFound => "APP_NOT_FOUND",
+            TextNotTypable => "TEXT_NOT_TYPABLE",
+            AppBlocked => "APP_BLOCKED",
+            DestructiveNotAllowed => "DESTRUCTIVE_NOT_ALLOWED",
             Internal => "INTERNAL",
         }
     }
@@ -293,6 +336,16 @@ mod tests {
             ErrorCode::Forbidden,
             ErrorCode::LimitExceeded,
             ErrorCode::NotPaired,
+            ErrorCode::DeviceNotSelected,
+            ErrorCode::DeviceNotFound,
+            ErrorCode::DeviceDisconnected,
+            ErrorCode::DeviceBusy,
+            ErrorCode::DeviceLeased,
+            ErrorCode::DeviceError,
+            ErrorCode::AppNotFound,
+            ErrorCode::TextNotTypable,
+            ErrorCode::AppBlocked,
+            ErrorCode::DestructiveNotAllowed,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));

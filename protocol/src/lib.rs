@@ -17,6 +17,7 @@
 //!   [`observe`] (snapshots, content, frames, selected text, screenshots), [`tabs`] (tabs and
 //!   navigation), [`actions`] (actions, batches, element state, dialogs, tab health),
 //!   [`capture`] (network and console capture) and [`storage`] (cookies, local storage).
+//! - [`devices`]: a device backend's hello, messages, operations and results (mobile).
 //! - [`policy`]: per-origin rules (what agents may do where), the stricter of two owners'
 //!   verdicts, and the gate an operation passes.
 //! - [`errors`]: stable error codes with their category, shared by hub and extension.
@@ -32,6 +33,7 @@
 
 pub mod actions;
 pub mod capture;
+pub mod devices;
 pub mod errors;
 pub mod leases;
 pub mod local;
@@ -57,6 +59,10 @@ pub use capture::{
     GetResponseBody, NetworkRecord, Records, RecordsRequest, ResponseBody, SetConsoleCapture,
     SetNetworkCapture,
 };
+pub use devices::{
+    DeviceActed, DeviceHello, DeviceMessage, DeviceObservation, DeviceOp, DeviceResult,
+    check_device_hello,
+};
 pub use errors::{ErrorCategory, ErrorCode, OpError};
 pub use leases::{LeaseHolder, LeaseTable};
 pub use local::{Attached, LocalControl, Selections, ShimDialect, default_socket_path};
@@ -70,7 +76,7 @@ pub use observe::{
     Screenshot, ScreenshotRequest, SelectedText, SnapshotBudget, SnapshotRequest,
 };
 pub use ops::{Ask, OpResult, Operation};
-pub use refs::{ElementRef, Target};
+pub use refs::{DeviceRef, ElementRef, Target};
 pub use storage::{
     Cookie, GetCookies, GetLocalStorage, StorageEntries, StorageEntry, StorageOp, StorageResult,
 };

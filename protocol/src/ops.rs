@@ -21,6 +21,12 @@ use crate::capture::{
     CaptureOp, CaptureResult, CaptureState, ConsoleRecord, GetConsole, GetRequests,
     GetResponseBody, NetworkRecord, Records, ResponseBody, SetConsoleCapture, SetNetworkCapture,
 };
+use crate::devices::{
+    AppClosed, CloseApp, DeviceActed, DeviceLogs, DeviceLogsRequest, DeviceObservation, DeviceOp,
+    DeviceReleased, DeviceResult, DeviceScreenshot, DeviceScreenshotRequest, DeviceSnapshot,
+    DeviceSwipe, DeviceTap, DeviceType, DismissKeyboard, LongPress, OpenApp, PressButton,
+    ReleaseDevice, TapCoordinates,
+};
 use crate::observe::{
     ContentRequest, FrameList, GetSelectedText, ListFrames, Observation, ObserveOp, ObserveResult,
     PageContent, Screenshot, ScreenshotRequest, SelectedText, SnapshotRequest,
@@ -48,6 +54,8 @@ pub enum Operation {
     Capture(CaptureOp),
     /// Cookies and local storage.
     Storage(StorageOp),
+    /// A mobile device's screen, input, apps and log (served by device backends only).
+    Device(DeviceOp),
 }
 
 impl Operation {
@@ -57,6 +65,7 @@ impl Operation {
         match self {
             Operation::Tabs(op) => op.is_mutation(),
             Operation::Act(op) => op.is_mutation(),
+            Operation::Device(op) => op.is_mutation(),
             Operation::Observe(_) | Operation::Capture(_) | Operation::Storage(_) => false,
         }
     }
@@ -69,6 +78,7 @@ impl Operation {
             || matches!(
                 self,
                 Operation::Tabs(TabsOp::Release(_) | TabsOp::Handoff(_))
+                    | Operation::Device(DeviceOp::Release(_))
             )
     }
 
@@ -82,6 +92,8 @@ impl Operation {
             Operation::Act(op) => op.bypasses_queue(),
             Operation::Capture(op) => op.bypasses_queue(),
             Operation::Storage(op) => op.bypasses_queue(),
+            // A device backend serialises every operation on one device.
+            Operation::Device(_) => false,
         }
     }
 }
@@ -100,6 +112,8 @@ pub enum OpResult {
     Capture(CaptureResult),
     /// From [`Operation::Storage`].
     Storage(StorageResult),
+    /// From [`Operation::Device`].
+    Device(DeviceResult),
 }
 
 /// A request type and the type of its answer: the one mapping from an operation to its result.
@@ -182,6 +196,19 @@ asks! {
     GetConsole => Capture(CaptureOp::GetConsole) -> Records<ConsoleRecord>;
     GetCookies => Storage(StorageOp::Cookies) -> StorageEntries<Cookie>;
     GetLocalStorage => Storage(StorageOp::LocalStorage) -> StorageEntries<StorageEntry>;
+    DeviceSnapshot => Device(DeviceOp::Snapshot) -> DeviceObservation;
+    DeviceTap => Device(DeviceOp::Tap) -> DeviceActed;
+    TapCoordinates => Device(DeviceOp::TapCoordinates) -> DeviceActed;
+    LongPress => Device(DeviceOp::LongPress) -> DeviceActed;
+    DeviceType => Device(DeviceOp::Type) -> DeviceActed;
+    DeviceSwipe => Device(DeviceOp::Swipe) -> DeviceActed;
+    PressButton => Device(DeviceOp::PressButton) -> DeviceActed;
+    OpenApp => Device(DeviceOp::OpenApp) -> DeviceActed;
+    CloseApp => Device(DeviceOp::CloseApp) -> AppClosed;
+    DismissKeyboard => Device(DeviceOp::DismissKeyboard) -> DeviceActed;
+    DeviceScreenshotRequest => Device(DeviceOp::Screenshot) -> DeviceScreenshot;
+    DeviceLogsRequest => Device(DeviceOp::Logs) -> DeviceLogs;
+    ReleaseDevice => Device(DeviceOp::Release) -> DeviceReleased;
 }
 
 answers! {
@@ -207,6 +234,12 @@ answers! {
     ResponseBody => Capture(CaptureResult::Body);
     StorageEntries<Cookie> => Storage(StorageResult::Cookies);
     StorageEntries<StorageEntry> => Storage(StorageResult::LocalStorage);
+    DeviceObservation => Device(DeviceResult::Snapshot);
+    DeviceActed => Device(DeviceResult::Acted);
+    AppClosed => Device(DeviceResult::Closed);
+    DeviceScreenshot => Device(DeviceResult::Screenshot);
+    DeviceLogs => Device(DeviceResult::Logs);
+    DeviceReleased => Device(DeviceResult::Released);
 }
 
 #[cfg(test)]

@@ -68,6 +68,88 @@ pub struct Policy {
     /// The rules, first match wins.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<Rule>,
+    /// The rules for mobile devices' apps, by package, first match wins; `default` covers
+    /// the packages none matches. Browsers ignore them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub apps: Vec<AppRule>,
+}
+
+/// One rule for apps on a mobile device: the packages it covers and what agents may do while
+/// one of them is in the foreground (`ask` needs a person at the device, which tabwire cannot
+/// ask there yet: the action is refused with the reason).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AppRule {
+    /// The packages the rule covers.
+    pub package: PackagePattern,
+    /// What agents may do there.
+    pub access: Access,
+}
+
+/// Which app packages a rule covers: `*` (every app), `com.bank.*` (`com.bank` and every
+/// package under it), or one package (`com.android.settings`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(try_from = "String", into = "String")]
+pub struct PackagePattern(String);
+
+impl PackagePattern {
+    /// Parses a pattern, saying what is wrong with one that is not.
+    pub fn parse(text: &str) -> Result<PackagePattern, PolicyError> {
+        let text = text.trim();
+        if text == "*" {
+            return Ok(PackagePattern(text.to_owned()));
+        }
+        let name = text.strip_suffix(".*").unwrap_or(text);
+        let valid = !name.is_empty()
+            && name.split('.').all(|part| {
+                part.chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                    && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            });
+        if !valid {
+            return Err(PolicyError(format!(
+                "package pattern `{text}`: expected `*`, a package such as `com.example.app`,                  or one followed by `.*`"
+            )));
+        }
+        Ok(PackagePattern(text.to_owned()))
+    }
+
+    /// Whether `package` is covered.
+    pub fn matches(&self, package: &str) -> bool {
+        if self.0 == "*" {
+            return true;
+        }
+        match self.0.strip_suffix(".*") {
+            Some(under) => {
+                package == under
+                    || package
+                        .strip_prefix(under)
+                        .is_some_and(|rest| rest.starts_with('.'))
+            }
+            None => package == self.0,
+        }
+    }
+}
+
+impl TryFrom<String> for PackagePattern {
+    type Error = PolicyError;
+
+    fn try_from(text: String) -> Result<Self, Self::Error> {
+        PackagePattern::parse(&text)
+    }
+}
+
+impl From<PackagePattern> for String {
+    fn from(pattern: PackagePattern) -> String {
+        pattern.0
+    }
+}
+
+impl fmt::Display for PackagePattern {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
 }
 
 /// At most this many rules in one policy: a policy is written by a person.
@@ -80,6 +162,7 @@ impl Default for Policy {
             default: Access::Act,
             sensitive: Sensitive::Allow,
             rules: Vec::new(),
+            apps: Vec::new(),
         }
     }
 }
@@ -92,6 +175,8 @@ pub enum Owner {
     Operator,
     /// The browser's owner (the popup, or an administrator's managed storage).
     Browser,
+    /// The device's owner (the device backend's `--policy` file).
+    Device,
 }
 
 impl fmt::Display for Owner {
@@ -99,6 +184,7 @@ impl fmt::Display for Owner {
         f.write_str(match self {
             Owner::Operator => "the operator's policy",
             Owner::Browser => "the browser owner's policy",
+            Owner::Device => "the device owner's policy",
         })
     }
 }
@@ -161,15 +247,27 @@ impl Policy {
                 access: Access::Deny,
                 sensitive: None,
             }],
+            apps: Vec::new(),
+        }
+    }
+
+    /// Nothing allowed anywhere: what a policy that should exist but cannot be read stands
+    /// for.
+    pub fn deny_all() -> Self {
+        Policy {
+            default: Access::Deny,
+            sensitive: Sensitive::Deny,
+            rules: Vec::new(),
+            apps: Vec::new(),
         }
     }
 
     /// Checks what a person wrote: the number of rules.
     pub fn validate(&self) -> Result<(), PolicyError> {
-        if self.rules.len() > MAX_RULES {
+        let rules = self.rules.len() + self.apps.len();
+        if rules > MAX_RULES {
             return Err(PolicyError(format!(
-                "{} rules; a policy holds at most {MAX_RULES}",
-                self.rules.len()
+                "{rules} rules; a policy holds at most {MAX_RULES}"
             )));
         }
         Ok(())
@@ -183,6 +281,26 @@ impl Policy {
                 .rules
                 .iter()
                 .all(|rule| rule.access == Access::Act && rule.sensitive != Some(Sensitive::Deny))
+            && self.apps.iter().all(|rule| rule.access == Access::Act)
+    }
+
+    /// What this policy, held by `owner`, says about the app `package` (a device's foreground
+    /// app).
+    pub fn app_verdict(&self, package: &str, owner: Owner) -> Verdict {
+        match self.apps.iter().find(|rule| rule.package.matches(package)) {
+            Some(rule) => Verdict {
+                access: rule.access,
+                sensitive: self.sensitive,
+                rule: rule.package.to_string(),
+                owner,
+            },
+            None => Verdict {
+                access: self.default,
+                sensitive: self.sensitive,
+                rule: "default".into(),
+                owner,
+            },
+        }
     }
 
     /// What this policy, held by `owner`, says about `url`.
@@ -362,6 +480,24 @@ impl Verdict {
                  values, raw HTML) on {origin}; other reads work."
                 ))
             }
+            (Access::Ask, Need::Act) => Gate::Ask,
+            _ => Gate::Allowed,
+        }
+    }
+}
+
+impl Verdict {
+    /// Whether `need` may go ahead while `package` is in the foreground of a device, which
+    /// this verdict is about. Loading means opening the app.
+    pub fn gate_app(&self, need: Need, package: &str) -> Gate {
+        let by = format!("{} (rule `{}`)", self.owner, self.rule);
+        match (self.access, need) {
+            (Access::Deny, _) => Gate::Blocked(format!(
+                "{by} does not let agents open, read or act in the app {package}."
+            )),
+            (Access::Read, Need::Act) => Gate::Blocked(format!(
+                "{by} lets agents only read the app {package}: no taps, typing or swipes in it."
+            )),
             (Access::Ask, Need::Act) => Gate::Ask,
             _ => Gate::Allowed,
         }
@@ -926,6 +1062,41 @@ mod tests {
             blank.gate(Need::Read, "about:blank"),
             Gate::Blocked(_)
         ));
+    }
+
+    #[test]
+    fn app_rules_match_packages_and_their_children() {
+        let policy: Policy = serde_json::from_str(
+            r#"{"default":"act","apps":[
+                {"package":"com.bank.*","access":"deny"},
+                {"package":"com.android.settings","access":"read"}]}"#,
+        )
+        .unwrap();
+        let access = |package: &str| policy.app_verdict(package, Owner::Operator).access;
+        assert_eq!(access("com.bank"), Access::Deny);
+        assert_eq!(access("com.bank.mobile"), Access::Deny);
+        assert_eq!(access("com.bankrupt"), Access::Act);
+        assert_eq!(access("com.android.settings"), Access::Read);
+        assert_eq!(access("com.android.settings.x"), Access::Act);
+        assert!(!policy.allows_everything());
+        for bad in [
+            "",
+            "com..bank",
+            "com.bank.",
+            "1com.x",
+            "com.bank*",
+            "com/bank",
+        ] {
+            assert!(PackagePattern::parse(bad).is_err(), "{bad:?}");
+        }
+        let read = policy.app_verdict("com.android.settings", Owner::Device);
+        assert!(
+            matches!(read.gate_app(Need::Act, "com.android.settings"), Gate::Blocked(why) if why.contains("device owner"))
+        );
+        assert_eq!(
+            read.gate_app(Need::Read, "com.android.settings"),
+            Gate::Allowed
+        );
     }
 
     #[test]

@@ -60,6 +60,41 @@ impl std::fmt::Display for ElementRef {
     }
 }
 
+/// A node of a device's screen, as a device observation names it: `@d7`. Device refs are a
+/// separate type from [`ElementRef`], so a browser tool can never be handed one (nor a device
+/// tool an `@e` ref).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DeviceRef(pub u32);
+
+impl DeviceRef {
+    /// Parses `@d7`; `None` for anything else.
+    pub fn parse(text: &str) -> Option<Self> {
+        let index = parse_number(text.strip_prefix("@d")?)?;
+        (index > 0).then_some(DeviceRef(index))
+    }
+}
+
+impl std::fmt::Display for DeviceRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "@d{}", self.0)
+    }
+}
+
+impl Serialize for DeviceRef {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for DeviceRef {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        DeviceRef::parse(&text).ok_or_else(|| {
+            serde::de::Error::custom(format!("`{text}` is not a device ref like @d7"))
+        })
+    }
+}
+
 /// How a tool names an element: an observed ref, or a CSS selector that must match exactly one
 /// element.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,6 +169,17 @@ mod tests {
         ] {
             assert_eq!(ElementRef::parse(bad), None, "{bad:?} should not parse");
         }
+    }
+
+    #[test]
+    fn device_refs_are_their_own_kind() {
+        assert_eq!(DeviceRef::parse("@d7"), Some(DeviceRef(7)));
+        assert_eq!(DeviceRef(12).to_string(), "@d12");
+        for bad in ["@e7", "@d0", "@d07", "d7", "@d", "@D7", "@d7x"] {
+            assert_eq!(DeviceRef::parse(bad), None, "{bad:?} should not parse");
+        }
+        assert_eq!(ElementRef::parse("@d7"), None);
+        assert!(serde_json::from_str::<DeviceRef>("\"@e3\"").is_err());
     }
 
     #[test]

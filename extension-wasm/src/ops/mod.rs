@@ -43,5 +43,9 @@ pub async fn execute(
         Operation::Act(op) => act::run(tab_id, op, checkpoint).await,
         Operation::Capture(op) => capture::run(tab_id, op).await,
         Operation::Storage(op) => storage::run(tab_id, op).await,
+        Operation::Device(_) => Err(OpError::new(
+            tabwire_protocol::ErrorCode::InvalidArgument,
+            "a browser serves no device operations: this request was meant for a device",
+        )),
     }
 }

@@ -1,0 +1,743 @@
+//! Mobile devices (issue 15, SPEC §10): what a device backend says about a device when it
+//! connects to the hub's `/device` endpoint, the operations it serves and their results.
+//!
+//! A device backend (`tabwire-android`) opens one WebSocket per attached device. The
+//! connection goes as a browser's does (see [`crate::messages`]): in local mode the backend's
+//! [`crate::Challenge`] and the hub's proof, then a [`DeviceMessage::Hello`] carrying a
+//! [`DeviceHello`]; the hub answers with the same [`crate::HubMessage`]s it sends browsers
+//! (welcome, refusal, requests, heartbeats, session ends, policy changes), and the backend
+//! answers each request with one [`crate::Response`].
+//!
+//! Observations share the browsers' model: a flat list of kept nodes with refs (`@d7`), one
+//! line each, within a node and character budget, with `query`, paging by `offset` and
+//! `since` deltas. Every action that changes the screen answers with the settled screen's
+//! observation, so a tap and a look cost one call.
+
+use serde::{Deserialize, Serialize};
+
+use crate::refs::DeviceRef;
+use crate::{Challenge, Response};
+
+/// A message from a device backend to the hub, on one device's connection.
+// A message is built, sent and dropped once; boxing the response would buy nothing.
+#[allow(clippy::large_enum_variant)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
+pub enum DeviceMessage {
+    /// The first message to a local hub (the pairing exchange, as for browsers).
+    Challenge(Challenge),
+    /// Who the device is; the first message to a hosted hub.
+    Hello(DeviceHello),
+    /// The answer to one [`crate::Request`].
+    Response(Response),
+    /// A heartbeat echo.
+    Heartbeat {
+        /// The sequence number of the hub heartbeat being echoed.
+        seq: u64,
+    },
+    /// The device is going away (unplugged, offline, unauthorized); the backend closes the
+    /// connection right after, and the hub shows the reason in `list_devices`.
+    Gone {
+        /// Why, for agents and people: `offline`, `unauthorized: accept the USB debugging
+        /// prompt on the phone`.
+        reason: String,
+    },
+}
+
+/// The platform a device runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Platform {
+    /// Android, driven over adb.
+    Android,
+}
+
+/// A screen's size in physical pixels, as the device reports it for its natural orientation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScreenSize {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+}
+
+/// How a device backend introduces one device.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeviceHello {
+    /// Stable across reconnects, cables and Wi-Fi: derived from the device's own serial number
+    /// (`ro.serialno`), not from the adb transport, so the same phone listed twice (USB and
+    /// `192.168.1.5:5555`) is one device. Letters, digits, `-` and `_`.
+    pub device_id: String,
+    /// The name agents see (the model by default: `Pixel 7`).
+    pub device_name: String,
+    /// The platform.
+    pub platform: Platform,
+    /// The manufacturer and model (`Google Pixel 7`).
+    pub model: String,
+    /// The OS version (`14`) and API level (`34`) as the device reports them.
+    pub os_version: String,
+    /// The screen's size.
+    pub screen: ScreenSize,
+    /// The backend's own version.
+    pub backend_version: String,
+    /// The [`crate::PROTOCOL_VERSION`] the backend was built with.
+    pub protocol_version: u32,
+    /// After a pairing exchange: [`crate::pairing::browser_proof`] for its nonces (the same
+    /// computation as a browser's). Absent in hosted mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub proof: Option<String>,
+}
+
+/// Checks a [`DeviceHello`] the way the hub does: the version, the ID's characters, every text
+/// field bounded and free of control characters, the proof's length.
+pub fn check_device_hello(hello: &DeviceHello) -> Result<(), crate::Refusal> {
+    use crate::messages::MAX_IDENTITY_LEN;
+    if hello.protocol_version != crate::PROTOCOL_VERSION {
+        return Err(crate::Refusal::protocol_mismatch(hello.protocol_version));
+    }
+    let invalid = |message: String| crate::Refusal {
+        code: crate::ErrorCode::InvalidArgument,
+        message,
+    };
+    let id_ok = !hello.device_id.is_empty()
+        && hello.device_id.len() <= MAX_IDENTITY_LEN
+        && hello
+            .device_id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if !id_ok {
+        return Err(invalid(format!(
+            "device ID must be 1-{MAX_IDENTITY_LEN} characters of letters, digits, '-' or '_'"
+        )));
+    }
+    for (field, value) in [
+        ("device name", &hello.device_name),
+        ("model", &hello.model),
+        ("OS version", &hello.os_version),
+        ("backend version", &hello.backend_version),
+    ] {
+        if value.chars().count() > MAX_IDENTITY_LEN || value.chars().any(char::is_control) {
+            return Err(invalid(format!(
+                "{field} must be at most {MAX_IDENTITY_LEN} characters without control characters"
+            )));
+        }
+    }
+    if hello.screen.width == 0
+        || hello.screen.height == 0
+        || hello.screen.width > MAX_SCREEN_SIDE
+        || hello.screen.height > MAX_SCREEN_SIDE
+    {
+        return Err(invalid(format!(
+            "screen size must be 1-{MAX_SCREEN_SIDE} pixels a side"
+        )));
+    }
+    if hello
+        .proof
+        .as_deref()
+        .is_some_and(|proof| proof.len() != 2 * crate::pairing::MAC_LEN)
+    {
+        return Err(invalid(
+            "malformed hello: the proof must be 32 bytes of hex".to_owned(),
+        ));
+    }
+    Ok(())
+}
+
+/// The longest side of a screen a hello may report.
+pub const MAX_SCREEN_SIDE: u32 = 16_384;
+
+/// A point on the screen, in physical pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Point {
+    /// From the left edge.
+    pub x: u32,
+    /// From the top edge.
+    pub y: u32,
+}
+
+/// A node's bounds on the screen, in physical pixels: `[left,top][right,bottom]`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Rect {
+    /// Left edge.
+    pub left: u32,
+    /// Top edge.
+    pub top: u32,
+    /// Right edge (exclusive).
+    pub right: u32,
+    /// Bottom edge (exclusive).
+    pub bottom: u32,
+}
+
+impl Rect {
+    /// The centre, where a tap on the node lands.
+    pub fn centre(&self) -> Point {
+        Point {
+            x: self.left + (self.right.saturating_sub(self.left)) / 2,
+            y: self.top + (self.bottom.saturating_sub(self.top)) / 2,
+        }
+    }
+}
+
+/// The budget of a device observation, and the view it shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeviceView {
+    /// Keep only nodes whose line contains this text (case-insensitive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// At most this many nodes.
+    pub max_nodes: u32,
+    /// At most this many characters of node text.
+    pub max_chars: u32,
+    /// Skip this many nodes of the (filtered) list.
+    #[serde(default)]
+    pub offset: u32,
+    /// Return only the changes since this observation version, when it is still a baseline
+    /// for the same query, offset and budget; otherwise a full observation with `reset`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub since: Option<u64>,
+}
+
+/// Observe the device's screen (the focused window).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeviceSnapshot {
+    /// The budget and view.
+    pub view: DeviceView,
+}
+
+/// After an action: observe the settled screen with this view (`None`: do not observe).
+pub type ObserveAfter = Option<DeviceView>;
+
+/// Tap a node at the centre of its bounds.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeviceTap {
+    /// The node, by a ref from an observation of the current screen.
+    pub target: DeviceRef,
+    /// What to observe once the screen settles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observe: ObserveAfter,
+}
+
+/// Tap a point of the screen; it must lie within the screen's size.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct TapCoordinates {
+    /// The point.
+    pub point: Point,
+    /// What to observe once the screen settles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observe: ObserveAfter,
+}
+
+/// Where a long press lands: a node or a point.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub enum PressTarget {
+    /// A node's centre.
+    Ref(DeviceRef),
+    /// A point of the screen.
+    Point(Point),
+}
+
+/// Press and hold.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LongPress {
+    /// Where.
+    pub target: PressTarget,
+    /// How long, in milliseconds.
+    pub duration_ms: u32,
+    /// What to observe once the screen settles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observe: ObserveAfter,
+}
+
+/// Type text into the focused field, or into a node after tapping it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeviceType {
+    /// The field to tap first; `None` types into whatever has focus.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<DeviceRef>,
+    /// The text, typed as is: nothing in it is interpreted by a shell.
+    pub text: String,
+    /// Press Enter after typing.
+    #[serde(default)]
+    pub submit: bool,
+    /// What to observe once the screen settles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observe: ObserveAfter,
+}
+
+/// Which way a swipe moves the finger's opposite: `up` scrolls the content up to show what is
+/// below, as a person's finger moving up does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SwipeDirection {
+    /// Finger moves up (shows what is below).
+    Up,
+    /// Finger moves down (shows what is above).
+    Down,
+    /// Finger moves left (shows what is to the right).
+    Left,
+    /// Finger moves right (shows what is to the left).
+    Right,
+}
+
+/// Swipe across the screen or within a node.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeviceSwipe {
+    /// Which way the finger moves.
+    pub direction: SwipeDirection,
+    /// Swipe within this node's bounds (a list, a carousel); `None` is the whole screen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within: Option<DeviceRef>,
+    /// How far, as a percentage of the area's extent in that direction (10–95).
+    pub distance_percent: u8,
+    /// How long the finger moves, in milliseconds.
+    pub duration_ms: u32,
+    /// What to observe once the screen settles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observe: ObserveAfter,
+}
+
+/// A hardware or system button.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Button {
+    /// Back.
+    Back,
+    /// Home.
+    Home,
+    /// Enter on the keyboard.
+    Enter,
+    /// The recent-apps switcher.
+    AppSwitch,
+    /// Volume up.
+    VolumeUp,
+    /// Volume down.
+    VolumeDown,
+    /// Delete the character before the cursor.
+    Delete,
+    /// Tab to the next field.
+    Tab,
+    /// Escape.
+    Escape,
+    /// Power (locks the screen; wakes it).
+    Power,
+}
+
+/// Press a button.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PressButton {
+    /// Which.
+    pub button: Button,
+    /// What to observe once the screen settles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observe: ObserveAfter,
+}
+
+/// Launch an app by package (its launcher activity).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OpenApp {
+    /// The package (`com.example.app`).
+    pub package: String,
+    /// Clear the app's data first: destructive, refused unless the backend was started with
+    /// `--allow-destructive`.
+    #[serde(default)]
+    pub clear_data: bool,
+    /// What to observe once the screen settles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observe: ObserveAfter,
+}
+
+/// Stop an app (force-stop).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CloseApp {
+    /// The package.
+    pub package: String,
+    /// Clear its data too: destructive, refused unless the backend was started with
+    /// `--allow-destructive`.
+    #[serde(default)]
+    pub clear_data: bool,
+}
+
+/// Hide the on-screen keyboard if it shows.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DismissKeyboard {
+    /// What to observe once the screen settles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observe: ObserveAfter,
+}
+
+/// A screenshot of the device's screen, PNG.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeviceScreenshotRequest {
+    /// Scaled down to at most this many pixels wide.
+    pub max_width: u32,
+}
+
+/// A logcat priority, from the least to the most severe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum LogLevel {
+    /// `V`.
+    Verbose,
+    /// `D`.
+    Debug,
+    /// `I`.
+    Info,
+    /// `W`.
+    Warn,
+    /// `E`.
+    Error,
+    /// `F`.
+    Fatal,
+}
+
+/// Where a log read starts.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub enum LogsSince {
+    /// After the last entry this session's previous `device_logs` call returned (the first
+    /// call: the most recent entries).
+    Previous,
+    /// Entries at or after this device time, `YYYY-MM-DD HH:MM:SS.mmm` or `MM-DD HH:MM:SS.mmm`.
+    Time(String),
+}
+
+/// Read the device's log (logcat), filtered and bounded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeviceLogsRequest {
+    /// Where to start.
+    pub since: LogsSince,
+    /// Only entries of this app's processes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+    /// Only entries with this tag.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tag: Option<String>,
+    /// Only entries at this level or above.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub min_level: Option<LogLevel>,
+    /// At most this many entries.
+    pub max_entries: u32,
+    /// At most this many characters of messages.
+    pub max_chars: u32,
+}
+
+/// Give up this session's lease on the device.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ReleaseDevice {}
+
+/// The device group's operations, nested in [`crate::Operation::Device`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
+pub enum DeviceOp {
+    /// Observe the screen.
+    Snapshot(DeviceSnapshot),
+    /// Tap a node.
+    Tap(DeviceTap),
+    /// Tap a point.
+    TapCoordinates(TapCoordinates),
+    /// Press and hold.
+    LongPress(LongPress),
+    /// Type text.
+    Type(DeviceType),
+    /// Swipe.
+    Swipe(DeviceSwipe),
+    /// Press a button.
+    PressButton(PressButton),
+    /// Launch an app.
+    OpenApp(OpenApp),
+    /// Stop an app.
+    CloseApp(CloseApp),
+    /// Hide the keyboard.
+    DismissKeyboard(DismissKeyboard),
+    /// A screenshot.
+    Screenshot(DeviceScreenshotRequest),
+    /// Read the log.
+    Logs(DeviceLogsRequest),
+    /// Give up the lease.
+    Release(ReleaseDevice),
+}
+
+impl DeviceOp {
+    /// Whether it can change what the device shows or holds.
+    pub fn is_mutation(&self) -> bool {
+        !matches!(
+            self,
+            DeviceOp::Snapshot(_)
+                | DeviceOp::Screenshot(_)
+                | DeviceOp::Logs(_)
+                | DeviceOp::Release(_)
+        )
+    }
+}
+
+/// One line of a device observation.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeviceNode {
+    /// The node's ref.
+    #[serde(rename = "ref")]
+    pub node_ref: DeviceRef,
+    /// The one-line rendering: `textbox "Email"`, `button "LOGIN" [disabled]`.
+    pub text: String,
+    /// Its bounds on the screen.
+    pub bounds: Rect,
+    /// Another node of the screen has the same identity (resource ID, description, or text and
+    /// class), so the ref is held by position among them and may name the other one after the
+    /// screen changes: look before acting on it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ambiguous: bool,
+}
+
+/// What changed in a device observation's window since an earlier version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeviceDelta {
+    /// The version compared against.
+    pub since: u64,
+    /// Nodes that are new or whose line changed.
+    pub changed: Vec<DeviceNode>,
+    /// Refs of nodes no longer in the window.
+    pub removed: Vec<DeviceRef>,
+    /// The window's full order of refs, present only when nodes were inserted before existing
+    /// ones or moved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub order: Option<Vec<DeviceRef>>,
+    /// The list around the window changed (its total, truncation or next offset).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub view_changed: bool,
+}
+
+/// How an observation after an action waited for the screen to settle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Settling {
+    /// Hierarchy dumps taken.
+    pub dumps: u32,
+    /// False when the screen still showed a busy indicator or kept changing when the dumps'
+    /// bound or the deadline was reached: the observation is the last one taken.
+    pub settled: bool,
+}
+
+/// A bounded view of the device's focused window.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeviceObservation {
+    /// The foreground app's package.
+    pub package: String,
+    /// The screen's rotation in quarter turns (0–3).
+    pub rotation: u8,
+    /// Whether the on-screen keyboard shows (it is not part of the hierarchy).
+    pub keyboard_shown: bool,
+    /// Increases with every observation of the device.
+    pub version: u64,
+    /// The nodes shown, in pre-order (empty when `delta` is set).
+    pub nodes: Vec<DeviceNode>,
+    /// How many nodes the filtered list has in all.
+    pub total_nodes: u32,
+    /// The index in that list of the first node shown.
+    pub offset: u32,
+    /// True when nodes of the list are not shown.
+    pub truncated: bool,
+    /// How many nodes of the list are not shown.
+    pub omitted_nodes: u32,
+    /// How many characters of node text those hold.
+    pub omitted_chars: u32,
+    /// The `offset` that shows the next nodes, when there are more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_offset: Option<u32>,
+    /// The changes since the requested version, instead of `nodes`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub delta: Option<DeviceDelta>,
+    /// A delta was asked for but its baseline was gone or for another view: `nodes` is a full
+    /// observation.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub reset: bool,
+    /// After an action: how the backend waited for the screen to settle.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub settling: Option<Settling>,
+}
+
+/// What a device action did, and the settled screen after it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeviceActed {
+    /// Where the input landed, for taps, presses and swipes' start.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<Point>,
+    /// The foreground package the action was judged against (read just before it).
+    pub package: String,
+    /// The observation, when one was asked for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation: Option<DeviceObservation>,
+}
+
+/// A device screenshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeviceScreenshot {
+    /// The PNG image, base64.
+    pub data: String,
+    /// Its width in pixels.
+    pub width: u32,
+    /// Its height in pixels.
+    pub height: u32,
+    /// The screen's width before scaling.
+    pub screen_width: u32,
+    /// The screen's height before scaling.
+    pub screen_height: u32,
+}
+
+/// One logcat entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LogEntry {
+    /// Device time, `MM-DD HH:MM:SS.mmm` (logcat's `threadtime` format).
+    pub time: String,
+    /// The process.
+    pub pid: u32,
+    /// The level.
+    pub level: LogLevel,
+    /// The tag.
+    pub tag: String,
+    /// The message, cut to the budget.
+    pub message: String,
+}
+
+/// Log entries, oldest first.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeviceLogs {
+    /// The entries.
+    pub entries: Vec<LogEntry>,
+    /// Matching entries left out by the budget (the newest are kept).
+    pub omitted: u32,
+    /// Pass this as `since` (a time) to read on from here; `Previous` does the same.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_time: Option<String>,
+}
+
+/// The app an `open_app` or `close_app` acted on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AppClosed {
+    /// The package.
+    pub package: String,
+    /// Whether its data was cleared.
+    pub data_cleared: bool,
+}
+
+/// The lease given up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeviceReleased {
+    /// Whether the session held it.
+    pub released: bool,
+}
+
+/// What a [`DeviceOp`] produced, nested in [`crate::OpResult::Device`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
+pub enum DeviceResult {
+    /// An observation.
+    Snapshot(DeviceObservation),
+    /// An action's outcome.
+    Acted(DeviceActed),
+    /// An app stopped.
+    Closed(AppClosed),
+    /// A screenshot.
+    Screenshot(DeviceScreenshot),
+    /// Log entries.
+    Logs(DeviceLogs),
+    /// The lease given up.
+    Released(DeviceReleased),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hello() -> DeviceHello {
+        DeviceHello {
+            device_id: "android-R58M12ABCDE".into(),
+            device_name: "Pixel 7".into(),
+            platform: Platform::Android,
+            model: "Google Pixel 7".into(),
+            os_version: "14 (API 34)".into(),
+            screen: ScreenSize {
+                width: 1080,
+                height: 2400,
+            },
+            backend_version: "0.1.0".into(),
+            protocol_version: crate::PROTOCOL_VERSION,
+            proof: None,
+        }
+    }
+
+    #[test]
+    fn hello_checks_bound_every_field() {
+        assert!(check_device_hello(&hello()).is_ok());
+        let mut bad = hello();
+        bad.device_id = "192.168.1.5:5555".into();
+        assert!(check_device_hello(&bad).is_err());
+        let mut bad = hello();
+        bad.model = "x\u{7}".into();
+        assert!(check_device_hello(&bad).is_err());
+        let mut bad = hello();
+        bad.screen.width = 0;
+        assert!(check_device_hello(&bad).is_err());
+        let mut bad = hello();
+        bad.protocol_version += 1;
+        assert_eq!(
+            check_device_hello(&bad).unwrap_err().code,
+            crate::ErrorCode::ProtocolMismatch
+        );
+    }
+
+    #[test]
+    fn ops_round_trip_with_their_tags() {
+        let op = DeviceOp::Type(DeviceType {
+            target: Some(DeviceRef(7)),
+            text: "a b;$(x)".into(),
+            submit: true,
+            observe: None,
+        });
+        let json = serde_json::to_string(&op).unwrap();
+        assert_eq!(
+            json,
+            r#"{"kind":"type","target":"@d7","text":"a b;$(x)","submit":true}"#
+        );
+        assert_eq!(serde_json::from_str::<DeviceOp>(&json).unwrap(), op);
+        assert!(op.is_mutation());
+        assert!(!DeviceOp::Release(ReleaseDevice {}).is_mutation());
+    }
+
+    #[test]
+    fn centre_of_bounds() {
+        let rect = Rect {
+            left: 100,
+            top: 200,
+            right: 301,
+            bottom: 260,
+        };
+        assert_eq!(rect.centre(), Point { x: 200, y: 230 });
+    }
+}
