@@ -1,0 +1,168 @@
+//! The adb transport: every call to adb goes through [`Adb::run`], which takes adb's own
+//! arguments (`-s SERIAL shell …`) and returns what the program printed. The real transport
+//! ([`AdbProgram`]) runs the `adb` executable; a scripted fake (in-process in unit tests, a
+//! fake `adb` executable in end-to-end tests) stands in where there is no phone.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+/// What one adb invocation printed and how it ended.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct AdbOutput {
+    /// Everything written to standard output (`exec-out` carries binary data: PNG images).
+    pub stdout: Vec<u8>,
+    /// Standard error, lossily decoded.
+    pub stderr: String,
+    /// The exit status; `None` when the program was ended by a signal.
+    pub status: Option<i32>,
+}
+
+impl AdbOutput {
+    /// Whether the program exited with status 0.
+    pub fn success(&self) -> bool {
+        self.status == Some(0)
+    }
+
+    /// Standard output, lossily decoded.
+    pub fn text(&self) -> String {
+        String::from_utf8_lossy(&self.stdout).into_owned()
+    }
+}
+
+/// Why an adb invocation produced no output at all.
+#[derive(Debug, thiserror::Error)]
+pub enum AdbError {
+    /// The program could not be started (not installed, not executable).
+    #[error("could not run {program}: {source}")]
+    Spawn {
+        /// The program's path as given.
+        program: String,
+        /// The operating system's reason.
+        source: std::io::Error,
+    },
+    /// It did not finish within its time and was killed.
+    #[error("adb {args} did not finish within {ms} ms")]
+    Timeout {
+        /// The arguments, for the message.
+        args: String,
+        /// The time it had.
+        ms: u128,
+    },
+    /// Reading its output failed.
+    #[error("reading adb's output failed: {0}")]
+    Io(std::io::Error),
+}
+
+/// Runs adb. Implemented by [`AdbProgram`] and by test fakes.
+pub trait Adb: Send + Sync + 'static {
+    /// Runs `adb ARGS…`, waiting at most `timeout` (then the program is killed).
+    fn run(
+        &self,
+        args: &[&str],
+        timeout: Duration,
+    ) -> impl Future<Output = Result<AdbOutput, AdbError>> + Send;
+}
+
+/// The real `adb` program: `--adb PATH`, else `$ADB`, else `adb` on `PATH`.
+#[derive(Debug, Clone)]
+pub struct AdbProgram {
+    program: PathBuf,
+}
+
+impl AdbProgram {
+    /// The program at `program` (a path, or a name looked up on `PATH`).
+    pub fn new(program: impl Into<PathBuf>) -> Self {
+        AdbProgram {
+            program: program.into(),
+        }
+    }
+
+    /// The program the arguments and environment name: `explicit`, else `$ADB`, else `adb`.
+    pub fn choose(explicit: Option<PathBuf>) -> Self {
+        let program = explicit
+            .or_else(|| {
+                std::env::var_os("ADB")
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            })
+            .unwrap_or_else(|| PathBuf::from("adb"));
+        AdbProgram::new(program)
+    }
+
+    /// The program's path as given.
+    pub fn program(&self) -> &std::path::Path {
+        &self.program
+    }
+}
+
+impl Adb for AdbProgram {
+    async fn run(&self, args: &[&str], timeout: Duration) -> Result<AdbOutput, AdbError> {
+        let child = tokio::process::Command::new(&self.program)
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|source| AdbError::Spawn {
+                program: self.program.display().to_string(),
+                source,
+            })?;
+        match tokio::time::timeout(timeout, child.wait_with_output()).await {
+            Ok(Ok(output)) => Ok(AdbOutput {
+                stdout: output.stdout,
+                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+                status: output.status.code(),
+            }),
+            Ok(Err(error)) => Err(AdbError::Io(error)),
+            // Dropping the future dropped the child, which kill_on_drop ends.
+            Err(_) => Err(AdbError::Timeout {
+                args: args.join(" "),
+                ms: timeout.as_millis(),
+            }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn runs_a_program_and_reports_its_output_and_status() {
+        let sh = AdbProgram::new("sh");
+        let out = sh
+            .run(
+                &["-c", "printf 'a b'; echo oops >&2; exit 3"],
+                Duration::from_secs(5),
+            )
+            .await
+            .unwrap();
+        assert_eq!(out.text(), "a b");
+        assert_eq!(out.stderr, "oops\n");
+        assert_eq!(out.status, Some(3));
+        assert!(!out.success());
+    }
+
+    #[tokio::test]
+    async fn a_program_that_hangs_is_killed_at_its_timeout() {
+        let sh = AdbProgram::new("sh");
+        let error = sh
+            .run(&["-c", "sleep 30"], Duration::from_millis(200))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, AdbError::Timeout { .. }), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_missing_program_is_a_spawn_error() {
+        let missing = AdbProgram::new("/nonexistent/adb");
+        let error = missing
+            .run(&["devices"], Duration::from_secs(1))
+            .await
+            .unwrap_err();
+        assert!(matches!(error, AdbError::Spawn { .. }), "{error}");
+    }
+}

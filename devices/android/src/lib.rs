@@ -1,0 +1,11 @@
+//! `tabwire-android`: the reference device backend (issue 15, SPEC §10). It runs the `adb`
+//! program, follows the devices attached to it, and serves each one to the hub over its own
+//! WebSocket connection to `/device`.
+//!
+//! - [`adb`]: the one transport every adb call goes through ([`adb::Adb`]), and the real
+//!   program behind it ([`adb::AdbProgram`]); tests put a scripted fake in its place.
+//! - [`device`]: one attached device: its facts and the operations it serves.
+#![deny(missing_docs)]
+
+pub mod adb;
+pub mod device;
