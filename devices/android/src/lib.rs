@@ -5,7 +5,14 @@
 //! - [`adb`]: the one transport every adb call goes through ([`adb::Adb`]), and the real
 //!   program behind it ([`adb::AdbProgram`]); tests put a scripted fake in its place.
 //! - [`device`]: one attached device: its facts and the operations it serves.
+//!
+//! The device's operations (android-core):
+//! - [`shell`]: every command line sent to the phone's shell: quoting, typing text without
+//!   the shell reading it, and the foreground guard actions run behind.
 #![deny(missing_docs)]
 
 pub mod adb;
 pub mod device;
+
+// The device's operations.
+pub mod shell;
