@@ -9,10 +9,17 @@
 //! The device's operations (android-core):
 //! - [`shell`]: every command line sent to the phone's shell: quoting, typing text without
 //!   the shell reading it, and the foreground guard actions run behind.
+//! - [`hierarchy`]: `uiautomator dump` output read with an XML parser, and the failures it
+//!   prints while exiting 0.
+//! - [`screen`]: the kept nodes of a dump, with roles, names, values, states and identities.
+//! - [`refs`]: `@d` refs kept by identity across dumps.
 #![deny(missing_docs)]
 
 pub mod adb;
 pub mod device;
 
 // The device's operations.
+pub mod hierarchy;
+pub mod refs;
+pub mod screen;
 pub mod shell;
