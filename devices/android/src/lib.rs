@@ -13,6 +13,9 @@
 //!   prints while exiting 0.
 //! - [`screen`]: the kept nodes of a dump, with roles, names, values, states and identities.
 //! - [`refs`]: `@d` refs kept by identity across dumps.
+//! - [`safety`]: the device's lease and both owners' app rules, at the point of effect.
+//! - [`screenshot`]: `screencap` PNGs scaled down with a box filter.
+//! - [`logs`]: logcat's `threadtime` lines, filtered, bounded and read on from a cursor.
 #![deny(missing_docs)]
 
 pub mod adb;
@@ -20,6 +23,9 @@ pub mod device;
 
 // The device's operations.
 pub mod hierarchy;
+pub mod logs;
 pub mod refs;
+pub mod safety;
 pub mod screen;
+pub mod screenshot;
 pub mod shell;

@@ -37,7 +37,7 @@ pub enum Identity {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScreenNode {
     /// `button`, `textbox`, `checkbox`, `switch`, `radio`, `slider`, `progressbar`,
-    /// `combobox`, `tab`, `list`, `group`, `image`, `webview`, or `text` (prose, rendered as its
+    /// `combobox`, `tab`, `list`, `group`, `img`, `webview`, or `text` (prose, rendered as its
     /// quoted words).
     pub role: &'static str,
     /// The words it is known by.
@@ -96,7 +96,7 @@ pub fn screen_nodes(hierarchy: &Hierarchy, screen: Extent) -> Vec<ScreenNode> {
         let kept_inside: Vec<usize> = inside.filter(|&i| kept[i].is_some()).collect();
         let only_words = kept_inside.iter().all(|&i| {
             let d = kept[i].as_ref().expect("kept");
-            matches!(d.role, "text" | "image") && !d.busy
+            matches!(d.role, "text" | "img") && !d.busy
         });
         if kept_inside.is_empty() || !only_words {
             continue;
@@ -212,9 +212,9 @@ fn draft(node: &RawNode, screen: Extent) -> Option<Draft> {
             });
             (first_non_empty(&[&node.hint, &node.desc]), typed)
         }
-        "image" | "progressbar" | "slider" => (
+        "img" | "progressbar" | "slider" => (
             first_non_empty(&[&node.desc, &node.hint]),
-            (!node.text.is_empty() && role != "image").then(|| node.text.clone()),
+            (!node.text.is_empty() && role != "img").then(|| node.text.clone()),
         ),
         _ if node.password && !node.text.is_empty() => {
             (Some(tabwire_protocol::REDACTED.to_owned()), None)
@@ -283,7 +283,7 @@ fn role(node: &RawNode, class: &str, editable: bool) -> &'static str {
             "group"
         }
     } else if class.contains("Image") && !node.desc.is_empty() {
-        "image"
+        "img"
     } else if node.text.is_empty() && node.desc.is_empty() && node.hint.is_empty() {
         "group"
     } else {
@@ -582,7 +582,7 @@ pub(crate) mod tests {
                 r#"switch "Dark mode" [disabled]"#,
                 r#"button "LOG IN""#,
                 r##"button "#settings""##,
-                r#"image "Shop logo""#,
+                r#"img "Shop logo""#,
                 r##"list "#offers" [scrollable]"##,
                 r#"text "Offer""#,
                 r#"text "Offer""#,
