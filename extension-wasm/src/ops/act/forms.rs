@@ -21,11 +21,11 @@ use super::keys::{self, Keyboard};
 use super::steps::{Rebinds, change_page, change_target, retrying};
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::{get_tab, resolve_tab};
-use crate::observation::{Detail, PageNode, render_node};
 use crate::ops::target::{self, PreparedTarget};
 use crate::page::{self, InPage, PageCommand, PageField};
 use crate::refs::TOP_FRAME;
 use crate::{debugger, input};
+use tabwire_observation::{Detail, PageNode, render_node};
 
 #[derive(Deserialize)]
 struct Selected {

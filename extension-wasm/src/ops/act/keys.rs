@@ -24,11 +24,11 @@ use tabwire_protocol::{
 use super::steps::{Rebinds, change_target, retrying};
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::resolve_tab;
-use crate::observation::{Detail, PageNode, render_node};
 use crate::ops::target::{self, PreparedTarget};
 use crate::page::{self, PageCommand};
 use crate::refs::TOP_FRAME;
 use crate::{debugger, input};
+use tabwire_observation::{Detail, PageNode, render_node};
 
 #[derive(Deserialize)]
 struct TypedFacts {

@@ -26,12 +26,12 @@ use tabwire_protocol::{
 use super::steps::{Rebinds, change_target, retrying};
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::{get_tab, resolve_tab, select_in_window};
-use crate::observation::{Detail, PageNode, render_node};
 use crate::ops::observe::frames;
 use crate::ops::target;
 use crate::page::{self, PageCommand};
 use crate::refs::TOP_FRAME;
 use crate::{debugger, input};
+use tabwire_observation::{Detail, PageNode, render_node};
 
 #[derive(Deserialize)]
 struct ClickPoint {

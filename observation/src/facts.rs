@@ -152,18 +152,17 @@ pub struct Identity {
     pub name: String,
 }
 
-/// A button node, for tests.
-#[cfg(test)]
-pub fn button(key: u32, name: &str) -> PageNode {
-    PageNode {
-        key,
-        role: "button".into(),
-        name: name.into(),
-        ..PageNode::default()
-    }
-}
-
 impl PageNode {
+    /// A node with only its key, role and name; a peer fills in the other facts it has.
+    pub fn new(key: u32, role: &str, name: &str) -> PageNode {
+        PageNode {
+            key,
+            role: role.to_owned(),
+            name: name.to_owned(),
+            ..PageNode::default()
+        }
+    }
+
     /// The node's identity, when it has anchors to be recognised by.
     pub fn identity(&self) -> Option<Identity> {
         let anchors = self.anchors.as_ref().filter(|a| a.is_anchored())?;

@@ -241,11 +241,13 @@ fn clamp(n: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observation::facts::PageOption;
+    use crate::facts::PageOption;
 
     const URL: &str = "http://x/";
 
-    use crate::observation::facts::button;
+    fn button(key: u32, name: &str) -> PageNode {
+        PageNode::new(key, "button", name)
+    }
 
     fn select(key: u32, options: usize) -> PageNode {
         PageNode {
