@@ -57,7 +57,7 @@ pub async fn read_state(tab: TabId, request: ReadStateRequest) -> Result<Element
     }
     Ok(ElementState {
         tab_id: tab,
-        target: render_node(&reply.value.node, &url, Detail::WithoutValue),
+        target: render_node(&reply.value.node, Some(&url), Detail::WithoutValue),
         state: reply.value.state,
     })
 }

@@ -130,7 +130,7 @@ pub fn observe(
     doc.refs.rebind_replacements(&facts.nodes, unique_anchors);
 
     let units = window::filter(
-        window::units(&facts.nodes, &facts.url),
+        window::units(&facts.nodes, Some(&facts.url)),
         request.query.as_deref(),
     );
     let shown = window::window_around(
@@ -197,7 +197,7 @@ pub fn observe(
                     frame,
                     iframe: element_ref(source.frame, index),
                     depth: node.depth,
-                    hidden_line: Some(render_node(node, &facts.url, Detail::Full)),
+                    hidden_line: Some(render_node(node, Some(&facts.url), Detail::Full)),
                 });
             }
         }
@@ -208,7 +208,7 @@ pub fn observe(
     let mut outside = Vec::new();
     for popup in &facts.outside {
         let mut nodes = Vec::new();
-        for unit in window::units(&popup.nodes, &facts.url) {
+        for unit in window::units(&popup.nodes, Some(&facts.url)) {
             if shown_keys.contains(&unit.key) {
                 continue;
             }
