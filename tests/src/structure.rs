@@ -48,6 +48,7 @@ pub const PACKAGES: &[&str] = &[
     "mcp-shim",
     "extension-wasm",
     "tests",
+    "devices/android",
 ];
 
 /// The targets of one package: `src/lib.rs`, `src/main.rs`, `src/bin/*.rs`, and the
