@@ -15,6 +15,10 @@
 //! - [`refs`]: `@d` refs kept by identity across dumps.
 //! - [`safety`]: the device's lease and both owners' app rules, at the point of effect.
 //! - [`screenshot`]: `screencap` PNGs scaled down with a box filter.
+//! - [`view`]: a screen as observations show it, through `tabwire-observation` (rendering,
+//!   windows, budgets, queries, paging, `since` deltas).
+//! - [`run`]: one operation's run: its deadline, adb calls, dumps and their retries, the
+//!   settle loop, and input behind the foreground guard.
 //! - [`logs`]: logcat's `threadtime` lines, filtered, bounded and read on from a cursor.
 #![deny(missing_docs)]
 
@@ -25,7 +29,9 @@ pub mod device;
 pub mod hierarchy;
 pub mod logs;
 pub mod refs;
+pub mod run;
 pub mod safety;
 pub mod screen;
 pub mod screenshot;
 pub mod shell;
+pub mod view;

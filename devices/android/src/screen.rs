@@ -44,6 +44,8 @@ pub struct ScreenNode {
     pub name: String,
     /// A field's contents ([`tabwire_protocol::REDACTED`] for a password), a slider's value.
     pub value: Option<String>,
+    /// A password field: its value is never shown.
+    pub secret: bool,
     /// `checked`, `selected`, `disabled`, `focused`, `scrollable`, in that order.
     pub states: Vec<&'static str>,
     /// Its bounds, clipped to the screen.
@@ -151,6 +153,7 @@ pub fn screen_nodes(hierarchy: &Hierarchy, screen: Extent) -> Vec<ScreenNode> {
                 role: draft.role,
                 name: draft.name,
                 value: draft.value,
+                secret: node.password,
                 states: draft.states,
                 bounds: draft.bounds,
                 identity,
