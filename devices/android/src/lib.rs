@@ -35,3 +35,6 @@ pub mod screen;
 pub mod screenshot;
 pub mod shell;
 pub mod view;
+
+#[cfg(test)]
+mod device_tests;
