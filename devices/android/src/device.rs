@@ -21,13 +21,11 @@ use tabwire_protocol::{ErrorCode, LeaseHolder, OpError};
 use tokio::time::Instant;
 
 use crate::adb::Adb;
-use crate::logs::{self, LogCursor, LogFilter};
-use crate::refs::RefTable;
-use crate::run::{Run, what_it_said};
+use crate::logs::{self, LogFilter};
+use crate::run::{Run, State, what_it_said};
 use crate::safety::Safety;
 use crate::screen::Extent;
-use crate::shell::{self, keycode};
-use crate::view::{Screen, Views};
+use crate::shell::{self, GuardOutcome, keycode};
 
 /// What the backend learns about a device before announcing it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -61,22 +59,6 @@ pub struct DeviceOptions {
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
 /// The longest press or swipe, in milliseconds.
 const MAX_GESTURE_MS: u32 = 10_000;
-
-/// What a device remembers between operations; held by one operation at a time.
-#[derive(Debug, Default)]
-pub(crate) struct State {
-    /// Refs by identity.
-    pub(crate) refs: RefTable,
-    /// Observation versions and baselines.
-    pub(crate) views: Views,
-    /// The latest look at the screen: what refs resolve against. Cleared by an action that did
-    /// not look afterwards.
-    pub(crate) screen: Option<Screen>,
-    /// The app last seen in the foreground (by a look or by the guard).
-    pub(crate) foreground: Option<String>,
-    /// Where the previous log read ended.
-    pub(crate) log_cursor: Option<LogCursor>,
-}
 
 /// One attached device.
 pub struct Device<A: Adb> {
@@ -134,14 +116,6 @@ impl<A: Adb> Device<A> {
         &self.facts
     }
 
-    pub(crate) fn adb(&self) -> &A {
-        &self.adb
-    }
-
-    pub(crate) fn safety(&self) -> &Safety {
-        &self.safety
-    }
-
     /// Runs one operation for `holder` (sent with every changing operation) within `deadline`.
     pub async fn execute(
         &self,
@@ -163,7 +137,11 @@ impl<A: Adb> Device<A> {
             self.safety.check(holder.as_ref())?;
         }
         let mut run = Run {
-            device: self,
+            adb: &*self.adb,
+            serial: &self.serial,
+            screen_size: self.facts.screen,
+            safety: &self.safety,
+            allow_destructive: self.options.allow_destructive,
             state: &mut state,
             deadline,
             holder: holder.as_ref(),
@@ -240,7 +218,7 @@ impl<A: Adb> Run<'_, A> {
             DeviceOp::Screenshot(request) => self.screenshot(request.max_width).await,
             DeviceOp::Logs(request) => self.logs(request).await,
             DeviceOp::Release(_) => Ok(DeviceResult::Released(DeviceReleased {
-                released: self.device.safety().release(self.holder)?,
+                released: self.safety.release(self.holder)?,
             })),
         }
     }
@@ -345,11 +323,11 @@ impl<A: Adb> Run<'_, A> {
         shell::check_package(&open.package)?;
         let package = open.package;
         self.destructive(open.clear_data)?;
-        self.device.safety().gate(Need::Load, &package)?;
+        self.safety.gate(Need::Load, &package)?;
         if open.clear_data {
-            self.device.safety().gate(Need::Act, &package)?;
+            self.safety.gate(Need::Act, &package)?;
         }
-        self.device.safety().claim(self.holder)?;
+        self.safety.claim(self.holder)?;
         let launch = format!("monkey -p {package} -c android.intent.category.LAUNCHER 1 2>&1");
         let line = if open.clear_data {
             format!("pm clear {package} 2>&1 && {launch}")
@@ -379,8 +357,8 @@ impl<A: Adb> Run<'_, A> {
         shell::check_package(&close.package)?;
         let package = close.package;
         self.destructive(close.clear_data)?;
-        self.device.safety().gate(Need::Act, &package)?;
-        self.device.safety().claim(self.holder)?;
+        self.safety.gate(Need::Act, &package)?;
+        self.safety.claim(self.holder)?;
         let clear = if close.clear_data {
             format!(" && pm clear {package}")
         } else {
@@ -412,7 +390,7 @@ impl<A: Adb> Run<'_, A> {
     }
 
     fn destructive(&self, asked: bool) -> Result<(), OpError> {
-        if asked && !self.device_options().allow_destructive {
+        if asked && !self.allow_destructive {
             return Err(OpError::new(
                 ErrorCode::DestructiveNotAllowed,
                 "Clearing an app's data is destructive, and this device's backend was not \
@@ -422,10 +400,6 @@ impl<A: Adb> Run<'_, A> {
         Ok(())
     }
 
-    fn device_options(&self) -> &DeviceOptions {
-        &self.device.options
-    }
-
     async fn screenshot(&mut self, max_width: u32) -> Result<DeviceResult, OpError> {
         let line = format!("{}; screencap -p", shell::focus_read());
         let out = self.adb(&["exec-out", &line]).await?;
@@ -433,7 +407,7 @@ impl<A: Adb> Run<'_, A> {
         let first = String::from_utf8_lossy(&out.stdout[..newline]).into_owned();
         if let GuardOutcome::Foreground(Some(package)) = shell::guard_outcome(&first) {
             // The image is dropped unread when the app in front may not be read.
-            self.device.safety().gate(Need::Read, &package)?;
+            self.safety.gate(Need::Read, &package)?;
         }
         let png = &out.stdout[(newline + 1).min(out.stdout.len())..];
         let shot = crate::screenshot::scale(png, max_width)?;
@@ -441,7 +415,7 @@ impl<A: Adb> Run<'_, A> {
     }
 
     async fn logs(&mut self, request: DeviceLogsRequest) -> Result<DeviceResult, OpError> {
-        let safety = self.device.safety();
+        let safety = self.safety;
         match &request.package {
             Some(package) => {
                 shell::check_package(package)?;
@@ -492,8 +466,6 @@ impl<A: Adb> Run<'_, A> {
         Ok(DeviceResult::Logs(selected))
     }
 }
-
-use crate::shell::GuardOutcome;
 
 fn not_installed(package: &str) -> OpError {
     OpError::new(

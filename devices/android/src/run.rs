@@ -11,17 +11,21 @@
 
 use std::time::Duration;
 
-use tabwire_protocol::devices::{DeviceActed, DeviceResult, ObserveAfter, Point, Settling};
+use tabwire_protocol::devices::{
+    DeviceActed, DeviceResult, ObserveAfter, Point, ScreenSize, Settling,
+};
 use tabwire_protocol::policy::Need;
 use tabwire_protocol::{ErrorCode, LeaseHolder, OpError};
 use tokio::time::Instant;
 
 use crate::adb::{Adb, AdbError, AdbOutput};
-use crate::device::{Device, State};
 use crate::hierarchy::{DumpProblem, keyboard_shown, parse_dump};
+use crate::logs::LogCursor;
+use crate::refs::RefTable;
+use crate::safety::Safety;
 use crate::screen::{Extent, ScreenNode, screen_nodes};
 use crate::shell::{self, GuardOutcome};
-use crate::view::Screen;
+use crate::view::{Screen, Views};
 
 /// The longest one adb invocation may take, whatever the deadline.
 const ADB_TIMEOUT: Duration = Duration::from_secs(30);
@@ -47,9 +51,29 @@ impl Dumped {
     }
 }
 
-/// One operation, holding its device's queue.
+/// What a device remembers between operations; held by one operation at a time.
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    /// Refs by identity.
+    pub(crate) refs: RefTable,
+    /// Observation versions and baselines.
+    pub(crate) views: Views,
+    /// The latest look at the screen: what refs resolve against. Cleared by an action that did
+    /// not look afterwards.
+    pub(crate) screen: Option<Screen>,
+    /// The app last seen in the foreground (by a look or by the guard).
+    pub(crate) foreground: Option<String>,
+    /// Where the previous log read ended.
+    pub(crate) log_cursor: Option<LogCursor>,
+}
+
+/// One operation, holding its device's queue (the device's parts it needs, borrowed).
 pub struct Run<'a, A: Adb> {
-    pub(crate) device: &'a Device<A>,
+    pub(crate) adb: &'a A,
+    pub(crate) serial: &'a str,
+    pub(crate) screen_size: ScreenSize,
+    pub(crate) safety: &'a Safety,
+    pub(crate) allow_destructive: bool,
     pub(crate) state: &'a mut State,
     pub(crate) deadline: Instant,
     pub(crate) holder: Option<&'a LeaseHolder>,
@@ -66,11 +90,10 @@ impl<A: Adb> Run<'_, A> {
         if remaining.is_zero() {
             return Err(deadline_passed());
         }
-        let mut full = vec!["-s", self.device.serial()];
+        let mut full = vec!["-s", self.serial];
         full.extend_from_slice(args);
         let out = self
-            .device
-            .adb()
+            .adb
             .run(&full, remaining.min(ADB_TIMEOUT))
             .await
             .map_err(|error| match error {
@@ -104,8 +127,8 @@ impl<A: Adb> Run<'_, A> {
         };
         Ok(parse_dump(dump).map(|hierarchy| {
             let natural = Extent {
-                width: self.device.facts().screen.width,
-                height: self.device.facts().screen.height,
+                width: self.screen_size.width,
+                height: self.screen_size.height,
             };
             let extent = Extent::rotated(natural, hierarchy.rotation);
             Dumped {
@@ -160,7 +183,7 @@ impl<A: Adb> Run<'_, A> {
         packages.sort_unstable();
         packages.dedup();
         for package in packages.into_iter().filter(|p| !p.is_empty()) {
-            if let Err(refused) = self.device.safety().gate(Need::Read, package) {
+            if let Err(refused) = self.safety.gate(Need::Read, package) {
                 // A screen that may not be read leaves no refs behind either.
                 self.state.screen = None;
                 return Err(refused);
@@ -214,8 +237,8 @@ impl<A: Adb> Run<'_, A> {
         let mut expected = self.state.foreground.clone().unwrap_or_default();
         for _ in 0..FOREGROUND_ATTEMPTS {
             if !expected.is_empty() {
-                self.device.safety().gate(Need::Act, &expected)?;
-                self.device.safety().claim(self.holder)?;
+                self.safety.gate(Need::Act, &expected)?;
+                self.safety.claim(self.holder)?;
             }
             match self.guarded(&expected, command).await? {
                 GuardOutcome::Ran => return Ok(expected),
@@ -237,7 +260,7 @@ impl<A: Adb> Run<'_, A> {
     /// Runs `command` behind the guard only if `package` still has the focus (a later part of
     /// typing, after the first part ran there).
     pub(crate) async fn act_again(&mut self, package: &str, command: &str) -> Result<(), OpError> {
-        self.device.safety().gate(Need::Act, package)?;
+        self.safety.gate(Need::Act, package)?;
         match self.guarded(package, command).await? {
             GuardOutcome::Ran => Ok(()),
             GuardOutcome::Foreground(found) => Err(OpError::new(
@@ -309,8 +332,8 @@ impl<A: Adb> Run<'_, A> {
     /// The screen's size in the orientation of the latest look.
     pub(crate) fn extent(&self) -> Extent {
         let natural = Extent {
-            width: self.device.facts().screen.width,
-            height: self.device.facts().screen.height,
+            width: self.screen_size.width,
+            height: self.screen_size.height,
         };
         let rotation = self.state.screen.as_ref().map_or(0, |s| s.rotation);
         Extent::rotated(natural, rotation)
