@@ -276,6 +276,10 @@ fn tls_config(ca_cert: Option<&Path>) -> Result<rustls::ClientConfig, EndpointEr
 }
 
 #[cfg(test)]
+#[path = "endpoint_tls_tests.rs"]
+mod tls_tests;
+
+#[cfg(test)]
 mod tests {
     use super::*;
 

@@ -51,6 +51,8 @@ const MIN_HEARTBEAT: Duration = Duration::from_millis(100);
 const LOST_BACKOFF: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(30));
 /// Refusals, hubs that cannot prove themselves, no way to pair: 5 s doubling to 60 s.
 const REFUSED_BACKOFF: (Duration, Duration) = (Duration::from_secs(5), Duration::from_secs(60));
+/// The longest reason a [`DeviceMessage::Gone`] carries.
+const MAX_REASON_CHARS: usize = 200;
 /// How long past its deadline a request's task may run before it is given up.
 const DEADLINE_GRACE: Duration = Duration::from_secs(30);
 
@@ -331,6 +333,8 @@ impl<A: Adb> DeviceLink<A> {
 
 /// Tells the hub the device is going, and closes.
 async fn goodbye(socket: &mut HubSocket, reason: String) -> Ended {
+    // adb's words (a `no permissions` sentence) can run long; the hub shows this in listings.
+    let reason: String = reason.chars().take(MAX_REASON_CHARS).collect();
     let _ = send_json(socket, &DeviceMessage::Gone { reason }).await;
     let _ = tokio::time::timeout(SEND_TIMEOUT, socket.close(None)).await;
     Ended::Stopped
