@@ -254,3 +254,36 @@ async fn sleep_until(at: Option<std::time::Instant>) {
         None => std::future::pending().await,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::adb::AdbProgram;
+
+    #[tokio::test]
+    async fn an_adb_that_cannot_run_is_named_with_what_to_install() {
+        let missing = AdbProgram::new("/nonexistent/adb");
+        let message = check_adb(&missing, "/nonexistent/adb").await.unwrap_err();
+        assert!(message.contains("tried `/nonexistent/adb`"), "{message}");
+        assert!(message.contains("Debian package `adb`"), "{message}");
+
+        // `false` runs but fails: its status is reported.
+        let failing = AdbProgram::new("false");
+        let message = check_adb(&failing, "false").await.unwrap_err();
+        assert!(message.contains("exit 1"), "{message}");
+
+        // `echo version` stands in for an adb that works: its first line is its version.
+        let echo = AdbProgram::new("echo");
+        assert_eq!(check_adb(&echo, "echo").await.unwrap(), "version");
+    }
+
+    #[tokio::test]
+    async fn a_failing_listing_is_an_error_not_an_empty_list() {
+        // `false devices -l` exits 1, as adb does when it cannot reach its server.
+        let failing = AdbProgram::new("false");
+        assert!(list(&failing).await.is_err());
+        // `true devices -l` succeeds and prints nothing: no devices.
+        let quiet = AdbProgram::new("true");
+        assert_eq!(list(&quiet).await.unwrap(), []);
+    }
+}

@@ -43,6 +43,8 @@ use crate::keys::{CannotPair, Credentials, PairingTicket};
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long one send may take before the connection is given up.
 const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long the closing handshake may take before the socket is simply dropped.
+const CLOSE_TIMEOUT: Duration = Duration::from_secs(2);
 /// A silence of this many heartbeat intervals means the connection is dead.
 const SILENT_INTERVALS: u32 = 3;
 /// The shortest heartbeat interval believed, so a hub cannot make the backend spin.
@@ -204,7 +206,7 @@ impl<A: Adb> DeviceLink<A> {
         let welcome = match welcome {
             Ok(welcome) => welcome,
             Err(ended) => {
-                let _ = tokio::time::timeout(SEND_TIMEOUT, socket.close(None)).await;
+                let _ = tokio::time::timeout(CLOSE_TIMEOUT, socket.close(None)).await;
                 return ended;
             }
         };
@@ -319,7 +321,8 @@ impl<A: Adb> DeviceLink<A> {
                     }
                 }
                 () = tokio::time::sleep_until(last_heard + silence_limit) => {
-                    let _ = tokio::time::timeout(SEND_TIMEOUT, socket.close(None)).await;
+                    // No closing handshake with a hub that does not answer: the socket is
+                    // dropped, and the next dial starts after the backoff alone.
                     return Ended::Lost(format!(
                         "no word from the hub for {} heartbeat intervals ({} ms)",
                         SILENT_INTERVALS,
@@ -336,7 +339,7 @@ async fn goodbye(socket: &mut HubSocket, reason: String) -> Ended {
     // adb's words (a `no permissions` sentence) can run long; the hub shows this in listings.
     let reason: String = reason.chars().take(MAX_REASON_CHARS).collect();
     let _ = send_json(socket, &DeviceMessage::Gone { reason }).await;
-    let _ = tokio::time::timeout(SEND_TIMEOUT, socket.close(None)).await;
+    let _ = tokio::time::timeout(CLOSE_TIMEOUT, socket.close(None)).await;
     Ended::Stopped
 }
 

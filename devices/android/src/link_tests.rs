@@ -397,7 +397,14 @@ async fn a_silent_hub_is_given_up_and_dialled_again() {
     assert_eq!(receive(&mut socket).await, None);
     let (mut again, _) = hub.accept().await;
     prove(&mut again, &Secret::Key(key)).await;
+    send(&mut again, &welcome(15_000)).await;
     control.send_replace(Control::Stop("backend stopped".into()));
+    assert_eq!(
+        receive(&mut again).await,
+        Some(DeviceMessage::Gone {
+            reason: "backend stopped".into()
+        })
+    );
     within(running).await.unwrap();
     std::fs::remove_dir_all(dir).unwrap();
 }
