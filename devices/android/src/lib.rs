@@ -20,6 +20,16 @@
 //! - [`run`]: one operation's run: its deadline, adb calls, dumps and their retries, the
 //!   settle loop, and input behind the foreground guard.
 //! - [`logs`]: logcat's `threadtime` lines, filtered, bounded and read on from a cursor.
+//!
+//! Tracking and the hub connection (the binary's side):
+//! - [`listing`]: `adb devices -l` read into serials and states.
+//! - [`track`]: which phones are served through which serial (probes, the same phone listed
+//!   twice, devices that go), as pure decisions.
+//! - [`identity`]: a phone's device ID (from `ro.serialno`) and its hello.
+//! - [`endpoint`]: the hub URL, local or hosted, tokens and TLS.
+//! - [`keys`]: the pairing key per hub URL in the private state directory, and pairing codes.
+//! - [`link`]: one device's connection: pairing exchange, hello, requests, heartbeats, backoff.
+//! - [`backend`]: the loop that polls adb and runs the links.
 #![deny(missing_docs)]
 
 pub mod adb;
@@ -35,6 +45,15 @@ pub mod screen;
 pub mod screenshot;
 pub mod shell;
 pub mod view;
+
+// Tracking and the hub connection.
+pub mod backend;
+pub mod endpoint;
+pub mod identity;
+pub mod keys;
+pub mod link;
+pub mod listing;
+pub mod track;
 
 #[cfg(test)]
 mod device_tests;
