@@ -56,6 +56,7 @@ impl Setup {
             pairings: None,
             accounts: accounts::Accounts::hosted(limits),
             browser_url: public.browser_url(),
+            device_url: public.device_url(),
             auth: Some(auth),
             file_urls: FileUrls::Refused,
             audit: audit.then(|| crate::audit::AuditLog::open(&dir.join("audit")).unwrap()),
