@@ -307,6 +307,15 @@ async fn host_origin_and_prefix_are_checked() {
 }
 
 #[tokio::test]
+async fn a_device_token_is_refused_on_mcp() {
+    let setup = Setup::new("https://hub.example:8443", Limits::default());
+    let device = setup.token("alice", Role::Device);
+    let refused = setup.send(initialize(HOST, "/mcp", &device)).await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    assert!(body_text(refused).await.contains("agent token"));
+}
+
+#[tokio::test]
 async fn browser_requests_without_an_upgrade_get_plain_statuses() {
     let setup = Setup::new("https://hub.example:8443", Limits::default());
     let agent = setup.token("alice", Role::Agent);

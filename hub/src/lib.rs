@@ -323,3 +323,7 @@ async fn banner(axum::extract::State(hub): axum::extract::State<Arc<HubState>>) 
 #[cfg(test)]
 #[path = "hosted_tests.rs"]
 mod hosted_tests;
+
+#[cfg(test)]
+#[path = "device_link_tests.rs"]
+mod device_link_tests;
