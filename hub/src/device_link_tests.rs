@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
-use tabwire_protocol::devices::{DeviceTap, Platform, ScreenSize};
+use tabwire_protocol::devices::DeviceTap;
 use tabwire_protocol::pairing::{self, PairingCode, Secret};
 use tabwire_protocol::refs::DeviceRef;
 use tabwire_protocol::{DeviceHello, ErrorCode, HubMessage, PROTOCOL_VERSION};
@@ -155,20 +155,7 @@ impl Served {
 }
 
 fn hello(id: &str) -> DeviceHello {
-    DeviceHello {
-        device_id: id.into(),
-        device_name: "Pixel 7".into(),
-        platform: Platform::Android,
-        model: "Google Pixel 7".into(),
-        os_version: "14".into(),
-        screen: ScreenSize {
-            width: 1080,
-            height: 2400,
-        },
-        backend_version: "0.1.0".into(),
-        protocol_version: PROTOCOL_VERSION,
-        proof: None,
-    }
+    crate::mcp::device_hello(id, "Pixel 7")
 }
 
 async fn say(ws: &mut Ws, message: Value) {
@@ -198,15 +185,13 @@ fn refusal(message: HubMessage) -> tabwire_protocol::Refusal {
     }
 }
 
-/// The pairing exchange with `secret`; returns the socket after the hub's proof was checked
-/// and the hello sent, and the key a code derives.
-async fn exchange(
+/// Opens `path` and sends a challenge with `secret`; the socket and the nonce.
+async fn challenge(
     served: &Served,
     path: &str,
     headers: &[(&str, &str)],
     secret: &Secret,
-    hello: Value,
-) -> (Ws, HubMessage, Option<[u8; pairing::KEY_LEN]>) {
+) -> (Ws, [u8; pairing::NONCE_LEN]) {
     let mut ws = served.open(path, headers).await.unwrap();
     let nonce: [u8; pairing::NONCE_LEN] = crate::random::bytes().unwrap();
     say(
@@ -216,6 +201,19 @@ async fn exchange(
                "pairing": matches!(secret, Secret::Code(_))}),
     )
     .await;
+    (ws, nonce)
+}
+
+/// The pairing exchange with `secret`; returns the socket after the hub's proof was checked
+/// and the hello sent, and the key a code derives.
+async fn exchange(
+    served: &Served,
+    path: &str,
+    headers: &[(&str, &str)],
+    secret: &Secret,
+    hello: Value,
+) -> (Ws, HubMessage, Option<[u8; pairing::KEY_LEN]>) {
+    let (mut ws, nonce) = challenge(served, path, headers, secret).await;
     let HubMessage::Proof(proof) = hear(&mut ws).await else {
         panic!("the hub did not prove itself");
     };
@@ -244,15 +242,7 @@ async fn refused_at_challenge(
     headers: &[(&str, &str)],
     secret: &Secret,
 ) -> tabwire_protocol::Refusal {
-    let mut ws = served.open(path, headers).await.unwrap();
-    let nonce: [u8; pairing::NONCE_LEN] = crate::random::bytes().unwrap();
-    say(
-        &mut ws,
-        json!({"type": "challenge", "protocolVersion": PROTOCOL_VERSION,
-               "nonce": pairing::encode_hex(&nonce), "tag": pairing::tag(secret, &nonce),
-               "pairing": matches!(secret, Secret::Code(_))}),
-    )
-    .await;
+    let (mut ws, _) = challenge(served, path, headers, secret).await;
     refusal(hear(&mut ws).await)
 }
 

@@ -265,12 +265,7 @@ impl<K: PeerKind> Registry<K> {
     pub fn disconnect(&self, connection: &Connection) {
         {
             let mut peers = self.peers.lock().unwrap();
-            if let Some(entry) = peers.get_mut(&connection.peer_id)
-                && entry
-                    .connection
-                    .as_ref()
-                    .is_some_and(|current| current.number == connection.number)
-            {
+            if let Some(entry) = current_entry(&mut peers, connection) {
                 entry.connection = None;
                 entry.last_change = Instant::now();
             }
@@ -284,13 +279,7 @@ impl<K: PeerKind> Registry<K> {
     /// Records why the peer of `connection` is going away (what `list_*` shows), if that is
     /// still its current connection.
     pub fn gone(&self, connection: &Connection, reason: &str) {
-        let mut peers = self.peers.lock().unwrap();
-        if let Some(entry) = peers.get_mut(&connection.peer_id)
-            && entry
-                .connection
-                .as_ref()
-                .is_some_and(|current| current.number == connection.number)
-        {
+        if let Some(entry) = current_entry(&mut self.peers.lock().unwrap(), connection) {
             entry.gone = Some(reason.to_owned());
         }
     }
@@ -368,6 +357,20 @@ impl<K: PeerKind> Registry<K> {
             }),
         }
     }
+}
+
+/// The entry whose current connection is `connection`: a late cleanup of an older connection
+/// of the same peer finds none.
+fn current_entry<'a, K: PeerKind>(
+    peers: &'a mut HashMap<String, Entry<K>>,
+    connection: &Connection,
+) -> Option<&'a mut Entry<K>> {
+    peers.get_mut(&connection.peer_id).filter(|entry| {
+        entry
+            .connection
+            .as_ref()
+            .is_some_and(|current| current.number == connection.number)
+    })
 }
 
 /// Keeps the registry within [`MAX_KNOWN_PEERS`] by forgetting the disconnected peers seen

@@ -7,9 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tabwire_protocol::devices::{
-    DeviceOp, DeviceReleased, DeviceResult, Platform, ScreenSize, SwipeDirection,
-};
+use tabwire_protocol::devices::{DeviceOp, DeviceReleased, DeviceResult, SwipeDirection};
 use tabwire_protocol::refs::DeviceRef;
 use tabwire_protocol::{
     DeviceActed, DeviceHello, ErrorCode, Hello, HubMessage, OpResult, Operation, PROTOCOL_VERSION,
@@ -30,20 +28,7 @@ use crate::state::HubState;
 type Inbox = UnboundedReceiver<HubMessage>;
 
 fn hello(id: &str, name: &str) -> DeviceHello {
-    DeviceHello {
-        device_id: id.into(),
-        device_name: name.into(),
-        platform: Platform::Android,
-        model: "Google Pixel 7".into(),
-        os_version: "14 (API 34)".into(),
-        screen: ScreenSize {
-            width: 1080,
-            height: 2400,
-        },
-        backend_version: "0.1.0".into(),
-        protocol_version: PROTOCOL_VERSION,
-        proof: None,
-    }
+    super::super::device_hello(id, name)
 }
 
 /// A hub (of `accounts`) with the devices `ids` connected to `account`, under one backend's

@@ -570,3 +570,23 @@ mod tests {
 #[cfg(test)]
 #[path = "dispatch_tests.rs"]
 mod dispatch_tests;
+
+/// A phone's hello, for tests of devices (here and in `device_link_tests.rs`).
+#[cfg(test)]
+pub(crate) fn device_hello(id: &str, name: &str) -> tabwire_protocol::DeviceHello {
+    use tabwire_protocol::devices::{Platform, ScreenSize};
+    tabwire_protocol::DeviceHello {
+        device_id: id.into(),
+        device_name: name.into(),
+        platform: Platform::Android,
+        model: "Google Pixel 7".into(),
+        os_version: "14 (API 34)".into(),
+        screen: ScreenSize {
+            width: 1080,
+            height: 2400,
+        },
+        backend_version: "0.1.0".into(),
+        protocol_version: tabwire_protocol::PROTOCOL_VERSION,
+        proof: None,
+    }
+}
