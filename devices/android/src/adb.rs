@@ -42,11 +42,15 @@ pub enum AdbError {
         /// The operating system's reason.
         source: std::io::Error,
     },
-    /// It did not finish within its time and was killed.
-    #[error("adb {args} did not finish within {ms} ms")]
+    /// It did not finish within its time and was killed. The message names the adb command
+    /// and the size of its arguments, never the arguments: a command line may hold typed text
+    /// (a password), and this error reaches the hub and the agent.
+    #[error("`{command}` ({bytes} bytes of arguments) did not finish within {ms} ms")]
     Timeout {
-        /// The arguments, for the message.
-        args: String,
+        /// `adb shell`, `adb exec-out`, `adb devices`: the program and its verb.
+        command: String,
+        /// How long the arguments after the verb were, in bytes.
+        bytes: usize,
         /// The time it had.
         ms: u128,
     },
@@ -118,10 +122,37 @@ impl Adb for AdbProgram {
             }),
             Ok(Err(error)) => Err(AdbError::Io(error)),
             // Dropping the future dropped the child, which kill_on_drop ends.
-            Err(_) => Err(AdbError::Timeout {
-                args: args.join(" "),
-                ms: timeout.as_millis(),
-            }),
+            Err(_) => {
+                let (command, bytes) = describe_command(args);
+                Err(AdbError::Timeout {
+                    command,
+                    bytes,
+                    ms: timeout.as_millis(),
+                })
+            }
+        }
+    }
+}
+
+/// `adb VERB` and the byte length of what follows the verb, for messages: `-s SERIAL` is
+/// skipped, and nothing after the verb is repeated.
+fn describe_command(args: &[&str]) -> (String, usize) {
+    let mut rest = args;
+    while let [flag, _value, tail @ ..] = rest
+        && matches!(*flag, "-s" | "-t" | "-H" | "-P")
+    {
+        rest = tail;
+    }
+    match rest {
+        [] => ("adb".to_owned(), 0),
+        [verb, tail @ ..] => {
+            let verb: String = verb
+                .chars()
+                .take(20)
+                .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+                .collect();
+            let bytes = tail.iter().map(|a| a.len()).sum::<usize>() + tail.len().saturating_sub(1);
+            (format!("adb {verb}"), bytes)
         }
     }
 }
@@ -154,6 +185,31 @@ mod tests {
             .await
             .unwrap_err();
         assert!(matches!(error, AdbError::Timeout { .. }), "{error}");
+    }
+
+    #[tokio::test]
+    async fn a_timeout_never_repeats_the_command_line() {
+        // `sh -s X -c …` stands in for `adb -s SERIAL shell LINE`: the line holds typed text.
+        let sh = AdbProgram::new("sh");
+        let secret = "input text 'hunter2-password'";
+        let error = sh
+            .run(
+                &["-c", &format!("sleep 30; {secret}")],
+                Duration::from_millis(200),
+            )
+            .await
+            .unwrap_err()
+            .to_string();
+        assert!(!error.contains("hunter2"), "{error}");
+        assert!(!error.contains("sleep"), "{error}");
+        assert!(error.contains("`adb -c`"), "{error}");
+        let (command, bytes) = describe_command(&["-s", "emulator-5554", "shell", secret]);
+        assert_eq!(command, "adb shell");
+        assert_eq!(bytes, secret.len());
+        assert_eq!(
+            describe_command(&["devices", "-l"]),
+            ("adb devices".into(), 2)
+        );
     }
 
     #[tokio::test]
