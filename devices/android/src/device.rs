@@ -430,11 +430,12 @@ impl<A: Adb> Run<'_, A> {
             }
             None => {}
         }
+        let key = (request.package.clone(), request.min_level);
         let (since, after) = match &request.since {
-            LogsSince::Previous => (
-                self.state.log_cursor.as_ref().map(|c| c.time.clone()),
-                self.state.log_cursor.clone(),
-            ),
+            LogsSince::Previous => {
+                let cursor = self.state.log_cursor(&key).cloned();
+                (cursor.as_ref().map(|c| c.time.clone()), cursor)
+            }
             LogsSince::Time(time) => {
                 logs::check_time(time)?;
                 (Some(time.clone()), None)
@@ -462,7 +463,8 @@ impl<A: Adb> Run<'_, A> {
             after: after.clone(),
         };
         let selected = logs::select(log, &filter, request.max_entries, request.max_chars);
-        self.state.log_cursor = logs::cursor_after(log, after.as_ref());
+        let cursor = logs::cursor_after(log, after.as_ref());
+        self.state.set_log_cursor(key, cursor);
         Ok(DeviceResult::Logs(selected))
     }
 }

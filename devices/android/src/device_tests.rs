@@ -819,6 +819,27 @@ async fn logs_read_on_from_the_previous_call_and_filter_by_package() {
     );
     assert!(phone.last_line().ends_with("-t '01-02 03:04:05.200'"));
     assert!(again.entries.is_empty(), "nothing new since");
+    // Another reader (a package filter) has its own cursor: the whole log's reads did not
+    // move it past the app's entries.
+    let shop = logs(
+        device
+            .execute(request(Some(SHOP), LogsSince::Previous), None, SECONDS)
+            .await
+            .unwrap(),
+    );
+    assert!(
+        phone
+            .last_line()
+            .ends_with("logcat -d -v threadtime -t 2000"),
+        "{}",
+        phone.last_line()
+    );
+    assert_eq!(shop.entries.len(), 1, "the app's entry is not skipped");
+    device
+        .execute(request(Some(SHOP), LogsSince::Previous), None, SECONDS)
+        .await
+        .unwrap();
+    assert!(phone.last_line().ends_with("-t '01-02 03:04:05.200'"));
     let app = logs(
         device
             .execute(

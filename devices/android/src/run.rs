@@ -36,6 +36,33 @@ pub const MAX_SETTLE_DUMPS: u32 = 5;
 /// How many times the foreground is read again when it changed under an action.
 const FOREGROUND_ATTEMPTS: u32 = 3;
 
+/// The most log cursors a device keeps (each package filter read has its own).
+pub(crate) const MAX_LOG_CURSORS: usize = 32;
+
+/// What a log cursor belongs to: the package filter and the lowest level asked for.
+pub(crate) type LogKey = (Option<String>, Option<tabwire_protocol::devices::LogLevel>);
+
+impl State {
+    /// The cursor of the reader `key`.
+    pub(crate) fn log_cursor(&self, key: &LogKey) -> Option<&LogCursor> {
+        self.log_cursors
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, cursor)| cursor)
+    }
+
+    /// Moves the reader `key`'s cursor (or forgets it).
+    pub(crate) fn set_log_cursor(&mut self, key: LogKey, cursor: Option<LogCursor>) {
+        self.log_cursors.retain(|(k, _)| *k != key);
+        if let Some(cursor) = cursor {
+            if self.log_cursors.len() >= MAX_LOG_CURSORS {
+                self.log_cursors.remove(0);
+            }
+            self.log_cursors.push((key, cursor));
+        }
+    }
+}
+
 /// A dump, read and judged but without refs yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dumped {
@@ -63,8 +90,10 @@ pub(crate) struct State {
     pub(crate) screen: Option<Screen>,
     /// The app last seen in the foreground (by a look or by the guard).
     pub(crate) foreground: Option<String>,
-    /// Where the previous log read ended.
-    pub(crate) log_cursor: Option<LogCursor>,
+    /// Where the previous log read ended, per reader: by the package filter and the lowest
+    /// level (which change what logcat returns). Reads carry no session, so every session of
+    /// the device shares these. At most [`MAX_LOG_CURSORS`]; the oldest key goes first.
+    pub(crate) log_cursors: Vec<(LogKey, LogCursor)>,
 }
 
 /// One operation, holding its device's queue (the device's parts it needs, borrowed).
@@ -399,5 +428,40 @@ pub(crate) fn what_it_said(text: &str, out: &AdbOutput) -> String {
         format!("it printed nothing (exit status {:?})", out.status)
     } else {
         format!("it printed `{said}`")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_cursors_are_kept_per_reader_and_bounded() {
+        let cursor = |n: u32| LogCursor {
+            time: format!("01-02 03:04:05.{n:03}"),
+            at_time: 1,
+        };
+        let mut state = State::default();
+        state.set_log_cursor((Some("com.a".into()), None), Some(cursor(1)));
+        state.set_log_cursor((None, None), Some(cursor(2)));
+        assert_eq!(
+            state.log_cursor(&(Some("com.a".into()), None)),
+            Some(&cursor(1))
+        );
+        assert_eq!(state.log_cursor(&(None, None)), Some(&cursor(2)));
+        assert_eq!(state.log_cursor(&(Some("com.b".into()), None)), None);
+        for n in 0..100 {
+            state.set_log_cursor((Some(format!("com.p{n}")), None), Some(cursor(n)));
+        }
+        assert_eq!(state.log_cursors.len(), MAX_LOG_CURSORS);
+        assert_eq!(
+            state.log_cursor(&(Some("com.p99".into()), None)),
+            Some(&cursor(99))
+        );
+        assert_eq!(
+            state.log_cursor(&(Some("com.a".into()), None)),
+            None,
+            "the oldest went"
+        );
     }
 }
