@@ -25,7 +25,7 @@ use crate::logs::{self, LogFilter};
 use crate::run::{Run, State, what_it_said};
 use crate::safety::Safety;
 use crate::screen::Extent;
-use crate::shell::{self, GuardOutcome, keycode};
+use crate::shell::{self, keycode};
 
 /// What the backend learns about a device before announcing it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -140,6 +140,7 @@ impl<A: Adb> Device<A> {
             adb: &*self.adb,
             serial: &self.serial,
             screen_size: self.facts.screen,
+            sdk: self.facts.sdk,
             safety: &self.safety,
             allow_destructive: self.options.allow_destructive,
             state: &mut state,
@@ -264,17 +265,26 @@ impl<A: Adb> Run<'_, A> {
             at = Some(centre);
             let tap = format!("input tap {} {}", centre.x, centre.y);
             match lines.first_mut() {
-                Some(first) => *first = format!("{tap} && {first}"),
-                None => lines.push(tap),
+                Some(first)
+                    if shell::step_bytes(first) + shell::step_bytes(std::slice::from_ref(&tap))
+                        <= shell::MAX_STEP_BYTES =>
+                {
+                    first.insert(0, tap)
+                }
+                _ => lines.insert(0, vec![tap]),
             }
         }
         if typing.submit {
             let enter = format!("input keyevent {}", keycode::ENTER);
             match lines.last_mut() {
-                Some(last) if last.len() + enter.len() + 4 <= shell::MAX_COMMAND_BYTES => {
-                    last.push_str(&format!(" && {enter}"));
+                Some(last)
+                    if shell::step_bytes(last)
+                        + shell::step_bytes(std::slice::from_ref(&enter))
+                        <= shell::MAX_STEP_BYTES =>
+                {
+                    last.push(enter)
                 }
-                _ => lines.push(enter),
+                _ => lines.push(vec![enter]),
             }
         }
         if lines.is_empty() {
@@ -283,10 +293,7 @@ impl<A: Adb> Run<'_, A> {
                 "nothing to do: the text is empty, with no field to tap and no submit",
             ));
         }
-        let package = self.act(&lines[0]).await?;
-        for line in &lines[1..] {
-            self.act_again(&package, line).await?;
-        }
+        let package = self.act_lines(&lines).await?;
         self.acted(package, at, &typing.observe).await
     }
 
@@ -348,8 +355,8 @@ impl<A: Adb> Run<'_, A> {
             )
             .action_may_have_occurred());
         }
-        // The app about to be in front is the one the next action expects.
-        self.state.foreground = Some(package.clone());
+        // Another app is about to be in front: the next action reads the focus first.
+        self.state.focus = None;
         self.acted(package, None, &open.observe).await
     }
 
@@ -401,15 +408,26 @@ impl<A: Adb> Run<'_, A> {
     }
 
     async fn screenshot(&mut self, max_width: u32) -> Result<DeviceResult, OpError> {
-        let line = format!("{}; screencap -p", shell::focus_read());
+        let line = format!("{}; screencap -p", shell::focus_read(self.sdk));
         let out = self.adb(&["exec-out", &line]).await?;
-        let newline = out.stdout.iter().position(|b| *b == b'\n').unwrap_or(0);
-        let first = String::from_utf8_lossy(&out.stdout[..newline]).into_owned();
-        if let GuardOutcome::Foreground(Some(package)) = shell::guard_outcome(&first) {
+        let end = format!("\n{}\n", shell::FOCUS_END);
+        let (focus, png) = match out
+            .stdout
+            .windows(end.len())
+            .position(|w| w == end.as_bytes())
+        {
+            Some(at) => (
+                shell::Focus::read(&String::from_utf8_lossy(&out.stdout[..at + end.len()])),
+                &out.stdout[at + end.len()..],
+            ),
+            None => (None, &out.stdout[..]),
+        };
+        if let Some(focus) = &focus
+            && !focus.is_empty()
+        {
             // The image is dropped unread when the app in front may not be read.
-            self.safety.gate(Need::Read, &package)?;
+            self.judge(focus, Need::Read)?;
         }
-        let png = &out.stdout[(newline + 1).min(out.stdout.len())..];
         let shot = crate::screenshot::scale(png, max_width)?;
         Ok(DeviceResult::Screenshot(shot))
     }
