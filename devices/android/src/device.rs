@@ -174,20 +174,25 @@ impl<A: Adb> Run<'_, A> {
                 )))
             }
             DeviceOp::Tap(tap) => {
-                let at = self.resolve(tap.target)?.centre();
+                let at = self.resolve_to_act(tap.target)?.centre();
                 let package = self.act(&format!("input tap {} {}", at.x, at.y)).await?;
                 self.acted(package, Some(at), &tap.observe).await
             }
             DeviceOp::TapCoordinates(tap) => {
                 let at = self.check_point(tap.point)?;
+                self.judge_point(at)?;
                 let package = self.act(&format!("input tap {} {}", at.x, at.y)).await?;
                 self.acted(package, Some(at), &tap.observe).await
             }
             DeviceOp::LongPress(press) => {
                 check_duration(press.duration_ms)?;
                 let at = match press.target {
-                    PressTarget::Ref(target) => self.resolve(target)?.centre(),
-                    PressTarget::Point(point) => self.check_point(point)?,
+                    PressTarget::Ref(target) => self.resolve_to_act(target)?.centre(),
+                    PressTarget::Point(point) => {
+                        let at = self.check_point(point)?;
+                        self.judge_point(at)?;
+                        at
+                    }
                 };
                 let line = format!(
                     "input swipe {x} {y} {x} {y} {}",
@@ -241,6 +246,38 @@ impl<A: Adb> Run<'_, A> {
             })
     }
 
+    /// A ref's bounds, once the app its node belongs to (as the dump names it) allows acting:
+    /// a touch lands in the window under it, which need not be the focused one.
+    fn resolve_to_act(&self, target: DeviceRef) -> Result<Rect, OpError> {
+        let bounds = self.resolve(target)?;
+        if let Some(package) = self
+            .state
+            .screen
+            .as_ref()
+            .and_then(|screen| screen.package_of(target))
+            .filter(|package| !package.is_empty())
+        {
+            self.safety.gate(Need::Act, package)?;
+        }
+        Ok(bounds)
+    }
+
+    /// Judges the app of the topmost node under `at` in the latest look, when there is one:
+    /// a touch lands in the window under the point, which need not be the focused one.
+    fn judge_point(&self, at: Point) -> Result<(), OpError> {
+        if let Some(package) = self
+            .state
+            .screen
+            .as_ref()
+            .and_then(|screen| screen.node_at(at))
+            .map(|node| node.package.as_str())
+            .filter(|package| !package.is_empty())
+        {
+            self.safety.gate(Need::Act, package)?;
+        }
+        Ok(())
+    }
+
     fn check_point(&self, point: Point) -> Result<Point, OpError> {
         let extent = self.extent();
         if point.x < extent.width && point.y < extent.height {
@@ -261,7 +298,7 @@ impl<A: Adb> Run<'_, A> {
         let mut lines = shell::type_commands(&typing.text)?;
         let mut at = None;
         if let Some(target) = typing.target {
-            let centre = self.resolve(target)?.centre();
+            let centre = self.resolve_to_act(target)?.centre();
             at = Some(centre);
             let tap = format!("input tap {} {}", centre.x, centre.y);
             match lines.first_mut() {
@@ -306,7 +343,7 @@ impl<A: Adb> Run<'_, A> {
             ));
         }
         let area = match swipe.within {
-            Some(target) => self.resolve(target)?,
+            Some(target) => self.resolve_to_act(target)?,
             None => {
                 let Extent { width, height } = self.extent();
                 Rect {
@@ -318,6 +355,8 @@ impl<A: Adb> Run<'_, A> {
             }
         };
         let (from, to) = swipe_points(area, swipe.direction, swipe.distance_percent);
+        // The gesture goes to the window under its first touch.
+        self.judge_point(from)?;
         let line = format!(
             "input swipe {} {} {} {} {}",
             from.x, from.y, to.x, to.y, swipe.duration_ms

@@ -652,6 +652,94 @@ async fn a_window_with_no_readable_owner_is_refused_while_rules_apply() {
     assert!(error.message.contains("com.bank"), "{}", error.message);
 }
 
+/// Review finding 3: a touch lands in the window under the point, not the focused one. An
+/// overlay of a read-only app over the allowed app in front is judged by its own package.
+#[tokio::test]
+async fn a_touch_is_judged_by_the_app_under_it() {
+    let screen = dump(
+        0,
+        &[
+            node(
+                &[
+                    ("class", "android.widget.Button"),
+                    ("text", "Buy"),
+                    ("clickable", "true"),
+                    ("bounds", "[0,0][1080,1000]"),
+                ],
+                "",
+            ),
+            node(
+                &[
+                    ("class", "android.widget.Button"),
+                    ("text", "Pay now"),
+                    ("clickable", "true"),
+                    ("package", "com.bank.app"),
+                    ("bounds", "[0,1800][1080,2400]"),
+                ],
+                "",
+            ),
+        ]
+        .concat(),
+    );
+    let phone = Phone::with(|f| f.last_dump = screen);
+    let device = device(&phone, DeviceOptions::default());
+    device.set_operator_policy(policy(
+        r#"{"apps":[{"package":"com.bank.*","access":"read"}]}"#,
+    ));
+    let observed = snapshot(&device).await.unwrap();
+    let pay = observed
+        .nodes
+        .iter()
+        .find(|n| n.text.contains("Pay now"))
+        .unwrap();
+    assert_eq!(pay.node_ref, DeviceRef(2));
+    let refused = |result: Result<DeviceActed, OpError>| {
+        let error = result.unwrap_err();
+        assert_eq!(error.code, ErrorCode::AppBlocked, "{}", error.message);
+        assert!(error.message.contains("com.bank"), "{}", error.message);
+    };
+    // By ref, by point, a long press there, and a swipe that starts on it.
+    refused(acted(&device, tap(2, false), "a").await);
+    snapshot(&device).await.unwrap();
+    let at = |x, y| TapCoordinates {
+        point: Point { x, y },
+        observe: None,
+    };
+    refused(acted(&device, DeviceOp::TapCoordinates(at(540, 2000)), "a").await);
+    refused(
+        acted(
+            &device,
+            DeviceOp::LongPress(LongPress {
+                target: PressTarget::Point(Point { x: 10, y: 2300 }),
+                duration_ms: 600,
+                observe: None,
+            }),
+            "a",
+        )
+        .await,
+    );
+    refused(
+        acted(
+            &device,
+            DeviceOp::Swipe(DeviceSwipe {
+                direction: SwipeDirection::Up,
+                within: Some(DeviceRef(2)),
+                distance_percent: 50,
+                duration_ms: 300,
+                observe: None,
+            }),
+            "a",
+        )
+        .await,
+    );
+    assert!(phone.inputs().is_empty(), "nothing reached the bank");
+    // Outside it, in the app in front, the tap goes.
+    acted(&device, DeviceOp::TapCoordinates(at(540, 500)), "a")
+        .await
+        .unwrap();
+    assert_eq!(phone.inputs(), ["input tap 540 500"]);
+}
+
 #[tokio::test]
 async fn coordinates_gestures_and_buttons_are_checked_and_sent() {
     let phone = Phone::with(|_| {});
