@@ -461,11 +461,22 @@ impl<A: Adb> Run<'_, A> {
             ),
             None => (None, &out.stdout[..]),
         };
-        if let Some(focus) = &focus
-            && !focus.is_empty()
-        {
-            // The image is dropped unread when the app in front may not be read.
-            self.judge(focus, Need::Read)?;
+        // The image is dropped unread when the app in front may not be read. While either
+        // policy restricts any app, the app in front must be known and allowed: an image of
+        // an unknown screen may be a denied app's.
+        match &focus {
+            Some(focus) if !focus.is_empty() => {
+                self.judge(focus, Need::Read)?;
+            }
+            _ if self.safety.restricts_apps() => {
+                return Err(OpError::new(
+                    ErrorCode::AppBlocked,
+                    "A policy restricts some apps on this device, and which app is in front \
+                     could not be read (the screen may be off or locked, or an app starting); \
+                     no screenshot is returned. Wake or unlock the device and try again.",
+                ));
+            }
+            _ => {}
         }
         let shot = crate::screenshot::scale(png, max_width)?;
         Ok(DeviceResult::Screenshot(shot))

@@ -740,6 +740,39 @@ async fn a_touch_is_judged_by_the_app_under_it() {
     assert_eq!(phone.inputs(), ["input tap 540 500"]);
 }
 
+/// Review finding 4: a screenshot taken while the focus cannot be read is not returned when
+/// a policy restricts any app.
+#[tokio::test]
+async fn a_screenshot_of_an_unknown_screen_is_refused_while_rules_apply() {
+    let phone = Phone::with(|f| {
+        f.focus = String::new();
+        f.screencap = crate::screenshot::tests::png_of(4, 2);
+    });
+    let device = device(&phone, DeviceOptions::default());
+    let shot = || {
+        device.execute(
+            DeviceOp::Screenshot(DeviceScreenshotRequest { max_width: 100 }),
+            None,
+            SECONDS,
+        )
+    };
+    // No rules: the image is returned.
+    assert!(matches!(shot().await.unwrap(), DeviceResult::Screenshot(_)));
+    device.set_operator_policy(policy(
+        r#"{"apps":[{"package":"com.bank.*","access":"deny"}]}"#,
+    ));
+    let error = shot().await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::AppBlocked);
+    assert!(
+        error.message.contains("could not be read"),
+        "{}",
+        error.message
+    );
+    // With the app in front known and allowed, it is returned again.
+    phone.fake().focus = SHOP.into();
+    assert!(matches!(shot().await.unwrap(), DeviceResult::Screenshot(_)));
+}
+
 #[tokio::test]
 async fn coordinates_gestures_and_buttons_are_checked_and_sent() {
     let phone = Phone::with(|_| {});
