@@ -54,10 +54,25 @@ pub enum AdbError {
         /// The time it had.
         ms: u128,
     },
+    /// It printed more than [`MAX_OUTPUT`] bytes (or [`MAX_STDERR`] on standard error) and was
+    /// killed.
+    #[error("`{command}` printed more than {limit} bytes and was stopped")]
+    TooLarge {
+        /// `adb shell`, `adb exec-out`: the program and its verb.
+        command: String,
+        /// The bound it passed.
+        limit: usize,
+    },
     /// Reading its output failed.
     #[error("reading adb's output failed: {0}")]
     Io(std::io::Error),
 }
+
+/// The most bytes read from one invocation's standard output: a screenshot of the largest
+/// screen is a few tens of megabytes, a dump a few hundred kilobytes.
+pub const MAX_OUTPUT: usize = 64 * 1024 * 1024;
+/// The most bytes read from one invocation's standard error.
+pub const MAX_STDERR: usize = 1024 * 1024;
 
 /// Runs adb. Implemented by [`AdbProgram`] and by test fakes.
 pub trait Adb: Send + Sync + 'static {
@@ -103,7 +118,23 @@ impl AdbProgram {
 
 impl Adb for AdbProgram {
     async fn run(&self, args: &[&str], timeout: Duration) -> Result<AdbOutput, AdbError> {
-        let child = tokio::process::Command::new(&self.program)
+        self.run_bounded(args, timeout, MAX_OUTPUT, MAX_STDERR)
+            .await
+    }
+}
+
+impl AdbProgram {
+    /// [`Adb::run`] with its output bounds: past either the program is killed and the call is
+    /// [`AdbError::TooLarge`].
+    async fn run_bounded(
+        &self,
+        args: &[&str],
+        timeout: Duration,
+        max_stdout: usize,
+        max_stderr: usize,
+    ) -> Result<AdbOutput, AdbError> {
+        use tokio::io::AsyncReadExt;
+        let mut child = tokio::process::Command::new(&self.program)
             .args(args)
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -114,13 +145,40 @@ impl Adb for AdbProgram {
                 program: self.program.display().to_string(),
                 source,
             })?;
-        match tokio::time::timeout(timeout, child.wait_with_output()).await {
-            Ok(Ok(output)) => Ok(AdbOutput {
-                stdout: output.stdout,
-                stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
-                status: output.status.code(),
-            }),
-            Ok(Err(error)) => Err(AdbError::Io(error)),
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let stderr = child.stderr.take().expect("stderr is piped");
+        let too_large = |limit: usize| {
+            let (command, _) = describe_command(args);
+            AdbError::TooLarge { command, limit }
+        };
+        let run = async {
+            // One byte past the bound tells an output at the bound from one beyond it; the
+            // first stream past its bound ends the call (and, dropped, the program).
+            let read = |stream: Box<dyn tokio::io::AsyncRead + Unpin + Send>, limit: usize| async move {
+                let mut bytes = Vec::new();
+                stream
+                    .take(limit as u64 + 1)
+                    .read_to_end(&mut bytes)
+                    .await
+                    .map_err(AdbError::Io)?;
+                if bytes.len() > limit {
+                    return Err(too_large(limit));
+                }
+                Ok(bytes)
+            };
+            let (out, err) = tokio::try_join!(
+                read(Box::new(stdout), max_stdout),
+                read(Box::new(stderr), max_stderr)
+            )?;
+            let status = child.wait().await.map_err(AdbError::Io)?;
+            Ok(AdbOutput {
+                stdout: out,
+                stderr: String::from_utf8_lossy(&err).into_owned(),
+                status: status.code(),
+            })
+        };
+        match tokio::time::timeout(timeout, run).await {
+            Ok(outcome) => outcome,
             // Dropping the future dropped the child, which kill_on_drop ends.
             Err(_) => {
                 let (command, bytes) = describe_command(args);
@@ -210,6 +268,34 @@ mod tests {
             describe_command(&["devices", "-l"]),
             ("adb devices".into(), 2)
         );
+    }
+
+    #[tokio::test]
+    async fn output_past_the_bound_stops_the_program_with_a_clear_error() {
+        let sh = AdbProgram::new("sh");
+        // A device that never stops printing.
+        let error = sh
+            .run_bounded(
+                &["-c", "yes tabwire"],
+                Duration::from_secs(20),
+                1024 * 1024,
+                1024,
+            )
+            .await
+            .unwrap_err();
+        assert!(matches!(error, AdbError::TooLarge { .. }), "{error}");
+        assert!(error.to_string().contains("1048576 bytes"), "{error}");
+        let error = sh
+            .run_bounded(&["-c", "yes oops >&2"], Duration::from_secs(20), 1024, 1024)
+            .await
+            .unwrap_err();
+        assert!(matches!(error, AdbError::TooLarge { .. }), "{error}");
+        // Exactly at the bound is fine.
+        let out = sh
+            .run_bounded(&["-c", "printf 0123456789"], Duration::from_secs(5), 10, 10)
+            .await
+            .unwrap();
+        assert_eq!(out.text(), "0123456789");
     }
 
     #[tokio::test]

@@ -574,11 +574,14 @@ fn key_of(button: Button) -> u32 {
 /// `percent` of its extent that way, kept inside it.
 fn swipe_points(area: Rect, direction: SwipeDirection, percent: u8) -> (Point, Point) {
     let centre = area.centre();
-    let width = area.right - area.left;
-    let height = area.bottom - area.top;
-    let half = |extent: u32| extent * u32::from(percent) / 200;
-    let inside_x = |x: u32| x.clamp(area.left, area.right.saturating_sub(1));
-    let inside_y = |y: u32| y.clamp(area.top, area.bottom.saturating_sub(1));
+    let width = area.right.saturating_sub(area.left);
+    let height = area.bottom.saturating_sub(area.top);
+    // In u64: an extent times a percentage may not fit a u32.
+    let half = |extent: u32| {
+        u32::try_from(u64::from(extent) * u64::from(percent) / 200).unwrap_or(u32::MAX)
+    };
+    let inside_x = |x: u32| x.clamp(area.left, area.right.saturating_sub(1).max(area.left));
+    let inside_y = |y: u32| y.clamp(area.top, area.bottom.saturating_sub(1).max(area.top));
     let (dx, dy) = (half(width), half(height));
     let point = |x: u32, y: u32| Point {
         x: inside_x(x),
@@ -586,20 +589,20 @@ fn swipe_points(area: Rect, direction: SwipeDirection, percent: u8) -> (Point, P
     };
     match direction {
         SwipeDirection::Up => (
-            point(centre.x, centre.y + dy),
-            point(centre.x, centre.y - dy),
+            point(centre.x, centre.y.saturating_add(dy)),
+            point(centre.x, centre.y.saturating_sub(dy)),
         ),
         SwipeDirection::Down => (
-            point(centre.x, centre.y - dy),
-            point(centre.x, centre.y + dy),
+            point(centre.x, centre.y.saturating_sub(dy)),
+            point(centre.x, centre.y.saturating_add(dy)),
         ),
         SwipeDirection::Left => (
-            point(centre.x + dx, centre.y),
-            point(centre.x - dx, centre.y),
+            point(centre.x.saturating_add(dx), centre.y),
+            point(centre.x.saturating_sub(dx), centre.y),
         ),
         SwipeDirection::Right => (
-            point(centre.x - dx, centre.y),
-            point(centre.x + dx, centre.y),
+            point(centre.x.saturating_sub(dx), centre.y),
+            point(centre.x.saturating_add(dx), centre.y),
         ),
     }
 }
@@ -642,4 +645,48 @@ fn parse_probe(text: &str, serial: &str) -> Result<DeviceFacts, OpError> {
         sdk: prop(4).parse().ok(),
         screen,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn swipe_points_stay_inside_any_area_without_overflowing() {
+        // A screen size a device reported (`wm size`), as large as a u32 goes.
+        let huge = Rect {
+            left: 0,
+            top: 0,
+            right: u32::MAX,
+            bottom: u32::MAX,
+        };
+        for direction in [
+            SwipeDirection::Up,
+            SwipeDirection::Down,
+            SwipeDirection::Left,
+            SwipeDirection::Right,
+        ] {
+            let (from, to) = swipe_points(huge, direction, 95);
+            assert_ne!(from, to, "{direction:?}");
+            // An area one pixel wide and tall: both ends on it.
+            let dot = Rect {
+                left: 7,
+                top: 9,
+                right: 8,
+                bottom: 10,
+            };
+            let (from, to) = swipe_points(dot, direction, 95);
+            assert_eq!((from, to), (Point { x: 7, y: 9 }, Point { x: 7, y: 9 }));
+        }
+        let phone = Rect {
+            left: 0,
+            top: 0,
+            right: 1080,
+            bottom: 2400,
+        };
+        assert_eq!(
+            swipe_points(phone, SwipeDirection::Up, 50),
+            (Point { x: 540, y: 1800 }, Point { x: 540, y: 600 })
+        );
+    }
 }
