@@ -33,6 +33,10 @@ pub struct DeviceFacts {
     /// The device's own serial number (`ro.serialno`), the same over USB and Wi-Fi; the adb
     /// serial when the device reports none.
     pub serialno: String,
+    /// `settings get secure android_id` (lowercase hex), read in the same probe: a second
+    /// identifier, so that two phones reporting the same serial number are not taken for one.
+    /// Empty when the device did not give one.
+    pub android_id: String,
     /// `ro.product.manufacturer`.
     pub manufacturer: String,
     /// `ro.product.model`.
@@ -75,7 +79,8 @@ impl<A: Adb> Device<A> {
     pub async fn probe(adb: &A, serial: &str) -> Result<DeviceFacts, OpError> {
         let line = "getprop ro.serialno; getprop ro.product.manufacturer; getprop \
                     ro.product.model; getprop ro.build.version.release; getprop \
-                    ro.build.version.sdk; wm size";
+                    ro.build.version.sdk; wm size; echo \"android_id:$(settings get secure \
+                    android_id 2>/dev/null)\"";
         let out = adb
             .run(&["-s", serial, "shell", line], PROBE_TIMEOUT)
             .await
@@ -633,7 +638,18 @@ fn parse_probe(text: &str, serial: &str) -> Result<DeviceFacts, OpError> {
             )
         })?;
     let serialno = prop(0);
+    let android_id = lines
+        .iter()
+        .find_map(|line| line.trim().strip_prefix("android_id:"))
+        .map(|id| id.trim().to_ascii_lowercase())
+        .filter(|id| {
+            (1..=64).contains(&id.len())
+                && id.bytes().all(|b| b.is_ascii_hexdigit())
+                && id.bytes().any(|b| b != b'0')
+        })
+        .unwrap_or_default();
     Ok(DeviceFacts {
+        android_id,
         serialno: if serialno.is_empty() {
             serial.to_owned()
         } else {

@@ -198,6 +198,7 @@ impl Adb for Phone {
 fn facts() -> DeviceFacts {
     DeviceFacts {
         serialno: "R58M12ABCDE".into(),
+        android_id: String::new(),
         manufacturer: "Google".into(),
         model: "Pixel 7".into(),
         os_version: "14".into(),
@@ -299,12 +300,14 @@ async fn a_probe_is_one_invocation_and_the_override_size_wins() {
     let phone = Phone::with(|f| {
         f.replies.push((
             "getprop ro.serialno".into(),
-            "R58M12ABCDE\r\nGoogle\r\nPixel 7\r\n14\r\n34\r\nPhysical size: 1080x2400\r\nOverride size: 720x1600\r\n".into(),
+            "R58M12ABCDE\r\nGoogle\r\nPixel 7\r\n14\r\n34\r\nPhysical size: 1080x2400\r\nOverride size: 720x1600\r\nandroid_id:9774D56D682E549C\r\n".into(),
         ))
     });
     let facts = Device::probe(&*phone, SERIAL).await.unwrap();
     assert_eq!(phone.calls(), 1);
+    assert!(phone.last_line().contains("settings get secure android_id"));
     assert_eq!(facts.serialno, "R58M12ABCDE");
+    assert_eq!(facts.android_id, "9774d56d682e549c");
     assert_eq!(facts.model, "Pixel 7");
     assert_eq!(facts.sdk, Some(34));
     assert_eq!(
