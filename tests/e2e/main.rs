@@ -3,6 +3,7 @@
 //! - [`skeleton`]: the walking skeleton — agent, shim, hub, extension, pages — and its edges
 //!   with a real browser (reconnects, hub restarts, the popup).
 //! - [`edges`]: the hub's edges without a browser.
+//! - [`fake_adb`]: the scripted fake adb the device tests run, pinned to real adb's behaviour.
 //! - [`observation`]: the observation engine.
 //! - [`shadow`]: open shadow roots in page content (text, aria, html) and snapshot queries.
 //! - [`actions`], [`forms`], [`ordering`]: the action tools, typing and forms, waits, batches,
@@ -28,6 +29,7 @@ mod audit;
 mod capture;
 mod drag;
 mod edges;
+mod fake_adb;
 mod forms;
 mod hosted;
 mod injection;

@@ -14,6 +14,8 @@ pub mod artifacts;
 pub mod bench;
 pub mod browser;
 pub mod client;
+pub mod device;
+pub mod fake_adb;
 pub mod fixtures;
 pub mod hosted;
 pub mod hub;
