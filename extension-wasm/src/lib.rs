@@ -11,10 +11,10 @@
 //! its check: ARCHITECTURE.md, `tests/e2e/structure.rs`). From the bottom:
 //! - Platform: [`chrome`] (bindings to `chrome.*`, the `log!` macro), [`timer`] (sleep,
 //!   select), [`mailbox`] (callback → async queue), [`text`] (capping and slicing text).
-//! - Model: [`observation`] (the vocabulary of observations: facts, rendering, query, paging
-//!   and budgets, baselines and deltas), [`config`] (configuration sources, precedence, Server
-//!   URL rules; [`config::store`] reads and writes them and keeps the browser ID), [`calllog`]
-//!   (the popup's list of recent calls).
+//! - Model: [`config`] (configuration sources, precedence, Server URL rules; [`config::store`]
+//!   reads and writes them and keeps the browser ID), [`calllog`] (the popup's list of recent
+//!   calls). The vocabulary of observations (facts, rendering, query, paging and budgets,
+//!   baselines and deltas) is the `tabwire-observation` crate, shared with the device backends.
 //! - State: [`refs`] (the per-frame state behind `@e12` / `@f3e5` refs: bindings, rebinding,
 //!   versions, the snapshot fence), [`checkpoint`] (whether a request may still act).
 //! - Browser: [`policy`] (both owners' per-origin rules, checked where operations take
@@ -29,8 +29,7 @@
 //!   answers the popup; this file holds what `background.js` calls — [`start`], [`on_alarm`],
 //!   [`on_popup_message`].
 //!
-//! Pure logic (URL rules, precedence, rendering, query, paging, deltas, ref tables and rebinding,
-//! the fence, backoff, call log) is unit-tested natively with `cargo test`; code that touches JS
+//! Pure logic (URL rules, precedence, ref tables and rebinding, the fence, backoff, call log) is unit-tested natively with `cargo test`; code that touches JS
 //! runs only in the browser.
 
 pub mod activity;
@@ -45,7 +44,6 @@ pub mod debugger;
 pub mod input;
 pub mod leases;
 pub mod mailbox;
-pub mod observation;
 pub mod ops;
 pub mod page;
 pub mod policy;

@@ -17,7 +17,7 @@ use tabwire_protocol::{ContentFormat, ErrorCode, OpError, TabId};
 use wasm_bindgen::prelude::*;
 
 use crate::chrome;
-use crate::observation::facts::Identity;
+use tabwire_observation::facts::Identity;
 
 #[wasm_bindgen(module = "/js/page.js")]
 extern "C" {

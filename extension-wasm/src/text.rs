@@ -1,16 +1,9 @@
-//! Text helpers every layer uses: capping a string to a number of characters, and cutting a
-//! slice of characters out of a text for paging. Characters, not bytes: budgets are stated in
-//! characters, and a cut never splits a code point.
+//! Text helpers every layer uses: capping a string to a number of characters (the observation
+//! crate's `cap`, which its line wording uses too), and cutting a slice of characters out of a
+//! text for paging. Characters, not bytes: budgets are stated in characters, and a cut never
+//! splits a code point.
 
-/// Cuts `text` to `max` characters, ending with `…` when cut.
-pub fn cap(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        return text.to_owned();
-    }
-    let mut cut: String = text.chars().take(max.saturating_sub(1)).collect();
-    cut.push('…');
-    cut
-}
+pub use tabwire_observation::text::cap;
 
 /// Characters `[offset, offset + max)` of a text.
 #[derive(Debug, PartialEq, Eq)]
@@ -45,13 +38,6 @@ pub fn slice_chars(text: &str, offset: u32, max: u32) -> Slice {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn caps_count_characters_and_mark_the_cut() {
-        assert_eq!(cap("héllo", 5), "héllo");
-        assert_eq!(cap("héllo wörld", 5), "héll…");
-        assert_eq!(cap("", 0), "");
-    }
 
     #[test]
     fn slices_count_characters_not_bytes() {

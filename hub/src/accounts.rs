@@ -1,6 +1,6 @@
 //! Accounts: the unit of isolation in hosted mode.
 //!
-//! Each account owns its own peer registries ([`Registry`] of browsers), so every lookup a tool
+//! Each account owns its own peer registries ([`Registry`] of browsers and of devices), so every lookup a tool
 //! makes — listing, selecting, routing by `browserId`, picking the lone connected browser —
 //! happens inside the caller's account and cannot name another account's peer: to a caller, a
 //! browser of another account and a browser that never existed are the same thing. Local mode
@@ -13,7 +13,7 @@ use tabwire_protocol::HubMessage;
 use tokio::sync::Semaphore;
 
 use crate::leases::ClientLabels;
-use crate::peer::{Browser, PeerKind};
+use crate::peer::{Browser, Device, PeerKind};
 use crate::registry::Registry;
 
 /// The one account of local mode.
@@ -24,6 +24,8 @@ pub const LOCAL_ACCOUNT: &str = "local";
 pub struct Limits {
     /// Browsers connected at once.
     pub browsers: usize,
+    /// Devices connected at once.
+    pub devices: usize,
     /// MCP sessions (with an `Mcp-Session-Id`) alive at once.
     pub sessions: usize,
     /// `/mcp` requests (POST, DELETE) open at once, until their answers are complete; also
@@ -37,6 +39,7 @@ impl Default for Limits {
     fn default() -> Self {
         Limits {
             browsers: 8,
+            devices: 8,
             sessions: 32,
             requests: 32,
             body_bytes: 4 * 1024 * 1024,
@@ -50,6 +53,8 @@ pub struct Account {
     pub name: String,
     /// The account's browsers.
     pub browsers: Registry<Browser>,
+    /// The account's devices.
+    pub devices: Registry<Device>,
     /// Permits for `/mcp` requests in flight.
     pub requests: Arc<Semaphore>,
     /// Permits for tool calls running. A call keeps running when its client goes away, so
@@ -58,6 +63,8 @@ pub struct Account {
     /// Permits for `/browser` connections between upgrade and registration (the hello), so an
     /// account cannot hold many half-open connections on top of its registered browsers.
     pub handshakes: Arc<Semaphore>,
+    /// The same for `/device` connections.
+    pub device_handshakes: Arc<Semaphore>,
     /// Numbers the account's MCP sessions per client name, for the labels leases show.
     pub client_labels: ClientLabels,
 }
@@ -66,9 +73,11 @@ impl Account {
     /// Tells every connected peer of the account, of every kind, that an MCP session ended,
     /// so the leases it held lapse.
     pub fn session_ended(&self, session: &str) {
-        self.browsers.broadcast(&HubMessage::SessionEnded {
+        let ended = HubMessage::SessionEnded {
             session: session.to_owned(),
-        });
+        };
+        self.browsers.broadcast(&ended);
+        self.devices.broadcast(&ended);
     }
 }
 
@@ -76,11 +85,27 @@ impl Account {
 pub trait Registered: PeerKind {
     /// The account's registry of this kind.
     fn registry(account: &Account) -> &Registry<Self>;
+    /// The account's permits for connections of this kind in their handshake.
+    fn handshakes(account: &Account) -> &Arc<Semaphore>;
 }
 
 impl Registered for Browser {
     fn registry(account: &Account) -> &Registry<Browser> {
         &account.browsers
+    }
+
+    fn handshakes(account: &Account) -> &Arc<Semaphore> {
+        &account.handshakes
+    }
+}
+
+impl Registered for Device {
+    fn registry(account: &Account) -> &Registry<Device> {
+        &account.devices
+    }
+
+    fn handshakes(account: &Account) -> &Arc<Semaphore> {
+        &account.device_handshakes
     }
 }
 
@@ -123,24 +148,31 @@ impl Accounts {
         let mut map = self.map.lock().unwrap();
         map.entry(name.to_owned())
             .or_insert_with(|| {
-                let (browsers, requests, handshakes) = match self.limits {
+                let (browsers, devices, requests, handshakes, device_handshakes) = match self.limits
+                {
                     Some(limits) => (
                         Registry::with_limit(limits.browsers),
+                        Registry::with_limit(limits.devices),
                         limits.requests,
                         limits.browsers,
+                        limits.devices,
                     ),
                     None => (
                         Registry::default(),
+                        Registry::default(),
                         Semaphore::MAX_PERMITS,
+                        LOCAL_HANDSHAKES,
                         LOCAL_HANDSHAKES,
                     ),
                 };
                 Arc::new(Account {
                     name: name.to_owned(),
                     browsers,
+                    devices,
                     requests: Arc::new(Semaphore::new(requests)),
                     calls: Arc::new(Semaphore::new(requests)),
                     handshakes: Arc::new(Semaphore::new(handshakes)),
+                    device_handshakes: Arc::new(Semaphore::new(device_handshakes)),
                     client_labels: ClientLabels::default(),
                 })
             })

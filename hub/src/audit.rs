@@ -415,6 +415,23 @@ mod tests {
     }
 
     #[test]
+    fn a_device_call_names_its_device_and_only_the_length_of_what_is_typed() {
+        let mut typed = record(
+            "local",
+            json!({"ref": "@d4", "text": "s3cret pass;$(x)", "deviceId": "android-1"}),
+        );
+        typed.peer = Some(("device", "android-1".into()));
+        typed.tab_id = None;
+        typed.tool = "device_type".into();
+        let line = typed.to_line();
+        assert!(!line.contains("s3cret"), "{line}");
+        let value: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(value["deviceId"], "android-1");
+        assert_eq!(value["textLength"], 16);
+        assert!(value.get("browserId").is_none() && value.get("tabId").is_none());
+    }
+
+    #[test]
     fn account_names_cannot_name_paths() {
         let dir = Path::new("/a");
         assert_eq!(file_of(dir, "local"), Path::new("/a/local.jsonl"));

@@ -1,7 +1,7 @@
 //! Hosted mode's bearer tokens: what they claim, how they are checked, and the files in the auth
 //! directory (docs/hosted.md).
 //!
-//! A token is a JWT naming an account (`sub`) and a role (`agent` or `browser`). The hub checks
+//! A token is a JWT naming an account (`sub`) and a role (`agent`, `browser` or `device`). The hub checks
 //! it with the configured key and the configured algorithm only — the token's header never picks
 //! either — then against the revocation list, which it re-reads when the file changes. Every
 //! reason a token is refused is logged here and hidden from the client, who learns only that it
@@ -49,6 +49,8 @@ pub enum Role {
     Agent,
     /// An extension on `/browser`.
     Browser,
+    /// A device backend on `/device` (one token serves every device its machine has attached).
+    Device,
 }
 
 impl std::fmt::Display for Role {
@@ -56,6 +58,7 @@ impl std::fmt::Display for Role {
         f.write_str(match self {
             Role::Agent => "agent",
             Role::Browser => "browser",
+            Role::Device => "device",
         })
     }
 }
@@ -66,14 +69,15 @@ impl std::str::FromStr for Role {
         match s {
             "agent" => Ok(Role::Agent),
             "browser" => Ok(Role::Browser),
+            "device" => Ok(Role::Device),
             other => Err(InvalidRole(other.to_owned())),
         }
     }
 }
 
-/// A role other than `agent` or `browser`.
+/// A role other than `agent`, `browser` or `device`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("role must be agent or browser, not {0:?}")]
+#[error("role must be agent, browser or device, not {0:?}")]
 pub struct InvalidRole(pub String);
 
 /// An account name outside the rules of [`check_account`].

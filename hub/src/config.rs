@@ -85,6 +85,9 @@ pub struct Settings {
     /// Hosted mode: browsers one account may have connected at once.
     #[arg(long, default_value_t = Limits::default().browsers)]
     pub max_browsers_per_account: usize,
+    /// Hosted mode: devices one account may have connected at once.
+    #[arg(long, default_value_t = Limits::default().devices)]
+    pub max_devices_per_account: usize,
     /// Hosted mode: MCP sessions (with an Mcp-Session-Id) one account may keep open.
     #[arg(long, default_value_t = Limits::default().sessions)]
     pub max_sessions_per_account: usize,
@@ -298,6 +301,7 @@ impl Config {
         let audit_dir = settings.audit_dir.unwrap_or_else(|| auth_dir.join("audit"));
         let limits = Limits {
             browsers: settings.max_browsers_per_account.max(1),
+            devices: settings.max_devices_per_account.max(1),
             sessions: settings.max_sessions_per_account.max(1),
             requests: settings.max_requests_per_account.max(1),
             body_bytes: settings.max_body_bytes.max(1024),

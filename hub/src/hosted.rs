@@ -121,8 +121,17 @@ impl PublicOrigin {
 
     /// The URL an extension should be given.
     pub fn browser_url(&self) -> String {
+        self.ws_url("browser")
+    }
+
+    /// The URL a device backend should be given.
+    pub fn device_url(&self) -> String {
+        self.ws_url("device")
+    }
+
+    fn ws_url(&self, endpoint: &str) -> String {
         format!(
-            "{}://{}{}/browser",
+            "{}://{}{}/{endpoint}",
             if self.secure { "wss" } else { "ws" },
             self.authority(),
             self.prefix
@@ -362,7 +371,7 @@ pub async fn mcp_gate(
         return refuse(
             StatusCode::FORBIDDEN,
             "forbidden",
-            Some("this is a browser token; /mcp needs an agent token"),
+            Some("this is a browser or device token; /mcp needs an agent token"),
         );
     }
     let session: Option<Arc<str>> = request

@@ -56,6 +56,7 @@ impl Setup {
             pairings: None,
             accounts: accounts::Accounts::hosted(limits),
             browser_url: public.browser_url(),
+            device_url: public.device_url(),
             auth: Some(auth),
             file_urls: FileUrls::Refused,
             audit: audit.then(|| crate::audit::AuditLog::open(&dir.join("audit")).unwrap()),
@@ -303,6 +304,15 @@ async fn host_origin_and_prefix_are_checked() {
         .body(Body::empty())
         .unwrap();
     assert_eq!(setup.send(health).await.status(), StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_device_token_is_refused_on_mcp() {
+    let setup = Setup::new("https://hub.example:8443", Limits::default());
+    let device = setup.token("alice", Role::Device);
+    let refused = setup.send(initialize(HOST, "/mcp", &device)).await;
+    assert_eq!(refused.status(), StatusCode::FORBIDDEN);
+    assert!(body_text(refused).await.contains("agent token"));
 }
 
 #[tokio::test]

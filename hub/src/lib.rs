@@ -9,7 +9,8 @@
 //!   serves them until the shutdown future completes.
 //! - [`state`]: what every connection shares; [`accounts`]: the unit of isolation, each with a
 //!   [`registry`] per [`peer`] kind; [`session`]: a session's selected peers.
-//! - [`browser_link`]: the `/browser` endpoint — origin check, hello, heartbeats.
+//! - [`peer_link`]: what the peer endpoints share — origin check, pairing or token, hello,
+//!   heartbeats; [`browser_link`] and [`device_link`]: `/browser` and `/device`.
 //! - [`local_socket`], [`local_session`]: the Unix socket, one connection as one MCP session;
 //!   [`private_dir`]: the rule and the lock for directories only the hub's user may enter.
 //! - [`pairing`]: local mode's paired browsers and one-time pairing codes; [`random`]: the bytes
@@ -26,6 +27,7 @@ pub mod audit;
 pub mod auth;
 pub mod browser_link;
 pub mod config;
+pub mod device_link;
 pub mod hosted;
 pub mod leases;
 pub mod local_session;
@@ -33,6 +35,7 @@ pub mod local_socket;
 pub mod mcp;
 pub mod pairing;
 pub mod peer;
+pub mod peer_link;
 pub mod policy;
 pub mod private_dir;
 pub mod random;
@@ -149,6 +152,7 @@ impl Hub {
                     state: Arc::new(HubState {
                         accounts: accounts::Accounts::hosted(config.limits),
                         browser_url: config.public.browser_url(),
+                        device_url: config.public.device_url(),
                         auth: Some(config.auth),
                         pairings: None,
                         file_urls: config.file_urls,
@@ -248,7 +252,7 @@ impl Hub {
     }
 }
 
-/// The HTTP routes: `/browser` always; in hosted mode also `/mcp`, both at the root and under
+/// The HTTP routes: `/browser` and `/device` always; in hosted mode also `/mcp`, both at the root and under
 /// the public origin's prefix, behind the Host check; `/healthz` unchecked.
 fn app(
     state: Arc<HubState>,
@@ -257,7 +261,8 @@ fn app(
 ) -> Router {
     let browser = Router::new()
         .route("/", get(banner))
-        .route("/browser", get(browser_link::endpoint))
+        .route("/browser", get(peer_link::endpoint::<peer::Browser>))
+        .route("/device", get(peer_link::endpoint::<peer::Device>))
         .with_state(state.clone());
     let healthz = Router::new().route("/healthz", get(|| async { "ok\n" }));
     let Some(public) = public else {
@@ -318,3 +323,7 @@ async fn banner(axum::extract::State(hub): axum::extract::State<Arc<HubState>>) 
 #[cfg(test)]
 #[path = "hosted_tests.rs"]
 mod hosted_tests;
+
+#[cfg(test)]
+#[path = "device_link_tests.rs"]
+mod device_link_tests;

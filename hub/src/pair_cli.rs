@@ -1,4 +1,5 @@
-//! `tabwire-hub pair`: pairs browsers with a local hub, lists and revokes them.
+//! `tabwire-hub pair`: pairs browsers and device backends with a local hub, lists and revokes
+//! them.
 //!
 //! Without options it prints a one-time pairing code on stdout and nothing else there (so a
 //! script can capture it); what to do with it goes to stderr. Whoever can run this can read and
@@ -17,7 +18,7 @@ use tabwire_hub::pairing;
 
 use crate::token_cli::format_time;
 
-/// `tabwire-hub pair [--list | --revoke NAME|ID]`.
+/// `tabwire-hub pair [--device] [--list | --revoke NAME|ID]`.
 #[derive(Args)]
 pub struct PairArgs {
     /// The hub's state directory (as given to the hub).
@@ -26,11 +27,15 @@ pub struct PairArgs {
     /// How long the code can be used: a number followed by s, m or h (at most 24h).
     #[arg(long, default_value = "10m", conflicts_with_all = ["list", "revoke"])]
     ttl: String,
-    /// List the paired browsers (ID, name, when paired); never a key.
+    /// Make a code for a device backend (`tabwire-android`) rather than a browser: its key
+    /// registers the devices the backend serves on /device, and works nowhere else.
+    #[arg(long, conflicts_with_all = ["list", "revoke"])]
+    device: bool,
+    /// List the pairings (kind, ID, name, when paired); never a key.
     #[arg(long, conflicts_with = "revoke")]
     list: bool,
-    /// Revoke the pairing of the browser with this ID or name; a connected one is dropped
-    /// within about a second.
+    /// Revoke the pairing with this ID, name or pairing ID; what it connected is dropped within
+    /// about a second.
     #[arg(long, value_name = "NAME|ID")]
     revoke: Option<String>,
 }
@@ -44,17 +49,18 @@ pub fn run(args: PairArgs) -> anyhow::Result<()> {
         })?,
     };
     if args.list {
-        let browsers = pairing::list(&dir)?;
-        if browsers.is_empty() {
-            eprintln!("no browser is paired with the hub in {}", dir.display());
+        let pairings = pairing::list(&dir)?;
+        if pairings.is_empty() {
+            eprintln!("nothing is paired with the hub in {}", dir.display());
         }
-        println!("{:<38} {:<24} PAIRED", "BROWSER ID", "NAME");
-        for browser in browsers {
+        println!("{:<8} {:<38} {:<24} PAIRED", "KIND", "ID", "NAME");
+        for paired in pairings {
             println!(
-                "{:<38} {:<24} {}",
-                browser.browser_id,
-                browser.name,
-                format_time(browser.paired_at)
+                "{:<8} {:<38} {:<24} {}",
+                paired.kind.to_string(),
+                paired.peer_id,
+                paired.name,
+                format_time(paired.paired_at)
             );
         }
         return Ok(());
@@ -63,13 +69,13 @@ pub fn run(args: PairArgs) -> anyhow::Result<()> {
         let gone = pairing::revoke(&dir, &who)?;
         if gone.is_empty() {
             anyhow::bail!(
-                "no paired browser has the ID or name {who:?}; `tabwire-hub pair --list` shows them"
+                "no pairing has the ID or name {who:?}; `tabwire-hub pair --list` shows them"
             );
         }
-        for browser in gone {
+        for paired in gone {
             eprintln!(
-                "revoked {} ({}); if it is connected, the hub drops it within a second",
-                browser.name, browser.browser_id
+                "revoked {} {} ({}); if it is connected, the hub drops it within a second",
+                paired.kind, paired.name, paired.peer_id
             );
         }
         return Ok(());
@@ -78,8 +84,22 @@ pub fn run(args: PairArgs) -> anyhow::Result<()> {
     if ttl > Duration::from_secs(24 * 3600) {
         anyhow::bail!("a pairing code may last at most 24h (it is a secret while it lasts)");
     }
-    let code = pairing::new_code(&dir, ttl)?;
+    let kind = if args.device {
+        pairing::PairingKind::Device
+    } else {
+        pairing::PairingKind::Browser
+    };
+    let code = pairing::new_code(&dir, ttl, kind)?;
     println!("{code}");
+    if args.device {
+        eprintln!(
+            "Give this code to tabwire-android (its pairing code option) on the machine the \
+             phones are attached to. It works once, within {}, with the hub whose state is in {}.",
+            args.ttl,
+            dir.display()
+        );
+        return Ok(());
+    }
     eprintln!(
         "Paste this code into the tabwire extension's popup (Pairing code) and press Connect. \
          It works once, within {}, with the hub whose state is in {} (a hub started with \

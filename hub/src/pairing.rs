@@ -1,5 +1,11 @@
-//! The local hub's paired browsers and its open pairing codes, kept in the hub's private state
-//! directory.
+//! The local hub's paired browsers and device backends and its open pairing codes, kept in the
+//! hub's private state directory.
+//!
+//! Every pairing and code has a kind ([`PairingKind`]): a browser's key registers its one
+//! browser ID on `/browser`; a device backend's registers the device IDs of the phones it
+//! serves on `/device` (up to [`crate::peer::DEVICES_PER_CREDENTIAL`] at once). Neither works
+//! on the other endpoint. Records written before devices existed have no kind and are
+//! browsers'; browser records are still written without one, so an older hub reads the file.
 //!
 //! `tabwire-hub pair` (another process of the same user) adds a one-time code here; a browser
 //! that proves it holds the code pairs (see [`tabwire_protocol::pairing`]), which consumes the
@@ -72,15 +78,47 @@ fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> Pair
     }
 }
 
-/// A browser paired with this hub.
+/// What kind of peer a pairing (or a code) is for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PairingKind {
+    /// A browser profile (the extension), on `/browser`.
+    #[default]
+    Browser,
+    /// A device backend (`tabwire-android`), on `/device`.
+    Device,
+}
+
+impl PairingKind {
+    fn is_browser(&self) -> bool {
+        *self == PairingKind::Browser
+    }
+}
+
+impl std::fmt::Display for PairingKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PairingKind::Browser => "browser",
+            PairingKind::Device => "device",
+        })
+    }
+}
+
+/// A browser or a device backend paired with this hub.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct PairedBrowser {
-    /// Identifies this pairing (not the browser): the credential its browser ID is bound to.
+pub struct Paired {
+    /// Identifies this pairing (not the peer): the credential its peer IDs are bound to.
     pub pairing_id: String,
-    /// The browser ID it paired with; the only ID its key may register.
-    pub browser_id: String,
-    /// The browser's name when it paired.
+    /// Browser or device backend.
+    #[serde(default, skip_serializing_if = "PairingKind::is_browser")]
+    pub kind: PairingKind,
+    /// A browser's: the browser ID it paired with, the only ID its key may register. A device
+    /// backend's: the device it paired through (its key registers whichever devices the
+    /// backend serves). Named `browserId` in the file, as before device pairings.
+    #[serde(rename = "browserId")]
+    pub peer_id: String,
+    /// The browser's (or the device's) name when it paired.
     pub name: String,
     /// Its key, hex. Never printed.
     key: String,
@@ -88,7 +126,7 @@ pub struct PairedBrowser {
     pub paired_at: u64,
 }
 
-impl PairedBrowser {
+impl Paired {
     fn secret(&self) -> Option<Secret> {
         Some(Secret::Key(decode_hex(&self.key)?.try_into().ok()?))
     }
@@ -99,6 +137,9 @@ impl PairedBrowser {
 struct OpenCode {
     /// The normalised code.
     code: String,
+    /// What it pairs.
+    #[serde(default, skip_serializing_if = "PairingKind::is_browser")]
+    kind: PairingKind,
     /// Seconds since the epoch after which it is refused.
     expires_at: u64,
 }
@@ -106,8 +147,9 @@ struct OpenCode {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct State {
+    /// Every pairing, of either kind (`browsers`, as before device pairings).
     #[serde(default)]
-    browsers: Vec<PairedBrowser>,
+    browsers: Vec<Paired>,
     #[serde(default)]
     codes: Vec<OpenCode>,
 }
@@ -118,21 +160,29 @@ impl State {
     }
 }
 
-/// What a browser's challenge matched.
+/// What a peer's challenge matched.
 #[derive(Debug, Clone)]
 pub enum Claim {
-    /// The key of a paired browser.
-    Paired(PairedBrowser),
-    /// An open pairing code.
-    Code(PairingCode),
+    /// The key of a paired browser or device backend.
+    Paired(Paired),
+    /// An open pairing code, and what it pairs.
+    Code(PairingCode, PairingKind),
 }
 
 impl Claim {
     /// The secret both sides prove they hold.
     pub fn secret(&self) -> Secret {
         match self {
-            Claim::Paired(browser) => browser.secret().expect("found by its secret"),
-            Claim::Code(code) => Secret::Code(code.clone()),
+            Claim::Paired(paired) => paired.secret().expect("found by its secret"),
+            Claim::Code(code, _) => Secret::Code(code.clone()),
+        }
+    }
+
+    /// The kind of peer it is for.
+    pub fn kind(&self) -> PairingKind {
+        match self {
+            Claim::Paired(paired) => paired.kind,
+            Claim::Code(_, kind) => *kind,
         }
     }
 }
@@ -210,7 +260,7 @@ impl Pairings {
         }
     }
 
-    /// Which paired browser or open code a challenge's tag names, if any.
+    /// Which pairing or open code (of either kind) a challenge's tag names, if any.
     pub fn find(&self, browser_nonce: &[u8; NONCE_LEN], tag: &str) -> Option<Claim> {
         self.refresh(true);
         let now = now_secs();
@@ -226,36 +276,48 @@ impl Pairings {
                 .codes
                 .iter()
                 .filter(|open| open.expires_at > now)
-                .filter_map(|open| PairingCode::parse(&open.code).ok())
-                .find(|code| pairing::tag_matches(&Secret::Code(code.clone()), browser_nonce, tag))
-                .map(Claim::Code)
+                .filter_map(|open| Some((PairingCode::parse(&open.code).ok()?, open.kind)))
+                .find(|(code, _)| {
+                    pairing::tag_matches(&Secret::Code(code.clone()), browser_nonce, tag)
+                })
+                .map(|(code, kind)| Claim::Code(code, kind))
         })
     }
 
-    /// Completes a pairing: consumes `code` and records the browser with `key`. Refused when
-    /// the code was used or expired meanwhile, or when another pairing holds the browser ID.
+    /// Completes a pairing: consumes `code` and records the peer (of the code's kind) with
+    /// `key`. Refused when the code was used or expired meanwhile, or, for a browser, when
+    /// another pairing holds its browser ID (a device backend's key is bound to no one device).
     pub fn complete(
         &self,
         code: &PairingCode,
-        browser_id: &str,
+        peer_id: &str,
         name: &str,
         key: &[u8; KEY_LEN],
-    ) -> Result<PairedBrowser, PairRefused> {
+    ) -> Result<Paired, PairRefused> {
         let paired = update(&self.dir, |state| {
             let now = now_secs();
             state.drop_expired_codes(now);
-            let before = state.codes.len();
-            state.codes.retain(|open| open.code != code.as_str());
-            if state.codes.len() == before {
+            let Some(at) = state
+                .codes
+                .iter()
+                .position(|open| open.code == code.as_str())
+            else {
                 return Err(PairRefused::CodeGone);
-            }
-            if state.browsers.iter().any(|b| b.browser_id == browser_id) {
+            };
+            let kind = state.codes.remove(at).kind;
+            if kind == PairingKind::Browser
+                && state
+                    .browsers
+                    .iter()
+                    .any(|b| b.kind == kind && b.peer_id == peer_id)
+            {
                 // The code stays consumed: whoever holds it tried to take an ID over.
-                return Ok(Err(PairRefused::IdTaken(browser_id.to_owned())));
+                return Ok(Err(PairRefused::IdTaken(peer_id.to_owned())));
             }
-            let paired = PairedBrowser {
+            let paired = Paired {
                 pairing_id: uuid::Uuid::new_v4().simple().to_string(),
-                browser_id: browser_id.to_owned(),
+                kind,
+                peer_id: peer_id.to_owned(),
                 name: name.to_owned(),
                 key: encode_hex(key),
                 paired_at: now,
@@ -295,8 +357,9 @@ impl Pairings {
     }
 }
 
-/// Adds a one-time code valid for `ttl` and returns it (what `tabwire-hub pair` prints).
-pub fn new_code(dir: &Path, ttl: Duration) -> Result<PairingCode, PairingError> {
+/// Adds a one-time code for a peer of `kind`, valid for `ttl`, and returns it (what
+/// `tabwire-hub pair` prints).
+pub fn new_code(dir: &Path, ttl: Duration, kind: PairingKind) -> Result<PairingCode, PairingError> {
     ensure_private_dir(dir)?;
     let code = PairingCode::from_random(random_bytes::<CODE_RANDOM_BYTES>()?);
     update(dir, |state| {
@@ -304,6 +367,7 @@ pub fn new_code(dir: &Path, ttl: Duration) -> Result<PairingCode, PairingError> 
         state.drop_expired_codes(now);
         state.codes.push(OpenCode {
             code: code.as_str().to_owned(),
+            kind,
             expires_at: now.saturating_add(ttl.as_secs().max(1)),
         });
         Ok(())
@@ -311,17 +375,17 @@ pub fn new_code(dir: &Path, ttl: Duration) -> Result<PairingCode, PairingError> 
     Ok(code)
 }
 
-/// The paired browsers, oldest pairing first.
-pub fn list(dir: &Path) -> Result<Vec<PairedBrowser>, PairingError> {
+/// The pairings, oldest first.
+pub fn list(dir: &Path) -> Result<Vec<Paired>, PairingError> {
     Ok(read(dir)?.0.browsers)
 }
 
-/// Removes the pairings whose browser ID or name is `who`; returns them.
-pub fn revoke(dir: &Path, who: &str) -> Result<Vec<PairedBrowser>, PairingError> {
+/// Removes the pairings whose peer ID, name or pairing ID is `who`; returns them.
+pub fn revoke(dir: &Path, who: &str) -> Result<Vec<Paired>, PairingError> {
     update(dir, |state| {
         let (gone, kept) = std::mem::take(&mut state.browsers)
             .into_iter()
-            .partition(|b| b.browser_id == who || b.name == who);
+            .partition(|b| b.peer_id == who || b.name == who || b.pairing_id == who);
         state.browsers = kept;
         Ok(gone)
     })
@@ -450,9 +514,9 @@ mod tests {
     fn a_code_pairs_once_and_the_key_then_identifies_the_browser() {
         let dir = scratch();
         let pairings = Pairings::open(&dir).unwrap();
-        let code = new_code(&dir, TTL).unwrap();
+        let code = new_code(&dir, TTL, PairingKind::Browser).unwrap();
         let (nonce, tag) = challenge(&Secret::Code(code.clone()));
-        let Some(Claim::Code(found)) = pairings.find(&nonce, &tag) else {
+        let Some(Claim::Code(found, PairingKind::Browser)) = pairings.find(&nonce, &tag) else {
             panic!("the code is found");
         };
         assert_eq!(found, code);
@@ -468,9 +532,7 @@ mod tests {
         ));
         // The key finds its pairing; another key finds nothing.
         let (nonce, tag) = challenge(&Secret::Key(key));
-        assert!(
-            matches!(pairings.find(&nonce, &tag), Some(Claim::Paired(b)) if b.browser_id == "b1")
-        );
+        assert!(matches!(pairings.find(&nonce, &tag), Some(Claim::Paired(b)) if b.peer_id == "b1"));
         let (nonce, tag) = challenge(&Secret::Key([8; KEY_LEN]));
         assert!(pairings.find(&nonce, &tag).is_none());
         // Files are private.
@@ -486,11 +548,11 @@ mod tests {
     fn an_id_paired_already_cannot_be_taken_by_a_new_code() {
         let dir = scratch();
         let pairings = Pairings::open(&dir).unwrap();
-        let first = new_code(&dir, TTL).unwrap();
+        let first = new_code(&dir, TTL, PairingKind::Browser).unwrap();
         pairings
             .complete(&first, "b1", "Work", &[1; KEY_LEN])
             .unwrap();
-        let second = new_code(&dir, TTL).unwrap();
+        let second = new_code(&dir, TTL, PairingKind::Browser).unwrap();
         let refused = pairings
             .complete(&second, "b1", "Impostor", &[2; KEY_LEN])
             .unwrap_err();
@@ -501,10 +563,61 @@ mod tests {
     }
 
     #[test]
+    fn a_device_code_pairs_a_device_backend_and_files_keep_their_old_shape() {
+        let dir = scratch();
+        let pairings = Pairings::open(&dir).unwrap();
+        let code = new_code(&dir, TTL, PairingKind::Device).unwrap();
+        let (nonce, tag) = challenge(&Secret::Code(code.clone()));
+        let Some(claim @ Claim::Code(_, PairingKind::Device)) = pairings.find(&nonce, &tag) else {
+            panic!("a device code is found as one");
+        };
+        assert_eq!(claim.kind(), PairingKind::Device);
+        let device = pairings
+            .complete(&code, "android-1", "Pixel 7", &[3; KEY_LEN])
+            .unwrap();
+        assert_eq!(device.kind, PairingKind::Device);
+        // A second backend pairing through the same phone is not an ID taken over: a device
+        // key is bound to no one device.
+        let again = new_code(&dir, TTL, PairingKind::Device).unwrap();
+        pairings
+            .complete(&again, "android-1", "Pixel 7", &[4; KEY_LEN])
+            .unwrap();
+        // A browser of the same ID is another namespace.
+        let browser = new_code(&dir, TTL, PairingKind::Browser).unwrap();
+        let browser = pairings
+            .complete(&browser, "android-1", "Work", &[5; KEY_LEN])
+            .unwrap();
+        let (nonce, tag) = challenge(&Secret::Key([3; KEY_LEN]));
+        assert_eq!(
+            pairings.find(&nonce, &tag).unwrap().kind(),
+            PairingKind::Device
+        );
+        // Browser records are written as before (no kind), device records say theirs.
+        let text = std::fs::read_to_string(dir.join(FILE)).unwrap();
+        assert_eq!(text.matches("\"kind\": \"device\"").count(), 2, "{text}");
+        assert!(!text.contains("\"browser\""), "{text}");
+        // A file of an older hub (no kinds) reads as browsers.
+        let old = format!(
+            r#"{{"browsers":[{{"pairingId":"p1","browserId":"b9","name":"Old","key":"{}","pairedAt":1}}],
+                "codes":[{{"code":"{}","expiresAt":{}}}]}}"#,
+            "07".repeat(KEY_LEN),
+            new_code(&dir, TTL, PairingKind::Device).unwrap().as_str(),
+            now_secs() + 60
+        );
+        std::fs::write(dir.join(FILE), old).unwrap();
+        let listed = list(&dir).unwrap();
+        assert_eq!(listed.len(), 1);
+        assert_eq!(listed[0].kind, PairingKind::Browser);
+        assert_eq!(revoke(&dir, "p1").unwrap().len(), 1, "by pairing ID too");
+        drop(browser);
+        std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+    }
+
+    #[test]
     fn expired_codes_are_refused() {
         let dir = scratch();
         let pairings = Pairings::open(&dir).unwrap();
-        let code = new_code(&dir, TTL).unwrap();
+        let code = new_code(&dir, TTL, PairingKind::Browser).unwrap();
         // Age the code by rewriting its expiry into the past.
         update(&dir, |state| {
             state.codes[0].expires_at = now_secs() - 1;
@@ -524,11 +637,11 @@ mod tests {
     fn revoking_by_name_or_id_is_seen_by_the_running_hub() {
         let dir = scratch();
         let pairings = Pairings::open(&dir).unwrap();
-        let a = new_code(&dir, TTL).unwrap();
+        let a = new_code(&dir, TTL, PairingKind::Browser).unwrap();
         let a = pairings
             .complete(&a, "id-a", "Work", &[1; KEY_LEN])
             .unwrap();
-        let b = new_code(&dir, TTL).unwrap();
+        let b = new_code(&dir, TTL, PairingKind::Browser).unwrap();
         let b = pairings
             .complete(&b, "id-b", "Home", &[2; KEY_LEN])
             .unwrap();

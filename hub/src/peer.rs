@@ -1,7 +1,7 @@
 //! The kinds of peer the hub routes tools to, and what routing needs to know about each.
 //!
 //! A peer is what serves operations for agents: a browser profile (the extension on
-//! `/browser`) today, a mobile device later. Everything that chooses a peer — the account's
+//! `/browser`) or a mobile device (a device backend's connection on `/device`). Everything that chooses a peer — the account's
 //! registry, the session's selection, the routing of a tool call, `list_*` and `select_*` — is
 //! written once over [`PeerKind`]; a kind only says how it is named, how its hello identifies
 //! it and which error codes its failures carry; where an account keeps its registry is said in
@@ -10,7 +10,7 @@
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
-use tabwire_protocol::{ErrorCode, Hello};
+use tabwire_protocol::{DeviceHello, ErrorCode, Hello};
 
 /// A kind of peer.
 pub trait PeerKind: Sized + Send + Sync + 'static {
@@ -28,6 +28,10 @@ pub trait PeerKind: Sized + Send + Sync + 'static {
     const NOT_SELECTED: ErrorCode;
     /// It is known but not connected.
     const DISCONNECTED: ErrorCode;
+    /// How many IDs of this kind one credential (a pairing, a token) may hold at once: one
+    /// browser profile per pairing or token, while one device backend serves every phone
+    /// attached to its machine over one credential.
+    const PER_CREDENTIAL: usize;
 
     /// What the peer says about itself when it connects.
     type Hello: Clone + Send + Sync + 'static;
@@ -48,6 +52,8 @@ pub trait PeerKind: Sized + Send + Sync + 'static {
 pub struct Reach<'a> {
     /// The WebSocket URL of `/browser`.
     pub browser_url: &'a str,
+    /// The WebSocket URL of `/device`.
+    pub device_url: &'a str,
     /// Whether connecting takes a token (hosted mode).
     pub hosted: bool,
 }
@@ -76,6 +82,7 @@ impl PeerKind for Browser {
     const NOT_FOUND: ErrorCode = ErrorCode::BrowserNotFound;
     const NOT_SELECTED: ErrorCode = ErrorCode::BrowserNotSelected;
     const DISCONNECTED: ErrorCode = ErrorCode::BrowserDisconnected;
+    const PER_CREDENTIAL: usize = 1;
 
     type Hello = Hello;
     type SelectArgs = SelectBrowserArgs;
@@ -107,6 +114,75 @@ impl PeerKind for Browser {
                 "In Chrome, open the tabwire extension's popup, set Server URL to {} and press \
                  Connect",
                 reach.browser_url
+            )
+        }
+    }
+}
+
+/// A mobile device, served by a device backend (`tabwire-android`) over one `/device`
+/// connection per device.
+pub struct Device;
+
+/// Arguments of `select_device`.
+#[derive(serde::Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SelectDeviceArgs {
+    pub device_id: String,
+}
+
+impl From<SelectDeviceArgs> for String {
+    fn from(args: SelectDeviceArgs) -> String {
+        args.device_id
+    }
+}
+
+/// How many devices one backend's credential may have connected at once.
+pub const DEVICES_PER_CREDENTIAL: usize = 16;
+
+impl PeerKind for Device {
+    const NOUN: &'static str = "device";
+    const ID_ARG: &'static str = "deviceId";
+    const LIST_TOOL: &'static str = "list_devices";
+    const SELECT_TOOL: &'static str = "select_device";
+    const NOT_FOUND: ErrorCode = ErrorCode::DeviceNotFound;
+    const NOT_SELECTED: ErrorCode = ErrorCode::DeviceNotSelected;
+    const DISCONNECTED: ErrorCode = ErrorCode::DeviceDisconnected;
+    const PER_CREDENTIAL: usize = DEVICES_PER_CREDENTIAL;
+
+    type Hello = DeviceHello;
+    type SelectArgs = SelectDeviceArgs;
+
+    fn id(hello: &DeviceHello) -> &str {
+        &hello.device_id
+    }
+
+    fn name(hello: &DeviceHello) -> &str {
+        &hello.device_name
+    }
+
+    fn facts(hello: &DeviceHello) -> Map<String, Value> {
+        let mut facts = Map::new();
+        facts.insert("platform".into(), json!(hello.platform));
+        facts.insert("model".into(), json!(hello.model));
+        facts.insert("osVersion".into(), json!(hello.os_version));
+        facts.insert("screen".into(), json!(hello.screen));
+        facts.insert("backendVersion".into(), json!(hello.backend_version));
+        facts
+    }
+
+    fn connect_hint(reach: &Reach) -> String {
+        if reach.hosted {
+            format!(
+                "Attach the phone by USB (USB debugging on) to a machine that runs \
+                 `tabwire-android --hub {}` with a device token of this account",
+                reach.device_url
+            )
+        } else {
+            format!(
+                "Attach the phone by USB (USB debugging on) and run `tabwire-android` on this \
+                 machine (it connects to {}; pair it once with a code from `tabwire-hub pair \
+                 --device`)",
+                reach.device_url
             )
         }
     }

@@ -38,6 +38,9 @@ pub struct PeerInfo<K: PeerKind> {
     pub connected: bool,
     /// How long the current connection has been open.
     pub connected_for: Option<Duration>,
+    /// Why it went away, when its last connection said so before closing (a device backend's
+    /// `offline`, `unauthorized: …`).
+    pub gone: Option<String>,
 }
 
 impl<K: PeerKind> PeerInfo<K> {
@@ -60,6 +63,8 @@ pub struct Registry<K: PeerKind> {
     /// Numbers connections so a late cleanup of an old connection cannot unregister the newer
     /// connection of the same peer.
     next_connection: AtomicU64,
+    /// Whether any peer is connected, for whoever lists tools by it.
+    any_connected: tokio::sync::watch::Sender<bool>,
     kind: PhantomData<K>,
 }
 
@@ -71,6 +76,8 @@ struct Entry<K: PeerKind> {
     connection: Option<Arc<Connection>>,
     /// When the peer last connected or disconnected; decides which peers are forgotten first.
     last_change: Instant,
+    /// Why its last connection ended, when the peer said.
+    gone: Option<String>,
 }
 
 /// The credential a connection proved (a pairing locally, a token in hosted mode), and how to
@@ -113,6 +120,7 @@ impl<K: PeerKind> Default for Registry<K> {
             peers: Mutex::new(HashMap::new()),
             limit: None,
             next_connection: AtomicU64::new(0),
+            any_connected: tokio::sync::watch::Sender::new(false),
             kind: PhantomData,
         }
     }
@@ -170,30 +178,50 @@ impl<K: PeerKind> Registry<K> {
                     ),
                 ));
             }
-            // One peer per credential: a second ID under the same credential while the first
-            // is connected is refused; a disconnected one is released (a reinstalled
-            // extension comes back under a new ID). So one token cannot hold many IDs, nor
-            // crowd the real peers' bindings out of the registry.
-            let held: Vec<String> = peers
+            // A credential holds at most `K::PER_CREDENTIAL` IDs (one browser per pairing or
+            // token; a device backend's phones): one more while that many are connected is
+            // refused; otherwise the ones it left disconnected longest ago are released (a
+            // reinstalled extension comes back under a new ID). So one credential cannot hold
+            // many IDs, nor crowd the real peers' bindings out of the registry.
+            let mut held: Vec<(String, bool, Instant)> = peers
                 .iter()
                 .filter(|(other, entry)| {
                     **other != id && entry.owner.credential == owner.credential
                 })
-                .map(|(other, _)| other.clone())
+                .map(|(other, entry)| {
+                    (other.clone(), entry.connection.is_some(), entry.last_change)
+                })
                 .collect();
-            for other in held {
-                if peers[&other].connection.is_some() {
-                    return Err(OpError::new(
-                        ErrorCode::Forbidden,
-                        format!(
-                            "this credential is in use by {} {other}; each {} needs its own \
-                             pairing or token",
-                            K::NOUN,
-                            K::NOUN
-                        ),
-                    ));
-                }
-                peers.remove(&other);
+            let connected: Vec<&str> = held
+                .iter()
+                .filter(|(_, connected, _)| *connected)
+                .map(|(other, _, _)| other.as_str())
+                .collect();
+            if connected.len() >= K::PER_CREDENTIAL {
+                let noun = K::NOUN;
+                let message = if K::PER_CREDENTIAL == 1 {
+                    format!(
+                        "this credential is in use by {noun} {}; each {noun} needs its own \
+                         pairing or token",
+                        connected[0]
+                    )
+                } else {
+                    format!(
+                        "this credential has {} {noun}s connected, as many as one credential \
+                         may; disconnect one first",
+                        connected.len()
+                    )
+                };
+                return Err(OpError::new(ErrorCode::Forbidden, message));
+            }
+            held.sort_by_key(|(_, _, since)| *since);
+            let excess = (held.len() + 1).saturating_sub(K::PER_CREDENTIAL);
+            for (other, _, _) in held
+                .iter()
+                .filter(|(_, connected, _)| !connected)
+                .take(excess)
+            {
+                peers.remove(other);
             }
             if let Some(limit) = self.limit {
                 let others = peers
@@ -216,9 +244,12 @@ impl<K: PeerKind> Registry<K> {
                 owner,
                 connection: Some(connection.clone()),
                 last_change: Instant::now(),
+                gone: None,
             };
             let replaced = peers.insert(id, entry).and_then(|old| old.connection);
             forget_oldest_disconnected(&mut peers);
+            self.any_connected
+                .send_if_modified(|any| !std::mem::replace(any, true));
             replaced
         };
         if let Some(old) = replaced {
@@ -234,17 +265,33 @@ impl<K: PeerKind> Registry<K> {
     pub fn disconnect(&self, connection: &Connection) {
         {
             let mut peers = self.peers.lock().unwrap();
-            if let Some(entry) = peers.get_mut(&connection.peer_id)
-                && entry
-                    .connection
-                    .as_ref()
-                    .is_some_and(|current| current.number == connection.number)
-            {
+            if let Some(entry) = current_entry(&mut peers, connection) {
                 entry.connection = None;
                 entry.last_change = Instant::now();
             }
+            let any = peers.values().any(|entry| entry.connection.is_some());
+            self.any_connected
+                .send_if_modified(|was| std::mem::replace(was, any) != any);
         }
         connection.fail_all(&format!("the {} disconnected", K::NOUN));
+    }
+
+    /// Records why the peer of `connection` is going away (what `list_*` shows), if that is
+    /// still its current connection.
+    pub fn gone(&self, connection: &Connection, reason: &str) {
+        if let Some(entry) = current_entry(&mut self.peers.lock().unwrap(), connection) {
+            entry.gone = Some(reason.to_owned());
+        }
+    }
+
+    /// Whether any peer is connected, now and as it changes.
+    pub fn watch_connected(&self) -> tokio::sync::watch::Receiver<bool> {
+        self.any_connected.subscribe()
+    }
+
+    /// Whether any peer is connected now.
+    pub fn any_connected(&self) -> bool {
+        *self.any_connected.borrow()
     }
 
     /// Queues `message` for every connected peer.
@@ -293,17 +340,37 @@ impl<K: PeerKind> Registry<K> {
                 ),
             )),
             Some(entry) => entry.connection.clone().ok_or_else(|| {
+                let why = entry
+                    .gone
+                    .as_deref()
+                    .map(|reason| format!(" ({reason})"))
+                    .unwrap_or_default();
                 OpError::new(
                     K::DISCONNECTED,
                     format!(
-                        "{noun} \"{}\" ({id}) is not connected; tabwire never switches to another \
-                         {noun} on its own. Wait for it to reconnect or select another {noun}",
+                        "{noun} \"{}\" ({id}) is not connected{why}; tabwire never switches to \
+                         another {noun} on its own. Wait for it to reconnect or select another \
+                         {noun}",
                         K::name(&entry.hello)
                     ),
                 )
             }),
         }
     }
+}
+
+/// The entry whose current connection is `connection`: a late cleanup of an older connection
+/// of the same peer finds none.
+fn current_entry<'a, K: PeerKind>(
+    peers: &'a mut HashMap<String, Entry<K>>,
+    connection: &Connection,
+) -> Option<&'a mut Entry<K>> {
+    peers.get_mut(&connection.peer_id).filter(|entry| {
+        entry
+            .connection
+            .as_ref()
+            .is_some_and(|current| current.number == connection.number)
+    })
 }
 
 /// Keeps the registry within [`MAX_KNOWN_PEERS`] by forgetting the disconnected peers seen
@@ -330,6 +397,7 @@ impl<K: PeerKind> Entry<K> {
             hello: self.hello.clone(),
             connected: self.connection.is_some(),
             connected_for: self.connection.as_ref().map(|c| c.since.elapsed()),
+            gone: self.gone.clone().filter(|_| self.connection.is_none()),
         }
     }
 }

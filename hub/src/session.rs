@@ -34,6 +34,13 @@ pub struct Session {
     /// Who the session is to leases, made with its first tool call (the client's name is known
     /// from `initialize` on); dropped with the session, which ends its leases.
     lease: OnceLock<SessionLease>,
+    /// Whether the client was last shown the device tools (in a listing, or by being told its
+    /// list changed when the account's first device connected).
+    devices_shown: AtomicBool,
+    /// Set once something watches the account's devices for this session.
+    watching_devices: AtomicBool,
+    /// Cancelled when the session ends, which stops what watches for it.
+    ended: tokio_util::sync::CancellationToken,
 }
 
 impl Session {
@@ -50,7 +57,31 @@ impl Session {
             shown: Mutex::default(),
             listing_changed: AtomicBool::new(false),
             lease: OnceLock::new(),
+            devices_shown: AtomicBool::new(false),
+            watching_devices: AtomicBool::new(false),
+            ended: tokio_util::sync::CancellationToken::new(),
         }
+    }
+
+    /// Records that a listing went out with the device tools (`true`) or without them.
+    pub fn listed_devices(&self, shown: bool) {
+        self.devices_shown.store(shown, Ordering::Relaxed);
+    }
+
+    /// Whether the client must be told its tool list changed because the account's devices
+    /// came or went (`present`) since it was last shown; records that it is being told.
+    pub fn devices_changed(&self, present: bool) -> bool {
+        self.devices_shown.swap(present, Ordering::Relaxed) != present
+    }
+
+    /// True the first time only: the caller starts watching the account's devices.
+    pub fn start_watching_devices(&self) -> bool {
+        !self.watching_devices.swap(true, Ordering::Relaxed)
+    }
+
+    /// Completes when the session ends.
+    pub fn ended(&self) -> tokio_util::sync::WaitForCancellationFutureOwned {
+        self.ended.clone().cancelled_owned()
     }
 
     /// Who the session is to leases: made by `make` the first time, the same ever after.
@@ -103,6 +134,12 @@ impl Session {
         {
             let _ = control.send(state);
         }
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        self.ended.cancel();
     }
 }
 

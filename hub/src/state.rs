@@ -21,6 +21,8 @@ pub struct HubState {
     pub accounts: Accounts,
     /// The URL an extension should be given to reach this hub, for messages to the user.
     pub browser_url: String,
+    /// The URL a device backend should be given, likewise.
+    pub device_url: String,
     /// Token checks, in hosted mode.
     pub auth: Option<Arc<Authenticator>>,
     /// The paired browsers, in local mode.
@@ -79,6 +81,10 @@ impl HubState {
     pub fn local(browser_url: String, pairings: Arc<Pairings>) -> Self {
         HubState {
             accounts: Accounts::local(),
+            device_url: match browser_url.strip_suffix("/browser") {
+                Some(base) => format!("{base}/device"),
+                None => browser_url.clone(),
+            },
             browser_url,
             auth: None,
             pairings: Some(pairings),
@@ -98,6 +104,7 @@ impl HubState {
     pub fn reach(&self) -> Reach<'_> {
         Reach {
             browser_url: &self.browser_url,
+            device_url: &self.device_url,
             hosted: self.is_hosted(),
         }
     }

@@ -22,7 +22,8 @@ pub enum TokenCommand {
         /// The account: 1-64 characters from A-Z a-z 0-9 . _ @ -
         #[arg(long)]
         account: String,
-        /// agent (an MCP client on /mcp) or browser (an extension on /browser).
+        /// agent (an MCP client on /mcp), browser (an extension on /browser) or device (a
+        /// device backend on /device).
         #[arg(long)]
         role: Role,
         /// Lifetime: a number followed by s, m, h or d.

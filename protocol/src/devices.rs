@@ -16,33 +16,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::refs::DeviceRef;
-use crate::{Challenge, Response};
 
-/// A message from a device backend to the hub, on one device's connection.
-// A message is built, sent and dropped once; boxing the response would buy nothing.
-#[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
-pub enum DeviceMessage {
-    /// The first message to a local hub (the pairing exchange, as for browsers).
-    Challenge(Challenge),
-    /// Who the device is; the first message to a hosted hub.
-    Hello(DeviceHello),
-    /// The answer to one [`crate::Request`].
-    Response(Response),
-    /// A heartbeat echo.
-    Heartbeat {
-        /// The sequence number of the hub heartbeat being echoed.
-        seq: u64,
-    },
-    /// The device is going away (unplugged, offline, unauthorized); the backend closes the
-    /// connection right after, and the hub shows the reason in `list_devices`.
-    Gone {
-        /// Why, for agents and people: `offline`, `unauthorized: accept the USB debugging
-        /// prompt on the phone`.
-        reason: String,
-    },
-}
+// The connection's messages live in `messages.rs` beside the browser's (they carry the same
+// challenge and response); they are named here too, with the rest of the device contract.
+pub use crate::messages::{DeviceHello, DeviceMessage, MAX_SCREEN_SIDE, check_device_hello};
 
 /// The platform a device runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,92 +38,6 @@ pub struct ScreenSize {
     /// Height in pixels.
     pub height: u32,
 }
-
-/// How a device backend introduces one device.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct DeviceHello {
-    /// Stable across reconnects, cables and Wi-Fi: derived from the device's own serial number
-    /// (`ro.serialno`), not from the adb transport, so the same phone listed twice (USB and
-    /// `192.168.1.5:5555`) is one device. Letters, digits, `-` and `_`.
-    pub device_id: String,
-    /// The name agents see (the model by default: `Pixel 7`).
-    pub device_name: String,
-    /// The platform.
-    pub platform: Platform,
-    /// The manufacturer and model (`Google Pixel 7`).
-    pub model: String,
-    /// The OS version (`14`) and API level (`34`) as the device reports them.
-    pub os_version: String,
-    /// The screen's size.
-    pub screen: ScreenSize,
-    /// The backend's own version.
-    pub backend_version: String,
-    /// The [`crate::PROTOCOL_VERSION`] the backend was built with.
-    pub protocol_version: u32,
-    /// After a pairing exchange: [`crate::pairing::browser_proof`] for its nonces (the same
-    /// computation as a browser's). Absent in hosted mode.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub proof: Option<String>,
-}
-
-/// Checks a [`DeviceHello`] the way the hub does: the version, the ID's characters, every text
-/// field bounded and free of control characters, the proof's length.
-pub fn check_device_hello(hello: &DeviceHello) -> Result<(), crate::Refusal> {
-    use crate::messages::MAX_IDENTITY_LEN;
-    if hello.protocol_version != crate::PROTOCOL_VERSION {
-        return Err(crate::Refusal::protocol_mismatch(hello.protocol_version));
-    }
-    let invalid = |message: String| crate::Refusal {
-        code: crate::ErrorCode::InvalidArgument,
-        message,
-    };
-    let id_ok = !hello.device_id.is_empty()
-        && hello.device_id.len() <= MAX_IDENTITY_LEN
-        && hello
-            .device_id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
-    if !id_ok {
-        return Err(invalid(format!(
-            "device ID must be 1-{MAX_IDENTITY_LEN} characters of letters, digits, '-' or '_'"
-        )));
-    }
-    for (field, value) in [
-        ("device name", &hello.device_name),
-        ("model", &hello.model),
-        ("OS version", &hello.os_version),
-        ("backend version", &hello.backend_version),
-    ] {
-        if value.chars().count() > MAX_IDENTITY_LEN || value.chars().any(char::is_control) {
-            return Err(invalid(format!(
-                "{field} must be at most {MAX_IDENTITY_LEN} characters without control characters"
-            )));
-        }
-    }
-    if hello.screen.width == 0
-        || hello.screen.height == 0
-        || hello.screen.width > MAX_SCREEN_SIDE
-        || hello.screen.height > MAX_SCREEN_SIDE
-    {
-        return Err(invalid(format!(
-            "screen size must be 1-{MAX_SCREEN_SIDE} pixels a side"
-        )));
-    }
-    if hello
-        .proof
-        .as_deref()
-        .is_some_and(|proof| proof.len() != 2 * crate::pairing::MAC_LEN)
-    {
-        return Err(invalid(
-            "malformed hello: the proof must be 32 bytes of hex".to_owned(),
-        ));
-    }
-    Ok(())
-}
-
-/// The longest side of a screen a hello may report.
-pub const MAX_SCREEN_SIDE: u32 = 16_384;
 
 /// A point on the screen, in physical pixels.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -115,19 +115,23 @@ impl PackagePattern {
         Ok(PackagePattern(text.to_owned()))
     }
 
-    /// Whether `package` is covered.
+    /// Whether `package` is covered. Names are compared without case: Android tells
+    /// `com.Slack` from `com.slack`, but a rule written for one is meant for both, and a rule
+    /// that misses an app fails open.
     pub fn matches(&self, package: &str) -> bool {
         if self.0 == "*" {
             return true;
         }
-        match self.0.strip_suffix(".*") {
+        let package = package.to_ascii_lowercase();
+        let pattern = self.0.to_ascii_lowercase();
+        match pattern.strip_suffix(".*") {
             Some(under) => {
                 package == under
                     || package
                         .strip_prefix(under)
                         .is_some_and(|rest| rest.starts_with('.'))
             }
-            None => package == self.0,
+            None => package == pattern,
         }
     }
 }
@@ -1076,6 +1080,7 @@ mod tests {
         assert_eq!(access("com.bank"), Access::Deny);
         assert_eq!(access("com.bank.mobile"), Access::Deny);
         assert_eq!(access("com.bankrupt"), Access::Act);
+        assert_eq!(access("com.Bank.Mobile"), Access::Deny, "names compare without case");
         assert_eq!(access("com.android.settings"), Access::Read);
         assert_eq!(access("com.android.settings.x"), Access::Act);
         assert!(!policy.allows_everything());

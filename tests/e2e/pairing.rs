@@ -940,12 +940,12 @@ async fn connected_for(client: &McpClient, browser_id: &str) -> Option<u64> {
         .as_u64()
 }
 
-/// The browser lines of `tabwire-hub pair --list` (its header left out).
+/// The pairing lines of `tabwire-hub pair --list` (its header left out).
 fn paired_lines(hub: &Hub) -> Vec<String> {
     let listing = hub.pair_command(&["--list"]);
     let mut lines = listing.lines();
     let header = lines.next().unwrap_or_default();
-    assert!(header.starts_with("BROWSER ID"), "{listing}");
+    assert!(header.starts_with("KIND     ID"), "{listing}");
     lines.map(str::to_owned).collect()
 }
 

@@ -41,7 +41,15 @@ pub struct Target {
 }
 
 /// The package directories of the workspace.
-pub const PACKAGES: &[&str] = &["protocol", "hub", "mcp-shim", "extension-wasm", "tests"];
+pub const PACKAGES: &[&str] = &[
+    "protocol",
+    "observation",
+    "hub",
+    "mcp-shim",
+    "extension-wasm",
+    "tests",
+    "devices/android",
+];
 
 /// The targets of one package: `src/lib.rs`, `src/main.rs`, `src/bin/*.rs`, and the
 /// integration tests' roots (`e2e/main.rs`).

@@ -1,24 +1,37 @@
 //! One attached device, as the hub's operations see it: [`Device::execute`] runs a
 //! [`DeviceOp`] against it through adb and answers with its [`DeviceResult`].
 //!
-//! Operations on one device run one at a time, in the order they arrive. The device keeps its
-//! leases (which MCP session may change it) and its policy (the operator's, from the hub, and
-//! the device owner's `--policy`), and judges every action against the foreground app it reads
-//! right before acting.
+//! Operations on one device run one at a time, in the order they arrive (a fair lock is the
+//! queue; one whose deadline passes while it waits gets `QUEUE_TIMEOUT` and never starts).
+//! The device keeps its leases (which MCP session may change it) and its policy (the
+//! operator's, from the hub, and the device owner's `--policy`), and judges every action
+//! against the foreground app it reads right before acting (see [`crate::run`]).
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use tabwire_protocol::devices::{DeviceOp, DeviceResult, ScreenSize};
-use tabwire_protocol::policy::Policy;
+use tabwire_protocol::devices::{
+    AppClosed, Button, CloseApp, DeviceLogsRequest, DeviceOp, DeviceReleased, DeviceResult,
+    DeviceSwipe, DeviceType, LogsSince, OpenApp, Point, PressTarget, Rect, ScreenSize,
+    SwipeDirection,
+};
+use tabwire_protocol::policy::{Need, Policy};
+use tabwire_protocol::refs::DeviceRef;
 use tabwire_protocol::{ErrorCode, LeaseHolder, OpError};
+use tokio::time::Instant;
 
 use crate::adb::Adb;
+use crate::logs::{self, LogFilter};
+use crate::run::{Run, State, what_it_said};
+use crate::safety::Safety;
+use crate::screen::Extent;
+use crate::shell::{self, GuardOutcome, keycode};
 
 /// What the backend learns about a device before announcing it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DeviceFacts {
-    /// The device's own serial number (`ro.serialno`), the same over USB and Wi-Fi.
+    /// The device's own serial number (`ro.serialno`), the same over USB and Wi-Fi; the adb
+    /// serial when the device reports none.
     pub serialno: String,
     /// `ro.product.manufacturer`.
     pub manufacturer: String,
@@ -42,28 +55,54 @@ pub struct DeviceOptions {
     pub owner_policy: Option<Policy>,
 }
 
+/// The longest a probe may take.
+const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
+/// The longest press or swipe, in milliseconds.
+const MAX_GESTURE_MS: u32 = 10_000;
+
 /// One attached device.
 pub struct Device<A: Adb> {
     adb: Arc<A>,
     serial: String,
     facts: DeviceFacts,
     options: DeviceOptions,
+    safety: Safety,
+    state: tokio::sync::Mutex<State>,
 }
 
 impl<A: Adb> Device<A> {
-    /// Reads the facts a hello needs from the device at `serial`.
+    /// Reads the facts a hello needs from the device at `serial`, in one adb invocation.
     pub async fn probe(adb: &A, serial: &str) -> Result<DeviceFacts, OpError> {
-        let _ = (adb, serial);
-        Err(not_yet())
+        let line = "getprop ro.serialno; getprop ro.product.manufacturer; getprop \
+                    ro.product.model; getprop ro.build.version.release; getprop \
+                    ro.build.version.sdk; wm size";
+        let out = adb
+            .run(&["-s", serial, "shell", line], PROBE_TIMEOUT)
+            .await
+            .map_err(|e| OpError::new(ErrorCode::DeviceError, e.to_string()))?;
+        let text = out.text().replace("\r\n", "\n");
+        if !out.success() {
+            return Err(OpError::new(
+                ErrorCode::DeviceError,
+                format!(
+                    "Reading the device {serial}'s properties failed: {}",
+                    what_it_said(&text, &out)
+                ),
+            ));
+        }
+        parse_probe(&text, serial)
     }
 
     /// The device at `serial` (an adb serial: `emulator-5554`, `192.168.1.5:5555`).
     pub fn new(adb: Arc<A>, serial: String, facts: DeviceFacts, options: DeviceOptions) -> Self {
+        let safety = Safety::new(options.owner_policy.clone());
         Device {
             adb,
             serial,
             facts,
             options,
+            safety,
+            state: tokio::sync::Mutex::new(State::default()),
         }
     }
 
@@ -84,21 +123,453 @@ impl<A: Adb> Device<A> {
         holder: Option<LeaseHolder>,
         deadline: Duration,
     ) -> Result<DeviceResult, OpError> {
-        let _ = (&self.adb, &self.options, op, holder, deadline);
-        Err(not_yet())
+        let deadline = Instant::now() + deadline;
+        let mut state = tokio::time::timeout_at(deadline, self.state.lock())
+            .await
+            .map_err(|_| {
+                OpError::new(
+                    ErrorCode::QueueTimeout,
+                    "The device was busy with earlier calls until the deadline; this one never \
+                     started.",
+                )
+            })?;
+        if op.is_mutation() {
+            self.safety.check(holder.as_ref())?;
+        }
+        let mut run = Run {
+            adb: &*self.adb,
+            serial: &self.serial,
+            screen_size: self.facts.screen,
+            safety: &self.safety,
+            allow_destructive: self.options.allow_destructive,
+            state: &mut state,
+            deadline,
+            holder: holder.as_ref(),
+        };
+        run.execute(op).await
     }
 
     /// An MCP session of the hub ended: its lease on this device lapses.
     pub fn session_ended(&self, session: &str) {
-        let _ = session;
+        self.safety.session_ended(session);
     }
 
     /// The operator's policy arrived (in the welcome) or changed.
     pub fn set_operator_policy(&self, policy: Policy) {
-        let _ = policy;
+        self.safety.set_operator_policy(policy);
     }
 }
 
-fn not_yet() -> OpError {
-    OpError::new(ErrorCode::Internal, "device operations are not built yet")
+impl<A: Adb> Run<'_, A> {
+    async fn execute(&mut self, op: DeviceOp) -> Result<DeviceResult, OpError> {
+        match op {
+            DeviceOp::Snapshot(snapshot) => {
+                let screen = self.look().await?;
+                Ok(DeviceResult::Snapshot(self.state.views.observe(
+                    &screen,
+                    &snapshot.view,
+                    false,
+                    None,
+                )))
+            }
+            DeviceOp::Tap(tap) => {
+                let at = self.resolve(tap.target)?.centre();
+                let package = self.act(&format!("input tap {} {}", at.x, at.y)).await?;
+                self.acted(package, Some(at), &tap.observe).await
+            }
+            DeviceOp::TapCoordinates(tap) => {
+                let at = self.check_point(tap.point)?;
+                let package = self.act(&format!("input tap {} {}", at.x, at.y)).await?;
+                self.acted(package, Some(at), &tap.observe).await
+            }
+            DeviceOp::LongPress(press) => {
+                check_duration(press.duration_ms)?;
+                let at = match press.target {
+                    PressTarget::Ref(target) => self.resolve(target)?.centre(),
+                    PressTarget::Point(point) => self.check_point(point)?,
+                };
+                let line = format!(
+                    "input swipe {x} {y} {x} {y} {}",
+                    press.duration_ms,
+                    x = at.x,
+                    y = at.y
+                );
+                let package = self.act(&line).await?;
+                self.acted(package, Some(at), &press.observe).await
+            }
+            DeviceOp::Type(typing) => self.type_text(typing).await,
+            DeviceOp::Swipe(swipe) => self.swipe(swipe).await,
+            DeviceOp::PressButton(press) => {
+                let package = self
+                    .act(&format!("input keyevent {}", key_of(press.button)))
+                    .await?;
+                self.acted(package, None, &press.observe).await
+            }
+            DeviceOp::OpenApp(open) => self.open_app(open).await,
+            DeviceOp::CloseApp(close) => self.close_app(close).await,
+            DeviceOp::DismissKeyboard(dismiss) => {
+                // Back hides a keyboard, and goes back when none shows: so only when one does,
+                // decided on the device in the same line.
+                let line = "if dumpsys input_method | grep -q mInputShown=true; then input \
+                            keyevent 4; fi";
+                let package = self.act(line).await?;
+                self.acted(package, None, &dismiss.observe).await
+            }
+            DeviceOp::Screenshot(request) => self.screenshot(request.max_width).await,
+            DeviceOp::Logs(request) => self.logs(request).await,
+            DeviceOp::Release(_) => Ok(DeviceResult::Released(DeviceReleased {
+                released: self.safety.release(self.holder)?,
+            })),
+        }
+    }
+
+    /// A ref's bounds in the latest look at the screen.
+    fn resolve(&self, target: DeviceRef) -> Result<Rect, OpError> {
+        self.state
+            .screen
+            .as_ref()
+            .and_then(|screen| screen.bounds_of(target))
+            .ok_or_else(|| {
+                OpError::new(
+                    ErrorCode::StaleRef,
+                    format!(
+                        "{target} is not on the device's screen as last observed (the screen \
+                         changed since, or the ref was never issued): take a new snapshot."
+                    ),
+                )
+            })
+    }
+
+    fn check_point(&self, point: Point) -> Result<Point, OpError> {
+        let extent = self.extent();
+        if point.x < extent.width && point.y < extent.height {
+            Ok(point)
+        } else {
+            Err(OpError::new(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "({}, {}) is off the screen, which is {} × {} pixels (x below {}, y below \
+                     {})",
+                    point.x, point.y, extent.width, extent.height, extent.width, extent.height
+                ),
+            ))
+        }
+    }
+
+    async fn type_text(&mut self, typing: DeviceType) -> Result<DeviceResult, OpError> {
+        let mut lines = shell::type_commands(&typing.text)?;
+        let mut at = None;
+        if let Some(target) = typing.target {
+            let centre = self.resolve(target)?.centre();
+            at = Some(centre);
+            let tap = format!("input tap {} {}", centre.x, centre.y);
+            match lines.first_mut() {
+                Some(first) => *first = format!("{tap} && {first}"),
+                None => lines.push(tap),
+            }
+        }
+        if typing.submit {
+            let enter = format!("input keyevent {}", keycode::ENTER);
+            match lines.last_mut() {
+                Some(last) if last.len() + enter.len() + 4 <= shell::MAX_COMMAND_BYTES => {
+                    last.push_str(&format!(" && {enter}"));
+                }
+                _ => lines.push(enter),
+            }
+        }
+        if lines.is_empty() {
+            return Err(OpError::new(
+                ErrorCode::InvalidArgument,
+                "nothing to do: the text is empty, with no field to tap and no submit",
+            ));
+        }
+        let package = self.act(&lines[0]).await?;
+        for line in &lines[1..] {
+            self.act_again(&package, line).await?;
+        }
+        self.acted(package, at, &typing.observe).await
+    }
+
+    async fn swipe(&mut self, swipe: DeviceSwipe) -> Result<DeviceResult, OpError> {
+        check_duration(swipe.duration_ms)?;
+        if !(10..=95).contains(&swipe.distance_percent) {
+            return Err(OpError::new(
+                ErrorCode::InvalidArgument,
+                "distancePercent must be 10-95",
+            ));
+        }
+        let area = match swipe.within {
+            Some(target) => self.resolve(target)?,
+            None => {
+                let Extent { width, height } = self.extent();
+                Rect {
+                    left: 0,
+                    top: 0,
+                    right: width,
+                    bottom: height,
+                }
+            }
+        };
+        let (from, to) = swipe_points(area, swipe.direction, swipe.distance_percent);
+        let line = format!(
+            "input swipe {} {} {} {} {}",
+            from.x, from.y, to.x, to.y, swipe.duration_ms
+        );
+        let package = self.act(&line).await?;
+        self.acted(package, Some(from), &swipe.observe).await
+    }
+
+    async fn open_app(&mut self, open: OpenApp) -> Result<DeviceResult, OpError> {
+        shell::check_package(&open.package)?;
+        let package = open.package;
+        self.destructive(open.clear_data)?;
+        self.safety.gate(Need::Load, &package)?;
+        if open.clear_data {
+            self.safety.gate(Need::Act, &package)?;
+        }
+        self.safety.claim(self.holder)?;
+        let launch = format!("monkey -p {package} -c android.intent.category.LAUNCHER 1 2>&1");
+        let line = if open.clear_data {
+            format!("pm clear {package} 2>&1 && {launch}")
+        } else {
+            launch
+        };
+        let (text, out) = self
+            .shell(&line)
+            .await
+            .map_err(|e| e.action_may_have_occurred())?;
+        if text.contains("No activities found") || text.starts_with("Failed") {
+            return Err(not_installed(&package));
+        }
+        if !text.contains("Events injected") {
+            return Err(OpError::new(
+                ErrorCode::DeviceError,
+                format!("Launching {package} failed: {}", what_it_said(&text, &out)),
+            )
+            .action_may_have_occurred());
+        }
+        // The app about to be in front is the one the next action expects.
+        self.state.foreground = Some(package.clone());
+        self.acted(package, None, &open.observe).await
+    }
+
+    async fn close_app(&mut self, close: CloseApp) -> Result<DeviceResult, OpError> {
+        shell::check_package(&close.package)?;
+        let package = close.package;
+        self.destructive(close.clear_data)?;
+        self.safety.gate(Need::Act, &package)?;
+        self.safety.claim(self.holder)?;
+        let clear = if close.clear_data {
+            format!(" && pm clear {package}")
+        } else {
+            String::new()
+        };
+        let line = format!(
+            "if pm path {package} >/dev/null 2>&1; then am force-stop {package}{clear} && echo {}; else echo tabwire-missing; fi",
+            shell::DONE_MARK
+        );
+        let (text, out) = self
+            .shell(&line)
+            .await
+            .map_err(|e| e.action_may_have_occurred())?;
+        if text.lines().any(|l| l.trim() == "tabwire-missing") {
+            return Err(not_installed(&package));
+        }
+        if !text.lines().any(|l| l.trim() == shell::DONE_MARK) {
+            return Err(OpError::new(
+                ErrorCode::DeviceError,
+                format!("Stopping {package} failed: {}", what_it_said(&text, &out)),
+            )
+            .action_may_have_occurred());
+        }
+        self.state.screen = None;
+        Ok(DeviceResult::Closed(AppClosed {
+            package,
+            data_cleared: close.clear_data,
+        }))
+    }
+
+    fn destructive(&self, asked: bool) -> Result<(), OpError> {
+        if asked && !self.allow_destructive {
+            return Err(OpError::new(
+                ErrorCode::DestructiveNotAllowed,
+                "Clearing an app's data is destructive, and this device's backend was not \
+                 started with --allow-destructive; nothing was done.",
+            ));
+        }
+        Ok(())
+    }
+
+    async fn screenshot(&mut self, max_width: u32) -> Result<DeviceResult, OpError> {
+        let line = format!("{}; screencap -p", shell::focus_read());
+        let out = self.adb(&["exec-out", &line]).await?;
+        let newline = out.stdout.iter().position(|b| *b == b'\n').unwrap_or(0);
+        let first = String::from_utf8_lossy(&out.stdout[..newline]).into_owned();
+        if let GuardOutcome::Foreground(Some(package)) = shell::guard_outcome(&first) {
+            // The image is dropped unread when the app in front may not be read.
+            self.safety.gate(Need::Read, &package)?;
+        }
+        let png = &out.stdout[(newline + 1).min(out.stdout.len())..];
+        let shot = crate::screenshot::scale(png, max_width)?;
+        Ok(DeviceResult::Screenshot(shot))
+    }
+
+    async fn logs(&mut self, request: DeviceLogsRequest) -> Result<DeviceResult, OpError> {
+        let safety = self.safety;
+        match &request.package {
+            Some(package) => {
+                shell::check_package(package)?;
+                safety.gate(Need::Read, package)?;
+            }
+            None if safety.restricts_apps() => {
+                return Err(OpError::new(
+                    ErrorCode::AppBlocked,
+                    "A policy restricts some apps on this device, and the log holds every app's \
+                     entries: name the app whose entries to read (package).",
+                ));
+            }
+            None => {}
+        }
+        let (since, after) = match &request.since {
+            LogsSince::Previous => (
+                self.state.log_cursor.as_ref().map(|c| c.time.clone()),
+                self.state.log_cursor.clone(),
+            ),
+            LogsSince::Time(time) => {
+                logs::check_time(time)?;
+                (Some(time.clone()), None)
+            }
+        };
+        let pidof = match &request.package {
+            Some(package) => format!("pidof {package}; "),
+            None => String::new(),
+        };
+        let line = format!(
+            "{pidof}echo tabwire-logcat; {}",
+            logs::logcat_command(since.as_deref(), request.min_level)
+        );
+        let (text, out) = self.shell(&line).await?;
+        let Some((pids, log)) = text.split_once("tabwire-logcat\n") else {
+            return Err(OpError::new(
+                ErrorCode::DeviceError,
+                format!("Reading the log failed: {}", what_it_said(&text, &out)),
+            ));
+        };
+        let filter = LogFilter {
+            pids: request.package.as_ref().map(|_| logs::parse_pids(pids)),
+            tag: request.tag.clone(),
+            min_level: request.min_level,
+            after: after.clone(),
+        };
+        let selected = logs::select(log, &filter, request.max_entries, request.max_chars);
+        self.state.log_cursor = logs::cursor_after(log, after.as_ref());
+        Ok(DeviceResult::Logs(selected))
+    }
+}
+
+fn not_installed(package: &str) -> OpError {
+    OpError::new(
+        ErrorCode::AppNotFound,
+        format!("No app {package} with a launcher activity is installed on the device."),
+    )
+}
+
+fn check_duration(ms: u32) -> Result<(), OpError> {
+    if (1..=MAX_GESTURE_MS).contains(&ms) {
+        Ok(())
+    } else {
+        Err(OpError::new(
+            ErrorCode::InvalidArgument,
+            format!("durationMs must be 1-{MAX_GESTURE_MS}"),
+        ))
+    }
+}
+
+fn key_of(button: Button) -> u32 {
+    match button {
+        Button::Back => keycode::BACK,
+        Button::Home => keycode::HOME,
+        Button::Enter => keycode::ENTER,
+        Button::AppSwitch => keycode::APP_SWITCH,
+        Button::VolumeUp => keycode::VOLUME_UP,
+        Button::VolumeDown => keycode::VOLUME_DOWN,
+        Button::Delete => keycode::DEL,
+        Button::Tab => keycode::TAB,
+        Button::Escape => keycode::ESCAPE,
+        Button::Power => keycode::POWER,
+    }
+}
+
+/// Where a swipe starts and ends: through the area's centre along the direction, over
+/// `percent` of its extent that way, kept inside it.
+fn swipe_points(area: Rect, direction: SwipeDirection, percent: u8) -> (Point, Point) {
+    let centre = area.centre();
+    let width = area.right - area.left;
+    let height = area.bottom - area.top;
+    let half = |extent: u32| extent * u32::from(percent) / 200;
+    let inside_x = |x: u32| x.clamp(area.left, area.right.saturating_sub(1));
+    let inside_y = |y: u32| y.clamp(area.top, area.bottom.saturating_sub(1));
+    let (dx, dy) = (half(width), half(height));
+    let point = |x: u32, y: u32| Point {
+        x: inside_x(x),
+        y: inside_y(y),
+    };
+    match direction {
+        SwipeDirection::Up => (
+            point(centre.x, centre.y + dy),
+            point(centre.x, centre.y - dy),
+        ),
+        SwipeDirection::Down => (
+            point(centre.x, centre.y - dy),
+            point(centre.x, centre.y + dy),
+        ),
+        SwipeDirection::Left => (
+            point(centre.x + dx, centre.y),
+            point(centre.x - dx, centre.y),
+        ),
+        SwipeDirection::Right => (
+            point(centre.x - dx, centre.y),
+            point(centre.x + dx, centre.y),
+        ),
+    }
+}
+
+/// The probe's output: five property lines, then `wm size`'s.
+fn parse_probe(text: &str, serial: &str) -> Result<DeviceFacts, OpError> {
+    let lines: Vec<&str> = text.split('\n').collect();
+    let prop = |i: usize| lines.get(i).map_or("", |l| l.trim()).to_owned();
+    let size_of = |label: &str| {
+        lines.iter().find_map(|line| {
+            let (w, h) = line.trim().strip_prefix(label)?.trim().split_once('x')?;
+            Some(ScreenSize {
+                width: w.trim().parse().ok()?,
+                height: h.trim().parse().ok()?,
+            })
+        })
+    };
+    let screen = size_of("Override size:")
+        .or_else(|| size_of("Physical size:"))
+        .filter(|s| s.width > 0 && s.height > 0)
+        .ok_or_else(|| {
+            OpError::new(
+                ErrorCode::DeviceError,
+                format!(
+                    "The device {serial} did not report its screen size (`wm size` printed \
+                     nothing usable)."
+                ),
+            )
+        })?;
+    let serialno = prop(0);
+    Ok(DeviceFacts {
+        serialno: if serialno.is_empty() {
+            serial.to_owned()
+        } else {
+            serialno
+        },
+        manufacturer: prop(1),
+        model: prop(2),
+        os_version: prop(3),
+        sdk: prop(4).parse().ok(),
+        screen,
+    })
 }

@@ -5,7 +5,55 @@
 //! - [`adb`]: the one transport every adb call goes through ([`adb::Adb`]), and the real
 //!   program behind it ([`adb::AdbProgram`]); tests put a scripted fake in its place.
 //! - [`device`]: one attached device: its facts and the operations it serves.
+//!
+//! The device's operations (android-core):
+//! - [`shell`]: every command line sent to the phone's shell: quoting, typing text without
+//!   the shell reading it, and the foreground guard actions run behind.
+//! - [`hierarchy`]: `uiautomator dump` output read with an XML parser, and the failures it
+//!   prints while exiting 0.
+//! - [`screen`]: the kept nodes of a dump, with roles, names, values, states and identities.
+//! - [`refs`]: `@d` refs kept by identity across dumps.
+//! - [`safety`]: the device's lease and both owners' app rules, at the point of effect.
+//! - [`screenshot`]: `screencap` PNGs scaled down with a box filter.
+//! - [`view`]: a screen as observations show it, through `tabwire-observation` (rendering,
+//!   windows, budgets, queries, paging, `since` deltas).
+//! - [`run`]: one operation's run: its deadline, adb calls, dumps and their retries, the
+//!   settle loop, and input behind the foreground guard.
+//! - [`logs`]: logcat's `threadtime` lines, filtered, bounded and read on from a cursor.
+//!
+//! Tracking and the hub connection (the binary's side):
+//! - [`listing`]: `adb devices -l` read into serials and states.
+//! - [`track`]: which phones are served through which serial (probes, the same phone listed
+//!   twice, devices that go), as pure decisions.
+//! - [`identity`]: a phone's device ID (from `ro.serialno`) and its hello.
+//! - [`endpoint`]: the hub URL, local or hosted, tokens and TLS.
+//! - [`keys`]: the pairing key per hub URL in the private state directory, and pairing codes.
+//! - [`link`]: one device's connection: pairing exchange, hello, requests, heartbeats, backoff.
+//! - [`backend`]: the loop that polls adb and runs the links.
 #![deny(missing_docs)]
 
 pub mod adb;
 pub mod device;
+
+// The device's operations.
+pub mod hierarchy;
+pub mod logs;
+pub mod refs;
+pub mod run;
+pub mod safety;
+pub mod screen;
+pub mod screenshot;
+pub mod shell;
+pub mod view;
+
+// Tracking and the hub connection.
+pub mod backend;
+pub mod endpoint;
+pub mod identity;
+pub mod keys;
+pub mod link;
+pub mod listing;
+pub mod track;
+
+#[cfg(test)]
+mod device_tests;

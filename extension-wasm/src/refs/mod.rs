@@ -27,9 +27,9 @@ use std::collections::HashMap;
 
 use tabwire_protocol::{ElementRef, ErrorCode, OpError, TabId};
 
-use crate::observation::delta::Baselines;
-use crate::observation::facts::Identity;
 use table::RefTable;
+use tabwire_observation::delta::Baselines;
+use tabwire_observation::facts::Identity;
 
 /// Frame 0 is the top document.
 pub const TOP_FRAME: u32 = 0;

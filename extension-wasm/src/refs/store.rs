@@ -187,7 +187,7 @@ pub fn forget(tab: TabId) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observation::facts::{Anchors, Identity};
+    use tabwire_observation::facts::{Anchors, Identity};
     use tabwire_protocol::ElementRef;
 
     #[test]
@@ -219,7 +219,7 @@ mod tests {
             .as_mut()
             .unwrap()
             .refs
-            .note_identities(&[crate::observation::PageNode {
+            .note_identities(&[tabwire_observation::PageNode {
                 key: 10,
                 role: "button".into(),
                 name: "Save".into(),

@@ -14,7 +14,7 @@ use std::collections::{HashMap, HashSet};
 
 use serde::{Deserialize, Serialize};
 
-use crate::observation::facts::{Identity, PageNode};
+use tabwire_observation::facts::{Identity, PageNode};
 
 /// The anchor attributes a replacement must share with a removed element: `id`,
 /// `data-testid`, `name` (those present).
@@ -249,7 +249,7 @@ impl RefTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observation::facts::Anchors;
+    use tabwire_observation::facts::Anchors;
 
     fn anchored(key: u32, id: Option<&str>, testid: Option<&str>, name: &str) -> PageNode {
         PageNode {

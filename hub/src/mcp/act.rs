@@ -25,29 +25,35 @@ fn action_observation_data(observation: &Observation) -> Value {
     if let Value::Object(map) = &mut data {
         map.remove("tabId");
         map.remove("documentId");
-        for (key, default) in [
-            ("offset", json!(0)),
-            ("omittedNodes", json!(0)),
-            ("omittedChars", json!(0)),
-            ("truncated", json!(false)),
-        ] {
-            if map.get(key) == Some(&default) {
-                map.remove(key);
-            }
-        }
-        // Everything shown: the total is the number of nodes.
-        if !observation.truncated && observation.delta.is_none() {
-            map.remove("totalNodes");
-        }
-        if let Some(Value::Object(delta)) = map.get_mut("delta")
-            && delta
-                .get("removed")
-                .is_some_and(|r| r.as_array().is_some_and(Vec::is_empty))
-        {
-            delta.remove("removed");
-        }
+        drop_window_defaults(map);
     }
     data
+}
+
+/// Leaves out of an observation's data (any peer's) what is at its default: a zero offset,
+/// nothing omitted, the total of an untruncated full view, an empty `removed`.
+pub(super) fn drop_window_defaults(map: &mut Map<String, Value>) {
+    for (key, default) in [
+        ("offset", json!(0)),
+        ("omittedNodes", json!(0)),
+        ("omittedChars", json!(0)),
+        ("truncated", json!(false)),
+    ] {
+        if map.get(key) == Some(&default) {
+            map.remove(key);
+        }
+    }
+    // Everything shown: the total is the number of nodes.
+    if !map.contains_key("truncated") && !map.contains_key("delta") {
+        map.remove("totalNodes");
+    }
+    if let Some(Value::Object(delta)) = map.get_mut("delta")
+        && delta
+            .get("removed")
+            .is_some_and(|r| r.as_array().is_some_and(Vec::is_empty))
+    {
+        delta.remove("removed");
+    }
 }
 
 /// `timeoutMs` of an action when the caller gives none.

@@ -216,7 +216,13 @@ pub fn query(query: Option<String>) -> Result<Option<String>, ToolError> {
 /// schemars), and its conversion into the protocol's. The enum's doc comment is the schema's
 /// description of every field of that type that has none of its own, so it names the default.
 macro_rules! mirror {
-    ($(#[$meta:meta])* $name:ident => $proto:ident { $($(#[$vmeta:meta])* $variant:ident,)* }) => {
+    ($(#[$meta:meta])* $name:ident => $module:ident :: $proto:ident { $($body:tt)* }) => {
+        mirror!(@impl $(#[$meta])* $name, tabwire_protocol::$module::$proto, $($body)*);
+    };
+    ($(#[$meta:meta])* $name:ident => $proto:ident { $($body:tt)* }) => {
+        mirror!(@impl $(#[$meta])* $name, tabwire_protocol::$proto, $($body)*);
+    };
+    (@impl $(#[$meta:meta])* $name:ident, $proto:ty, $($(#[$vmeta:meta])* $variant:ident,)*) => {
         $(#[$meta])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
         #[serde(rename_all = "camelCase")]
@@ -224,15 +230,18 @@ macro_rules! mirror {
             $($(#[$vmeta])* $variant,)*
         }
 
-        impl From<$name> for tabwire_protocol::$proto {
+        impl From<$name> for $proto {
             fn from(value: $name) -> Self {
                 match value {
-                    $($name::$variant => tabwire_protocol::$proto::$variant,)*
+                    $($name::$variant => Self::$variant,)*
                 }
             }
         }
     };
 }
+
+/// For the device tools' enums (`Name => devices::Name { … }`).
+pub(super) use mirror;
 
 mirror! {
     /// How a click is delivered; default trusted.

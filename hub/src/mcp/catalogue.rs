@@ -17,12 +17,12 @@ use serde::Deserialize;
 
 use super::args::{ActionOptions, NoArgs};
 use super::envelope::{ToolError, ToolOutput};
-use super::routing::{BrowserRoute, Caller, Group, NoRoute, TabRoute, ToolContext};
+use super::routing::{BrowserRoute, Caller, DeviceRoute, Group, NoRoute, TabRoute, ToolContext};
 use super::{
-    act, actions, batch, capture, health, input, observe, optin, peers, people, schema, screenshot,
-    storage, tabs, waits,
+    act, actions, batch, capture, devices, health, input, observe, optin, peers, people, schema,
+    screenshot, storage, tabs, waits,
 };
-use crate::peer::{Browser, SelectBrowserArgs};
+use crate::peer::{Browser, Device, PeerKind, SelectBrowserArgs, SelectDeviceArgs};
 
 /// MCP's tool annotations, set per tool. Only the hints that differ from MCP's defaults
 /// (`readOnlyHint: false`, `destructiveHint: true`, `idempotentHint: false`,
@@ -238,6 +238,21 @@ catalogue! {
     "get_cookies", Browser TabRoute READS, storage::CookiesArgs, NoOptions => storage::get_cookies, storage::GET_COOKIES;
     "get_local_storage", Browser TabRoute READS, storage::LocalStorageArgs, NoOptions => storage::get_local_storage, storage::GET_LOCAL_STORAGE;
     "release_tab", Browser TabRoute SETS, NoArgs, NoOptions => tabs::release_tab, tabs::RELEASE_TAB;
+    "list_devices", Hub NoRoute READS_HUB, peers::ListArgs, NoOptions => peers::list::<Device>, peers::LIST_DEVICES;
+    "select_device", Hub NoRoute SETS_HUB, SelectDeviceArgs, NoOptions => peers::select::<Device>, peers::SELECT_DEVICE;
+    "device_snapshot", Device DeviceRoute READS, devices::SnapshotArgs, NoOptions => devices::device_snapshot, devices::DEVICE_SNAPSHOT;
+    "device_tap", Device DeviceRoute CHANGES, devices::TapArgs, ActionOptions => devices::act, devices::DEVICE_TAP;
+    "tap_coordinates", Device DeviceRoute CHANGES, devices::TapCoordinatesArgs, ActionOptions => devices::act, devices::TAP_COORDINATES;
+    "long_press", Device DeviceRoute CHANGES, devices::LongPressArgs, ActionOptions => devices::act, devices::LONG_PRESS;
+    "device_type", Device DeviceRoute CHANGES, devices::TypeArgs, ActionOptions => devices::act, devices::DEVICE_TYPE;
+    "device_swipe", Device DeviceRoute CHANGES, devices::SwipeArgs, ActionOptions => devices::act, devices::DEVICE_SWIPE;
+    "press_button", Device DeviceRoute CHANGES, devices::PressButtonArgs, ActionOptions => devices::act, devices::PRESS_BUTTON;
+    "open_app", Device DeviceRoute CHANGES, devices::OpenAppArgs, ActionOptions => devices::open_app, devices::OPEN_APP;
+    "close_app", Device DeviceRoute CHANGES, devices::CloseAppArgs, NoOptions => devices::close_app, devices::CLOSE_APP;
+    "dismiss_keyboard", Device DeviceRoute SETS, devices::DismissKeyboardArgs, ActionOptions => devices::act, devices::DISMISS_KEYBOARD;
+    "device_screenshot", Device DeviceRoute READS, devices::ScreenshotArgs, NoOptions => devices::device_screenshot, devices::DEVICE_SCREENSHOT;
+    "device_logs", Device DeviceRoute READS, devices::LogsArgs, NoOptions => devices::device_logs, devices::DEVICE_LOGS;
+    "release_device", Device DeviceRoute SETS, NoArgs, NoOptions => devices::release_device, devices::RELEASE_DEVICE;
 }
 
 /// The catalogue, built once per process.
@@ -246,10 +261,25 @@ pub fn catalogue() -> &'static [Entry] {
     ENTRIES.get_or_init(entries)
 }
 
-/// The `tools/list` definitions of the tools listed by default, and of the opt-in groups that
-/// `shows` says are shown.
-pub fn listed(shows: impl Fn(optin::OptIn) -> bool) -> impl Iterator<Item = &'static Tool> {
-    tools().filter(move |tool| optin::OptIn::of(&tool.name).is_none_or(&shows))
+/// The `tools/list` definitions of the tools listed by default, of the opt-in groups that
+/// `shows` says are shown, and of the device tools when `devices` (the caller's account has a
+/// device connected: SPEC §7, a session without devices does not pay for their tools).
+pub fn listed(
+    shows: impl Fn(optin::OptIn) -> bool,
+    devices: bool,
+) -> impl Iterator<Item = &'static Tool> {
+    catalogue()
+        .iter()
+        .filter(move |entry| devices || !is_device_tool(entry))
+        .map(|entry| &entry.tool)
+        .filter(move |tool| optin::OptIn::of(&tool.name).is_none_or(&shows))
+}
+
+/// Whether a tool is about devices: listed only while the account has one connected.
+fn is_device_tool(entry: &Entry) -> bool {
+    entry.group == Group::Device
+        || entry.tool.name == Device::LIST_TOOL
+        || entry.tool.name == Device::SELECT_TOOL
 }
 
 /// Every tool's `tools/list` definition.
@@ -373,10 +403,29 @@ mod tests {
         assert_eq!(entry("switch_tab").hints, SETS);
         // Giving up a lease ungroups the tab and nothing more, however often.
         assert_eq!(entry("release_tab").hints, SETS);
+        // Devices: looking changes nothing; input may destroy what a person's input could;
+        // stopping an app loses its state.
+        for name in ["device_snapshot", "device_screenshot", "device_logs"] {
+            assert_eq!(entry(name).hints, READS, "{name}");
+        }
+        for name in [
+            "device_tap",
+            "device_type",
+            "close_app",
+            "open_app",
+            "press_button",
+        ] {
+            assert_eq!(entry(name).hints, CHANGES, "{name}");
+        }
+        for name in ["list_devices", "select_device"] {
+            assert!(!entry(name).hints.open_world, "{name}");
+            assert_eq!(entry(name).group, Group::Hub, "{name}");
+        }
+        assert_eq!(entry("release_device").hints, SETS);
         assert!(
             catalogue()
                 .iter()
-                .filter(|entry| entry.group == Group::Browser)
+                .filter(|entry| matches!(entry.group, Group::Browser | Group::Device))
                 .all(|entry| entry.hints.open_world)
         );
     }

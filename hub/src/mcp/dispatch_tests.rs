@@ -980,3 +980,6 @@ async fn a_call_leaves_a_trace_of_its_peer_and_tab() {
     assert!(dispatch(&ctx, "type_text", args).await.unwrap().is_err());
     assert_eq!(*ctx.trace.lock().unwrap(), super::Trace::default());
 }
+
+#[path = "device_dispatch_tests.rs"]
+mod devices;

@@ -127,8 +127,9 @@ impl From<OpError> for ToolError {
     }
 }
 
-/// The codes of the errors the hub itself reports about a browser and its connection
-/// (`registry.rs`), whose messages quote no page.
+/// The codes of the errors the hub itself reports about a peer and its connection
+/// (`registry.rs`), whose messages quote no page. A device's disconnection is not among them:
+/// its message may carry the reason the device backend gave.
 fn hubs_own(code: ErrorCode) -> bool {
     matches!(
         code,
@@ -136,6 +137,8 @@ fn hubs_own(code: ErrorCode) -> bool {
             | ErrorCode::BrowserDisconnected
             | ErrorCode::BrowserNotFound
             | ErrorCode::BrowserNotSelected
+            | ErrorCode::DeviceNotFound
+            | ErrorCode::DeviceNotSelected
             | ErrorCode::LimitExceeded
             | ErrorCode::ProtocolMismatch
     )

@@ -14,8 +14,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tabwire_protocol::{
-    ContentFormat, ContentRequest, ElementRef, GetSelectedText, ListFrames, Observation,
-    ObservedNode, PageContent, SelectedText, SnapshotRequest, TabId,
+    ContentFormat, ContentRequest, GetSelectedText, ListFrames, Observation, ObservedNode,
+    PageContent, SelectedText, SnapshotRequest, TabId,
 };
 
 use super::args::{NoArgs, in_range, optional_selector, query};
@@ -293,18 +293,160 @@ fn node_line(node: &ObservedNode) -> Rendering {
     })
 }
 
-fn refs_line(refs: &[ElementRef]) -> String {
-    refs.iter()
-        .map(ElementRef::to_string)
-        .collect::<Vec<_>>()
-        .join(" ")
+/// Refs on one line (`removed: @e5 @e6`), whatever the peer's kind of ref.
+fn refs_line<R: std::fmt::Display>(refs: &[R]) -> String {
+    refs.iter().map(R::to_string).collect::<Vec<_>>().join(" ")
+}
+
+/// Where an observation's window lies in its (filtered) list of nodes, for any peer.
+pub(super) struct Window {
+    /// The list's length.
+    pub total_nodes: u32,
+    /// The position of the first node shown.
+    pub offset: u32,
+    /// Whether nodes of the list are not shown.
+    pub truncated: bool,
+    /// How many are not shown, and the characters they hold.
+    pub omitted_nodes: u32,
+    pub omitted_chars: u32,
+    /// The `offset` that shows the next nodes.
+    pub next_offset: Option<u32>,
+    /// What narrows the list (`query/selector`), for the footer.
+    pub narrow: &'static str,
+}
+
+/// A full observation's lines, for any peer: the header, a note when a delta's baseline was
+/// gone, the node lines, what lies outside the window (browsers' popups), and a footer saying
+/// what was left out and how to page on.
+pub(super) fn render_full(
+    head: Rendering,
+    reset: bool,
+    nodes: Vec<Rendering>,
+    outside: Vec<Rendering>,
+    window: &Window,
+) -> Rendering {
+    let mut lines = vec![head];
+    if reset {
+        lines.push("(that version is no longer a baseline for these arguments; full view)".into());
+    }
+    let empty = nodes.is_empty();
+    lines.extend(nodes);
+    if empty && window.total_nodes == 0 {
+        lines.push("(no nodes: nothing in this view matches)".into());
+    }
+    lines.extend(outside);
+    if window.truncated {
+        let shown_from = window.offset + 1;
+        // Lines of this list only: a browser's inlined frames' lines are not positions of it.
+        let shown_to = window.offset + (window.total_nodes - window.omitted_nodes);
+        let mut footer = format!(
+            "[nodes {shown_from}-{shown_to} of {}; {} not shown ({} chars)",
+            window.total_nodes, window.omitted_nodes, window.omitted_chars
+        );
+        if let Some(next) = window.next_offset {
+            footer.push_str(&format!("; next: offset={next}"));
+        }
+        footer.push_str(&format!("; or narrow with {}]", window.narrow));
+        lines.push(footer.into());
+    }
+    Rendering::lines(lines)
+}
+
+/// What a delta says, for any peer.
+pub(super) struct Changes<'a, R> {
+    /// The version compared against.
+    pub since: u64,
+    /// Lines of nodes new or changed.
+    pub changed: Vec<Rendering>,
+    /// Refs no longer in the window.
+    pub removed: &'a [R],
+    /// The window's new order, when nodes moved.
+    pub order: Option<&'a [R]>,
+    /// Whether the list around the window changed.
+    pub view_changed: bool,
+}
+
+/// A delta: a short header (the caller has the rest from its baseline), then the changes and
+/// what lies outside the window.
+pub(super) fn render_changes<R: std::fmt::Display>(
+    head: String,
+    changes: Changes<'_, R>,
+    outside: Vec<Rendering>,
+    window: &Window,
+) -> Rendering {
+    let more = match (changes.view_changed, window.truncated) {
+        (false, _) => String::new(),
+        (true, true) => {
+            let next = window
+                .next_offset
+                .map(|next| format!(", next: offset={next}"))
+                .unwrap_or_default();
+            format!(
+                " [the view now has {} nodes and is truncated{next}]",
+                window.total_nodes
+            )
+        }
+        (true, false) => format!(
+            " [the view now has {} nodes, all shown]",
+            window.total_nodes
+        ),
+    };
+    let since = changes.since;
+    let mut lines = Vec::new();
+    if changes.changed.is_empty() && changes.removed.is_empty() && changes.order.is_none() {
+        let nothing = if outside.is_empty() {
+            "no changes"
+        } else {
+            "no changes in this view"
+        };
+        lines.push(format!("{head}: {nothing} since version {since}{more}").into());
+        lines.extend(outside);
+        return Rendering::lines(lines);
+    }
+    lines.push(format!("{head}: changes since version {since}{more}:").into());
+    lines.extend(changes.changed);
+    if !changes.removed.is_empty() {
+        lines.push(format!("removed: {}", refs_line(changes.removed)).into());
+    }
+    if let Some(order) = changes.order {
+        lines.push(format!("order: {}", refs_line(order)).into());
+    }
+    lines.extend(outside);
+    Rendering::lines(lines)
+}
+
+/// A browser observation's window.
+fn window(observation: &Observation) -> Window {
+    Window {
+        total_nodes: observation.total_nodes,
+        offset: observation.offset,
+        truncated: observation.truncated,
+        omitted_nodes: observation.omitted_nodes,
+        omitted_chars: observation.omitted_chars,
+        next_offset: observation.next_offset,
+        narrow: "query/selector",
+    }
 }
 
 /// The model's view of an observation: a header, `@ref text` lines (or the delta), and a
 /// footer saying what was left out and how to page on.
 pub fn render_observation(observation: &Observation) -> Rendering {
+    let mut outside = Vec::new();
+    outside_lines(observation, &mut outside);
     if let Some(delta) = &observation.delta {
-        return render_delta(observation, delta);
+        // The tab is in the data and was in the baseline's header: not repeated here.
+        let head = match observation.frame_id {
+            Some(frame) => format!("frame {frame} version {}", observation.version),
+            None => format!("version {}", observation.version),
+        };
+        let changes = Changes {
+            since: delta.since,
+            changed: delta.changed.iter().map(node_line).collect(),
+            removed: &delta.removed,
+            order: delta.order.as_deref(),
+            view_changed: delta.view_changed,
+        };
+        return render_changes(head, changes, outside, &window(observation));
     }
     let mut head = header(
         observation.tab_id,
@@ -313,78 +455,14 @@ pub fn render_observation(observation: &Observation) -> Rendering {
         &observation.url,
     );
     head.push(&format!(" (version {})", observation.version));
-    let mut lines = vec![head];
-    if observation.reset {
-        lines.push("(that version is no longer a baseline for these arguments; full view)".into());
-    }
-    lines.extend(observation.nodes.iter().map(node_line));
-    if observation.nodes.is_empty() && observation.total_nodes == 0 {
-        lines.push("(no nodes: nothing in this view matches)".into());
-    }
-    outside_lines(observation, &mut lines);
-    if observation.truncated {
-        let shown_from = observation.offset + 1;
-        // Lines of this document only: inlined frames' lines are not positions of its list.
-        let shown_to = observation.offset + (observation.total_nodes - observation.omitted_nodes);
-        let mut footer = format!(
-            "[nodes {shown_from}-{shown_to} of {}; {} not shown ({} chars)",
-            observation.total_nodes, observation.omitted_nodes, observation.omitted_chars
-        );
-        if let Some(next) = observation.next_offset {
-            footer.push_str(&format!("; next: offset={next}"));
-        }
-        footer.push_str("; or narrow with query/selector]");
-        lines.push(footer.into());
-    }
-    Rendering::lines(lines)
-}
-
-/// A delta: a short header (the caller has the rest from its baseline), then the changes.
-fn render_delta(observation: &Observation, delta: &tabwire_protocol::Delta) -> Rendering {
-    // The tab is in the data and was in the baseline's header: not repeated here.
-    let head = match observation.frame_id {
-        Some(frame) => format!("frame {frame} version {}", observation.version),
-        None => format!("version {}", observation.version),
-    };
-    let more = match (delta.view_changed, observation.truncated) {
-        (false, _) => String::new(),
-        (true, true) => {
-            let next = observation
-                .next_offset
-                .map(|next| format!(", next: offset={next}"))
-                .unwrap_or_default();
-            format!(
-                " [the view now has {} nodes and is truncated{next}]",
-                observation.total_nodes
-            )
-        }
-        (true, false) => format!(
-            " [the view now has {} nodes, all shown]",
-            observation.total_nodes
-        ),
-    };
-    let mut lines = Vec::new();
-    if delta.changed.is_empty() && delta.removed.is_empty() && delta.order.is_none() {
-        let outside = observation.outside.is_empty();
-        let nothing = if outside {
-            "no changes"
-        } else {
-            "no changes in this view"
-        };
-        lines.push(format!("{head}: {nothing} since version {}{more}", delta.since).into());
-        outside_lines(observation, &mut lines);
-        return Rendering::lines(lines);
-    }
-    lines.push(format!("{head}: changes since version {}{more}:", delta.since).into());
-    lines.extend(delta.changed.iter().map(node_line));
-    if !delta.removed.is_empty() {
-        lines.push(format!("removed: {}", refs_line(&delta.removed)).into());
-    }
-    if let Some(order) = &delta.order {
-        lines.push(format!("order: {}", refs_line(order)).into());
-    }
-    outside_lines(observation, &mut lines);
-    Rendering::lines(lines)
+    let nodes = observation.nodes.iter().map(node_line).collect();
+    render_full(
+        head,
+        observation.reset,
+        nodes,
+        outside,
+        &window(observation),
+    )
 }
 
 /// Popups outside the window: a line saying what opened (with its lines) or closed.
@@ -428,7 +506,7 @@ pub(super) fn render_content(content: &PageContent) -> Rendering {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tabwire_protocol::Delta;
+    use tabwire_protocol::{Delta, ElementRef};
 
     fn observation() -> Observation {
         Observation {

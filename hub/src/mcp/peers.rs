@@ -1,11 +1,11 @@
-//! Listing and selecting peers: `list_browsers` and `select_browser`, written once over
-//! [`PeerKind`] (the device tools will be the same two functions for another kind).
+//! Listing and selecting peers: `list_browsers`/`select_browser` and
+//! `list_devices`/`select_device`, written once over [`PeerKind`].
 
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::envelope::{ToolError, ToolOutput, quote_if_spaced};
+use super::envelope::{Rendering, ToolError, ToolOutput, quote_if_spaced};
 use super::routing::ToolContext;
 use crate::accounts::Registered;
 
@@ -15,6 +15,8 @@ use crate::accounts::Registered;
 pub struct ListArgs {}
 
 pub const LIST_BROWSERS: &str = "Browsers known to this hub: browserId, name, connected, selected.";
+pub const LIST_DEVICES: &str = "Devices known to this hub: deviceId, name, model, connected (or \
+why not), selected.";
 
 /// `list_*`: every peer of the kind known to the caller's account, and which is selected.
 pub async fn list<K: Registered>(
@@ -23,12 +25,12 @@ pub async fn list<K: Registered>(
 ) -> Result<ToolOutput, ToolError> {
     let selected = ctx.session.selected::<K>();
     let peers = K::registry(&ctx.account).list();
-    let mut text = String::new();
+    let mut lines = Vec::new();
     let mut data = Vec::new();
     for peer in &peers {
         let is_selected = selected.as_deref() == Some(peer.id());
-        text.push_str(&format!(
-            "{}={} name={} {}{}\n",
+        let mut line = Rendering::hub(format!(
+            "{}={} name={} {}",
             K::ID_ARG,
             peer.id(),
             quote_if_spaced(peer.name()),
@@ -37,8 +39,17 @@ pub async fn list<K: Registered>(
             } else {
                 "disconnected"
             },
-            if is_selected { " selected" } else { "" },
         ));
+        // Why it went away, in its backend's words.
+        if let Some(reason) = &peer.gone {
+            line.push(" (");
+            line.push_page(reason);
+            line.push(")");
+        }
+        if is_selected {
+            line.push(" selected");
+        }
+        lines.push(line);
         let mut entry = serde_json::Map::new();
         entry.insert(K::ID_ARG.into(), json!(peer.id()));
         entry.insert("name".into(), json!(peer.name()));
@@ -48,6 +59,9 @@ pub async fn list<K: Registered>(
         if let Some(since) = peer.connected_for {
             entry.insert("connectedForSecs".into(), json!(since.as_secs()));
         }
+        if let Some(reason) = &peer.gone {
+            entry.insert("reason".into(), json!(reason));
+        }
         data.push(Value::Object(entry));
     }
     // A selection restored after a hub restart may name a peer that has not reconnected yet;
@@ -55,30 +69,31 @@ pub async fn list<K: Registered>(
     if let Some(selected) = selected.as_deref()
         && !peers.iter().any(|p| p.id() == selected)
     {
-        text.push_str(&format!(
-            "{}={selected} (not connected since the hub started) disconnected selected\n",
+        lines.push(Rendering::hub(format!(
+            "{}={selected} (not connected since the hub started) disconnected selected",
             K::ID_ARG
-        ));
+        )));
         data.push(json!({
             K::ID_ARG: selected, "name": null, "connected": false, "selected": true,
         }));
     }
     if data.is_empty() {
-        text = format!(
+        lines.push(Rendering::hub(format!(
             "No {} has connected. {}.",
             K::NOUN,
             K::connect_hint(&ctx.hub.reach())
-        );
+        )));
     }
     let mut result = serde_json::Map::new();
     result.insert(format!("{}s", K::NOUN), Value::Array(data));
     Ok(ToolOutput::new(
         Value::Object(result),
-        text.trim_end().to_owned(),
+        Rendering::lines(lines),
     ))
 }
 
 pub const SELECT_BROWSER: &str = "Route this session's browser tools to one browser.";
+pub const SELECT_DEVICE: &str = "Route this session's device tools to one device.";
 
 /// `select_*`: routes the session's tools of the kind to one connected peer.
 pub async fn select<K: Registered>(

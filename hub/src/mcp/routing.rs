@@ -16,7 +16,7 @@ use tabwire_protocol::{Ask, ErrorCode, LeaseHolder, OpResult, TabId};
 
 use super::envelope::ToolError;
 use crate::accounts::{Account, Registered};
-use crate::peer::Browser;
+use crate::peer::{Browser, Device};
 use crate::registry::Connection;
 use crate::session::Session;
 use crate::state::HubState;
@@ -102,6 +102,8 @@ pub enum Group {
     Hub,
     /// A browser: every tool takes `browserId`.
     Browser,
+    /// A mobile device: every tool takes `deviceId`.
+    Device,
 }
 
 /// Where a call goes, from the routing arguments of its group. Declared once per group and
@@ -129,6 +131,22 @@ pub struct BrowserRoute {
 pub struct TabRoute {
     pub tab_id: Option<TabId>,
     pub browser_id: Option<String>,
+}
+
+/// The routing arguments of device tools.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceRoute {
+    pub device_id: Option<String>,
+}
+
+impl From<DeviceRoute> for Route {
+    fn from(route: DeviceRoute) -> Self {
+        Route {
+            peer_id: route.device_id,
+            tab_id: None,
+        }
+    }
 }
 
 /// The (absent) routing arguments of the hub's own tools.
@@ -262,6 +280,7 @@ impl ToolContext {
         let explicit = self.route.peer_id.as_deref();
         match self.group {
             Group::Browser => self.peer::<Browser>(explicit),
+            Group::Device => self.peer::<Device>(explicit),
             Group::Hub => Err(ToolError::new(
                 ErrorCode::Internal,
                 format!("{} is a tool of the hub: it calls no peer", self.tool),

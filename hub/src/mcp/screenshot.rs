@@ -20,7 +20,7 @@ use super::routing::ToolContext;
 
 const DEADLINE: Duration = Duration::from_secs(15);
 const DEFAULT_QUALITY: u32 = 60;
-const DEFAULT_MAX_WIDTH: u32 = 800;
+pub(super) const DEFAULT_MAX_WIDTH: u32 = 800;
 /// The observation taken with a screenshot: the same small window as after an action.
 const SNAPSHOT_BUDGET: SnapshotBudget = SnapshotBudget {
     max_nodes: DEFAULT_OBSERVE_NODES,
@@ -92,18 +92,12 @@ fn screenshot_request(args: &ScreenshotArgs) -> Result<ScreenshotRequest, ToolEr
 /// The image as image content; its facts (not its bytes) in the data and a one-line text,
 /// followed by the observation when one was taken.
 fn screenshot_output(screenshot: Screenshot) -> Result<ToolOutput, ToolError> {
-    if screenshot.data.is_empty() {
-        return Err(ToolError::new(
-            ErrorCode::Internal,
-            "take_screenshot: the extension returned an empty image",
-        ));
-    }
+    let bytes = image_bytes("take_screenshot", &screenshot.data)?;
     let (name, mime_type) = match screenshot.format {
         ImageFormat::Png => ("png", "image/png"),
         ImageFormat::Jpeg => ("jpeg", "image/jpeg"),
         ImageFormat::Webp => ("webp", "image/webp"),
     };
-    let bytes = decoded_len(&screenshot.data);
     let mut data = Map::new();
     for (key, value) in [
         ("tabId", json!(screenshot.tab_id)),
@@ -138,6 +132,17 @@ fn screenshot_output(screenshot: Screenshot) -> Result<ToolOutput, ToolError> {
             mime_type,
         }),
     )
+}
+
+/// The size of an image a peer returned (any peer's screenshot), or the error for an empty one.
+pub(super) fn image_bytes(tool: &str, base64: &str) -> Result<u64, ToolError> {
+    if base64.is_empty() {
+        return Err(ToolError::new(
+            ErrorCode::Internal,
+            format!("{tool}: the peer returned an empty image"),
+        ));
+    }
+    Ok(decoded_len(base64))
 }
 
 /// The number of bytes base64 text decodes to (padding and whitespace aside).

@@ -21,11 +21,11 @@ use super::keys::{self, Keyboard};
 use super::steps::{Rebinds, change_page, change_target, retrying};
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::{get_tab, resolve_tab};
-use crate::observation::{Detail, PageNode, render_node};
 use crate::ops::target::{self, PreparedTarget};
 use crate::page::{self, InPage, PageCommand, PageField};
 use crate::refs::TOP_FRAME;
 use crate::{debugger, input};
+use tabwire_observation::{Detail, PageNode, render_node};
 
 #[derive(Deserialize)]
 struct Selected {
@@ -115,7 +115,7 @@ pub async fn select_option(
             .await
         })
         .await?;
-        let line = render_node(&found.value.node, &url, Detail::Full);
+        let line = render_node(&found.value.node, Some(&url), Detail::Full);
         let shown = get_tab(tab).await?.active;
         debugger::ensure_attached(tab).await?;
         input::click(
@@ -141,7 +141,7 @@ pub async fn select_option(
         text: text.map(str::to_owned),
     };
     let chosen = change_target::<Selected>(tab, &prepared, &command, checkpoint).await?;
-    let line = render_node(&chosen.node, &url, Detail::WithoutValue);
+    let line = render_node(&chosen.node, Some(&url), Detail::WithoutValue);
     let summary = format!("Selected \"{}\" in {line}", chosen.text);
     let facts = ActionFacts::SelectOption {
         target: line,
@@ -216,7 +216,7 @@ pub async fn fill_form(
         .fields
         .into_iter()
         .map(|f| FilledField {
-            target: render_node(&f.node, &url, Detail::WithoutValue),
+            target: render_node(&f.node, Some(&url), Detail::WithoutValue),
             value: f.value,
             valid: f.valid,
             validation_message: f.validation_message.filter(|_| !f.valid),
@@ -383,7 +383,7 @@ pub async fn scroll(
     let line = scrolled
         .node
         .as_ref()
-        .map(|n| render_node(n, &url, Detail::Full));
+        .map(|n| render_node(n, Some(&url), Detail::Full));
     let summary = match &line {
         Some(line) if to.is_some() => format!("Scrolled {line} into view"),
         _ => format!(

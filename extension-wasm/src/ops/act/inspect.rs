@@ -15,12 +15,12 @@ use tabwire_protocol::{
 
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::resolve_tab;
-use crate::observation::{Detail, PageNode, render_node};
 use crate::ops::target;
 use crate::page::{self, MissingFrame, PageCommand};
 use crate::refs::TOP_FRAME;
 use crate::timer::{Either, now_ms, select, sleep};
 use crate::{debugger, queue};
+use tabwire_observation::{Detail, PageNode, render_node};
 
 /// How long the health probe waits for the page.
 const PROBE_MS: f64 = 1000.0;
@@ -57,7 +57,7 @@ pub async fn read_state(tab: TabId, request: ReadStateRequest) -> Result<Element
     }
     Ok(ElementState {
         tab_id: tab,
-        target: render_node(&reply.value.node, &url, Detail::WithoutValue),
+        target: render_node(&reply.value.node, Some(&url), Detail::WithoutValue),
         state: reply.value.state,
     })
 }

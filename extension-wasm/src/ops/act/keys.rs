@@ -24,11 +24,11 @@ use tabwire_protocol::{
 use super::steps::{Rebinds, change_target, retrying};
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::resolve_tab;
-use crate::observation::{Detail, PageNode, render_node};
 use crate::ops::target::{self, PreparedTarget};
 use crate::page::{self, PageCommand};
 use crate::refs::TOP_FRAME;
 use crate::{debugger, input};
+use tabwire_observation::{Detail, PageNode, render_node};
 
 #[derive(Deserialize)]
 struct TypedFacts {
@@ -120,7 +120,7 @@ pub async fn type_text(
             (node, value)
         }
     };
-    let line = render_node(&node, &url, Detail::WithoutValue);
+    let line = render_node(&node, Some(&url), Detail::WithoutValue);
     // The value is in the facts and in the observation's line for the field.
     let summary = format!("Typed into {line}{note}");
     let facts = ActionFacts::Type {
@@ -331,7 +331,7 @@ pub async fn press_key(
         let url = resolve_tab(Some(tab)).await?.url;
         let prepared = target::prepare(tab, target, TOP_FRAME)?;
         let node = focus(tab, &prepared, None, checkpoint).await?.node;
-        focused_line = Some(render_node(&node, &url, Detail::Full));
+        focused_line = Some(render_node(&node, Some(&url), Detail::Full));
     }
     debugger::ensure_attached(tab).await?;
     checkpoint.check()?;

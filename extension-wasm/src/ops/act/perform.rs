@@ -15,12 +15,12 @@ use tabwire_protocol::{
 use super::{forms, keys, pointer, waits};
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::get_tab;
-use crate::observation::delta::Params;
 use crate::ops::observe::snapshot;
 use crate::ops::target;
 use crate::text::cap;
 use crate::timer::{Either, select, sleep};
 use crate::{activity, debugger, refs};
+use tabwire_observation::delta::Params;
 
 /// Performs one action (no observation): the dialog and navigation handling around
 /// [`dispatch`].

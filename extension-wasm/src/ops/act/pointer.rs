@@ -26,12 +26,12 @@ use tabwire_protocol::{
 use super::steps::{Rebinds, change_target, retrying};
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::{get_tab, resolve_tab, select_in_window};
-use crate::observation::{Detail, PageNode, render_node};
 use crate::ops::observe::frames;
 use crate::ops::target;
 use crate::page::{self, PageCommand};
 use crate::refs::TOP_FRAME;
 use crate::{debugger, input};
+use tabwire_observation::{Detail, PageNode, render_node};
 
 #[derive(Deserialize)]
 struct ClickPoint {
@@ -133,11 +133,7 @@ pub async fn locate(tab: TabId, target: &Target) -> Result<Located, OpError> {
     Ok(Located {
         x: round(x),
         y: round(y),
-        line: render_node(
-            &point.node,
-            chrome_tab.url.as_deref().unwrap_or_default(),
-            Detail::Full,
-        ),
+        line: render_node(&point.node, chrome_tab.url.as_deref(), Detail::Full),
         shown: chrome_tab.active,
     })
 }
@@ -184,7 +180,7 @@ async fn dom_click(
         target: prepared.page.clone(),
     };
     let clicked = change_target::<Clicked>(tab, &prepared, &command, checkpoint).await?;
-    let line = render_node(&clicked.node, &url, Detail::Full);
+    let line = render_node(&clicked.node, Some(&url), Detail::Full);
     let summary = format!("Clicked (DOM click) {line}");
     let facts = ActionFacts::DomClick {
         target: line,
@@ -259,7 +255,7 @@ pub async fn drag(
             .await?;
             prepared.check_document(&reply.document_id)?;
             prepared.rebound(tab, reply.value.rebound);
-            let line = render_node(&reply.value.node, &url, Detail::Full);
+            let line = render_node(&reply.value.node, Some(&url), Detail::Full);
             ((reply.value.x, reply.value.y), Some(line))
         }
     };

@@ -18,13 +18,13 @@ use tabwire_protocol::{
     Delta, ElementRef, Observation, ObservedNode, Outside, SnapshotRequest, TabId,
 };
 
-use crate::observation::delta::{self, Baseline, Entry, Params, View};
-use crate::observation::facts::{ClosedPopup, PageNode, PagePopup};
-use crate::observation::inline;
-use crate::observation::render::{Detail, render_node};
-use crate::observation::window::{self, Budget, Unit};
 use crate::refs::table::AnchorKey;
 use crate::refs::{FrameState, TOP_FRAME, element_ref};
+use tabwire_observation::delta::{self, Baseline, Entry, Params, View};
+use tabwire_observation::facts::{ClosedPopup, PageNode, PagePopup};
+use tabwire_observation::inline;
+use tabwire_observation::render::{Detail, render_node};
+use tabwire_observation::window::{self, Budget, Unit};
 
 /// The collector's snapshot answer.
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -130,7 +130,7 @@ pub fn observe(
     doc.refs.rebind_replacements(&facts.nodes, unique_anchors);
 
     let units = window::filter(
-        window::units(&facts.nodes, &facts.url),
+        window::units(&facts.nodes, Some(&facts.url)),
         request.query.as_deref(),
     );
     let shown = window::window_around(
@@ -197,7 +197,7 @@ pub fn observe(
                     frame,
                     iframe: element_ref(source.frame, index),
                     depth: node.depth,
-                    hidden_line: Some(render_node(node, &facts.url, Detail::Full)),
+                    hidden_line: Some(render_node(node, Some(&facts.url), Detail::Full)),
                 });
             }
         }
@@ -208,7 +208,7 @@ pub fn observe(
     let mut outside = Vec::new();
     for popup in &facts.outside {
         let mut nodes = Vec::new();
-        for unit in window::units(&popup.nodes, &facts.url) {
+        for unit in window::units(&popup.nodes, Some(&facts.url)) {
             if shown_keys.contains(&unit.key) {
                 continue;
             }
@@ -352,13 +352,15 @@ fn observed_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observation::facts::{Anchors, PageOption};
     use crate::refs::RefTables;
+    use tabwire_observation::facts::{Anchors, PageOption};
     use tabwire_protocol::{ElementRef, ErrorCode, Target};
 
     const TAB: TabId = 7;
 
-    use crate::observation::facts::button;
+    fn button(key: u32, name: &str) -> PageNode {
+        PageNode::new(key, "button", name)
+    }
 
     fn facts(nodes: Vec<PageNode>) -> SnapshotFacts {
         SnapshotFacts {

@@ -13,9 +13,9 @@ use tabwire_protocol::{ErrorCode, FrameInfo, FrameList, OpError, TabId};
 
 use crate::chrome::{self, ChromeFrame};
 use crate::chrome_tabs::{resolve_tab, tab_error};
-use crate::observation::PageNode;
 use crate::page::{self, PageCommand};
 use crate::refs::TOP_FRAME;
+use tabwire_observation::PageNode;
 
 /// Lists the tab's frames, the top document first, parents before children.
 pub async fn list_frames(tab_id: Option<TabId>) -> Result<FrameList, OpError> {

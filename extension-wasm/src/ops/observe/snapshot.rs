@@ -19,12 +19,12 @@ use super::engine::{self, Observed, ShownFrame, SnapshotFacts, Source};
 use super::frames;
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::resolve_tab;
-use crate::observation::delta::Params;
 use crate::ops::target::ReadScope;
 use crate::page::{self, MissingFrame, PageCommand, PageWindow};
 use crate::refs::table::AnchorKey;
 use crate::refs::{self, TOP_FRAME};
 use crate::timer::now_ms;
+use tabwire_observation::delta::Params;
 
 /// The anchors of this walk's possible replacements (see `RefTable::replacement_candidates`)
 /// that the page finds on exactly one element of the whole document: the walk alone cannot tell,

@@ -36,9 +36,10 @@ impl Unit {
     }
 }
 
-/// Renders every node, in document order. A key seen twice (which a well-behaved collector
-/// never sends) keeps its first node only, so one ref never names two lines.
-pub fn units(nodes: &[PageNode], document_url: &str) -> Vec<Unit> {
+/// Renders every node, in document order. A key seen twice (which a well-behaved peer never
+/// sends) keeps its first node only, so one ref never names two lines. `document_url` shortens
+/// same-origin links (see [`render_node`]); a device's screen has none.
+pub fn units(nodes: &[PageNode], document_url: Option<&str>) -> Vec<Unit> {
     let mut seen = HashSet::with_capacity(nodes.len());
     let mut out = Vec::with_capacity(nodes.len());
     for (index, node) in nodes.iter().enumerate() {
@@ -241,11 +242,13 @@ fn clamp(n: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::observation::facts::PageOption;
+    use crate::facts::{PROSE_ROLE, PageOption};
 
-    const URL: &str = "http://x/";
+    const URL: Option<&str> = Some("http://x/");
 
-    use crate::observation::facts::button;
+    fn button(key: u32, name: &str) -> PageNode {
+        PageNode::new(key, "button", name)
+    }
 
     fn select(key: u32, options: usize) -> PageNode {
         PageNode {
@@ -524,5 +527,35 @@ mod tests {
         let list = units(&[button(1, "A"), button(1, "B")], URL);
         assert_eq!(list.len(), 1);
         assert_eq!(list[0].lines[0], r#"button "A""#);
+    }
+
+    #[test]
+    fn a_screen_without_a_url_is_windowed_and_queried_like_a_page() {
+        let field = |key: u32, name: &str, value: &str, secret: bool| PageNode {
+            value: Some(value.into()),
+            secret,
+            ..PageNode::new(key, "textbox", name)
+        };
+        let nodes = vec![
+            PageNode::new(1, PROSE_ROLE, "Sign in"),
+            field(2, "Email", "ada@example.org", false),
+            field(3, "Password", "hunter2", true),
+            button(4, "LOGIN"),
+        ];
+        let list = units(&nodes, None);
+        let w = window(&list, 0, budget(3, 10_000));
+        assert_eq!(
+            texts(&list, &w),
+            [
+                r#""Sign in""#,
+                r#"textbox "Email" = "ada@example.org""#,
+                r#"textbox "Password" = "••••""#
+            ]
+        );
+        assert_eq!(w.next_offset, Some(3));
+        // A query reads the rendered lines, so it cannot find a secret's text.
+        assert!(filter(units(&nodes, None), Some("hunter2")).is_empty());
+        let found = filter(units(&nodes, None), Some("login"));
+        assert_eq!(found.iter().map(|u| u.key).collect::<Vec<_>>(), [4]);
     }
 }

@@ -11,6 +11,8 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use tabwire_protocol::{ObservedNode, SnapshotRequest, Target};
 
+use crate::window::Budget;
+
 /// How many baselines a document keeps.
 pub const BASELINES_KEPT: usize = 8;
 
@@ -33,6 +35,19 @@ pub struct Params {
 }
 
 impl Params {
+    /// The parameters of a view with no scope element and no hidden text (a device's screen):
+    /// only its query, first line and budget.
+    pub fn new(query: Option<String>, offset: u32, budget: Budget) -> Params {
+        Params {
+            scope: None,
+            query,
+            offset,
+            max_nodes: budget.max_nodes,
+            max_chars: budget.max_chars,
+            include_hidden: false,
+        }
+    }
+
     /// The parameters of a snapshot request.
     pub fn of(request: &SnapshotRequest) -> Params {
         Params {
@@ -196,14 +211,14 @@ mod tests {
     }
 
     fn params(offset: u32) -> Params {
-        Params {
-            scope: None,
-            query: None,
+        Params::new(
+            None,
             offset,
-            max_nodes: 10,
-            max_chars: 100,
-            include_hidden: false,
-        }
+            Budget {
+                max_nodes: 10,
+                max_chars: 100,
+            },
+        )
     }
 
     #[test]
@@ -276,5 +291,27 @@ mod tests {
         let mut scoped = params(0);
         scoped.scope = Some(Target::Css("main".into()));
         assert!(kept.matching(10, &scoped).is_none());
+    }
+
+    #[test]
+    fn a_plain_view_has_the_parameters_of_a_plain_request() {
+        let budget = Budget {
+            max_nodes: 50,
+            max_chars: 4000,
+        };
+        let request = SnapshotRequest {
+            frame_id: None,
+            scope: None,
+            query: Some("login".into()),
+            max_nodes: 50,
+            max_chars: 4000,
+            offset: 20,
+            since: Some(3),
+            include_hidden: false,
+        };
+        let plain = Params::new(Some("login".into()), 20, budget);
+        assert_eq!(plain, Params::of(&request));
+        assert_ne!(plain, Params::new(None, 20, budget), "the query counts");
+        assert_ne!(plain, Params::new(Some("login".into()), 0, budget));
     }
 }

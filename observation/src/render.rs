@@ -1,7 +1,8 @@
 //! The wording of observation lines: one line per node, the text after the ref.
 //!
-//! The collector (js/collector/) reports facts — role, name, value, states, href, level, options —
-//! and nothing rendered, so the wording lives here, in pure Rust with unit tests. Lines look
+//! A peer reports facts — role, name, value, states, href, level, options — and nothing
+//! rendered (the browser's collector, js/collector/, and a device backend's UI hierarchy alike),
+//! so the wording lives here, in pure Rust with unit tests. Lines look
 //! like `textbox "Password" = "••••" [required]`, `link "Docs" -> /docs`, `heading[2] "Pricing"`,
 //! `row "Row 1 | Customer 7 | 13.37 EUR"`, `iframe "Checkout" (frameId 4)`; prose is its text in
 //! double quotes, so it cannot be mistaken for a role word. Every character is paid for by the
@@ -9,15 +10,26 @@
 
 use super::facts::{PROSE_ROLE, PageNode, PageOption};
 use crate::text::cap;
+use tabwire_protocol::REDACTED;
 
 /// The longest line a single node renders to, in characters.
 pub const MAX_LINE_CHARS: usize = 200;
-/// States in the order they are shown; anything else the collector sends is ignored. Focus is
-/// left out: it moves with every action, so every delta would carry a line for the element
-/// that lost it and one for the element that gained it (`read_element_state` reports it).
-const STATE_ORDER: [&str; 9] = [
-    "checked", "mixed", "pressed", "selected", "expanded", "disabled", "required", "readonly",
+/// States in the order they are shown; anything else a peer sends is ignored. Focus is left
+/// out: it moves with every action, so every delta would carry a line for the element that
+/// lost it and one for the element that gained it (`read_element_state` reports it). The
+/// browser's collector never reports `scrollable`; a device backend does, for the lists and
+/// views a swipe moves.
+const STATE_ORDER: [&str; 10] = [
+    "checked",
+    "mixed",
+    "pressed",
+    "selected",
+    "expanded",
+    "disabled",
+    "required",
+    "readonly",
     "modal",
+    "scrollable",
 ];
 
 /// How to render a node.
@@ -29,8 +41,10 @@ pub enum Detail {
     WithoutValue,
 }
 
-/// Renders one node as a single line, at most [`MAX_LINE_CHARS`] long.
-pub fn render_node(node: &PageNode, document_url: &str, detail: Detail) -> String {
+/// Renders one node as a single line, at most [`MAX_LINE_CHARS`] long. Links on the same origin
+/// as `document_url` are shown as paths; with no URL (a device's screen) every link is shown
+/// whole. A secret's value is shown as [`REDACTED`], whatever the peer sent.
+pub fn render_node(node: &PageNode, document_url: Option<&str>, detail: Detail) -> String {
     let name = one_line(&node.name);
     if node.role == PROSE_ROLE {
         return cap(&format!("\"{name}\""), MAX_LINE_CHARS);
@@ -45,6 +59,7 @@ pub fn render_node(node: &PageNode, document_url: &str, detail: Detail) -> Strin
     if detail == Detail::Full
         && let Some(value) = node.value.as_deref().filter(|v| !v.is_empty())
     {
+        let value = if node.secret { REDACTED } else { value };
         line.push_str(&format!(" = \"{}\"", one_line(value)));
     }
     if let Some(href) = node.href.as_deref().filter(|h| !h.is_empty()) {
@@ -71,9 +86,10 @@ pub fn render_option(option: &PageOption) -> String {
     cap(&line, MAX_LINE_CHARS)
 }
 
-/// Shows a same-origin link as its path (`/docs?x=1`), any other as the full URL.
-pub fn display_href(document_url: &str, href: &str) -> String {
-    match (origin(document_url), origin(href)) {
+/// Shows a link on the document's origin as its path (`/docs?x=1`), any other (or any, with no
+/// document URL) as the full URL.
+pub fn display_href(document_url: Option<&str>, href: &str) -> String {
+    match (document_url.and_then(origin), origin(href)) {
         (Some(page), Some(link)) if page.eq_ignore_ascii_case(link) => {
             let rest = &href[link.len()..];
             if rest.is_empty() {
@@ -126,7 +142,7 @@ mod tests {
     }
 
     fn render(n: &PageNode) -> String {
-        render_node(n, URL, Detail::Full)
+        render_node(n, Some(URL), Detail::Full)
     }
 
     #[test]
@@ -137,7 +153,7 @@ mod tests {
         assert_eq!(render(&user), r#"textbox "Username""#);
 
         let mut password = node("textbox", "Password");
-        password.value = Some(tabwire_protocol::REDACTED.into());
+        password.value = Some(REDACTED.into());
         password.states = vec!["required".into()];
         assert_eq!(
             render(&password),
@@ -215,25 +231,31 @@ mod tests {
         let mut n = node("textbox", "Email");
         n.value = Some("a@b.c".into());
         assert_eq!(
-            render_node(&n, URL, Detail::WithoutValue),
+            render_node(&n, Some(URL), Detail::WithoutValue),
             r#"textbox "Email""#
         );
     }
 
     #[test]
     fn hrefs_are_shortened_only_on_the_same_origin() {
-        assert_eq!(display_href(URL, "https://shop.example/a?b#c"), "/a?b#c");
-        assert_eq!(display_href(URL, "https://SHOP.example"), "/");
         assert_eq!(
-            display_href(URL, "https://shop.example:8443/a"),
+            display_href(Some(URL), "https://shop.example/a?b#c"),
+            "/a?b#c"
+        );
+        assert_eq!(display_href(Some(URL), "https://SHOP.example"), "/");
+        assert_eq!(
+            display_href(Some(URL), "https://shop.example:8443/a"),
             "https://shop.example:8443/a"
         );
         assert_eq!(
-            display_href(URL, "http://shop.example/a"),
+            display_href(Some(URL), "http://shop.example/a"),
             "http://shop.example/a"
         );
-        assert_eq!(display_href(URL, "mailto:a@b.c"), "mailto:a@b.c");
-        assert_eq!(display_href("about:blank", "https://x/y"), "https://x/y");
+        assert_eq!(display_href(Some(URL), "mailto:a@b.c"), "mailto:a@b.c");
+        assert_eq!(
+            display_href(Some("about:blank"), "https://x/y"),
+            "https://x/y"
+        );
     }
 
     #[test]
@@ -242,5 +264,106 @@ mod tests {
         let line = render(&n);
         assert_eq!(line.chars().count(), MAX_LINE_CHARS);
         assert!(line.ends_with('…'));
+    }
+
+    /// A node as a device backend fills it in: no URL, no href, no frame.
+    fn device(role: &str, name: &str, states: &[&str]) -> PageNode {
+        PageNode {
+            states: states.iter().map(|s| (*s).to_owned()).collect(),
+            ..PageNode::new(1, role, name)
+        }
+    }
+
+    fn on_device(n: &PageNode) -> String {
+        render_node(n, None, Detail::Full)
+    }
+
+    #[test]
+    fn device_nodes_render_in_the_browsers_words() {
+        // An EditText named by its hint, empty and then with text typed.
+        let mut email = device("textbox", "Email", &[]);
+        assert_eq!(on_device(&email), r#"textbox "Email""#);
+        email.value = Some("ada@example.org".into());
+        assert_eq!(on_device(&email), r#"textbox "Email" = "ada@example.org""#);
+        assert_eq!(
+            on_device(&device("button", "LOGIN", &[])),
+            r#"button "LOGIN""#
+        );
+        assert_eq!(
+            on_device(&device("button", "LOGIN", &["disabled", "focused"])),
+            r#"button "LOGIN" [disabled]"#
+        );
+        assert_eq!(
+            on_device(&device("switch", "Wi-Fi", &["checked"])),
+            r#"switch "Wi-Fi" [checked]"#
+        );
+        assert_eq!(
+            on_device(&device("switch", "Bluetooth", &[])),
+            r#"switch "Bluetooth""#
+        );
+        assert_eq!(
+            on_device(&device("checkbox", "Remember me", &["checked", "disabled"])),
+            r#"checkbox "Remember me" [checked] [disabled]"#
+        );
+        assert_eq!(
+            on_device(&device("radio", "Express", &["checked"])),
+            r#"radio "Express" [checked]"#
+        );
+        assert_eq!(
+            on_device(&device("img", "Profile photo", &[])),
+            r#"img "Profile photo""#
+        );
+        assert_eq!(
+            on_device(&device(PROSE_ROLE, "Welcome back,\nAda", &[])),
+            r#""Welcome back, Ada""#
+        );
+        let mut volume = device("slider", "Volume", &[]);
+        volume.value = Some("40".into());
+        assert_eq!(on_device(&volume), r#"slider "Volume" = "40""#);
+        assert_eq!(on_device(&device("progressbar", "", &[])), "progressbar");
+        let mut country = device("combobox", "Country", &[]);
+        country.value = Some("Norway".into());
+        assert_eq!(on_device(&country), r#"combobox "Country" = "Norway""#);
+        assert_eq!(
+            on_device(&device("tab", "Chats", &["selected"])),
+            r#"tab "Chats" [selected]"#
+        );
+        assert_eq!(
+            on_device(&device("list", "", &["scrollable"])),
+            "list [scrollable]"
+        );
+    }
+
+    #[test]
+    fn a_secret_value_never_shows_whatever_the_peer_sent() {
+        // A device's dump can carry a password field's text in the clear.
+        let mut password = device("textbox", "Password", &[]);
+        password.value = Some("hunter2".into());
+        password.secret = true;
+        assert_eq!(on_device(&password), r#"textbox "Password" = "••••""#);
+        assert_eq!(
+            render_node(&password, Some(URL), Detail::Full),
+            r#"textbox "Password" = "••••""#
+        );
+        assert_eq!(
+            render_node(&password, None, Detail::WithoutValue),
+            r#"textbox "Password""#
+        );
+        // An empty secret says nothing, as an empty field does.
+        password.value = Some(String::new());
+        assert_eq!(on_device(&password), r#"textbox "Password""#);
+        password.value = None;
+        assert_eq!(on_device(&password), r#"textbox "Password""#);
+    }
+
+    #[test]
+    fn without_a_document_url_links_show_whole() {
+        let mut link = device("link", "Docs", &[]);
+        link.href = Some("https://shop.example/docs".into());
+        assert_eq!(
+            on_device(&link),
+            r#"link "Docs" -> https://shop.example/docs"#
+        );
+        assert_eq!(display_href(None, "/relative"), "/relative");
     }
 }

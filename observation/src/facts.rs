@@ -1,4 +1,6 @@
-//! What the in-page collector (js/collector/) reports about a node: raw facts, nothing rendered.
+//! What a peer reports about a node: raw facts, nothing rendered. The browser's in-page
+//! collector (js/collector/) sends them as JSON; a device backend fills them in from its UI
+//! hierarchy, in the same words (roles, states), so both render alike.
 //!
 //! Parsing is lenient (unknown fields ignored, missing ones defaulted) so a collector that
 //! learns a new fact does not break an older engine, except for `key`: every node of a
@@ -9,20 +11,28 @@ use serde::{Deserialize, Serialize};
 /// The role the collector gives to a run of prose text.
 pub const PROSE_ROLE: &str = "text";
 
-/// What the collector reports about one node.
+/// What a peer reports about one node.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct PageNode {
     /// The element's identity in the page, stable for the document's life. For prose it is
     /// the element that holds the text.
     pub key: u32,
-    /// ARIA role (implicit or explicit), `row`, `iframe`, or [`PROSE_ROLE`].
+    /// ARIA role (implicit or explicit), `row`, `iframe`, or [`PROSE_ROLE`]. A device backend
+    /// maps its views to the same words: `textbox`, `button`, `checkbox`, `switch`, `radio`,
+    /// `img`, `slider`, `progressbar`, `combobox`, `tab`, `list`, prose.
     pub role: String,
-    /// Accessible name, a row's cell texts, or the prose text itself.
+    /// Accessible name, a row's cell texts, or the prose text itself. A field with no label is
+    /// named by its placeholder, as browsers name it; on a device, by its hint.
     pub name: String,
-    /// A field's value (a password's is already redacted by the page).
+    /// A field's value: its text, a slider's or progress bar's position, a combobox's choice.
+    /// The browser's collector redacts a password's in the page; see also `secret`.
     pub value: Option<String>,
-    /// The states that hold (`checked`, `disabled` …).
+    /// The value is a secret (a password): it is rendered as `REDACTED` whatever `value` holds,
+    /// for a peer that reads the field's text before it can tell.
+    pub secret: bool,
+    /// The states that hold (`checked`, `disabled`, `selected`, `scrollable` …; see
+    /// `render` for those shown).
     pub states: Vec<String>,
     /// A link's absolute URL.
     pub href: Option<String>,
@@ -152,18 +162,17 @@ pub struct Identity {
     pub name: String,
 }
 
-/// A button node, for tests.
-#[cfg(test)]
-pub fn button(key: u32, name: &str) -> PageNode {
-    PageNode {
-        key,
-        role: "button".into(),
-        name: name.into(),
-        ..PageNode::default()
-    }
-}
-
 impl PageNode {
+    /// A node with only its key, role and name; a peer fills in the other facts it has.
+    pub fn new(key: u32, role: &str, name: &str) -> PageNode {
+        PageNode {
+            key,
+            role: role.to_owned(),
+            name: name.to_owned(),
+            ..PageNode::default()
+        }
+    }
+
     /// The node's identity, when it has anchors to be recognised by.
     pub fn identity(&self) -> Option<Identity> {
         let anchors = self.anchors.as_ref().filter(|a| a.is_anchored())?;

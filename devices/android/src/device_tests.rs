@@ -1,0 +1,884 @@
+//! [`Device`]'s operations against an in-process scripted phone: it records every adb
+//! invocation's arguments and serves canned dumps, focus lines, screenshots and logs, and runs
+//! guarded input only while the guard's package has the focus, as the phone's shell would
+//! (the guard's shell itself is tested through a real `sh` in `shell.rs`).
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tabwire_protocol::devices::*;
+use tabwire_protocol::policy::Policy;
+use tabwire_protocol::refs::DeviceRef;
+use tabwire_protocol::{ErrorCode, LeaseHolder, OpError};
+
+use crate::adb::{Adb, AdbError, AdbOutput};
+use crate::device::{Device, DeviceFacts, DeviceOptions};
+use crate::screen::tests::{dump, login_screen, node};
+
+const SERIAL: &str = "192.168.1.5:5555";
+const SHOP: &str = "com.example.shop";
+
+#[derive(Default)]
+struct Fake {
+    calls: Vec<Vec<String>>,
+    /// Served first, one per dump.
+    dumps: VecDeque<String>,
+    /// Served once `dumps` is empty.
+    last_dump: String,
+    keyboard: bool,
+    focus: String,
+    inputs: Vec<String>,
+    /// Where the focus goes after the next input.
+    focus_after_input: Option<String>,
+    replies: Vec<(String, String)>,
+    screencap: Vec<u8>,
+    gone: bool,
+    /// Dumps wait for this before answering.
+    hold: Option<Arc<tokio::sync::Semaphore>>,
+}
+
+#[derive(Default)]
+struct Phone(Mutex<Fake>);
+
+impl Phone {
+    fn with(f: impl FnOnce(&mut Fake)) -> Arc<Phone> {
+        let phone = Phone::default();
+        {
+            let mut fake = phone.0.lock().unwrap();
+            fake.focus = SHOP.into();
+            fake.last_dump = login_screen("", "");
+            f(&mut fake);
+        }
+        Arc::new(phone)
+    }
+
+    fn fake(&self) -> std::sync::MutexGuard<'_, Fake> {
+        self.0.lock().unwrap()
+    }
+
+    fn calls(&self) -> usize {
+        self.fake().calls.len()
+    }
+
+    fn inputs(&self) -> Vec<String> {
+        self.fake().inputs.clone()
+    }
+
+    fn last_line(&self) -> String {
+        self.fake().calls.last().unwrap().last().unwrap().clone()
+    }
+}
+
+fn ok(stdout: impl Into<Vec<u8>>) -> AdbOutput {
+    AdbOutput {
+        stdout: stdout.into(),
+        stderr: String::new(),
+        status: Some(0),
+    }
+}
+
+fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
+    let from = text.find(start).unwrap() + start.len();
+    let to = text[from..].find(end).unwrap() + from;
+    &text[from..to]
+}
+
+impl Adb for Phone {
+    async fn run(&self, args: &[&str], _timeout: Duration) -> Result<AdbOutput, AdbError> {
+        assert_eq!(&args[..2], ["-s", SERIAL], "every call names the serial");
+        assert_eq!(args.len(), 4, "one command line per call: {args:?}");
+        let hold = {
+            let mut fake = self.fake();
+            fake.calls
+                .push(args.iter().map(|a| (*a).to_owned()).collect());
+            if fake.gone {
+                return Ok(AdbOutput {
+                    stdout: Vec::new(),
+                    stderr: format!("adb: device '{SERIAL}' not found\n"),
+                    status: Some(1),
+                });
+            }
+            fake.hold.clone()
+        };
+        let (verb, line) = (args[2], args[3]);
+        if line.contains("uiautomator dump")
+            && let Some(hold) = hold
+        {
+            let _permit = hold.acquire().await.unwrap();
+        }
+        let mut fake = self.fake();
+        Ok(match verb {
+            "exec-out" if line.starts_with("uiautomator dump /dev/tty;") => {
+                let xml = match fake.dumps.pop_front() {
+                    Some(next) => next,
+                    None => fake.last_dump.clone(),
+                };
+                ok(format!(
+                    "{xml}\ntabwire-ime\n    mInputShown={} mShowRequested=false\n",
+                    fake.keyboard
+                ))
+            }
+            "exec-out" if line.ends_with("; screencap -p") => {
+                let mut out = format!(
+                    "tabwire-foreground:mCurrentFocus=Window{{1 u0 {}/\n",
+                    fake.focus
+                )
+                .into_bytes();
+                out.extend_from_slice(&fake.screencap);
+                ok(out)
+            }
+            "shell" if line.starts_with("p=$(dumpsys window") => {
+                let package = between(line, "case \"$p\" in *' ", "/') ");
+                let command = between(line, "/') ", " && echo tabwire-done;;");
+                if package == fake.focus {
+                    fake.inputs.push(command.to_owned());
+                    if let Some(next) = fake.focus_after_input.take() {
+                        fake.focus = next;
+                    }
+                    ok("tabwire-done\n")
+                } else {
+                    ok(format!(
+                        "tabwire-foreground:mCurrentFocus=Window{{1 u0 {}/\n",
+                        fake.focus
+                    ))
+                }
+            }
+            "shell" => {
+                let reply = fake
+                    .replies
+                    .iter()
+                    .find(|(needle, _)| line.contains(needle.as_str()))
+                    .map(|(_, reply)| reply.clone())
+                    .unwrap_or_default();
+                ok(reply)
+            }
+            other => panic!("unexpected adb verb {other}"),
+        })
+    }
+}
+
+fn facts() -> DeviceFacts {
+    DeviceFacts {
+        serialno: "R58M12ABCDE".into(),
+        manufacturer: "Google".into(),
+        model: "Pixel 7".into(),
+        os_version: "14".into(),
+        sdk: Some(34),
+        screen: ScreenSize {
+            width: 1080,
+            height: 2400,
+        },
+    }
+}
+
+fn device(phone: &Arc<Phone>, options: DeviceOptions) -> Device<Phone> {
+    Device::new(phone.clone(), SERIAL.into(), facts(), options)
+}
+
+fn holder(session: &str) -> Option<LeaseHolder> {
+    Some(LeaseHolder {
+        session: session.into(),
+        client: format!("Agent {session}"),
+        idle_ms: 600_000,
+    })
+}
+
+fn view() -> DeviceView {
+    DeviceView {
+        query: None,
+        max_nodes: 30,
+        max_chars: 1500,
+        offset: 0,
+        since: None,
+    }
+}
+
+const SECONDS: Duration = Duration::from_secs(5);
+
+async fn snapshot(device: &Device<Phone>) -> Result<DeviceObservation, OpError> {
+    match device
+        .execute(
+            DeviceOp::Snapshot(DeviceSnapshot { view: view() }),
+            None,
+            SECONDS,
+        )
+        .await?
+    {
+        DeviceResult::Snapshot(observation) => Ok(observation),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn tap(target: u32, observe: bool) -> DeviceOp {
+    DeviceOp::Tap(DeviceTap {
+        target: DeviceRef(target),
+        observe: observe.then(view),
+    })
+}
+
+async fn acted(
+    device: &Device<Phone>,
+    op: DeviceOp,
+    session: &str,
+) -> Result<DeviceActed, OpError> {
+    match device.execute(op, holder(session), SECONDS).await? {
+        DeviceResult::Acted(acted) => Ok(acted),
+        other => panic!("{other:?}"),
+    }
+}
+
+fn policy(json: &str) -> Policy {
+    serde_json::from_str(json).unwrap()
+}
+
+/// The login screen with its button replaced by a progress bar (`busy`) or by a welcome
+/// text (`done`).
+fn after_login(busy: bool) -> String {
+    let inner = if busy {
+        node(
+            &[
+                ("class", "android.widget.ProgressBar"),
+                ("resource-id", "com.example.shop:id/progress"),
+                ("bounds", "[500,1100][580,1180]"),
+            ],
+            "",
+        )
+    } else {
+        node(
+            &[
+                ("class", "android.widget.TextView"),
+                ("text", "Hello, Ann"),
+                ("bounds", "[40,100][1040,180]"),
+            ],
+            "",
+        )
+    };
+    dump(0, &node(&[("class", "android.widget.FrameLayout")], &inner))
+}
+
+#[tokio::test]
+async fn a_probe_is_one_invocation_and_the_override_size_wins() {
+    let phone = Phone::with(|f| {
+        f.replies.push((
+            "getprop ro.serialno".into(),
+            "R58M12ABCDE\r\nGoogle\r\nPixel 7\r\n14\r\n34\r\nPhysical size: 1080x2400\r\nOverride size: 720x1600\r\n".into(),
+        ))
+    });
+    let facts = Device::probe(&*phone, SERIAL).await.unwrap();
+    assert_eq!(phone.calls(), 1);
+    assert_eq!(facts.serialno, "R58M12ABCDE");
+    assert_eq!(facts.model, "Pixel 7");
+    assert_eq!(facts.sdk, Some(34));
+    assert_eq!(
+        facts.screen,
+        ScreenSize {
+            width: 720,
+            height: 1600
+        }
+    );
+    let phone = Phone::with(|f| f.replies.push(("getprop".into(), "\n\n\n\n\n".into())));
+    let error = Device::probe(&*phone, SERIAL).await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::DeviceError);
+}
+
+#[tokio::test]
+async fn a_snapshot_is_one_exec_out_with_the_keyboard_folded_in() {
+    let phone = Phone::with(|f| f.keyboard = true);
+    let device = device(&phone, DeviceOptions::default());
+    let observation = snapshot(&device).await.unwrap();
+    assert_eq!(phone.calls(), 1);
+    assert_eq!(phone.fake().calls[0][2], "exec-out");
+    assert!(observation.keyboard_shown);
+    assert_eq!(observation.package, SHOP);
+    assert_eq!(observation.nodes.len(), 11);
+    assert_eq!(observation.nodes[5].text, r#"button "LOG IN""#);
+}
+
+#[tokio::test]
+async fn a_tap_with_observation_costs_two_invocations_and_reports_a_delta() {
+    let phone = Phone::with(|_| {});
+    let device = device(&phone, DeviceOptions::default());
+    let before = snapshot(&device).await.unwrap();
+    phone
+        .fake()
+        .dumps
+        .push_back(login_screen("", "ann@example.com"));
+    let calls = phone.calls();
+    let acted = acted(&device, tap(6, true), "a").await.unwrap();
+    assert_eq!(phone.calls() - calls, 2, "the guarded tap and one dump");
+    assert_eq!(phone.inputs(), ["input tap 540 570"]);
+    assert_eq!(acted.at, Some(Point { x: 540, y: 570 }));
+    assert_eq!(acted.package, SHOP);
+    let observation = acted.observation.unwrap();
+    assert_eq!(
+        observation.settling,
+        Some(Settling {
+            dumps: 1,
+            settled: true
+        })
+    );
+    let delta = observation.delta.expect("a delta against the snapshot");
+    assert_eq!(delta.since, before.version);
+    assert_eq!(delta.changed.len(), 1);
+    assert_eq!(delta.changed[0].node_ref, DeviceRef(2));
+}
+
+#[tokio::test]
+async fn the_first_action_learns_the_foreground_from_the_guard() {
+    let phone = Phone::with(|_| {});
+    let device = device(&phone, DeviceOptions::default());
+    let op = DeviceOp::PressButton(PressButton {
+        button: Button::Back,
+        observe: None,
+    });
+    let acted = acted(&device, op, "a").await.unwrap();
+    assert_eq!(
+        phone.calls(),
+        2,
+        "the guard reports the app, then runs in it"
+    );
+    assert_eq!(phone.inputs(), ["input keyevent 4"]);
+    assert_eq!(acted.package, SHOP);
+}
+
+#[tokio::test]
+async fn refs_not_on_the_latest_screen_are_stale() {
+    let phone = Phone::with(|_| {});
+    let device = device(&phone, DeviceOptions::default());
+    let error = acted(&device, tap(1, false), "a").await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::StaleRef, "no look yet");
+    snapshot(&device).await.unwrap();
+    assert_eq!(
+        acted(&device, tap(99, false), "a").await.unwrap_err().code,
+        ErrorCode::StaleRef
+    );
+    // An action that did not look afterwards leaves no screen to resolve against.
+    acted(&device, tap(6, false), "a").await.unwrap();
+    assert_eq!(
+        acted(&device, tap(6, false), "a").await.unwrap_err().code,
+        ErrorCode::StaleRef
+    );
+    assert_eq!(phone.inputs().len(), 1);
+}
+
+#[tokio::test]
+async fn dump_failures_that_exit_zero_are_retried_then_reported_with_advice() {
+    let idle = "ERROR: could not get idle state.\n".to_owned();
+    let phone = Phone::with(|f| {
+        f.dumps = [idle.clone(), idle.clone()].into();
+    });
+    let device = device(&phone, DeviceOptions::default());
+    let observation = snapshot(&device).await.unwrap();
+    assert_eq!(phone.calls(), 3, "two failures, then the screen");
+    assert_eq!(observation.nodes.len(), 11);
+
+    for (failure, advice) in [
+        (idle.as_str(), "animation"),
+        (
+            "ERROR: null root node returned by UiTestAutomationBridge.\n",
+            "unlock",
+        ),
+        (
+            "java.lang.IllegalStateException: UiAutomationService android.accessibilityservice.IAccessibilityServiceClient$Stub$Proxy@1 already registered!\n",
+            "another UI automation tool",
+        ),
+        ("", "printed nothing"),
+        (
+            "<?xml version='1.0' ?><hierarchy rotation=\"0\"><node",
+            "cut off",
+        ),
+    ] {
+        let phone = Phone::with(|f| f.last_dump = failure.into());
+        let device = self::device(&phone, DeviceOptions::default());
+        let error = snapshot(&device).await.unwrap_err();
+        assert_eq!(error.code, ErrorCode::DeviceBusy, "{failure:?}");
+        assert!(error.message.contains(advice), "{}", error.message);
+        assert_eq!(phone.calls(), 3, "bounded retries");
+    }
+}
+
+#[tokio::test]
+async fn the_settle_loop_dumps_again_while_busy_and_until_two_dumps_agree() {
+    let phone = Phone::with(|_| {});
+    let device = device(&phone, DeviceOptions::default());
+    snapshot(&device).await.unwrap();
+    phone.fake().dumps = [after_login(true), after_login(true)].into();
+    phone.fake().last_dump = after_login(false);
+    let first = acted(&device, tap(6, true), "a").await.unwrap();
+    let observation = first.observation.unwrap();
+    assert_eq!(
+        observation.settling,
+        Some(Settling {
+            dumps: 4,
+            settled: true
+        }),
+        "busy, busy, changed, the same again"
+    );
+    assert_eq!(
+        observation.delta.unwrap().changed[0].text,
+        r#""Hello, Ann""#
+    );
+
+    // A screen that stays busy is observed after the bound, unsettled.
+    let phone = Phone::with(|_| {});
+    let device = self::device(&phone, DeviceOptions::default());
+    snapshot(&device).await.unwrap();
+    phone.fake().last_dump = after_login(true);
+    let unsettled = acted(&device, tap(6, true), "a").await.unwrap();
+    assert_eq!(
+        unsettled.observation.unwrap().settling,
+        Some(Settling {
+            dumps: crate::run::MAX_SETTLE_DUMPS,
+            settled: false
+        })
+    );
+}
+
+#[tokio::test]
+async fn typing_taps_the_field_types_the_text_and_submits() {
+    let phone = Phone::with(|_| {});
+    let device = device(&phone, DeviceOptions::default());
+    snapshot(&device).await.unwrap();
+    let op = DeviceOp::Type(DeviceType {
+        target: Some(DeviceRef(2)),
+        text: "a b'$(touch x)".into(),
+        submit: true,
+        observe: None,
+    });
+    let typed = acted(&device, op, "a").await.unwrap();
+    assert_eq!(typed.at, Some(Point { x: 540, y: 250 }));
+    assert_eq!(
+        phone.inputs(),
+        [r"input tap 540 250 && input text 'a%sb'\''$(touch%sx)' && input keyevent 66"]
+    );
+    assert_eq!(phone.calls(), 2, "the snapshot and one guarded line");
+
+    let calls = phone.calls();
+    let op = DeviceOp::Type(DeviceType {
+        target: None,
+        text: "naïve".into(),
+        submit: false,
+        observe: None,
+    });
+    let error = acted(&device, op, "a").await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::TextNotTypable);
+    assert_eq!(phone.calls(), calls, "refused before any adb call");
+}
+
+#[tokio::test]
+async fn long_text_stops_if_another_app_takes_the_focus_part_way() {
+    let phone = Phone::with(|f| f.focus_after_input = Some("com.other".into()));
+    let device = device(&phone, DeviceOptions::default());
+    snapshot(&device).await.unwrap();
+    let op = DeviceOp::Type(DeviceType {
+        target: None,
+        text: "x".repeat(5000),
+        submit: false,
+        observe: None,
+    });
+    let error = acted(&device, op, "a").await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::DeviceBusy);
+    assert!(error.action_may_have_occurred);
+    assert!(error.message.contains("com.other"), "{}", error.message);
+    assert_eq!(phone.inputs().len(), 1, "nothing typed into the other app");
+}
+
+#[tokio::test]
+async fn coordinates_gestures_and_buttons_are_checked_and_sent() {
+    let phone = Phone::with(|_| {});
+    let device = device(&phone, DeviceOptions::default());
+    snapshot(&device).await.unwrap();
+    let off = DeviceOp::TapCoordinates(TapCoordinates {
+        point: Point { x: 1080, y: 10 },
+        observe: None,
+    });
+    assert_eq!(
+        acted(&device, off, "a").await.unwrap_err().code,
+        ErrorCode::InvalidArgument
+    );
+    let on = DeviceOp::TapCoordinates(TapCoordinates {
+        point: Point { x: 1079, y: 2399 },
+        observe: None,
+    });
+    acted(&device, on, "a").await.unwrap();
+    let press = DeviceOp::LongPress(LongPress {
+        target: PressTarget::Point(Point { x: 10, y: 20 }),
+        duration_ms: 800,
+        observe: None,
+    });
+    acted(&device, press, "a").await.unwrap();
+    let swipe = DeviceOp::Swipe(DeviceSwipe {
+        direction: SwipeDirection::Up,
+        within: None,
+        distance_percent: 50,
+        duration_ms: 300,
+        observe: None,
+    });
+    acted(&device, swipe, "a").await.unwrap();
+    snapshot(&device).await.unwrap();
+    let within = DeviceOp::Swipe(DeviceSwipe {
+        direction: SwipeDirection::Left,
+        within: Some(DeviceRef(9)),
+        distance_percent: 80,
+        duration_ms: 300,
+        observe: None,
+    });
+    acted(&device, within, "a").await.unwrap();
+    let bad = DeviceOp::Swipe(DeviceSwipe {
+        direction: SwipeDirection::Left,
+        within: None,
+        distance_percent: 100,
+        duration_ms: 300,
+        observe: None,
+    });
+    assert_eq!(
+        acted(&device, bad, "a").await.unwrap_err().code,
+        ErrorCode::InvalidArgument
+    );
+    let keyboard = DeviceOp::DismissKeyboard(DismissKeyboard { observe: None });
+    acted(&device, keyboard, "a").await.unwrap();
+    assert_eq!(
+        phone.inputs(),
+        [
+            "input tap 1079 2399",
+            "input swipe 10 20 10 20 800",
+            "input swipe 540 1800 540 600 300",
+            // The list is [0,700][1080,2400]: 80% of its width, through its centre.
+            "input swipe 972 1550 108 1550 300",
+            "if dumpsys input_method | grep -q mInputShown=true; then input keyevent 4; fi",
+        ]
+    );
+}
+
+#[tokio::test]
+async fn a_denied_app_is_never_read_and_a_read_only_app_never_acted_in() {
+    let bank = dump(
+        0,
+        &node(
+            &[
+                ("package", "com.bank.app"),
+                ("class", "android.widget.TextView"),
+                ("text", "Balance 1,234"),
+                ("bounds", "[0,0][100,100]"),
+            ],
+            "",
+        ),
+    );
+    let phone = Phone::with(|f| f.last_dump = bank.clone());
+    let options = DeviceOptions {
+        owner_policy: Some(policy(
+            r#"{"apps":[{"package":"com.bank.*","access":"deny"}]}"#,
+        )),
+        ..DeviceOptions::default()
+    };
+    let device = device(&phone, options);
+    let error = snapshot(&device).await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::AppBlocked);
+    assert!(error.message.contains("device owner"), "{}", error.message);
+    assert!(!format!("{error:?}").contains("Balance"));
+
+    // The operator makes the shop read-only: snapshots work, taps are refused unsent.
+    let phone = Phone::with(|_| {});
+    let device = self::device(&phone, DeviceOptions::default());
+    device.set_operator_policy(policy(
+        r#"{"apps":[{"package":"com.example.*","access":"read"}]}"#,
+    ));
+    snapshot(&device).await.unwrap();
+    let error = acted(&device, tap(6, false), "a").await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::AppBlocked);
+    assert!(error.message.contains("operator"), "{}", error.message);
+    assert!(phone.inputs().is_empty());
+
+    // The app in front changed since the look: the guard refuses, the new app is judged.
+    let phone = Phone::with(|_| {});
+    let device = self::device(&phone, DeviceOptions::default());
+    device.set_operator_policy(policy(
+        r#"{"apps":[{"package":"com.bank.*","access":"deny"}]}"#,
+    ));
+    snapshot(&device).await.unwrap();
+    phone.fake().focus = "com.bank.app".into();
+    let error = acted(&device, tap(6, false), "a").await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::AppBlocked);
+    assert!(phone.inputs().is_empty(), "no input reached the bank app");
+
+    // `ask` cannot be asked on a device.
+    let phone = Phone::with(|_| {});
+    let device = self::device(&phone, DeviceOptions::default());
+    device.set_operator_policy(policy(
+        r#"{"apps":[{"package":"com.example.shop","access":"ask"}]}"#,
+    ));
+    snapshot(&device).await.unwrap();
+    let error = acted(&device, tap(6, false), "a").await.unwrap_err();
+    assert!(
+        error.message.contains("cannot be asked"),
+        "{}",
+        error.message
+    );
+}
+
+#[tokio::test]
+async fn another_session_is_refused_while_reads_go_on() {
+    let phone = Phone::with(|_| {});
+    let device = device(&phone, DeviceOptions::default());
+    snapshot(&device).await.unwrap();
+    acted(&device, tap(6, false), "a").await.unwrap();
+    snapshot(&device).await.unwrap();
+    let refused = acted(&device, tap(6, false), "b").await.unwrap_err();
+    assert_eq!(refused.code, ErrorCode::DeviceLeased);
+    assert!(refused.message.contains("Agent a"), "{}", refused.message);
+    snapshot(&device).await.unwrap();
+    device.session_ended("a");
+    acted(&device, tap(6, false), "b").await.unwrap();
+    let released = device
+        .execute(DeviceOp::Release(ReleaseDevice {}), holder("b"), SECONDS)
+        .await
+        .unwrap();
+    assert_eq!(
+        released,
+        DeviceResult::Released(DeviceReleased { released: true })
+    );
+}
+
+#[tokio::test]
+async fn apps_open_by_launcher_intent_and_destructive_options_need_the_flag() {
+    let phone = Phone::with(|f| {
+        f.replies.push((
+            "monkey -p com.missing".into(),
+            "  bash arg: -p\n** No activities found to run, monkey aborted.\n".into(),
+        ));
+        f.replies.push((
+            "monkey -p com.example.shop".into(),
+            "Events injected: 1\n## Network stats: elapsed time=12ms\n".into(),
+        ));
+        f.replies
+            .push(("pm path com.example.shop".into(), "tabwire-done\n".into()));
+        f.replies
+            .push(("pm path com.gone".into(), "tabwire-missing\n".into()));
+    });
+    let device = device(&phone, DeviceOptions::default());
+    let open = |package: &str, clear_data: bool| {
+        DeviceOp::OpenApp(OpenApp {
+            package: package.into(),
+            clear_data,
+            observe: Some(view()),
+        })
+    };
+    let error = acted(&device, open("com.missing", false), "a")
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::AppNotFound);
+    assert_eq!(
+        acted(&device, open("com.x; reboot", false), "a")
+            .await
+            .unwrap_err()
+            .code,
+        ErrorCode::InvalidArgument
+    );
+    let calls = phone.calls();
+    let error = acted(&device, open(SHOP, true), "a").await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::DestructiveNotAllowed);
+    assert_eq!(phone.calls(), calls, "refused before any adb call");
+
+    let opened = acted(&device, open(SHOP, false), "a").await.unwrap();
+    assert_eq!(opened.package, SHOP);
+    assert_eq!(opened.observation.unwrap().nodes.len(), 11);
+    assert!(
+        phone.fake().calls[calls]
+            .last()
+            .unwrap()
+            .starts_with("monkey -p com.example.shop -c android.intent.category.LAUNCHER 1")
+    );
+
+    let close = |package: &str, clear_data: bool| {
+        DeviceOp::CloseApp(CloseApp {
+            package: package.into(),
+            clear_data,
+        })
+    };
+    let closed = device
+        .execute(close(SHOP, false), holder("a"), SECONDS)
+        .await
+        .unwrap();
+    assert_eq!(
+        closed,
+        DeviceResult::Closed(AppClosed {
+            package: SHOP.into(),
+            data_cleared: false
+        })
+    );
+    assert!(phone.last_line().contains("am force-stop com.example.shop"));
+    let error = device
+        .execute(close("com.gone", false), holder("a"), SECONDS)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::AppNotFound);
+
+    // With --allow-destructive, data is cleared before the launch.
+    let device = self::device(
+        &phone,
+        DeviceOptions {
+            allow_destructive: true,
+            ..DeviceOptions::default()
+        },
+    );
+    phone.fake().replies.insert(
+        0,
+        (
+            "pm clear com.example.shop".into(),
+            "Success\nEvents injected: 1\n".into(),
+        ),
+    );
+    acted(&device, open(SHOP, true), "a").await.unwrap();
+    assert!(
+        phone
+            .fake()
+            .calls
+            .iter()
+            .any(|c| c[3].starts_with("pm clear com.example.shop 2>&1 && monkey"))
+    );
+}
+
+#[tokio::test]
+async fn screenshots_are_scaled_and_a_denied_app_is_never_captured_out() {
+    let phone = Phone::with(|f| f.screencap = crate::screenshot::tests::png_of(1080, 2400));
+    let device = device(&phone, DeviceOptions::default());
+    let shot = match device
+        .execute(
+            DeviceOp::Screenshot(DeviceScreenshotRequest { max_width: 540 }),
+            None,
+            SECONDS,
+        )
+        .await
+        .unwrap()
+    {
+        DeviceResult::Screenshot(shot) => shot,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!((shot.width, shot.height), (540, 1200));
+    assert_eq!(phone.calls(), 1);
+    device.set_operator_policy(policy(
+        r#"{"apps":[{"package":"com.example.shop","access":"deny"}]}"#,
+    ));
+    let error = device
+        .execute(
+            DeviceOp::Screenshot(DeviceScreenshotRequest { max_width: 540 }),
+            None,
+            SECONDS,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::AppBlocked);
+}
+
+#[tokio::test]
+async fn logs_read_on_from_the_previous_call_and_filter_by_package() {
+    let first = "01-02 03:04:05.100  1234  1250 I ActivityManager: Start proc\n01-02 03:04:05.200  4321  4321 E MyApp   : boom\n";
+    let phone = Phone::with(|f| {
+        f.replies.push((
+            "pidof com.example.shop".into(),
+            format!("4321\ntabwire-logcat\n{first}"),
+        ));
+        f.replies.push((
+            "echo tabwire-logcat".into(),
+            format!("tabwire-logcat\n{first}"),
+        ));
+    });
+    let device = device(&phone, DeviceOptions::default());
+    let request = |package: Option<&str>, since: LogsSince| {
+        DeviceOp::Logs(DeviceLogsRequest {
+            since,
+            package: package.map(str::to_owned),
+            tag: None,
+            min_level: None,
+            max_entries: 100,
+            max_chars: 10_000,
+        })
+    };
+    let logs = |result: DeviceResult| match result {
+        DeviceResult::Logs(logs) => logs,
+        other => panic!("{other:?}"),
+    };
+    let all = logs(
+        device
+            .execute(request(None, LogsSince::Previous), None, SECONDS)
+            .await
+            .unwrap(),
+    );
+    assert_eq!(all.entries.len(), 2);
+    assert!(
+        phone
+            .last_line()
+            .ends_with("logcat -d -v threadtime -t 2000")
+    );
+    let again = logs(
+        device
+            .execute(request(None, LogsSince::Previous), None, SECONDS)
+            .await
+            .unwrap(),
+    );
+    assert!(phone.last_line().ends_with("-t '01-02 03:04:05.200'"));
+    assert!(again.entries.is_empty(), "nothing new since");
+    let app = logs(
+        device
+            .execute(
+                request(Some(SHOP), LogsSince::Time("01-02 03:04:00.000".into())),
+                None,
+                SECONDS,
+            )
+            .await
+            .unwrap(),
+    );
+    assert_eq!(app.entries.len(), 1);
+    assert_eq!(app.entries[0].tag, "MyApp");
+    let error = device
+        .execute(
+            request(None, LogsSince::Time("yesterday; reboot".into())),
+            None,
+            SECONDS,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::InvalidArgument);
+    // A policy that restricts some app: the whole log is no longer readable.
+    device.set_operator_policy(policy(
+        r#"{"apps":[{"package":"com.bank.*","access":"deny"}]}"#,
+    ));
+    let error = device
+        .execute(request(None, LogsSince::Previous), None, SECONDS)
+        .await
+        .unwrap_err();
+    assert_eq!(error.code, ErrorCode::AppBlocked);
+}
+
+#[tokio::test]
+async fn operations_queue_and_one_whose_deadline_passes_waiting_never_starts() {
+    let hold = Arc::new(tokio::sync::Semaphore::new(0));
+    let phone = Phone::with(|f| f.hold = Some(hold.clone()));
+    let device = Arc::new(device(&phone, DeviceOptions::default()));
+    let first = {
+        let device = device.clone();
+        tokio::spawn(async move { snapshot(&device).await })
+    };
+    // Wait until the first holds the queue (its dump was called).
+    while phone.calls() == 0 {
+        tokio::task::yield_now().await;
+    }
+    let waited = device
+        .execute(tap(6, false), holder("a"), Duration::from_millis(20))
+        .await
+        .unwrap_err();
+    assert_eq!(waited.code, ErrorCode::QueueTimeout);
+    hold.add_permits(1);
+    first.await.unwrap().unwrap();
+    assert_eq!(phone.calls(), 1, "the timed-out call never ran");
+}
+
+#[tokio::test]
+async fn a_device_that_went_away_is_disconnected() {
+    let phone = Phone::with(|f| f.gone = true);
+    let device = device(&phone, DeviceOptions::default());
+    let error = snapshot(&device).await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::DeviceDisconnected);
+    assert!(error.message.contains("not found"), "{}", error.message);
+}

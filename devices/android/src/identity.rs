@@ -1,0 +1,208 @@
+//! Who a device is to the hub: its stable ID and the [`DeviceHello`] that introduces it.
+//!
+//! The ID comes from the phone's own serial number (`ro.serialno`), not from the adb transport,
+//! so the same phone over USB and over Wi-Fi is one device, and it survives replugging and
+//! restarts. A few cheap phones and some emulator images all report the same placeholder
+//! (`unknown`, `0123456789ABCDEF`) or none at all; for those the adb serial stands in, since
+//! merging two such phones into one device would send one agent's taps to the other.
+
+use sha2::{Digest, Sha256};
+use tabwire_protocol::devices::{DeviceHello, Platform, check_device_hello};
+use tabwire_protocol::messages::MAX_IDENTITY_LEN;
+use tabwire_protocol::{PROTOCOL_VERSION, Refusal};
+
+use crate::device::DeviceFacts;
+
+/// The prefix of every Android device ID.
+const PREFIX: &str = "android-";
+
+/// Serial numbers that many phones share, so they identify none.
+const PLACEHOLDERS: [&str; 4] = ["", "unknown", "0123456789abcdef", "0000000000000000"];
+
+/// What identifies a phone across its transports: its serial number, unless that is a
+/// placeholder, in which case the adb serial it was probed through.
+pub fn identity(facts: &DeviceFacts, adb_serial: &str) -> String {
+    let serialno = facts.serialno.trim();
+    if PLACEHOLDERS.contains(&serialno.to_ascii_lowercase().as_str()) {
+        format!("adb:{adb_serial}")
+    } else {
+        serialno.to_owned()
+    }
+}
+
+/// The device ID for an identity: `android-` and the identity with every character outside
+/// `[A-Za-z0-9_-]` replaced by `_`; when that is longer than the hub accepts (64), `android-`
+/// and the first 32 hex digits of the identity's SHA-256, so two long serials stay apart.
+pub fn device_id(identity: &str) -> String {
+    let cleaned: String = identity
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let id = format!("{PREFIX}{cleaned}");
+    if id.len() <= MAX_IDENTITY_LEN {
+        return id;
+    }
+    let digest = Sha256::digest(identity.as_bytes());
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{PREFIX}{hex}")
+}
+
+/// The hello for a device, checked as the hub will check it.
+pub fn hello(device_id: &str, facts: &DeviceFacts) -> Result<DeviceHello, Refusal> {
+    let manufacturer = clean(&facts.manufacturer);
+    let model = clean(&facts.model);
+    let device_name = if !model.is_empty() {
+        model.clone()
+    } else if !manufacturer.is_empty() {
+        manufacturer.clone()
+    } else {
+        "Android device".to_owned()
+    };
+    // `Google Pixel 7`, but `samsung SM-G973F` rather than `samsung samsung SM-G973F`.
+    let full_model = if manufacturer.is_empty()
+        || model
+            .to_lowercase()
+            .starts_with(&manufacturer.to_lowercase())
+    {
+        model.clone()
+    } else {
+        format!("{manufacturer} {model}")
+    };
+    let os_version = match facts.sdk {
+        Some(sdk) => format!("{} (API {sdk})", clean(&facts.os_version)),
+        None => clean(&facts.os_version),
+    };
+    let hello = DeviceHello {
+        device_id: device_id.to_owned(),
+        device_name: bounded(&device_name),
+        platform: Platform::Android,
+        model: bounded(&full_model),
+        os_version: bounded(&os_version),
+        screen: facts.screen,
+        backend_version: env!("CARGO_PKG_VERSION").to_owned(),
+        protocol_version: PROTOCOL_VERSION,
+        proof: None,
+    };
+    check_device_hello(&hello)?;
+    Ok(hello)
+}
+
+/// Without control characters, trimmed.
+fn clean(text: &str) -> String {
+    text.chars()
+        .filter(|c| !c.is_control())
+        .collect::<String>()
+        .trim()
+        .to_owned()
+}
+
+/// At most the hub's bound, in characters.
+fn bounded(text: &str) -> String {
+    text.chars().take(MAX_IDENTITY_LEN).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use tabwire_protocol::devices::ScreenSize;
+
+    use super::*;
+
+    fn facts(serialno: &str) -> DeviceFacts {
+        DeviceFacts {
+            serialno: serialno.into(),
+            manufacturer: "Google".into(),
+            model: "Pixel 7".into(),
+            os_version: "14".into(),
+            sdk: Some(34),
+            screen: ScreenSize {
+                width: 1080,
+                height: 2400,
+            },
+        }
+    }
+
+    #[test]
+    fn ids_come_from_the_serial_number() {
+        assert_eq!(device_id("R58M12ABCDE"), "android-R58M12ABCDE");
+        assert_eq!(
+            device_id("adb:192.168.1.5:5555"),
+            "android-adb_192_168_1_5_5555"
+        );
+        assert_eq!(device_id("a b/c.d-e_f"), "android-a_b_c_d-e_f");
+        // Non-ASCII is replaced character by character, not byte by byte.
+        assert_eq!(device_id("ñ1"), "android-_1");
+    }
+
+    #[test]
+    fn long_serials_are_hashed_apart() {
+        let long_a = "A".repeat(60);
+        let long_b = format!("{}B", "A".repeat(59));
+        let a = device_id(&long_a);
+        let b = device_id(&long_b);
+        assert_ne!(a, b);
+        assert_eq!(a.len(), "android-".len() + 32);
+        assert!(a.starts_with("android-"));
+        // Exactly at the bound it is kept as is.
+        let fits = "x".repeat(MAX_IDENTITY_LEN - PREFIX.len());
+        assert_eq!(device_id(&fits), format!("android-{fits}"));
+    }
+
+    #[test]
+    fn placeholder_serial_numbers_fall_back_to_the_transport() {
+        assert_eq!(identity(&facts("R58M12ABCDE"), "whatever"), "R58M12ABCDE");
+        for placeholder in ["", "unknown", "0123456789ABCDEF", " "] {
+            assert_eq!(
+                identity(&facts(placeholder), "emulator-5554"),
+                "adb:emulator-5554"
+            );
+        }
+    }
+
+    #[test]
+    fn every_derived_id_passes_the_hubs_check() {
+        for identity in [
+            "R58M12ABCDE",
+            "adb:[fe80::1%wlan0]:5555",
+            &"é".repeat(70),
+            "adb:adb-R58M12ABCDE-6Ijx7F._adb-tls-connect._tcp",
+        ] {
+            let id = device_id(identity);
+            hello(&id, &facts("x")).unwrap_or_else(|e| panic!("{identity}: {e:?}"));
+        }
+    }
+
+    #[test]
+    fn hello_names_the_model_and_bounds_fields() {
+        let hello = hello("android-x", &facts("x")).unwrap();
+        assert_eq!(hello.device_name, "Pixel 7");
+        assert_eq!(hello.model, "Google Pixel 7");
+        assert_eq!(hello.os_version, "14 (API 34)");
+        assert_eq!(hello.protocol_version, PROTOCOL_VERSION);
+
+        let mut odd = facts("x");
+        odd.manufacturer = "samsung".into();
+        odd.model = format!("SAMSUNG SM-G973F\u{7}{}", "x".repeat(100));
+        let hello = super::hello("android-x", &odd).unwrap();
+        assert!(hello.model.starts_with("SAMSUNG SM-G973F"));
+        assert_eq!(hello.model.chars().count(), MAX_IDENTITY_LEN);
+
+        let mut nameless = facts("x");
+        nameless.model = String::new();
+        nameless.manufacturer = String::new();
+        assert_eq!(
+            super::hello("android-x", &nameless).unwrap().device_name,
+            "Android device"
+        );
+
+        // A screen the hub would refuse is refused here first.
+        let mut flat = facts("x");
+        flat.screen.width = 0;
+        assert!(super::hello("android-x", &flat).is_err());
+    }
+}

@@ -1,0 +1,294 @@
+//! A device's screen as observations show it, through the model browsers use
+//! (`tabwire-observation`): each kept node becomes the same facts a page's node is (role,
+//! name, value, states), rendered by the same code into one line, windowed by the same budget,
+//! query and offset, and compared with the same baselines for `since` deltas.
+
+use tabwire_observation::PageNode;
+use tabwire_observation::delta::{self, Baseline, Baselines, Entry, Params, View};
+use tabwire_observation::window::{self, Budget};
+use tabwire_protocol::devices::{
+    DeviceDelta, DeviceNode, DeviceObservation, DeviceView, Rect, Settling,
+};
+use tabwire_protocol::refs::DeviceRef;
+
+use crate::refs::Assigned;
+use crate::screen::ScreenNode;
+
+/// One dump's kept nodes and their refs: what an observation shows and what an action's ref
+/// is resolved against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Screen {
+    /// The foreground app, as the dump names it.
+    pub package: String,
+    /// Quarter turns.
+    pub rotation: u8,
+    /// Whether the keyboard shows.
+    pub keyboard_shown: bool,
+    /// The kept nodes, in pre-order.
+    pub nodes: Vec<ScreenNode>,
+    /// Their refs, one per node.
+    pub refs: Vec<Assigned>,
+}
+
+impl Screen {
+    /// The bounds of the node `target` names, if this screen has it.
+    pub fn bounds_of(&self, target: DeviceRef) -> Option<Rect> {
+        self.refs
+            .iter()
+            .position(|a| a.index == target.0)
+            .map(|i| self.nodes[i].bounds)
+    }
+
+    /// Whether a busy indicator shows.
+    pub fn busy(&self) -> bool {
+        self.nodes.iter().any(|n| n.busy)
+    }
+
+    /// Every app whose nodes the screen shows (the dump's package first).
+    pub fn packages(&self) -> Vec<&str> {
+        let mut packages = vec![self.package.as_str()];
+        for node in &self.nodes {
+            if !node.package.is_empty() && !packages.contains(&node.package.as_str()) {
+                packages.push(&node.package);
+            }
+        }
+        packages.retain(|p| !p.is_empty());
+        packages
+    }
+
+    /// The nodes as the observation model's facts, keyed by their ref numbers.
+    fn facts(&self) -> Vec<PageNode> {
+        self.nodes
+            .iter()
+            .zip(&self.refs)
+            .map(|(node, assigned)| {
+                let mut fact = PageNode::new(assigned.index, node.role, &node.name);
+                fact.value = node.value.clone();
+                fact.secret = node.secret;
+                fact.states = node.states.iter().map(|s| (*s).to_owned()).collect();
+                fact.in_view = true;
+                fact
+            })
+            .collect()
+    }
+
+    fn node(&self, index: u32, text: String) -> DeviceNode {
+        let at = self
+            .refs
+            .iter()
+            .position(|a| a.index == index)
+            .expect("a window shows only the screen's nodes");
+        DeviceNode {
+            node_ref: DeviceRef(index),
+            text,
+            bounds: self.nodes[at].bounds,
+            ambiguous: self.refs[at].ambiguous,
+        }
+    }
+}
+
+/// A device's observation versions and baselines.
+#[derive(Debug, Default)]
+pub struct Views {
+    baselines: Baselines,
+    version: u64,
+}
+
+impl Views {
+    /// Observes `screen` through `view`. With `since`, the changes since that version when it
+    /// is a baseline of the same view (else a full window with `reset`); after an action
+    /// without `since` (`after_action`), the changes since the latest observation of the same
+    /// view when there is one.
+    pub fn observe(
+        &mut self,
+        screen: &Screen,
+        view: &DeviceView,
+        after_action: bool,
+        settling: Option<Settling>,
+    ) -> DeviceObservation {
+        let budget = Budget {
+            max_nodes: view.max_nodes,
+            max_chars: view.max_chars,
+        };
+        let params = Params::new(view.query.clone(), view.offset, budget);
+        let facts = screen.facts();
+        let units = window::filter(window::units(&facts, None), view.query.as_deref());
+        let shown = window::window(&units, view.offset, budget);
+        let entries: Vec<Entry> = shown
+            .slices
+            .iter()
+            .map(|slice| {
+                let unit = &units[slice.unit];
+                Entry {
+                    index: unit.key,
+                    text: unit.lines[slice.from..slice.to].join("\n"),
+                }
+            })
+            .collect();
+        let around = View {
+            total_nodes: shown.total_nodes,
+            truncated: shown.truncated(),
+            next_offset: shown.next_offset,
+        };
+        self.version += 1;
+        let version = self.version;
+        let since = match view.since {
+            Some(since) => Some(since),
+            None if after_action => self.baselines.latest(&params),
+            None => None,
+        };
+        let baseline = since.and_then(|since| self.baselines.matching(since, &params));
+        let reset = view.since.is_some() && baseline.is_none();
+        let (nodes, delta) = match baseline {
+            Some(old) => {
+                let diff = delta::diff(&old.entries, &entries);
+                let delta = DeviceDelta {
+                    since: old.version,
+                    changed: diff
+                        .changed
+                        .iter()
+                        .map(|&i| screen.node(entries[i].index, entries[i].text.clone()))
+                        .collect(),
+                    removed: diff.removed.iter().map(|&i| DeviceRef(i)).collect(),
+                    order: diff
+                        .order
+                        .map(|order| order.into_iter().map(DeviceRef).collect()),
+                    view_changed: old.view != around,
+                };
+                (Vec::new(), Some(delta))
+            }
+            None => (
+                entries
+                    .iter()
+                    .map(|e| screen.node(e.index, e.text.clone()))
+                    .collect(),
+                None,
+            ),
+        };
+        self.baselines.push(Baseline {
+            version,
+            params,
+            entries,
+            view: around,
+            frames: Vec::new(),
+        });
+        DeviceObservation {
+            package: screen.package.clone(),
+            rotation: screen.rotation,
+            keyboard_shown: screen.keyboard_shown,
+            version,
+            nodes,
+            total_nodes: shown.total_nodes,
+            offset: shown.offset,
+            truncated: shown.truncated(),
+            omitted_nodes: shown.omitted_nodes,
+            omitted_chars: shown.omitted_chars,
+            next_offset: shown.next_offset,
+            delta,
+            reset,
+            settling,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hierarchy::parse_dump;
+    use crate::refs::RefTable;
+    use crate::screen::screen_nodes;
+    use crate::screen::tests::{PHONE, login_screen};
+
+    fn screen(refs: &mut RefTable, xml: &str) -> Screen {
+        let h = parse_dump(xml).unwrap();
+        let nodes = screen_nodes(&h, PHONE);
+        Screen {
+            package: "com.example.shop".into(),
+            rotation: 0,
+            keyboard_shown: false,
+            refs: refs.assign(&nodes),
+            nodes,
+        }
+    }
+
+    fn view(max_nodes: u32, since: Option<u64>) -> DeviceView {
+        DeviceView {
+            query: None,
+            max_nodes,
+            max_chars: 10_000,
+            offset: 0,
+            since,
+        }
+    }
+
+    #[test]
+    fn a_screen_renders_as_lines_through_the_shared_renderer() {
+        let mut refs = RefTable::default();
+        let s = screen(&mut refs, &login_screen("hunter2", ""));
+        let obs = Views::default().observe(&s, &view(100, None), false, None);
+        let lines: Vec<String> = obs
+            .nodes
+            .iter()
+            .map(|n| format!("{} {}", n.node_ref, n.text))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                r#"@d1 "Welcome back""#,
+                r#"@d2 textbox "Email""#,
+                r#"@d3 textbox "Password" = "••••""#,
+                r#"@d4 checkbox "Remember me" [checked]"#,
+                r#"@d5 switch "Dark mode" [disabled]"#,
+                r#"@d6 button "LOG IN""#,
+                r##"@d7 button "#settings""##,
+                r#"@d8 img "Shop logo""#,
+                r##"@d9 list "#offers" [scrollable]"##,
+                r#"@d10 "Offer""#,
+                r#"@d11 "Offer""#,
+            ]
+        );
+        assert!(obs.nodes[9].ambiguous && obs.nodes[10].ambiguous);
+        assert!(!obs.nodes[0].ambiguous);
+        assert_eq!(obs.version, 1);
+        assert_eq!(obs.total_nodes, 11);
+        assert!(!obs.truncated);
+    }
+
+    #[test]
+    fn budgets_queries_paging_and_deltas_work_as_for_browsers() {
+        let mut refs = RefTable::default();
+        let mut views = Views::default();
+        let first = screen(&mut refs, &login_screen("", ""));
+        let page = views.observe(&first, &view(3, None), false, None);
+        assert_eq!(page.nodes.len(), 3);
+        assert_eq!(page.next_offset, Some(3));
+        assert!(page.truncated);
+
+        let mut query = view(100, None);
+        query.query = Some("offer".into());
+        let found = views.observe(&first, &query, false, None);
+        assert_eq!(found.nodes.len(), 3, "the list and both offers");
+
+        // Typing changes one line: the delta since the first page names only it.
+        let typed = screen(&mut refs, &login_screen("", "ann@example.com"));
+        let delta = views.observe(&typed, &view(3, Some(page.version)), false, None);
+        let d = delta.delta.expect("a delta");
+        assert_eq!(d.since, page.version);
+        assert_eq!(d.changed.len(), 1);
+        assert_eq!(d.changed[0].text, r#"textbox "Email" = "ann@example.com""#);
+        assert!(d.removed.is_empty() && d.order.is_none());
+        assert!(delta.nodes.is_empty());
+
+        // After an action, without since: against the latest observation of the same view.
+        let again = views.observe(&typed, &view(3, None), true, None);
+        assert!(again.delta.as_ref().unwrap().changed.is_empty());
+        // A since that is no baseline of this view: a full window, reset.
+        let reset = views.observe(&typed, &view(5, Some(page.version)), false, None);
+        assert!(reset.reset && reset.delta.is_none());
+        assert_eq!(reset.nodes.len(), 5);
+        // An action with no earlier observation of its view gets a full window.
+        let fresh = views.observe(&typed, &view(7, None), true, None);
+        assert!(fresh.delta.is_none() && !fresh.reset);
+        assert_eq!(fresh.nodes.len(), 7);
+    }
+}

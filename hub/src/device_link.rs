@@ -1,0 +1,51 @@
+//! The `/device` endpoint: where device backends (`tabwire-android`) connect, one WebSocket per
+//! device ([`crate::peer_link`] does the work, as for browsers).
+//!
+//! A backend is a native program, and no web page may reach this endpoint: an upgrade that
+//! carries an `Origin` header (every browser sends one) is refused before anything else. In
+//! local mode a backend proves a pairing of the device kind (`tabwire-hub pair --device`),
+//! whose one key registers the devices the backend serves, up to
+//! [`crate::peer::DEVICES_PER_CREDENTIAL`] at once; in hosted mode it brings a device token
+//! (`Authorization: Bearer`, or the `tabwire.bearer.<token>` subprotocol). A backend says why a
+//! device went away (`gone`) before closing its connection, and `list_devices` shows it.
+
+use tabwire_protocol::{DeviceHello, DeviceMessage, Refusal, check_device_hello};
+
+use crate::auth::Role;
+use crate::pairing::PairingKind;
+use crate::peer::Device;
+use crate::peer_link::{Incoming, Linked};
+
+impl Linked for Device {
+    const PATH: &'static str = "/device";
+    const ROLE: Role = Role::Device;
+    const PAIRING: PairingKind = PairingKind::Device;
+    const HOW_TO_PAIR: &'static str = "run `tabwire-hub pair --device` on the hub's machine and \
+                                       give the code to tabwire-android";
+    type Message = DeviceMessage;
+
+    fn check_origin(origin: Option<&str>) -> Result<(), &'static str> {
+        match origin {
+            None => Ok(()),
+            Some(_) => Err("only a device backend may connect here, and web pages never"),
+        }
+    }
+
+    fn incoming(message: DeviceMessage) -> Incoming<DeviceHello> {
+        match message {
+            DeviceMessage::Challenge(challenge) => Incoming::Challenge(challenge),
+            DeviceMessage::Hello(hello) => Incoming::Hello(hello),
+            DeviceMessage::Response(response) => Incoming::Response(response),
+            DeviceMessage::Heartbeat { .. } => Incoming::Heartbeat,
+            DeviceMessage::Gone { reason } => Incoming::Gone(reason),
+        }
+    }
+
+    fn check_hello(hello: &DeviceHello) -> Result<(), Refusal> {
+        check_device_hello(hello)
+    }
+
+    fn proof(hello: &DeviceHello) -> Option<&str> {
+        hello.proof.as_deref()
+    }
+}

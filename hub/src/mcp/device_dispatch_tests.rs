@@ -1,0 +1,562 @@
+//! Device tool calls through the catalogue against fake device connections: the choice of the
+//! device (lone, several, gone, explicit, another account's), what reaches it (operation,
+//! holder, deadline), arguments refused before anything is sent, the listing that follows the
+//! account's devices, and the trace the audit log reads.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tabwire_protocol::devices::{DeviceOp, DeviceReleased, DeviceResult, SwipeDirection};
+use tabwire_protocol::refs::DeviceRef;
+use tabwire_protocol::{
+    DeviceActed, DeviceHello, ErrorCode, Hello, HubMessage, OpResult, Operation, PROTOCOL_VERSION,
+    Request, Selections,
+};
+use tokio::sync::mpsc::UnboundedReceiver;
+
+use super::super::catalogue::{self, dispatch};
+use super::super::routing::Group;
+use super::super::{Caller, ToolError, ToolOutput};
+use super::object;
+use crate::accounts::Accounts;
+use crate::peer::{Browser, Device, PeerKind};
+use crate::registry::{Connection, Owner};
+use crate::session::Session;
+use crate::state::HubState;
+
+type Inbox = UnboundedReceiver<HubMessage>;
+
+fn hello(id: &str, name: &str) -> DeviceHello {
+    super::super::device_hello(id, name)
+}
+
+/// A hub (of `accounts`) with the devices `ids` connected to `account`, under one backend's
+/// credential, and a session of `account` that starts with `selected`.
+fn hub_with(
+    accounts: Accounts,
+    account: &str,
+    ids: &[&str],
+    selected: Selections,
+) -> (Arc<Caller>, Vec<(Arc<Connection>, Inbox)>) {
+    let hub = Arc::new(HubState {
+        accounts,
+        ..HubState::local(
+            "ws://127.0.0.1:1/browser".into(),
+            crate::pairing::Pairings::for_tests(),
+        )
+    });
+    let account = hub.accounts.get(account);
+    let devices = ids
+        .iter()
+        .map(|id| {
+            account
+                .devices
+                .connect(hello(id, &format!("Phone {id}")), Owner::fixed("backend"))
+                .unwrap()
+        })
+        .collect();
+    let session = Arc::new(Session::new("s1".into(), selected, None));
+    let caller = Arc::new(Caller {
+        hub,
+        session,
+        account,
+        holder: tabwire_protocol::LeaseHolder {
+            session: "s1".into(),
+            client: "Test · 1".into(),
+            idle_ms: 600_000,
+        },
+        trace: Default::default(),
+        progress: None,
+    });
+    (caller, devices)
+}
+
+fn local(ids: &[&str]) -> (Arc<Caller>, Vec<(Arc<Connection>, Inbox)>) {
+    hub_with(Accounts::local(), "local", ids, Selections::default())
+}
+
+/// A device's answer to any request.
+fn device(request: &Request) -> OpResult {
+    let Operation::Device(op) = &request.op else {
+        panic!("a device got {:?}", request.op);
+    };
+    let result = match op {
+        DeviceOp::Release(_) => DeviceResult::Released(DeviceReleased { released: true }),
+        _ => DeviceResult::Acted(DeviceActed {
+            at: None,
+            package: "com.example.app".into(),
+            observation: None,
+        }),
+    };
+    OpResult::Device(result)
+}
+
+/// Calls `tool` on `caller`, answering the one request that reaches `connection`.
+async fn call_on(
+    caller: &Arc<Caller>,
+    (connection, inbox): &mut (Arc<Connection>, Inbox),
+    tool: &'static str,
+    args: Value,
+) -> (Request, Result<ToolOutput, ToolError>) {
+    let ctx = caller.clone();
+    let args = object(args);
+    let running =
+        tokio::spawn(async move { dispatch(&ctx, tool, args).await.expect("a catalogued tool") });
+    let Some(HubMessage::Request(request)) = inbox.recv().await else {
+        panic!("{tool} sent no request");
+    };
+    connection.complete(request.id, Ok(device(&request)));
+    (request, running.await.unwrap())
+}
+
+/// Calls `tool` and expects it to fail before reaching any device.
+async fn fails(caller: &Arc<Caller>, tool: &'static str, args: Value) -> ToolError {
+    dispatch(caller, tool, object(args))
+        .await
+        .expect("a catalogued tool")
+        .err()
+        .unwrap_or_else(|| panic!("{tool} succeeded"))
+}
+
+#[tokio::test]
+async fn a_lone_device_is_selected_and_gets_the_call() {
+    let (caller, mut devices) = local(&["d1"]);
+    let (request, result) = call_on(
+        &caller,
+        &mut devices[0],
+        "device_tap",
+        json!({"ref": "@d7", "observe": false}),
+    )
+    .await;
+    let output = result.unwrap();
+    assert_eq!(output.text, "Tapped @d7 in com.example.app");
+    assert_eq!(
+        request.op,
+        Operation::Device(DeviceOp::Tap(tabwire_protocol::devices::DeviceTap {
+            target: DeviceRef(7),
+            observe: None,
+        }))
+    );
+    assert_eq!(request.deadline_ms, 20_000);
+    assert_eq!(caller.session.selected::<Device>().as_deref(), Some("d1"));
+    assert_eq!(caller.session.selected::<Browser>(), None);
+    assert_eq!(
+        caller.trace.lock().unwrap().peer,
+        Some(("device", "d1".to_owned()))
+    );
+}
+
+#[tokio::test]
+async fn several_devices_need_a_choice_and_a_gone_one_is_never_replaced() {
+    let (caller, mut devices) = local(&["d1", "d2"]);
+    let error = fails(&caller, "device_snapshot", json!({})).await;
+    assert_eq!(error.code, ErrorCode::DeviceNotSelected);
+    let candidates = error.candidates.unwrap();
+    assert_eq!(candidates.as_array().unwrap().len(), 2);
+    assert_eq!(candidates[0]["deviceId"], "d1");
+    // An explicit ID routes this call only.
+    let (request, result) = call_on(
+        &caller,
+        &mut devices[1],
+        "press_button",
+        json!({"deviceId": "d2", "button": "appSwitch"}),
+    )
+    .await;
+    assert_eq!(result.unwrap().text, "Pressed appSwitch in com.example.app");
+    assert!(matches!(
+        request.op,
+        Operation::Device(DeviceOp::PressButton(_))
+    ));
+    assert_eq!(caller.session.selected::<Device>(), None);
+    // Selected, then gone: its code, its reason, and never the other device.
+    dispatch(&caller, "select_device", object(json!({"deviceId": "d1"})))
+        .await
+        .unwrap()
+        .unwrap();
+    let (gone, _) = &devices[0];
+    caller
+        .account
+        .devices
+        .gone(gone, "unauthorized: accept the USB debugging prompt");
+    caller.account.devices.disconnect(gone);
+    let error = fails(&caller, "device_tap", json!({"ref": "@d1"})).await;
+    assert_eq!(error.code, ErrorCode::DeviceDisconnected);
+    assert!(
+        error.message.contains("accept the USB debugging prompt"),
+        "{}",
+        error.message
+    );
+    assert!(error.quotes_page, "the backend's reason is fenced");
+    assert!(
+        devices[1].1.try_recv().is_err(),
+        "nothing went to the other device"
+    );
+    // list_devices shows it with its reason.
+    let listed = dispatch(&caller, "list_devices", object(json!({})))
+        .await
+        .unwrap()
+        .unwrap();
+    let d1 = &listed.data["devices"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|d| d["deviceId"] == "d1")
+        .unwrap()
+        .clone();
+    assert_eq!(d1["connected"], false);
+    assert_eq!(d1["selected"], true);
+    assert_eq!(
+        d1["reason"],
+        "unauthorized: accept the USB debugging prompt"
+    );
+    assert_eq!(d1["model"], "Google Pixel 7");
+    assert!(
+        listed.text.as_str().contains(
+            "deviceId=d1 name=\"Phone d1\" disconnected (unauthorized: accept the USB debugging \
+             prompt) selected"
+        ),
+        "{}",
+        listed.text
+    );
+}
+
+#[tokio::test]
+async fn browser_and_device_selections_are_independent_and_restored_from_the_shim() {
+    let mut restored = Selections::default();
+    restored.set(Browser::NOUN, "b9");
+    restored.set(Device::NOUN, "d2");
+    let (caller, mut devices) = hub_with(Accounts::local(), "local", &["d1", "d2"], restored);
+    // The restored device is used although two are connected.
+    let (_, result) = call_on(&caller, &mut devices[1], "dismiss_keyboard", json!({})).await;
+    result.unwrap();
+    // Selecting another device leaves the browser's selection alone.
+    dispatch(&caller, "select_device", object(json!({"deviceId": "d1"})))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(caller.session.selected::<Browser>().as_deref(), Some("b9"));
+    assert_eq!(caller.session.selected::<Device>().as_deref(), Some("d1"));
+    // And the browser's selection still routes browser tools (b9 has not reconnected).
+    let ctx = caller.context("list_tabs", Group::Browser, Default::default());
+    assert_eq!(
+        ctx.connection().err().unwrap().code,
+        ErrorCode::BrowserDisconnected
+    );
+}
+
+#[tokio::test]
+async fn changing_device_calls_name_the_caller_and_reads_do_not() {
+    let (caller, mut devices) = local(&["d1"]);
+    for (tool, args, named) in [
+        ("device_tap", json!({"ref": "@d3"}), true),
+        ("tap_coordinates", json!({"x": 5, "y": 6}), true),
+        ("long_press", json!({"x": 5, "y": 6}), true),
+        ("device_type", json!({"text": "hi"}), true),
+        ("device_swipe", json!({"direction": "up"}), true),
+        ("press_button", json!({"button": "back"}), true),
+        ("open_app", json!({"package": "com.example.app"}), true),
+        ("dismiss_keyboard", json!({}), true),
+        ("release_device", json!({}), true),
+        ("device_snapshot", json!({}), false),
+    ] {
+        let (request, _) = call_on(&caller, &mut devices[0], tool, args).await;
+        let holder = request.holder.as_ref();
+        assert_eq!(holder.is_some(), named, "{tool}");
+        if let Some(holder) = holder {
+            assert_eq!(holder.session, "s1", "{tool}");
+        }
+    }
+}
+
+#[tokio::test]
+async fn device_arguments_become_their_operation() {
+    let (caller, mut devices) = local(&["d1"]);
+    let (request, _) = call_on(
+        &caller,
+        &mut devices[0],
+        "device_swipe",
+        json!({"direction": "left", "ref": "@d4", "distance": 80, "timeoutMs": 9000,
+               "observe": {"maxNodes": 10, "since": 3}}),
+    )
+    .await;
+    let Operation::Device(DeviceOp::Swipe(swipe)) = &request.op else {
+        panic!("{:?}", request.op);
+    };
+    assert_eq!(swipe.direction, SwipeDirection::Left);
+    assert_eq!(swipe.within, Some(DeviceRef(4)));
+    assert_eq!(swipe.distance_percent, 80);
+    assert_eq!(swipe.duration_ms, 300);
+    let view = swipe.observe.as_ref().unwrap();
+    assert_eq!(
+        (view.max_nodes, view.max_chars, view.since),
+        (10, 1500, Some(3))
+    );
+    assert_eq!(request.deadline_ms, 9000);
+    let (request, result) = call_on(
+        &caller,
+        &mut devices[0],
+        "long_press",
+        json!({"ref": "@d2"}),
+    )
+    .await;
+    let Operation::Device(DeviceOp::LongPress(press)) = &request.op else {
+        panic!("{:?}", request.op);
+    };
+    assert_eq!(press.duration_ms, 800);
+    assert_eq!(
+        result.unwrap().text,
+        "Pressed @d2 for 800 ms in com.example.app"
+    );
+    // Typed text is never repeated in the result.
+    let (_, result) = call_on(
+        &caller,
+        &mut devices[0],
+        "device_type",
+        json!({"text": "hunter2", "submit": true, "ref": "@d5"}),
+    )
+    .await;
+    let text = result.unwrap().text.to_string();
+    assert!(!text.contains("hunter2"), "{text}");
+    assert_eq!(
+        text,
+        "Typed 7 characters into @d5 and pressed Enter in com.example.app"
+    );
+}
+
+#[tokio::test]
+async fn bad_device_arguments_never_reach_the_device() {
+    let (caller, mut devices) = local(&["d1"]);
+    for (tool, args) in [
+        ("device_tap", json!({"ref": "@e7"})),
+        ("device_tap", json!({"ref": "#login"})),
+        ("device_tap", json!({})),
+        ("tap_coordinates", json!({"x": -1, "y": 5})),
+        ("tap_coordinates", json!({"x": 20000, "y": 5})),
+        ("long_press", json!({"ref": "@d1", "x": 1, "y": 2})),
+        ("long_press", json!({"x": 1})),
+        ("long_press", json!({"ref": "@d1", "durationMs": 50})),
+        ("device_type", json!({"text": ""})),
+        ("device_type", json!({"text": "x".repeat(10_001)})),
+        ("device_swipe", json!({"direction": "sideways"})),
+        ("device_swipe", json!({"direction": "up", "distance": 5})),
+        ("device_swipe", json!({"direction": "up", "distance": 96})),
+        ("press_button", json!({"button": "camera"})),
+        ("open_app", json!({"package": "example"})),
+        ("open_app", json!({"package": "com.example; reboot"})),
+        ("close_app", json!({"package": "com..x"})),
+        (
+            "device_tap",
+            json!({"ref": "@d1", "observe": {"selector": "#a"}}),
+        ),
+        ("device_tap", json!({"ref": "@d1", "timeoutMs": 60_001})),
+        ("device_tap", json!({"ref": "@d1", "browserId": "b1"})),
+        ("device_logs", json!({"since": "yesterday"})),
+        ("device_logs", json!({"minLevel": "loud"})),
+        ("device_logs", json!({"maxEntries": 0})),
+        ("device_logs", json!({"tag": "a\nb"})),
+        ("device_screenshot", json!({"maxWidth": 50})),
+        ("device_snapshot", json!({"maxNodes": 0})),
+    ] {
+        let error = fails(&caller, tool, args.clone()).await;
+        assert_eq!(
+            error.code,
+            ErrorCode::InvalidArgument,
+            "{tool} {args}: {error:?}"
+        );
+        assert!(
+            devices[0].1.try_recv().is_err(),
+            "{tool} {args} sent a request"
+        );
+    }
+}
+
+#[tokio::test]
+async fn without_a_device_the_tools_are_unlisted_but_answer_with_the_connect_hint() {
+    let (caller, _) = local(&[]);
+    let error = fails(&caller, "device_snapshot", json!({})).await;
+    assert_eq!(error.code, ErrorCode::DeviceNotFound);
+    assert!(
+        error.message.contains("no device is connected"),
+        "{}",
+        error.message
+    );
+    assert!(
+        error.message.contains("tabwire-android"),
+        "{}",
+        error.message
+    );
+    assert!(!error.quotes_page);
+    let listed = dispatch(&caller, "list_devices", object(json!({})))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        listed.text.as_str().starts_with("No device has connected."),
+        "{}",
+        listed.text
+    );
+}
+
+/// The listing follows the account's devices: the first to connect adds the device tools and
+/// says the list changed, the last to go takes them away and says so again.
+#[tokio::test]
+async fn the_device_tools_are_listed_while_a_device_is_connected() {
+    let (caller, _) = local(&[]);
+    let account = caller.account.clone();
+    let names = |devices: bool| -> Vec<String> {
+        catalogue::listed(|_| false, devices)
+            .map(|tool| tool.name.to_string())
+            .collect()
+    };
+    let without = names(account.devices.any_connected());
+    assert!(
+        !without.iter().any(|name| name.contains("device")),
+        "{without:?}"
+    );
+    let session = &caller.session;
+    session.listed_devices(false);
+    let mut watch = account.devices.watch_connected();
+    let (first, _a) = account
+        .devices
+        .connect(hello("d1", "A"), Owner::fixed("x"))
+        .unwrap();
+    let (second, _b) = account
+        .devices
+        .connect(hello("d2", "B"), Owner::fixed("x"))
+        .unwrap();
+    tokio::time::timeout(Duration::from_secs(1), watch.changed())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(*watch.borrow_and_update());
+    assert!(
+        session.devices_changed(true),
+        "the first device changes the list"
+    );
+    assert!(!session.devices_changed(true), "and says so once");
+    let with = names(account.devices.any_connected());
+    for tool in [
+        "list_devices",
+        "select_device",
+        "device_snapshot",
+        "device_logs",
+    ] {
+        assert!(with.iter().any(|name| name == tool), "{tool}");
+    }
+    account.devices.disconnect(&first);
+    assert!(account.devices.any_connected(), "one is left");
+    assert!(!watch.has_changed().unwrap());
+    account.devices.disconnect(&second);
+    watch.changed().await.unwrap();
+    assert!(!*watch.borrow_and_update());
+    assert!(
+        session.devices_changed(false),
+        "the last device's end changes it back"
+    );
+    assert_eq!(names(account.devices.any_connected()), without);
+}
+
+/// Another account's device is, to a caller, a device that never existed.
+#[tokio::test]
+async fn another_accounts_device_is_indistinguishable_from_none() {
+    let accounts = Accounts::hosted(crate::accounts::Limits::default());
+    let theirs = accounts.get("bob");
+    let (_conn, mut inbox) = theirs
+        .devices
+        .connect(hello("bobs-phone", "Bob"), Owner::fixed("token:bob"))
+        .unwrap();
+    let (caller, _) = hub_with(accounts, "alice", &[], Selections::default());
+    let other = fails(
+        &caller,
+        "device_tap",
+        json!({"ref": "@d1", "deviceId": "bobs-phone"}),
+    )
+    .await;
+    let never = fails(
+        &caller,
+        "device_tap",
+        json!({"ref": "@d1", "deviceId": "never-was"}),
+    )
+    .await;
+    assert_eq!(other.code, ErrorCode::DeviceNotFound);
+    assert_eq!(
+        other.message.replace("bobs-phone", "X"),
+        never.message.replace("never-was", "X")
+    );
+    let selected = fails(&caller, "select_device", json!({"deviceId": "bobs-phone"})).await;
+    assert_eq!(selected.code, ErrorCode::DeviceNotFound);
+    let listed = dispatch(&caller, "list_devices", object(json!({})))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(listed.data, json!({"devices": []}));
+    assert!(inbox.try_recv().is_err(), "nothing reached bob's phone");
+}
+
+/// A session's end reaches its account's devices (their leases lapse), and only its account's.
+#[tokio::test]
+async fn a_sessions_end_reaches_the_accounts_devices() {
+    let (caller, mut devices) = local(&["d1"]);
+    caller.account.session_ended("s1");
+    assert_eq!(
+        devices[0].1.try_recv().unwrap(),
+        HubMessage::SessionEnded {
+            session: "s1".into()
+        }
+    );
+    // A browser of the account hears it too.
+    let (_b, mut browser) = caller
+        .account
+        .browsers
+        .connect(
+            Hello {
+                browser_id: "b1".into(),
+                browser_name: "Work".into(),
+                extension_version: "0.1.0".into(),
+                protocol_version: PROTOCOL_VERSION,
+                chrome_version: "156".into(),
+                proof: None,
+            },
+            Owner::fixed("b"),
+        )
+        .unwrap();
+    caller.account.session_ended("s2");
+    assert!(browser.try_recv().is_ok());
+    assert!(devices[0].1.try_recv().is_ok());
+}
+
+/// One backend's credential serves several phones, up to the kind's count; a browser's serves
+/// one browser.
+#[tokio::test]
+async fn a_backend_credential_holds_many_devices_and_a_browser_credential_one() {
+    let accounts = Accounts::local();
+    let account = accounts.local_account();
+    let mut held = Vec::new();
+    for n in 0..Device::PER_CREDENTIAL {
+        held.push(
+            account
+                .devices
+                .connect(
+                    hello(&format!("p{n}"), "P"),
+                    Owner::fixed("pairing:backend"),
+                )
+                .unwrap(),
+        );
+    }
+    let refused = account
+        .devices
+        .connect(hello("one-more", "P"), Owner::fixed("pairing:backend"))
+        .err()
+        .unwrap();
+    assert_eq!(refused.code, ErrorCode::Forbidden);
+    // A device that went away stays listed (with its reason) while the credential has room.
+    account.devices.gone(&held[0].0, "offline");
+    account.devices.disconnect(&held[0].0);
+    account
+        .devices
+        .connect(hello("one-more", "P"), Owner::fixed("pairing:backend"))
+        .unwrap();
+    assert_eq!(account.devices.list().len(), Device::PER_CREDENTIAL);
+    assert_eq!(Browser::PER_CREDENTIAL, 1);
+}

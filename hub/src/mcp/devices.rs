@@ -1,0 +1,961 @@
+//! The mobile device tools (issue 15, SPEC §7 mobile group): observing a device's screen,
+//! tapping, typing, swiping, buttons, apps, screenshots and logs, sent to a device backend over
+//! `/device` as [`DeviceOp`]s.
+//!
+//! The hub validates every argument strictly (refs `@d7`, package names, ranges) before a
+//! request leaves it; the backend checks points against the screen and the operator's app rules
+//! against the foreground package at the point of effect. Observations render as browser ones
+//! do (`observe.rs`'s window and delta pieces): a short header naming the device, its foreground
+//! app, the keyboard and whether the screen settled, then `@d7 textbox "Email"` lines, which are
+//! the device's text and fenced like page text.
+
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::{Map, Value, json};
+use tabwire_protocol::devices::{
+    AppClosed, CloseApp, DeviceLogs, DeviceLogsRequest, DeviceNode, DeviceScreenshotRequest,
+    DeviceSnapshot, DeviceSwipe, DeviceTap, DeviceType, DeviceView, DismissKeyboard, LogsSince,
+    LongPress, ObserveAfter, OpenApp, Point, PressButton, PressTarget, ReleaseDevice,
+    TapCoordinates,
+};
+use tabwire_protocol::policy::{Gate, Need, Owner};
+use tabwire_protocol::refs::DeviceRef;
+use tabwire_protocol::{Ask, DeviceActed, DeviceObservation, ErrorCode};
+
+use super::act::drop_window_defaults;
+use super::args::{ActionOptions, NoArgs, in_range, mirror, query, short_text};
+use super::envelope::{Image, Rendering, ToolError, ToolOutput, quoted};
+use super::observe::{Changes, Window, render_changes, render_full, snapshot_budget};
+use super::routing::ToolContext;
+use super::screenshot::{DEFAULT_MAX_WIDTH, human_size, image_bytes};
+use crate::registry::Connection;
+
+/// A snapshot dumps the hierarchy at least once (≥ 1 s each on a device).
+const READ_DEADLINE: Duration = Duration::from_secs(20);
+/// An action, its settling and its observation: a few dumps of a second or more each.
+const ACTION_TIMEOUT_MS: u32 = 20_000;
+/// Opening an app waits for its first screen.
+const OPEN_APP_TIMEOUT_MS: u32 = 30_000;
+const SCREENSHOT_DEADLINE: Duration = Duration::from_secs(20);
+const LOGS_DEADLINE: Duration = Duration::from_secs(15);
+const RELEASE_DEADLINE: Duration = Duration::from_secs(10);
+/// The longest side of a screen (as the protocol bounds a hello's).
+const MAX_COORDINATE: u32 = tabwire_protocol::devices::MAX_SCREEN_SIDE;
+const DEFAULT_PRESS_MS: u32 = 800;
+const DEFAULT_SWIPE_MS: u32 = 300;
+const DEFAULT_SWIPE_PERCENT: u32 = 60;
+/// The longest text `device_type` takes (it is typed key by key).
+const MAX_TYPED_CHARS: usize = 10_000;
+const MAX_PACKAGE_LEN: usize = 255;
+const MAX_TAG_LEN: usize = 100;
+const DEFAULT_LOG_ENTRIES: u32 = 100;
+const DEFAULT_LOG_CHARS: u32 = 8000;
+
+/// The device's connection and the name agents know it by.
+fn device(ctx: &ToolContext) -> Result<(std::sync::Arc<Connection>, String), ToolError> {
+    let connection = ctx.connection()?;
+    let name = ctx.account.devices.get(connection.peer_id()).map_or_else(
+        || connection.peer_id().to_owned(),
+        |info| info.name().to_owned(),
+    );
+    Ok((connection, name))
+}
+
+/// Sends `request` to the call's device.
+async fn call<A: Ask>(
+    ctx: &ToolContext,
+    request: A,
+    deadline: Duration,
+) -> Result<(A::Answer, String), ToolError> {
+    let (connection, name) = device(ctx)?;
+    let answer = ctx.call_on(&connection, None, request, deadline).await?;
+    Ok((answer, name))
+}
+
+/// A `ref` argument: `@d7`.
+fn node_ref(text: &str) -> Result<DeviceRef, ToolError> {
+    DeviceRef::parse(text).ok_or_else(|| {
+        ToolError::invalid(format!(
+            "ref must be a device ref like @d7 from device_snapshot; got {}",
+            quoted(text)
+        ))
+    })
+}
+
+/// A package name: `com.example.app` (Java-style, at least two parts).
+fn package(text: &str) -> Result<String, ToolError> {
+    let part_ok = |part: &str| {
+        let mut chars = part.chars();
+        chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+    };
+    let parts: Vec<&str> = text.split('.').collect();
+    if text.len() > MAX_PACKAGE_LEN || parts.len() < 2 || !parts.iter().all(|p| part_ok(p)) {
+        return Err(ToolError::invalid(format!(
+            "package must be an app's package name like com.example.app; got {}",
+            quoted(text)
+        )));
+    }
+    Ok(text.to_owned())
+}
+
+/// A point, checked against the largest screen a device may have (the backend checks it
+/// against this device's).
+fn point(x: u32, y: u32) -> Result<Point, ToolError> {
+    if x >= MAX_COORDINATE || y >= MAX_COORDINATE {
+        return Err(ToolError::invalid(format!(
+            "x and y must be pixels on the screen (below {MAX_COORDINATE}); got ({x}, {y})"
+        )));
+    }
+    Ok(Point { x, y })
+}
+
+/// The common action options for a device: `timeoutMs`, and `observe` as for browsers less
+/// `selector` (a screen has none).
+fn resolve(
+    options: ActionOptions,
+    default_timeout_ms: u32,
+) -> Result<(u32, ObserveAfter), ToolError> {
+    let resolved = options.resolve(default_timeout_ms)?;
+    let observe = match resolved.observe {
+        None => None,
+        Some(spec) if spec.scope.is_some() => {
+            return Err(ToolError::invalid(
+                "observe.selector: a device's screen has no selectors; observe takes maxNodes, \
+                 maxChars and since",
+            ));
+        }
+        Some(spec) => Some(DeviceView {
+            query: None,
+            max_nodes: spec.max_nodes,
+            max_chars: spec.max_chars,
+            offset: 0,
+            since: spec.since,
+        }),
+    };
+    Ok((resolved.timeout_ms, observe))
+}
+
+// --- Observing -------------------------------------------------------------------------------
+
+/// Arguments of device_snapshot.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SnapshotArgs {
+    /// Lines with this text.
+    pub query: Option<String>,
+    #[schemars(extend("default" = 200))]
+    pub max_nodes: Option<u32>,
+    #[schemars(extend("default" = 10000))]
+    pub max_chars: Option<u32>,
+    pub offset: Option<u32>,
+    /// Only changes since this version.
+    pub since: Option<u64>,
+}
+
+pub const DEVICE_SNAPSHOT: &str = "The device's screen as `@d7 textbox \"Email\"` lines, bounded; \
+refs work in device tools until the screen changes.";
+
+pub async fn device_snapshot(
+    ctx: &ToolContext,
+    args: SnapshotArgs,
+) -> Result<ToolOutput, ToolError> {
+    let (max_nodes, max_chars) = snapshot_budget(args.max_nodes, args.max_chars)?;
+    let view = DeviceView {
+        query: query(args.query)?,
+        max_nodes,
+        max_chars,
+        offset: args.offset.unwrap_or(0),
+        since: args.since,
+    };
+    let (observation, name) = call(ctx, DeviceSnapshot { view }, READ_DEADLINE).await?;
+    Ok(ToolOutput::new(
+        observation_data(&observation),
+        render_observation(&name, &observation),
+    ))
+}
+
+/// The structured observation: a delta leaves out what the caller has from its baseline, as
+/// browsers' do.
+fn observation_data(observation: &DeviceObservation) -> Value {
+    let Some(delta) = &observation.delta else {
+        return json!(observation);
+    };
+    let mut data = json!({
+        "version": observation.version,
+        "package": observation.package,
+        "keyboardShown": observation.keyboard_shown,
+        "delta": delta,
+    });
+    if delta.view_changed {
+        data["truncated"] = json!(observation.truncated);
+        data["totalNodes"] = json!(observation.total_nodes);
+        if let Some(next) = observation.next_offset {
+            data["nextOffset"] = json!(next);
+        }
+    }
+    if let Some(settling) = observation.settling {
+        data["settling"] = json!(settling);
+    }
+    data
+}
+
+/// `@d7 textbox "Email"`: the device's words.
+fn node_line(node: &DeviceNode) -> Rendering {
+    let mut line = Rendering::page(format!("{} {}", node.node_ref, node.text));
+    if node.ambiguous {
+        line.push(" (ambiguous: look again before acting on it)");
+    }
+    line
+}
+
+/// The header's notes after the version: the keyboard, and how the screen settled.
+fn notes(observation: &DeviceObservation) -> String {
+    let mut notes = String::new();
+    if observation.keyboard_shown {
+        notes.push_str("; keyboard shown");
+    }
+    match observation.settling {
+        Some(settling) if settling.settled => notes.push_str("; settled"),
+        Some(_) => notes.push_str("; not settled: the screen was still changing"),
+        None => {}
+    }
+    notes
+}
+
+/// The model's view of a device observation.
+fn render_observation(name: &str, observation: &DeviceObservation) -> Rendering {
+    let window = Window {
+        total_nodes: observation.total_nodes,
+        offset: observation.offset,
+        truncated: observation.truncated,
+        omitted_nodes: observation.omitted_nodes,
+        omitted_chars: observation.omitted_chars,
+        next_offset: observation.next_offset,
+        narrow: "query",
+    };
+    if let Some(delta) = &observation.delta {
+        let head = format!("version {}{}", observation.version, notes(observation));
+        let changes = Changes {
+            since: delta.since,
+            changed: delta.changed.iter().map(node_line).collect(),
+            removed: &delta.removed,
+            order: delta.order.as_deref(),
+            view_changed: delta.view_changed,
+        };
+        return render_changes(head, changes, Vec::new(), &window);
+    }
+    let mut head = Rendering::hub(format!("device {}: ", quoted(name)));
+    head.push_page(&observation.package);
+    head.push(&format!(
+        " (version {}{})",
+        observation.version,
+        notes(observation)
+    ));
+    let nodes = observation.nodes.iter().map(node_line).collect();
+    render_full(head, observation.reset, nodes, Vec::new(), &window)
+}
+
+// --- Actions ---------------------------------------------------------------------------------
+
+/// A tool that performs one device action and observes the settled screen.
+pub trait DeviceAction {
+    /// `timeoutMs` when the caller gives none.
+    const DEFAULT_TIMEOUT_MS: u32 = ACTION_TIMEOUT_MS;
+    /// Its request.
+    type Request: Ask<Answer = DeviceActed>;
+
+    /// Checks the arguments; the request, and what it does in a few words (`Tapped @d7`).
+    fn into_request(self, observe: ObserveAfter) -> Result<(Self::Request, String), ToolError>;
+}
+
+/// The handler of every device action: validates everything, sends one request under the
+/// tool's deadline, renders what it did and the screen after it.
+pub async fn act<T: DeviceAction>(
+    ctx: &ToolContext,
+    args: T,
+    options: ActionOptions,
+) -> Result<ToolOutput, ToolError> {
+    let (timeout_ms, observe) = resolve(options, T::DEFAULT_TIMEOUT_MS)?;
+    let (request, summary) = args.into_request(observe)?;
+    let deadline = Duration::from_millis(u64::from(timeout_ms));
+    let (acted, name) = call(ctx, request, deadline).await?;
+    Ok(acted_output(&name, &summary, acted))
+}
+
+/// An action's result: `{at?, package, observation?}`, and the text `Tapped @d7 at (540, 1200)
+/// in com.example.app` followed by the observation.
+fn acted_output(name: &str, summary: &str, acted: DeviceActed) -> ToolOutput {
+    let mut data = Map::new();
+    let mut text = Rendering::hub(summary);
+    if let Some(at) = acted.at {
+        data.insert("at".into(), json!(at));
+        text.push(&format!(" at ({}, {})", at.x, at.y));
+    }
+    data.insert("package".into(), json!(acted.package));
+    text.push(" in ");
+    text.push_page(&acted.package);
+    if let Some(observation) = &acted.observation {
+        let mut observed = observation_data(observation);
+        if let Value::Object(map) = &mut observed {
+            drop_window_defaults(map);
+        }
+        data.insert("observation".into(), observed);
+        text.push("\n");
+        text.append(render_observation(name, observation));
+    }
+    ToolOutput::new(Value::Object(data), text)
+}
+
+/// Arguments of device_tap.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TapArgs {
+    #[serde(rename = "ref")]
+    pub node: String,
+}
+
+pub const DEVICE_TAP: &str = "Tap a node (@d ref) at its centre.";
+
+impl DeviceAction for TapArgs {
+    type Request = DeviceTap;
+    fn into_request(self, observe: ObserveAfter) -> Result<(DeviceTap, String), ToolError> {
+        let target = node_ref(&self.node)?;
+        Ok((DeviceTap { target, observe }, format!("Tapped {target}")))
+    }
+}
+
+/// Arguments of tap_coordinates.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TapCoordinatesArgs {
+    pub x: u32,
+    pub y: u32,
+}
+
+pub const TAP_COORDINATES: &str = "Tap a point of the screen, in pixels.";
+
+impl DeviceAction for TapCoordinatesArgs {
+    type Request = TapCoordinates;
+    fn into_request(self, observe: ObserveAfter) -> Result<(TapCoordinates, String), ToolError> {
+        let point = point(self.x, self.y)?;
+        Ok((TapCoordinates { point, observe }, "Tapped".to_owned()))
+    }
+}
+
+/// Arguments of long_press.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LongPressArgs {
+    #[serde(rename = "ref")]
+    pub node: Option<String>,
+    pub x: Option<u32>,
+    pub y: Option<u32>,
+    #[schemars(extend("default" = 800))]
+    pub duration_ms: Option<u32>,
+}
+
+pub const LONG_PRESS: &str = "Press and hold a node (ref) or a point (x, y).";
+
+impl DeviceAction for LongPressArgs {
+    type Request = LongPress;
+    fn into_request(self, observe: ObserveAfter) -> Result<(LongPress, String), ToolError> {
+        let duration_ms = in_range(
+            self.duration_ms,
+            DEFAULT_PRESS_MS,
+            100,
+            10_000,
+            "durationMs",
+        )?;
+        let (target, what) = match (self.node, self.x, self.y) {
+            (Some(node), None, None) => {
+                let node = node_ref(&node)?;
+                (PressTarget::Ref(node), node.to_string())
+            }
+            (None, Some(x), Some(y)) => (PressTarget::Point(point(x, y)?), String::new()),
+            _ => {
+                return Err(ToolError::invalid(
+                    "give either ref, or both x and y: where to press",
+                ));
+            }
+        };
+        let summary = format!("Pressed {what} for {duration_ms} ms").replace("  ", " ");
+        Ok((
+            LongPress {
+                target,
+                duration_ms,
+                observe,
+            },
+            summary,
+        ))
+    }
+}
+
+/// Arguments of device_type.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct TypeArgs {
+    /// Tapped first; default: the focused field.
+    #[serde(rename = "ref")]
+    pub node: Option<String>,
+    pub text: String,
+    /// Press Enter after.
+    pub submit: Option<bool>,
+}
+
+pub const DEVICE_TYPE: &str = "Type text as is (ASCII) into the focused field or a ref.";
+
+impl DeviceAction for TypeArgs {
+    type Request = DeviceType;
+    fn into_request(self, observe: ObserveAfter) -> Result<(DeviceType, String), ToolError> {
+        if self.text.is_empty() && self.submit != Some(true) {
+            return Err(ToolError::invalid("text is empty"));
+        }
+        let chars = self.text.chars().count();
+        if chars > MAX_TYPED_CHARS {
+            return Err(ToolError::invalid(format!(
+                "text is longer than {MAX_TYPED_CHARS} characters"
+            )));
+        }
+        let target = self.node.as_deref().map(node_ref).transpose()?;
+        // The text itself is not repeated: the agent has it, and it may be a secret.
+        let mut summary = format!("Typed {chars} characters");
+        if let Some(target) = target {
+            summary.push_str(&format!(" into {target}"));
+        }
+        let submit = self.submit.unwrap_or(false);
+        if submit {
+            summary.push_str(" and pressed Enter");
+        }
+        Ok((
+            DeviceType {
+                target,
+                text: self.text,
+                submit,
+                observe,
+            },
+            summary,
+        ))
+    }
+}
+
+mirror! {
+    // No doc comment: device_swipe's description says which way content moves.
+    SwipeDirection => devices::SwipeDirection {
+        /// Finger up: shows what is below.
+        Up,
+        /// Finger down.
+        Down,
+        /// Finger left.
+        Left,
+        /// Finger right.
+        Right,
+    }
+}
+
+/// Arguments of device_swipe.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SwipeArgs {
+    pub direction: SwipeDirection,
+    /// Swipe within this node.
+    #[serde(rename = "ref")]
+    pub node: Option<String>,
+    /// Percent of the area, 10-95.
+    #[schemars(extend("default" = 60))]
+    pub distance: Option<u32>,
+    #[schemars(extend("default" = 300))]
+    pub duration_ms: Option<u32>,
+}
+
+pub const DEVICE_SWIPE: &str = "Swipe the screen or a node; the finger moves in direction (up \
+shows what is below).";
+
+impl DeviceAction for SwipeArgs {
+    type Request = DeviceSwipe;
+    fn into_request(self, observe: ObserveAfter) -> Result<(DeviceSwipe, String), ToolError> {
+        let distance = in_range(self.distance, DEFAULT_SWIPE_PERCENT, 10, 95, "distance")?;
+        let duration_ms = in_range(self.duration_ms, DEFAULT_SWIPE_MS, 50, 5000, "durationMs")?;
+        let within = self.node.as_deref().map(node_ref).transpose()?;
+        let direction = tabwire_protocol::devices::SwipeDirection::from(self.direction);
+        let mut summary = format!("Swiped {}", name_of(&direction));
+        if let Some(within) = within {
+            summary.push_str(&format!(" within {within}"));
+        }
+        Ok((
+            DeviceSwipe {
+                direction,
+                within,
+                distance_percent: distance as u8,
+                duration_ms,
+                observe,
+            },
+            summary,
+        ))
+    }
+}
+
+/// A protocol enum's wire name (`up`, `appSwitch`).
+fn name_of(value: &impl serde::Serialize) -> String {
+    serde_json::to_value(value)
+        .ok()
+        .and_then(|value| value.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+mirror! {
+    // No doc comment: the names say it.
+    Button => devices::Button {
+        /// Back.
+        Back,
+        /// Home.
+        Home,
+        /// Enter.
+        Enter,
+        /// Recent apps.
+        AppSwitch,
+        /// Volume up.
+        VolumeUp,
+        /// Volume down.
+        VolumeDown,
+        /// Delete before the cursor.
+        Delete,
+        /// Tab.
+        Tab,
+        /// Escape.
+        Escape,
+        /// Power.
+        Power,
+    }
+}
+
+/// Arguments of press_button.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PressButtonArgs {
+    pub button: Button,
+}
+
+pub const PRESS_BUTTON: &str = "Press a device button (back, home, enter, appSwitch, volume…).";
+
+impl DeviceAction for PressButtonArgs {
+    type Request = PressButton;
+    fn into_request(self, observe: ObserveAfter) -> Result<(PressButton, String), ToolError> {
+        let button = tabwire_protocol::devices::Button::from(self.button);
+        let summary = format!("Pressed {}", name_of(&button));
+        Ok((PressButton { button, observe }, summary))
+    }
+}
+
+/// Arguments of open_app.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OpenAppArgs {
+    pub package: String,
+    /// Clear its data first (backend's --allow-destructive only).
+    pub clear_data: Option<bool>,
+}
+
+pub const OPEN_APP: &str = "Launch an app by package (com.example.app).";
+
+impl DeviceAction for OpenAppArgs {
+    const DEFAULT_TIMEOUT_MS: u32 = OPEN_APP_TIMEOUT_MS;
+    type Request = OpenApp;
+    fn into_request(self, observe: ObserveAfter) -> Result<(OpenApp, String), ToolError> {
+        let package = package(&self.package)?;
+        let clear_data = self.clear_data.unwrap_or(false);
+        let summary = if clear_data {
+            format!("Cleared the data of {package} and opened it")
+        } else {
+            format!("Opened {package}")
+        };
+        Ok((
+            OpenApp {
+                package,
+                clear_data,
+                observe,
+            },
+            summary,
+        ))
+    }
+}
+
+/// open_app: the operator's app rules first (an app agents may not open is refused before it
+/// reaches the device), then the action.
+pub async fn open_app(
+    ctx: &ToolContext,
+    args: OpenAppArgs,
+    options: ActionOptions,
+) -> Result<ToolOutput, ToolError> {
+    check_app(ctx, &package(&args.package)?)?;
+    act(ctx, args, options).await
+}
+
+/// Refuses a package the operator's policy does not let agents open.
+fn check_app(ctx: &ToolContext, package: &str) -> Result<(), ToolError> {
+    let policy = ctx.hub.policies.for_account(&ctx.account.name);
+    let verdict = policy.app_verdict(package, Owner::Operator);
+    match verdict.gate_app(Need::Load, package) {
+        Gate::Blocked(why) => Err(ToolError::new(ErrorCode::AppBlocked, why)),
+        _ => Ok(()),
+    }
+}
+
+mirror! {
+    // No doc comment: the field's name says it.
+    LogLevel => devices::LogLevel {
+        /// V.
+        Verbose,
+        /// D.
+        Debug,
+        /// I.
+        Info,
+        /// W.
+        Warn,
+        /// E.
+        Error,
+        /// F.
+        Fatal,
+    }
+}
+
+/// Arguments of close_app.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CloseAppArgs {
+    pub package: String,
+    /// Also clear its data (backend's --allow-destructive only).
+    pub clear_data: Option<bool>,
+}
+
+pub const CLOSE_APP: &str = "Force-stop an app by package.";
+
+pub async fn close_app(ctx: &ToolContext, args: CloseAppArgs) -> Result<ToolOutput, ToolError> {
+    let package = package(&args.package)?;
+    let request = CloseApp {
+        package,
+        clear_data: args.clear_data.unwrap_or(false),
+    };
+    let deadline = Duration::from_millis(u64::from(ACTION_TIMEOUT_MS));
+    let (closed, _): (AppClosed, _) = call(ctx, request, deadline).await?;
+    let text = if closed.data_cleared {
+        format!("Stopped {} and cleared its data", closed.package)
+    } else {
+        format!("Stopped {}", closed.package)
+    };
+    Ok(ToolOutput::new(json!(closed), text))
+}
+
+/// Arguments of dismiss_keyboard.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DismissKeyboardArgs {}
+
+pub const DISMISS_KEYBOARD: &str = "Hide the on-screen keyboard if it shows.";
+
+impl DeviceAction for DismissKeyboardArgs {
+    type Request = DismissKeyboard;
+    fn into_request(self, observe: ObserveAfter) -> Result<(DismissKeyboard, String), ToolError> {
+        Ok((
+            DismissKeyboard { observe },
+            "Dismissed the keyboard".to_owned(),
+        ))
+    }
+}
+
+// --- Screenshots, logs, leases ---------------------------------------------------------------
+
+/// Arguments of device_screenshot.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScreenshotArgs {
+    /// 100-2000.
+    #[schemars(extend("default" = 800))]
+    pub max_width: Option<u32>,
+}
+
+pub const DEVICE_SCREENSHOT: &str = "The device's screen as a PNG image.";
+
+pub async fn device_screenshot(
+    ctx: &ToolContext,
+    args: ScreenshotArgs,
+) -> Result<ToolOutput, ToolError> {
+    let max_width = in_range(args.max_width, DEFAULT_MAX_WIDTH, 100, 2000, "maxWidth")?;
+    let request = DeviceScreenshotRequest { max_width };
+    let (shot, name) = call(ctx, request, SCREENSHOT_DEADLINE).await?;
+    let bytes = image_bytes(ctx.tool, &shot.data)?;
+    let data = json!({
+        "width": shot.width,
+        "height": shot.height,
+        "screenWidth": shot.screen_width,
+        "screenHeight": shot.screen_height,
+        "format": "png",
+        "bytes": bytes,
+    });
+    let mut text = format!(
+        "device {} screenshot: {}x{} png, {}",
+        quoted(&name),
+        shot.width,
+        shot.height,
+        human_size(bytes)
+    );
+    if (shot.screen_width, shot.screen_height) != (shot.width, shot.height) {
+        text.push_str(&format!(
+            " (of {}x{} px)",
+            shot.screen_width, shot.screen_height
+        ));
+    }
+    Ok(ToolOutput::new(data, text).with_image(Image {
+        data: shot.data,
+        mime_type: "image/png",
+    }))
+}
+
+/// Arguments of device_logs.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LogsArgs {
+    /// Device time (MM-DD HH:MM:SS.mmm); default: since the previous call.
+    pub since: Option<String>,
+    pub package: Option<String>,
+    pub tag: Option<String>,
+    pub min_level: Option<LogLevel>,
+    #[schemars(extend("default" = 100))]
+    pub max_entries: Option<u32>,
+    #[schemars(extend("default" = 8000))]
+    pub max_chars: Option<u32>,
+}
+
+pub const DEVICE_LOGS: &str = "The device's log (logcat), oldest first, filtered and bounded.";
+
+/// A logcat time: `MM-DD HH:MM:SS.mmm`, optionally after `YYYY-`.
+fn log_time(text: &str) -> Result<String, ToolError> {
+    let shape = |s: &str, pattern: &str| {
+        s.len() == pattern.len()
+            && s.chars().zip(pattern.chars()).all(|(c, p)| match p {
+                'd' => c.is_ascii_digit(),
+                other => c == other,
+            })
+    };
+    const SHORT: &str = "dd-dd dd:dd:dd.ddd";
+    const LONG: &str = "dddd-dd-dd dd:dd:dd.ddd";
+    if shape(text, SHORT) || shape(text, LONG) {
+        Ok(text.to_owned())
+    } else {
+        Err(ToolError::invalid(format!(
+            "since must be a device time like 07-21 14:03:05.120 (or 2025-07-21 14:03:05.120), as \
+             device_logs prints it; got {}",
+            quoted(text)
+        )))
+    }
+}
+
+pub async fn device_logs(ctx: &ToolContext, args: LogsArgs) -> Result<ToolOutput, ToolError> {
+    let since = match args.since.as_deref() {
+        Some(time) => LogsSince::Time(log_time(time)?),
+        None => LogsSince::Previous,
+    };
+    let tag = short_text(args.tag, "tag", MAX_TAG_LEN)?;
+    if tag
+        .as_deref()
+        .is_some_and(|tag| tag.chars().any(char::is_control))
+    {
+        return Err(ToolError::invalid("tag has control characters"));
+    }
+    let request = DeviceLogsRequest {
+        since,
+        package: args.package.as_deref().map(package).transpose()?,
+        tag,
+        min_level: args.min_level.map(Into::into),
+        max_entries: in_range(args.max_entries, DEFAULT_LOG_ENTRIES, 1, 1000, "maxEntries")?,
+        max_chars: in_range(args.max_chars, DEFAULT_LOG_CHARS, 100, 50_000, "maxChars")?,
+    };
+    let (logs, _) = call(ctx, request, LOGS_DEADLINE).await?;
+    Ok(ToolOutput::new(json!(logs), render_logs(&logs)))
+}
+
+/// One line per entry, `07-21 14:03:05.120 E/ActivityManager(1234): message` as logcat prints
+/// them; the messages are the device's words.
+fn render_logs(logs: &DeviceLogs) -> Rendering {
+    let mut lines = Vec::new();
+    if logs.entries.is_empty() {
+        lines.push(Rendering::hub("no log entries"));
+    }
+    if logs.omitted > 0 {
+        lines.push(Rendering::hub(format!(
+            "[{} older entries left out by the budget]",
+            logs.omitted
+        )));
+    }
+    for entry in &logs.entries {
+        let level = name_of(&entry.level);
+        let letter = level.chars().next().unwrap_or('?').to_ascii_uppercase();
+        lines.push(Rendering::page(format!(
+            "{} {letter}/{}({}): {}",
+            entry.time, entry.tag, entry.pid, entry.message
+        )));
+    }
+    if let Some(last) = &logs.last_time {
+        lines.push(Rendering::hub(format!(
+            "[last: {last}; the next call without since reads on from here]"
+        )));
+    }
+    Rendering::lines(lines)
+}
+
+pub const RELEASE_DEVICE: &str = "Give up this session's hold on the device.";
+
+pub async fn release_device(ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput, ToolError> {
+    let (released, name) = call(ctx, ReleaseDevice {}, RELEASE_DEADLINE).await?;
+    let text = if released.released {
+        format!("Released device {}.", quoted(&name))
+    } else {
+        format!("This session did not hold device {}.", quoted(&name))
+    };
+    Ok(ToolOutput::new(json!(released), text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tabwire_protocol::devices::{DeviceDelta, LogEntry, LogLevel as Level, Rect, Settling};
+
+    fn node(n: u32, text: &str) -> DeviceNode {
+        DeviceNode {
+            node_ref: DeviceRef(n),
+            text: text.into(),
+            bounds: Rect {
+                left: 0,
+                top: 0,
+                right: 10,
+                bottom: 10,
+            },
+            ambiguous: false,
+        }
+    }
+
+    fn observation() -> DeviceObservation {
+        DeviceObservation {
+            package: "com.example.app".into(),
+            rotation: 0,
+            keyboard_shown: true,
+            version: 3,
+            nodes: vec![node(1, "textbox \"Email\""), node(2, "button \"LOGIN\"")],
+            total_nodes: 5,
+            offset: 0,
+            truncated: true,
+            omitted_nodes: 3,
+            omitted_chars: 40,
+            next_offset: Some(2),
+            delta: None,
+            reset: false,
+            settling: Some(Settling {
+                dumps: 2,
+                settled: true,
+            }),
+        }
+    }
+
+    #[test]
+    fn a_device_observation_renders_as_browser_ones_do() {
+        assert_eq!(
+            render_observation("Pixel 7", &observation()),
+            "device \"Pixel 7\": com.example.app (version 3; keyboard shown; settled)\n\
+             @d1 textbox \"Email\"\n\
+             @d2 button \"LOGIN\"\n\
+             [nodes 1-2 of 5; 3 not shown (40 chars); next: offset=2; or narrow with query]"
+        );
+        let mut delta = observation();
+        delta.nodes.clear();
+        delta.keyboard_shown = false;
+        delta.settling = Some(Settling {
+            dumps: 8,
+            settled: false,
+        });
+        delta.delta = Some(DeviceDelta {
+            since: 2,
+            changed: vec![DeviceNode {
+                ambiguous: true,
+                ..node(4, "textbox \"Code\"")
+            }],
+            removed: vec![DeviceRef(2)],
+            order: None,
+            view_changed: false,
+        });
+        assert_eq!(
+            render_observation("Pixel 7", &delta),
+            "version 3; not settled: the screen was still changing: changes since version 2:\n\
+             @d4 textbox \"Code\" (ambiguous: look again before acting on it)\n\
+             removed: @d2"
+        );
+        let data = observation_data(&delta);
+        assert_eq!(data["delta"]["changed"][0]["ref"], "@d4");
+        assert!(data.get("nodes").is_none());
+    }
+
+    #[test]
+    fn device_text_is_fenced_and_the_hubs_words_are_not() {
+        let fenced = render_observation("Pixel 7", &observation()).fenced();
+        let lines: Vec<&str> = fenced.lines().collect();
+        assert!(lines[0].starts_with(super::super::fence::MARK), "{fenced}");
+        assert!(lines.last().unwrap().starts_with("[nodes 1-2"), "{fenced}");
+    }
+
+    #[test]
+    fn arguments_are_checked_before_anything_is_sent() {
+        assert_eq!(node_ref("@d7").unwrap(), DeviceRef(7));
+        for bad in ["@e7", "d7", "@d0", "", "@d7 "] {
+            assert!(node_ref(bad).is_err(), "{bad}");
+        }
+        for good in ["com.example.app", "a.b", "_x.y_2", "com.android.settings"] {
+            assert!(package(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "example",
+            "com..app",
+            "1com.app",
+            "com.example.",
+            "com.ex ample",
+            "com.example;rm -rf",
+            "com.exämple.app",
+        ] {
+            assert!(package(bad).is_err(), "{bad}");
+        }
+        assert!(point(MAX_COORDINATE, 0).is_err());
+        assert!(log_time("07-21 14:03:05.120").is_ok());
+        assert!(log_time("2025-07-21 14:03:05.120").is_ok());
+        for bad in [
+            "07-21",
+            "yesterday",
+            "07-21 14:03:05",
+            "07-21 14:03:05.120; x",
+        ] {
+            assert!(log_time(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn logs_render_one_line_per_entry() {
+        let logs = DeviceLogs {
+            entries: vec![LogEntry {
+                time: "07-21 14:03:05.120".into(),
+                pid: 1234,
+                level: Level::Error,
+                tag: "ActivityManager".into(),
+                message: "ANR in com.example.app".into(),
+            }],
+            omitted: 2,
+            last_time: Some("07-21 14:03:05.120".into()),
+        };
+        assert_eq!(
+            render_logs(&logs),
+            "[2 older entries left out by the budget]\n\
+             07-21 14:03:05.120 E/ActivityManager(1234): ANR in com.example.app\n\
+             [last: 07-21 14:03:05.120; the next call without since reads on from here]"
+        );
+    }
+}

@@ -1,0 +1,711 @@
+//! What the peer endpoints share (`/browser` for extensions, `/device` for device backends),
+//! written once over [`Linked`]: who may open one, the handshake, and the connection's life.
+//!
+//! A kind's endpoint says which `Origin` it accepts (extension origins on `/browser`, none at
+//! all on `/device`, so that no web page reaches either). An Origin header proves nothing to a
+//! program that is not a browser, though: in local mode a peer must also be paired, and every
+//! connection starts with the pairing exchange in which the hub proves itself first and the
+//! peer second ([`tabwire_protocol::pairing`]), with a pairing of the endpoint's own kind; in
+//! hosted mode a connection needs a token of the kind's role, and the peer joins the token's
+//! account. A peer ID is bound to the credential (pairing or token) that first registered it.
+//! The hub refuses an incompatible protocol version with a message the peer can show, and
+//! otherwise registers the peer, sends it the operator's policy, forwards requests, correlates
+//! responses, checks the credential every second and sends a heartbeat every
+//! [`HEARTBEAT_INTERVAL`]. The heartbeat is what keeps Chrome from stopping an idle MV3
+//! service worker; a peer silent for three intervals is considered gone. Nothing is replayed:
+//! a connection's end fails its waiting requests at once.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use futures_util::{SinkExt, StreamExt};
+use serde::de::DeserializeOwned;
+use tabwire_protocol::pairing;
+use tabwire_protocol::policy::Policy;
+use tabwire_protocol::{
+    Challenge, ErrorCode, HubMessage, HubProof, PROTOCOL_VERSION, Refusal, Welcome, check_challenge,
+};
+use tokio::sync::OwnedSemaphorePermit;
+use tokio::time::{Instant, MissedTickBehavior};
+
+use crate::accounts::{Account, Registered};
+use crate::auth::{Principal, Role};
+use crate::pairing::{Claim, PairRefused, PairingKind, Pairings};
+use crate::registry::{Connection, Owner};
+use crate::state::HubState;
+
+/// How often the hub sends a heartbeat. Must stay under Chrome's ~30 s idle limit for service
+/// workers (PLATFORM.md measured that application messages every ~20 s keep it alive).
+pub const HEARTBEAT_INTERVAL: Duration = Duration::from_secs(15);
+
+/// How long one message to a peer may take to go out. A peer that reads nothing for this long
+/// is disconnected, so a stalled socket cannot hold requests or a revoked token's connection
+/// open.
+const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How often a connection's credential is checked again: a hosted-mode token (expiry,
+/// revocation) or a local pairing (revocation). The files behind them are re-read only when
+/// they change, so this costs a lock and a lookup.
+const CREDENTIAL_CHECK_INTERVAL: Duration = Duration::from_secs(1);
+
+/// The largest handshake message (challenge, hello) accepted; real ones are a few hundred bytes.
+const MAX_HANDSHAKE_BYTES: usize = 4096;
+
+/// How long a new connection may take to say hello.
+const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The largest message accepted from a peer. Observations of big pages run to a few MB.
+const MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
+
+/// The longest reason a peer may give for going away; longer ones are cut.
+const MAX_GONE_REASON: usize = 200;
+
+/// The subprotocol peers offer and the hub selects. In hosted mode the extension offers a
+/// second one, `tabwire.bearer.<token>`, because a browser's WebSocket cannot send an
+/// `Authorization` header; a device backend may send either.
+pub const SUBPROTOCOL: &str = "tabwire";
+const BEARER_SUBPROTOCOL: &str = "tabwire.bearer.";
+
+/// What a peer sends, in the words every kind shares.
+// Built from one message and matched at once; boxing the response would buy nothing (as for
+// the protocol's own message enums).
+#[allow(clippy::large_enum_variant)]
+pub enum Incoming<H> {
+    /// The first message to a local hub: the pairing exchange's challenge.
+    Challenge(Challenge),
+    /// Who the peer is.
+    Hello(H),
+    /// The answer to one request.
+    Response(tabwire_protocol::Response),
+    /// A heartbeat echo.
+    Heartbeat,
+    /// The peer is going away, and why (shown by `list_*`).
+    Gone(String),
+}
+
+/// A kind of peer with an endpoint of its own.
+pub trait Linked: Registered {
+    /// The endpoint's path, for logs (`/browser`).
+    const PATH: &'static str;
+    /// The token role its connections need in hosted mode.
+    const ROLE: Role;
+    /// The pairing kind its connections need in local mode.
+    const PAIRING: PairingKind;
+    /// What a person does to pair one, for refusals (`run ... and paste the code ...`).
+    const HOW_TO_PAIR: &'static str;
+    /// What its peers send.
+    type Message: DeserializeOwned;
+
+    /// `Ok` for an `Origin` header (or its absence) the endpoint accepts; else the reason.
+    fn check_origin(origin: Option<&str>) -> Result<(), &'static str>;
+    /// A message in the shared words.
+    fn incoming(message: Self::Message) -> Incoming<Self::Hello>;
+    /// The hello's own checks (version, bounded fields).
+    fn check_hello(hello: &Self::Hello) -> Result<(), Refusal>;
+    /// The proof a hello carries after a pairing exchange.
+    fn proof(hello: &Self::Hello) -> Option<&str>;
+}
+
+/// `GET` on a kind's endpoint: checks the Origin and, in hosted mode, the token; then upgrades
+/// to a WebSocket.
+pub async fn endpoint<K: Linked>(
+    State(hub): State<Arc<HubState>>,
+    headers: HeaderMap,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Response {
+    let origin = headers
+        .get(header::ORIGIN)
+        .map(|value| value.to_str().unwrap_or("?"));
+    if let Err(reason) = K::check_origin(origin) {
+        tracing::warn!(
+            origin,
+            path = K::PATH,
+            "refused a connection from this origin"
+        );
+        return (StatusCode::FORBIDDEN, format!("{reason}\n")).into_response();
+    }
+    let admitted = admit::<K>(&hub, &headers);
+    let upgrade = match upgrade {
+        Ok(upgrade) => upgrade,
+        Err(rejection) => {
+            return match admitted {
+                Err(refusal) => refusal_status(&refusal),
+                Ok(_) => rejection.into_response(),
+            };
+        }
+    };
+    let upgrade = if subprotocols(&headers).any(|protocol| protocol == SUBPROTOCOL) {
+        upgrade.protocols([SUBPROTOCOL])
+    } else {
+        upgrade
+    };
+    let origin = origin.unwrap_or("").to_owned();
+    upgrade
+        .max_message_size(MAX_MESSAGE_BYTES)
+        .on_upgrade(move |mut socket| async move {
+            match admitted {
+                Ok(admitted) => serve::<K>(hub, admitted, socket, origin).await,
+                // A browser cannot read the status of a failed handshake, so the refusal is said
+                // over the socket, which then closes; nothing was registered.
+                Err(refusal) => refuse(&mut socket, refusal).await,
+            }
+        })
+}
+
+/// The subprotocols a WebSocket request offers, in order.
+fn subprotocols(headers: &HeaderMap) -> impl Iterator<Item = &str> {
+    headers
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .flat_map(|value| value.split(','))
+        .map(str::trim)
+}
+
+/// Who a connection is for.
+pub struct Admitted {
+    account: Arc<Account>,
+    /// The token's principal, in hosted mode.
+    principal: Option<Principal>,
+    /// Held from the upgrade until the peer is registered (or refused).
+    handshake: Option<OwnedSemaphorePermit>,
+}
+
+/// Checks the token in hosted mode; local mode admits every connection to its one account, to
+/// prove itself in the handshake. Either way only a few connections of a kind of an account may
+/// be in their handshake at once.
+fn admit<K: Linked>(hub: &HubState, headers: &HeaderMap) -> Result<Admitted, Refusal> {
+    let Some(auth) = &hub.auth else {
+        let account = hub.accounts.local_account();
+        let handshake = handshake_permit::<K>(&account)?;
+        return Ok(Admitted {
+            account,
+            principal: None,
+            handshake: Some(handshake),
+        });
+    };
+    let unauthorized = || Refusal {
+        code: ErrorCode::Unauthorized,
+        message: "the hub refused the access token".to_owned(),
+    };
+    let token = crate::hosted::bearer(headers).or_else(|| {
+        subprotocols(headers).find_map(|protocol| protocol.strip_prefix(BEARER_SUBPROTOCOL))
+    });
+    let Some(token) = token else {
+        tracing::info!(path = K::PATH, "refused: no token");
+        return Err(unauthorized());
+    };
+    let principal = auth.verify(token).map_err(|reason| {
+        tracing::info!(path = K::PATH, %reason, "refused: bad token");
+        unauthorized()
+    })?;
+    if principal.role != K::ROLE {
+        tracing::info!(
+            path = K::PATH,
+            account = principal.account,
+            jti = principal.jti,
+            role = %principal.role,
+            "refused: a token of another role"
+        );
+        let article = if principal.role == Role::Agent {
+            "an"
+        } else {
+            "a"
+        };
+        return Err(Refusal {
+            code: ErrorCode::Forbidden,
+            message: format!(
+                "this is {article} {} token; a {} needs a {} token",
+                principal.role,
+                K::NOUN,
+                K::ROLE
+            ),
+        });
+    }
+    let account = hub.accounts.get(&principal.account);
+    let handshake = handshake_permit::<K>(&account)?;
+    Ok(Admitted {
+        account,
+        principal: Some(principal),
+        handshake: Some(handshake),
+    })
+}
+
+/// A place among the account's connections of kind `K` in their handshake.
+fn handshake_permit<K: Linked>(account: &Account) -> Result<OwnedSemaphorePermit, Refusal> {
+    K::handshakes(account)
+        .clone()
+        .try_acquire_owned()
+        .map_err(|_| {
+            tracing::warn!(
+                account = account.name,
+                path = K::PATH,
+                "refused: too many connections saying hello"
+            );
+            Refusal {
+                code: ErrorCode::LimitExceeded,
+                message: format!(
+                    "too many {} connections of this account are starting at once; try again in a \
+                 few seconds",
+                    K::NOUN
+                ),
+            }
+        })
+}
+
+/// The plain HTTP answer for a refused request that was not a WebSocket upgrade.
+fn refusal_status(refusal: &Refusal) -> Response {
+    match refusal.code {
+        ErrorCode::Forbidden => {
+            crate::hosted::refuse(StatusCode::FORBIDDEN, "forbidden", Some(&refusal.message))
+        }
+        ErrorCode::LimitExceeded => crate::hosted::refuse(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_requests",
+            Some(&refusal.message),
+        ),
+        _ => crate::hosted::unauthorized(),
+    }
+}
+
+async fn serve<K: Linked>(
+    hub: Arc<HubState>,
+    admitted: Admitted,
+    mut socket: WebSocket,
+    origin: String,
+) {
+    let Admitted {
+        account,
+        principal,
+        handshake,
+    } = admitted;
+    let noun = K::NOUN;
+    let proven = match prove::<K>(&hub, principal, &mut socket).await {
+        Ok(proven) => proven,
+        Err(refusal) => {
+            tracing::warn!(origin, kind = noun, code = %refusal.code, reason = %refusal.message, "refused");
+            return refuse(&mut socket, refusal).await;
+        }
+    };
+    let Proven { hello, owner } = proven;
+    let credential = owner.clone();
+    let id = K::id(&hello).to_owned();
+    let name = K::name(&hello).to_owned();
+    let facts = serde_json::Value::Object(K::facts(&hello));
+    let registry = K::registry(&account);
+    let registered = registry.connect(hello, owner);
+    drop(handshake);
+    let (connection, outbox) = match registered {
+        Ok(connected) => connected,
+        Err(error) => {
+            tracing::warn!(account = account.name, kind = noun, peer = %id, reason = %error.message, "refused");
+            let refusal = Refusal {
+                code: error.code,
+                message: error.message,
+            };
+            return refuse(&mut socket, refusal).await;
+        }
+    };
+    tracing::info!(
+        account = account.name,
+        kind = noun,
+        peer = %id,
+        name = %name,
+        %facts,
+        origin,
+        "connected"
+    );
+    // The operator's policy goes with the welcome, before any request can; later changes follow
+    // on the credential check's tick.
+    let policy = hub.policies.for_account(&account.name);
+    let welcome = HubMessage::Welcome(Welcome {
+        protocol_version: PROTOCOL_VERSION,
+        hub_version: env!("CARGO_PKG_VERSION").to_owned(),
+        heartbeat_interval_ms: HEARTBEAT_INTERVAL.as_millis() as u64,
+        policy: (*policy).clone(),
+    });
+    let reason = if send(&mut socket, &welcome).await.is_err() {
+        "send failed"
+    } else {
+        let policies = Updates {
+            current: || hub.policies.for_account(&account.name),
+            sent: policy,
+        };
+        let gone = |reason: &str| registry.gone(&connection, reason);
+        pump::<K>(&connection, socket, outbox, &credential, policies, gone).await
+    };
+    registry.disconnect(&connection);
+    tracing::info!(account = account.name, kind = noun, peer = %connection.peer_id(), reason, "disconnected");
+}
+
+/// A peer that proved who it is: its hello, and the credential its ID is bound to (checked
+/// again every second while it is connected).
+struct Proven<H> {
+    hello: H,
+    owner: Owner,
+}
+
+/// The handshake. In hosted mode the token (checked at the upgrade) vouches for the peer and
+/// the first message is its hello. In local mode the first message is a challenge: the hub
+/// proves it holds the peer's pairing secret, then the peer's hello proves the same (see
+/// [`tabwire_protocol::pairing`]); a peer that pairs now is recorded here.
+async fn prove<K: Linked>(
+    hub: &HubState,
+    principal: Option<Principal>,
+    socket: &mut WebSocket,
+) -> Result<Proven<K::Hello>, Refusal> {
+    // One deadline for the whole exchange, so pings cannot keep a silent client around.
+    let deadline = Instant::now() + HELLO_TIMEOUT;
+    let first = receive::<K>(socket, deadline).await?;
+    match (&hub.pairings, principal, first) {
+        (Some(pairings), _, Incoming::Challenge(challenge)) => {
+            prove_paired::<K>(pairings, &challenge, socket, deadline).await
+        }
+        (Some(_), _, _) => Err(not_paired(&format!(
+            "this hub takes only paired {}s: {} (a local hub takes no access token)",
+            K::NOUN,
+            K::HOW_TO_PAIR
+        ))),
+        (None, Some(principal), Incoming::Hello(hello)) => {
+            let auth = hub.auth.clone().expect("a hub without pairings is hosted");
+            let credential = format!("token:{}", principal.jti);
+            Ok(Proven {
+                hello,
+                owner: Owner::new(credential, move || {
+                    auth.still_valid(&principal).map_err(|reason| Refusal {
+                        code: ErrorCode::Unauthorized,
+                        message: format!("the hub closed this connection: {reason}"),
+                    })
+                }),
+            })
+        }
+        (None, _, _) => Err(Refusal {
+            code: ErrorCode::Unauthorized,
+            message: "this hub is hosted: connect with an access token, not a pairing code"
+                .to_owned(),
+        }),
+    }
+}
+
+/// Local mode's exchange after the peer's challenge.
+async fn prove_paired<K: Linked>(
+    pairings: &Arc<Pairings>,
+    challenge: &Challenge,
+    socket: &mut WebSocket,
+    deadline: Instant,
+) -> Result<Proven<K::Hello>, Refusal> {
+    let noun = K::NOUN;
+    let peer_nonce = pairing::decode_nonce(&challenge.nonce)
+        .ok_or_else(|| invalid("malformed challenge: the nonce must be 32 bytes of hex"))?;
+    let claim = pairings.find(&peer_nonce, &challenge.tag).ok_or_else(|| {
+        not_paired(&if challenge.pairing {
+            "this hub does not know that pairing code: it may be mistyped, used already or \
+                 expired (codes last 10 minutes); run `tabwire-hub pair` for a new one"
+                .to_owned()
+        } else {
+            format!(
+                "this {noun} is not paired with this hub, or its pairing was revoked: {}",
+                K::HOW_TO_PAIR
+            )
+        })
+    })?;
+    // A pairing of the other kind proves nothing here: the hub does not even prove itself.
+    if claim.kind() != K::PAIRING {
+        return Err(Refusal {
+            code: ErrorCode::Forbidden,
+            message: format!(
+                "this pairing is a {}'s; a {noun} needs a pairing of its own: {}",
+                claim.kind(),
+                K::HOW_TO_PAIR
+            ),
+        });
+    }
+    let hub_nonce = pairing_random::<{ pairing::NONCE_LEN }>()?;
+    let secret = claim.secret();
+    let proof = HubMessage::Proof(HubProof {
+        nonce: pairing::encode_hex(&hub_nonce),
+        proof: pairing::hub_proof(&secret, &peer_nonce, &hub_nonce),
+    });
+    send(socket, &proof)
+        .await
+        .map_err(|()| invalid("connection closed during the handshake"))?;
+    let Incoming::Hello(hello) = receive::<K>(socket, deadline).await? else {
+        return Err(invalid("expected a hello after the hub's proof"));
+    };
+    let proved = K::proof(&hello).is_some_and(|proof| {
+        pairing::browser_proof_matches(&secret, &peer_nonce, &hub_nonce, proof)
+    });
+    if !proved {
+        return Err(not_paired(&format!(
+            "the {noun}'s proof does not match its pairing: {}",
+            K::HOW_TO_PAIR
+        )));
+    }
+    let id = K::id(&hello);
+    let paired = match claim {
+        // A browser's pairing registers its one browser ID; a device backend's, its devices.
+        Claim::Paired(paired) if paired.kind == PairingKind::Browser && paired.peer_id != id => {
+            return Err(Refusal {
+                code: ErrorCode::Forbidden,
+                message: format!("this pairing belongs to another {noun} ID"),
+            });
+        }
+        Claim::Paired(paired) => paired,
+        Claim::Code(code, _) => {
+            let key = pairing::derive_key(&code, &peer_nonce, &hub_nonce);
+            let paired = pairings
+                .complete(&code, id, K::name(&hello), &key)
+                .map_err(|refused| match refused {
+                    PairRefused::CodeGone => not_paired(&refused.to_string()),
+                    PairRefused::IdTaken(_) => Refusal {
+                        code: ErrorCode::Forbidden,
+                        message: refused.to_string(),
+                    },
+                    PairRefused::State(error) => {
+                        tracing::error!(%error, "cannot record a pairing");
+                        Refusal {
+                            code: ErrorCode::Internal,
+                            message: "the hub cannot record the pairing; see its log".to_owned(),
+                        }
+                    }
+                })?;
+            tracing::info!(kind = noun, peer = %paired.peer_id, name = %paired.name, "paired");
+            paired
+        }
+    };
+    let pairing_id = paired.pairing_id;
+    let pairings = pairings.clone();
+    Ok(Proven {
+        hello,
+        owner: Owner::new(format!("pairing:{pairing_id}"), move || {
+            if pairings.is_current(&pairing_id) {
+                Ok(())
+            } else {
+                Err(not_paired(&format!(
+                    "the hub closed this connection: this {noun}'s pairing was revoked"
+                )))
+            }
+        }),
+    })
+}
+
+/// Random bytes for a nonce; the refusal when the system has none to give.
+fn pairing_random<const N: usize>() -> Result<[u8; N], Refusal> {
+    crate::random::bytes::<N>().map_err(|error| {
+        tracing::error!(%error, "no randomness for the pairing handshake");
+        Refusal {
+            code: ErrorCode::Internal,
+            message: "the hub cannot make a nonce; see its log".to_owned(),
+        }
+    })
+}
+
+fn not_paired(message: &str) -> Refusal {
+    Refusal {
+        code: ErrorCode::NotPaired,
+        message: message.to_owned(),
+    }
+}
+
+fn invalid(message: &str) -> Refusal {
+    Refusal {
+        code: ErrorCode::InvalidArgument,
+        message: message.to_owned(),
+    }
+}
+
+/// Waits for the next handshake message (a challenge or a hello) and checks it.
+async fn receive<K: Linked>(
+    socket: &mut WebSocket,
+    deadline: Instant,
+) -> Result<Incoming<K::Hello>, Refusal> {
+    let text = loop {
+        match tokio::time::timeout_at(deadline, socket.recv()).await {
+            Err(_) => return Err(invalid("no hello within 10 seconds")),
+            Ok(None | Some(Err(_))) => return Err(invalid("connection closed before hello")),
+            Ok(Some(Ok(Message::Text(text)))) => break text,
+            Ok(Some(Ok(Message::Ping(_) | Message::Pong(_)))) => continue,
+            Ok(Some(Ok(_))) => return Err(invalid("expected a text hello message")),
+        }
+    };
+    if text.len() > MAX_HANDSHAKE_BYTES {
+        return Err(invalid(&format!(
+            "the handshake message is {} bytes; at most {MAX_HANDSHAKE_BYTES} are accepted",
+            text.len()
+        )));
+    }
+    // Read the protocol version before the strict parse: a message from a newer peer may carry
+    // fields this hub does not know, and it deserves "update the hub", not "malformed".
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|_| invalid("hello is not JSON"))?;
+    if let Some(theirs) = value.get("protocolVersion").and_then(|v| v.as_u64())
+        && theirs != u64::from(PROTOCOL_VERSION)
+    {
+        return Err(Refusal::protocol_mismatch(
+            u32::try_from(theirs).unwrap_or(u32::MAX),
+        ));
+    }
+    match serde_json::from_value::<K::Message>(value).map(K::incoming) {
+        Ok(Incoming::Hello(hello)) => K::check_hello(&hello).map(|()| Incoming::Hello(hello)),
+        Ok(Incoming::Challenge(challenge)) => {
+            check_challenge(&challenge).map(|()| Incoming::Challenge(challenge))
+        }
+        Ok(_) => Err(invalid("the first message must be a hello")),
+        Err(error) => Err(invalid(&format!("malformed hello: {error}"))),
+    }
+}
+
+/// The operator's policy as a connection last sent it, and where the current one comes from.
+struct Updates<F> {
+    current: F,
+    sent: Arc<Policy>,
+}
+
+impl<F: Fn() -> Arc<Policy>> Updates<F> {
+    /// The policy to send, when it changed since the last one sent.
+    fn changed(&mut self) -> Option<Policy> {
+        let current = (self.current)();
+        if Arc::ptr_eq(&current, &self.sent) || *current == *self.sent {
+            return None;
+        }
+        self.sent = current;
+        Some((*self.sent).clone())
+    }
+}
+
+/// A peer's reason for going away as `list_*` shows it: one line, bounded.
+fn gone_reason(reason: &str) -> String {
+    let line: String = reason
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .take(MAX_GONE_REASON)
+        .collect();
+    match line.trim() {
+        "" => "gone".to_owned(),
+        trimmed => trimmed.to_owned(),
+    }
+}
+
+/// Moves messages between the socket and the registry until the connection ends; returns why
+/// it ended, for the log.
+async fn pump<K: Linked>(
+    connection: &Arc<Connection>,
+    socket: WebSocket,
+    mut outbox: tokio::sync::mpsc::UnboundedReceiver<HubMessage>,
+    credential: &Owner,
+    mut policies: Updates<impl Fn() -> Arc<Policy>>,
+    gone: impl Fn(&str),
+) -> &'static str {
+    let (mut sink, mut stream) = socket.split();
+    let mut heartbeat = tokio::time::interval(HEARTBEAT_INTERVAL);
+    heartbeat.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    heartbeat.tick().await; // the first tick is immediate; the welcome just went out
+    let mut credential_check = tokio::time::interval(CREDENTIAL_CHECK_INTERVAL);
+    credential_check.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    credential_check.tick().await; // the credential was checked in the handshake
+    let mut seq = 0u64;
+    let mut last_heard = Instant::now();
+    let peer = connection.peer_id();
+    loop {
+        tokio::select! {
+            incoming = stream.next() => {
+                let text = match incoming {
+                    None | Some(Err(_)) => return "socket closed",
+                    Some(Ok(Message::Close(_))) => return "the peer closed the connection",
+                    Some(Ok(Message::Text(text))) => text,
+                    Some(Ok(_)) => { last_heard = Instant::now(); continue; }
+                };
+                last_heard = Instant::now();
+                match serde_json::from_str::<K::Message>(&text).map(K::incoming) {
+                    Ok(Incoming::Response(response)) => {
+                        connection.complete(response.id, response.into_outcome());
+                    }
+                    Ok(Incoming::Heartbeat) => {}
+                    Ok(Incoming::Gone(reason)) => {
+                        let reason = gone_reason(&reason);
+                        tracing::info!(kind = K::NOUN, %peer, %reason, "going away");
+                        gone(&reason);
+                    }
+                    Ok(Incoming::Hello(_) | Incoming::Challenge(_)) => {
+                        tracing::warn!(kind = K::NOUN, %peer, "ignored a handshake message after the handshake");
+                    }
+                    Err(error) => {
+                        tracing::warn!(kind = K::NOUN, %peer, %error, "ignored an unreadable message");
+                    }
+                }
+            }
+            Some(message) = outbox.recv() => {
+                let Ok(text) = serde_json::to_string(&message) else {
+                    continue;
+                };
+                // A peer that stops reading must not stall this loop (and with it the heartbeat
+                // and the token checks): a send that cannot finish in time ends the connection,
+                // and the requests queued behind it fail at once.
+                match tokio::time::timeout(SEND_TIMEOUT, sink.send(Message::Text(text.into()))).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(_)) => return "send failed",
+                    Err(_) => return "the peer stopped reading (send timed out)",
+                }
+            }
+            () = connection.replaced() => {
+                let _ = tokio::time::timeout(SEND_TIMEOUT, sink.close()).await;
+                return "replaced by a newer connection of the same peer";
+            }
+            _ = credential_check.tick() => {
+                if let Err(refusal) = credential.check() {
+                    tracing::info!(kind = K::NOUN, %peer, reason = %refusal.message, "credential lapsed");
+                    if let Ok(text) = serde_json::to_string(&HubMessage::Refused(refusal)) {
+                        let _ = tokio::time::timeout(SEND_TIMEOUT, sink.send(Message::Text(text.into()))).await;
+                    }
+                    let _ = tokio::time::timeout(SEND_TIMEOUT, sink.close()).await;
+                    return "its credential lapsed (revoked or expired)";
+                }
+                if let Some(policy) = policies.changed() {
+                    tracing::info!(kind = K::NOUN, %peer, "sending the changed policy");
+                    connection.send(HubMessage::Policy(policy));
+                }
+            }
+            _ = heartbeat.tick() => {
+                if last_heard.elapsed() > 3 * HEARTBEAT_INTERVAL {
+                    let _ = tokio::time::timeout(SEND_TIMEOUT, sink.close()).await;
+                    return "silent for three heartbeat intervals";
+                }
+                seq += 1;
+                connection.send(HubMessage::Heartbeat { seq });
+            }
+        }
+    }
+}
+
+/// Tells the peer why it is refused (the popup shows it), then closes the socket.
+async fn refuse(socket: &mut WebSocket, refusal: Refusal) {
+    let _ = send(socket, &HubMessage::Refused(refusal)).await;
+    let _ = tokio::time::timeout(SEND_TIMEOUT, socket.close()).await;
+}
+
+/// Sends one message outside the pump (hello replies and refusals), within [`SEND_TIMEOUT`].
+async fn send(socket: &mut WebSocket, message: &HubMessage) -> Result<(), ()> {
+    let text = serde_json::to_string(message).expect("hub messages always serialise");
+    match tokio::time::timeout(SEND_TIMEOUT, socket.send(Message::Text(text.into()))).await {
+        Ok(Ok(())) => Ok(()),
+        _ => Err(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_gone_reason_is_one_bounded_line() {
+        assert_eq!(gone_reason("offline"), "offline");
+        assert_eq!(gone_reason("a\nb\u{7}c"), "a b c");
+        assert_eq!(gone_reason(" \n "), "gone");
+        assert_eq!(gone_reason(&"x".repeat(1000)).len(), MAX_GONE_REASON);
+    }
+}
