@@ -12,10 +12,12 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use crate::artifacts::{artifacts, repo_root};
+use crate::client::McpClient;
 use crate::fake_adb::scenario::{
     CallKind, CallRecord, DEVICE_COMMANDS, DeviceConfig, DeviceState, DumpFailure, Listed,
     ScenarioDir,
 };
+use crate::hub::Hub;
 use crate::scratch::Scratch;
 
 /// The screens every scenario starts with: `tests/fixtures/android/`.
@@ -387,6 +389,32 @@ pub struct Android {
 }
 
 impl Android {
+    /// Serves `phones` to the local `hub`, pairing by itself: it runs the hub's own `tabwire-hub
+    /// pair --device` on the hub's state directory, as it does for a hub on this machine. Its
+    /// key is kept in the scenario (`android-state/`), so a backend started again for the same
+    /// phones is the same paired backend.
+    pub fn local(hub: &Hub, phones: &Phones, args: &[&str]) -> Android {
+        let state = phones.dir().root().join("android-state");
+        {
+            use std::os::unix::fs::DirBuilderExt;
+            let _ = std::fs::DirBuilder::new().mode(0o700).create(&state);
+        }
+        let url = format!("ws://{}/device", hub.http);
+        let hub_bin = artifacts().hub.display().to_string();
+        let state_dir = state.display().to_string();
+        let mut all = vec![
+            "--hub",
+            url.as_str(),
+            "--hub-bin",
+            hub_bin.as_str(),
+            "--state-dir",
+            state_dir.as_str(),
+        ];
+        all.extend_from_slice(args);
+        let hub_state = hub.state_dir.display().to_string();
+        Android::spawn_with_env(phones, &all, &[("TABWIRE_STATE_DIR", hub_state.as_str())])
+    }
+
     /// Starts `tabwire-android --adb FAKE ARGS…` with the scenario's `$FAKE_ADB_DIR`; its log
     /// is forwarded to the test's output as `[android]`.
     pub fn spawn(phones: &Phones, args: &[&str]) -> Android {
@@ -429,4 +457,36 @@ impl Drop for Android {
     fn drop(&mut self) {
         self.kill();
     }
+}
+
+/// The device ID the backend gives a phone: `android-` and its serial number.
+pub fn device_id_of(phone_serialno: &str) -> String {
+    format!("android-{phone_serialno}")
+}
+
+/// The Pixel's device ID ([`Phone::pixel`]'s serial number).
+pub const PIXEL_ID: &str = "android-28161FDH2001SZ";
+/// The Galaxy's device ID ([`Phone::galaxy`]'s serial number).
+pub const GALAXY_ID: &str = "android-R5CW30ABCDE";
+
+/// Waits until `list_devices` shows `device_id` connected (or, with `connected: false`, known
+/// but disconnected); returns its entry.
+pub async fn listed_device(
+    client: &McpClient,
+    device_id: &str,
+    connected: bool,
+) -> serde_json::Value {
+    crate::wait::eventually(
+        &format!("{device_id} listed with connected={connected}"),
+        std::time::Duration::from_secs(20),
+        || async {
+            let reply = client.call("list_devices", serde_json::json!({})).await;
+            reply.data()["devices"]
+                .as_array()?
+                .iter()
+                .find(|d| d["deviceId"] == device_id && d["connected"] == connected)
+                .cloned()
+        },
+    )
+    .await
 }

@@ -71,19 +71,34 @@ pub fn run(dir: &ScenarioDir, name: &str, args: Vec<String>) -> i32 {
 }
 
 /// Waits while the state says this command hangs; false when the device went away meanwhile.
+/// While it waits, the state counts it in `hanging`.
 fn wait_while_hung(dir: &ScenarioDir, serial: &str, name: &str) -> bool {
+    let hangs = |state: &super::scenario::DeviceState| state.hang_on.as_deref() == Some(name);
+    let marked = dir
+        .update_state(serial, |state| {
+            let hang = hangs(state);
+            state.hanging += u32::from(hang);
+            hang
+        })
+        .is_some_and(|(_, hang)| hang);
+    if !marked {
+        return true;
+    }
     let give_up = std::time::Instant::now() + HANG_LIMIT;
-    loop {
-        let state = dir.state(serial);
-        if state.hang_on.as_deref() != Some(name) {
-            return true;
+    let released = loop {
+        if !hangs(&dir.state(serial)) {
+            break true;
         }
         let present = dir.state_of(serial).is_some_and(|state| state == "device");
         if !present || !dir.root().exists() || std::time::Instant::now() > give_up {
-            return false;
+            break false;
         }
         std::thread::sleep(Duration::from_millis(20));
-    }
+    };
+    dir.update_state(serial, |state| {
+        state.hanging = state.hanging.saturating_sub(1)
+    });
+    released
 }
 
 fn dispatch(dir: &ScenarioDir, serial: &str, name: &str, args: &[String]) -> Output {

@@ -396,6 +396,8 @@ pub struct DeviceState {
     pub vanish_on: Option<String>,
     /// While set, this device command hangs (until cleared, or the device goes away).
     pub hang_on: Option<String>,
+    /// Device commands hanging now (told to by `hang_on`), so a test knows a call is stuck.
+    pub hanging: u32,
     /// The focused window (`package/activity`) when it is not the screen's own package.
     pub focus: Option<String>,
     /// Texts typed with `input text`, as the device decoded them (`%s` is a space).
