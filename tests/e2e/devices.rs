@@ -658,3 +658,56 @@ async fn the_audit_log_records_device_calls_and_typed_text_by_length_only() {
     assert!(audit.contains("\"textLength\":14"), "{audit}");
     assert!(!audit.contains("hunter2"), "{audit}");
 }
+
+#[tokio::test]
+async fn hosted_accounts_see_only_their_own_phones() {
+    use tabwire_e2e::hosted::{Hosted, Role};
+    let hosted = Hosted::start();
+    let ours = Phones::new();
+    ours.attach(Phone::pixel("emulator-5554").showing("login.xml"));
+    let theirs = Phones::new();
+    theirs.attach(Phone::galaxy("R5CW30ABCDE").showing("bank.xml"));
+    let _our_backend = Android::hosted(&hosted, &hosted.issue("acme", Role::Device), &ours);
+    let _their_backend = Android::hosted(&hosted, &hosted.issue("globex", Role::Device), &theirs);
+    let we = hosted.session(&hosted.issue("acme", Role::Agent)).await;
+    let they = hosted.session(&hosted.issue("globex", Role::Agent)).await;
+    listed_device(&we, PIXEL_ID, true).await;
+    listed_device(&they, GALAXY_ID, true).await;
+
+    let listed = we.call("list_devices", json!({})).await;
+    assert!(!listed.text.contains(GALAXY_ID), "{}", listed.text);
+    assert_eq!(listed.data()["devices"].as_array().map(Vec::len), Some(1));
+    // Another account's device answers exactly as one that never existed.
+    let foreign = we
+        .call("device_snapshot", json!({"deviceId": GALAXY_ID}))
+        .await;
+    let unknown = we
+        .call("device_snapshot", json!({"deviceId": "android-NEVER0000"}))
+        .await;
+    assert_eq!(foreign.error_code(), "DEVICE_NOT_FOUND");
+    assert_eq!(unknown.error_code(), "DEVICE_NOT_FOUND");
+    assert_eq!(
+        foreign.error().to_string().replace(GALAXY_ID, "ID"),
+        unknown
+            .error()
+            .to_string()
+            .replace("android-NEVER0000", "ID")
+    );
+    let acted = we
+        .call(
+            "tap_coordinates",
+            json!({"deviceId": GALAXY_ID, "x": 280, "y": 670}),
+        )
+        .await;
+    assert_eq!(acted.error_code(), "DEVICE_NOT_FOUND");
+    assert!(theirs.device_calls("R5CW30ABCDE", "input").is_empty());
+    // Each account drives its own phone.
+    assert_eq!(
+        we.call("device_snapshot", json!({})).await.data()["package"],
+        "com.acme.shop"
+    );
+    assert_eq!(
+        they.call("device_snapshot", json!({})).await.data()["package"],
+        "com.acme.bank"
+    );
+}

@@ -421,6 +421,20 @@ impl Android {
         Android::spawn_with_env(phones, args, &[])
     }
 
+    /// Serves `phones` to the hosted hub behind `hosted`'s proxy (`wss://…/device`, trusting
+    /// the test CA) with a device `token`, passed in `TABWIRE_TOKEN` as operators should.
+    pub fn hosted(hosted: &crate::hosted::Hosted, token: &str, phones: &Phones) -> Android {
+        let ca = phones.dir().root().join("proxy-ca.pem");
+        std::fs::write(&ca, &hosted.proxy.certs.ca_pem).expect("write the test CA");
+        let url = hosted.device_url();
+        let ca = ca.display().to_string();
+        Android::spawn_with_env(
+            phones,
+            &["--hub", url.as_str(), "--ca-cert", ca.as_str()],
+            &[("TABWIRE_TOKEN", token)],
+        )
+    }
+
     /// [`Android::spawn`] with more environment variables.
     pub fn spawn_with_env(phones: &Phones, args: &[&str], env: &[(&str, &str)]) -> Android {
         let mut command = Command::new(&artifacts().android);
