@@ -12,6 +12,7 @@
 
 pub mod artifacts;
 pub mod bench;
+pub mod bench_mobile;
 pub mod browser;
 pub mod client;
 pub mod device;
