@@ -711,3 +711,66 @@ async fn hosted_accounts_see_only_their_own_phones() {
         "com.acme.bank"
     );
 }
+
+#[tokio::test]
+async fn every_fixture_screen_is_read_whole_with_its_words_intact() {
+    use tabwire_e2e::bench_mobile::screens::{SCREENS, actionable, missing};
+    let (phones, _hub, _android, client) = one_phone("login.xml").await;
+    for screen in SCREENS {
+        phones.show("emulator-5554", screen);
+        let reply = client.call("device_snapshot", json!({})).await;
+        let nodes = reply.data()["nodes"].as_array().unwrap().clone();
+        let entries: Vec<[i64; 4]> = nodes
+            .iter()
+            .map(|n| ["left", "top", "right", "bottom"].map(|k| n["bounds"][k].as_i64().unwrap()))
+            .collect();
+        let xml = phones.dir().screen_xml(screen).unwrap();
+        let elements = actionable(&xml, 1080, 2400);
+        let lost: Vec<_> = missing(&elements, &entries)
+            .iter()
+            .map(|e| e.label.clone())
+            .collect();
+        assert!(lost.is_empty(), "{screen}: {lost:?}\n{}", reply.text);
+        for [l, t, r, b] in entries {
+            assert!(
+                l < r && t < b && r <= 1080 && b <= 2400,
+                "{screen}: bounds {l},{t},{r},{b}"
+            );
+        }
+    }
+    phones.show("emulator-5554", "chat.xml");
+    let chat = client.call("device_snapshot", json!({})).await.text;
+    for words in [
+        "Tom & Jerry <3",
+        "She said \"hi\" & left",
+        "🔥",
+        "🎉",
+        "مرحبا بالعالم",
+        "שלום",
+        "👩\u{200d}👩\u{200d}👧",
+        "hot deals at 5 & 6 o'clock",
+    ] {
+        assert!(chat.contains(words), "{words} in:\n{chat}");
+    }
+    phones.show("emulator-5554", "offscreen.xml");
+    let offscreen = client.call("device_snapshot", json!({})).await.text;
+    for gone in ["Camp Mug", "Hidden peek", "Terms apply", "3 deals loaded"] {
+        assert!(
+            !offscreen.contains(gone),
+            "{gone} is not on the screen:\n{offscreen}"
+        );
+    }
+    assert!(offscreen.contains("SEE ALL DEALS"), "{offscreen}");
+    phones.show("emulator-5554", "rn_signup.xml");
+    let rn = client.call("device_snapshot", json!({})).await;
+    for field in ["Full name", "Email", "Phone"] {
+        assert!(
+            rn.text
+                .lines()
+                .any(|l| l.contains("textbox") && l.contains(field)),
+            "{field}:\n{}",
+            rn.text
+        );
+    }
+    assert!(rn.text.contains("button \"Create account\""), "{}", rn.text);
+}
