@@ -208,7 +208,7 @@ fn observation_data(observation: &DeviceObservation) -> Value {
 fn node_line(node: &DeviceNode) -> Rendering {
     let mut line = Rendering::page(format!("{} {}", node.node_ref, node.text));
     if node.ambiguous {
-        line.push(" (ambiguous: look again before acting on it)");
+        line.push(" (ambiguous)");
     }
     line
 }
@@ -223,6 +223,16 @@ fn notes(observation: &DeviceObservation) -> String {
         Some(settling) if settling.settled => notes.push_str("; settled"),
         Some(_) => notes.push_str("; not settled: the screen was still changing"),
         None => {}
+    }
+    let changed = observation.delta.iter().flat_map(|delta| &delta.changed);
+    if observation
+        .nodes
+        .iter()
+        .chain(changed)
+        .any(|node| node.ambiguous)
+    {
+        // Said once here rather than on every such line: a list of alike rows can hold dozens.
+        notes.push_str("; (ambiguous) refs share their identity with another node: look again before acting on one");
     }
     notes
 }
@@ -888,8 +898,10 @@ mod tests {
         });
         assert_eq!(
             render_observation("Pixel 7", &delta),
-            "version 3; not settled: the screen was still changing: changes since version 2:\n\
-             @d4 textbox \"Code\" (ambiguous: look again before acting on it)\n\
+            "version 3; not settled: the screen was still changing; (ambiguous) refs share their \
+             identity with another node: look again before acting on one: changes since version \
+             2:\n\
+             @d4 textbox \"Code\" (ambiguous)\n\
              removed: @d2"
         );
         let data = observation_data(&delta);
