@@ -774,3 +774,89 @@ async fn every_fixture_screen_is_read_whole_with_its_words_intact() {
     }
     assert!(rn.text.contains("button \"Create account\""), "{}", rn.text);
 }
+
+/// Stops the adb server a test started on its own port when the test ends, however it ends.
+struct AdbServer {
+    adb: std::path::PathBuf,
+    port: String,
+}
+
+impl Drop for AdbServer {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(&self.adb)
+            .args(["-P", &self.port, "kill-server"])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    }
+}
+
+/// The one test with Debian's real `adb` (there is no phone on this machine): the backend runs
+/// it, which starts adb's server (on a port of the test's own, on loopback), reads its empty
+/// device list every second, serves nothing and keeps running; agents see no device and the
+/// device tools stay out of the listing.
+#[tokio::test]
+async fn the_backend_drives_the_real_adb_program_with_no_phone_attached() {
+    let adb = ["/usr/bin/adb", "/usr/local/bin/adb"]
+        .iter()
+        .map(std::path::PathBuf::from)
+        .find(|path| path.exists())
+        .expect(
+            "this test runs the real adb program: install Debian's package `adb` (.ci/run does)",
+        );
+    let port = tabwire_e2e::proxy::free_port().to_string();
+    let server = AdbServer {
+        adb: adb.clone(),
+        port: port.clone(),
+    };
+    let hub = Hub::spawn();
+    let state = tabwire_e2e::scratch::Scratch::new("android-state");
+    let state = state.path().display().to_string();
+    let url = format!("ws://{}/device", hub.http);
+    let mut android = Android::with_adb(
+        &adb,
+        &["--hub", url.as_str(), "--state-dir", state.as_str()],
+        &[("ANDROID_ADB_SERVER_PORT", port.as_str())],
+    );
+    let client = McpClient::connect(&hub).await;
+
+    // The backend's first `adb devices -l` starts adb's server on our port.
+    eventually(
+        "adb's server, started by the backend",
+        Duration::from_secs(30),
+        || async {
+            std::net::TcpStream::connect(("127.0.0.1", server.port.parse::<u16>().unwrap()))
+                .is_ok()
+                .then_some(())
+        },
+    )
+    .await;
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let listed = client.call("list_devices", json!({})).await;
+    assert_eq!(
+        listed.data()["devices"].as_array().map(Vec::len),
+        Some(0),
+        "{}",
+        listed.text
+    );
+    let tools: Vec<String> = client
+        .list_tools()
+        .await
+        .iter()
+        .map(|t| t.name.to_string())
+        .collect();
+    assert!(!tools.iter().any(|name| name == "device_tap"), "{tools:?}");
+    let snapshot = client.call("device_snapshot", json!({})).await;
+    assert_eq!(
+        snapshot.error_code(),
+        "DEVICE_NOT_FOUND",
+        "{}",
+        snapshot.text
+    );
+    assert!(
+        android.is_running(),
+        "the backend keeps waiting for phones instead of exiting"
+    );
+    android.kill();
+    drop(server);
+}

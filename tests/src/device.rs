@@ -437,12 +437,20 @@ impl Android {
 
     /// [`Android::spawn`] with more environment variables.
     pub fn spawn_with_env(phones: &Phones, args: &[&str], env: &[(&str, &str)]) -> Android {
+        let scenario = phones.dir().root().display().to_string();
+        let mut all = env.to_vec();
+        all.push((crate::fake_adb::scenario::DIR_VAR, scenario.as_str()));
+        Android::with_adb(phones.adb(), args, &all)
+    }
+
+    /// Starts `tabwire-android --adb ADB ARGS…` with the environment `env`: the real adb
+    /// program, or the fake.
+    pub fn with_adb(adb: &Path, args: &[&str], env: &[(&str, &str)]) -> Android {
         let mut command = Command::new(&artifacts().android);
         command
             .arg("--adb")
-            .arg(phones.adb())
+            .arg(adb)
             .args(args)
-            .env(crate::fake_adb::scenario::DIR_VAR, phones.dir().root())
             .env("TABWIRE_LOG", "info,tabwire_android=debug")
             .envs(env.iter().copied())
             .stdin(Stdio::null())
@@ -456,6 +464,13 @@ impl Android {
             }
         });
         Android { child: Some(child) }
+    }
+
+    /// Whether the process is still running.
+    pub fn is_running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|child| matches!(child.try_wait(), Ok(None)))
     }
 
     /// Kills it abruptly.
