@@ -298,7 +298,7 @@ pub fn socket_check(path: &Path) -> Check {
     Check::pass(
         name,
         format!(
-            "{} (directory 0700, socket {mode:o}, yours)",
+            "{} (directory 0700, socket {mode:04o}, yours)",
             path.display()
         ),
     )
@@ -313,8 +313,9 @@ pub fn state_dir_check(dir: &Path) -> Check {
     }
 }
 
-/// A directory that breaks the private-directory rule, as a check named later.
-fn dir_problem(dir: &Path, what: &str) -> Option<Check> {
+/// A directory that breaks the private-directory rule (or cannot be read), as a failed check
+/// to be [`Check::named`]; `None` when it keeps the rule.
+pub fn dir_problem(dir: &Path, what: &str) -> Option<Check> {
     let shown = dir.display();
     let meta = match std::fs::metadata(dir) {
         Ok(meta) => meta,
@@ -347,7 +348,8 @@ fn dir_problem(dir: &Path, what: &str) -> Option<Check> {
 }
 
 impl Check {
-    fn named(mut self, name: &str) -> Check {
+    /// The same check under `name`.
+    pub fn named(mut self, name: &str) -> Check {
         self.name = name.to_owned();
         self
     }
