@@ -50,7 +50,10 @@ async fn incompatible_extension(hub: &Hub) {
         .expect("the hub answers")
         .unwrap()
         .unwrap();
-    assert!(reply.to_text().unwrap().contains("PROTOCOL_MISMATCH"), "{reply}");
+    assert!(
+        reply.to_text().unwrap().contains("PROTOCOL_MISMATCH"),
+        "{reply}"
+    );
 }
 
 #[tokio::test]
@@ -59,8 +62,14 @@ async fn doctor_names_what_is_missing_and_exits_by_it() {
     let mut hub = Hub::spawn();
     let (code, out) = doctor(&hub).await;
     assert_eq!(code, 1, "{out}");
-    assert!(out.contains("FAIL browsers: no browser is connected"), "{out}");
-    assert!(out.contains("fix: pair one first: run `tabwire-hub pair`"), "{out}");
+    assert!(
+        out.contains("FAIL browsers: no browser is connected"),
+        "{out}"
+    );
+    assert!(
+        out.contains("fix: pair one first: run `tabwire-hub pair`"),
+        "{out}"
+    );
     assert!(out.contains("ok   socket: "), "{out}");
     assert!(out.contains("ok   refused browsers"), "{out}");
 
@@ -72,7 +81,10 @@ async fn doctor_names_what_is_missing_and_exits_by_it() {
             && out.contains("the extension speaks protocol 1, the hub speaks protocol"),
         "{out}"
     );
-    assert!(out.contains("fix: run the browser's software and tabwire-hub from the same"), "{out}");
+    assert!(
+        out.contains("fix: run the browser's software and tabwire-hub from the same"),
+        "{out}"
+    );
 
     hub.kill();
     let (code, out) = doctor(&hub).await;
@@ -89,8 +101,14 @@ async fn doctor_passes_with_a_paired_browser_connected() {
     let (code, out) = doctor(&cast.hub).await;
     assert_eq!(code, 0, "{out}");
     assert!(out.contains("No problem found."), "{out}");
-    assert!(out.contains("ok   browsers: 1 connected: \"Doctor\" (extension "), "{out}");
-    assert!(out.contains("ok   pairing: 1 browser and 0 device backends paired"), "{out}");
+    assert!(
+        out.contains("ok   browsers: 1 connected: \"Doctor\" (extension "),
+        "{out}"
+    );
+    assert!(
+        out.contains("ok   pairing: 1 browser and 0 device backends paired"),
+        "{out}"
+    );
     assert!(
         out.contains("browser \"Doctor\" (") && out.contains("): connected; extension "),
         "{out}"
