@@ -1080,7 +1080,11 @@ mod tests {
         assert_eq!(access("com.bank"), Access::Deny);
         assert_eq!(access("com.bank.mobile"), Access::Deny);
         assert_eq!(access("com.bankrupt"), Access::Act);
-        assert_eq!(access("com.Bank.Mobile"), Access::Deny, "names compare without case");
+        assert_eq!(
+            access("com.Bank.Mobile"),
+            Access::Deny,
+            "names compare without case"
+        );
         assert_eq!(access("com.android.settings"), Access::Read);
         assert_eq!(access("com.android.settings.x"), Access::Act);
         assert!(!policy.allows_everything());

@@ -3,6 +3,9 @@
 //! - [`skeleton`]: the walking skeleton — agent, shim, hub, extension, pages — and its edges
 //!   with a real browser (reconnects, hub restarts, the popup).
 //! - [`edges`]: the hub's edges without a browser.
+//! - [`devices`]: Android devices end to end — hub, `tabwire-android`, the fake adb, an MCP
+//!   client.
+//! - [`fake_adb`]: the scripted fake adb the device tests run, pinned to real adb's behaviour.
 //! - [`observation`]: the observation engine.
 //! - [`shadow`]: open shadow roots in page content (text, aria, html) and snapshot queries.
 //! - [`actions`], [`forms`], [`ordering`]: the action tools, typing and forms, waits, batches,
@@ -27,9 +30,11 @@
 mod actions;
 mod audit;
 mod capture;
+mod devices;
 mod doctor;
 mod drag;
 mod edges;
+mod fake_adb;
 mod forms;
 mod hosted;
 mod injection;

@@ -1,5 +1,6 @@
-//! Building what the tests run, once per test process: the hub and shim binaries (with the same
-//! profile as the tests) and the extension (`extension/build.sh`).
+//! Building what the tests run, once per test process: the hub, shim and device backend
+//! binaries and the fake adb (with the same profile as the tests) and the extension
+//! (`extension/build.sh`).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -11,6 +12,10 @@ pub struct Artifacts {
     pub hub: PathBuf,
     /// `tabwire-mcp`.
     pub shim: PathBuf,
+    /// `tabwire-android`, the device backend.
+    pub android: PathBuf,
+    /// `fake-adb`, the scripted stand-in for adb (`src/fake_adb/`).
+    pub fake_adb: PathBuf,
     /// The loadable extension folder (`extension/`, with `pkg/` built).
     pub extension: PathBuf,
 }
@@ -30,6 +35,7 @@ pub fn artifacts() -> &'static Artifacts {
         let root = repo_root();
         let release = !cfg!(debug_assertions);
         let mut cargo = Command::new(env!("CARGO"));
+        without_crate_env(&mut cargo);
         cargo.current_dir(&root).args([
             "build",
             "--quiet",
@@ -38,11 +44,31 @@ pub fn artifacts() -> &'static Artifacts {
             "tabwire-hub",
             "-p",
             "tabwire-mcp",
+            "-p",
+            "tabwire-android",
         ]);
         if release {
             cargo.arg("--release");
         }
-        run(cargo, "cargo build of tabwire-hub and tabwire-mcp");
+        run(
+            cargo,
+            "cargo build of tabwire-hub, tabwire-mcp and tabwire-android",
+        );
+        // Only this one of the crate's binaries: the benchmarks need not be linked for tests.
+        let mut fake = Command::new(env!("CARGO"));
+        without_crate_env(&mut fake);
+        fake.current_dir(&root).args([
+            "build",
+            "--quiet",
+            "-p",
+            "tabwire-e2e",
+            "--bin",
+            "fake-adb",
+        ]);
+        if release {
+            fake.arg("--release");
+        }
+        run(fake, "cargo build of fake-adb");
         let mut build = Command::new("bash");
         // Its one-line summary is not wanted in test or benchmark output; errors go to stderr.
         build
@@ -65,13 +91,43 @@ pub fn artifacts() -> &'static Artifacts {
         let artifacts = Artifacts {
             hub: profile_dir.join("tabwire-hub"),
             shim: profile_dir.join("tabwire-mcp"),
+            android: profile_dir.join("tabwire-android"),
+            fake_adb: profile_dir.join("fake-adb"),
             extension: root.join("extension"),
         };
-        for path in [&artifacts.hub, &artifacts.shim] {
+        for path in [
+            &artifacts.hub,
+            &artifacts.shim,
+            &artifacts.android,
+            &artifacts.fake_adb,
+        ] {
             assert!(path.exists(), "{} was not built", path.display());
         }
         artifacts
     })
+}
+
+/// Removes the variables cargo sets for the crate under test (`CARGO_MANIFEST_DIR`,
+/// `CARGO_PKG_*`, …) from a nested cargo's environment. Build scripts that watch them (ring's
+/// watches `CARGO_MANIFEST_DIR`) would otherwise see them change between this build and the
+/// outer `cargo test`, and each would rebuild half the crate graph for the other.
+fn without_crate_env(command: &mut Command) {
+    for (name, _) in std::env::vars_os() {
+        let name = name.to_string_lossy();
+        let set_by_cargo_for_the_crate = name.starts_with("CARGO_PKG_")
+            || name.starts_with("CARGO_BIN_")
+            || name.starts_with("CARGO_MANIFEST_")
+            || matches!(
+                &*name,
+                "CARGO_CRATE_NAME"
+                    | "CARGO_PRIMARY_PACKAGE"
+                    | "CARGO_TARGET_TMPDIR"
+                    | "CARGO_RUSTC_CURRENT_DIR"
+            );
+        if set_by_cargo_for_the_crate {
+            command.env_remove(&*name);
+        }
+    }
 }
 
 fn run(mut command: Command, what: &str) {

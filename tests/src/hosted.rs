@@ -39,6 +39,8 @@ pub enum Role {
     Agent,
     /// For the extension on `/browser`.
     Browser,
+    /// For device backends on `/device`.
+    Device,
 }
 
 impl Role {
@@ -47,6 +49,7 @@ impl Role {
         match self {
             Role::Agent => "agent",
             Role::Browser => "browser",
+            Role::Device => "device",
         }
     }
 }
@@ -291,6 +294,11 @@ impl Hosted {
     /// The public origin, `https://localhost:PORT`.
     pub fn origin(&self) -> String {
         self.proxy.origin()
+    }
+
+    /// `wss://localhost:PORT/device` (through nginx).
+    pub fn device_url(&self) -> String {
+        format!("wss://localhost:{}/device", self.proxy.addr.port())
     }
 
     /// `https://localhost:PORT/mcp` (through nginx).

@@ -12,8 +12,11 @@
 
 pub mod artifacts;
 pub mod bench;
+pub mod bench_mobile;
 pub mod browser;
 pub mod client;
+pub mod device;
+pub mod fake_adb;
 pub mod fixtures;
 pub mod hosted;
 pub mod hub;

@@ -25,7 +25,7 @@ use crate::logs::{self, LogFilter};
 use crate::run::{Run, State, what_it_said};
 use crate::safety::Safety;
 use crate::screen::Extent;
-use crate::shell::{self, GuardOutcome, keycode};
+use crate::shell::{self, keycode};
 
 /// What the backend learns about a device before announcing it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -33,6 +33,10 @@ pub struct DeviceFacts {
     /// The device's own serial number (`ro.serialno`), the same over USB and Wi-Fi; the adb
     /// serial when the device reports none.
     pub serialno: String,
+    /// `settings get secure android_id` (lowercase hex), read in the same probe: a second
+    /// identifier, so that two phones reporting the same serial number are not taken for one.
+    /// Empty when the device did not give one.
+    pub android_id: String,
     /// `ro.product.manufacturer`.
     pub manufacturer: String,
     /// `ro.product.model`.
@@ -75,7 +79,8 @@ impl<A: Adb> Device<A> {
     pub async fn probe(adb: &A, serial: &str) -> Result<DeviceFacts, OpError> {
         let line = "getprop ro.serialno; getprop ro.product.manufacturer; getprop \
                     ro.product.model; getprop ro.build.version.release; getprop \
-                    ro.build.version.sdk; wm size";
+                    ro.build.version.sdk; wm size; echo \"android_id:$(settings get secure \
+                    android_id 2>/dev/null)\"";
         let out = adb
             .run(&["-s", serial, "shell", line], PROBE_TIMEOUT)
             .await
@@ -140,6 +145,7 @@ impl<A: Adb> Device<A> {
             adb: &*self.adb,
             serial: &self.serial,
             screen_size: self.facts.screen,
+            sdk: self.facts.sdk,
             safety: &self.safety,
             allow_destructive: self.options.allow_destructive,
             state: &mut state,
@@ -173,20 +179,25 @@ impl<A: Adb> Run<'_, A> {
                 )))
             }
             DeviceOp::Tap(tap) => {
-                let at = self.resolve(tap.target)?.centre();
+                let at = self.resolve_to_act(tap.target)?.centre();
                 let package = self.act(&format!("input tap {} {}", at.x, at.y)).await?;
                 self.acted(package, Some(at), &tap.observe).await
             }
             DeviceOp::TapCoordinates(tap) => {
                 let at = self.check_point(tap.point)?;
+                self.judge_point(at)?;
                 let package = self.act(&format!("input tap {} {}", at.x, at.y)).await?;
                 self.acted(package, Some(at), &tap.observe).await
             }
             DeviceOp::LongPress(press) => {
                 check_duration(press.duration_ms)?;
                 let at = match press.target {
-                    PressTarget::Ref(target) => self.resolve(target)?.centre(),
-                    PressTarget::Point(point) => self.check_point(point)?,
+                    PressTarget::Ref(target) => self.resolve_to_act(target)?.centre(),
+                    PressTarget::Point(point) => {
+                        let at = self.check_point(point)?;
+                        self.judge_point(at)?;
+                        at
+                    }
                 };
                 let line = format!(
                     "input swipe {x} {y} {x} {y} {}",
@@ -240,6 +251,38 @@ impl<A: Adb> Run<'_, A> {
             })
     }
 
+    /// A ref's bounds, once the app its node belongs to (as the dump names it) allows acting:
+    /// a touch lands in the window under it, which need not be the focused one.
+    fn resolve_to_act(&self, target: DeviceRef) -> Result<Rect, OpError> {
+        let bounds = self.resolve(target)?;
+        if let Some(package) = self
+            .state
+            .screen
+            .as_ref()
+            .and_then(|screen| screen.package_of(target))
+            .filter(|package| !package.is_empty())
+        {
+            self.safety.gate(Need::Act, package)?;
+        }
+        Ok(bounds)
+    }
+
+    /// Judges the app of the topmost node under `at` in the latest look, when there is one:
+    /// a touch lands in the window under the point, which need not be the focused one.
+    fn judge_point(&self, at: Point) -> Result<(), OpError> {
+        if let Some(package) = self
+            .state
+            .screen
+            .as_ref()
+            .and_then(|screen| screen.node_at(at))
+            .map(|node| node.package.as_str())
+            .filter(|package| !package.is_empty())
+        {
+            self.safety.gate(Need::Act, package)?;
+        }
+        Ok(())
+    }
+
     fn check_point(&self, point: Point) -> Result<Point, OpError> {
         let extent = self.extent();
         if point.x < extent.width && point.y < extent.height {
@@ -260,21 +303,30 @@ impl<A: Adb> Run<'_, A> {
         let mut lines = shell::type_commands(&typing.text)?;
         let mut at = None;
         if let Some(target) = typing.target {
-            let centre = self.resolve(target)?.centre();
+            let centre = self.resolve_to_act(target)?.centre();
             at = Some(centre);
             let tap = format!("input tap {} {}", centre.x, centre.y);
             match lines.first_mut() {
-                Some(first) => *first = format!("{tap} && {first}"),
-                None => lines.push(tap),
+                Some(first)
+                    if shell::step_bytes(first) + shell::step_bytes(std::slice::from_ref(&tap))
+                        <= shell::MAX_STEP_BYTES =>
+                {
+                    first.insert(0, tap)
+                }
+                _ => lines.insert(0, vec![tap]),
             }
         }
         if typing.submit {
             let enter = format!("input keyevent {}", keycode::ENTER);
             match lines.last_mut() {
-                Some(last) if last.len() + enter.len() + 4 <= shell::MAX_COMMAND_BYTES => {
-                    last.push_str(&format!(" && {enter}"));
+                Some(last)
+                    if shell::step_bytes(last)
+                        + shell::step_bytes(std::slice::from_ref(&enter))
+                        <= shell::MAX_STEP_BYTES =>
+                {
+                    last.push(enter)
                 }
-                _ => lines.push(enter),
+                _ => lines.push(vec![enter]),
             }
         }
         if lines.is_empty() {
@@ -283,10 +335,7 @@ impl<A: Adb> Run<'_, A> {
                 "nothing to do: the text is empty, with no field to tap and no submit",
             ));
         }
-        let package = self.act(&lines[0]).await?;
-        for line in &lines[1..] {
-            self.act_again(&package, line).await?;
-        }
+        let package = self.act_lines(&lines).await?;
         self.acted(package, at, &typing.observe).await
     }
 
@@ -299,7 +348,7 @@ impl<A: Adb> Run<'_, A> {
             ));
         }
         let area = match swipe.within {
-            Some(target) => self.resolve(target)?,
+            Some(target) => self.resolve_to_act(target)?,
             None => {
                 let Extent { width, height } = self.extent();
                 Rect {
@@ -311,6 +360,8 @@ impl<A: Adb> Run<'_, A> {
             }
         };
         let (from, to) = swipe_points(area, swipe.direction, swipe.distance_percent);
+        // The gesture goes to the window under its first touch.
+        self.judge_point(from)?;
         let line = format!(
             "input swipe {} {} {} {} {}",
             from.x, from.y, to.x, to.y, swipe.duration_ms
@@ -348,8 +399,8 @@ impl<A: Adb> Run<'_, A> {
             )
             .action_may_have_occurred());
         }
-        // The app about to be in front is the one the next action expects.
-        self.state.foreground = Some(package.clone());
+        // Another app is about to be in front: the next action reads the focus first.
+        self.state.focus = None;
         self.acted(package, None, &open.observe).await
     }
 
@@ -401,15 +452,37 @@ impl<A: Adb> Run<'_, A> {
     }
 
     async fn screenshot(&mut self, max_width: u32) -> Result<DeviceResult, OpError> {
-        let line = format!("{}; screencap -p", shell::focus_read());
+        let line = format!("{}; screencap -p", shell::focus_read(self.sdk));
         let out = self.adb(&["exec-out", &line]).await?;
-        let newline = out.stdout.iter().position(|b| *b == b'\n').unwrap_or(0);
-        let first = String::from_utf8_lossy(&out.stdout[..newline]).into_owned();
-        if let GuardOutcome::Foreground(Some(package)) = shell::guard_outcome(&first) {
-            // The image is dropped unread when the app in front may not be read.
-            self.safety.gate(Need::Read, &package)?;
+        let end = format!("\n{}\n", shell::FOCUS_END);
+        let (focus, png) = match out
+            .stdout
+            .windows(end.len())
+            .position(|w| w == end.as_bytes())
+        {
+            Some(at) => (
+                shell::Focus::read(&String::from_utf8_lossy(&out.stdout[..at + end.len()])),
+                &out.stdout[at + end.len()..],
+            ),
+            None => (None, &out.stdout[..]),
+        };
+        // The image is dropped unread when the app in front may not be read. While either
+        // policy restricts any app, the app in front must be known and allowed: an image of
+        // an unknown screen may be a denied app's.
+        match &focus {
+            Some(focus) if !focus.is_empty() => {
+                self.judge(focus, Need::Read)?;
+            }
+            _ if self.safety.restricts_apps() => {
+                return Err(OpError::new(
+                    ErrorCode::AppBlocked,
+                    "A policy restricts some apps on this device, and which app is in front \
+                     could not be read (the screen may be off or locked, or an app starting); \
+                     no screenshot is returned. Wake or unlock the device and try again.",
+                ));
+            }
+            _ => {}
         }
-        let png = &out.stdout[(newline + 1).min(out.stdout.len())..];
         let shot = crate::screenshot::scale(png, max_width)?;
         Ok(DeviceResult::Screenshot(shot))
     }
@@ -430,11 +503,12 @@ impl<A: Adb> Run<'_, A> {
             }
             None => {}
         }
+        let key = (request.package.clone(), request.min_level);
         let (since, after) = match &request.since {
-            LogsSince::Previous => (
-                self.state.log_cursor.as_ref().map(|c| c.time.clone()),
-                self.state.log_cursor.clone(),
-            ),
+            LogsSince::Previous => {
+                let cursor = self.state.log_cursor(&key).cloned();
+                (cursor.as_ref().map(|c| c.time.clone()), cursor)
+            }
             LogsSince::Time(time) => {
                 logs::check_time(time)?;
                 (Some(time.clone()), None)
@@ -462,7 +536,8 @@ impl<A: Adb> Run<'_, A> {
             after: after.clone(),
         };
         let selected = logs::select(log, &filter, request.max_entries, request.max_chars);
-        self.state.log_cursor = logs::cursor_after(log, after.as_ref());
+        let cursor = logs::cursor_after(log, after.as_ref());
+        self.state.set_log_cursor(key, cursor);
         Ok(DeviceResult::Logs(selected))
     }
 }
@@ -504,11 +579,14 @@ fn key_of(button: Button) -> u32 {
 /// `percent` of its extent that way, kept inside it.
 fn swipe_points(area: Rect, direction: SwipeDirection, percent: u8) -> (Point, Point) {
     let centre = area.centre();
-    let width = area.right - area.left;
-    let height = area.bottom - area.top;
-    let half = |extent: u32| extent * u32::from(percent) / 200;
-    let inside_x = |x: u32| x.clamp(area.left, area.right.saturating_sub(1));
-    let inside_y = |y: u32| y.clamp(area.top, area.bottom.saturating_sub(1));
+    let width = area.right.saturating_sub(area.left);
+    let height = area.bottom.saturating_sub(area.top);
+    // In u64: an extent times a percentage may not fit a u32.
+    let half = |extent: u32| {
+        u32::try_from(u64::from(extent) * u64::from(percent) / 200).unwrap_or(u32::MAX)
+    };
+    let inside_x = |x: u32| x.clamp(area.left, area.right.saturating_sub(1).max(area.left));
+    let inside_y = |y: u32| y.clamp(area.top, area.bottom.saturating_sub(1).max(area.top));
     let (dx, dy) = (half(width), half(height));
     let point = |x: u32, y: u32| Point {
         x: inside_x(x),
@@ -516,20 +594,20 @@ fn swipe_points(area: Rect, direction: SwipeDirection, percent: u8) -> (Point, P
     };
     match direction {
         SwipeDirection::Up => (
-            point(centre.x, centre.y + dy),
-            point(centre.x, centre.y - dy),
+            point(centre.x, centre.y.saturating_add(dy)),
+            point(centre.x, centre.y.saturating_sub(dy)),
         ),
         SwipeDirection::Down => (
-            point(centre.x, centre.y - dy),
-            point(centre.x, centre.y + dy),
+            point(centre.x, centre.y.saturating_sub(dy)),
+            point(centre.x, centre.y.saturating_add(dy)),
         ),
         SwipeDirection::Left => (
-            point(centre.x + dx, centre.y),
-            point(centre.x - dx, centre.y),
+            point(centre.x.saturating_add(dx), centre.y),
+            point(centre.x.saturating_sub(dx), centre.y),
         ),
         SwipeDirection::Right => (
-            point(centre.x - dx, centre.y),
-            point(centre.x + dx, centre.y),
+            point(centre.x.saturating_sub(dx), centre.y),
+            point(centre.x.saturating_add(dx), centre.y),
         ),
     }
 }
@@ -560,7 +638,18 @@ fn parse_probe(text: &str, serial: &str) -> Result<DeviceFacts, OpError> {
             )
         })?;
     let serialno = prop(0);
+    let android_id = lines
+        .iter()
+        .find_map(|line| line.trim().strip_prefix("android_id:"))
+        .map(|id| id.trim().to_ascii_lowercase())
+        .filter(|id| {
+            (1..=64).contains(&id.len())
+                && id.bytes().all(|b| b.is_ascii_hexdigit())
+                && id.bytes().any(|b| b != b'0')
+        })
+        .unwrap_or_default();
     Ok(DeviceFacts {
+        android_id,
         serialno: if serialno.is_empty() {
             serial.to_owned()
         } else {
@@ -572,4 +661,48 @@ fn parse_probe(text: &str, serial: &str) -> Result<DeviceFacts, OpError> {
         sdk: prop(4).parse().ok(),
         screen,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn swipe_points_stay_inside_any_area_without_overflowing() {
+        // A screen size a device reported (`wm size`), as large as a u32 goes.
+        let huge = Rect {
+            left: 0,
+            top: 0,
+            right: u32::MAX,
+            bottom: u32::MAX,
+        };
+        for direction in [
+            SwipeDirection::Up,
+            SwipeDirection::Down,
+            SwipeDirection::Left,
+            SwipeDirection::Right,
+        ] {
+            let (from, to) = swipe_points(huge, direction, 95);
+            assert_ne!(from, to, "{direction:?}");
+            // An area one pixel wide and tall: both ends on it.
+            let dot = Rect {
+                left: 7,
+                top: 9,
+                right: 8,
+                bottom: 10,
+            };
+            let (from, to) = swipe_points(dot, direction, 95);
+            assert_eq!((from, to), (Point { x: 7, y: 9 }, Point { x: 7, y: 9 }));
+        }
+        let phone = Rect {
+            left: 0,
+            top: 0,
+            right: 1080,
+            bottom: 2400,
+        };
+        assert_eq!(
+            swipe_points(phone, SwipeDirection::Up, 50),
+            (Point { x: 540, y: 1800 }, Point { x: 540, y: 600 })
+        );
+    }
 }

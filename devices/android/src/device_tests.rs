@@ -27,7 +27,10 @@ struct Fake {
     /// Served once `dumps` is empty.
     last_dump: String,
     keyboard: bool,
+    /// The focused app's package (its activity window and `mFocusedApp`).
     focus: String,
+    /// The focus state printed instead of `focus`'s, when set.
+    focus_state: Option<String>,
     inputs: Vec<String>,
     /// Where the focus goes after the next input.
     focus_after_input: Option<String>,
@@ -68,6 +71,35 @@ impl Phone {
     fn last_line(&self) -> String {
         self.fake().calls.last().unwrap().last().unwrap().clone()
     }
+}
+
+impl Fake {
+    /// The focus state the device's shell would print.
+    fn focus_state(&self) -> String {
+        match &self.focus_state {
+            Some(state) => state.clone(),
+            None if self.focus.is_empty() => String::new(),
+            None => format!("app u0 {0}/\nwindow u0 {0}/", self.focus),
+        }
+    }
+
+    fn focus_section(&self) -> String {
+        let state = self.focus_state();
+        if state.is_empty() {
+            "tabwire-focus\ntabwire-focus-end\n".to_owned()
+        } else {
+            format!("tabwire-focus\n{state}\ntabwire-focus-end\n")
+        }
+    }
+}
+
+/// Undoes `shell::quote`.
+fn unquote(quoted: &str) -> String {
+    quoted
+        .strip_prefix('\'')
+        .and_then(|q| q.strip_suffix('\''))
+        .expect("a quoted word")
+        .replace(r"'\''", "'")
 }
 
 fn ok(stdout: impl Into<Vec<u8>>) -> AdbOutput {
@@ -115,35 +147,40 @@ impl Adb for Phone {
                     None => fake.last_dump.clone(),
                 };
                 ok(format!(
-                    "{xml}\ntabwire-ime\n    mInputShown={} mShowRequested=false\n",
-                    fake.keyboard
+                    "{xml}\ntabwire-ime\n    mInputShown={} mShowRequested=false\n{}",
+                    fake.keyboard,
+                    fake.focus_section()
                 ))
             }
             "exec-out" if line.ends_with("; screencap -p") => {
-                let mut out = format!(
-                    "tabwire-foreground:mCurrentFocus=Window{{1 u0 {}/\n",
-                    fake.focus
-                )
-                .into_bytes();
+                let mut out = fake.focus_section().into_bytes();
                 out.extend_from_slice(&fake.screencap);
                 ok(out)
             }
-            "shell" if line.starts_with("p=$(dumpsys window") => {
-                let package = between(line, "case \"$p\" in *' ", "/') ");
-                let command = between(line, "/') ", " && echo tabwire-done;;");
-                if package == fake.focus {
-                    fake.inputs.push(command.to_owned());
+            "shell" if line.starts_with("n=0; g() {") => {
+                // The guard: each step runs only while the focus state is the expected one.
+                let expected = unquote(between(line, "if [ \"$f\" = ", " ]; then"));
+                let steps = between(line, "return 1; }; g && ", " && echo tabwire-done");
+                for (done, step) in steps.split(" && g && ").enumerate() {
+                    if fake.focus_state() != expected {
+                        let state = fake.focus_state();
+                        let state = if state.is_empty() {
+                            String::new()
+                        } else {
+                            format!("{state}\n")
+                        };
+                        return Ok(ok(format!(
+                            "tabwire-foreground:{done}\n{state}tabwire-focus-end\n"
+                        )));
+                    }
+                    fake.inputs.push(step.to_owned());
                     if let Some(next) = fake.focus_after_input.take() {
                         fake.focus = next;
                     }
-                    ok("tabwire-done\n")
-                } else {
-                    ok(format!(
-                        "tabwire-foreground:mCurrentFocus=Window{{1 u0 {}/\n",
-                        fake.focus
-                    ))
                 }
+                ok("tabwire-done\n")
             }
+            "shell" if line.starts_with("echo tabwire-focus;") => ok(fake.focus_section()),
             "shell" => {
                 let reply = fake
                     .replies
@@ -161,6 +198,7 @@ impl Adb for Phone {
 fn facts() -> DeviceFacts {
     DeviceFacts {
         serialno: "R58M12ABCDE".into(),
+        android_id: String::new(),
         manufacturer: "Google".into(),
         model: "Pixel 7".into(),
         os_version: "14".into(),
@@ -262,12 +300,14 @@ async fn a_probe_is_one_invocation_and_the_override_size_wins() {
     let phone = Phone::with(|f| {
         f.replies.push((
             "getprop ro.serialno".into(),
-            "R58M12ABCDE\r\nGoogle\r\nPixel 7\r\n14\r\n34\r\nPhysical size: 1080x2400\r\nOverride size: 720x1600\r\n".into(),
+            "R58M12ABCDE\r\nGoogle\r\nPixel 7\r\n14\r\n34\r\nPhysical size: 1080x2400\r\nOverride size: 720x1600\r\nandroid_id:9774D56D682E549C\r\n".into(),
         ))
     });
     let facts = Device::probe(&*phone, SERIAL).await.unwrap();
     assert_eq!(phone.calls(), 1);
+    assert!(phone.last_line().contains("settings get secure android_id"));
     assert_eq!(facts.serialno, "R58M12ABCDE");
+    assert_eq!(facts.android_id, "9774d56d682e549c");
     assert_eq!(facts.model, "Pixel 7");
     assert_eq!(facts.sdk, Some(34));
     assert_eq!(
@@ -450,7 +490,12 @@ async fn typing_taps_the_field_types_the_text_and_submits() {
     assert_eq!(typed.at, Some(Point { x: 540, y: 250 }));
     assert_eq!(
         phone.inputs(),
-        [r"input tap 540 250 && input text 'a%sb'\''$(touch%sx)' && input keyevent 66"]
+        [
+            "input tap 540 250",
+            r"input text 'a%sb'\''$(touch%sx)'",
+            "input keyevent 66"
+        ],
+        "each step behind its own check, in one line"
     );
     assert_eq!(phone.calls(), 2, "the snapshot and one guarded line");
 
@@ -482,6 +527,253 @@ async fn long_text_stops_if_another_app_takes_the_focus_part_way() {
     assert!(error.action_may_have_occurred);
     assert!(error.message.contains("com.other"), "{}", error.message);
     assert_eq!(phone.inputs().len(), 1, "nothing typed into the other app");
+}
+
+/// Review finding 2: a tap on a field opens another app (or Enter does), and the text typed
+/// after it in the same command line must not land there.
+#[tokio::test]
+async fn a_step_that_moves_the_focus_stops_the_rest_of_its_line() {
+    let phone = Phone::with(|f| f.focus_after_input = Some("com.bank.app".into()));
+    let device = device(&phone, DeviceOptions::default());
+    device.set_operator_policy(policy(
+        r#"{"apps":[{"package":"com.bank.*","access":"deny"}]}"#,
+    ));
+    snapshot(&device).await.unwrap();
+    let op = DeviceOp::Type(DeviceType {
+        target: Some(DeviceRef(2)),
+        text: "123456".into(),
+        submit: true,
+        observe: None,
+    });
+    let error = acted(&device, op, "a").await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::DeviceBusy);
+    assert!(error.action_may_have_occurred, "the tap ran");
+    assert!(error.message.contains("com.bank.app"), "{}", error.message);
+    assert_eq!(
+        phone.inputs(),
+        ["input tap 540 250"],
+        "neither the code nor its Enter reached the bank"
+    );
+    // The next action judges the bank, which is denied, and sends nothing.
+    let error = acted(&device, tap(2, false), "a").await.unwrap_err();
+    assert_eq!(
+        error.code,
+        ErrorCode::StaleRef,
+        "the screen changed: refs are gone"
+    );
+    let press = DeviceOp::PressButton(PressButton {
+        button: Button::Enter,
+        observe: None,
+    });
+    let error = acted(&device, press, "a").await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::AppBlocked);
+    assert_eq!(phone.inputs().len(), 1);
+}
+
+/// Review finding 1: every focused package the live state names is judged, so two displays
+/// (or a focused window and a focused app) that disagree cannot let one hide the other.
+#[tokio::test]
+async fn every_focused_package_is_judged() {
+    let phone = Phone::with(|f| {
+        f.focus_state = Some(format!(
+            "app u0 {SHOP}/\napp u0 com.bank.app/\nwindow u0 {SHOP}/\nwindow u0 com.bank.app/"
+        ))
+    });
+    let device = device(&phone, DeviceOptions::default());
+    device.set_operator_policy(policy(
+        r#"{"apps":[{"package":"com.bank.*","access":"read"}]}"#,
+    ));
+    let press = || {
+        DeviceOp::PressButton(PressButton {
+            button: Button::Back,
+            observe: None,
+        })
+    };
+    let error = acted(&device, press(), "a").await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::AppBlocked);
+    assert!(phone.inputs().is_empty());
+    // With nothing restricted, the same state is no obstacle.
+    device.set_operator_policy(Policy::default());
+    acted(&device, press(), "a").await.unwrap();
+    assert_eq!(phone.inputs(), ["input keyevent 4"]);
+}
+
+/// Review finding 3: a focused window that is not an activity's (the notification shade, an
+/// ANR dialog) is never judged by the app behind it.
+#[tokio::test]
+async fn a_window_with_no_readable_owner_is_refused_while_rules_apply() {
+    for window in ["NotificationShade", "Application Not Responding: com.x.y"] {
+        let phone =
+            Phone::with(|f| f.focus_state = Some(format!("app u0 {SHOP}/\nwindow u0 {window}")));
+        let device = device(&phone, DeviceOptions::default());
+        device.set_operator_policy(policy(
+            r#"{"apps":[{"package":"com.bank.*","access":"deny"}]}"#,
+        ));
+        let press = || {
+            DeviceOp::PressButton(PressButton {
+                button: Button::Enter,
+                observe: None,
+            })
+        };
+        let error = acted(&device, press(), "a").await.unwrap_err();
+        assert_eq!(error.code, ErrorCode::AppBlocked, "{window}");
+        assert!(error.message.contains("owns it"), "{}", error.message);
+        assert!(phone.inputs().is_empty());
+        // A screenshot of it is refused too.
+        let shot = device
+            .execute(
+                DeviceOp::Screenshot(DeviceScreenshotRequest { max_width: 100 }),
+                None,
+                SECONDS,
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(shot.code, ErrorCode::AppBlocked);
+        // No rules: nothing to protect, and the key is sent.
+        device.set_operator_policy(Policy::default());
+        acted(&device, press(), "a").await.unwrap();
+        assert_eq!(phone.inputs(), ["input keyevent 66"]);
+    }
+    // A window with no title is named by its package, which is judged.
+    let phone =
+        Phone::with(|f| f.focus_state = Some(format!("app u0 {SHOP}/\nwindow u0 com.bank.app")));
+    let device = device(&phone, DeviceOptions::default());
+    device.set_operator_policy(policy(
+        r#"{"apps":[{"package":"com.bank.*","access":"deny"}]}"#,
+    ));
+    let error = acted(
+        &device,
+        DeviceOp::PressButton(PressButton {
+            button: Button::Back,
+            observe: None,
+        }),
+        "a",
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(error.code, ErrorCode::AppBlocked);
+    assert!(error.message.contains("com.bank"), "{}", error.message);
+}
+
+/// Review finding 3: a touch lands in the window under the point, not the focused one. An
+/// overlay of a read-only app over the allowed app in front is judged by its own package.
+#[tokio::test]
+async fn a_touch_is_judged_by_the_app_under_it() {
+    let screen = dump(
+        0,
+        &[
+            node(
+                &[
+                    ("class", "android.widget.Button"),
+                    ("text", "Buy"),
+                    ("clickable", "true"),
+                    ("bounds", "[0,0][1080,1000]"),
+                ],
+                "",
+            ),
+            node(
+                &[
+                    ("class", "android.widget.Button"),
+                    ("text", "Pay now"),
+                    ("clickable", "true"),
+                    ("package", "com.bank.app"),
+                    ("bounds", "[0,1800][1080,2400]"),
+                ],
+                "",
+            ),
+        ]
+        .concat(),
+    );
+    let phone = Phone::with(|f| f.last_dump = screen);
+    let device = device(&phone, DeviceOptions::default());
+    device.set_operator_policy(policy(
+        r#"{"apps":[{"package":"com.bank.*","access":"read"}]}"#,
+    ));
+    let observed = snapshot(&device).await.unwrap();
+    let pay = observed
+        .nodes
+        .iter()
+        .find(|n| n.text.contains("Pay now"))
+        .unwrap();
+    assert_eq!(pay.node_ref, DeviceRef(2));
+    let refused = |result: Result<DeviceActed, OpError>| {
+        let error = result.unwrap_err();
+        assert_eq!(error.code, ErrorCode::AppBlocked, "{}", error.message);
+        assert!(error.message.contains("com.bank"), "{}", error.message);
+    };
+    // By ref, by point, a long press there, and a swipe that starts on it.
+    refused(acted(&device, tap(2, false), "a").await);
+    snapshot(&device).await.unwrap();
+    let at = |x, y| TapCoordinates {
+        point: Point { x, y },
+        observe: None,
+    };
+    refused(acted(&device, DeviceOp::TapCoordinates(at(540, 2000)), "a").await);
+    refused(
+        acted(
+            &device,
+            DeviceOp::LongPress(LongPress {
+                target: PressTarget::Point(Point { x: 10, y: 2300 }),
+                duration_ms: 600,
+                observe: None,
+            }),
+            "a",
+        )
+        .await,
+    );
+    refused(
+        acted(
+            &device,
+            DeviceOp::Swipe(DeviceSwipe {
+                direction: SwipeDirection::Up,
+                within: Some(DeviceRef(2)),
+                distance_percent: 50,
+                duration_ms: 300,
+                observe: None,
+            }),
+            "a",
+        )
+        .await,
+    );
+    assert!(phone.inputs().is_empty(), "nothing reached the bank");
+    // Outside it, in the app in front, the tap goes.
+    acted(&device, DeviceOp::TapCoordinates(at(540, 500)), "a")
+        .await
+        .unwrap();
+    assert_eq!(phone.inputs(), ["input tap 540 500"]);
+}
+
+/// Review finding 4: a screenshot taken while the focus cannot be read is not returned when
+/// a policy restricts any app.
+#[tokio::test]
+async fn a_screenshot_of_an_unknown_screen_is_refused_while_rules_apply() {
+    let phone = Phone::with(|f| {
+        f.focus = String::new();
+        f.screencap = crate::screenshot::tests::png_of(4, 2);
+    });
+    let device = device(&phone, DeviceOptions::default());
+    let shot = || {
+        device.execute(
+            DeviceOp::Screenshot(DeviceScreenshotRequest { max_width: 100 }),
+            None,
+            SECONDS,
+        )
+    };
+    // No rules: the image is returned.
+    assert!(matches!(shot().await.unwrap(), DeviceResult::Screenshot(_)));
+    device.set_operator_policy(policy(
+        r#"{"apps":[{"package":"com.bank.*","access":"deny"}]}"#,
+    ));
+    let error = shot().await.unwrap_err();
+    assert_eq!(error.code, ErrorCode::AppBlocked);
+    assert!(
+        error.message.contains("could not be read"),
+        "{}",
+        error.message
+    );
+    // With the app in front known and allowed, it is returned again.
+    phone.fake().focus = SHOP.into();
+    assert!(matches!(shot().await.unwrap(), DeviceResult::Screenshot(_)));
 }
 
 #[tokio::test]
@@ -819,6 +1111,27 @@ async fn logs_read_on_from_the_previous_call_and_filter_by_package() {
     );
     assert!(phone.last_line().ends_with("-t '01-02 03:04:05.200'"));
     assert!(again.entries.is_empty(), "nothing new since");
+    // Another reader (a package filter) has its own cursor: the whole log's reads did not
+    // move it past the app's entries.
+    let shop = logs(
+        device
+            .execute(request(Some(SHOP), LogsSince::Previous), None, SECONDS)
+            .await
+            .unwrap(),
+    );
+    assert!(
+        phone
+            .last_line()
+            .ends_with("logcat -d -v threadtime -t 2000"),
+        "{}",
+        phone.last_line()
+    );
+    assert_eq!(shop.entries.len(), 1, "the app's entry is not skipped");
+    device
+        .execute(request(Some(SHOP), LogsSince::Previous), None, SECONDS)
+        .await
+        .unwrap();
+    assert!(phone.last_line().ends_with("-t '01-02 03:04:05.200'"));
     let app = logs(
         device
             .execute(

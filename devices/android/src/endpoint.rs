@@ -4,7 +4,9 @@
 //! pairing exchange ([`crate::link`]). A hub on `wss://`, or any hub given a `--token`, is
 //! hosted: the connection carries `Authorization: Bearer TOKEN` and starts with the hello. A
 //! token is never sent over plain `ws://` except to a loopback address, where nothing crosses
-//! a network (a hosted hub's tests run that way). TLS goes through rustls with the platform's
+//! a network (a hosted hub's tests run that way), and local mode is refused off loopback: a
+//! local hub binds loopback only, and a pairing exchange relayed over a network would hand a
+//! man in the middle the session. TLS goes through rustls with the platform's
 //! roots, plus `--ca-cert` for a private certificate authority.
 
 use std::net::IpAddr;
@@ -62,6 +64,19 @@ pub enum EndpointError {
          wss:// URL (hosted hubs sit behind TLS), or ws:// to a loopback address"
     )]
     TokenOverPlainText {
+        /// The URL as given.
+        url: String,
+    },
+    /// Local mode (pairing, no token) to a hub off this machine over plain `ws://`.
+    #[error(
+        "--hub {url}: a local hub (plain ws://, no token) is reached on this machine's loopback \
+         only. Over a network the pairing exchange and every device request would travel in the \
+         clear, and whoever relays them could take the session. Use a hosted hub over wss:// \
+         with a device token (--hub wss://HOST/device and TABWIRE_TOKEN), or reach the other \
+         machine's hub through an SSH tunnel (ssh -L 17841:127.0.0.1:17841 HOST, then the \
+         default --hub)"
+    )]
+    LocalOffLoopback {
         /// The URL as given.
         url: String,
     },
@@ -140,6 +155,11 @@ impl HubEndpoint {
         let token = token.filter(|token| !token.is_empty()).map(Token);
         if token.is_some() && !tls && !loopback {
             return Err(EndpointError::TokenOverPlainText {
+                url: url.to_owned(),
+            });
+        }
+        if token.is_none() && !tls && !loopback {
+            return Err(EndpointError::LocalOffLoopback {
                 url: url.to_owned(),
             });
         }
@@ -316,13 +336,44 @@ mod tests {
                 EndpointError::TokenOverPlainText { url: url.into() },
                 "{url}"
             );
-            // Without a token it is a local-mode URL (the pairing exchange protects it).
-            assert!(HubEndpoint::new(url, None, None).is_ok());
         }
         let error = HubEndpoint::new("ws://hub.example.com/device", Some("secret".into()), None)
             .unwrap_err()
             .to_string();
         assert!(!error.contains("secret"), "{error}");
+    }
+
+    #[test]
+    fn local_mode_is_refused_off_loopback() {
+        for url in [
+            "ws://hub.example.com/device",
+            "ws://192.168.1.10:17841/device",
+            "ws://0.0.0.0:17841/device",
+            "ws://[fe80::1]:17841/device",
+        ] {
+            let error = HubEndpoint::new(url, None, None).unwrap_err();
+            assert_eq!(
+                error,
+                EndpointError::LocalOffLoopback { url: url.into() },
+                "{url}"
+            );
+            let said = error.to_string();
+            assert!(said.contains("wss://") && said.contains("SSH"), "{said}");
+        }
+        for url in [
+            "ws://127.0.0.1:17841/device",
+            "ws://127.1.2.3:9/device",
+            "ws://[::1]:9/device",
+            "ws://localhost/device",
+        ] {
+            assert_eq!(
+                HubEndpoint::new(url, None, None).unwrap().mode(),
+                &Mode::Local,
+                "{url}"
+            );
+        }
+        // Hosted over TLS needs no loopback.
+        assert!(HubEndpoint::new("wss://hub.example.com/device", None, None).is_ok());
     }
 
     #[test]

@@ -204,6 +204,15 @@ pub fn parse_dump(output: &str) -> Result<Hierarchy, DumpProblem> {
         _ => return Err(problem_in_text(output)),
     };
     let xml = fix_surrogate_references(&output[start..end]);
+    // uiautomator never writes a DOCTYPE, a comment or a CDATA section (its serializer escapes
+    // every `<` in text). They are refused before parsing: markup hidden in them would make
+    // the nesting count below disagree with the parser's, and a DOCTYPE brings entities.
+    if xml.contains("<!") {
+        return Err(DumpProblem::Unreadable(
+            "the dump holds a DOCTYPE, comment or CDATA section, which uiautomator never writes"
+                .into(),
+        ));
+    }
     // The XML parser recurses per element: refuse what would exhaust a thread's stack.
     if nesting(&xml) > MAX_DEPTH {
         return Err(DumpProblem::Unreadable(format!(
@@ -536,6 +545,42 @@ mod tests {
             parse_dump(&dump(&body)).unwrap_err(),
             DumpProblem::Unreadable(w) if w.contains("deeper")
         ));
+    }
+
+    #[test]
+    fn markup_hidden_in_comments_cannot_smuggle_depth_past_the_count() {
+        // Each comment holds a closing tag the depth count would have believed, so the count
+        // stayed at 1 while the parser nested 20,000 levels deep and overflowed its stack.
+        let depth = 20_000;
+        let body = format!(
+            "{}{}",
+            "<node text=\"\"><!--</a>-->".repeat(depth),
+            "</node>".repeat(depth)
+        );
+        let xml = dump(&body);
+        // A small stack, as a tokio worker has: the refusal must come before any recursion.
+        let outcome = std::thread::Builder::new()
+            .stack_size(256 * 1024)
+            .spawn(move || parse_dump(&xml))
+            .unwrap()
+            .join()
+            .expect("the parser did not overflow");
+        assert!(
+            matches!(&outcome, Err(DumpProblem::Unreadable(w)) if w.contains("comment")),
+            "{outcome:?}"
+        );
+        for sneaky in [
+            "<node text=\"a\"/><![CDATA[<node>]]>",
+            "<!DOCTYPE x [<!ENTITY e \"boom\">]><node text=\"&e;\"/>",
+        ] {
+            assert!(
+                matches!(parse_dump(&dump(sneaky)), Err(DumpProblem::Unreadable(_))),
+                "{sneaky}"
+            );
+        }
+        // `<` written as text is escaped in real dumps, and still reads.
+        let h = parse_dump(&dump("<node text=\"a &lt;!-- b\"/>")).unwrap();
+        assert_eq!(h.nodes[0].text, "a <!-- b");
     }
 
     #[test]

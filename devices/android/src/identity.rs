@@ -3,8 +3,11 @@
 //! The ID comes from the phone's own serial number (`ro.serialno`), not from the adb transport,
 //! so the same phone over USB and over Wi-Fi is one device, and it survives replugging and
 //! restarts. A few cheap phones and some emulator images all report the same placeholder
-//! (`unknown`, `0123456789ABCDEF`) or none at all; for those the adb serial stands in, since
-//! merging two such phones into one device would send one agent's taps to the other.
+//! (`unknown`, `0123456789ABCDEF`) or none at all, and every instance of one emulator build
+//! reports the same `EMULATOR…` serial number; for those the adb serial stands in, since
+//! merging two such phones into one device would send one agent's taps to the other. A second
+//! identifier read in the same probe (`android_id`) is part of the identity when the device
+//! gives one, so two phones that share a serial number are not merged either.
 
 use sha2::{Digest, Sha256};
 use tabwire_protocol::devices::{DeviceHello, Platform, check_device_hello};
@@ -23,27 +26,29 @@ const PLACEHOLDERS: [&str; 4] = ["", "unknown", "0123456789abcdef", "00000000000
 /// placeholder, in which case the adb serial it was probed through.
 pub fn identity(facts: &DeviceFacts, adb_serial: &str) -> String {
     let serialno = facts.serialno.trim();
-    if PLACEHOLDERS.contains(&serialno.to_ascii_lowercase().as_str()) {
+    let lower = serialno.to_ascii_lowercase();
+    if PLACEHOLDERS.contains(&lower.as_str()) || lower.starts_with("emulator") {
         format!("adb:{adb_serial}")
-    } else {
+    } else if facts.android_id.is_empty() {
         serialno.to_owned()
+    } else {
+        format!("{serialno}~{}", facts.android_id)
     }
 }
 
-/// The device ID for an identity: `android-` and the identity with every character outside
-/// `[A-Za-z0-9_-]` replaced by `_`; when that is longer than the hub accepts (64), `android-`
-/// and the first 32 hex digits of the identity's SHA-256, so two long serials stay apart.
+/// The device ID for an identity: `android-` and the identity escaped into `[A-Za-z0-9_-]`
+/// without collisions (`_` is written `__`, any other byte outside the set `_` and its two
+/// hex digits, so `ABC.1` and `ABC_1` stay apart); when that is longer than the hub accepts
+/// (64), `android-` and the first 32 hex digits of the identity's SHA-256.
 pub fn device_id(identity: &str) -> String {
-    let cleaned: String = identity
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
+    let mut cleaned = String::new();
+    for byte in identity.bytes() {
+        match byte {
+            b'_' => cleaned.push_str("__"),
+            b if b.is_ascii_alphanumeric() || b == b'-' => cleaned.push(char::from(b)),
+            b => cleaned.push_str(&format!("_{b:02x}")),
+        }
+    }
     let id = format!("{PREFIX}{cleaned}");
     if id.len() <= MAX_IDENTITY_LEN {
         return id;
@@ -116,6 +121,7 @@ mod tests {
     fn facts(serialno: &str) -> DeviceFacts {
         DeviceFacts {
             serialno: serialno.into(),
+            android_id: String::new(),
             manufacturer: "Google".into(),
             model: "Pixel 7".into(),
             os_version: "14".into(),
@@ -132,11 +138,51 @@ mod tests {
         assert_eq!(device_id("R58M12ABCDE"), "android-R58M12ABCDE");
         assert_eq!(
             device_id("adb:192.168.1.5:5555"),
-            "android-adb_192_168_1_5_5555"
+            "android-adb_3a192_2e168_2e1_2e5_3a5555"
         );
-        assert_eq!(device_id("a b/c.d-e_f"), "android-a_b_c_d-e_f");
-        // Non-ASCII is replaced character by character, not byte by byte.
-        assert_eq!(device_id("ñ1"), "android-_1");
+        assert_eq!(device_id("a b/c.d-e_f"), "android-a_20b_2fc_2ed-e__f");
+        assert_eq!(device_id("ñ1"), "android-_c3_b11");
+    }
+
+    #[test]
+    fn escaping_keeps_every_two_identities_apart() {
+        // These all became `android-ABC_1` when every odd character was `_`.
+        let ids: Vec<String> = ["ABC.1", "ABC_1", "ABC:1", "ABC 1", "ABC_2e1", "ABC__1"]
+            .iter()
+            .map(|i| device_id(i))
+            .collect();
+        let mut unique = ids.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), ids.len(), "{ids:?}");
+    }
+
+    #[test]
+    fn emulators_and_shared_serial_numbers_are_told_apart() {
+        // Every instance of one emulator build reports this serial number.
+        for serialno in ["EMULATOR35X2X10X0", "emulator33x1x2x0"] {
+            assert_eq!(
+                identity(&facts(serialno), "emulator-5554"),
+                "adb:emulator-5554"
+            );
+            assert_ne!(
+                identity(&facts(serialno), "emulator-5554"),
+                identity(&facts(serialno), "emulator-5556")
+            );
+        }
+        // Two phones sharing a serial number differ by android_id; one phone over USB and
+        // Wi-Fi has the same both ways.
+        let mut a = facts("R58M12ABCDE");
+        a.android_id = "9774d56d682e549c".into();
+        let mut b = facts("R58M12ABCDE");
+        b.android_id = "1234abcd1234abcd".into();
+        assert_ne!(identity(&a, "usb-a"), identity(&b, "usb-b"));
+        assert_eq!(
+            identity(&a, "R58M12ABCDE"),
+            identity(&a, "192.168.1.5:5555")
+        );
+        assert_eq!(identity(&a, "x"), "R58M12ABCDE~9774d56d682e549c");
+        hello(&device_id(&identity(&a, "x")), &a).unwrap();
     }
 
     #[test]

@@ -96,6 +96,9 @@ enum Ended {
     Lost(String),
     /// Refused, an impostor, or no way to pair: retry later.
     Refused(String),
+    /// The phone is now reached through another adb serial: the connection was closed and a
+    /// fresh one (hello, leases, refs) is dialled at once.
+    Moved,
 }
 
 /// A doubling delay between two bounds.
@@ -134,6 +137,7 @@ impl<A: Adb> DeviceLink<A> {
             let ended = self.connection(&mut lost, &mut refused).await;
             let delay = match ended {
                 Ended::Stopped => return,
+                Ended::Moved => Duration::ZERO,
                 Ended::Lost(reason) => {
                     let delay = lost.next_delay();
                     tracing::warn!(device = %device_id, %reason, retry_in_ms = delay.as_millis() as u64, "connection to the hub lost");
@@ -226,12 +230,11 @@ impl<A: Adb> DeviceLink<A> {
     /// After the welcome: requests, heartbeats, session ends and policies until the end.
     async fn serve(&mut self, mut socket: HubSocket, interval: Duration, policy: Policy) -> Ended {
         let current = self.control.borrow_and_update().clone();
-        let mut device = match current {
+        let device = match current {
             Control::Serve(device) => device,
             Control::Stop(reason) => return goodbye(&mut socket, reason).await,
         };
-        device.set_operator_policy(policy.clone());
-        let mut operator_policy = policy;
+        device.set_operator_policy(policy);
         let (responses, mut outgoing) = mpsc::unbounded_channel::<Response>();
         // Dropped when this function returns, which aborts every request still running: a
         // response never goes out on a later connection.
@@ -282,8 +285,7 @@ impl<A: Adb> DeviceLink<A> {
                         HubMessage::SessionEnded { session } => device.session_ended(&session),
                         HubMessage::Policy(policy) => {
                             tracing::info!(device = %self.hello.device_id, "the operator's policy changed");
-                            device.set_operator_policy(policy.clone());
-                            operator_policy = policy;
+                            device.set_operator_policy(policy);
                         }
                         HubMessage::Refused(refusal) => {
                             return Ended::Refused(format!(
@@ -310,9 +312,12 @@ impl<A: Adb> DeviceLink<A> {
                     };
                     match control {
                         Control::Serve(next) => {
-                            tracing::info!(device = %self.hello.device_id, serial = next.serial(), "the device is now reached through another adb serial");
-                            next.set_operator_policy(operator_policy.clone());
-                            device = next;
+                            // Never swapped under the agent: requests in flight are dropped with
+                            // this connection, and the next one starts with a hello, no leases
+                            // and no refs.
+                            tracing::info!(device = %self.hello.device_id, serial = next.serial(), "the device is now reached through another adb serial; connecting again");
+                            let _ = tokio::time::timeout(CLOSE_TIMEOUT, socket.close(None)).await;
+                            return Ended::Moved;
                         }
                         Control::Stop(reason) => {
                             tracing::info!(device = %self.hello.device_id, %reason, "device gone; telling the hub");

@@ -31,6 +31,7 @@ impl Adb for NoAdb {
 fn facts() -> DeviceFacts {
     DeviceFacts {
         serialno: "R58M12ABCDE".into(),
+        android_id: String::new(),
         manufacturer: "Google".into(),
         model: "Pixel 7".into(),
         os_version: "14".into(),
@@ -380,6 +381,48 @@ async fn a_hosted_hub_is_sent_the_token_and_a_hello_first() {
     .await;
     assert_eq!(receive(&mut socket).await, None);
     control.send_replace(Control::Stop("backend stopped".into()));
+    within(running).await.unwrap();
+}
+
+/// Review finding 5: a phone that moves to another adb transport is announced again on a fresh
+/// connection, never swapped under the agent on the open one.
+#[tokio::test]
+async fn a_move_to_another_transport_is_a_fresh_connection() {
+    let hub = FakeHub::start().await;
+    let (link, control) = link(&hub.url, Some("tok-123"), None);
+    let running = tokio::spawn(link.run());
+    let (mut socket, _) = hub.accept().await;
+    let Some(DeviceMessage::Hello(first)) = receive(&mut socket).await else {
+        panic!("a hosted hub is first sent the hello");
+    };
+    send(&mut socket, &welcome(15_000)).await;
+    // A heartbeat answered: the connection is past its welcome and serving.
+    send(&mut socket, &HubMessage::Heartbeat { seq: 1 }).await;
+    assert_eq!(
+        receive(&mut socket).await,
+        Some(DeviceMessage::Heartbeat { seq: 1 })
+    );
+    let moved = Arc::new(Device::new(
+        Arc::new(NoAdb),
+        "192.168.1.5:5555".into(),
+        facts(),
+        DeviceOptions::default(),
+    ));
+    control.send_replace(Control::Serve(moved));
+    // The open connection closes without a word about the device going...
+    assert_eq!(receive(&mut socket).await, None);
+    // ...and a new one says hello again.
+    let (mut again, _) = hub.accept().await;
+    let Some(DeviceMessage::Hello(hello)) = receive(&mut again).await else {
+        panic!("the moved device is announced again");
+    };
+    assert_eq!(hello.device_id, first.device_id);
+    send(&mut again, &welcome(15_000)).await;
+    control.send_replace(Control::Stop("backend stopped".into()));
+    assert!(matches!(
+        receive(&mut again).await,
+        Some(DeviceMessage::Gone { .. })
+    ));
     within(running).await.unwrap();
 }
 

@@ -5,9 +5,10 @@
 //! holds a space, so it is quoted for the phone's shell. A time is only ever one this module
 //! checked ([`check_time`]), so nothing else reaches that shell.
 //!
-//! "Since the previous call" is remembered per device as the time of the newest entry
-//! returned and how many entries of that same millisecond were returned, since `-t TIME`
-//! repeats the entries of its own millisecond.
+//! "Since the previous call" is remembered per device and per reader (the package filter and
+//! the lowest level) as the time of the newest entry returned and how many entries of that
+//! same millisecond were returned, since `-t TIME` repeats the entries of its own millisecond.
+//! Reads carry no session, so a device's sessions share these cursors.
 
 use tabwire_protocol::devices::{DeviceLogs, LogEntry, LogLevel};
 use tabwire_protocol::{ErrorCode, OpError};

@@ -4,10 +4,10 @@
 //!
 //! Counting adb invocations (issue 15's target is at most two per tap with observation): an
 //! action is one `adb shell` (the guard and the input in one line) and an observation one
-//! `adb exec-out` (the dump and the keyboard's state in one line), plus one re-dump per round
-//! of the settle loop while a busy indicator shows. The first action on a device, or the
-//! first after the foreground app changed under it, costs one more: the guard refuses and
-//! reports the app it found, which is then judged.
+//! `adb exec-out` (the dump, the keyboard's state and the focus state in one line), plus one
+//! re-dump per round of the settle loop while a busy indicator shows. The first action on a
+//! device reads the focus first, and the first after the focus changed under it costs one
+//! more: the guard refuses and reports the state it found, which is then judged.
 
 use std::time::Duration;
 
@@ -24,7 +24,7 @@ use crate::logs::LogCursor;
 use crate::refs::RefTable;
 use crate::safety::Safety;
 use crate::screen::{Extent, ScreenNode, screen_nodes};
-use crate::shell::{self, GuardOutcome};
+use crate::shell::{self, Focus, GuardOutcome};
 use crate::view::{Screen, Views};
 
 /// The longest one adb invocation may take, whatever the deadline.
@@ -36,6 +36,33 @@ pub const MAX_SETTLE_DUMPS: u32 = 5;
 /// How many times the foreground is read again when it changed under an action.
 const FOREGROUND_ATTEMPTS: u32 = 3;
 
+/// The most log cursors a device keeps (each package filter read has its own).
+pub(crate) const MAX_LOG_CURSORS: usize = 32;
+
+/// What a log cursor belongs to: the package filter and the lowest level asked for.
+pub(crate) type LogKey = (Option<String>, Option<tabwire_protocol::devices::LogLevel>);
+
+impl State {
+    /// The cursor of the reader `key`.
+    pub(crate) fn log_cursor(&self, key: &LogKey) -> Option<&LogCursor> {
+        self.log_cursors
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, cursor)| cursor)
+    }
+
+    /// Moves the reader `key`'s cursor (or forgets it).
+    pub(crate) fn set_log_cursor(&mut self, key: LogKey, cursor: Option<LogCursor>) {
+        self.log_cursors.retain(|(k, _)| *k != key);
+        if let Some(cursor) = cursor {
+            if self.log_cursors.len() >= MAX_LOG_CURSORS {
+                self.log_cursors.remove(0);
+            }
+            self.log_cursors.push((key, cursor));
+        }
+    }
+}
+
 /// A dump, read and judged but without refs yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Dumped {
@@ -43,6 +70,8 @@ pub struct Dumped {
     rotation: u8,
     keyboard_shown: bool,
     nodes: Vec<ScreenNode>,
+    /// The focus state read right after the dump, when it was printed whole.
+    focus: Option<Focus>,
 }
 
 impl Dumped {
@@ -61,10 +90,13 @@ pub(crate) struct State {
     /// The latest look at the screen: what refs resolve against. Cleared by an action that did
     /// not look afterwards.
     pub(crate) screen: Option<Screen>,
-    /// The app last seen in the foreground (by a look or by the guard).
-    pub(crate) foreground: Option<String>,
-    /// Where the previous log read ended.
-    pub(crate) log_cursor: Option<LogCursor>,
+    /// The focus state last seen (by a look or by the guard): what the next action's guard
+    /// expects, once it is judged.
+    pub(crate) focus: Option<Focus>,
+    /// Where the previous log read ended, per reader: by the package filter and the lowest
+    /// level (which change what logcat returns). Reads carry no session, so every session of
+    /// the device shares these. At most [`MAX_LOG_CURSORS`]; the oldest key goes first.
+    pub(crate) log_cursors: Vec<(LogKey, LogCursor)>,
 }
 
 /// One operation, holding its device's queue (the device's parts it needs, borrowed).
@@ -72,6 +104,8 @@ pub struct Run<'a, A: Adb> {
     pub(crate) adb: &'a A,
     pub(crate) serial: &'a str,
     pub(crate) screen_size: ScreenSize,
+    /// The device's API level, which decides where the focus is read.
+    pub(crate) sdk: Option<u32>,
     pub(crate) safety: &'a Safety,
     pub(crate) allow_destructive: bool,
     pub(crate) state: &'a mut State,
@@ -115,15 +149,20 @@ impl<A: Adb> Run<'_, A> {
     /// One `exec-out` dump with the keyboard's state.
     async fn dump_once(&self) -> Result<Result<Dumped, DumpProblem>, OpError> {
         let line = format!(
-            "uiautomator dump /dev/tty; echo; echo {}; dumpsys input_method | grep mInputShown",
-            shell::IME_MARK
+            "uiautomator dump /dev/tty; echo; echo {}; dumpsys input_method | grep mInputShown; {}",
+            shell::IME_MARK,
+            shell::focus_read(self.sdk)
         );
         let out = self.adb(&["exec-out", &line]).await?;
         let text = out.text();
+        let (text, focus) = match text.rfind(&format!("\n{}\n", shell::FOCUS_MARK)) {
+            Some(at) => (&text[..at], Focus::read(&text[at..])),
+            None => (text.as_str(), None),
+        };
         let (dump, ime) = match text.rfind(&format!("\n{}\n", shell::IME_MARK)) {
             Some(at) => (&text[..at], &text[at..]),
             // The marker is missing: the stream ended early.
-            None => (text.as_str(), ""),
+            None => (text, ""),
         };
         Ok(parse_dump(dump).map(|hierarchy| {
             let natural = Extent {
@@ -142,6 +181,7 @@ impl<A: Adb> Run<'_, A> {
                 rotation: hierarchy.rotation,
                 keyboard_shown: keyboard_shown(ime),
                 nodes: screen_nodes(&hierarchy, extent),
+                focus,
             }
         }))
     }
@@ -197,8 +237,8 @@ impl<A: Adb> Run<'_, A> {
             nodes: dumped.nodes,
             refs,
         };
-        if !screen.package.is_empty() {
-            self.state.foreground = Some(screen.package.clone());
+        if let Some(focus) = dumped.focus {
+            self.state.focus = Some(focus);
         }
         self.state.screen = Some(screen.clone());
         Ok(screen)
@@ -230,58 +270,156 @@ impl<A: Adb> Run<'_, A> {
         Ok((screen, Settling { dumps, settled }))
     }
 
-    /// Runs `command` behind the foreground guard, in the app the latest look found (or, when
-    /// it changed, the one the guard reports), once the policy allows acting there. Returns the
-    /// package it ran in.
-    pub(crate) async fn act(&mut self, command: &str) -> Result<String, OpError> {
-        let mut expected = self.state.foreground.clone().unwrap_or_default();
-        for _ in 0..FOREGROUND_ATTEMPTS {
-            if !expected.is_empty() {
-                self.safety.gate(Need::Act, &expected)?;
-                self.safety.claim(self.holder)?;
+    /// The focus state now, read on its own (an action with no focus state to expect).
+    pub(crate) async fn read_focus(&mut self) -> Result<Focus, OpError> {
+        let (text, out) = self.shell(&shell::focus_read(self.sdk)).await?;
+        let focus = Focus::read(&text).ok_or_else(|| {
+            OpError::new(
+                ErrorCode::DeviceError,
+                format!(
+                    "Reading which app has the focus failed: {}",
+                    what_it_said(&text, &out)
+                ),
+            )
+        })?;
+        self.state.focus = Some(focus.clone());
+        Ok(focus)
+    }
+
+    /// Judges a focus state for `need`: every app it names must allow it. A focused window
+    /// that is not an activity's (the notification shade, a system dialog, a popup) counts by
+    /// its title when that is a package name (a window with no title is named by its package);
+    /// otherwise its owner cannot be read, and while any app rule restricts anything it is
+    /// refused (the app behind it is not where the input would land). Returns the app to
+    /// report: the focused activity's, else the window's, else the focused app's.
+    pub(crate) fn judge(&self, focus: &Focus, need: Need) -> Result<String, OpError> {
+        let restricts = self.safety.restricts_apps();
+        if focus.text.len() > shell::MAX_FOCUS_TEXT || focus.unreadable {
+            return Err(OpError::new(
+                ErrorCode::DeviceError,
+                "The device's focus state could not be read in full, so the app the call \
+                 would reach is unknown; nothing was done.",
+            ));
+        }
+        let titled: Vec<&String> = focus
+            .windows
+            .iter()
+            .filter(|title| shell::title_is_package(title))
+            .collect();
+        let unowned: Vec<&String> = focus
+            .windows
+            .iter()
+            .filter(|title| !shell::title_is_package(title))
+            .collect();
+        if let Some(window) = unowned.first()
+            && restricts
+        {
+            let window: String = window.chars().take(80).collect();
+            return Err(OpError::new(
+                ErrorCode::AppBlocked,
+                format!(
+                    "The focused window ({window}) is not an app's screen (the notification \
+                     shade, a system dialog or a popup), and which app owns it cannot be read; \
+                     while app rules are in force nothing is sent to or read from it. Close it \
+                     on the device, or wait, and observe again."
+                ),
+            ));
+        }
+        let mut packages: Vec<&String> = focus.activities.iter().collect();
+        packages.extend(titled.iter().copied());
+        packages.extend(focus.apps.iter());
+        if packages.is_empty() && unowned.is_empty() {
+            return Err(no_focus());
+        }
+        let mut seen: Vec<&String> = Vec::new();
+        for package in packages.iter().copied() {
+            if !seen.contains(&package) {
+                self.safety.gate(need, package)?;
+                seen.push(package);
             }
-            match self.guarded(&expected, command).await? {
-                GuardOutcome::Ran => return Ok(expected),
-                GuardOutcome::Foreground(Some(found)) => {
-                    self.state.foreground = Some(found.clone());
-                    expected = found;
+        }
+        Ok(focus
+            .activities
+            .first()
+            .or(titled.first().copied())
+            .or(focus.apps.first())
+            .cloned()
+            .unwrap_or_default())
+    }
+
+    /// Runs one input command behind the foreground guard (see [`Run::act_lines`]).
+    pub(crate) async fn act(&mut self, command: &str) -> Result<String, OpError> {
+        self.act_lines(&[vec![command.to_owned()]]).await
+    }
+
+    /// Runs `lines` of input steps behind the foreground guard: each line is one adb call whose
+    /// every step runs only while the focus state is still the one judged (a step that opens
+    /// another app stops the rest). The focus expected is the latest seen; when the guard finds
+    /// another before anything ran, that one is judged and the line sent again (at most
+    /// [`FOREGROUND_ATTEMPTS`] times). Returns the app it ran in.
+    pub(crate) async fn act_lines(&mut self, lines: &[Vec<String>]) -> Result<String, OpError> {
+        let mut focus = match self.state.focus.clone() {
+            Some(focus) if !focus.is_empty() => focus,
+            _ => self.read_focus().await?,
+        };
+        let mut package = String::new();
+        let mut sent = false;
+        let mut attempts = 0;
+        let mut line = 0;
+        while line < lines.len() {
+            let judged = self.judge(&focus, Need::Act).and_then(|package| {
+                self.safety.claim(self.holder)?;
+                Ok(package)
+            });
+            package = match judged {
+                Ok(package) => package,
+                Err(refused) if sent => return Err(refused.action_may_have_occurred()),
+                Err(refused) => return Err(refused),
+            };
+            match self.guarded(&focus, &lines[line]).await? {
+                GuardOutcome::Ran => {
+                    sent = true;
+                    line += 1;
                 }
-                GuardOutcome::Foreground(None) => return Err(no_focus()),
+                GuardOutcome::Foreground { done, focus: found } => {
+                    self.state.focus = Some(found.clone());
+                    if done > 0 || sent {
+                        // Part of it ran: the screen changed, and refs need a new look.
+                        self.state.screen = None;
+                        return Err(OpError::new(
+                            ErrorCode::DeviceBusy,
+                            format!(
+                                "The focus moved from {package} to {} part of the way through \
+                                 (after an Enter, a tap or a part of the text); the rest was not \
+                                 sent. Observe the screen before going on.",
+                                describe_focus(&found)
+                            ),
+                        )
+                        .action_may_have_occurred());
+                    }
+                    attempts += 1;
+                    if attempts >= FOREGROUND_ATTEMPTS {
+                        return Err(OpError::new(
+                            ErrorCode::DeviceBusy,
+                            "The app in the foreground kept changing; nothing was done. \
+                             Observe the screen and try again.",
+                        ));
+                    }
+                    if found.is_empty() {
+                        return Err(no_focus());
+                    }
+                    focus = found;
+                }
                 GuardOutcome::Unknown => unreachable!("guarded() reports unknown outcomes"),
             }
         }
-        Err(OpError::new(
-            ErrorCode::DeviceBusy,
-            "The app in the foreground kept changing; nothing was done. Observe the screen and \
-             try again.",
-        ))
+        Ok(package)
     }
 
-    /// Runs `command` behind the guard only if `package` still has the focus (a later part of
-    /// typing, after the first part ran there).
-    pub(crate) async fn act_again(&mut self, package: &str, command: &str) -> Result<(), OpError> {
-        self.safety.gate(Need::Act, package)?;
-        match self.guarded(package, command).await? {
-            GuardOutcome::Ran => Ok(()),
-            GuardOutcome::Foreground(found) => Err(OpError::new(
-                ErrorCode::DeviceBusy,
-                format!(
-                    "The foreground app changed from {package} to {} part of the way through; \
-                     the rest was not sent. Observe the screen before going on.",
-                    found.as_deref().unwrap_or("none")
-                ),
-            )
-            .action_may_have_occurred()),
-            GuardOutcome::Unknown => unreachable!("guarded() reports unknown outcomes"),
-        }
-    }
-
-    async fn guarded(&self, package: &str, command: &str) -> Result<GuardOutcome, OpError> {
-        let line = shell::guarded(package, command);
-        let (text, out) = self
-            .shell(&line)
-            .await
-            .map_err(|e| e.action_may_have_occurred())?;
+    async fn guarded(&self, focus: &Focus, steps: &[String]) -> Result<GuardOutcome, OpError> {
+        let line = shell::guarded(self.sdk, &focus.text, steps);
+        let may_have = |e: OpError| e.action_may_have_occurred();
+        let (text, out) = self.shell(&line).await.map_err(may_have)?;
         match shell::guard_outcome(&text) {
             GuardOutcome::Unknown => Err(OpError::new(
                 ErrorCode::DeviceError,
@@ -337,6 +475,22 @@ impl<A: Adb> Run<'_, A> {
         };
         let rotation = self.state.screen.as_ref().map_or(0, |s| s.rotation);
         Extent::rotated(natural, rotation)
+    }
+}
+
+/// A focus state in a few words, for messages.
+fn describe_focus(focus: &Focus) -> String {
+    let named: Vec<&str> = focus
+        .activities
+        .iter()
+        .chain(&focus.windows)
+        .chain(&focus.apps)
+        .map(String::as_str)
+        .collect();
+    if named.is_empty() {
+        "nothing".to_owned()
+    } else {
+        named.join(", ").chars().take(200).collect()
     }
 }
 
@@ -399,5 +553,40 @@ pub(crate) fn what_it_said(text: &str, out: &AdbOutput) -> String {
         format!("it printed nothing (exit status {:?})", out.status)
     } else {
         format!("it printed `{said}`")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn log_cursors_are_kept_per_reader_and_bounded() {
+        let cursor = |n: u32| LogCursor {
+            time: format!("01-02 03:04:05.{n:03}"),
+            at_time: 1,
+        };
+        let mut state = State::default();
+        state.set_log_cursor((Some("com.a".into()), None), Some(cursor(1)));
+        state.set_log_cursor((None, None), Some(cursor(2)));
+        assert_eq!(
+            state.log_cursor(&(Some("com.a".into()), None)),
+            Some(&cursor(1))
+        );
+        assert_eq!(state.log_cursor(&(None, None)), Some(&cursor(2)));
+        assert_eq!(state.log_cursor(&(Some("com.b".into()), None)), None);
+        for n in 0..100 {
+            state.set_log_cursor((Some(format!("com.p{n}")), None), Some(cursor(n)));
+        }
+        assert_eq!(state.log_cursors.len(), MAX_LOG_CURSORS);
+        assert_eq!(
+            state.log_cursor(&(Some("com.p99".into()), None)),
+            Some(&cursor(99))
+        );
+        assert_eq!(
+            state.log_cursor(&(Some("com.a".into()), None)),
+            None,
+            "the oldest went"
+        );
     }
 }

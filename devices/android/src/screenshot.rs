@@ -7,8 +7,10 @@ use tabwire_protocol::{ErrorCode, OpError};
 
 /// The widest image returned, whatever was asked.
 pub const MAX_WIDTH: u32 = 2_000;
-/// The largest screen decoded, in pixels (a 16k × 16k screen is beyond any phone).
-const MAX_PIXELS: u64 = 16_384 * 16_384;
+/// The largest screen decoded, in pixels: 64 megapixels (the largest phones have about 4).
+const MAX_PIXELS: u64 = 64 * 1024 * 1024;
+/// The longest side decoded, in pixels; it also bounds the scaled image's height.
+const MAX_SIDE: u32 = 16_384;
 
 /// Decodes `png`, scales it to at most `max_width` pixels wide (keeping its proportions) and
 /// encodes it again as an 8-bit RGB or RGBA PNG, base64.
@@ -27,6 +29,14 @@ pub fn scale(png: &[u8], max_width: u32) -> Result<DeviceScreenshot, OpError> {
     );
     decoder.set_transformations(png::Transformations::normalize_to_color8());
     let mut reader = decoder.read_info().map_err(|e| bad(e.to_string()))?;
+    let (width, height) = (reader.info().width, reader.info().height);
+    if width > MAX_SIDE || height > MAX_SIDE || u64::from(width) * u64::from(height) > MAX_PIXELS {
+        return Err(bad(format!(
+            "it is {width} × {height} pixels; at most {MAX_SIDE} a side and {} megapixels are \
+             read",
+            MAX_PIXELS / (1024 * 1024)
+        )));
+    }
     let mut pixels = vec![
         0;
         reader
@@ -180,6 +190,31 @@ pub(crate) mod tests {
         assert_eq!((shot.width, shot.height), (40, 30));
         let (_, _, pixels) = decode(&shot.data);
         assert_eq!(pixels.len(), 40 * 30 * 4);
+    }
+
+    #[test]
+    fn an_image_too_large_is_refused_before_it_is_decoded() {
+        // 1-bit grey compresses to almost nothing, but decodes to a byte a pixel.
+        let huge = |width: u32, height: u32| {
+            let row = width.div_ceil(8) as usize;
+            let data = vec![0u8; row * height as usize];
+            let mut out = Vec::new();
+            let mut encoder = png::Encoder::new(&mut out, width, height);
+            encoder.set_color(png::ColorType::Grayscale);
+            encoder.set_depth(png::BitDepth::One);
+            encoder
+                .write_header()
+                .unwrap()
+                .write_image_data(&data)
+                .unwrap();
+            out
+        };
+        for (w, h) in [(9_000, 9_000), (1, 20_000), (20_000, 1)] {
+            let error = scale(&huge(w, h), 100).unwrap_err();
+            assert_eq!(error.code, ErrorCode::DeviceError);
+            assert!(error.message.contains("pixels"), "{}", error.message);
+        }
+        assert!(scale(&huge(1_080, 2_400), 100).is_ok());
     }
 
     #[test]

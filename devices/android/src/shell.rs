@@ -182,20 +182,29 @@ pub fn text_steps(text: &str) -> Result<Vec<TextStep>, OpError> {
     Ok(steps)
 }
 
-/// The command lines that type `text`, each at most [`MAX_COMMAND_BYTES`] long, with the
-/// steps joined by `&&` so a failed step stops the rest.
-pub fn type_commands(text: &str) -> Result<Vec<String>, OpError> {
-    let mut lines: Vec<String> = Vec::new();
-    let mut line = String::new();
+/// The bytes `steps` take in a guarded line (each with its `" && g && "`), to compare with
+/// [`MAX_STEP_BYTES`].
+pub fn step_bytes(steps: &[String]) -> usize {
+    steps.iter().map(|step| step.len() + STEP_JOIN.len()).sum()
+}
+
+const STEP_JOIN: &str = " && g && ";
+
+/// The steps that type `text`, grouped into command lines of at most [`MAX_STEP_BYTES`]; each
+/// line is sent with [`guarded`], which checks the focus before every step.
+pub fn type_commands(text: &str) -> Result<Vec<Vec<String>>, OpError> {
+    let mut lines: Vec<Vec<String>> = Vec::new();
+    let mut line: Vec<String> = Vec::new();
+    let mut bytes = 0;
     for step in text_steps(text)? {
         let command = step.command();
-        if !line.is_empty() && line.len() + 4 + command.len() > MAX_COMMAND_BYTES {
+        let cost = command.len() + STEP_JOIN.len();
+        if !line.is_empty() && bytes + cost > MAX_STEP_BYTES {
             lines.push(std::mem::take(&mut line));
+            bytes = 0;
         }
-        if !line.is_empty() {
-            line.push_str(" && ");
-        }
-        line.push_str(&command);
+        bytes += cost;
+        line.push(command);
     }
     if !line.is_empty() {
         lines.push(line);
@@ -211,110 +220,200 @@ fn describe(c: char) -> String {
     }
 }
 
-/// The extended regular expression (toybox `grep -E`, Android 6 and later) that finds the
-/// focused app in `dumpsys window`: the focused window when it belongs to an activity
-/// (`mCurrentFocus=Window{hash u0 pkg/activity}`), else the focused app's activity
-/// (`mFocusedApp=ActivityRecord{hash u0 pkg/activity t9}`, or wrapped in an
-/// `AppWindowToken{… token=Token{…` before Android 10). [`foreground_package`] reads the same
-/// text on the host the same way.
-const FOCUS_PATTERN: &str = r"mCurrentFocus=Window\{[^ ]+ u[0-9]+ [^ /}]+/|mFocusedApp=([^ ]+ token=Token\{[^ ]+ )?ActivityRecord\{[^ ]+ u[0-9]+ [^ /}]+/";
+/// The printed line before the focus state in a command's output; [`FOCUS_END`] ends it.
+pub const FOCUS_MARK: &str = "tabwire-focus";
+/// The printed line after the focus state.
+pub const FOCUS_END: &str = "tabwire-focus-end";
+/// The longest focus state a guard checks, in bytes (it is written into the command line).
+pub const MAX_FOCUS_TEXT: usize = 256;
+/// The most bytes of input steps in one guarded command line (each step also costs
+/// `" && g && "`): what is left of [`MAX_COMMAND_BYTES`] after the guard and its focus state.
+pub const MAX_STEP_BYTES: usize = 1_400;
 
-/// The shell lines that print the focus match, first one only, as `FOREGROUND_MARK…`.
-pub fn focus_read() -> String {
+/// Where the live focus is read. Only live state: a bare `dumpsys window` begins with the
+/// `WINDOW MANAGER LAST ANR` section, which keeps a frozen copy of the focus at the last ANR
+/// for hours. From Android 10 (API 29) each display prints its `mCurrentFocus` and
+/// `mFocusedApp` in `dumpsys window displays` (AOSP `DisplayContent.dump`); before, the window
+/// manager printed them at the end of `dumpsys window windows`. A device whose API level is
+/// unknown is asked both.
+pub fn focus_source(sdk: Option<u32>) -> &'static str {
+    match sdk {
+        Some(sdk) if sdk >= 29 => "dumpsys window displays",
+        Some(_) => "dumpsys window windows",
+        None => "{ dumpsys window displays; dumpsys window windows; }",
+    }
+}
+
+/// The `sed -nE` script (toybox sed, Android 6 and later) that turns the focus lines into the
+/// focus state, one line each, sorted and without repeats:
+/// `mCurrentFocus=Window{hash u0 pkg/activity}` → `window u0 pkg/`,
+/// `mCurrentFocus=Window{hash u0 NotificationShade}` → `window u0 NotificationShade` (a window
+/// that is not an activity's: its title, or its package when it has none),
+/// `mFocusedApp=ActivityRecord{hash u0 pkg/activity t9}` (or wrapped in an
+/// `AppWindowToken{… token=Token{…` before Android 10) → `app u0 pkg/`. `mCurrentFocus=null`
+/// prints nothing. Window hashes are left out: the same app's next window is the same focus.
+const FOCUS_SED: &str = r"s#^ *mCurrentFocus=Window\{[^ ]+ (u[0-9]+ [^/}]*/?).*#window \1#p;s#^ *mFocusedApp=.*ActivityRecord\{[^ ]+ (u[0-9]+ [^ /}]+/).*#app \1#p";
+
+/// The pipeline printing the focus state.
+fn focus_state(sdk: Option<u32>) -> String {
     format!(
-        "echo \"{FOREGROUND_MARK}$(dumpsys window | grep -oE {} | head -n 1)\"",
-        quote(FOCUS_PATTERN)
+        "{} | sed -nE {} | sort -u",
+        focus_source(sdk),
+        quote(FOCUS_SED)
     )
 }
 
-/// `command`, run only while `package` is the focused app; otherwise it prints
-/// `FOREGROUND_MARK` and what has the focus. `package` must be [`valid_package`] (or empty,
-/// which matches nothing: the first action on a device learns the foreground this way).
+/// The shell lines that print the focus state between [`FOCUS_MARK`] and [`FOCUS_END`].
+pub fn focus_read(sdk: Option<u32>) -> String {
+    format!("echo {FOCUS_MARK}; {}; echo {FOCUS_END}", focus_state(sdk))
+}
+
+/// `steps`, each run only while the live focus state is still `expected` (read again right
+/// before each step), joined by `&&` so a failed step stops the rest; `DONE_MARK` when all
+/// ran. When the focus changed, it prints `FOREGROUND_MARK` with the number of steps that ran,
+/// the focus state it found and `FOCUS_END`, and runs nothing more.
 ///
-/// The check and the input are one shell line on the phone, so the app judged is the app
-/// the input reaches, short of a switch in the milliseconds between them.
-pub fn guarded(package: &str, command: &str) -> String {
-    debug_assert!(package.is_empty() || valid_package(package));
-    format!(
-        "p=$(dumpsys window | grep -oE {} | head -n 1); case \"$p\" in *' {package}/') {command} && echo {DONE_MARK};; *) echo \"{FOREGROUND_MARK}$p\";; esac",
-        quote(FOCUS_PATTERN)
-    )
+/// The check is defined once, as the function `g`, and called before every step: one line may
+/// press Enter (which can open another app) and then type, and each step must reach the app
+/// that was judged. `expected` must be non-empty, at most [`MAX_FOCUS_TEXT`] bytes, and
+/// `steps` at most [`MAX_STEP_BYTES`].
+pub fn guarded(sdk: Option<u32>, expected: &str, steps: &[String]) -> String {
+    debug_assert!(!expected.is_empty() && expected.len() <= MAX_FOCUS_TEXT);
+    debug_assert!(!steps.is_empty());
+    let mut line = format!(
+        "n=0; g() {{ f=$({}); if [ \"$f\" = {} ]; then n=$((n+1)); return 0; fi; echo \"{FOREGROUND_MARK}$n\"; printf '%s\\n' \"$f\"; echo {FOCUS_END}; return 1; }}",
+        focus_state(sdk),
+        quote(expected)
+    );
+    line.push_str("; g && ");
+    line.push_str(&steps.join(" && g && "));
+    line.push_str(&format!(" && echo {DONE_MARK}"));
+    line
 }
 
-/// What a guarded command printed: whether its command ran and, when it did not, the
-/// package that had the focus (`None`: nothing recognisable had it).
+/// The focus state as the device printed it, and what it names.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Focus {
+    /// The printed lines, joined by newlines: what a guard compares.
+    pub text: String,
+    /// The packages of focused activity windows.
+    pub activities: Vec<String>,
+    /// Focused windows that are not an activity's, by their title (`NotificationShade`,
+    /// `PopupWindow:1f2e`, `Application Not Responding: com.x`, or a package name when the
+    /// window has no title).
+    pub windows: Vec<String>,
+    /// The packages of focused apps (`mFocusedApp`).
+    pub apps: Vec<String>,
+    /// Lines that were none of these.
+    pub unreadable: bool,
+}
+
+impl Focus {
+    /// Reads the focus state's lines.
+    pub fn parse<'a>(lines: impl IntoIterator<Item = &'a str>) -> Focus {
+        let mut focus = Focus::default();
+        let mut text = Vec::new();
+        for line in lines {
+            let line = line.trim_end_matches('\r');
+            if line.is_empty() {
+                continue;
+            }
+            text.push(line);
+            let user_and = |rest: &'a str| -> Option<&'a str> {
+                let (user, what) = rest.split_once(' ')?;
+                let digits = user.strip_prefix('u')?;
+                (!digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())).then_some(what)
+            };
+            if let Some(what) = line.strip_prefix("window ").and_then(user_and) {
+                match what.strip_suffix('/') {
+                    Some(package) if valid_package(package) => {
+                        focus.activities.push(package.to_owned())
+                    }
+                    Some(_) => focus.unreadable = true,
+                    None => focus.windows.push(what.to_owned()),
+                }
+            } else if let Some(what) = line.strip_prefix("app ").and_then(user_and) {
+                match what.strip_suffix('/') {
+                    Some(package) if valid_package(package) => focus.apps.push(package.to_owned()),
+                    _ => focus.unreadable = true,
+                }
+            } else {
+                focus.unreadable = true;
+            }
+        }
+        focus.text = text.join("\n");
+        focus
+    }
+
+    /// Reads the focus state printed between [`FOCUS_MARK`] and [`FOCUS_END`] in `output`;
+    /// `None` when it is not there whole.
+    pub fn read(output: &str) -> Option<Focus> {
+        let mut lines = output.lines().map(|l| l.trim_end_matches('\r'));
+        lines.find(|l| *l == FOCUS_MARK)?;
+        let mut state = Vec::new();
+        for line in lines {
+            if line == FOCUS_END {
+                return Some(Focus::parse(state));
+            }
+            state.push(line);
+        }
+        None
+    }
+
+    /// Whether nothing is focused at all.
+    pub fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+}
+
+/// Whether a focused window's title is a package name: a window with no title is named by its
+/// package (AOSP `WindowState.getWindowTag`). Android package names have at least two parts;
+/// one-word titles (`StatusBar`, `NotificationShade`) are not packages.
+pub fn title_is_package(title: &str) -> bool {
+    title.contains('.') && valid_package(title)
+}
+
+/// What a guarded command printed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum GuardOutcome {
-    /// The command ran to its end.
+    /// Every step ran.
     Ran,
-    /// Another app (or none) had the focus; nothing ran.
-    Foreground(Option<String>),
-    /// Neither mark was printed: the command ran and failed, or the output was cut off.
+    /// The focus changed before step `done + 1`; the first `done` steps ran.
+    Foreground {
+        /// Steps that ran before the focus was found changed.
+        done: u32,
+        /// The focus state found.
+        focus: Focus,
+    },
+    /// Neither mark was printed whole: a step failed, or the output was cut off.
     Unknown,
 }
 
 /// Reads a guarded command's output.
 pub fn guard_outcome(output: &str) -> GuardOutcome {
-    for line in output.lines().map(|l| l.trim_end_matches('\r')) {
+    let mut lines = output.lines().map(|l| l.trim_end_matches('\r'));
+    while let Some(line) = lines.next() {
         if line == DONE_MARK {
             return GuardOutcome::Ran;
         }
-        if let Some(rest) = line.strip_prefix(FOREGROUND_MARK) {
-            return GuardOutcome::Foreground(foreground_package(rest));
+        if let Some(done) = line.strip_prefix(FOREGROUND_MARK) {
+            let Ok(done) = done.parse() else {
+                return GuardOutcome::Unknown;
+            };
+            let mut state = Vec::new();
+            for line in lines.by_ref() {
+                if line == FOCUS_END {
+                    return GuardOutcome::Foreground {
+                        done,
+                        focus: Focus::parse(state),
+                    };
+                }
+                state.push(line);
+            }
+            return GuardOutcome::Unknown;
         }
     }
     GuardOutcome::Unknown
-}
-
-/// The focused app's package in `dumpsys window` output (or in a line the guard printed), read
-/// as [`FOCUS_PATTERN`] reads it: the first match in the text, of either form.
-pub fn foreground_package(text: &str) -> Option<String> {
-    let mut best: Option<(usize, String)> = None;
-    let mut consider = |at: usize, package: Option<String>| {
-        if let Some(package) = package
-            && best.as_ref().is_none_or(|(b, _)| at < *b)
-        {
-            best = Some((at, package));
-        }
-    };
-    for (at, _) in text.match_indices("mCurrentFocus=Window{") {
-        let rest = &text[at + "mCurrentFocus=Window{".len()..];
-        consider(at, record_package(rest));
-    }
-    for (at, _) in text.match_indices("mFocusedApp=") {
-        let rest = &text[at + "mFocusedApp=".len()..];
-        let record = match rest.strip_prefix("ActivityRecord{") {
-            Some(record) => Some(record),
-            None => {
-                // `AppWindowToken{hash token=Token{hash ActivityRecord{…`
-                let (first, after) = rest.split_once(' ').unwrap_or((rest, ""));
-                let _ = first;
-                after
-                    .strip_prefix("token=Token{")
-                    .and_then(|t| t.split_once(' '))
-                    .and_then(|(_, t)| t.strip_prefix("ActivityRecord{"))
-            }
-        };
-        consider(at, record.and_then(record_package));
-    }
-    best.map(|(_, package)| package)
-}
-
-/// `hash u0 pkg/activity…` → `pkg`.
-fn record_package(rest: &str) -> Option<String> {
-    let mut words = rest.splitn(3, ' ');
-    let hash = words.next()?;
-    let user = words.next()?;
-    let component = words.next()?;
-    let user_ok = user
-        .strip_prefix('u')
-        .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-    if hash.is_empty() || !user_ok {
-        return None;
-    }
-    let end = component.find(['/', ' ', '}'])?;
-    (component.as_bytes()[end] == b'/' && end > 0 && valid_package(&component[..end]))
-        .then(|| component[..end].to_owned())
 }
 
 #[cfg(test)]
@@ -347,21 +446,39 @@ mod tests {
                     dir.join("calls").display()
                 ),
             );
+            // `dumpsys window SECTION` prints `window-SECTION.txt` when there is one, else
+            // `window.txt`.
             write_exec(
                 &dir.join("bin/dumpsys"),
-                &format!("#!/bin/sh\ncat '{}'\n", dir.join("window.txt").display()),
+                &format!(
+                    "#!/bin/sh\nif [ -f '{d}/window-'\"$2\"'.txt' ]; then cat '{d}/window-'\"$2\"'.txt'; else cat '{d}/window.txt'; fi\n",
+                    d = dir.display()
+                ),
             );
             Phone { dir }
         }
 
+        /// Enter (`input keyevent 66`) moves the focus to `package`, as a search box's Enter
+        /// that opens another app would.
+        fn enter_opens(&self, package: &str) {
+            let next = self.dir.join("after-enter.txt");
+            std::fs::write(&next, focus_lines(package)).unwrap();
+            let input = self.dir.join("bin/input");
+            let mut script = std::fs::read_to_string(&input).unwrap();
+            script.push_str(&format!(
+                "if [ \"$1 $2\" = 'keyevent 66' ] && [ -f '{n}' ]; then mv '{n}' '{w}'; fi\n",
+                n = next.display(),
+                w = self.dir.join("window.txt").display()
+            ));
+            std::fs::write(&input, script).unwrap();
+        }
+
+        fn write(&self, name: &str, text: &str) {
+            std::fs::write(self.dir.join(name), text).unwrap();
+        }
+
         fn focus(&self, package: &str) {
-            std::fs::write(
-                self.dir.join("window.txt"),
-                format!(
-                    "  mGlobalConfiguration={{1.0 ?mcc}}\n  mCurrentFocus=Window{{1a2b3c u0 {package}/{package}.MainActivity}}\n  mFocusedApp=ActivityRecord{{9f u0 {package}/.MainActivity t12}}\n"
-                ),
-            )
-            .unwrap();
+            self.write("window.txt", &focus_lines(package));
         }
 
         /// Runs `line` as the phone's shell would, and returns what it printed.
@@ -406,7 +523,11 @@ mod tests {
                 .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
                 .collect();
             top.sort();
-            top.retain(|f| !["bin", "cwd", "calls", "window.txt"].contains(&f.as_str()));
+            top.retain(|f| {
+                let ours = ["bin", "cwd", "calls", "after-enter.txt"].contains(&f.as_str())
+                    || (f.starts_with("window") && f.ends_with(".txt"));
+                !ours
+            });
             assert!(top.is_empty(), "files appeared: {top:?}");
         }
     }
@@ -416,6 +537,21 @@ mod tests {
             let _ = std::fs::remove_dir_all(&self.dir);
         }
     }
+
+    /// A display's focus lines, as `dumpsys window displays` prints them on Android 10 and
+    /// later.
+    fn focus_lines(package: &str) -> String {
+        format!(
+            "  mGlobalConfiguration={{1.0 ?mcc}}\n  mCurrentFocus=Window{{1a2b3c u0 {package}/{package}.MainActivity}}\n  mFocusedApp=ActivityRecord{{9f u0 {package}/.MainActivity t12}}\n"
+        )
+    }
+
+    /// The focus state `focus_lines(package)` reads as.
+    fn state_of(package: &str) -> String {
+        format!("app u0 {package}/\nwindow u0 {package}/")
+    }
+
+    const SDK: Option<u32> = Some(34);
 
     fn write_exec(path: &Path, body: &str) {
         use std::os::unix::fs::PermissionsExt;
@@ -462,9 +598,11 @@ mod tests {
     }
 
     fn type_through_shell(phone: &Phone, text: &str) -> String {
-        for line in type_commands(text).unwrap() {
+        phone.focus("com.example.notes");
+        for steps in type_commands(text).unwrap() {
+            let line = guarded(SDK, &state_of("com.example.notes"), &steps);
             assert!(line.len() <= MAX_COMMAND_BYTES);
-            phone.run(&line);
+            assert_eq!(guard_outcome(&phone.run(&line)), GuardOutcome::Ran);
         }
         let typed = as_typed(&phone.calls());
         std::fs::remove_file(phone.dir.join("calls")).ok();
@@ -554,62 +692,159 @@ mod tests {
         assert!(text_steps("").unwrap().is_empty());
     }
 
+    fn one(step: &str) -> Vec<String> {
+        vec![step.to_owned()]
+    }
+
     #[test]
     fn the_guard_runs_the_command_only_in_the_judged_app() {
         let phone = Phone::new("guard");
         phone.focus("com.example.notes");
-        let out = phone.run(&guarded("com.example.notes", "input tap 5 6"));
+        let notes = state_of("com.example.notes");
+        let out = phone.run(&guarded(SDK, &notes, &one("input tap 5 6")));
         assert_eq!(guard_outcome(&out), GuardOutcome::Ran);
         assert_eq!(phone.calls(), [vec!["tap", "5", "6"]]);
         std::fs::remove_file(phone.dir.join("calls")).unwrap();
 
         phone.focus("com.bank.app");
-        let out = phone.run(&guarded("com.example.notes", "input tap 5 6"));
-        assert_eq!(
-            guard_outcome(&out),
-            GuardOutcome::Foreground(Some("com.bank.app".into()))
-        );
+        let out = phone.run(&guarded(SDK, &notes, &one("input tap 5 6")));
+        let GuardOutcome::Foreground { done: 0, focus } = guard_outcome(&out) else {
+            panic!("{out}");
+        };
+        assert_eq!(focus.activities, ["com.bank.app"]);
+        assert_eq!(focus.apps, ["com.bank.app"]);
+        assert_eq!(focus.text, state_of("com.bank.app"));
         assert!(phone.calls().is_empty(), "nothing typed in the other app");
         // A package that is a prefix of the focused one does not pass either.
         phone.focus("com.example.notes2");
-        let out = phone.run(&guarded("com.example.notes", "input tap 5 6"));
-        assert_eq!(
+        let out = phone.run(&guarded(SDK, &notes, &one("input tap 5 6")));
+        assert!(matches!(
             guard_outcome(&out),
-            GuardOutcome::Foreground(Some("com.example.notes2".into()))
-        );
-        // The empty package never matches: it only reads the focus.
-        let out = phone.run(&guarded("", "input tap 5 6"));
-        assert_eq!(
-            guard_outcome(&out),
-            GuardOutcome::Foreground(Some("com.example.notes2".into()))
-        );
+            GuardOutcome::Foreground { done: 0, .. }
+        ));
         assert!(phone.calls().is_empty());
+        let read = Focus::read(&phone.run(&focus_read(SDK))).unwrap();
+        assert_eq!(read.text, state_of("com.example.notes2"));
+    }
+
+    /// Review finding 2: Enter in the allowed browser opens the bank, and the rest of the same
+    /// command line (the typed code and its Enter) must not reach it.
+    #[test]
+    fn every_step_of_a_line_is_guarded_on_its_own() {
+        let phone = Phone::new("steps");
+        phone.focus("com.android.chrome");
+        phone.enter_opens("com.bank.app");
+        let steps: Vec<String> = [
+            "input text 'x'",
+            "input keyevent 66",
+            "input text '123456'",
+            "input keyevent 66",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let out = phone.run(&guarded(SDK, &state_of("com.android.chrome"), &steps));
         assert_eq!(
-            guard_outcome(&phone.run(&focus_read())),
-            GuardOutcome::Foreground(Some("com.example.notes2".into()))
+            phone.calls(),
+            [vec!["text", "x"], vec!["keyevent", "66"]],
+            "nothing after the Enter that changed the app"
         );
+        let GuardOutcome::Foreground { done, focus } = guard_outcome(&out) else {
+            panic!("{out}");
+        };
+        assert_eq!(done, 2, "two steps ran before the focus changed");
+        assert_eq!(focus.activities, ["com.bank.app"]);
+    }
+
+    /// Review finding 1: after an ANR, a bare `dumpsys window` begins with a frozen copy of the
+    /// focus of that moment; only the live sections are read.
+    #[test]
+    fn a_frozen_focus_in_the_last_anr_section_is_never_read() {
+        let phone = Phone::new("anr");
+        // What a bare `dumpsys window` prints (the ANR copy first)...
+        phone.write(
+            "window.txt",
+            "WINDOW MANAGER LAST ANR (dumpsys window lastanr)\n  ANR time: 1 Jan 2026 10:00:00\n  Application at fault: ActivityRecord{1b2c u0 com.android.chrome/.Main t42}\n  mCurrentFocus=Window{9f8e u0 com.android.chrome/org.chromium.chrome.browser.ChromeTabbedActivity}\n  mFocusedApp=ActivityRecord{5e6f u0 com.android.chrome/.Main t42}\n\nLast ANR continued\nWINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n  mCurrentFocus=Window{9f8e u0 com.android.chrome/org.chromium.chrome.browser.ChromeTabbedActivity}\nWINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n  Display: mDisplayId=0 rootTasks=2\n  mCurrentFocus=Window{1a2b u0 com.bank.app/com.bank.app.TransferActivity}\n  mFocusedApp=ActivityRecord{5e6f u0 com.bank.app/.TransferActivity t1}\n",
+        );
+        // ...and the live section alone.
+        phone.write(
+            "window-displays.txt",
+            "WINDOW MANAGER DISPLAY CONTENTS (dumpsys window displays)\n  Display: mDisplayId=0 rootTasks=2\n  mCurrentFocus=Window{1a2b u0 com.bank.app/com.bank.app.TransferActivity}\n  mFocusedApp=ActivityRecord{5e6f u0 com.bank.app/.TransferActivity t1}\n",
+        );
+        let out = phone.run(&guarded(
+            SDK,
+            &state_of("com.android.chrome"),
+            &one("input tap 540 1800"),
+        ));
+        let GuardOutcome::Foreground { done: 0, focus } = guard_outcome(&out) else {
+            panic!("{out}");
+        };
+        assert_eq!(focus.activities, ["com.bank.app"]);
+        assert_eq!(focus.apps, ["com.bank.app"]);
+        assert!(phone.calls().is_empty(), "the tap never reached the bank");
+        assert!(focus_source(Some(29)).contains("displays"));
+        assert!(focus_source(Some(28)).contains("windows"));
+        for sdk in [Some(21), Some(35), None] {
+            assert!(!focus_read(sdk).contains("dumpsys window |"), "{sdk:?}");
+        }
     }
 
     #[test]
-    fn the_focus_is_read_from_either_form_of_dumpsys_window() {
-        let modern = "  mCurrentFocus=Window{4b1e2c0 u0 com.android.settings/com.android.settings.Settings}\n  mFocusedApp=ActivityRecord{7c0d5a1 u0 com.android.settings/.Settings t37}\n";
-        assert_eq!(
-            foreground_package(modern).as_deref(),
-            Some("com.android.settings")
+    fn every_live_focus_line_is_kept_and_windows_that_are_no_activity_say_so() {
+        let phone = Phone::new("forms");
+        let read = |text: &str| {
+            phone.write("window.txt", text);
+            Focus::read(&phone.run(&focus_read(SDK))).unwrap()
+        };
+        // Two displays focused on two apps: both are named.
+        let two = read(
+            "  mCurrentFocus=Window{1 u0 com.a/com.a.Main}\n  mFocusedApp=ActivityRecord{2 u0 com.a/.Main t1}\n  mCurrentFocus=Window{3 u10 com.b/com.b.Main}\n  mFocusedApp=ActivityRecord{4 u10 com.b/.Main t2}\n",
         );
-        let popup = "  mCurrentFocus=Window{4b1e2c0 u0 PopupWindow:c0ffee}\n  mFocusedApp=AppWindowToken{ae32b7e token=Token{e5a4839 ActivityRecord{1ff1aa0 u0 com.example.app/.Main t4}}}\n";
-        assert_eq!(
-            foreground_package(popup).as_deref(),
-            Some("com.example.app")
+        assert_eq!(two.activities, ["com.a", "com.b"]);
+        assert_eq!(two.apps, ["com.a", "com.b"]);
+        // The notification shade over an app: the window is not the app's.
+        let shade = read(
+            "  mCurrentFocus=Window{fc51 u0 NotificationShade}\n  mFocusedApp=ActivityRecord{f0c9 u0 com.android.launcher3/.Launcher t208}\n",
         );
-        assert_eq!(
-            foreground_package("  mCurrentFocus=null\n  mFocusedApp=null\n"),
-            None
+        assert_eq!(shade.windows, ["NotificationShade"]);
+        assert!(shade.activities.is_empty());
+        assert_eq!(shade.apps, ["com.android.launcher3"]);
+        let anr = read(
+            "  mCurrentFocus=Window{c343 u0 Application Not Responding: com.x.y}\n  mFocusedApp=ActivityRecord{e459 u0 com.monyvi.app/.Main t10}\n",
         );
-        assert_eq!(foreground_package(""), None);
-        // Other activity records in the dump are not the focus.
-        let noise = "  mActivityRecord=ActivityRecord{1 u0 com.other/.X t1}\n  mCurrentFocus=Window{2 u0 com.real/.Y}\n";
-        assert_eq!(foreground_package(noise).as_deref(), Some("com.real"));
+        assert_eq!(anr.windows, ["Application Not Responding: com.x.y"]);
+        assert!(!title_is_package(&anr.windows[0]));
+        assert!(!title_is_package("NotificationShade"));
+        assert!(title_is_package("com.example.app"));
+        // Android 9's form of the focused app.
+        let old = read(
+            "  mCurrentFocus=Window{4b1e u0 PopupWindow:c0ffee}\n  mFocusedApp=AppWindowToken{ae32 token=Token{e5a4 ActivityRecord{1ff1 u0 com.example.app/.Main t4}}}\n",
+        );
+        assert_eq!(old.windows, ["PopupWindow:c0ffee"]);
+        assert_eq!(old.apps, ["com.example.app"]);
+        // Nothing focused; other records are not the focus.
+        let none = read(
+            "  mCurrentFocus=null\n  mFocusedApp=null\n  mActivityRecord=ActivityRecord{1 u0 com.other/.X t1}\n",
+        );
+        assert!(none.is_empty());
+        assert_eq!(
+            Focus::read("tabwire-focus\nwindow u0 com.a/\n"),
+            None,
+            "cut off"
+        );
+        assert!(Focus::parse(["window u0 com.a/", "something else"]).unreadable);
+    }
+
+    #[test]
+    fn a_full_guarded_line_fits_one_adb_message() {
+        // The longest focus state, all quotes (each written as four bytes), and the most steps.
+        let expected = "'".repeat(MAX_FOCUS_TEXT);
+        for steps in type_commands(&"'".repeat(MAX_TYPED_CHARS)).unwrap() {
+            assert!(step_bytes(&steps) <= MAX_STEP_BYTES);
+            for sdk in [None, Some(28), Some(35)] {
+                let line = guarded(sdk, &expected, &steps);
+                assert!(line.len() <= MAX_COMMAND_BYTES, "{}", line.len());
+            }
+        }
     }
 
     #[test]

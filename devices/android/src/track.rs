@@ -39,7 +39,8 @@ pub enum Action {
         /// What its probe found.
         facts: DeviceFacts,
     },
-    /// Reach a served phone through another serial from now on.
+    /// Reach a served phone through another serial from now on: its connection is closed and
+    /// the phone announced again on a fresh one (never swapped under the agent).
     Switch {
         /// The phone's identity.
         identity: String,
@@ -290,6 +291,7 @@ mod tests {
     fn facts(serialno: &str) -> DeviceFacts {
         DeviceFacts {
             serialno: serialno.into(),
+            android_id: String::new(),
             manufacturer: "Google".into(),
             model: "Pixel 7".into(),
             os_version: "14".into(),

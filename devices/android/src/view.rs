@@ -7,7 +7,7 @@ use tabwire_observation::PageNode;
 use tabwire_observation::delta::{self, Baseline, Baselines, Entry, Params, View};
 use tabwire_observation::window::{self, Budget};
 use tabwire_protocol::devices::{
-    DeviceDelta, DeviceNode, DeviceObservation, DeviceView, Rect, Settling,
+    DeviceDelta, DeviceNode, DeviceObservation, DeviceView, Point, Rect, Settling,
 };
 use tabwire_protocol::refs::DeviceRef;
 
@@ -37,6 +37,23 @@ impl Screen {
             .iter()
             .position(|a| a.index == target.0)
             .map(|i| self.nodes[i].bounds)
+    }
+
+    /// The app of the node `target` names, if this screen has it.
+    pub fn package_of(&self, target: DeviceRef) -> Option<&str> {
+        self.refs
+            .iter()
+            .position(|a| a.index == target.0)
+            .map(|i| self.nodes[i].package.as_str())
+    }
+
+    /// The topmost kept node under `point` (the last in pre-order whose bounds hold it: a
+    /// child draws over its parent, a later sibling over an earlier one).
+    pub fn node_at(&self, point: Point) -> Option<&ScreenNode> {
+        self.nodes.iter().rev().find(|node| {
+            let b = node.bounds;
+            b.left <= point.x && point.x < b.right && b.top <= point.y && point.y < b.bottom
+        })
     }
 
     /// Whether a busy indicator shows.

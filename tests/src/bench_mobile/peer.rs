@@ -1,0 +1,144 @@
+//! The peer: `@mobilenext/mobile-mcp`, installed from npm into the git-ignored `bench-peers/`
+//! folder (as the browser benchmark installs `@playwright/mcp`) and started as a stdio MCP
+//! server with `MOBILEMCP_LEGACY_ROBOT=1`, which makes it drive
+//! `$ANDROID_HOME/platform-tools/adb`: here a link to the fake adb, serving the same scenario
+//! as tabwire's backend.
+//!
+//! Its element list is `mobile_list_elements_on_screen {device}` (one line per element with
+//! its class, text, label, ID and rectangle); a tap is `mobile_click_on_screen_at_coordinates
+//! {device, x, y}`, which observes nothing, so a tap and a look are two calls.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result, bail};
+use tokio::process::Command;
+
+use crate::artifacts::repo_root;
+use crate::bench::session::Session;
+use crate::device::Phones;
+
+/// The npm package.
+pub const PACKAGE: &str = "@mobilenext/mobile-mcp";
+/// The version measured (PLATFORM.md).
+pub const VERSION: &str = "1.0.4";
+
+fn prefix() -> PathBuf {
+    repo_root().join("bench-peers")
+}
+
+fn package_dir() -> PathBuf {
+    prefix().join("node_modules").join(PACKAGE)
+}
+
+/// Installs the pinned version unless it is there; returns how long installing took.
+pub async fn ensure_installed() -> Result<Option<Duration>> {
+    let installed = std::fs::read_to_string(package_dir().join("package.json"))
+        .ok()
+        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+        .and_then(|json| json["version"].as_str().map(str::to_owned));
+    if installed.as_deref() == Some(VERSION) {
+        return Ok(None);
+    }
+    eprintln!("bench-mobile: installing {PACKAGE}@{VERSION} into bench-peers/ …");
+    std::fs::create_dir_all(prefix()).context("create bench-peers/")?;
+    let started = Instant::now();
+    let status = Command::new("npm")
+        .arg("install")
+        .arg("--prefix")
+        .arg(prefix())
+        .args(["--no-audit", "--no-fund"])
+        .arg(format!("{PACKAGE}@{VERSION}"))
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .status()
+        .await
+        .context("cannot run npm (Node.js and npm are needed for the peer)")?;
+    if !status.success() {
+        bail!("npm install {PACKAGE}@{VERSION} failed ({status})");
+    }
+    Ok(Some(started.elapsed()))
+}
+
+/// A running mobile-mcp.
+pub struct MobileMcp {
+    /// The metered MCP session.
+    pub session: Session,
+    /// How long installing took, or `None` when it was already there.
+    pub install_took: Option<Duration>,
+}
+
+impl MobileMcp {
+    /// Installs (if needed) and starts mobile-mcp against `phones`: `ANDROID_HOME` is a
+    /// directory of the scenario whose `platform-tools/adb` is the fake adb; telemetry is off.
+    pub async fn start(phones: &Phones) -> Result<MobileMcp> {
+        let install_took = ensure_installed().await?;
+        let home = phones.dir().root().join("android-home");
+        let tools = home.join("platform-tools");
+        std::fs::create_dir_all(&tools).context("create ANDROID_HOME/platform-tools")?;
+        let adb = tools.join("adb");
+        if !adb.exists() {
+            std::os::unix::fs::symlink(phones.adb(), &adb).context("link the fake adb")?;
+        }
+        let mut command = Command::new("node");
+        command
+            .arg(package_dir().join("lib/index.js"))
+            .env("MOBILEMCP_LEGACY_ROBOT", "1")
+            .env("MOBILEMCP_DISABLE_TELEMETRY", "1")
+            .env("ANDROID_HOME", &home)
+            .env(crate::fake_adb::scenario::DIR_VAR, phones.dir().root())
+            .current_dir(phones.dir().root());
+        let session = Session::start("mobile-mcp", command).await?;
+        Ok(MobileMcp {
+            session,
+            install_took,
+        })
+    }
+
+    /// The install note for the report.
+    pub fn setup_note(&self) -> String {
+        match self.install_took {
+            Some(took) => format!(
+                "{PACKAGE}@{VERSION} installed into bench-peers/ in {:.1} s",
+                took.as_secs_f64()
+            ),
+            None => format!("{PACKAGE}@{VERSION} already installed in bench-peers/"),
+        }
+    }
+}
+
+/// The rectangles of mobile-mcp's element lines (`at=X,Y size=WxH`), as `[l, t, r, b]`.
+pub fn element_rects(text: &str) -> Vec<[i64; 4]> {
+    text.lines()
+        .filter_map(|line| {
+            let at = line
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("at="))?;
+            let size = line
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("size="))?;
+            let (x, y) = at.split_once(',')?;
+            let (w, h) = size.split_once('x')?;
+            let (x, y, w, h): (i64, i64, i64, i64) = (
+                x.parse().ok()?,
+                y.parse().ok()?,
+                w.parse().ok()?,
+                h.parse().ok()?,
+            );
+            Some([x, y, x + w, y + h])
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn reads_element_rectangles() {
+        let text = "One element per line: …\nEditText text=\"Email\" id=\"x\" at=60,600 size=960x140\nButton at=1,2 size=3x4 focused";
+        assert_eq!(
+            super::element_rects(text),
+            [[60, 600, 1020, 740], [1, 2, 4, 6]]
+        );
+    }
+}

@@ -1,0 +1,50 @@
+//! `cargo run --release -p tabwire-e2e --bin bench-mobile [-- --rounds N] [--only tabwire|mobile-mcp]`:
+//! tabwire against `@mobilenext/mobile-mcp` on the same scripted phone (see
+//! `tabwire_e2e::bench_mobile`). Prints markdown tables; exits 1 when a target is missed.
+
+use tabwire_e2e::bench_mobile::measure::{mobile_mcp, phones, tabwire};
+use tabwire_e2e::bench_mobile::report::{Results, print};
+use tabwire_e2e::bench_mobile::{Options, Server, USAGE};
+
+#[tokio::main(flavor = "multi_thread", worker_threads = 2)]
+async fn main() {
+    let options = match Options::parse(std::env::args().skip(1)) {
+        Ok(Some(options)) => options,
+        Ok(None) => {
+            println!("{USAGE}");
+            return;
+        }
+        Err(error) => {
+            eprintln!("bench-mobile: {error}\n{USAGE}");
+            std::process::exit(2);
+        }
+    };
+    tabwire_e2e::quiet_logs();
+    let mut results = Results {
+        rounds: options.rounds,
+        tabwire: None,
+        mobile_mcp: None,
+    };
+    // Each server gets a fresh phone, so neither inherits the other's calls or state.
+    if options.runs(Server::MobileMcp) {
+        eprintln!("bench-mobile: mobile-mcp …");
+        let phones = phones();
+        results.mobile_mcp = Some(
+            mobile_mcp(&phones, &options)
+                .await
+                .map_err(|e| format!("{e:#}")),
+        );
+    }
+    if options.runs(Server::Tabwire) {
+        eprintln!("bench-mobile: tabwire …");
+        let phones = phones();
+        results.tabwire = Some(
+            tabwire(&phones, &options)
+                .await
+                .map_err(|e| format!("{e:#}")),
+        );
+    }
+    if !print(&results) {
+        std::process::exit(1);
+    }
+}
