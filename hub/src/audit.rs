@@ -201,7 +201,7 @@ impl AuditLog {
     }
 
     /// A log whose records wait on a queue of `capacity` for whoever reads the receiver.
-    fn queue(capacity: usize) -> (AuditLog, mpsc::Receiver<Record>) {
+    pub(crate) fn queue(capacity: usize) -> (AuditLog, mpsc::Receiver<Record>) {
         let (queue, records) = mpsc::channel(capacity);
         let log = AuditLog {
             queue,

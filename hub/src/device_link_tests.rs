@@ -107,6 +107,7 @@ async fn hosted() -> Served {
                 audit: None,
                 lease_idle: crate::leases::DEFAULT_LEASE_IDLE,
                 policies: Arc::new(crate::policy::Policies::allow_all()),
+                layout: Default::default(),
             }
         },
         true,

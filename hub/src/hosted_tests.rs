@@ -62,6 +62,7 @@ impl Setup {
             audit: audit.then(|| crate::audit::AuditLog::open(&dir.join("audit")).unwrap()),
             lease_idle: crate::leases::DEFAULT_LEASE_IDLE,
             policies: Arc::new(crate::policy::Policies::allow_all()),
+            layout: Default::default(),
         });
         Setup {
             router: app(state.clone(), Some(public), CancellationToken::new()),

@@ -17,7 +17,8 @@
 //!   of keys, codes and nonces.
 //! - [`auth`], [`hosted`]: hosted mode's tokens and its HTTP gate.
 //! - [`mcp`]: the MCP handler, the tool catalogue and the routing of tool calls; [`audit`]:
-//!   the audit log every tool call is recorded in.
+//!   the audit log every tool call is recorded in; [`doctor`]: the hub's checks of its own
+//!   set-up (the `doctor` tool and `tabwire-hub doctor`).
 //!
 //! Listeners and the shutdown signal are passed in, so tests can run hubs on port 0 in one
 //! process.
@@ -28,6 +29,7 @@ pub mod auth;
 pub mod browser_link;
 pub mod config;
 pub mod device_link;
+pub mod doctor;
 pub mod hosted;
 pub mod leases;
 pub mod local_session;
@@ -130,6 +132,13 @@ impl Hub {
                     .map(audit::AuditLog::open)
                     .transpose()?;
                 state.lease_idle = lease_idle;
+                state.layout = state::Layout {
+                    http: Some(local),
+                    public: None,
+                    socket: Some(socket_path.clone()),
+                    state_dir: Some(state_dir),
+                    audit_dir,
+                };
                 Ok(Hub {
                     http,
                     socket: Some((socket, socket_path)),
@@ -162,6 +171,13 @@ impl Hub {
                             .transpose()?,
                         policies: Arc::new(policies),
                         lease_idle,
+                        layout: state::Layout {
+                            http: Some(local),
+                            public: Some(config.public.to_string()),
+                            socket: None,
+                            state_dir: None,
+                            audit_dir,
+                        },
                     }),
                     public: Some(config.public),
                 })

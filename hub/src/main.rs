@@ -1,8 +1,10 @@
 //! The `tabwire-hub` binary: parses arguments, sets up logging, and runs a [`tabwire_hub::Hub`]
 //! with the [`tabwire_hub::Config`] the settings make (every rule is checked there), or one
-//! `token`, `pair` or `audit` subcommand.
+//! `token`, `pair`, `audit`, `doctor` or `config` subcommand.
 
 mod audit_cli;
+mod config_cli;
+mod doctor_cli;
 mod pair_cli;
 mod token_cli;
 
@@ -36,6 +38,13 @@ enum Command {
     /// Print the audit log (a JSON line per tool call, oldest first), filtered by account and
     /// time; --follow keeps printing new calls.
     Audit(audit_cli::AuditArgs),
+    /// Check the running local hub's set-up (browsers, devices, pairing, policy, audit log,
+    /// socket): each problem with its fix. Exit code 0: all is well; 1: a problem; 2: no hub
+    /// answers.
+    Doctor(doctor_cli::DoctorArgs),
+    /// Print the configuration an MCP client needs to use tabwire (absolute paths; with --url,
+    /// a hosted hub's URL and a token placeholder).
+    Config(config_cli::ConfigArgs),
 }
 
 #[tokio::main]
@@ -47,7 +56,7 @@ async fn main() -> std::process::ExitCode {
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     match run(args).await {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(error) => {
             eprintln!("tabwire-hub: {error:#}");
             std::process::ExitCode::FAILURE
@@ -71,11 +80,14 @@ fn log_filter() -> EnvFilter {
     })
 }
 
-async fn run(args: Args) -> anyhow::Result<()> {
+async fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
+    let done = |()| std::process::ExitCode::SUCCESS;
     match args.command {
-        Some(Command::Token(command)) => return token_cli::run(command),
-        Some(Command::Pair(pair)) => return pair_cli::run(pair),
-        Some(Command::Audit(audit)) => return audit_cli::run(audit),
+        Some(Command::Token(command)) => return token_cli::run(command).map(done),
+        Some(Command::Pair(pair)) => return pair_cli::run(pair).map(done),
+        Some(Command::Audit(audit)) => return audit_cli::run(audit).map(done),
+        Some(Command::Doctor(doctor)) => return Ok(doctor_cli::run(doctor).await),
+        Some(Command::Config(config)) => return Ok(config_cli::run(config)),
         None => {}
     }
     let config = Config::from_settings(args.serve)?;
@@ -102,7 +114,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         (None, None) => unreachable!("a hub is local (a socket) or hosted (a public origin)"),
     }
     hub.run(shutdown_signal()).await;
-    Ok(())
+    Ok(std::process::ExitCode::SUCCESS)
 }
 
 async fn shutdown_signal() {

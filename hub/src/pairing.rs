@@ -329,6 +329,12 @@ impl Pairings {
         Ok(paired)
     }
 
+    /// The pairings and the open codes now (the file is read again if it changed).
+    pub fn summary(&self) -> PairingSummary {
+        self.refresh(false);
+        PairingSummary::of(&self.cache.lock().unwrap().state, now_secs())
+    }
+
     /// Whether the pairing `pairing_id` still stands (it is gone once revoked).
     pub fn is_current(&self, pairing_id: &str) -> bool {
         self.refresh(false);
@@ -373,6 +379,48 @@ pub fn new_code(dir: &Path, ttl: Duration, kind: PairingKind) -> Result<PairingC
         Ok(())
     })?;
     Ok(code)
+}
+
+/// What is paired and which codes are open, without keys or codes: what `doctor` reports.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PairingSummary {
+    /// Each pairing: its kind, the peer ID and name it paired with, when.
+    pub paired: Vec<(PairingKind, String, String, u64)>,
+    /// Each open code: its kind and the seconds since the epoch at which it expires.
+    pub open_codes: Vec<(PairingKind, u64)>,
+}
+
+impl PairingSummary {
+    fn of(state: &State, now: u64) -> PairingSummary {
+        PairingSummary {
+            paired: state
+                .browsers
+                .iter()
+                .map(|p| (p.kind, p.peer_id.clone(), p.name.clone(), p.paired_at))
+                .collect(),
+            open_codes: state
+                .codes
+                .iter()
+                .filter(|code| code.expires_at > now)
+                .map(|code| (code.kind, code.expires_at))
+                .collect(),
+        }
+    }
+
+    /// How many pairings of `kind` there are.
+    pub fn count(&self, kind: PairingKind) -> usize {
+        self.paired.iter().filter(|(k, ..)| *k == kind).count()
+    }
+}
+
+/// The pairings and open codes in `dir`, read from its file.
+pub fn summary(dir: &Path) -> Result<PairingSummary, PairingError> {
+    Ok(PairingSummary::of(&read(dir)?.0, now_secs()))
+}
+
+/// The seconds since the epoch now, as pairing records count them.
+pub fn now() -> u64 {
+    now_secs()
 }
 
 /// The pairings, oldest first.

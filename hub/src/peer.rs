@@ -44,6 +44,10 @@ pub trait PeerKind: Sized + Send + Sync + 'static {
     fn name(hello: &Self::Hello) -> &str;
     /// What `list_*` says about it besides ID, name and state (versions…).
     fn facts(hello: &Self::Hello) -> Map<String, Value>;
+    /// The protocol version its hello named.
+    fn protocol_version(hello: &Self::Hello) -> u32;
+    /// Its software's versions in a few words, for `doctor` (`extension 0.1.0, Chrome 156`).
+    fn versions(hello: &Self::Hello) -> String;
     /// What a person does to connect one, for messages to agents ("In Chrome, …").
     fn connect_hint(reach: &Reach) -> String;
 }
@@ -100,6 +104,17 @@ impl PeerKind for Browser {
         facts.insert("extensionVersion".into(), json!(hello.extension_version));
         facts.insert("chromeVersion".into(), json!(hello.chrome_version));
         facts
+    }
+
+    fn protocol_version(hello: &Hello) -> u32 {
+        hello.protocol_version
+    }
+
+    fn versions(hello: &Hello) -> String {
+        format!(
+            "extension {}, Chrome {}",
+            hello.extension_version, hello.chrome_version
+        )
     }
 
     fn connect_hint(reach: &Reach) -> String {
@@ -168,6 +183,17 @@ impl PeerKind for Device {
         facts.insert("screen".into(), json!(hello.screen));
         facts.insert("backendVersion".into(), json!(hello.backend_version));
         facts
+    }
+
+    fn protocol_version(hello: &DeviceHello) -> u32 {
+        hello.protocol_version
+    }
+
+    fn versions(hello: &DeviceHello) -> String {
+        format!(
+            "backend {}, {} {}",
+            hello.backend_version, hello.model, hello.os_version
+        )
     }
 
     fn connect_hint(reach: &Reach) -> String {

@@ -289,6 +289,7 @@ async fn serve<K: Linked>(
         Ok(proven) => proven,
         Err(refusal) => {
             tracing::warn!(origin, kind = noun, code = %refusal.code, reason = %refusal.message, "refused");
+            note_refusal::<K>(&account, &refusal);
             return refuse(&mut socket, refusal).await;
         }
     };
@@ -308,6 +309,7 @@ async fn serve<K: Linked>(
                 code: error.code,
                 message: error.message,
             };
+            note_refusal::<K>(&account, &refusal);
             return refuse(&mut socket, refusal).await;
         }
     };
@@ -341,6 +343,23 @@ async fn serve<K: Linked>(
     };
     registry.disconnect(&connection);
     tracing::info!(account = account.name, kind = noun, peer = %connection.peer_id(), reason, "disconnected");
+}
+
+/// Keeps a refusal for `doctor` when a person can act on it: an incompatible version, a
+/// missing or revoked pairing, a credential or ID in use, a full account. Malformed messages
+/// and silent connections are left out: they are no peer a person set up, and their messages
+/// quote what the peer sent.
+fn note_refusal<K: Linked>(account: &Account, refusal: &Refusal) {
+    if matches!(
+        refusal.code,
+        ErrorCode::ProtocolMismatch
+            | ErrorCode::NotPaired
+            | ErrorCode::Forbidden
+            | ErrorCode::LimitExceeded
+            | ErrorCode::Unauthorized
+    ) {
+        K::registry(account).refused(refusal.code, &refusal.message);
+    }
 }
 
 /// A peer that proved who it is: its hello, and the credential its ID is bound to (checked

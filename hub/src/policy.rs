@@ -94,6 +94,12 @@ impl Policies {
 
     /// The policy in force for `account` now.
     pub fn for_account(&self, account: &str) -> Arc<Policy> {
+        self.status(account).policy
+    }
+
+    /// The policy in force for `account` now, where it comes from, and whether its file
+    /// parses as it is now (what `doctor` reports).
+    pub fn status(&self, account: &str) -> PolicyStatus {
         if let Some(dir) = &self.per_account
             && let Some(file) = account_file(dir, account)
         {
@@ -104,15 +110,59 @@ impl Policies {
                 .entry(account.to_owned())
                 .or_insert_with(|| Arc::new(Watched::lazy(file)))
                 .clone();
-            if let Some(policy) = watched.current() {
-                return policy;
+            if let Some((policy, parses)) = watched.current_and_whether_it_parses() {
+                return PolicyStatus {
+                    policy,
+                    source: PolicySource::AccountFile(watched.path.clone()),
+                    parses,
+                };
             }
         }
-        self.file
-            .as_ref()
-            .and_then(Watched::current)
-            .unwrap_or_else(|| self.fallback.clone())
+        if let Some(file) = &self.file {
+            if let Some((policy, parses)) = file.current_and_whether_it_parses() {
+                return PolicyStatus {
+                    policy,
+                    source: PolicySource::File(file.path.clone()),
+                    parses,
+                };
+            }
+            return PolicyStatus {
+                policy: self.fallback.clone(),
+                source: PolicySource::FileMissing(file.path.clone()),
+                parses: true,
+            };
+        }
+        PolicyStatus {
+            policy: self.fallback.clone(),
+            source: PolicySource::Default,
+            parses: true,
+        }
     }
+}
+
+/// The policy in force for an account, and where it comes from.
+#[derive(Debug, Clone)]
+pub struct PolicyStatus {
+    /// The policy.
+    pub policy: Arc<Policy>,
+    /// Where it was read from.
+    pub source: PolicySource,
+    /// Whether the file parses as it is now; `false` means the policy in force is the last
+    /// good one read from it (or, if it never parsed, one that denies every origin).
+    pub parses: bool,
+}
+
+/// Where an account's policy comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PolicySource {
+    /// No file: the mode's default.
+    Default,
+    /// The `--policy` file.
+    File(PathBuf),
+    /// The `--policy` file was given but is gone: the mode's default applies meanwhile.
+    FileMissing(PathBuf),
+    /// A hosted account's own `policies/ACCOUNT.toml`.
+    AccountFile(PathBuf),
 }
 
 /// An account's own file, when the account's name can be a file name.
@@ -137,6 +187,8 @@ struct Seen {
     stamp: Option<(SystemTime, u64)>,
     /// The last good policy; `None` while the file is missing (or never parsed).
     policy: Option<Arc<Policy>>,
+    /// Whether the file's contents when last read failed to parse.
+    broken: bool,
 }
 
 impl Watched {
@@ -167,6 +219,13 @@ impl Watched {
     }
 
     /// The file's policy, read again if it changed since the last look (at most once a
+    /// second), and whether the file parsed when last read; `None` when it does not exist.
+    fn current_and_whether_it_parses(&self) -> Option<(Arc<Policy>, bool)> {
+        let policy = self.current()?;
+        Some((policy, !self.state.lock().unwrap().broken))
+    }
+
+    /// The file's policy, read again if it changed since the last look (at most once a
     /// second); `None` when it does not exist.
     fn current(&self) -> Option<Arc<Policy>> {
         let mut seen = self.state.lock().unwrap();
@@ -179,6 +238,7 @@ impl Watched {
             return seen.policy.clone();
         }
         seen.stamp = stamp;
+        seen.broken = false;
         if stamp.is_none() {
             if seen.policy.take().is_some() {
                 tracing::warn!(file = %self.path.display(), "policy file removed");
@@ -194,11 +254,13 @@ impl Watched {
                 seen.policy = Some(Arc::new(policy));
             }
             Err(reason) if seen.policy.is_some() => {
+                seen.broken = true;
                 tracing::error!(file = %self.path.display(), %reason, "policy file not used: it does not parse; the last good policy stays in force");
             }
             // No good policy was ever read from it: an account whose operator meant to restrict
             // it is not run on a looser default meanwhile.
             Err(reason) => {
+                seen.broken = true;
                 tracing::error!(file = %self.path.display(), %reason, "policy file does not parse and none was read before: denying every origin until it is fixed");
                 seen.policy = Some(Arc::new(Policy::deny_all()));
             }
@@ -269,6 +331,14 @@ sensitive = "allow"
         .unwrap();
         std::thread::sleep(RECHECK + Duration::from_millis(100));
         assert_eq!(policies.for_account("local").default, Access::Deny);
+        let status = policies.status("local");
+        assert_eq!(status.source, PolicySource::File(path.clone()));
+        assert!(!status.parses, "the broken file is reported");
+        std::fs::remove_file(&path).unwrap();
+        std::thread::sleep(RECHECK + Duration::from_millis(100));
+        let status = policies.status("local");
+        assert_eq!(status.source, PolicySource::FileMissing(path.clone()));
+        assert_eq!(*status.policy, Policy::default());
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -41,7 +41,30 @@ pub struct PeerInfo<K: PeerKind> {
     /// Why it went away, when its last connection said so before closing (a device backend's
     /// `offline`, `unauthorized: …`).
     pub gone: Option<String>,
+    /// How long ago its last connection ended, while it is not connected.
+    pub disconnected_for: Option<Duration>,
 }
+
+/// A connection of this kind that the hub turned away during its handshake (an incompatible
+/// protocol version, a missing pairing, a credential in use), kept so that `doctor` can tell a
+/// person why their browser or device does not show up. Only the refusal's code and the hub's
+/// own message are kept: nothing the peer wrote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    /// The refusal's code.
+    pub code: ErrorCode,
+    /// The hub's message, as the peer was told.
+    pub message: String,
+    /// When it happened.
+    pub at: Instant,
+}
+
+/// How long a refusal is worth reporting: a peer that keeps retrying is refused again and
+/// again, one that gave up stops being news.
+pub const REFUSALS_KEPT_FOR: Duration = Duration::from_secs(15 * 60);
+
+/// How many refusals a registry keeps (the latest ones).
+const MAX_REFUSALS: usize = 8;
 
 impl<K: PeerKind> PeerInfo<K> {
     /// The stable ID from its hello.
@@ -65,6 +88,8 @@ pub struct Registry<K: PeerKind> {
     next_connection: AtomicU64,
     /// Whether any peer is connected, for whoever lists tools by it.
     any_connected: tokio::sync::watch::Sender<bool>,
+    /// The latest handshakes refused since a peer of this kind last connected.
+    refusals: Mutex<Vec<Refused>>,
     kind: PhantomData<K>,
 }
 
@@ -121,6 +146,7 @@ impl<K: PeerKind> Default for Registry<K> {
             limit: None,
             next_connection: AtomicU64::new(0),
             any_connected: tokio::sync::watch::Sender::new(false),
+            refusals: Mutex::default(),
             kind: PhantomData,
         }
     }
@@ -252,6 +278,9 @@ impl<K: PeerKind> Registry<K> {
                 .send_if_modified(|any| !std::mem::replace(any, true));
             replaced
         };
+        // A peer of this kind got through: what was refused before is no longer the news (a
+        // peer still refused is refused again on its next try, and recorded again).
+        self.refusals.lock().unwrap().clear();
         if let Some(old) = replaced {
             tracing::warn!(peer = %old.peer_id, kind = K::NOUN, "reconnected; closing the previous connection");
             old.fail_all(&format!("the {} opened a new connection", K::NOUN));
@@ -282,6 +311,30 @@ impl<K: PeerKind> Registry<K> {
         if let Some(entry) = current_entry(&mut self.peers.lock().unwrap(), connection) {
             entry.gone = Some(reason.to_owned());
         }
+    }
+
+    /// Records a handshake refused on this kind's endpoint, for `doctor`.
+    pub fn refused(&self, code: ErrorCode, message: &str) {
+        let mut refusals = self.refusals.lock().unwrap();
+        refusals.push(Refused {
+            code,
+            message: message.chars().take(300).collect(),
+            at: Instant::now(),
+        });
+        let excess = refusals.len().saturating_sub(MAX_REFUSALS);
+        refusals.drain(..excess);
+    }
+
+    /// The handshakes refused in the last [`REFUSALS_KEPT_FOR`] since a peer of this kind last
+    /// connected, oldest first.
+    pub fn refusals(&self) -> Vec<Refused> {
+        self.refusals
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|refused| refused.at.elapsed() < REFUSALS_KEPT_FOR)
+            .cloned()
+            .collect()
     }
 
     /// Whether any peer is connected, now and as it changes.
@@ -398,6 +451,10 @@ impl<K: PeerKind> Entry<K> {
             connected: self.connection.is_some(),
             connected_for: self.connection.as_ref().map(|c| c.since.elapsed()),
             gone: self.gone.clone().filter(|_| self.connection.is_none()),
+            disconnected_for: self
+                .connection
+                .is_none()
+                .then(|| self.last_change.elapsed()),
         }
     }
 }
@@ -850,5 +907,27 @@ mod tests {
             registry.disconnect(&conn);
         }
         assert_eq!(registry.list().len(), 2);
+    }
+
+    #[test]
+    fn refusals_are_kept_bounded_until_a_peer_gets_through() {
+        let registry = Registry::default();
+        for n in 0..20 {
+            registry.refused(ErrorCode::ProtocolMismatch, &format!("refusal {n}"));
+        }
+        let kept = registry.refusals();
+        assert_eq!(kept.len(), MAX_REFUSALS);
+        assert_eq!(
+            kept.last().unwrap().message,
+            "refusal 19",
+            "the latest are kept"
+        );
+        registry.refused(ErrorCode::NotPaired, &"x".repeat(1000));
+        assert_eq!(registry.refusals().last().unwrap().message.len(), 300);
+        let (conn, _outbox) = registry.connect(hello("b1", "Work"), own("b1")).unwrap();
+        assert!(registry.refusals().is_empty());
+        assert_eq!(registry.get("b1").unwrap().disconnected_for, None);
+        registry.disconnect(&conn);
+        assert!(registry.get("b1").unwrap().disconnected_for.is_some());
     }
 }

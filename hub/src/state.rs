@@ -3,6 +3,8 @@
 //! whether agents may open file URLs, the audit log, the operator's policies and how long
 //! leases last.
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,6 +37,25 @@ pub struct HubState {
     pub lease_idle: Duration,
     /// The operator's policy of each account.
     pub policies: Arc<Policies>,
+    /// Where the hub listens and keeps its files, for `doctor`.
+    pub layout: Layout,
+}
+
+/// Where a hub listens and keeps its files: what `doctor` checks and names. Every field is
+/// `None` for a hub that has no such thing (hosted mode has no socket) and in tests that build
+/// a state without listeners.
+#[derive(Debug, Clone, Default)]
+pub struct Layout {
+    /// The bound HTTP address.
+    pub http: Option<SocketAddr>,
+    /// Where clients reach a hosted hub (`https://host/prefix`).
+    pub public: Option<String>,
+    /// Local mode's Unix socket.
+    pub socket: Option<PathBuf>,
+    /// Local mode's state directory.
+    pub state_dir: Option<PathBuf>,
+    /// The audit log's directory.
+    pub audit_dir: Option<PathBuf>,
 }
 
 /// Whether tools may open `file://` URLs. A file URL reads the disk of the computer the browser
@@ -92,6 +113,7 @@ impl HubState {
             audit: None,
             lease_idle: DEFAULT_LEASE_IDLE,
             policies: Arc::new(Policies::allow_all()),
+            layout: Layout::default(),
         }
     }
 

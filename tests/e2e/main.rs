@@ -13,6 +13,7 @@
 //! - [`typing`]: typing that widgets notice — keys by default, autocompletes and comboboxes.
 //! - [`tabs`], [`capture`]: tabs, screenshots, capture and storage.
 //! - [`audit`]: the audit log of tool calls and `tabwire-hub audit`.
+//! - [`doctor`]: `tabwire-hub doctor` against a real hub — its problems, fixes and exit codes.
 //! - [`injection`]: page content marked as untrusted — hidden text left out of observations,
 //!   page text fenced in text results.
 //! - [`leases`]: two agents' sessions on one browser — tab leases, `TAB_LEASED`, release,
@@ -30,6 +31,7 @@ mod actions;
 mod audit;
 mod capture;
 mod devices;
+mod doctor;
 mod drag;
 mod edges;
 mod fake_adb;

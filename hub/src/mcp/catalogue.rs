@@ -19,8 +19,8 @@ use super::args::{ActionOptions, NoArgs};
 use super::envelope::{ToolError, ToolOutput};
 use super::routing::{BrowserRoute, Caller, DeviceRoute, Group, NoRoute, TabRoute, ToolContext};
 use super::{
-    act, actions, batch, capture, devices, health, input, observe, optin, peers, people, schema,
-    screenshot, storage, tabs, waits,
+    act, actions, batch, capture, devices, doctor, health, input, observe, optin, peers, people,
+    schema, screenshot, storage, tabs, waits,
 };
 use crate::peer::{Browser, Device, PeerKind, SelectBrowserArgs, SelectDeviceArgs};
 
@@ -196,6 +196,7 @@ catalogue! {
     "list_browsers", Hub NoRoute READS_HUB, peers::ListArgs, NoOptions => peers::list::<Browser>, peers::LIST_BROWSERS;
     "select_browser", Hub NoRoute SETS_HUB, SelectBrowserArgs, NoOptions => peers::select::<Browser>, peers::SELECT_BROWSER;
     "show_tools", Hub NoRoute SETS_HUB, optin::ShowToolsArgs, NoOptions => optin::show_tools, optin::SHOW_TOOLS;
+    "doctor", Hub NoRoute READS_HUB, NoArgs, NoOptions => doctor::doctor, doctor::DOCTOR;
     "list_tabs", Browser BrowserRoute READS, NoArgs, NoOptions => tabs::list_tabs, tabs::LIST_TABS;
     "get_active_tab", Browser BrowserRoute READS, NoArgs, NoOptions => tabs::get_active_tab, tabs::GET_ACTIVE_TAB;
     "switch_tab", Browser BrowserRoute SETS, tabs::PickTabArgs, NoOptions => tabs::switch_tab, tabs::SWITCH_TAB;
@@ -358,7 +359,7 @@ mod tests {
             assert_eq!(entry(name).hints, READS, "{name}");
         }
         // The hub's own tools do not reach the web.
-        for name in ["list_browsers", "select_browser"] {
+        for name in ["list_browsers", "select_browser", "doctor"] {
             assert!(!entry(name).hints.open_world, "{name}");
             assert_eq!(entry(name).group, Group::Hub, "{name}");
         }
@@ -422,6 +423,8 @@ mod tests {
             assert_eq!(entry(name).group, Group::Hub, "{name}");
         }
         assert_eq!(entry("release_device").hints, SETS);
+        // The doctor looks and changes nothing.
+        assert_eq!(entry("doctor").hints, READS_HUB);
         assert!(
             catalogue()
                 .iter()

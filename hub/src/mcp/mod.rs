@@ -13,6 +13,7 @@ mod capture;
 pub mod catalogue;
 mod css;
 mod devices;
+mod doctor;
 mod envelope;
 mod fence;
 mod health;
