@@ -87,6 +87,9 @@ impl MobileMcp {
             .env("MOBILEMCP_LEGACY_ROBOT", "1")
             .env("MOBILEMCP_DISABLE_TELEMETRY", "1")
             .env("ANDROID_HOME", &home)
+            // Anything it runs as plain `adb` finds the fake first too, never the real
+            // program (which would start an adb server of its own and count nothing).
+            .env("PATH", search_path(&tools))
             .env(crate::fake_adb::scenario::DIR_VAR, phones.dir().root())
             .current_dir(phones.dir().root());
         let session = Session::start("mobile-mcp", command).await?;
@@ -141,4 +144,13 @@ mod tests {
             [[60, 600, 1020, 740], [1, 2, 4, 6]]
         );
     }
+}
+
+/// `dir` ahead of this process's `PATH`.
+fn search_path(dir: &std::path::Path) -> std::ffi::OsString {
+    let mut dirs = vec![dir.to_path_buf()];
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    std::env::join_paths(dirs).expect("directories without path separators")
 }
