@@ -134,6 +134,15 @@ pub fn element_rects(text: &str) -> Vec<[i64; 4]> {
         .collect()
 }
 
+/// `dir` ahead of this process's `PATH`.
+fn search_path(dir: &std::path::Path) -> std::ffi::OsString {
+    let mut dirs = vec![dir.to_path_buf()];
+    if let Some(path) = std::env::var_os("PATH") {
+        dirs.extend(std::env::split_paths(&path));
+    }
+    std::env::join_paths(dirs).expect("directories without path separators")
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
@@ -144,13 +153,4 @@ mod tests {
             [[60, 600, 1020, 740], [1, 2, 4, 6]]
         );
     }
-}
-
-/// `dir` ahead of this process's `PATH`.
-fn search_path(dir: &std::path::Path) -> std::ffi::OsString {
-    let mut dirs = vec![dir.to_path_buf()];
-    if let Some(path) = std::env::var_os("PATH") {
-        dirs.extend(std::env::split_paths(&path));
-    }
-    std::env::join_paths(dirs).expect("directories without path separators")
 }
