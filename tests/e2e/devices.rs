@@ -149,7 +149,7 @@ async fn two_phones_need_a_choice_made_by_device_id_or_select_device() {
 async fn the_login_flow_taps_types_settles_swipes_and_goes_back() {
     let (phones, _hub, _android, client) = one_phone("login.xml").await;
     let first = client.call("device_snapshot", json!({})).await;
-    let username = ref_on(&first.text, "#username");
+    let username = ref_on(&first.text, "textbox \"Email or username\"");
     let password = ref_on(&first.text, "#password");
 
     let tapped = client.call("device_tap", json!({"ref": username})).await;
@@ -329,7 +329,7 @@ async fn the_keyboard_is_noticed_and_dismissed() {
     let (phones, _hub, _android, client) = one_phone("login.xml").await;
     let first = client.call("device_snapshot", json!({})).await;
     assert_eq!(first.data()["keyboardShown"], false);
-    let username = ref_on(&first.text, "#username");
+    let username = ref_on(&first.text, "textbox \"Email or username\"");
     client
         .call("device_tap", json!({"ref": username}))
         .await
@@ -535,7 +535,7 @@ async fn a_phone_unplugged_during_a_call_fails_that_call_at_once() {
 async fn typed_text_that_attacks_the_device_shell_arrives_as_typed_and_runs_nothing() {
     let (phones, _hub, _android, client) = one_phone("login.xml").await;
     let first = client.call("device_snapshot", json!({})).await;
-    let username = ref_on(&first.text, "#username");
+    let username = ref_on(&first.text, "textbox \"Email or username\"");
     let attack = "a'; touch PWNED; echo \"$(touch PWNED2)\" `touch PWNED3` && x|y >z <w (v) {u} #t ~s %s 100% \\n";
     client
         .call("device_type", json!({"ref": username, "text": attack}))
@@ -640,7 +640,7 @@ async fn a_second_session_may_look_but_not_act_while_the_first_holds_the_phone()
 async fn the_audit_log_records_device_calls_and_typed_text_by_length_only() {
     let (_phones, hub, _android, client) = one_phone("login.xml").await;
     let look = client.call("device_snapshot", json!({})).await;
-    let username = ref_on(&look.text, "#username");
+    let username = ref_on(&look.text, "textbox \"Email or username\"");
     client
         .call(
             "device_type",

@@ -100,6 +100,9 @@ pub struct RawNode {
     pub desc: String,
     /// `hint` (API 26+).
     pub hint: String,
+    /// Whether the dump has a `hint` attribute at all: uiautomator's first dumper writes none,
+    /// and then an empty field's `text` may be its hint.
+    pub hint_reported: bool,
     /// `checkable`.
     pub checkable: bool,
     /// `checked`.
@@ -286,6 +289,7 @@ fn raw_node(node: &roxmltree::Node) -> RawNode {
         text: text("text"),
         desc: text("content-desc"),
         hint: text("hint"),
+        hint_reported: node.attribute("hint").is_some(),
         checkable: flag("checkable", false),
         checked: flag("checked", false),
         clickable: flag("clickable", false),

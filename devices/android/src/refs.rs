@@ -4,7 +4,21 @@
 
 use std::collections::HashMap;
 
-use crate::screen::{Identity, ScreenNode};
+/// What keeps a node's ref from one dump to the next: a unique resource ID, else its content
+/// description, else its words and class (a field's hint instead of its text, which changes as
+/// it is typed into; a row's title without its summary, which changes as it is switched), else
+/// only its class.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Identity {
+    /// A resource ID no other kept node of the dump has.
+    Id(String),
+    /// The content description.
+    Desc(String),
+    /// The words (a field's hint, a row's title) and the class.
+    Text(String, String),
+    /// Nothing but the class, and the resource ID other nodes share.
+    Class(String),
+}
 
 /// The most identities remembered; past it the table starts afresh (with numbers still
 /// growing, so no old ref ever names a new node).
@@ -29,21 +43,26 @@ pub struct RefTable {
 }
 
 impl RefTable {
-    /// The refs of `nodes`, one per node, in order.
-    pub fn assign(&mut self, nodes: &[ScreenNode]) -> Vec<Assigned> {
+    /// The refs of the nodes whose identities are `identities`, one per node, in order.
+    pub fn assign<'a, I>(&mut self, identities: I) -> Vec<Assigned>
+    where
+        I: IntoIterator<Item = &'a Identity>,
+        I::IntoIter: Clone,
+    {
+        let identities = identities.into_iter();
         let mut totals: HashMap<&Identity, u32> = HashMap::new();
-        for node in nodes {
-            *totals.entry(&node.identity).or_default() += 1;
+        for identity in identities.clone() {
+            *totals.entry(identity).or_default() += 1;
         }
-        if self.numbers.len() + nodes.len() > MAX_REMEMBERED {
+        let count: u32 = totals.values().sum();
+        if self.numbers.len() + count as usize > MAX_REMEMBERED {
             self.numbers.clear();
         }
         let mut seen: HashMap<&Identity, u32> = HashMap::new();
-        nodes
-            .iter()
-            .map(|node| {
-                let occurrence = seen.entry(&node.identity).or_default();
-                let key = (node.identity.clone(), *occurrence);
+        identities
+            .map(|identity| {
+                let occurrence = seen.entry(identity).or_default();
+                let key = (identity.clone(), *occurrence);
                 *occurrence += 1;
                 let index = match self.numbers.get(&key) {
                     Some(&index) => index,
@@ -55,7 +74,7 @@ impl RefTable {
                 };
                 Assigned {
                     index,
-                    ambiguous: totals[&node.identity] > 1,
+                    ambiguous: totals[identity] > 1,
                 }
             })
             .collect()

@@ -229,7 +229,10 @@ impl<A: Adb> Run<'_, A> {
                 return Err(refused);
             }
         }
-        let refs = self.state.refs.assign(&dumped.nodes);
+        let refs = self
+            .state
+            .refs
+            .assign(dumped.nodes.iter().map(|n| &n.identity));
         let screen = Screen {
             package: dumped.package,
             rotation: dumped.rotation,

@@ -2,36 +2,35 @@
 //! kept nodes in pre-order, each with a role mapped from its class, a name, a value, states,
 //! its bounds on the screen and the identity its ref is kept by.
 //!
-//! A node is kept when it has text, a content description, a resource ID or a hint, or is
-//! clickable, checkable, scrollable, focused or editable. Pure layout is pruned: a container
-//! of a layout class (`FrameLayout`, `LinearLayout`, `ViewGroup`, …) kept only for its
-//! resource ID says nothing an agent can use. A clickable node with no words of its own (a
-//! React Native button is a clickable `ViewGroup` around a `TextView`) is named by the
-//! texts inside it, and those texts are not shown again, unless something else inside it can
-//! be acted on. Nodes of zero size, or entirely off the screen, are dropped (their children
-//! are still considered).
+//! A node is kept when it has words (text, a content description or a hint), or is clickable,
+//! checkable, scrollable, focused or editable, or has a resource ID and a role that says
+//! something (a progress bar, an image with a description, …). Pure layout is pruned: a node
+//! kept only for its resource ID that can neither be acted on nor read (a `FrameLayout`, an
+//! icon's `ImageView` without a description) says nothing an agent can use. Words are what a
+//! reader sees: an icon font's glyph (a private-use character) is none, and a content
+//! description names such a node.
+//!
+//! A clickable node with no words of its own is named by the words inside it (a React Native
+//! button is a clickable `ViewGroup` around a `TextView`; a settings row is a clickable
+//! `LinearLayout` around a title and a summary), joined by ` | ` as a browser's row joins its
+//! cells, and those words are not shown again. When the only control inside is a widget that
+//! is not clickable itself (a row's `Switch`, whose taps go to the row), the row and its widget
+//! are one line: the widget's, named by the row's words, as Android's accessibility names it.
+//! Another checkable widget without words inside a row takes the row's title. Nodes of zero
+//! size, or entirely off the screen, are dropped (their children are still considered).
 
 use tabwire_protocol::devices::Rect;
 
 use crate::hierarchy::{Hierarchy, RawBounds, RawNode};
+use crate::refs::Identity;
 
-/// The longest name taken from the texts inside a clickable node.
+/// The longest name taken from the words inside a clickable node.
 const MAX_ABSORBED_NAME: usize = 150;
-
-/// What keeps a node's ref from one dump to the next: a unique resource ID, else its content
-/// description, else its text and class (a field's hint instead of its text, which changes as
-/// it is typed into), else only its class.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Identity {
-    /// A resource ID no other kept node of the dump has.
-    Id(String),
-    /// The content description.
-    Desc(String),
-    /// The text (a field's hint) and the class.
-    Text(String, String),
-    /// Nothing but the class, and the resource ID other nodes share.
-    Class(String),
-}
+/// How the parts of a name gathered from inside a node are joined (as a browser's row joins
+/// its cells).
+const PART_SEPARATOR: &str = " | ";
+/// States in the order they are listed.
+const STATE_ORDER: [&str; 5] = ["checked", "selected", "disabled", "focused", "scrollable"];
 
 /// One node an observation can show.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,36 +85,10 @@ pub fn screen_nodes(hierarchy: &Hierarchy, screen: Extent) -> Vec<ScreenNode> {
     let raw = &hierarchy.nodes;
     // First pass: each node's role and own name, or None when it is not kept.
     let mut kept: Vec<Option<Draft>> = raw.iter().map(|node| draft(node, screen)).collect();
-    // Second pass: clickable nodes without words take the words inside them.
-    for index in 0..raw.len() {
-        let Some(node) = kept[index].as_ref() else {
-            continue;
-        };
-        if node.role != "button" || !node.name.is_empty() {
-            continue;
-        }
-        let inside = index + 1..raw[index].subtree_end;
-        let kept_inside: Vec<usize> = inside.filter(|&i| kept[i].is_some()).collect();
-        let only_words = kept_inside.iter().all(|&i| {
-            let d = kept[i].as_ref().expect("kept");
-            matches!(d.role, "text" | "img") && !d.busy
-        });
-        if kept_inside.is_empty() || !only_words {
-            continue;
-        }
-        let words: Vec<String> = kept_inside
-            .iter()
-            .map(|&i| kept[i].as_ref().expect("kept").name.clone())
-            .filter(|w| !w.trim().is_empty())
-            .collect();
-        if words.is_empty() {
-            continue;
-        }
-        let name: String = words.join(" ").chars().take(MAX_ABSORBED_NAME).collect();
-        kept[index].as_mut().expect("kept").name = name;
-        for i in kept_inside {
-            kept[i] = None;
-        }
+    // Second pass, inner nodes first (reverse pre-order), so that a row sees what the clickable
+    // nodes inside it left: clickable nodes take the words inside them.
+    for index in (0..raw.len()).rev() {
+        gather(&mut kept, raw, index);
     }
     for draft in kept.iter_mut().flatten() {
         if draft.name.is_empty()
@@ -145,7 +118,8 @@ pub fn screen_nodes(hierarchy: &Hierarchy, screen: Extent) -> Vec<ScreenNode> {
                 // A field's text is what is typed into it: only its class (and shared ID) stay.
                 Identity::Class(format!("{}{}", node.class, node.resource_id))
             } else if !draft.name.is_empty() && !draft.name.starts_with('#') {
-                Identity::Text(draft.name.clone(), node.class.clone())
+                let words = draft.title.unwrap_or_else(|| draft.name.clone());
+                Identity::Text(words, node.class.clone())
             } else {
                 Identity::Class(format!("{}{}", node.class, node.resource_id))
             };
@@ -168,6 +142,9 @@ pub fn screen_nodes(hierarchy: &Hierarchy, screen: Extent) -> Vec<ScreenNode> {
 struct Draft {
     role: &'static str,
     name: String,
+    /// The words its identity is kept by when its name was gathered from inside it: a row's
+    /// title, without the summary that changes as the row is used.
+    title: Option<String>,
     /// `#entry` of its resource ID: the name of a node without words (once a clickable one
     /// has had its chance to take the words inside it).
     id_name: Option<String>,
@@ -177,6 +154,142 @@ struct Draft {
     busy: bool,
 }
 
+impl Draft {
+    /// Words to read (prose or a described image), not something to act on.
+    fn is_words(&self) -> bool {
+        matches!(self.role, "text" | "img") && !self.busy
+    }
+}
+
+/// Lets the clickable node at `index` (`kept[index]`, when kept and a `button`) take the words
+/// inside it: see the module's documentation.
+fn gather(kept: &mut [Option<Draft>], raw: &[RawNode], index: usize) {
+    let Some(container) = kept[index].as_ref() else {
+        return;
+    };
+    if container.role != "button" {
+        return;
+    }
+    // The words inside that belong to no control inside it, and those controls.
+    let mut loose = Vec::new();
+    let mut controls = Vec::new();
+    let mut control_end = 0;
+    for i in index + 1..raw[index].subtree_end {
+        let Some(inner) = kept[i].as_ref() else {
+            continue;
+        };
+        if i < control_end {
+            continue;
+        }
+        if inner.is_words() {
+            loose.push(i);
+        } else {
+            controls.push(i);
+            control_end = raw[i].subtree_end;
+        }
+    }
+    let draft_at = |kept: &[Option<Draft>], i: usize| -> String {
+        kept[i].as_ref().map(|d| d.name.clone()).unwrap_or_default()
+    };
+    if !container.name.is_empty() {
+        // Words inside that its own name already says are not said again ("Home" in a tab
+        // described as "Home").
+        let own = container.name.to_lowercase();
+        for &i in &loose {
+            if own.contains(&draft_at(kept, i).to_lowercase()) {
+                kept[i] = None;
+            }
+        }
+        return;
+    }
+    let mut parts: Vec<String> = Vec::new();
+    for &i in &loose {
+        let words = draft_at(kept, i);
+        if !words.trim().is_empty() && !parts.contains(&words) {
+            parts.push(words);
+        }
+    }
+    // The title: the first prose inside, else the first words.
+    let title = loose
+        .iter()
+        .filter_map(|&i| kept[i].as_ref())
+        .find(|d| d.role == "text" && !d.name.trim().is_empty())
+        .map(|d| d.name.clone())
+        .or_else(|| parts.first().cloned());
+    let container_bounds = container.bounds;
+    let container_states = container.states.clone();
+    if let [only] = controls[..]
+        && let Some(widget) = kept[only].as_mut()
+        && matches!(widget.role, "switch" | "checkbox" | "radio" | "button")
+        && !raw[only].clickable
+        && within(widget.bounds, container_bounds)
+    {
+        // One line for the row and the widget its taps reach through it.
+        let mut names = Vec::new();
+        if !widget.name.is_empty() {
+            names.push(widget.name.clone());
+        }
+        for part in parts {
+            if !names.contains(&part) {
+                names.push(part);
+            }
+        }
+        widget.title = if widget.name.is_empty() {
+            title
+        } else {
+            Some(widget.name.clone())
+        };
+        widget.name = join(&names);
+        for state in container_states {
+            if !widget.states.contains(&state) {
+                widget.states.push(state);
+            }
+        }
+        widget
+            .states
+            .sort_by_key(|s| STATE_ORDER.iter().position(|o| o == s));
+        kept[index] = None;
+        for i in loose {
+            kept[i] = None;
+        }
+        return;
+    }
+    if parts.is_empty() {
+        return;
+    }
+    for &i in &controls {
+        if let Some(widget) = kept[i].as_mut()
+            && matches!(widget.role, "switch" | "checkbox" | "radio")
+            && widget.name.is_empty()
+        {
+            widget.name = title.clone().unwrap_or_default();
+        }
+    }
+    let container = kept[index].as_mut().expect("kept");
+    container.name = join(&parts);
+    container.title = title;
+    for i in loose {
+        kept[i] = None;
+    }
+}
+
+/// Parts of a name, joined and cut to [`MAX_ABSORBED_NAME`] characters.
+fn join(parts: &[String]) -> String {
+    parts
+        .join(PART_SEPARATOR)
+        .chars()
+        .take(MAX_ABSORBED_NAME)
+        .collect()
+}
+
+/// Whether `inner` lies within `outer`.
+fn within(inner: Rect, outer: Rect) -> bool {
+    inner.left >= outer.left
+        && inner.top >= outer.top
+        && inner.right <= outer.right
+        && inner.bottom <= outer.bottom
+}
+
 fn draft(node: &RawNode, screen: Extent) -> Option<Draft> {
     if !node.visible {
         return None;
@@ -184,18 +297,22 @@ fn draft(node: &RawNode, screen: Extent) -> Option<Draft> {
     let bounds = clip(node.bounds?, screen)?;
     let class = simple_class(&node.class);
     let editable = class.contains("EditText") || class.ends_with("AutoCompleteTextView");
-    let has_words = !node.text.is_empty() || !node.desc.is_empty() || !node.hint.is_empty();
+    let worded = has_words(&node.text) || has_words(&node.desc) || has_words(&node.hint);
     let interactive = node.clickable
         || node.long_clickable
         || node.checkable
         || node.scrollable
         || node.focused
         || editable;
-    let layout_only = is_layout(class) && !has_words && !interactive;
-    if !(has_words || interactive || !node.resource_id.is_empty()) || layout_only {
+    let layout_only = is_layout(class) && !worded && !interactive;
+    if !(worded || interactive || !node.resource_id.is_empty()) || layout_only {
         return None;
     }
-    let role = role(node, class, editable);
+    let role = role(node, class, editable, worded);
+    if role == "group" && !interactive {
+        // Kept only for its resource ID, with nothing to read or act on.
+        return None;
+    }
     let id_name = (!node.resource_id.is_empty()).then(|| {
         let entry = node
             .resource_id
@@ -204,25 +321,15 @@ fn draft(node: &RawNode, screen: Extent) -> Option<Draft> {
         format!("#{entry}")
     });
     let (name, value) = match role {
-        "textbox" => {
-            // Before API 26 an empty field reports its hint as its text.
-            let typed = (!node.text.is_empty() && node.text != node.hint).then(|| {
-                if node.password {
-                    tabwire_protocol::REDACTED.to_owned()
-                } else {
-                    node.text.clone()
-                }
-            });
-            (first_non_empty(&[&node.hint, &node.desc]), typed)
-        }
+        "textbox" => field_name_and_value(node),
         "img" | "progressbar" | "slider" => (
-            first_non_empty(&[&node.desc, &node.hint]),
+            first_words(&[&node.desc, &node.hint]),
             (!node.text.is_empty() && role != "img").then(|| node.text.clone()),
         ),
         _ if node.password && !node.text.is_empty() => {
             (Some(tabwire_protocol::REDACTED.to_owned()), None)
         }
-        _ => (first_non_empty(&[&node.text, &node.desc, &node.hint]), None),
+        _ => (first_words(&[&node.text, &node.desc, &node.hint]), None),
     };
     let mut states = Vec::new();
     if node.checked {
@@ -245,6 +352,7 @@ fn draft(node: &RawNode, screen: Extent) -> Option<Draft> {
     Some(Draft {
         role,
         name: name.unwrap_or_default(),
+        title: None,
         id_name,
         value,
         states,
@@ -253,7 +361,38 @@ fn draft(node: &RawNode, screen: Extent) -> Option<Draft> {
     })
 }
 
-fn role(node: &RawNode, class: &str, editable: bool) -> &'static str {
+/// A field's name and value. Its hint names it (else its description), and its text is its
+/// value, except when the text is the hint: an empty field reports its hint as its text (on
+/// every release: Android fills an empty field's text with its hint for accessibility).
+///
+/// A dump without a `hint` attribute (uiautomator's first dumper writes none) cannot tell an
+/// empty field's hint from a typed value. A field nothing else names, that is not focused and
+/// not a password, is then named by its text, as a browser names a field by its placeholder
+/// (`textbox "Email or username"`), and shows no value: a value typed into such a field reads
+/// as its name (`textbox "ada@example.com"`). A focused one shows its text as its value (it is
+/// being typed into). A password's text is never a name: it shows `REDACTED` as its value.
+fn field_name_and_value(node: &RawNode) -> (Option<String>, Option<String>) {
+    let label = first_words(&[&node.hint, &node.desc]);
+    let shows_hint = !node.hint.is_empty() && node.text == node.hint;
+    if label.is_none()
+        && !node.hint_reported
+        && !node.focused
+        && !node.password
+        && has_words(&node.text)
+    {
+        return (Some(node.text.clone()), None);
+    }
+    let typed = (!node.text.is_empty() && !shows_hint).then(|| {
+        if node.password {
+            tabwire_protocol::REDACTED.to_owned()
+        } else {
+            node.text.clone()
+        }
+    });
+    (label, typed)
+}
+
+fn role(node: &RawNode, class: &str, editable: bool, worded: bool) -> &'static str {
     if editable {
         "textbox"
     } else if class.contains("Switch") || class == "ToggleButton" {
@@ -285,9 +424,9 @@ fn role(node: &RawNode, class: &str, editable: bool) -> &'static str {
         } else {
             "group"
         }
-    } else if class.contains("Image") && !node.desc.is_empty() {
+    } else if class.contains("Image") && has_words(&node.desc) {
         "img"
-    } else if node.text.is_empty() && node.desc.is_empty() && node.hint.is_empty() {
+    } else if !worded {
         "group"
     } else {
         "text"
@@ -309,11 +448,26 @@ fn is_layout(class: &str) -> bool {
         )
 }
 
-fn first_non_empty(candidates: &[&String]) -> Option<String> {
+/// The first of `candidates` that holds words.
+fn first_words(candidates: &[&String]) -> Option<String> {
     candidates
         .iter()
-        .find(|c| !c.trim().is_empty())
+        .find(|c| has_words(c))
         .map(|c| (*c).clone())
+}
+
+/// Whether `text` holds something a reader sees as words: a character that is not white
+/// space, a control or formatting character (direction marks, joiners), or a private-use
+/// code point (where icon fonts draw their glyphs, which read as nothing, or as a box).
+fn has_words(text: &str) -> bool {
+    text.chars().any(|c| {
+        !c.is_whitespace()
+            && !c.is_control()
+            && !matches!(c,
+                '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+                | '\u{2060}'..='\u{206f}' | '\u{feff}'
+                | '\u{e000}'..='\u{f8ff}' | '\u{f0000}'..='\u{10ffff}')
+    })
 }
 
 /// "Loading…", "Loading...", "Please wait": short labels that say the screen is not ready.
@@ -629,8 +783,8 @@ pub(crate) mod tests {
         assert_eq!(empty[1].value, None);
         assert_eq!(empty[2].value, None, "an empty password shows no value");
         let mut refs = RefTable::default();
-        let a = refs.assign(&empty);
-        let b = refs.assign(&typed);
+        let a = refs.assign(empty.iter().map(|n| &n.identity));
+        let b = refs.assign(typed.iter().map(|n| &n.identity));
         assert_eq!(a, b, "typing keeps every ref");
     }
 
@@ -656,7 +810,7 @@ pub(crate) mod tests {
     fn refs_are_stable_grow_only_and_ambiguous_when_shared() {
         let mut refs = RefTable::default();
         let nodes = screen_nodes(&parse_dump(&login_screen("", "")).unwrap(), PHONE);
-        let first = refs.assign(&nodes);
+        let first = refs.assign(nodes.iter().map(|n| &n.identity));
         let numbers: Vec<u32> = first.iter().map(|a| a.index).collect();
         assert_eq!(numbers, (1..=11).collect::<Vec<_>>());
         let ambiguous: Vec<bool> = first.iter().map(|a| a.ambiguous).collect();
@@ -677,8 +831,11 @@ pub(crate) mod tests {
             ),
         );
         let other_nodes = screen_nodes(&parse_dump(&other).unwrap(), PHONE);
-        assert_eq!(refs.assign(&other_nodes)[0].index, 12);
-        assert_eq!(refs.assign(&nodes), first);
+        assert_eq!(
+            refs.assign(other_nodes.iter().map(|n| &n.identity))[0].index,
+            12
+        );
+        assert_eq!(refs.assign(nodes.iter().map(|n| &n.identity)), first);
     }
 
     #[test]
@@ -747,47 +904,313 @@ pub(crate) mod tests {
         assert_eq!(busy, [true, true, false]);
     }
 
+    /// A fixture screen of the end-to-end tests (`tests/fixtures/android/`), parsed.
+    fn fixture(name: &str) -> Hierarchy {
+        let path = format!(
+            "{}/../../tests/fixtures/android/{name}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let xml = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        parse_dump(&xml).unwrap()
+    }
+
+    /// A clickable row around `inside`.
+    fn row(inside: &str) -> String {
+        node(
+            &[
+                ("class", "android.widget.LinearLayout"),
+                ("clickable", "true"),
+                ("bounds", "[0,0][1080,200]"),
+            ],
+            inside,
+        )
+    }
+
+    fn label(text: &str, top: u32) -> String {
+        node(
+            &[
+                ("class", "android.widget.TextView"),
+                ("text", text),
+                ("bounds", &format!("[40,{top}][800,{}]", top + 60)),
+            ],
+            "",
+        )
+    }
+
+    fn switch(extra: &[(&str, &str)]) -> String {
+        let mut attrs = vec![
+            ("class", "android.widget.Switch"),
+            ("resource-id", "android:id/switch_widget"),
+            ("checkable", "true"),
+            ("bounds", "[880,60][1040,140]"),
+        ];
+        attrs.extend_from_slice(extra);
+        node(&attrs, "")
+    }
+
     #[test]
-    fn a_clickable_container_with_controls_inside_keeps_them() {
+    fn settings_rows_are_one_line_each_named_by_their_title_and_summary() {
+        let nodes = screen_nodes(&fixture("settings_network.xml"), PHONE);
+        assert_eq!(
+            lines(&nodes),
+            [
+                r#"button "Navigate up""#,
+                r#"text "Network & internet""#,
+                r##"list "#recycler_view" [scrollable]"##,
+                r#"button "Internet | HomeNet""#,
+                r#"button "Calls & SMS | Acme Mobile""#,
+                r#"switch "Airplane mode""#,
+                r#"button "Hotspot & tethering | Off""#,
+                r#"button "Data Saver | Off""#,
+                "switch \"Wi\u{2011}Fi calling\" [checked]",
+                r#"button "VPN | None""#,
+                r#"button "Private DNS | Automatic""#,
+            ]
+        );
+        // The switch's line is the switch (its taps reach the row), kept by the row's title.
+        let airplane = &nodes[5];
+        assert_eq!(
+            (airplane.bounds.left, airplane.bounds.top),
+            (880, 810),
+            "{airplane:?}"
+        );
+        assert_eq!(
+            airplane.identity,
+            Identity::Text("Airplane mode".into(), "android.widget.Switch".into())
+        );
+        // A row is kept by its title: its summary changes as it is used.
+        assert_eq!(
+            nodes[6].identity,
+            Identity::Text(
+                "Hotspot & tethering".into(),
+                "android.widget.LinearLayout".into()
+            )
+        );
+        let mut refs = RefTable::default();
+        let ambiguous = refs.assign(nodes.iter().map(|n| &n.identity));
+        assert!(ambiguous.iter().all(|a| !a.ambiguous), "{ambiguous:?}");
+    }
+
+    #[test]
+    fn a_row_switched_on_keeps_its_refs() {
+        let off = dump(
+            0,
+            &row(&[label("Wi-Fi", 20), label("Off", 100), switch(&[])].concat()),
+        );
+        let on = dump(
+            0,
+            &row(&[
+                label("Wi-Fi", 20),
+                label("HomeNet", 100),
+                switch(&[("checked", "true")]),
+            ]
+            .concat()),
+        );
+        let off = screen_nodes(&parse_dump(&off).unwrap(), PHONE);
+        let on = screen_nodes(&parse_dump(&on).unwrap(), PHONE);
+        assert_eq!(lines(&off), [r#"switch "Wi-Fi | Off""#]);
+        assert_eq!(lines(&on), [r#"switch "Wi-Fi | HomeNet" [checked]"#]);
+        let mut refs = RefTable::default();
+        assert_eq!(
+            refs.assign(off.iter().map(|n| &n.identity)),
+            refs.assign(on.iter().map(|n| &n.identity))
+        );
+    }
+
+    #[test]
+    fn a_widget_with_its_own_target_keeps_its_line_and_takes_the_rows_title() {
+        // A switch that is clickable itself toggles; the row opens the details.
+        let xml = dump(
+            0,
+            &row(&[
+                label("Wi-Fi", 20),
+                label("HomeNet", 100),
+                switch(&[("clickable", "true"), ("checked", "true")]),
+            ]
+            .concat()),
+        );
+        let nodes = screen_nodes(&parse_dump(&xml).unwrap(), PHONE);
+        assert_eq!(
+            lines(&nodes),
+            [r#"button "Wi-Fi | HomeNet""#, r#"switch "Wi-Fi" [checked]"#]
+        );
+        // A described widget keeps its own name, and the row's words it repeats are not said
+        // twice; a disabled row's widget is disabled.
         let xml = dump(
             0,
             &node(
                 &[
                     ("class", "android.widget.LinearLayout"),
                     ("clickable", "true"),
+                    ("enabled", "false"),
+                    ("bounds", "[0,0][1080,200]"),
                 ],
                 &[
-                    node(
-                        &[
-                            ("class", "android.widget.TextView"),
-                            ("text", "Wi-Fi"),
-                            ("bounds", "[0,0][500,100]"),
-                        ],
-                        "",
-                    ),
-                    node(
-                        &[
-                            ("class", "android.widget.Switch"),
-                            ("checkable", "true"),
-                            ("checked", "true"),
-                            ("content-desc", "Wi-Fi"),
-                            ("bounds", "[500,0][600,100]"),
-                        ],
-                        "",
-                    ),
+                    label("Wi-Fi", 20),
+                    switch(&[("content-desc", "Wi-Fi"), ("checked", "true")]),
                 ]
                 .concat(),
             ),
         );
         let nodes = screen_nodes(&parse_dump(&xml).unwrap(), PHONE);
+        assert_eq!(lines(&nodes), [r#"switch "Wi-Fi" [checked] [disabled]"#]);
+    }
+
+    #[test]
+    fn rows_around_a_button_are_named_by_their_words_and_bare_icons_make_no_line() {
+        let nodes = screen_nodes(&fixture("products.xml"), PHONE);
+        let shown = lines(&nodes);
         assert_eq!(
-            lines(&nodes),
+            shown[5..9],
             [
-                r#"button """#,
-                r#"text "Wi-Fi""#,
-                r#"switch "Wi-Fi" [checked]"#
+                r#"button "Trail Runner 2 | $89.00""#,
+                r#"button "Add to cart""#,
+                r#"button "Canvas Tote | $24.50""#,
+                r#"button "Add to cart""#,
             ]
         );
+        assert!(
+            !shown.iter().any(|l| l.contains("#product_")),
+            "no line is named by an ID when words or nothing would do: {shown:#?}"
+        );
+        // The bottom bar's tabs are described; the labels under them say nothing more.
+        assert_eq!(
+            shown[shown.len() - 4..],
+            [
+                r#"button "Home" [selected]"#,
+                r#"button "Search""#,
+                r#"button "Cart, 2 items""#,
+                r#"button "Profile""#,
+            ]
+        );
+        let remove = lines(&screen_nodes(&fixture("remove_dialog.xml"), PHONE));
+        assert!(
+            !remove.iter().any(|l| l.contains('#')),
+            "layout kept for its ID only: {remove:#?}"
+        );
+    }
+
+    #[test]
+    fn an_icon_glyph_is_no_name_and_a_description_names_its_node() {
+        let nodes = screen_nodes(&fixture("chat.xml"), PHONE);
+        let shown = lines(&nodes);
+        assert_eq!(shown[0], r#"button "Close""#);
+        assert_eq!(shown[shown.len() - 1], r#"button "Send""#);
+        // Each bubble and the long-clickable text in it are one line.
+        assert_eq!(shown[4], r#"button "Tom & Jerry <3""#);
+        assert!(!shown.iter().any(|l| l.contains("#message_")), "{shown:#?}");
+        // A glyph with no description is nothing to read; with words beside it, it stays.
+        let xml = dump(
+            0,
+            &[
+                label("\u{e5cd}", 0),
+                label("\u{e5cd} Close", 100),
+                node(
+                    &[
+                        ("class", "android.widget.TextView"),
+                        ("text", "\u{f0001}"),
+                        ("clickable", "true"),
+                        ("resource-id", "com.x:id/more"),
+                        ("bounds", "[0,200][100,300]"),
+                    ],
+                    "",
+                ),
+            ]
+            .concat(),
+        );
+        let nodes = screen_nodes(&parse_dump(&xml).unwrap(), PHONE);
+        assert_eq!(
+            lines(&nodes),
+            [r#"text "\u{e5cd} Close""#, r##"button "#more""##]
+        );
+    }
+
+    #[test]
+    fn a_field_without_a_hint_in_the_dump_is_named_by_its_text() {
+        let nodes = screen_nodes(&fixture("login.xml"), PHONE);
+        let shown = lines(&nodes);
+        assert!(
+            shown.contains(&r#"textbox "Email or username""#.to_owned()),
+            "{shown:#?}"
+        );
+        // A password's text is never its name.
+        assert!(
+            shown.contains(&r##"textbox "#password" = "••••""##.to_owned()),
+            "{shown:#?}"
+        );
+        let field = |extra: &[(&str, &str)]| {
+            let mut attrs = vec![
+                ("class", "android.widget.EditText"),
+                ("resource-id", "com.x:id/user"),
+                ("text", "Email or username"),
+                ("bounds", "[0,0][1080,100]"),
+            ];
+            attrs.extend_from_slice(extra);
+            let nodes = screen_nodes(&parse_dump(&dump(0, &node(&attrs, ""))).unwrap(), PHONE);
+            lines(&nodes).concat()
+        };
+        // Being typed into: the text is its value.
+        assert_eq!(
+            field(&[("focused", "true")]),
+            r##"textbox "#user" = "Email or username" [focused]"##
+        );
+        // A dump that reports hints: an empty hint means the text is a value.
+        assert_eq!(
+            field(&[("hint", "")]),
+            r##"textbox "#user" = "Email or username""##
+        );
+        assert_eq!(
+            field(&[("hint", "Email or username")]),
+            r#"textbox "Email or username""#
+        );
+        // Named otherwise: the text is its value.
+        assert_eq!(
+            field(&[("content-desc", "Account")]),
+            r#"textbox "Account" = "Email or username""#
+        );
+    }
+
+    #[test]
+    fn every_actionable_element_of_every_fixture_keeps_a_line_inside_it() {
+        let dir = format!(
+            "{}/../../tests/fixtures/android",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let mut screens: Vec<String> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".xml"))
+            .collect();
+        screens.sort();
+        assert!(screens.len() >= 10, "{screens:?}");
+        for screen in screens {
+            let h = fixture(&screen);
+            let nodes = screen_nodes(&h, PHONE);
+            for raw in &h.nodes {
+                let actionable = raw.clickable
+                    || raw.checkable
+                    || raw.scrollable
+                    || raw.class.ends_with("EditText");
+                let Some(bounds) = raw.bounds.and_then(|b| clip(b, PHONE)) else {
+                    continue;
+                };
+                if !actionable || !raw.visible {
+                    continue;
+                }
+                assert!(
+                    nodes.iter().any(|n| within(n.bounds, bounds)),
+                    "{screen}: {} {} {:?} has no line",
+                    raw.class,
+                    raw.resource_id,
+                    raw.text
+                );
+            }
+            assert!(
+                nodes.iter().all(|n| !n.name.is_empty()),
+                "{screen}: a line without a name: {:#?}",
+                lines(&nodes)
+            );
+        }
     }
 
     #[test]

@@ -223,7 +223,7 @@ mod tests {
             package: "com.example.shop".into(),
             rotation: 0,
             keyboard_shown: false,
-            refs: refs.assign(&nodes),
+            refs: refs.assign(nodes.iter().map(|n| &n.identity)),
             nodes,
         }
     }
