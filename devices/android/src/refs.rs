@@ -4,16 +4,29 @@
 
 use std::collections::HashMap;
 
-/// What keeps a node's ref from one dump to the next: a unique resource ID, else its content
-/// description, else its words and class (a field's hint instead of its text, which changes as
-/// it is typed into; a row's title without its summary, which changes as it is switched), else
-/// only its class.
+/// What keeps a node's ref from one dump to the next: the app the node belongs to and its
+/// [`Key`]. The app is part of it so that a ref of one app never names a node of another (a
+/// "Phone" field in a form and the launcher's "Phone" icon are different nodes), as a browser
+/// ref never outlives its document.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Identity {
+pub struct Identity {
+    /// The node's package.
+    pub package: String,
+    /// What tells it from the app's other nodes.
+    pub key: Key,
+}
+
+/// A node's identity within its app: a unique resource ID, else its content description and
+/// class, else its words and class (a field's hint instead of its text, which changes as it is
+/// typed into; a row's title without its summary, which changes as it is switched), else only
+/// its class.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Key {
     /// A resource ID no other kept node of the dump has.
     Id(String),
-    /// The content description.
-    Desc(String),
+    /// The content description and the class (a search icon and the search field that
+    /// replaces it may share a description, never a ref).
+    Desc(String, String),
     /// The words (a field's hint, a row's title) and the class.
     Text(String, String),
     /// Nothing but the class, and the resource ID other nodes share.
@@ -78,5 +91,29 @@ impl RefTable {
                 }
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn desc(package: &str, text: &str, class: &str) -> Identity {
+        Identity {
+            package: package.into(),
+            key: Key::Desc(text.into(), class.into()),
+        }
+    }
+
+    #[test]
+    fn a_ref_never_crosses_into_another_app_or_another_kind_of_node() {
+        let mut refs = RefTable::default();
+        let form = desc("com.example.signup", "Phone", "android.widget.EditText");
+        let launcher = desc("com.android.launcher3", "Phone", "android.widget.TextView");
+        let icon = desc("com.example.signup", "Phone", "android.widget.ImageView");
+        let first = refs.assign([&form]);
+        assert_ne!(refs.assign([&launcher])[0].index, first[0].index);
+        assert_ne!(refs.assign([&icon])[0].index, first[0].index);
+        assert_eq!(refs.assign([&form]), first, "the same node keeps its ref");
     }
 }

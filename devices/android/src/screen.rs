@@ -22,7 +22,7 @@
 use tabwire_protocol::devices::Rect;
 
 use crate::hierarchy::{Hierarchy, RawBounds, RawNode};
-use crate::refs::Identity;
+use crate::refs::{Identity, Key};
 
 /// The longest name taken from the words inside a clickable node.
 const MAX_ABSORBED_NAME: usize = 150;
@@ -108,20 +108,24 @@ pub fn screen_nodes(hierarchy: &Hierarchy, screen: Extent) -> Vec<ScreenNode> {
         .zip(raw)
         .filter_map(|(draft, node)| {
             let draft = draft?;
-            let identity = if id_counts.get(node.resource_id.as_str()) == Some(&1) {
-                Identity::Id(node.resource_id.clone())
+            let key = if id_counts.get(node.resource_id.as_str()) == Some(&1) {
+                Key::Id(node.resource_id.clone())
             } else if !node.desc.is_empty() {
-                Identity::Desc(node.desc.clone())
+                Key::Desc(node.desc.clone(), node.class.clone())
             } else if draft.role == "textbox" && !node.hint.is_empty() {
-                Identity::Text(node.hint.clone(), node.class.clone())
+                Key::Text(node.hint.clone(), node.class.clone())
             } else if draft.role == "textbox" {
                 // A field's text is what is typed into it: only its class (and shared ID) stay.
-                Identity::Class(format!("{}{}", node.class, node.resource_id))
+                Key::Class(format!("{}{}", node.class, node.resource_id))
             } else if !draft.name.is_empty() && !draft.name.starts_with('#') {
                 let words = draft.title.unwrap_or_else(|| draft.name.clone());
-                Identity::Text(words, node.class.clone())
+                Key::Text(words, node.class.clone())
             } else {
-                Identity::Class(format!("{}{}", node.class, node.resource_id))
+                Key::Class(format!("{}{}", node.class, node.resource_id))
+            };
+            let identity = Identity {
+                package: node.package.clone(),
+                key,
             };
             Some(ScreenNode {
                 role: draft.role,
@@ -759,14 +763,17 @@ pub(crate) mod tests {
             }
         );
         assert_eq!(
-            nodes[1].identity,
-            Identity::Id("com.example.shop:id/email".into())
+            nodes[1].identity.key,
+            Key::Id("com.example.shop:id/email".into())
         );
         assert_eq!(
-            nodes[5].identity,
-            Identity::Text("LOG IN".into(), "android.view.ViewGroup".into())
+            nodes[5].identity.key,
+            Key::Text("LOG IN".into(), "android.view.ViewGroup".into())
         );
-        assert_eq!(nodes[7].identity, Identity::Desc("Shop logo".into()));
+        assert_eq!(
+            nodes[7].identity.key,
+            Key::Desc("Shop logo".into(), "android.widget.ImageView".into())
+        );
         // The two offers share an ID, so neither is identified by it.
         assert_eq!(nodes[9].identity, nodes[10].identity);
         assert!(nodes.iter().all(|n| !n.busy));
@@ -975,13 +982,13 @@ pub(crate) mod tests {
             "{airplane:?}"
         );
         assert_eq!(
-            airplane.identity,
-            Identity::Text("Airplane mode".into(), "android.widget.Switch".into())
+            airplane.identity.key,
+            Key::Text("Airplane mode".into(), "android.widget.Switch".into())
         );
         // A row is kept by its title: its summary changes as it is used.
         assert_eq!(
-            nodes[6].identity,
-            Identity::Text(
+            nodes[6].identity.key,
+            Key::Text(
                 "Hotspot & tethering".into(),
                 "android.widget.LinearLayout".into()
             )
