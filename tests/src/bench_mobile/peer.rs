@@ -67,6 +67,36 @@ pub struct MobileMcp {
     pub session: Session,
     /// How long installing took, or `None` when it was already there.
     pub install_took: Option<Duration>,
+    /// Stops the adb server the peer starts, when it goes.
+    _adb_server: AdbServerGuard,
+}
+
+/// Remembers whether an adb server listened on adb's default port before the peer started.
+struct AdbServerGuard {
+    before: bool,
+}
+
+/// adb's default server port. mobile-mcp's `mobilecli` helper lists devices through an adb
+/// server on it (starting the real adb's when none runs, whatever `ANDROID_HOME`, `PATH` or
+/// `ANDROID_ADB_SERVER_PORT` say); the benchmark's figures come from the fake adb alone.
+const ADB_SERVER: (&str, u16) = ("127.0.0.1", 5037);
+
+fn adb_server_listening() -> bool {
+    std::net::TcpStream::connect(ADB_SERVER).is_ok()
+}
+
+impl Drop for AdbServerGuard {
+    /// Stops the adb server the peer started, if it started one: servers a run starts stop
+    /// with it.
+    fn drop(&mut self) {
+        if !self.before && adb_server_listening() {
+            let _ = std::process::Command::new("adb")
+                .args(["-P", &ADB_SERVER.1.to_string(), "kill-server"])
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .status();
+        }
+    }
 }
 
 impl MobileMcp {
@@ -74,6 +104,9 @@ impl MobileMcp {
     /// directory of the scenario whose `platform-tools/adb` is the fake adb; telemetry is off.
     pub async fn start(phones: &Phones) -> Result<MobileMcp> {
         let install_took = ensure_installed().await?;
+        let adb_server = AdbServerGuard {
+            before: adb_server_listening(),
+        };
         let home = phones.dir().root().join("android-home");
         let tools = home.join("platform-tools");
         std::fs::create_dir_all(&tools).context("create ANDROID_HOME/platform-tools")?;
@@ -96,6 +129,7 @@ impl MobileMcp {
         Ok(MobileMcp {
             session,
             install_took,
+            _adb_server: adb_server,
         })
     }
 
