@@ -49,6 +49,25 @@ pub struct DeviceFacts {
     pub screen: ScreenSize,
 }
 
+#[cfg(test)]
+impl DeviceFacts {
+    /// A Pixel 7 on Android 14 with the serial number `serialno`, for tests.
+    pub fn pixel(serialno: &str) -> DeviceFacts {
+        DeviceFacts {
+            serialno: serialno.into(),
+            android_id: String::new(),
+            manufacturer: "Google".into(),
+            model: "Pixel 7".into(),
+            os_version: "14".into(),
+            sdk: Some(34),
+            screen: ScreenSize {
+                width: 1080,
+                height: 2400,
+            },
+        }
+    }
+}
+
 /// How the backend was started, as far as a device's operations care.
 #[derive(Debug, Clone, Default)]
 pub struct DeviceOptions {

@@ -114,23 +114,10 @@ fn bounded(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use tabwire_protocol::devices::ScreenSize;
-
     use super::*;
 
     fn facts(serialno: &str) -> DeviceFacts {
-        DeviceFacts {
-            serialno: serialno.into(),
-            android_id: String::new(),
-            manufacturer: "Google".into(),
-            model: "Pixel 7".into(),
-            os_version: "14".into(),
-            sdk: Some(34),
-            screen: ScreenSize {
-                width: 1080,
-                height: 2400,
-            },
-        }
+        DeviceFacts::pixel(serialno)
     }
 
     #[test]

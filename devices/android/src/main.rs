@@ -55,8 +55,15 @@ struct Args {
     /// the stricter of it and the operator's applies.
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
-    /// A one-time code from `tabwire-hub pair --device`, to pair with a local hub.
-    #[arg(long, value_name = "CODE")]
+    /// A one-time code from `tabwire-hub pair --device`, to pair with a local hub (prefer the
+    /// environment variable: arguments are visible to other users in `ps`, and whoever uses a
+    /// code first pairs with it).
+    #[arg(
+        long,
+        env = "TABWIRE_PAIRING_CODE",
+        hide_env_values = true,
+        value_name = "CODE"
+    )]
     pairing_code: Option<String>,
     /// The tabwire-hub program that makes pairing codes when there is neither a key nor a
     /// --pairing-code (default: the tabwire-hub beside this program, else on PATH).
