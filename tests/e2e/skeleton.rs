@@ -446,6 +446,7 @@ async fn tools_are_listed_with_strict_schemas() {
             "click_element",
             "close_tab",
             "create_tab",
+            "doctor",
             "drag_element",
             "fill_form",
             "get_active_tab",
