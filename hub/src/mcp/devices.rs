@@ -259,7 +259,10 @@ fn render_observation(name: &str, observation: &DeviceObservation) -> Rendering 
         };
         return render_changes(head, changes, Vec::new(), &window);
     }
-    let mut head = Rendering::hub(format!("device {}: ", quoted(name)));
+    // The device's name is the phone's words, like the package.
+    let mut head = Rendering::hub("device ");
+    head.push_page(&quoted(name));
+    head.push(": ");
     head.push_page(&observation.package);
     head.push(&format!(
         " (version {}{})",
@@ -706,15 +709,16 @@ pub async fn device_screenshot(
         "format": "png",
         "bytes": bytes,
     });
-    let mut text = format!(
-        "device {} screenshot: {}x{} png, {}",
-        quoted(&name),
+    let mut text = Rendering::hub("device ");
+    text.push_page(&quoted(&name));
+    text.push(&format!(
+        " screenshot: {}x{} png, {}",
         shot.width,
         shot.height,
         human_size(bytes)
-    );
+    ));
     if (shot.screen_width, shot.screen_height) != (shot.width, shot.height) {
-        text.push_str(&format!(
+        text.push(&format!(
             " (of {}x{} px)",
             shot.screen_width, shot.screen_height
         ));
@@ -821,11 +825,13 @@ pub const RELEASE_DEVICE: &str = "Give up this session's hold on the device.";
 
 pub async fn release_device(ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutput, ToolError> {
     let (released, name) = call(ctx, ReleaseDevice {}, RELEASE_DEADLINE).await?;
-    let text = if released.released {
-        format!("Released device {}.", quoted(&name))
+    let mut text = Rendering::hub(if released.released {
+        "Released device "
     } else {
-        format!("This session did not hold device {}.", quoted(&name))
-    };
+        "This session did not hold device "
+    });
+    text.push_page(&quoted(&name));
+    text.push(".");
     Ok(ToolOutput::new(json!(released), text))
 }
 
