@@ -336,6 +336,15 @@ fn dropped_audit_records_are_counted() {
         "{}",
         audit.detail
     );
+    // The count is every account's: a hosted caller learns nothing of the others' activity.
+    auth::issue(&dir.0, "alice", Role::Agent, Duration::from_secs(60), "").unwrap();
+    hub.auth = Some(Arc::new(
+        Authenticator::load(&dir.0, &KeySource::Secret).unwrap(),
+    ));
+    let alice = hub.accounts.get("alice");
+    let audit = check(&report(&hub, &alice), "audit log").clone();
+    assert!(audit.ok, "{audit:?}");
+    assert!(!audit.detail.contains("dropped"), "{}", audit.detail);
 }
 
 #[test]
