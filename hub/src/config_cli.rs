@@ -166,6 +166,13 @@ fn hosted_url(given: &str) -> Result<String, String> {
     let origin = trimmed.strip_suffix("/mcp").unwrap_or(trimmed);
     let origin = PublicOrigin::parse(origin)
         .map_err(|invalid| format!("--url {given:?}: {}", invalid.why))?;
+    // The snippet sends an agent token with every request: never in clear over a network.
+    if !origin.private_in_transit() {
+        return Err(format!(
+            "--url {given:?}: the agent token would cross the network in clear; use https:// \
+             (http:// only for a loopback host such as 127.0.0.1 behind a local proxy)"
+        ));
+    }
     Ok(format!("{origin}/mcp"))
 }
 

@@ -276,6 +276,32 @@ fn a_hosted_url_is_its_origin_and_mcp() {
     }
 }
 
+/// The snippet sends the agent token with every request: `http://` only to this machine.
+#[test]
+fn a_token_never_goes_in_clear_over_a_network() {
+    for clear in [
+        "http://hub.example",
+        "http://hub.example:8080/team/mcp",
+        "http://10.0.0.5",
+        "http://127.0.0.1.evil.example",
+        "http://[2001:db8::1]",
+    ] {
+        let refusal = hosted_url(clear).unwrap_err();
+        assert!(refusal.contains("in clear"), "{clear}: {refusal}");
+    }
+    for local in [
+        "http://127.0.0.1:17841",
+        "http://localhost:8080/team",
+        "http://[::1]:8080",
+        "http://127.0.0.2",
+    ] {
+        assert!(hosted_url(local).is_ok(), "{local}");
+    }
+    let usage =
+        super::run(args(&["--url", "http://hub.example", "--client", "claude-code"]).unwrap());
+    assert_eq!(usage, std::process::ExitCode::from(2));
+}
+
 #[test]
 fn an_unknown_client_is_a_usage_error_that_lists_the_names() {
     let error = args(&["--client", "emacs"]).err().unwrap();

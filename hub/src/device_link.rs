@@ -21,7 +21,9 @@ impl Linked for Device {
     const ROLE: Role = Role::Device;
     const PAIRING: PairingKind = PairingKind::Device;
     const HOW_TO_PAIR: &'static str = "run `tabwire-hub pair --device` on the hub's machine and \
-                                       give the code to tabwire-android";
+                                       give the code to tabwire-android in its environment \
+                                       (TABWIRE_PAIRING_CODE), or run tabwire-android on the \
+                                       hub's machine, which pairs itself";
     type Message = DeviceMessage;
 
     fn check_origin(origin: Option<&str>) -> Result<(), &'static str> {

@@ -42,6 +42,10 @@ pub struct Check {
     /// What to do about it, in one line, when it is not ok.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fix: Option<String>,
+    /// `detail` quotes a peer's words (a device's name or model, a refused handshake's
+    /// message naming the ID it chose): the `doctor` tool fences it as page text.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub peer_words: bool,
 }
 
 impl Check {
@@ -52,6 +56,7 @@ impl Check {
             ok: true,
             detail: detail.into(),
             fix: None,
+            peer_words: false,
         }
     }
 
@@ -62,7 +67,14 @@ impl Check {
             ok: false,
             detail: detail.into(),
             fix: Some(fix.into()),
+            peer_words: false,
         }
+    }
+
+    /// Marks the detail as quoting a peer's words when `peer_words`.
+    pub fn quoting_peer(mut self, peer_words: bool) -> Check {
+        self.peer_words = peer_words;
+        self
     }
 
     /// The check for a person: `ok   name: detail`, or `FAIL name: detail` and its fix on the
@@ -429,7 +441,8 @@ fn peers_check<K: Linked>(
                 K::protocol_version(&peer.hello)
             ),
             format!("update the {noun}'s software and tabwire-hub to the same tabwire release"),
-        );
+        )
+        .quoting_peer(K::NAMES_FROM_PEER);
     }
     let away: Vec<String> = known
         .iter()
@@ -455,7 +468,7 @@ fn peers_check<K: Linked>(
         if !away.is_empty() {
             detail.push_str(&format!("; not connected: {}", away.join(", ")));
         }
-        return Check::pass(&name, detail);
+        return Check::pass(&name, detail).quoting_peer(K::NAMES_FROM_PEER);
     }
     if known.is_empty() && K::NOUN == Device::NOUN {
         return Check::pass(
@@ -475,7 +488,7 @@ fn peers_check<K: Linked>(
     } else {
         hint
     };
-    Check::fail(&name, detail, fix)
+    Check::fail(&name, detail, fix).quoting_peer(K::NAMES_FROM_PEER && !away.is_empty())
 }
 
 /// The latest handshake of kind `K` the hub turned away for this account, if any.
@@ -507,7 +520,8 @@ fn refusals_check<K: Linked>(account: &Account, hosted: bool) -> Check {
         _ if hosted => format!("give each {noun} a valid token of its own, of this account"),
         _ => format!("each {noun} needs a pairing of its own: {}", K::HOW_TO_PAIR),
     };
-    Check::fail(&name, detail, fix)
+    // The message may name what the refused peer sent (the ID it chose, a version): its words.
+    Check::fail(&name, detail, fix).quoting_peer(true)
 }
 
 fn policy_check(hub: &HubState, account: &Account) -> Check {
@@ -586,9 +600,13 @@ fn audit_check(hub: &HubState) -> Check {
     let Some(log) = &hub.audit else {
         return Check::pass(name, "not kept");
     };
-    let place = match (&hub.layout.audit_dir, hub.is_hosted()) {
-        (Some(dir), false) => format!("{}: ", dir.display()),
-        _ => String::new(),
+    // The count is the whole hub's, every account's records: not a hosted caller's business.
+    if hub.is_hosted() {
+        return Check::pass(name, "kept by the operator");
+    }
+    let place = match &hub.layout.audit_dir {
+        Some(dir) => format!("{}: ", dir.display()),
+        None => String::new(),
     };
     match log.dropped() {
         0 => Check::pass(name, format!("{place}no record dropped")),
@@ -599,13 +617,8 @@ fn audit_check(hub: &HubState) -> Check {
                  behind or a write failed)",
                 plural(dropped as usize)
             ),
-            if hub.is_hosted() {
-                "tell the operator: the hub's log says why each record was dropped".to_owned()
-            } else {
-                "check the disk of the audit directory (space, permissions); the hub's log says \
-                 why each record was dropped"
-                    .to_owned()
-            },
+            "check the disk of the audit directory (space, permissions); the hub's log says why \
+             each record was dropped",
         ),
     }
 }
@@ -625,9 +638,10 @@ fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
 
-/// A name in double quotes, as messages quote names.
+/// A name in double quotes, JSON-escaped (a quote, a line break or an escape sequence in a
+/// peer's name stays inside its quotes), as messages quote names.
 fn quoted(name: &str) -> String {
-    format!("\"{name}\"")
+    serde_json::Value::String(name.to_owned()).to_string()
 }
 
 #[cfg(test)]

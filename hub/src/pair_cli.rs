@@ -92,12 +92,7 @@ pub fn run(args: PairArgs) -> anyhow::Result<()> {
     let code = pairing::new_code(&dir, ttl, kind)?;
     println!("{code}");
     if args.device {
-        eprintln!(
-            "Give this code to tabwire-android (its pairing code option) on the machine the \
-             phones are attached to. It works once, within {}, with the hub whose state is in {}.",
-            args.ttl,
-            dir.display()
-        );
+        eprintln!("{}", device_hint(&args.ttl, &dir));
         return Ok(());
     }
     eprintln!(
@@ -108,4 +103,31 @@ pub fn run(args: PairArgs) -> anyhow::Result<()> {
         dir.display()
     );
     Ok(())
+}
+
+/// What to do with a device code. Never on tabwire-android's command line: other users of the
+/// machine read every process's arguments (`ps`, /proc/PID/cmdline); its environment is
+/// private to its user.
+fn device_hint(ttl: &str, dir: &std::path::Path) -> String {
+    format!(
+        "Give this code to tabwire-android on the machine the phones are attached to, in its \
+         environment: TABWIRE_PAIRING_CODE=<code> tabwire-android (not as a command-line \
+         argument, which other users can read in ps). On the hub's own machine tabwire-android \
+         pairs itself without a code. It works once, within {ttl}, with the hub whose state is \
+         in {}.",
+        dir.display()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_device_code_goes_in_the_environment_never_the_command_line() {
+        let hint = device_hint("10m", std::path::Path::new("/state"));
+        assert!(hint.contains("TABWIRE_PAIRING_CODE="), "{hint}");
+        assert!(!hint.contains("--pairing-code"), "{hint}");
+        assert!(!hint.contains("pairing code option"), "{hint}");
+    }
 }

@@ -67,6 +67,21 @@ pub enum PairingError {
         /// What is wrong with it.
         reason: String,
     },
+    /// `pair --revoke` named several pairings (a device chooses its own name, so names can
+    /// collide on purpose): nothing was removed; the pairing ID picks one.
+    #[error(
+        "{who:?} names {} pairings; nothing was revoked. Revoke one by its pairing ID:{}",
+        .matches.len(),
+        .matches.iter().map(|p| format!(
+            "\n  {} {} {:?} (ID {})", p.pairing_id, p.kind, p.name, p.peer_id
+        )).collect::<String>()
+    )]
+    Ambiguous {
+        /// What was given.
+        who: String,
+        /// The pairings it names.
+        matches: Vec<Paired>,
+    },
 }
 
 fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> PairingError {
@@ -428,12 +443,22 @@ pub fn list(dir: &Path) -> Result<Vec<Paired>, PairingError> {
     Ok(read(dir)?.0.browsers)
 }
 
-/// Removes the pairings whose peer ID, name or pairing ID is `who`; returns them.
+/// Removes the pairing whose pairing ID, peer ID or name is `who` and returns it (none when
+/// none is). A pairing ID names exactly one; a peer ID or name that names several (a device
+/// backend chooses its devices' names, and could choose another pairing's) removes none:
+/// [`PairingError::Ambiguous`] lists them.
 pub fn revoke(dir: &Path, who: &str) -> Result<Vec<Paired>, PairingError> {
     update(dir, |state| {
-        let (gone, kept) = std::mem::take(&mut state.browsers)
+        let exact = state.browsers.iter().any(|b| b.pairing_id == who);
+        let (gone, kept): (Vec<Paired>, Vec<Paired>) = std::mem::take(&mut state.browsers)
             .into_iter()
-            .partition(|b| b.peer_id == who || b.name == who || b.pairing_id == who);
+            .partition(|b| b.pairing_id == who || (!exact && (b.peer_id == who || b.name == who)));
+        if gone.len() > 1 {
+            return Err(PairingError::Ambiguous {
+                who: who.to_owned(),
+                matches: gone,
+            });
+        }
         state.browsers = kept;
         Ok(gone)
     })
@@ -700,6 +725,46 @@ mod tests {
         assert!(pairings.is_current(&b.pairing_id));
         assert_eq!(revoke(&dir, "id-b").unwrap().len(), 1);
         assert!(list(&dir).unwrap().is_empty());
+        std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+    }
+
+    /// A device names itself: a backend can pair devices named like another pairing (or like
+    /// another peer's ID). Revoking by that name removes nothing and lists them.
+    #[test]
+    fn a_name_of_several_pairings_revokes_none() {
+        let dir = scratch();
+        let pairings = Pairings::open(&dir).unwrap();
+        let work = new_code(&dir, TTL, PairingKind::Browser).unwrap();
+        let work = pairings
+            .complete(&work, "id-a", "Work", &[1; KEY_LEN])
+            .unwrap();
+        let phone = new_code(&dir, TTL, PairingKind::Device).unwrap();
+        let phone = pairings
+            .complete(&phone, "backend-1", "Work", &[2; KEY_LEN])
+            .unwrap();
+        let posing = new_code(&dir, TTL, PairingKind::Device).unwrap();
+        let posing = pairings
+            .complete(&posing, "backend-2", "id-a", &[3; KEY_LEN])
+            .unwrap();
+        let refused = revoke(&dir, "Work").unwrap_err();
+        let PairingError::Ambiguous { matches, .. } = &refused else {
+            panic!("{refused}");
+        };
+        assert_eq!(matches, &vec![work.clone(), phone.clone()]);
+        let said = refused.to_string();
+        assert!(
+            said.contains(&work.pairing_id) && said.contains(&phone.pairing_id),
+            "{said}"
+        );
+        assert!(
+            revoke(&dir, "id-a").is_err(),
+            "a peer ID another pairing is named after"
+        );
+        assert_eq!(list(&dir).unwrap().len(), 3, "nothing was removed");
+        // The pairing ID picks one, even when another pairing is named after it.
+        assert_eq!(revoke(&dir, &phone.pairing_id).unwrap(), vec![phone]);
+        assert_eq!(revoke(&dir, &work.pairing_id).unwrap(), vec![work]);
+        assert_eq!(revoke(&dir, "id-a").unwrap(), vec![posing]);
         std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
     }
 

@@ -32,6 +32,11 @@ pub trait PeerKind: Sized + Send + Sync + 'static {
     /// browser profile per pairing or token, while one device backend serves every phone
     /// attached to its machine over one credential.
     const PER_CREDENTIAL: usize;
+    /// Whether what a peer of this kind says about itself (its name, model, versions) is the
+    /// peer's words, fenced like page text where an agent reads it: a device's name and model
+    /// come from the phone (`ro.product.model`…), which a rooted phone or a malicious backend
+    /// controls. A browser's name is typed by its profile's owner: the hub shows it as its own.
+    const NAMES_FROM_PEER: bool;
 
     /// What the peer says about itself when it connects.
     type Hello: Clone + Send + Sync + 'static;
@@ -50,6 +55,16 @@ pub trait PeerKind: Sized + Send + Sync + 'static {
     fn versions(hello: &Self::Hello) -> String;
     /// What a person does to connect one, for messages to agents ("In Chrome, …").
     fn connect_hint(reach: &Reach) -> String;
+}
+
+/// Whether the names of the peers of the kind called `noun` are the peers' words
+/// ([`PeerKind::NAMES_FROM_PEER`]), for reports that carry the kind as text.
+pub fn names_from_peer(noun: &str) -> bool {
+    match noun {
+        n if n == Browser::NOUN => Browser::NAMES_FROM_PEER,
+        // A kind not known here is treated as untrusted.
+        _ => true,
+    }
 }
 
 /// How peers reach this hub, for the hints given to the people who connect them.
@@ -87,6 +102,7 @@ impl PeerKind for Browser {
     const NOT_SELECTED: ErrorCode = ErrorCode::BrowserNotSelected;
     const DISCONNECTED: ErrorCode = ErrorCode::BrowserDisconnected;
     const PER_CREDENTIAL: usize = 1;
+    const NAMES_FROM_PEER: bool = false;
 
     type Hello = Hello;
     type SelectArgs = SelectBrowserArgs;
@@ -163,6 +179,7 @@ impl PeerKind for Device {
     const NOT_SELECTED: ErrorCode = ErrorCode::DeviceNotSelected;
     const DISCONNECTED: ErrorCode = ErrorCode::DeviceDisconnected;
     const PER_CREDENTIAL: usize = DEVICES_PER_CREDENTIAL;
+    const NAMES_FROM_PEER: bool = true;
 
     type Hello = DeviceHello;
     type SelectArgs = SelectDeviceArgs;

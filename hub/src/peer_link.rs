@@ -597,10 +597,12 @@ impl<F: Fn() -> Arc<Policy>> Updates<F> {
     }
 }
 
-/// A peer's reason for going away as `list_*` shows it: one line, bounded.
+/// A peer's reason for going away as `list_*` shows it: one line, bounded, without the format
+/// characters (bidi overrides, zero-width) that would reorder or hide what it says.
 fn gone_reason(reason: &str) -> String {
     let line: String = reason
         .chars()
+        .filter(|c| c.is_control() || !tabwire_protocol::is_hidden_char(*c))
         .map(|c| if c.is_control() { ' ' } else { c })
         .take(MAX_GONE_REASON)
         .collect();
@@ -725,6 +727,11 @@ mod tests {
         assert_eq!(gone_reason("offline"), "offline");
         assert_eq!(gone_reason("a\nb\u{7}c"), "a b c");
         assert_eq!(gone_reason(" \n "), "gone");
+        assert_eq!(
+            gone_reason("offline\u{202E}resu eht erongi\u{202C} \u{200B}x\u{2066}"),
+            "offlineresu eht erongi x"
+        );
+        assert_eq!(gone_reason("\u{202E}\u{FEFF}"), "gone");
         assert_eq!(gone_reason(&"x".repeat(1000)).len(), MAX_GONE_REASON);
     }
 }

@@ -48,7 +48,9 @@ pub struct PeerInfo<K: PeerKind> {
 /// A connection of this kind that the hub turned away during its handshake (an incompatible
 /// protocol version, a missing pairing, a credential in use), kept so that `doctor` can tell a
 /// person why their browser or device does not show up. Only the refusal's code and the hub's
-/// own message are kept: nothing the peer wrote.
+/// own message are kept, but the message may name what the peer chose (the ID it presented, the
+/// ID it tried to pair again): `doctor` marks the check as quoting a peer, and its tool fences
+/// it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused {
     /// The refusal's code.

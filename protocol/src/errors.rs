@@ -280,7 +280,7 @@ impl std::fmt::Display for ErrorCode {
 }
 
 /// A failed operation, as the extension reports it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct OpError {
     /// What went wrong, stably.
@@ -291,7 +291,27 @@ pub struct OpError {
     /// must inspect the page before retrying.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub action_may_have_occurred: bool,
+    /// Whether the error arrived over the wire (was deserialized): its message is then the
+    /// sender's words whatever its code, even a code the hub reserves for its own errors
+    /// (`DEVICE_NOT_FOUND`, `BRIDGE_TIMEOUT`…), and is fenced where an agent reads it. Never
+    /// sent; errors made with [`OpError::new`] are the maker's own. Not part of equality.
+    #[serde(skip, default = "arrived")]
+    pub from_wire: bool,
 }
+
+fn arrived() -> bool {
+    true
+}
+
+impl PartialEq for OpError {
+    fn eq(&self, other: &Self) -> bool {
+        self.code == other.code
+            && self.message == other.message
+            && self.action_may_have_occurred == other.action_may_have_occurred
+    }
+}
+
+impl Eq for OpError {}
 
 impl OpError {
     /// An error that certainly changed nothing.
@@ -300,6 +320,7 @@ impl OpError {
             code,
             message: message.into(),
             action_may_have_occurred: false,
+            from_wire: false,
         }
     }
 
@@ -313,6 +334,24 @@ impl OpError {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_read_off_the_wire_is_marked_as_the_senders() {
+        let made = OpError::new(ErrorCode::DeviceNotFound, "no device");
+        assert!(!made.from_wire);
+        let sent = serde_json::to_value(&made).unwrap();
+        assert!(sent.get("fromWire").is_none(), "{sent}");
+        let read: OpError = serde_json::from_value(sent).unwrap();
+        assert!(read.from_wire, "a peer may use a hub's code");
+        assert_eq!(read, made);
+        // A peer cannot claim the mark away.
+        assert!(
+            serde_json::from_value::<OpError>(serde_json::json!({
+                "code": "DEVICE_NOT_FOUND", "message": "m", "fromWire": false
+            }))
+            .is_err()
+        );
+    }
 
     #[test]
     fn wire_names_match_serde() {

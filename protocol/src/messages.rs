@@ -136,6 +136,39 @@ pub fn check_challenge(challenge: &Challenge) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// Whether `c` is a character a person does not see as written: a control character, or a
+/// format character (Unicode category Cf: bidirectional overrides and isolates U+202A–202E and
+/// U+2066–2069, zero-width spaces and joiners, the BOM, tag characters…), which
+/// [`char::is_control`] lets through and which can reorder or hide text in a name. The Cf
+/// ranges are Unicode 15.1's.
+pub fn is_hidden_char(c: char) -> bool {
+    c.is_control()
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{0600}'..='\u{0605}'
+                | '\u{061C}'
+                | '\u{06DD}'
+                | '\u{070F}'
+                | '\u{0890}'..='\u{0891}'
+                | '\u{08E2}'
+                | '\u{180E}'
+                | '\u{200B}'..='\u{200F}'
+                | '\u{202A}'..='\u{202E}'
+                | '\u{2060}'..='\u{2064}'
+                | '\u{2066}'..='\u{206F}'
+                | '\u{FEFF}'
+                | '\u{FFF9}'..='\u{FFFB}'
+                | '\u{110BD}'
+                | '\u{110CD}'
+                | '\u{13430}'..='\u{1343F}'
+                | '\u{1BCA0}'..='\u{1BCA3}'
+                | '\u{1D173}'..='\u{1D17A}'
+                | '\u{E0001}'
+                | '\u{E0020}'..='\u{E007F}'
+        )
+}
+
 /// Checks a [`Hello`] the way the hub does, so the extension can show the same reason.
 ///
 /// Returns a [`Refusal`] for an incompatible protocol version or a malformed identity.
@@ -163,12 +196,12 @@ pub fn check_hello(hello: &Hello) -> Result<(), Refusal> {
         ("extension version", &hello.extension_version),
         ("Chrome version", &hello.chrome_version),
     ] {
-        if value.chars().count() > MAX_IDENTITY_LEN || value.chars().any(char::is_control) {
+        if value.chars().count() > MAX_IDENTITY_LEN || value.chars().any(is_hidden_char) {
             return Err(Refusal {
                 code: crate::ErrorCode::InvalidArgument,
                 message: format!(
                     "{field} must be at most {MAX_IDENTITY_LEN} characters without control \
-                     characters"
+                     characters or format characters (bidi overrides, zero-width)"
                 ),
             });
         }
@@ -267,9 +300,10 @@ pub fn check_device_hello(hello: &DeviceHello) -> Result<(), crate::Refusal> {
         ("OS version", &hello.os_version),
         ("backend version", &hello.backend_version),
     ] {
-        if value.chars().count() > MAX_IDENTITY_LEN || value.chars().any(char::is_control) {
+        if value.chars().count() > MAX_IDENTITY_LEN || value.chars().any(is_hidden_char) {
             return Err(invalid(format!(
-                "{field} must be at most {MAX_IDENTITY_LEN} characters without control characters"
+                "{field} must be at most {MAX_IDENTITY_LEN} characters without control characters \
+                 or format characters (bidi overrides, zero-width)"
             )));
         }
     }
@@ -425,6 +459,23 @@ mod tests {
         }
     }
 
+    fn device_hello() -> DeviceHello {
+        DeviceHello {
+            device_id: "android-R58M12ABCDE".into(),
+            device_name: "Pixel 7".into(),
+            platform: crate::devices::Platform::Android,
+            model: "Google Pixel 7".into(),
+            os_version: "14 (API 34)".into(),
+            screen: crate::devices::ScreenSize {
+                width: 1080,
+                height: 2400,
+            },
+            backend_version: "0.1.0".into(),
+            protocol_version: PROTOCOL_VERSION,
+            proof: None,
+        }
+    }
+
     #[test]
     fn hello_round_trips_with_camel_case_fields() {
         let msg = ExtensionMessage::Hello(hello());
@@ -568,6 +619,51 @@ mod tests {
         assert!(check_hello(&proof).unwrap_err().message.contains("proof"));
         proof.proof = Some("ab".repeat(32));
         assert!(check_hello(&proof).is_ok());
+    }
+
+    /// Bidi overrides and zero-width characters are no control characters, yet they reorder or
+    /// hide what a name says (`Work\u{202E}knaB` reads as "WorkBank" backwards): refused in every
+    /// text field of both hellos.
+    #[test]
+    fn hello_fields_refuse_format_characters() {
+        for hidden in [
+            '\u{202E}',
+            '\u{2066}',
+            '\u{2069}',
+            '\u{200B}',
+            '\u{FEFF}',
+            '\u{E0041}',
+        ] {
+            assert!(is_hidden_char(hidden), "{:?}", hidden);
+            let text = format!("Work{hidden}Bank");
+            for field in 0..3 {
+                let mut browser = hello();
+                match field {
+                    0 => browser.browser_name = text.clone(),
+                    1 => browser.extension_version = text.clone(),
+                    _ => browser.chrome_version = text.clone(),
+                }
+                let refusal = check_hello(&browser).unwrap_err();
+                assert!(refusal.message.contains("format characters"), "{refusal:?}");
+            }
+            for field in 0..4 {
+                let mut device = device_hello();
+                match field {
+                    0 => device.device_name = text.clone(),
+                    1 => device.model = text.clone(),
+                    2 => device.os_version = text.clone(),
+                    _ => device.backend_version = text.clone(),
+                }
+                let refusal = check_device_hello(&device).unwrap_err();
+                assert!(refusal.message.contains("format characters"), "{refusal:?}");
+            }
+        }
+        for shown in ['é', 'ß', '日', '😀', ' '] {
+            assert!(!is_hidden_char(shown), "{shown}");
+        }
+        let mut fine = device_hello();
+        fine.device_name = "Pixel 7 · Mañana 日本".into();
+        assert!(check_device_hello(&fine).is_ok());
     }
 
     #[test]

@@ -560,3 +560,45 @@ async fn a_backend_credential_holds_many_devices_and_a_browser_credential_one() 
     assert_eq!(account.devices.list().len(), Device::PER_CREDENTIAL);
     assert_eq!(Browser::PER_CREDENTIAL, 1);
 }
+
+/// The phone names itself (`ro.product.model`…): a rooted phone or a malicious backend writes
+/// instructions there. Wherever a device's name reaches the agent, it is fenced as the peer's
+/// words; a browser's name, typed by its profile's owner, is the hub's text.
+#[tokio::test]
+async fn a_devices_name_is_its_words_and_fenced() {
+    let (caller, mut devices) = local(&["d1", "d2"]);
+    let text = |rendering: &super::super::fence::Rendering| rendering.quotes_page();
+    let listed = dispatch(&caller, "list_devices", object(json!({})))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(text(&listed.text), "list_devices: {}", listed.text);
+    let error = fails(&caller, "device_snapshot", json!({})).await;
+    assert_eq!(error.code, ErrorCode::DeviceNotSelected);
+    assert!(error.candidates_quote_page, "the candidates name devices");
+    assert!(!error.quotes_page, "the hub's message is its own");
+    let selected = dispatch(&caller, "select_device", object(json!({"deviceId": "d1"})))
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(text(&selected.text), "select_device: {}", selected.text);
+    let (_, released) = call_on(&caller, &mut devices[0], "release_device", json!({})).await;
+    let released = released.unwrap();
+    assert!(text(&released.text), "release_device: {}", released.text);
+    assert_eq!(
+        super::super::fence::unfenced(
+            &super::super::envelope::success(released).content[0]
+                .as_text()
+                .unwrap()
+                .text
+        ),
+        "Released device \"Phone d1\"."
+    );
+    // Selecting a disconnected device names it in the error: fenced too.
+    let (gone, _) = &devices[1];
+    caller.account.devices.disconnect(gone);
+    let error = fails(&caller, "select_device", json!({"deviceId": "d2"})).await;
+    assert_eq!(error.code, ErrorCode::DeviceDisconnected);
+    assert!(error.quotes_page, "{}", error.message);
+    const { assert!(Device::NAMES_FROM_PEER && !Browser::NAMES_FROM_PEER) };
+}

@@ -72,6 +72,15 @@ impl Rendering {
         self.mark(start, self.text.len());
     }
 
+    /// Appends text that is page text (or a peer's words) when `page`, the hub's own otherwise.
+    pub fn push_as(&mut self, text: &str, page: bool) {
+        if page {
+            self.push_page(text);
+        } else {
+            self.push(text);
+        }
+    }
+
     /// Appends another rendering, keeping what of it is page text.
     pub fn append(&mut self, other: Rendering) {
         let offset = self.text.len();

@@ -29,17 +29,14 @@ pub async fn list<K: Registered>(
     let mut data = Vec::new();
     for peer in &peers {
         let is_selected = selected.as_deref() == Some(peer.id());
-        let mut line = Rendering::hub(format!(
-            "{}={} name={} {}",
-            K::ID_ARG,
-            peer.id(),
-            quote_if_spaced(peer.name()),
-            if peer.connected {
-                "connected"
-            } else {
-                "disconnected"
-            },
-        ));
+        // A device's name is the phone's words (`PeerKind::NAMES_FROM_PEER`): fenced.
+        let mut line = Rendering::hub(format!("{}={} name=", K::ID_ARG, peer.id()));
+        line.push_as(&quote_if_spaced(peer.name()), K::NAMES_FROM_PEER);
+        line.push(if peer.connected {
+            " connected"
+        } else {
+            " disconnected"
+        });
         // Why it went away, in its backend's words.
         if let Some(reason) = &peer.gone {
             line.push(" (");
@@ -112,7 +109,7 @@ pub async fn select<K: Registered>(
         ));
     };
     if !peer.connected {
-        return Err(ToolError::new(
+        let mut error = ToolError::new(
             K::DISCONNECTED,
             format!(
                 "{noun} {} ({}) is not connected; select a connected {noun} or wait for it to \
@@ -120,12 +117,17 @@ pub async fn select<K: Registered>(
                 quote_if_spaced(peer.name()),
                 peer.id()
             ),
-        ));
+        );
+        error.quotes_page = K::NAMES_FROM_PEER;
+        return Err(error);
     }
     ctx.session.select::<K>(peer.id());
     tracing::info!(session = ctx.session.id(), kind = noun, peer = %peer.id(), "selected");
+    let mut text = Rendering::hub("Selected ");
+    text.push_as(&quote_if_spaced(peer.name()), K::NAMES_FROM_PEER);
+    text.push(&format!(" ({}).", peer.id()));
     Ok(ToolOutput::new(
         json!({K::ID_ARG: peer.id(), "name": peer.name()}),
-        format!("Selected {} ({}).", quote_if_spaced(peer.name()), peer.id()),
+        text,
     ))
 }

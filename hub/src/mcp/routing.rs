@@ -269,6 +269,8 @@ impl ToolContext {
                         .map(|p| json!({K::ID_ARG: p.id(), "name": p.name()}))
                         .collect(),
                 );
+                // A device's name is the phone's words: its candidates are fenced.
+                error.candidates_quote_page = K::NAMES_FROM_PEER;
                 Err(error)
             }
         }
