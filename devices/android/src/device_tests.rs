@@ -196,18 +196,7 @@ impl Adb for Phone {
 }
 
 fn facts() -> DeviceFacts {
-    DeviceFacts {
-        serialno: "R58M12ABCDE".into(),
-        android_id: String::new(),
-        manufacturer: "Google".into(),
-        model: "Pixel 7".into(),
-        os_version: "14".into(),
-        sdk: Some(34),
-        screen: ScreenSize {
-            width: 1080,
-            height: 2400,
-        },
-    }
+    DeviceFacts::pixel("R58M12ABCDE")
 }
 
 fn device(phone: &Arc<Phone>, options: DeviceOptions) -> Device<Phone> {

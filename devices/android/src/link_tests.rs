@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU32, Ordering};
 
-use tabwire_protocol::devices::{DeviceOp, ReleaseDevice, ScreenSize};
+use tabwire_protocol::devices::{DeviceOp, ReleaseDevice};
 use tabwire_protocol::pairing::{KEY_LEN, PairingCode};
 use tabwire_protocol::{HubProof, Welcome};
 use tokio::net::TcpListener;
@@ -29,18 +29,7 @@ impl Adb for NoAdb {
 }
 
 fn facts() -> DeviceFacts {
-    DeviceFacts {
-        serialno: "R58M12ABCDE".into(),
-        android_id: String::new(),
-        manufacturer: "Google".into(),
-        model: "Pixel 7".into(),
-        os_version: "14".into(),
-        sdk: Some(34),
-        screen: ScreenSize {
-            width: 1080,
-            height: 2400,
-        },
-    }
+    DeviceFacts::pixel("R58M12ABCDE")
 }
 
 fn device() -> Arc<Device<NoAdb>> {
