@@ -36,26 +36,37 @@ pub struct Playwright {
     _dir: Scratch,
 }
 
-/// Where the peer is installed (`npm install --prefix bench-peers`).
+/// Where the peers are installed (`npm install --prefix bench-peers`).
 fn prefix() -> PathBuf {
     repo_root().join("bench-peers")
 }
 
+/// Where npm puts `package` under [`prefix`].
+pub fn installed_dir(package: &str) -> PathBuf {
+    prefix().join("node_modules").join(package)
+}
+
 fn package_dir() -> PathBuf {
-    prefix().join("node_modules").join(PACKAGE)
+    installed_dir(PACKAGE)
 }
 
 /// Installs the pinned version unless it is already there; returns how long installing took.
 pub async fn ensure_installed() -> Result<Option<Duration>> {
-    let manifest = package_dir().join("package.json");
+    npm_install(PACKAGE, VERSION).await
+}
+
+/// Installs `package` at `version` into the git-ignored `bench-peers/` unless that version is
+/// there already; returns how long installing took, or `None` when nothing was installed.
+pub async fn npm_install(package: &str, version: &str) -> Result<Option<Duration>> {
+    let manifest = installed_dir(package).join("package.json");
     let installed = std::fs::read_to_string(&manifest)
         .ok()
         .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
         .and_then(|json| json["version"].as_str().map(str::to_owned));
-    if installed.as_deref() == Some(VERSION) {
+    if installed.as_deref() == Some(version) {
         return Ok(None);
     }
-    eprintln!("bench: installing {PACKAGE}@{VERSION} into bench-peers/ …");
+    eprintln!("bench: installing {package}@{version} into bench-peers/ …");
     std::fs::create_dir_all(prefix()).context("create bench-peers/")?;
     let started = Instant::now();
     // npm's own progress goes to the terminal's stderr; stdout is kept for the table.
@@ -65,7 +76,7 @@ pub async fn ensure_installed() -> Result<Option<Duration>> {
         .arg(prefix())
         .arg("--no-audit")
         .arg("--no-fund")
-        .arg(format!("{PACKAGE}@{VERSION}"))
+        .arg(format!("{package}@{version}"))
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .kill_on_drop(true)
@@ -73,7 +84,7 @@ pub async fn ensure_installed() -> Result<Option<Duration>> {
         .await
         .context("cannot run npm (Node.js and npm are needed for the peer)")?;
     if !status.success() {
-        bail!("npm install {PACKAGE}@{VERSION} failed ({status})");
+        bail!("npm install {package}@{version} failed ({status})");
     }
     Ok(Some(started.elapsed()))
 }

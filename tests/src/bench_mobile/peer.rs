@@ -9,12 +9,12 @@
 //! {device, x, y}`, which observes nothing, so a tap and a look are two calls.
 
 use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use tokio::process::Command;
 
-use crate::artifacts::repo_root;
+use crate::bench::peer::{installed_dir, npm_install};
 use crate::bench::session::Session;
 use crate::device::Phones;
 
@@ -23,42 +23,13 @@ pub const PACKAGE: &str = "@mobilenext/mobile-mcp";
 /// The version measured (PLATFORM.md).
 pub const VERSION: &str = "1.0.4";
 
-fn prefix() -> PathBuf {
-    repo_root().join("bench-peers")
-}
-
 fn package_dir() -> PathBuf {
-    prefix().join("node_modules").join(PACKAGE)
+    installed_dir(PACKAGE)
 }
 
 /// Installs the pinned version unless it is there; returns how long installing took.
 pub async fn ensure_installed() -> Result<Option<Duration>> {
-    let installed = std::fs::read_to_string(package_dir().join("package.json"))
-        .ok()
-        .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
-        .and_then(|json| json["version"].as_str().map(str::to_owned));
-    if installed.as_deref() == Some(VERSION) {
-        return Ok(None);
-    }
-    eprintln!("bench-mobile: installing {PACKAGE}@{VERSION} into bench-peers/ …");
-    std::fs::create_dir_all(prefix()).context("create bench-peers/")?;
-    let started = Instant::now();
-    let status = Command::new("npm")
-        .arg("install")
-        .arg("--prefix")
-        .arg(prefix())
-        .args(["--no-audit", "--no-fund"])
-        .arg(format!("{PACKAGE}@{VERSION}"))
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .kill_on_drop(true)
-        .status()
-        .await
-        .context("cannot run npm (Node.js and npm are needed for the peer)")?;
-    if !status.success() {
-        bail!("npm install {PACKAGE}@{VERSION} failed ({status})");
-    }
-    Ok(Some(started.elapsed()))
+    npm_install(PACKAGE, VERSION).await
 }
 
 /// A running mobile-mcp.
