@@ -207,9 +207,11 @@ $('policyText').addEventListener('input', () => { policyEdited = true; });
 
 $('savePolicy').addEventListener('click', async () => {
   showText($('policyError'), '');
+  showText($('policySaved'), '');
   const reply = await send({ type: 'savePolicy', text: $('policyText').value });
   if (reply && reply.ok) {
     policyEdited = false;
+    showText($('policySaved'), 'Saved: agents get these rules from their next call.');
   } else {
     showText($('policyError'), (reply && reply.error) || 'Could not save the rules.');
   }

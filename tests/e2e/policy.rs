@@ -72,13 +72,19 @@ impl Setup {
     /// Saves the browser owner's rules through the popup, as a person types them.
     async fn owner_rules(&self, lines: &str) {
         let popup = self.browser.open_tab(POPUP).await;
-        // The popup's worker may still be starting: retry until the rules are shown saved.
+        // The popup's worker may still be starting: retry until the popup says the rules are
+        // saved (the worker has answered), not merely that no error is shown yet.
         let expression = format!(
-            "(async () => {{ const text = document.getElementById('policyText'); \
+            "(async () => {{ const $ = (id) => document.getElementById(id); \
+             const text = $('policyText'); \
              text.value = {lines}; text.dispatchEvent(new Event('input')); \
-             document.getElementById('savePolicy').click(); \
-             await new Promise((r) => setTimeout(r, 300)); \
-             return document.getElementById('policyError').hidden; }})()",
+             $('savePolicy').click(); \
+             for (let i = 0; i < 50; i++) {{ \
+               await new Promise((r) => setTimeout(r, 100)); \
+               if (!$('policySaved').hidden) return true; \
+               if (!$('policyError').hidden) return false; \
+             }} \
+             return false; }})()",
             lines = serde_json::to_string(lines).unwrap()
         );
         eventually("the popup to save the rules", CONNECT_LIMIT, || async {
