@@ -12,14 +12,17 @@ if [[ -z "$pinned" ]]; then
   echo "build.sh: could not find the wasm-bindgen pin (wasm-bindgen = \"=X.Y.Z\") in $repo/Cargo.toml" >&2
   exit 1
 fi
+target_dir="${CARGO_TARGET_DIR:-$repo/target}"
+case "$target_dir" in /*) ;; *) target_dir="$repo/$target_dir" ;; esac
+# scripts/start and scripts/test install the pinned CLI into the checkout's own tools directory.
+export PATH="$target_dir/tools/bin:$PATH"
 installed="$(wasm-bindgen --version 2>/dev/null | awk '{print $2}' || true)"
 if [[ "$installed" != "$pinned" ]]; then
   have="${installed:+version $installed is installed}"
-  echo "build.sh: the wasm-bindgen CLI must be version $pinned (${have:-it is not installed}); run: cargo install wasm-bindgen-cli --version $pinned" >&2
+  echo "build.sh: the wasm-bindgen CLI must be version $pinned (${have:-it is not installed}); scripts/start and scripts/test install it, or run: cargo install wasm-bindgen-cli --version $pinned --root $target_dir/tools" >&2
   exit 1
 fi
 
-target_dir="${CARGO_TARGET_DIR:-$repo/target}"
 cargo build --quiet -p tabwire-extension --target wasm32-unknown-unknown --profile wasm-release
 # The name section (function names for stack traces) is a quarter of the file; panics are
 # logged with their message by the wasm itself, so it is dropped.

@@ -1,5 +1,6 @@
 //! A real MCP client (rmcp) talking to the hub through the real `tabwire-mcp` binary.
 
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
@@ -234,12 +235,24 @@ impl McpClient {
 
     /// [`McpClient::connect`] with a client of one's own (its name, what it hears).
     pub async fn connect_as(hub: &Hub, listener: Listener) -> McpClient {
-        let mut command = tokio::process::Command::new(&artifacts().shim);
-        command.arg("--socket").arg(&hub.socket);
+        McpClient::connect_shim(&artifacts().shim, &hub.socket, listener)
+            .await
+            .expect("MCP handshake")
+    }
+
+    /// Starts the shim at `shim` against the hub socket `socket` (a hub the tests did not
+    /// start, such as the first-run check's) and completes the MCP handshake.
+    pub async fn connect_shim(
+        shim: &Path,
+        socket: &Path,
+        listener: Listener,
+    ) -> Result<McpClient, String> {
+        let mut command = tokio::process::Command::new(shim);
+        command.arg("--socket").arg(socket);
         let (transport, stderr) = TokioChildProcess::builder(command)
             .stderr(Stdio::piped())
             .spawn()
-            .expect("start tabwire-mcp");
+            .map_err(|error| format!("start {}: {error}", shim.display()))?;
         if let Some(stderr) = stderr {
             tokio::spawn(async move {
                 let mut lines = tokio::io::BufReader::new(stderr).lines();
@@ -248,8 +261,11 @@ impl McpClient {
                 }
             });
         }
-        let service = listener.serve(transport).await.expect("MCP handshake");
-        McpClient::from_service(service)
+        let service = listener
+            .serve(transport)
+            .await
+            .map_err(|error| format!("MCP handshake: {error}"))?;
+        Ok(McpClient::from_service(service))
     }
 
     /// Calls a tool; protocol-level failures panic.

@@ -1,0 +1,93 @@
+# Shared by scripts/start and scripts/test (sourced, not run): progress lines, and installing
+# what a fresh machine lacks, each only when it is missing. Every install says what it installs
+# and why before it starts, and a failure says what to do by hand.
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+target_dir="${CARGO_TARGET_DIR:-$repo/target}"
+case "$target_dir" in /*) ;; *) target_dir="$repo/$target_dir" ;; esac
+# Tools pinned to this checkout (the wasm-bindgen CLI must match the crate's exact version) live
+# under the target directory, so they never replace another project's copy on PATH.
+tools_dir="$target_dir/tools"
+export PATH="$tools_dir/bin:$PATH"
+started_at=$(date +%s)
+
+# A progress line on stderr, with the seconds since the script started.
+say() { printf '%s [+%ss] %s\n' "${script_name:-tabwire}" "$(( $(date +%s) - started_at ))" "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+need_cargo() {
+  command -v cargo >/dev/null \
+    || die "cargo is not installed: install Rust from https://rustup.rs, then run this again"
+}
+
+# Runs a command as root: directly when we are root, else through sudo.
+as_root() {
+  if [ "$(id -u)" = 0 ]; then "$@";
+  elif command -v sudo >/dev/null; then sudo "$@";
+  else return 1; fi
+}
+
+# Installs distribution packages. Arguments are Debian names; Fedora names are mapped.
+install_packages() {
+  if command -v apt-get >/dev/null; then
+    say "installing with apt-get: $*"
+    as_root apt-get update -qq \
+      && DEBIAN_FRONTEND=noninteractive as_root apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+  elif command -v dnf >/dev/null; then
+    local mapped=()
+    for package in "$@"; do
+      case "$package" in
+        nginx-light) mapped+=(nginx) ;;
+        adb) mapped+=(android-tools) ;;
+        *) mapped+=("$package") ;;
+      esac
+    done
+    say "installing with dnf: ${mapped[*]}"
+    as_root dnf install -y -q "${mapped[@]}"
+  else
+    return 1
+  fi
+}
+
+# The wasm32 target, for the extension's Rust.
+ensure_wasm_target() {
+  if command -v rustup >/dev/null; then
+    if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
+      say "adding the Rust target wasm32-unknown-unknown (the extension's logic is Rust compiled to wasm)"
+      rustup target add wasm32-unknown-unknown >&2 || die "rustup could not add wasm32-unknown-unknown"
+    fi
+  elif [ ! -d "$(rustc --print sysroot)/lib/rustlib/wasm32-unknown-unknown" ]; then
+    die "the Rust target wasm32-unknown-unknown is missing and rustup is not installed to add it"
+  fi
+}
+
+# The wasm-bindgen CLI at the version Cargo.toml pins, in the checkout's own tools directory.
+ensure_wasm_bindgen() {
+  local pinned have
+  pinned="$(sed -n 's/^wasm-bindgen *= *"=\([0-9][0-9.]*\)".*/\1/p' "$repo/Cargo.toml" | head -n 1)"
+  [ -n "$pinned" ] || die "could not find the wasm-bindgen pin in $repo/Cargo.toml"
+  have="$("$tools_dir/bin/wasm-bindgen" --version 2>/dev/null | awk '{print $2}' || true)"
+  if [ "$have" != "$pinned" ]; then
+    say "installing the wasm-bindgen CLI $pinned into $tools_dir (once; about 3 minutes on 2 cores)"
+    # No --locked: the CLI's lockfile names a crate version the registry here lacks (PLATFORM.md).
+    cargo install --quiet wasm-bindgen-cli --version "$pinned" --root "$tools_dir" \
+      || die "cargo install wasm-bindgen-cli --version $pinned failed (see above)"
+  fi
+}
+
+# Chromium, when the hub's discovery (the same code the launcher and the tests use) finds no
+# Chrome or Chromium. `$1` is the built tabwire-hub.
+ensure_chromium() {
+  local hub="$1" found
+  if found="$("$hub" find-chrome 2>/tmp/tabwire-find-chrome.$$)"; then
+    rm -f /tmp/tabwire-find-chrome.$$
+    say "browser: $found"
+    return 0
+  fi
+  say "no Chrome or Chromium found: $(cat /tmp/tabwire-find-chrome.$$)"
+  rm -f /tmp/tabwire-find-chrome.$$
+  install_packages chromium \
+    || die "could not install Chromium (no apt-get or dnf, or no root and no sudo): install Chromium or Google Chrome yourself, or set TABWIRE_CHROME=/path/to/chrome"
+  found="$("$hub" find-chrome)" || die "Chromium was installed but is still not found"
+  say "browser: $found"
+}
