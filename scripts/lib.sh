@@ -14,6 +14,9 @@ started_at=$(date +%s)
 # A progress line on stderr, with the seconds since the script started.
 say() { printf '%s [+%ss] %s\n' "${script_name:-tabwire}" "$(( $(date +%s) - started_at ))" "$*" >&2; }
 die() { say "error: $*"; exit 1; }
+# A command that fails under `set -e` (a cargo build, say) printed its own error; this line says
+# that the script stopped there, not somewhere later.
+trap 'status=$?; say "stopped: the command above failed (exit $status)"' ERR
 
 need_cargo() {
   command -v cargo >/dev/null \
