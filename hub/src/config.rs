@@ -18,6 +18,7 @@ use jsonwebtoken::Algorithm;
 use crate::accounts::Limits;
 use crate::auth::{AuthError, Authenticator, KeySource};
 use crate::hosted::{InvalidOrigin, PublicOrigin};
+use crate::launch::{self, Headless, LaunchSettings};
 use crate::leases::DEFAULT_LEASE_IDLE;
 use crate::state::FileUrls;
 
@@ -97,6 +98,28 @@ pub struct Settings {
     /// Hosted mode: the largest /mcp request body, in bytes.
     #[arg(long, default_value_t = Limits::default().body_bytes)]
     pub max_body_bytes: usize,
+    /// Local mode: once listening, start a tabwire-owned Chromium profile with the extension
+    /// loaded, paired and connected (docs/launched-browser.md); stopped with the hub. The
+    /// browser is found as `tabwire-hub find-chrome` finds it (TABWIRE_CHROME overrides).
+    #[arg(long, env = "TABWIRE_LAUNCH_BROWSER", value_parser = clap::builder::BoolishValueParser::new())]
+    pub launch_browser: bool,
+    /// With --launch-browser: the launched browser's name, as agents see it. Default: "tabwire
+    /// Chromium".
+    #[arg(long, env = "TABWIRE_BROWSER_NAME", value_name = "NAME")]
+    pub browser_name: Option<String>,
+    /// With --launch-browser: its profile directory, kept between runs (logins made there
+    /// last). Default: $XDG_DATA_HOME/tabwire/chromium, or ~/.local/share/tabwire/chromium (on
+    /// macOS ~/Library/Application Support/tabwire/chromium).
+    #[arg(long, env = "TABWIRE_BROWSER_PROFILE", value_name = "DIR")]
+    pub browser_profile: Option<PathBuf>,
+    /// With --launch-browser: the extension folder (with a built pkg/). Default: extension/ of
+    /// the repository tabwire-hub was built in, found above its executable.
+    #[arg(long, env = "TABWIRE_EXTENSION", value_name = "DIR")]
+    pub extension: Option<PathBuf>,
+    /// With --launch-browser: run it headless. auto: headless on Linux when neither DISPLAY nor
+    /// WAYLAND_DISPLAY is set, with a window otherwise (and on macOS).
+    #[arg(long, env = "TABWIRE_HEADLESS", value_enum)]
+    pub headless: Option<Headless>,
 }
 
 /// A configuration that keeps every rule of its mode.
@@ -110,6 +133,8 @@ pub struct Config {
     lease_idle: Duration,
     /// The `--policy` file.
     policy: Option<PathBuf>,
+    /// The launched browser's settings, with `--launch-browser`.
+    launch: Option<LaunchSettings>,
 }
 
 /// How the hub serves agents.
@@ -201,6 +226,9 @@ pub enum ConfigError {
     /// The keys or the revocation list cannot be loaded.
     #[error(transparent)]
     Auth(#[from] AuthError),
+    /// The launched browser's settings make no launched browser.
+    #[error(transparent)]
+    Launch(#[from] launch::SettingsError),
 }
 
 impl Config {
@@ -219,6 +247,7 @@ impl Config {
             audit_dir: Some(state_dir.join("audit")),
             lease_idle: DEFAULT_LEASE_IDLE,
             policy: None,
+            launch: None,
             mode: Mode::Local {
                 socket_path,
                 state_dir,
@@ -234,13 +263,30 @@ impl Config {
             audit_dir: None,
             lease_idle: DEFAULT_LEASE_IDLE,
             policy: None,
+            launch: None,
         }
     }
 
     /// The configuration `settings` describe: hosted mode when they name an auth directory
     /// (its keys are loaded here), local mode otherwise.
     pub fn from_settings(settings: Settings) -> Result<Config, ConfigError> {
+        Config::from_settings_in(settings, &launch::Places::here())
+    }
+
+    /// [`Config::from_settings`] with the launched browser's default places given.
+    pub fn from_settings_in(
+        settings: Settings,
+        places: &launch::Places,
+    ) -> Result<Config, ConfigError> {
         let http = SocketAddr::new(settings.host, settings.port);
+        let given = launch::Given {
+            launch: settings.launch_browser,
+            name: settings.browser_name,
+            profile: settings.browser_profile,
+            extension: settings.extension,
+            headless: settings.headless,
+        };
+        let launch = launch::validate(given, settings.auth_dir.is_some(), places)?;
         let Some(auth_dir) = settings.auth_dir else {
             let hosted_only = [
                 ("--public-origin", settings.public_origin.is_some()),
@@ -258,10 +304,12 @@ impl Config {
                 Some(dir) => dir,
                 None => default_state_dir_here().ok_or(ConfigError::NoStateDir)?,
             };
-            return Ok(Config::local(http, socket, state_dir)?
+            let mut config = Config::local(http, socket, state_dir)?
                 .with_audit_dir(settings.audit_dir)
                 .with_policy(settings.policy)
-                .with_lease_idle(Duration::from_secs(settings.lease_idle)));
+                .with_lease_idle(Duration::from_secs(settings.lease_idle));
+            config.launch = launch;
+            return Ok(config);
         };
         if settings.socket.is_some() {
             return Err(ConfigError::SocketInHostedMode);
@@ -368,9 +416,29 @@ impl Config {
         &self.mode
     }
 
-    pub(crate) fn into_parts(self) -> (SocketAddr, Mode, Option<PathBuf>, Option<PathBuf>) {
-        (self.http, self.mode, self.audit_dir, self.policy)
+    /// The launched browser's settings, with `--launch-browser`.
+    pub fn launch(&self) -> Option<&LaunchSettings> {
+        self.launch.as_ref()
     }
+
+    pub(crate) fn into_parts(self) -> Parts {
+        Parts {
+            http: self.http,
+            mode: self.mode,
+            audit_dir: self.audit_dir,
+            policy: self.policy,
+            launch: self.launch,
+        }
+    }
+}
+
+/// A [`Config`] taken apart by [`Hub::bind`](crate::Hub::bind).
+pub(crate) struct Parts {
+    pub http: SocketAddr,
+    pub mode: Mode,
+    pub audit_dir: Option<PathBuf>,
+    pub policy: Option<PathBuf>,
+    pub launch: Option<LaunchSettings>,
 }
 
 /// Where a local hub keeps its state when not told: `$XDG_STATE_HOME/tabwire`, else
@@ -538,6 +606,63 @@ mod tests {
     }
 
     #[test]
+    fn the_launched_browser_is_for_local_mode_and_its_flags_need_it() {
+        let error = config(&["--browser-name", "Bot"]).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                ConfigError::Launch(launch::SettingsError::LaunchOnly("--browser-name"))
+            ),
+            "{error}"
+        );
+        let dir = auth_dir();
+        let error = config(&[
+            "--auth-dir",
+            dir.path().to_str().unwrap(),
+            "--public-origin",
+            "https://hub.example",
+            "--launch-browser",
+        ])
+        .unwrap_err();
+        assert!(
+            matches!(
+                error,
+                ConfigError::Launch(launch::SettingsError::HostedMode)
+            ),
+            "{error}"
+        );
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .parent()
+            .unwrap();
+        let places = launch::Places {
+            xdg_data_home: Some("/data".into()),
+            home: Some("/home/a".into()),
+            exe_dir: Some(root.join("target/debug")),
+        };
+        let launching = Config::from_settings_in(
+            settings(&[
+                "--launch-browser",
+                "--headless",
+                "always",
+                "--extension",
+                "/x",
+            ]),
+            &places,
+        );
+        // A folder that is not the extension's is named.
+        assert!(
+            matches!(
+                launching,
+                Err(ConfigError::Launch(launch::SettingsError::NotAnExtension(
+                    _
+                )))
+            ),
+            "{launching:?}"
+        );
+        assert!(config(&[]).unwrap().launch().is_none());
+    }
+
+    #[test]
     fn hosted_mode_rules() {
         let dir = auth_dir();
         let auth = dir.path().to_str().unwrap();
@@ -644,7 +769,7 @@ mod tests {
                 "https://hub.example",
             ];
             flags.extend(extra);
-            match config(&flags).unwrap().into_parts().1 {
+            match config(&flags).unwrap().into_parts().mode {
                 Mode::Hosted(hosted) => hosted.file_urls,
                 Mode::Local { .. } => unreachable!("an auth directory is hosted mode"),
             }

@@ -11,8 +11,8 @@
 //! directory): those are the operator's business, and the fixes that need them are too.
 //!
 //! Adding a check is one more function from the state to a [`Check`] and one more line in
-//! [`report`]: the launched Chromium profile, when the hub starts one, is such a check (the
-//! profile's browser ID kept in [`crate::state::Layout`], and whether that browser is connected).
+//! [`report`]. The launched browser (`--launch-browser`) is such a check: its status is kept in
+//! [`crate::state::Layout`], and whether it is connected is the registry's to say.
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt};
 use std::path::Path;
@@ -195,6 +195,9 @@ pub fn report(hub: &HubState, account: &Account) -> Report {
         pairing.as_ref(),
         &mut peers,
     ));
+    if let Some(launched) = &hub.layout.launched {
+        checks.push(crate::launch::check::doctor_check(launched, account));
+    }
     checks.push(refusals_check::<Browser>(account, hosted));
     checks.push(refusals_check::<Device>(account, hosted));
     checks.push(policy_check(hub, account));

@@ -19,6 +19,8 @@
 //! - [`mcp`]: the MCP handler, the tool catalogue and the routing of tool calls; [`audit`]:
 //!   the audit log every tool call is recorded in; [`doctor`]: the hub's checks of its own
 //!   set-up (the `doctor` tool and `tabwire-hub doctor`).
+//! - [`launch`]: the launched profile (`--launch-browser`), a tabwire-owned Chromium started
+//!   and stopped with the hub; [`chrome`]: finding Chromium or Chrome to run.
 //!
 //! Listeners and the shutdown signal are passed in, so tests can run hubs on port 0 in one
 //! process.
@@ -27,10 +29,12 @@ pub mod accounts;
 pub mod audit;
 pub mod auth;
 pub mod browser_link;
+pub mod chrome;
 pub mod config;
 pub mod device_link;
 pub mod doctor;
 pub mod hosted;
+pub mod launch;
 pub mod leases;
 pub mod local_session;
 pub mod local_socket;
@@ -103,7 +107,13 @@ impl Hub {
     /// Binds HTTP and, in local mode, the Unix socket, as `config` says.
     pub async fn bind(config: Config) -> Result<Hub, BindError> {
         let lease_idle = config.lease_idle();
-        let (addr, mode, audit_dir, policy_file) = config.into_parts();
+        let config::Parts {
+            http: addr,
+            mode,
+            audit_dir,
+            policy: policy_file,
+            launch,
+        } = config.into_parts();
         let http = TcpListener::bind(addr)
             .await
             .map_err(|source| BindError::Http { addr, source })?;
@@ -138,6 +148,7 @@ impl Hub {
                     socket: Some(socket_path.clone()),
                     state_dir: Some(state_dir),
                     audit_dir,
+                    launched: launch.map(|settings| Arc::new(launch::Launched::new(settings))),
                 };
                 Ok(Hub {
                     http,
@@ -177,6 +188,8 @@ impl Hub {
                             socket: None,
                             state_dir: None,
                             audit_dir,
+                            // Configuration refuses --launch-browser in hosted mode.
+                            launched: None,
                         },
                     }),
                     public: Some(config.public),
@@ -200,6 +213,21 @@ impl Hub {
     /// Where clients reach the hub, in hosted mode.
     pub fn public(&self) -> Option<&hosted::PublicOrigin> {
         self.public.as_ref()
+    }
+
+    /// What every connection of this hub shares.
+    pub fn state(&self) -> &Arc<HubState> {
+        &self.state
+    }
+
+    /// Starts the browser the configuration asked for (`--launch-browser`) with `browser`;
+    /// `None` when it asked for none. Call it from the main thread (see [`launch::start`]).
+    pub fn launch_browser(
+        &self,
+        browser: chrome::Found,
+    ) -> Option<Result<launch::Running, launch::child::LaunchError>> {
+        let launched = self.state.layout.launched.as_ref()?;
+        Some(launch::start(&self.state, launched, browser))
     }
 
     /// Serves until `shutdown` completes, then removes the socket file.

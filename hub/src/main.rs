@@ -1,14 +1,19 @@
 //! The `tabwire-hub` binary: parses arguments, sets up logging, and runs a [`tabwire_hub::Hub`]
 //! with the [`tabwire_hub::Config`] the settings make (every rule is checked there), or one
-//! `token`, `pair`, `audit`, `doctor` or `config` subcommand.
+//! `token`, `pair`, `audit`, `doctor`, `config` or `find-chrome` subcommand. With
+//! `--launch-browser` it also starts the launched browser once listening, prints what the
+//! person needs once that browser is connected (`launch_cli`), and stops it on the way out.
 
 mod audit_cli;
 mod config_cli;
 mod doctor_cli;
+mod launch_cli;
 mod pair_cli;
 mod token_cli;
 
 use clap::{Parser, Subcommand};
+use tabwire_hub::chrome;
+use tabwire_hub::config::default_state_dir_here;
 use tabwire_hub::state::FileUrls;
 use tabwire_hub::{Config, Hub, Mode, Settings};
 use tracing_subscriber::EnvFilter;
@@ -45,6 +50,10 @@ enum Command {
     /// Print the configuration an MCP client needs to use tabwire (absolute paths; with --url,
     /// a hosted hub's URL and a token placeholder).
     Config(config_cli::ConfigArgs),
+    /// Print the path of the Chromium or Google Chrome that --launch-browser would run (exit
+    /// code 0), or every place looked at and the fix (exit code 1). TABWIRE_CHROME overrides
+    /// the search.
+    FindChrome,
 }
 
 #[tokio::main]
@@ -88,9 +97,18 @@ async fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         Some(Command::Audit(audit)) => return audit_cli::run(audit).map(done),
         Some(Command::Doctor(doctor)) => return Ok(doctor_cli::run(doctor).await),
         Some(Command::Config(config)) => return Ok(config_cli::run(config)),
+        Some(Command::FindChrome) => return Ok(launch_cli::find_chrome()),
         None => {}
     }
     let config = Config::from_settings(args.serve)?;
+    // Found before anything is bound, so a missing browser stops the hub at once.
+    let browser = match config.launch() {
+        Some(_) => {
+            Some(chrome::find().map_err(|missing| anyhow::anyhow!("--launch-browser: {missing}"))?)
+        }
+        None => None,
+    };
+    let extension = config.launch().map(|launch| launch.extension.clone());
     if let Mode::Hosted(hosted) = config.mode()
         && hosted.file_urls == FileUrls::Allowed
     {
@@ -113,8 +131,47 @@ async fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         ),
         (None, None) => unreachable!("a hub is local (a socket) or hosted (a public origin)"),
     }
+    // Started here, on the main thread, which lives as long as the hub (see launch::start).
+    let mut launched = match browser {
+        Some(browser) => hub.launch_browser(browser).transpose()?,
+        None => None,
+    };
+    if let (Some(running), Some(extension)) = (launched.as_mut(), extension)
+        && let Some(events) = running.take_events()
+    {
+        let reach = reach(&hub, extension)?;
+        tokio::spawn(launch_cli::report(events, reach));
+    }
     hub.run(shutdown_signal()).await;
+    if let Some(running) = launched {
+        running.stop().await;
+    }
     Ok(std::process::ExitCode::SUCCESS)
+}
+
+/// How the ready block names this hub: absolute paths, and the places that are not the
+/// defaults.
+fn reach(hub: &Hub, extension: std::path::PathBuf) -> anyhow::Result<launch_cli::Reach> {
+    let exe = std::env::current_exe()?.canonicalize()?;
+    let shim = exe.with_file_name("tabwire-mcp");
+    let socket = hub
+        .socket_path()
+        .filter(|socket| *socket != tabwire_protocol::local::default_socket_path_here())
+        .map(std::path::Path::to_path_buf);
+    let state_dir = hub
+        .state()
+        .layout
+        .state_dir
+        .clone()
+        .filter(|dir| Some(dir) != default_state_dir_here().as_ref());
+    Ok(launch_cli::Reach {
+        hub: exe,
+        shim,
+        socket,
+        state_dir,
+        browser_url: hub.state().browser_url.clone(),
+        extension,
+    })
 }
 
 async fn shutdown_signal() {

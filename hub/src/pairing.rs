@@ -223,6 +223,9 @@ pub enum PairRefused {
 pub struct Pairings {
     dir: PathBuf,
     cache: Mutex<Cache>,
+    /// The pairings this hub completed since it started, by the code each used: how the
+    /// launched browser's first pairing is told from any other (`crate::launch`).
+    made: Mutex<Vec<(PairingCode, String)>>,
 }
 
 struct Cache {
@@ -244,6 +247,7 @@ impl Pairings {
                 stamp,
                 checked: Instant::now(),
             }),
+            made: Mutex::default(),
         })
     }
 
@@ -340,8 +344,20 @@ impl Pairings {
             state.browsers.push(paired.clone());
             Ok(Ok(paired))
         })??;
+        self.made
+            .lock()
+            .unwrap()
+            .push((code.clone(), paired.peer_id.clone()));
         self.refresh(true);
         Ok(paired)
+    }
+
+    /// The peer ID that paired with `code` through this hub since it started, if any.
+    pub fn paired_with(&self, code: &PairingCode) -> Option<String> {
+        let made = self.made.lock().unwrap();
+        made.iter()
+            .find(|(used, _)| used == code)
+            .map(|(_, peer)| peer.clone())
     }
 
     /// The pairings and the open codes now (the file is read again if it changed).
@@ -374,6 +390,7 @@ impl Pairings {
                 stamp: None,
                 checked: Instant::now(),
             }),
+            made: Mutex::default(),
         })
     }
 }
@@ -394,6 +411,16 @@ pub fn new_code(dir: &Path, ttl: Duration, kind: PairingKind) -> Result<PairingC
         Ok(())
     })?;
     Ok(code)
+}
+
+/// Closes the open `code` (and any expired one) without pairing anything: the launched browser's
+/// code once its profile connected with the key it already held.
+pub fn discard_code(dir: &Path, code: &PairingCode) -> Result<(), PairingError> {
+    update(dir, |state| {
+        state.drop_expired_codes(now_secs());
+        state.codes.retain(|open| open.code != code.as_str());
+        Ok(())
+    })
 }
 
 /// What is paired and which codes are open, without keys or codes: what `doctor` reports.
@@ -581,6 +608,28 @@ mod tests {
     fn challenge(secret: &Secret) -> ([u8; NONCE_LEN], String) {
         let nonce = random_bytes::<NONCE_LEN>().unwrap();
         (nonce, pairing::tag(secret, &nonce))
+    }
+
+    #[test]
+    fn the_hub_remembers_which_code_paired_whom_and_discards_unused_ones() {
+        let dir = scratch();
+        let pairings = Pairings::open(&dir).unwrap();
+        let used = new_code(&dir, TTL, PairingKind::Browser).unwrap();
+        let unused = new_code(&dir, TTL, PairingKind::Browser).unwrap();
+        assert_eq!(pairings.paired_with(&used), None);
+        pairings
+            .complete(&used, "b1", "Work", &[3; KEY_LEN])
+            .unwrap();
+        assert_eq!(pairings.paired_with(&used).as_deref(), Some("b1"));
+        assert_eq!(pairings.paired_with(&unused), None);
+        assert_eq!(pairings.summary().open_codes.len(), 1);
+        discard_code(&dir, &unused).unwrap();
+        assert!(summary(&dir).unwrap().open_codes.is_empty());
+        assert!(matches!(
+            pairings.complete(&unused, "b2", "Other", &[4; KEY_LEN]),
+            Err(PairRefused::CodeGone)
+        ));
+        std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
     }
 
     #[test]

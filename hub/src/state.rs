@@ -11,6 +11,7 @@ use std::time::Duration;
 use crate::accounts::Accounts;
 use crate::audit::AuditLog;
 use crate::auth::Authenticator;
+use crate::launch::Launched;
 use crate::leases::DEFAULT_LEASE_IDLE;
 use crate::pairing::Pairings;
 use crate::peer::Reach;
@@ -41,9 +42,9 @@ pub struct HubState {
     pub layout: Layout,
 }
 
-/// Where a hub listens and keeps its files: what `doctor` checks and names. Every field is
-/// `None` for a hub that has no such thing (hosted mode has no socket) and in tests that build
-/// a state without listeners.
+/// Where a hub listens and keeps its files, and the browser it launched: what `doctor` checks
+/// and names. Every field is `None` for a hub that has no such thing (hosted mode has no
+/// socket) and in tests that build a state without listeners.
 #[derive(Debug, Clone, Default)]
 pub struct Layout {
     /// The bound HTTP address.
@@ -56,6 +57,8 @@ pub struct Layout {
     pub state_dir: Option<PathBuf>,
     /// The audit log's directory.
     pub audit_dir: Option<PathBuf>,
+    /// The browser the hub launches (`--launch-browser`) and its status.
+    pub launched: Option<Arc<Launched>>,
 }
 
 /// Whether tools may open `file://` URLs. A file URL reads the disk of the computer the browser

@@ -1,0 +1,636 @@
+//! Chromium as the hub's child: its command line, the process (in a process group of its own,
+//! so stopping it takes its helper processes along), and the task that watches it until the
+//! hub stops — its extension connecting, or Chromium exiting — and reports [`Event`]s for the
+//! binary to print.
+//!
+//! The hub never relaunches a browser that exited: a person closing its window meant it.
+
+use std::collections::VecDeque;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tabwire_protocol::pairing::PairingCode;
+use tokio::io::AsyncBufReadExt;
+use tokio::process::{Child, Command};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+
+use super::profile::{self, ProfileError};
+use super::{Launched, Phase};
+use crate::chrome::{self, Kind};
+use crate::state::HubState;
+
+/// How long the hub waits for the launched browser to connect before saying what it knows.
+pub const CONNECT_WAIT: Duration = Duration::from_secs(60);
+/// How long Chromium has to exit after SIGTERM before it is killed.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+/// How often the watcher looks at the registry and the pairings.
+const TICK: Duration = Duration::from_millis(250);
+/// How many of Chromium's last stderr lines are kept for a report.
+const KEPT_LINES: usize = 8;
+
+/// What happened to the launched browser, for the binary to tell the person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// Chromium started.
+    Launched {
+        /// Its process ID.
+        pid: u32,
+        /// What runs.
+        browser: chrome::Found,
+        /// Whether headless.
+        headless: bool,
+        /// The profile directory.
+        profile: PathBuf,
+        /// The extension copy it loads.
+        extension: PathBuf,
+    },
+    /// Another Chromium holds the profile; the hub waits for its extension instead.
+    InUse {
+        /// That process.
+        pid: u32,
+        /// The profile directory.
+        profile: PathBuf,
+    },
+    /// Its extension connected (the first time).
+    Connected {
+        /// The profile's browser ID.
+        browser_id: String,
+        /// The name it connected under.
+        name: String,
+    },
+    /// It did not connect: Chromium exited first, or [`CONNECT_WAIT`] passed. The hub keeps
+    /// serving.
+    NotConnected {
+        /// What is known, in sentences.
+        reason: String,
+    },
+    /// Chromium exited after its extension had connected.
+    Exited {
+        /// How (`exit code 0`, `signal 9`).
+        how: String,
+    },
+}
+
+/// Why Chromium could not be started.
+#[derive(Debug, thiserror::Error)]
+pub enum LaunchError {
+    /// The profile could not be prepared.
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+    /// The hub has no pairing state (hosted mode, which configuration refuses).
+    #[error("--launch-browser needs a local hub (its pairing state)")]
+    NotLocal,
+    /// The process could not be started.
+    #[error("cannot start {}: {source}", path.display())]
+    Spawn {
+        /// The executable.
+        path: PathBuf,
+        /// What the system said.
+        source: std::io::Error,
+    },
+}
+
+/// The launched browser while the hub runs: stop it with [`Running::stop`]. Dropped without
+/// being stopped (an early return, a panic), it kills Chromium's process group at once.
+pub struct Running {
+    /// What happened, as it happens, until [`Running::take_events`] takes it.
+    events: Option<mpsc::UnboundedReceiver<Event>>,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+    /// Chromium's process group while the child is not reaped; 0 otherwise.
+    group: Arc<AtomicU32>,
+}
+
+impl Running {
+    /// What happens to the browser, as it happens (once).
+    pub fn take_events(&mut self) -> Option<mpsc::UnboundedReceiver<Event>> {
+        self.events.take()
+    }
+
+    /// Stops Chromium (SIGTERM to its process group, SIGKILL after a grace period) and waits
+    /// until it is gone.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        if self.stop.is_some() {
+            signal_group(self.group.load(Ordering::SeqCst), libc::SIGKILL);
+        }
+    }
+}
+
+/// Chromium's arguments: the profile, the extension, no first-run questions, headless or not,
+/// and a blank start page.
+pub fn arguments(
+    browser: &chrome::Found,
+    profile: &Path,
+    extension: &Path,
+    headless: bool,
+    as_root: bool,
+) -> Vec<OsString> {
+    let mut args: Vec<OsString> = Vec::new();
+    let mut flag = |name: &str, value: &Path| {
+        let mut arg = OsString::from(name);
+        arg.push(value);
+        args.push(arg);
+    };
+    flag("--user-data-dir=", profile);
+    flag("--load-extension=", extension);
+    args.push("--no-first-run".into());
+    args.push("--no-default-browser-check".into());
+    if headless {
+        args.push("--headless=new".into());
+    }
+    if as_root {
+        // Chromium refuses to run as root with its sandbox on ("Running as root without
+        // --no-sandbox is not supported"): its sandbox needs an unprivileged user. Containers
+        // and CI machines often run as root; a desktop user never does.
+        args.push("--no-sandbox".into());
+    }
+    if browser.kind == Kind::GoogleChrome {
+        // Google Chrome 137 to about 141 still honour --load-extension with this feature
+        // switched off (reported by Selenium, wxt and others); later versions ignore it too,
+        // and the hub's output says to use Chromium if the browser does not connect.
+        args.push("--disable-features=DisableLoadExtensionCommandLineSwitch".into());
+    }
+    // Headless Chromium takes one start URL at most.
+    args.push("about:blank".into());
+    args
+}
+
+/// Starts the launched browser of `state` (its [`Launched`] settings) with `browser`: prepares
+/// the profile, starts Chromium unless another one holds the profile, and watches it.
+///
+/// On Linux Chromium is also told to stop when the thread that started it ends (so a hub
+/// killed with SIGKILL does not leave it running): call this from the thread that lives as
+/// long as the hub — the main thread, where `#[tokio::main]` runs its future.
+pub fn start(
+    state: &Arc<HubState>,
+    launched: &Arc<Launched>,
+    browser: chrome::Found,
+) -> Result<Running, LaunchError> {
+    let pairings = state.pairings.clone().ok_or(LaunchError::NotLocal)?;
+    let settings = &launched.settings;
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let profile = settings.profile_for(&browser, home.as_deref());
+    launched.update(|status| {
+        status.browser = Some(browser.clone());
+        status.profile = profile.clone();
+    });
+    let fail = |error: LaunchError| {
+        launched.update(|status| status.phase = Phase::Failed(error.to_string()));
+        error
+    };
+    profile::ensure_private(&profile).map_err(|error| fail(error.into()))?;
+    let recorded = profile::read_record(&profile);
+    let (events_tx, events) = mpsc::unbounded_channel();
+    let (stop, stop_rx) = oneshot::channel();
+    let group = Arc::new(AtomicU32::new(0));
+    let mut watch = Watch {
+        state: state.clone(),
+        launched: launched.clone(),
+        profile: profile.clone(),
+        events: events_tx,
+        code: None,
+        browser_id: None,
+        kind: browser.kind,
+        stderr: Arc::default(),
+        group: group.clone(),
+    };
+    if let Some(pid) = profile::holder(&profile) {
+        // Chromium would hand the command line to that process and exit: start nothing, and
+        // take that browser for the launched one if its extension connects (a hub killed
+        // with SIGKILL on macOS leaves its Chromium running, still pointed at the same port).
+        tracing::warn!(
+            pid,
+            profile = %profile.display(),
+            "the launched browser's profile is in use by another Chromium; not starting one"
+        );
+        launched.update(|status| {
+            status.phase = Phase::InUse;
+            status.pid = Some(pid);
+            status.browser_id = recorded.clone();
+        });
+        watch.browser_id = recorded;
+        let _ = watch.events.send(Event::InUse { pid, profile });
+        let task = tokio::spawn(watch.run(None, stop_rx));
+        return Ok(Running {
+            events: Some(events),
+            stop: Some(stop),
+            task: Some(task),
+            group,
+        });
+    }
+    let prepared = profile::prepare(
+        &profile,
+        &settings.extension,
+        &state.browser_url,
+        &settings.name,
+        &pairings,
+    )
+    .map_err(|error| fail(error.into()))?;
+    let headless = settings
+        .headless
+        .resolve(chrome::Os::current(), super::display_here());
+    let as_root = tabwire_protocol::local::current_uid() == 0;
+    let mut command = Command::new(&browser.path);
+    command
+        .args(arguments(
+            &browser,
+            &profile,
+            &prepared.extension,
+            headless,
+            as_root,
+        ))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        // Its own process group: stopping the group stops Chromium's helper processes too.
+        .process_group(0);
+    stop_with_this_thread(&mut command);
+    let mut child = command.spawn().map_err(|source| {
+        fail(LaunchError::Spawn {
+            path: browser.path.clone(),
+            source,
+        })
+    })?;
+    let pid = child.id().expect("a child just started has an ID");
+    group.store(pid, Ordering::SeqCst);
+    tracing::info!(
+        pid,
+        browser = %browser.path.display(),
+        kind = %browser.kind,
+        headless,
+        profile = %profile.display(),
+        "launched the browser"
+    );
+    if let Some(stderr) = child.stderr.take() {
+        let kept = watch.stderr.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::debug!(target: "chromium", "{line}");
+                let mut kept = kept.lock().unwrap();
+                if kept.len() == KEPT_LINES {
+                    kept.pop_front();
+                }
+                kept.push_back(line);
+            }
+        });
+    }
+    launched.update(|status| {
+        status.phase = Phase::Running;
+        status.pid = Some(pid);
+        status.browser_id = prepared.known_id.clone();
+    });
+    watch.code = prepared.code;
+    watch.browser_id = prepared.known_id;
+    let _ = watch.events.send(Event::Launched {
+        pid,
+        browser,
+        headless,
+        profile,
+        extension: prepared.extension,
+    });
+    let task = tokio::spawn(watch.run(Some(child), stop_rx));
+    Ok(Running {
+        events: Some(events),
+        stop: Some(stop),
+        task: Some(task),
+        group,
+    })
+}
+
+/// On Linux, asks the kernel to send Chromium SIGTERM when the thread that started it ends, and
+/// refuses to start when the hub is already gone by then.
+#[cfg(target_os = "linux")]
+fn stop_with_this_thread(command: &mut Command) {
+    // SAFETY: getpid is async-signal-safe; taken here, before the fork.
+    let hub = unsafe { libc::getpid() };
+    // SAFETY: the closure runs between fork and exec and calls only prctl and getppid, which
+    // are async-signal-safe, and allocates nothing.
+    unsafe {
+        command.pre_exec(move || {
+            if libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // The hub died between the fork and the prctl: its death signal was missed.
+            if libc::getppid() != hub {
+                return Err(std::io::Error::from_raw_os_error(libc::ESRCH));
+            }
+            Ok(())
+        });
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn stop_with_this_thread(_command: &mut Command) {}
+
+/// Sends `signal` to the process group `group` (nothing for 0).
+fn signal_group(group: u32, signal: libc::c_int) {
+    let Ok(group) = libc::pid_t::try_from(group) else {
+        return;
+    };
+    if group > 0 {
+        // SAFETY: killpg has no memory preconditions; a group that is gone is ESRCH.
+        unsafe {
+            libc::killpg(group, signal);
+        }
+    }
+}
+
+/// How a process ended, for a person.
+fn describe(status: &ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exit code {code}"),
+        (None, Some(signal)) => format!("signal {signal}"),
+        (None, None) => "an unknown status".to_owned(),
+    }
+}
+
+/// What the watching task holds.
+struct Watch {
+    state: Arc<HubState>,
+    launched: Arc<Launched>,
+    profile: PathBuf,
+    events: mpsc::UnboundedSender<Event>,
+    /// The code minted for this start, when one was.
+    code: Option<PairingCode>,
+    /// The profile's browser ID, once known.
+    browser_id: Option<String>,
+    kind: Kind,
+    /// Chromium's last stderr lines.
+    stderr: Arc<Mutex<VecDeque<String>>>,
+    group: Arc<AtomicU32>,
+}
+
+impl Watch {
+    /// Watches until `stop` fires (or the hub is gone), then stops `child` if it still runs.
+    async fn run(mut self, mut child: Option<Child>, mut stop: oneshot::Receiver<()>) {
+        let account = self.state.accounts.local_account();
+        let give_up = tokio::time::Instant::now() + CONNECT_WAIT;
+        let mut tick = tokio::time::interval(TICK);
+        let mut connected = false;
+        let mut reported = false;
+        loop {
+            tokio::select! {
+                _ = &mut stop => break,
+                status = wait(child.as_mut()) => {
+                    child = None;
+                    let group = self.group.swap(0, Ordering::SeqCst);
+                    // Its helpers, if any outlived it.
+                    signal_group(group, libc::SIGKILL);
+                    self.exited(&status, connected, reported);
+                    reported = true;
+                }
+                _ = tick.tick() => {
+                    if connected {
+                        continue;
+                    }
+                    self.learn_browser_id();
+                    let peer = self
+                        .browser_id
+                        .as_deref()
+                        .and_then(|id| account.browsers.get(id))
+                        .filter(|peer| peer.connected);
+                    if let Some(peer) = peer {
+                        connected = true;
+                        self.connected(peer.id(), peer.name());
+                    } else if !reported && tokio::time::Instant::now() >= give_up {
+                        reported = true;
+                        let reason = self.still_waiting(child.is_some());
+                        tracing::warn!("{reason}");
+                        let _ = self.events.send(Event::NotConnected { reason });
+                    }
+                }
+            }
+        }
+        if let Some(child) = child {
+            self.stop_child(child, connected).await;
+        }
+    }
+
+    /// The browser ID that paired with this start's code, once it did; recorded in the profile.
+    fn learn_browser_id(&mut self) {
+        if self.browser_id.is_some() {
+            return;
+        }
+        let (Some(code), Some(pairings)) = (&self.code, &self.state.pairings) else {
+            return;
+        };
+        let Some(id) = pairings.paired_with(code) else {
+            return;
+        };
+        if let Err(error) = profile::write_record(&self.profile, &id) {
+            tracing::warn!(%error, "cannot record the launched browser's ID; the next start pairs it again");
+        }
+        self.launched
+            .update(|status| status.browser_id = Some(id.clone()));
+        self.browser_id = Some(id);
+    }
+
+    fn connected(&mut self, id: &str, name: &str) {
+        tracing::info!(browser = id, name, "the launched browser is connected");
+        // A code the profile did not need (it connected with its key) is closed at once.
+        if let (Some(code), Some(pairings)) = (&self.code, &self.state.pairings)
+            && pairings.paired_with(code).is_none()
+            && let Err(error) = crate::pairing::discard_code(pairings.dir(), code)
+        {
+            tracing::warn!(%error, "cannot close the launched browser's unused pairing code; it expires by itself");
+        }
+        let _ = self.events.send(Event::Connected {
+            browser_id: id.to_owned(),
+            name: name.to_owned(),
+        });
+    }
+
+    fn exited(&self, status: &std::io::Result<ExitStatus>, connected: bool, reported: bool) {
+        let how = match status {
+            Ok(status) => describe(status),
+            Err(error) => format!("an unknown status ({error})"),
+        };
+        self.launched.update(|status| {
+            status.pid = None;
+            status.phase = Phase::Exited {
+                how: how.clone(),
+                had_connected: connected,
+            };
+        });
+        if connected {
+            tracing::warn!(%how, "the launched browser exited; the hub does not start it again");
+            let _ = self.events.send(Event::Exited { how });
+            return;
+        }
+        let mut reason = format!("Chromium exited ({how}) before its extension connected.");
+        let lines = self.stderr.lock().unwrap().clone();
+        if !lines.is_empty() {
+            reason.push_str(" Its last words:");
+            for line in lines {
+                reason.push_str("\n    ");
+                reason.push_str(&line);
+            }
+        }
+        if self.kind == Kind::GoogleChrome {
+            reason.push_str(&format!("\n{}", chrome_hint()));
+        }
+        tracing::warn!("{reason}");
+        if !reported {
+            let _ = self.events.send(Event::NotConnected { reason });
+        }
+    }
+
+    fn still_waiting(&self, running: bool) -> String {
+        let waited = CONNECT_WAIT.as_secs();
+        let status = self.launched.status();
+        let mut reason = match (status.phase, status.pid) {
+            (Phase::InUse, Some(pid)) => format!(
+                "the browser profile {} is in use by Chromium (PID {pid}), which this hub did not \
+                 start, and its extension has not connected within {waited} s (it may point at \
+                 another hub or port). Stop that Chromium (kill {pid}) and start tabwire-hub \
+                 again.",
+                self.profile.display()
+            ),
+            _ if running => format!(
+                "Chromium is running, but its extension has not connected within {waited} s."
+            ),
+            _ => format!("the launched browser has not connected within {waited} s."),
+        };
+        if self.browser_id.is_none() && self.code.is_none() {
+            reason.push_str(&format!(
+                " The hub does not know this profile's browser ID ({} is missing).",
+                self.profile.join(profile::RECORD).display()
+            ));
+        }
+        if self.kind == Kind::GoogleChrome {
+            reason.push_str(&format!(" {}", chrome_hint()));
+        }
+        reason
+    }
+
+    /// SIGTERM to the group, SIGKILL after [`STOP_GRACE`], then SIGKILL to whatever is left of
+    /// the group.
+    async fn stop_child(&self, mut child: Child, connected: bool) {
+        let group = self.group.load(Ordering::SeqCst);
+        signal_group(group, libc::SIGTERM);
+        if tokio::time::timeout(STOP_GRACE, child.wait())
+            .await
+            .is_err()
+        {
+            tracing::warn!("the launched browser did not stop within {STOP_GRACE:?}; killing it");
+            signal_group(group, libc::SIGKILL);
+            let _ = child.wait().await;
+        }
+        signal_group(self.group.swap(0, Ordering::SeqCst), libc::SIGKILL);
+        self.launched.update(|status| {
+            status.pid = None;
+            status.phase = Phase::Exited {
+                how: "stopped with the hub".to_owned(),
+                had_connected: connected,
+            };
+        });
+        tracing::info!("stopped the launched browser");
+    }
+}
+
+/// What to do when Google Chrome does not load the extension.
+pub fn chrome_hint() -> String {
+    "Google Chrome 137 and later ignore --load-extension, which the launched browser needs: \
+     install Chromium (sudo apt-get install chromium; macOS: brew install --cask chromium), or \
+     set TABWIRE_CHROME to Chromium or Chrome for Testing."
+        .to_owned()
+}
+
+/// `child`'s exit, or never when there is no child.
+async fn wait(child: Option<&mut Child>) -> std::io::Result<ExitStatus> {
+    match child {
+        Some(child) => child.wait().await,
+        None => std::future::pending().await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(path: &str, kind: Kind) -> chrome::Found {
+        chrome::Found {
+            path: path.into(),
+            kind,
+        }
+    }
+
+    fn strings(args: Vec<OsString>) -> Vec<String> {
+        args.into_iter()
+            .map(|arg| arg.into_string().unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn chromium_gets_the_profile_the_extension_and_a_blank_page() {
+        let args = strings(arguments(
+            &found("/usr/lib/chromium/chromium", Kind::Chromium),
+            Path::new("/home/a/.local/share/tabwire/chromium"),
+            Path::new("/home/a/.local/share/tabwire/chromium/tabwire-extension"),
+            true,
+            false,
+        ));
+        assert_eq!(
+            args,
+            [
+                "--user-data-dir=/home/a/.local/share/tabwire/chromium",
+                "--load-extension=/home/a/.local/share/tabwire/chromium/tabwire-extension",
+                "--no-first-run",
+                "--no-default-browser-check",
+                "--headless=new",
+                "about:blank",
+            ]
+        );
+    }
+
+    #[test]
+    fn root_turns_the_sandbox_off_and_chrome_gets_the_extension_switch_back() {
+        let args = strings(arguments(
+            &found("/opt/google/chrome/chrome", Kind::GoogleChrome),
+            Path::new("/p"),
+            Path::new("/p/tabwire-extension"),
+            false,
+            true,
+        ));
+        assert!(!args.iter().any(|arg| arg.starts_with("--headless")));
+        assert!(args.contains(&"--no-sandbox".to_owned()));
+        assert!(
+            args.contains(&"--disable-features=DisableLoadExtensionCommandLineSwitch".to_owned())
+        );
+        assert_eq!(args.last().unwrap(), "about:blank");
+        let chromium = strings(arguments(
+            &found("/usr/bin/chromium", Kind::Chromium),
+            Path::new("/p"),
+            Path::new("/e"),
+            false,
+            false,
+        ));
+        assert!(!chromium.iter().any(|arg| arg.contains("no-sandbox")));
+        assert!(!chromium.iter().any(|arg| arg.contains("disable-features")));
+    }
+
+    #[test]
+    fn exits_are_described_for_a_person() {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(describe(&ExitStatus::from_raw(3 << 8)), "exit code 3");
+        assert_eq!(describe(&ExitStatus::from_raw(9)), "signal 9");
+    }
+}
