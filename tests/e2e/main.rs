@@ -14,6 +14,8 @@
 //! - [`tabs`], [`capture`]: tabs, screenshots, capture and storage.
 //! - [`audit`]: the audit log of tool calls and `tabwire-hub audit`.
 //! - [`doctor`]: `tabwire-hub doctor` against a real hub — its problems, fixes and exit codes.
+//! - [`launch`]: the launched profile (`--launch-browser`) — a tabwire-owned Chromium started,
+//!   paired, connected and stopped by the hub; a missing browser; a profile held by another.
 //! - [`injection`]: page content marked as untrusted — hidden text left out of observations,
 //!   page text fenced in text results.
 //! - [`leases`]: two agents' sessions on one browser — tab leases, `TAB_LEASED`, release,
@@ -38,6 +40,7 @@ mod fake_adb;
 mod forms;
 mod hosted;
 mod injection;
+mod launch;
 mod leases;
 mod observation;
 mod ordering;

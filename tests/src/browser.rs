@@ -5,9 +5,10 @@ use std::io::{BufRead, BufReader};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use tabwire_hub::chrome;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -15,8 +16,23 @@ use crate::artifacts::artifacts;
 use crate::hub::Hub;
 use crate::scratch::Scratch;
 
-/// The Chromium binary (the Debian package's real binary, not its wrapper script).
-pub const CHROMIUM: &str = "/usr/lib/chromium/chromium";
+/// The Chromium the tests run, found once per test process as `tabwire-hub find-chrome` finds
+/// it (`TABWIRE_CHROME` overrides; on Debian the package's real binary comes before its wrapper
+/// script). Panics with every place looked at, and the fix, when there is none, and with the
+/// way out when only Google Chrome is installed: it ignores the `--load-extension` the tests
+/// load the extension with.
+pub fn chromium() -> &'static Path {
+    static FOUND: OnceLock<Result<chrome::Found, chrome::NotFound>> = OnceLock::new();
+    match FOUND.get_or_init(chrome::find) {
+        Ok(found) if found.kind == chrome::Kind::GoogleChrome => panic!(
+            "the tests need Chromium, and only Google Chrome was found ({}): {}",
+            found.path.display(),
+            tabwire_hub::launch::child::chrome_hint()
+        ),
+        Ok(found) => &found.path,
+        Err(not_found) => panic!("the tests need Chromium: {not_found}"),
+    }
+}
 
 /// A running headless Chromium with its own fresh profile.
 pub struct Browser {
@@ -100,7 +116,7 @@ impl Browser {
         std::fs::write(extension.join("config.json"), config.to_string()).unwrap();
         patch(&extension);
         let profile = dir.path().join("profile");
-        let mut command = Command::new(CHROMIUM);
+        let mut command = Command::new(chromium());
         command
             .args([
                 "--headless=new",

@@ -21,6 +21,7 @@ pub mod fixtures;
 pub mod hosted;
 pub mod hub;
 pub mod image;
+pub mod launched;
 pub mod logs;
 pub mod proxy;
 pub mod scenario;

@@ -17,7 +17,7 @@ use super::refs::{page_counts, playwright_interactive_refs};
 use super::session::{Exchange, Session, clip};
 use super::tasks::{Completeness, RowClick, status_line};
 use crate::artifacts::repo_root;
-use crate::browser::CHROMIUM;
+use crate::browser::chromium;
 use crate::scratch::Scratch;
 
 /// The npm package.
@@ -100,7 +100,8 @@ impl Playwright {
         command
             .arg(package_dir().join("cli.js"))
             .args(["--headless", "--isolated", "--no-sandbox"])
-            .args(["--executable-path", CHROMIUM])
+            .arg("--executable-path")
+            .arg(chromium())
             .args(["--viewport-size", "1280x800"])
             .arg("--output-dir")
             .arg(dir.path().join("output"))

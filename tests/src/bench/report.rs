@@ -47,10 +47,11 @@ pub fn render(results: &Results) -> String {
 fn header(out: &mut String, results: &Results) {
     let _ = writeln!(
         out,
-        "tabwire vs {}@{} — same fixture pages, same Chromium (/usr/lib/chromium/chromium, \
-         headless), {} timed rounds per page",
+        "tabwire vs {}@{} — same fixture pages, same Chromium ({}, headless), {} timed rounds \
+         per page",
         peer::PACKAGE,
         peer::VERSION,
+        crate::browser::chromium().display(),
         results.rounds
     );
     for (kind, outcome) in results.servers() {
