@@ -196,7 +196,7 @@ pub fn report(hub: &HubState, account: &Account) -> Report {
         &mut peers,
     ));
     if let Some(launched) = &hub.layout.launched {
-        checks.push(crate::launch::check::doctor_check(launched, account));
+        checks.push(launched_check(launched, account));
     }
     checks.push(refusals_check::<Browser>(account, hosted));
     checks.push(refusals_check::<Device>(account, hosted));
@@ -492,6 +492,16 @@ fn peers_check<K: Linked>(
         hint
     };
     Check::fail(&name, detail, fix).quoting_peer(K::NAMES_FROM_PEER && !away.is_empty())
+}
+
+/// The browser the hub launched (`--launch-browser`): connected, or why not and what to do.
+fn launched_check(launched: &crate::launch::Launched, account: &Account) -> Check {
+    let name = "launched browser";
+    let verdict = crate::launch::check::judge(launched, account);
+    match verdict.fix {
+        None => Check::pass(name, verdict.detail),
+        Some(fix) => Check::fail(name, verdict.detail, fix),
+    }
 }
 
 /// The latest handshake of kind `K` the hub turned away for this account, if any.

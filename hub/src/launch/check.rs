@@ -1,15 +1,36 @@
-//! The doctor's check of the launched browser (`tabwire-hub doctor`, the `doctor` tool): ok
-//! while its extension is connected; otherwise what is known — Chromium exited, never started,
-//! runs without its extension connecting, or another Chromium holds the profile — with the fix
-//! in one line. A hub without `--launch-browser` has no such check.
+//! The launched browser's verdict on itself, which `doctor` reports as its "launched browser"
+//! check (`tabwire-hub doctor`, the `doctor` tool): fine while its extension is connected;
+//! otherwise what is known — Chromium exited, never started, runs without its extension
+//! connecting, or another Chromium holds the profile — with the fix in one line. A hub without
+//! `--launch-browser` has no such check.
 
 use super::{Launched, Phase};
 use crate::accounts::Account;
-use crate::doctor::Check;
+
+/// The launched browser's state for `doctor`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Verdict {
+    /// What was found, in one line.
+    pub detail: String,
+    /// What to do about it, when something is wrong.
+    pub fix: Option<String>,
+}
+
+impl Verdict {
+    fn fine(detail: String) -> Verdict {
+        Verdict { detail, fix: None }
+    }
+
+    fn problem(detail: String, fix: String) -> Verdict {
+        Verdict {
+            detail,
+            fix: Some(fix),
+        }
+    }
+}
 
 /// The browser the hub launched: connected, or why not and what to do.
-pub fn doctor_check(launched: &Launched, account: &Account) -> Check {
-    let name = "launched browser";
+pub fn judge(launched: &Launched, account: &Account) -> Verdict {
     let status = launched.status();
     let profile = status.profile.display();
     let peer = status
@@ -22,14 +43,11 @@ pub fn doctor_check(launched: &Launched, account: &Account) -> Check {
             (_, Some(pid)) => format!("Chromium PID {pid}"),
             _ => "Chromium".to_owned(),
         };
-        return Check::pass(
-            name,
-            format!(
-                "{} ({}) connected; {process}; profile {profile}",
-                serde_json::Value::String(peer.name().to_owned()),
-                peer.id()
-            ),
-        );
+        return Verdict::fine(format!(
+            "{} ({}) connected; {process}; profile {profile}",
+            serde_json::Value::String(peer.name().to_owned()),
+            peer.id()
+        ));
     }
     let chrome = status
         .browser
@@ -83,7 +101,7 @@ pub fn doctor_check(launched: &Launched, account: &Account) -> Check {
             )
         }
     };
-    Check::fail(name, detail, fix)
+    Verdict::problem(detail, fix)
 }
 
 #[cfg(test)]
@@ -131,9 +149,8 @@ mod tests {
             .browsers
             .connect(hello("b1"), Owner::fixed("test"))
             .unwrap();
-        let check = doctor_check(&launched, &account);
-        assert!(check.ok, "{check:?}");
-        assert_eq!(check.name, "launched browser");
+        let check = judge(&launched, &account);
+        assert_eq!(check.fix, None, "{check:?}");
         assert_eq!(
             check.detail,
             "\"tabwire Chromium\" (b1) connected; Chromium PID 4242; profile \
@@ -155,8 +172,8 @@ mod tests {
                 kind: Kind::GoogleChrome,
             });
         });
-        let check = doctor_check(&launched, &account);
-        assert!(!check.ok);
+        let check = judge(&launched, &account);
+        assert!(check.fix.is_some());
         assert!(
             check
                 .detail
@@ -183,8 +200,8 @@ mod tests {
             status.phase = Phase::Running;
             status.pid = Some(7);
         });
-        let check = doctor_check(&launched, &account);
-        assert!(!check.ok);
+        let check = judge(&launched, &account);
+        assert!(check.fix.is_some());
         assert!(
             check
                 .detail
@@ -196,7 +213,7 @@ mod tests {
             status.phase = Phase::InUse;
             status.pid = Some(9);
         });
-        let check = doctor_check(&launched, &account);
+        let check = judge(&launched, &account);
         assert!(
             check
                 .detail
