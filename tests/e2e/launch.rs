@@ -182,10 +182,19 @@ async fn a_profile_another_chromium_holds_is_named_not_started_twice() {
             .create(&profile)
             .unwrap();
     }
-    // Chromium's lock names HOST-PID; this test's own process stands in for a live Chromium
-    // left behind by an earlier hub.
+    // Chromium's lock names HOST-PID. A stand-in for a Chromium left behind by an earlier hub:
+    // `sleep` under the name chromium (the hub looks at a process's name, since after a reboot
+    // the PID in a lock may be anyone's).
+    let stand_in = home.path().join("chromium");
+    std::fs::copy("/bin/sleep", &stand_in).unwrap();
+    let left_behind = Killed(
+        std::process::Command::new(&stand_in)
+            .arg("600")
+            .spawn()
+            .unwrap(),
+    );
+    let holder = left_behind.0.id();
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
-    let holder = std::process::id();
     std::os::unix::fs::symlink(
         format!("{}-{holder}", host.trim()),
         profile.join("SingletonLock"),
@@ -221,4 +230,15 @@ async fn a_profile_another_chromium_holds_is_named_not_started_twice() {
     // Nothing was started in the profile: no extension copy was made.
     assert!(!profile.join("tabwire-extension").exists());
     assert!(hub.stop().success());
+    drop(left_behind);
+}
+
+/// A process this test started, killed (by its PID) when dropped.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }

@@ -101,12 +101,33 @@ pub fn ensure_private(profile: &Path) -> Result<(), ProfileError> {
     })
 }
 
-/// The process of this host that holds `profile` (its `SingletonLock` names it and it is
-/// alive), if any: Chromium refuses a second instance on one profile (it hands the command
-/// line to the first and exits), so the hub must not start one.
-pub fn holder(profile: &Path) -> Option<u32> {
+/// The process of this host that holds `profile` (its `SingletonLock` names it and it is a
+/// live browser), if any: Chromium refuses a second instance on one profile (it hands the
+/// command line to the first and exits), so the hub must not start one. `browser` is the
+/// executable about to run, whose name also counts as a browser's.
+pub fn holder(profile: &Path, browser: &Path) -> Option<u32> {
     let target = std::fs::read_link(profile.join(SINGLETON_LOCK)).ok()?;
-    lock_holder(&target.to_string_lossy(), &hostname()?, process_alive)
+    let alive = |pid| process_alive(pid) && looks_like_a_browser(pid, browser);
+    lock_holder(&target.to_string_lossy(), &hostname()?, alive)
+}
+
+/// Whether process `pid` runs a browser, as far as Linux's `/proc/PID/comm` tells: a lock
+/// survives a reboot, and its PID may then be any other program's, which Chromium itself sees
+/// through (its socket is gone) and takes the profile over. Elsewhere any live process counts.
+fn looks_like_a_browser(pid: u32, browser: &Path) -> bool {
+    let Ok(comm) = std::fs::read_to_string(format!("/proc/{pid}/comm")) else {
+        return true;
+    };
+    let comm = comm.trim().to_lowercase();
+    // The kernel keeps the first 15 bytes of a command's name.
+    let ours: String = browser
+        .file_name()
+        .map(|name| name.to_string_lossy().to_lowercase())
+        .unwrap_or_default()
+        .chars()
+        .take(15)
+        .collect();
+    comm.contains("chrom") || (!ours.is_empty() && comm == ours)
 }
 
 /// The PID a `SingletonLock` target (`HOSTNAME-PID`) names when it is on `host` and `alive`
@@ -303,12 +324,18 @@ mod tests {
     }
 
     #[test]
-    fn a_real_lock_of_a_live_process_is_seen() {
+    fn a_real_lock_of_a_live_browser_is_seen() {
         let profile = scratch();
-        assert_eq!(holder(&profile), None);
+        // This test process stands in for the browser: its executable's name is the one run.
+        let exe = std::env::current_exe().unwrap();
+        assert_eq!(holder(&profile, &exe), None);
         let target = format!("{}-{}", hostname().unwrap(), std::process::id());
         std::os::unix::fs::symlink(&target, profile.join(SINGLETON_LOCK)).unwrap();
-        assert_eq!(holder(&profile), Some(std::process::id()));
+        assert_eq!(holder(&profile, &exe), Some(std::process::id()));
+        // A live process that is no browser (a PID reused after a reboot) holds nothing.
+        if cfg!(target_os = "linux") {
+            assert_eq!(holder(&profile, Path::new("/usr/bin/chromium")), None);
+        }
         std::fs::remove_dir_all(profile).unwrap();
     }
 
