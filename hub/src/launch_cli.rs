@@ -23,7 +23,7 @@ pub fn find_chrome() -> ExitCode {
         Ok(found) => {
             println!("{}", found.path.display());
             if found.kind == Kind::GoogleChrome {
-                eprintln!("note: {}", tabwire_hub::launch::child::chrome_hint());
+                eprintln!("note: {}", tabwire_hub::launch::chrome_hint());
             }
             ExitCode::SUCCESS
         }
@@ -82,7 +82,7 @@ pub fn describe(event: &Event, reach: &Reach) -> String {
             if browser.kind == Kind::GoogleChrome {
                 text.push_str(&format!(
                     "\nwarning: {}",
-                    tabwire_hub::launch::child::chrome_hint()
+                    tabwire_hub::launch::chrome_hint()
                 ));
             }
             text

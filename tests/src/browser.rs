@@ -27,7 +27,7 @@ pub fn chromium() -> &'static Path {
         Ok(found) if found.kind == chrome::Kind::GoogleChrome => panic!(
             "the tests need Chromium, and only Google Chrome was found ({}): {}",
             found.path.display(),
-            tabwire_hub::launch::child::chrome_hint()
+            tabwire_hub::launch::chrome_hint()
         ),
         Ok(found) => &found.path,
         Err(not_found) => panic!("the tests need Chromium: {not_found}"),

@@ -53,7 +53,7 @@ pub fn judge(launched: &Launched, account: &Account) -> Verdict {
         .browser
         .as_ref()
         .filter(|browser| browser.kind == crate::chrome::Kind::GoogleChrome)
-        .map(|_| format!(" {}", super::child::chrome_hint()))
+        .map(|_| format!(" {}", super::chrome_hint()))
         .unwrap_or_default();
     let restart = "start tabwire-hub --launch-browser again (the hub does not relaunch a browser \
                    that exited)";

@@ -1,80 +1,23 @@
-//! Chromium as the hub's child: its command line, the process (in a process group of its own,
-//! so stopping it takes its helper processes along), and the task that watches it until the
-//! hub stops — its extension connecting, or Chromium exiting — and reports [`Event`]s for the
-//! binary to print.
-//!
-//! The hub never relaunches a browser that exited: a person closing its window meant it.
+//! Chromium as the hub's child: its command line, and the process (in a process group of its
+//! own, so stopping it takes its helper processes along) handed to the [`super::watch`] task,
+//! which stops it with the hub.
 
-use std::collections::VecDeque;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::process::{ExitStatus, Stdio};
+use std::process::Stdio;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
-use tabwire_protocol::pairing::PairingCode;
 use tokio::io::AsyncBufReadExt;
-use tokio::process::{Child, Command};
+use tokio::process::Command;
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 
 use super::profile::{self, ProfileError};
+use super::watch::{Event, KEPT_LINES, Watch, signal_group};
 use super::{Launched, Phase};
 use crate::chrome::{self, Kind};
 use crate::state::HubState;
-
-/// How long the hub waits for the launched browser to connect before saying what it knows.
-pub const CONNECT_WAIT: Duration = Duration::from_secs(60);
-/// How long Chromium has to exit after SIGTERM before it is killed.
-const STOP_GRACE: Duration = Duration::from_secs(5);
-/// How often the watcher looks at the registry and the pairings.
-const TICK: Duration = Duration::from_millis(250);
-/// How many of Chromium's last stderr lines are kept for a report.
-const KEPT_LINES: usize = 8;
-
-/// What happened to the launched browser, for the binary to tell the person.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Event {
-    /// Chromium started.
-    Launched {
-        /// Its process ID.
-        pid: u32,
-        /// What runs.
-        browser: chrome::Found,
-        /// Whether headless.
-        headless: bool,
-        /// The profile directory.
-        profile: PathBuf,
-        /// The extension copy it loads.
-        extension: PathBuf,
-    },
-    /// Another Chromium holds the profile; the hub waits for its extension instead.
-    InUse {
-        /// That process.
-        pid: u32,
-        /// The profile directory.
-        profile: PathBuf,
-    },
-    /// Its extension connected (the first time).
-    Connected {
-        /// The profile's browser ID.
-        browser_id: String,
-        /// The name it connected under.
-        name: String,
-    },
-    /// It did not connect: Chromium exited first, or [`CONNECT_WAIT`] passed. The hub keeps
-    /// serving.
-    NotConnected {
-        /// What is known, in sentences.
-        reason: String,
-    },
-    /// Chromium exited after its extension had connected.
-    Exited {
-        /// How (`exit code 0`, `signal 9`).
-        how: String,
-    },
-}
 
 /// Why Chromium could not be started.
 #[derive(Debug, thiserror::Error)]
@@ -339,229 +282,6 @@ fn stop_with_this_thread(command: &mut Command) {
 #[cfg(not(target_os = "linux"))]
 fn stop_with_this_thread(_command: &mut Command) {}
 
-/// Sends `signal` to the process group `group` (nothing for 0).
-fn signal_group(group: u32, signal: libc::c_int) {
-    let Ok(group) = libc::pid_t::try_from(group) else {
-        return;
-    };
-    if group > 0 {
-        // SAFETY: killpg has no memory preconditions; a group that is gone is ESRCH.
-        unsafe {
-            libc::killpg(group, signal);
-        }
-    }
-}
-
-/// How a process ended, for a person.
-fn describe(status: &ExitStatus) -> String {
-    use std::os::unix::process::ExitStatusExt;
-    match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exit code {code}"),
-        (None, Some(signal)) => format!("signal {signal}"),
-        (None, None) => "an unknown status".to_owned(),
-    }
-}
-
-/// What the watching task holds.
-struct Watch {
-    state: Arc<HubState>,
-    launched: Arc<Launched>,
-    profile: PathBuf,
-    events: mpsc::UnboundedSender<Event>,
-    /// The code minted for this start, when one was.
-    code: Option<PairingCode>,
-    /// The profile's browser ID, once known.
-    browser_id: Option<String>,
-    kind: Kind,
-    /// Chromium's last stderr lines.
-    stderr: Arc<Mutex<VecDeque<String>>>,
-    group: Arc<AtomicU32>,
-}
-
-impl Watch {
-    /// Watches until `stop` fires (or the hub is gone), then stops `child` if it still runs.
-    async fn run(mut self, mut child: Option<Child>, mut stop: oneshot::Receiver<()>) {
-        let account = self.state.accounts.local_account();
-        let give_up = tokio::time::Instant::now() + CONNECT_WAIT;
-        let mut tick = tokio::time::interval(TICK);
-        let mut connected = false;
-        let mut reported = false;
-        loop {
-            tokio::select! {
-                _ = &mut stop => break,
-                status = wait(child.as_mut()) => {
-                    child = None;
-                    let group = self.group.swap(0, Ordering::SeqCst);
-                    // Its helpers, if any outlived it.
-                    signal_group(group, libc::SIGKILL);
-                    self.exited(&status, connected, reported);
-                    reported = true;
-                }
-                _ = tick.tick() => {
-                    if connected {
-                        continue;
-                    }
-                    self.learn_browser_id();
-                    let peer = self
-                        .browser_id
-                        .as_deref()
-                        .and_then(|id| account.browsers.get(id))
-                        .filter(|peer| peer.connected);
-                    if let Some(peer) = peer {
-                        connected = true;
-                        self.connected(peer.id(), peer.name());
-                    } else if !reported && tokio::time::Instant::now() >= give_up {
-                        reported = true;
-                        let reason = self.still_waiting(child.is_some());
-                        tracing::warn!("{reason}");
-                        let _ = self.events.send(Event::NotConnected { reason });
-                    }
-                }
-            }
-        }
-        if let Some(child) = child {
-            self.stop_child(child, connected).await;
-        }
-    }
-
-    /// The browser ID that paired with this start's code, once it did; recorded in the profile.
-    fn learn_browser_id(&mut self) {
-        if self.browser_id.is_some() {
-            return;
-        }
-        let (Some(code), Some(pairings)) = (&self.code, &self.state.pairings) else {
-            return;
-        };
-        let Some(id) = pairings.paired_with(code) else {
-            return;
-        };
-        if let Err(error) = profile::write_record(&self.profile, &id) {
-            tracing::warn!(%error, "cannot record the launched browser's ID; the next start pairs it again");
-        }
-        self.launched
-            .update(|status| status.browser_id = Some(id.clone()));
-        self.browser_id = Some(id);
-    }
-
-    fn connected(&mut self, id: &str, name: &str) {
-        tracing::info!(browser = id, name, "the launched browser is connected");
-        // A code the profile did not need (it connected with its key) is closed at once.
-        if let (Some(code), Some(pairings)) = (&self.code, &self.state.pairings)
-            && pairings.paired_with(code).is_none()
-            && let Err(error) = crate::pairing::discard_code(pairings.dir(), code)
-        {
-            tracing::warn!(%error, "cannot close the launched browser's unused pairing code; it expires by itself");
-        }
-        let _ = self.events.send(Event::Connected {
-            browser_id: id.to_owned(),
-            name: name.to_owned(),
-        });
-    }
-
-    fn exited(&self, status: &std::io::Result<ExitStatus>, connected: bool, reported: bool) {
-        let how = match status {
-            Ok(status) => describe(status),
-            Err(error) => format!("an unknown status ({error})"),
-        };
-        self.launched.update(|status| {
-            status.pid = None;
-            status.phase = Phase::Exited {
-                how: how.clone(),
-                had_connected: connected,
-            };
-        });
-        if connected {
-            tracing::warn!(%how, "the launched browser exited; the hub does not start it again");
-            let _ = self.events.send(Event::Exited { how });
-            return;
-        }
-        let mut reason = format!("Chromium exited ({how}) before its extension connected.");
-        let lines = self.stderr.lock().unwrap().clone();
-        if !lines.is_empty() {
-            reason.push_str(" Its last words:");
-            for line in lines {
-                reason.push_str("\n    ");
-                reason.push_str(&line);
-            }
-        }
-        if self.kind == Kind::GoogleChrome {
-            reason.push_str(&format!("\n{}", chrome_hint()));
-        }
-        tracing::warn!("{reason}");
-        if !reported {
-            let _ = self.events.send(Event::NotConnected { reason });
-        }
-    }
-
-    fn still_waiting(&self, running: bool) -> String {
-        let waited = CONNECT_WAIT.as_secs();
-        let status = self.launched.status();
-        let mut reason = match (status.phase, status.pid) {
-            (Phase::InUse, Some(pid)) => format!(
-                "the browser profile {} is in use by Chromium (PID {pid}), which this hub did not \
-                 start, and its extension has not connected within {waited} s (it may point at \
-                 another hub or port). Stop that Chromium (kill {pid}) and start tabwire-hub \
-                 again.",
-                self.profile.display()
-            ),
-            _ if running => format!(
-                "Chromium is running, but its extension has not connected within {waited} s."
-            ),
-            _ => format!("the launched browser has not connected within {waited} s."),
-        };
-        if self.browser_id.is_none() && self.code.is_none() {
-            reason.push_str(&format!(
-                " The hub does not know this profile's browser ID ({} is missing).",
-                self.profile.join(profile::RECORD).display()
-            ));
-        }
-        if self.kind == Kind::GoogleChrome {
-            reason.push_str(&format!(" {}", chrome_hint()));
-        }
-        reason
-    }
-
-    /// SIGTERM to the group, SIGKILL after [`STOP_GRACE`], then SIGKILL to whatever is left of
-    /// the group.
-    async fn stop_child(&self, mut child: Child, connected: bool) {
-        let group = self.group.load(Ordering::SeqCst);
-        signal_group(group, libc::SIGTERM);
-        if tokio::time::timeout(STOP_GRACE, child.wait())
-            .await
-            .is_err()
-        {
-            tracing::warn!("the launched browser did not stop within {STOP_GRACE:?}; killing it");
-            signal_group(group, libc::SIGKILL);
-            let _ = child.wait().await;
-        }
-        signal_group(self.group.swap(0, Ordering::SeqCst), libc::SIGKILL);
-        self.launched.update(|status| {
-            status.pid = None;
-            status.phase = Phase::Exited {
-                how: "stopped with the hub".to_owned(),
-                had_connected: connected,
-            };
-        });
-        tracing::info!("stopped the launched browser");
-    }
-}
-
-/// What to do when Google Chrome does not load the extension.
-pub fn chrome_hint() -> String {
-    "Google Chrome 137 and later ignore --load-extension, which the launched browser needs: \
-     install Chromium (sudo apt-get install chromium; macOS: brew install --cask chromium), or \
-     set TABWIRE_CHROME to Chromium or Chrome for Testing."
-        .to_owned()
-}
-
-/// `child`'s exit, or never when there is no child.
-async fn wait(child: Option<&mut Child>) -> std::io::Result<ExitStatus> {
-    match child {
-        Some(child) => child.wait().await,
-        None => std::future::pending().await,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -625,12 +345,5 @@ mod tests {
         ));
         assert!(!chromium.iter().any(|arg| arg.contains("no-sandbox")));
         assert!(!chromium.iter().any(|arg| arg.contains("disable-features")));
-    }
-
-    #[test]
-    fn exits_are_described_for_a_person() {
-        use std::os::unix::process::ExitStatusExt;
-        assert_eq!(describe(&ExitStatus::from_raw(3 << 8)), "exit code 3");
-        assert_eq!(describe(&ExitStatus::from_raw(9)), "signal 9");
     }
 }

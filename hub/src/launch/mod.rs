@@ -8,8 +8,9 @@
 //! - [`profile`]: preparing the profile before Chromium starts — the private directory, a
 //!   Chromium still holding it, the hub-owned copy of the extension with its `config.json`, the
 //!   pairing code the hub mints for itself, the record of the profile's browser ID.
-//! - [`child`]: Chromium's command line, the child process (its own process group, stopped
-//!   with the hub), and the task that watches it connect or exit.
+//! - [`child`]: Chromium's command line and the child process (its own process group).
+//! - [`watch`]: the task that watches it connect or exit, reports [`Event`]s, and stops it with
+//!   the hub.
 //! - [`check`]: the doctor's check of the launched browser.
 //!
 //! The hub identifies its browser by browser ID, never by name (a person may name their own
@@ -19,6 +20,7 @@
 pub mod check;
 pub mod child;
 pub mod profile;
+pub mod watch;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -27,7 +29,8 @@ use tabwire_protocol::messages::MAX_IDENTITY_LEN;
 
 use crate::chrome;
 
-pub use child::{Event, Running, start};
+pub use child::{Running, start};
+pub use watch::Event;
 
 /// The launched browser's name when none is given: an agent tells it from the user's own
 /// Chrome by it.
@@ -55,6 +58,14 @@ impl Headless {
             Headless::Auto => os == chrome::Os::Linux && !display,
         }
     }
+}
+
+/// What to do when Google Chrome does not load the extension.
+pub fn chrome_hint() -> String {
+    "Google Chrome 137 and later ignore --load-extension, which the launched browser needs: \
+     install Chromium (sudo apt-get install chromium; macOS: brew install --cask chromium), or \
+     set TABWIRE_CHROME to Chromium or Chrome for Testing."
+        .to_owned()
 }
 
 /// Whether this process has a display to open windows on (Linux's X11 or Wayland).
