@@ -82,13 +82,12 @@ ensure_wasm_bindgen() {
 # Chrome or Chromium. `$1` is the built tabwire-hub.
 ensure_chromium() {
   local hub="$1" found
-  if found="$("$hub" find-chrome 2>/tmp/tabwire-find-chrome.$$)"; then
-    rm -f /tmp/tabwire-find-chrome.$$
+  # find-chrome's explanation (every place it looked) goes straight to the terminal.
+  if found="$("$hub" find-chrome)"; then
     say "browser: $found"
     return 0
   fi
-  say "no Chrome or Chromium found: $(cat /tmp/tabwire-find-chrome.$$)"
-  rm -f /tmp/tabwire-find-chrome.$$
+  say "no Chrome or Chromium found (above: where the hub looked)"
   install_packages chromium \
     || die "could not install Chromium (no apt-get or dnf, or no root and no sudo): install Chromium or Google Chrome yourself, or set TABWIRE_CHROME=/path/to/chrome"
   found="$("$hub" find-chrome)" || die "Chromium was installed but is still not found"

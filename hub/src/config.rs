@@ -637,7 +637,7 @@ mod tests {
         let places = launch::Places {
             xdg_data_home: Some("/data".into()),
             home: Some("/home/a".into()),
-            exe_dir: Some(root.join("target/debug")),
+            built_extension: root.join("extension"),
         };
         let launching = Config::from_settings_in(
             settings(&[

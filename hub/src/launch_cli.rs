@@ -79,6 +79,14 @@ pub fn describe(event: &Event, reach: &Reach) -> String {
                 browser.path.display(),
                 profile.display()
             );
+            // SAFETY: geteuid has no preconditions.
+            if unsafe { libc::geteuid() } == 0 {
+                text.push_str(
+                    "\nwarning: running as root, so Chromium runs without its sandbox (it \
+                     refuses root otherwise): pages the agent opens are not confined; run the \
+                     hub as an ordinary user for everyday use",
+                );
+            }
             if browser.kind == Kind::GoogleChrome {
                 text.push_str(&format!(
                     "\nwarning: {}",

@@ -183,13 +183,13 @@ async fn a_profile_another_chromium_holds_is_named_not_started_twice() {
             .unwrap();
     }
     // Chromium's lock names HOST-PID. A stand-in for a Chromium left behind by an earlier hub:
-    // `sleep` under the name chromium (the hub looks at a process's name, since after a reboot
-    // the PID in a lock may be anyone's).
-    let stand_in = home.path().join("chromium");
-    std::fs::copy("/bin/sleep", &stand_in).unwrap();
+    // a shell of ours waiting on its stdin, whose command line names the profile as Chromium's
+    // does (the hub looks for that, since after a reboot the PID in a lock may be anyone's).
     let left_behind = Killed(
-        std::process::Command::new(&stand_in)
-            .arg("600")
+        std::process::Command::new("bash")
+            .args(["-c", "read -r -t 600", "chromium"])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .stdin(std::process::Stdio::piped())
             .spawn()
             .unwrap(),
     );

@@ -76,7 +76,8 @@ pub fn judge(launched: &Launched, account: &Account) -> Verdict {
         ),
         (Phase::InUse, pid) => (
             format!(
-                "the profile {profile} is in use by a Chromium this hub did not start (PID {}),                  and its extension is not connected",
+                "the profile {profile} is in use by a Chromium this hub did not start (PID {}), \
+                 and its extension is not connected",
                 pid.map_or("unknown".to_owned(), |pid| pid.to_string())
             ),
             format!(

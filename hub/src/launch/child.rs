@@ -153,7 +153,7 @@ pub fn start(
         stderr: Arc::default(),
         group: group.clone(),
     };
-    if let Some(pid) = profile::holder(&profile, &browser.path) {
+    if let Some(pid) = profile::holder(&profile) {
         // Chromium would hand the command line to that process and exit: start nothing, and
         // take that browser for the launched one if its extension connects (a hub killed
         // with SIGKILL on macOS leaves its Chromium running, still pointed at the same port).

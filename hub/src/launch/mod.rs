@@ -129,13 +129,26 @@ pub enum SettingsError {
         "cannot tell where to keep the launched browser's profile: set HOME or give --browser-profile"
     )]
     NoProfileDir,
-    /// No extension folder above the executable.
+    /// No extension folder where the hub was built.
     #[error(
-        "cannot find the tabwire extension: no directory above {} holds extension/manifest.json \
-         (the repository tabwire-hub was built in); give --extension DIR",
+        "cannot find the tabwire extension at {} (the repository tabwire-hub was built in); \
+         give --extension DIR",
         .0.display()
     )]
     NoExtension(PathBuf),
+    /// The extension folder could be changed by another user: the hub would load their code
+    /// into the launched browser, with its pairing code.
+    #[error(
+        "the extension folder {} is {why}: another user could put their code in the launched \
+         browser; use a folder only you can change",
+        path.display()
+    )]
+    NotOurs {
+        /// The folder.
+        path: PathBuf,
+        /// Whose it is, or who may write it.
+        why: String,
+    },
     /// The folder given is not the extension's.
     #[error("{} is not the tabwire extension folder (it has no manifest.json)", .0.display())]
     NotAnExtension(PathBuf),
@@ -169,8 +182,16 @@ pub struct Places {
     pub xdg_data_home: Option<PathBuf>,
     /// `$HOME`.
     pub home: Option<PathBuf>,
-    /// The directory of the running `tabwire-hub`, where the search for the extension starts.
-    pub exe_dir: Option<PathBuf>,
+    /// The extension folder of the repository this hub was built in, the default.
+    pub built_extension: PathBuf,
+}
+
+/// The repository's `extension/` folder, as the hub's build saw it. Fixed at build time, never
+/// searched for: a search above the executable (a target directory in `/tmp`, say) could find
+/// a folder another user planted.
+pub fn built_extension() -> PathBuf {
+    let hub = Path::new(env!("CARGO_MANIFEST_DIR"));
+    hub.parent().unwrap_or(hub).join("extension")
 }
 
 impl Places {
@@ -184,10 +205,7 @@ impl Places {
         Places {
             xdg_data_home: nonempty("XDG_DATA_HOME"),
             home: nonempty("HOME"),
-            exe_dir: std::env::current_exe()
-                .and_then(|exe| exe.canonicalize())
-                .ok()
-                .and_then(|exe| exe.parent().map(Path::to_path_buf)),
+            built_extension: built_extension(),
         }
     }
 }
@@ -239,11 +257,17 @@ pub fn validate(
     };
     let extension = match given.extension {
         Some(dir) => std::path::absolute(&dir).unwrap_or(dir),
-        None => {
-            let start = places.exe_dir.clone().unwrap_or_default();
-            find_extension(&start).ok_or(SettingsError::NoExtension(start))?
+        None if places.built_extension.join("manifest.json").is_file() => {
+            places.built_extension.clone()
         }
+        None => return Err(SettingsError::NoExtension(places.built_extension.clone())),
     };
+    if let Some(why) = not_ours(&extension) {
+        return Err(SettingsError::NotOurs {
+            path: extension,
+            why,
+        });
+    }
     if !extension.join("manifest.json").is_file() {
         return Err(SettingsError::NotAnExtension(extension));
     }
@@ -277,13 +301,17 @@ pub fn default_profile_dir(
     Some(base.join("tabwire").join("chromium"))
 }
 
-/// The `extension/` folder of the nearest directory at or above `start` that has one (the
-/// repository the hub was built in: `target/debug/tabwire-hub` is two levels below it).
-pub fn find_extension(start: &Path) -> Option<PathBuf> {
-    start
-        .ancestors()
-        .map(|dir| dir.join("extension"))
-        .find(|extension| extension.join("manifest.json").is_file())
+/// Why another user could change `dir`, if one could: it belongs to someone else than this
+/// user or root, or anyone may write it. (Group-writable folders are common with per-user
+/// groups, so they pass.)
+fn not_ours(dir: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(dir).ok()?;
+    let me = tabwire_protocol::local::current_uid();
+    if meta.uid() != me && meta.uid() != 0 {
+        return Some(format!("owned by user {}", meta.uid()));
+    }
+    (meta.mode() & 0o002 != 0).then(|| "writable by every user".to_owned())
 }
 
 /// The launched browser as the hub knows it: what `doctor` reports.
@@ -380,11 +408,11 @@ mod tests {
         extension
     }
 
-    fn places(exe_dir: &Path) -> Places {
+    fn places(built_extension: &Path) -> Places {
         Places {
             xdg_data_home: None,
             home: Some("/home/a".into()),
-            exe_dir: Some(exe_dir.to_path_buf()),
+            built_extension: built_extension.to_path_buf(),
         }
     }
 
@@ -396,10 +424,9 @@ mod tests {
     }
 
     #[test]
-    fn defaults_find_the_extension_above_the_executable() {
+    fn defaults_take_the_extension_the_hub_was_built_beside() {
         let extension = extension_dir(true);
-        let exe_dir = extension.parent().unwrap().join("target/debug");
-        let settings = validate(launching(), false, &places(&exe_dir))
+        let settings = validate(launching(), false, &places(&extension))
             .unwrap()
             .unwrap();
         assert_eq!(settings.name, "tabwire Chromium");
@@ -421,16 +448,33 @@ mod tests {
     }
 
     #[test]
+    fn an_extension_folder_anyone_may_write_is_refused() {
+        use std::os::unix::fs::PermissionsExt;
+        let extension = extension_dir(true);
+        std::fs::set_permissions(&extension, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let error = validate(launching(), false, &places(&extension)).unwrap_err();
+        assert_eq!(
+            error,
+            SettingsError::NotOurs {
+                path: extension.clone(),
+                why: "writable by every user".into()
+            }
+        );
+        std::fs::set_permissions(&extension, std::fs::Permissions::from_mode(0o775)).unwrap();
+        assert!(validate(launching(), false, &places(&extension)).is_ok());
+        std::fs::remove_dir_all(extension.parent().unwrap().parent().unwrap()).unwrap();
+    }
+
+    #[test]
     fn an_unbuilt_or_missing_extension_is_named_with_its_fix() {
         let unbuilt = extension_dir(false);
-        let exe_dir = unbuilt.parent().unwrap().join("target/debug");
-        let error = validate(launching(), false, &places(&exe_dir)).unwrap_err();
+        let error = validate(launching(), false, &places(&unbuilt)).unwrap_err();
         assert_eq!(error, SettingsError::NotBuilt(unbuilt.clone()));
         assert!(
             error.to_string().contains("run extension/build.sh"),
             "{error}"
         );
-        let nowhere = Path::new("/nonexistent/bin");
+        let nowhere = Path::new("/nonexistent/extension");
         let error = validate(launching(), false, &places(nowhere)).unwrap_err();
         assert!(matches!(error, SettingsError::NoExtension(_)), "{error}");
         assert!(

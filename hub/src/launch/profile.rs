@@ -29,7 +29,7 @@ const SINGLETON_LOCK: &str = "SingletonLock";
 /// How long the hub's own pairing code stays open: as long as `tabwire-hub pair`'s default.
 /// A first start of Chromium takes seconds; the code is used, or expires, or is discarded once
 /// the profile connects with its key.
-pub const CODE_TTL: Duration = Duration::from_secs(600);
+pub const CODE_TTL: Duration = Duration::from_secs(180);
 
 /// Why the profile cannot be prepared.
 #[derive(Debug, thiserror::Error)]
@@ -56,6 +56,13 @@ pub enum ProfileError {
         /// What is wrong, with its fix.
         why: String,
     },
+    /// The extension folder holds a symbolic link, which is not copied.
+    #[error(
+        "the extension folder holds a symbolic link, {}, which is not copied into the profile: \
+         replace it with the file or use --extension with a folder without links",
+        .0.display()
+    )]
+    Symlink(PathBuf),
     /// The pairing state could not be read or written.
     #[error(transparent)]
     Pairing(#[from] PairingError),
@@ -105,29 +112,28 @@ pub fn ensure_private(profile: &Path) -> Result<(), ProfileError> {
 /// live browser), if any: Chromium refuses a second instance on one profile (it hands the
 /// command line to the first and exits), so the hub must not start one. `browser` is the
 /// executable about to run, whose name also counts as a browser's.
-pub fn holder(profile: &Path, browser: &Path) -> Option<u32> {
+pub fn holder(profile: &Path) -> Option<u32> {
     let target = std::fs::read_link(profile.join(SINGLETON_LOCK)).ok()?;
-    let alive = |pid| process_alive(pid) && looks_like_a_browser(pid, browser);
+    let alive = |pid| runs_profile(pid, profile);
     lock_holder(&target.to_string_lossy(), &hostname()?, alive)
 }
 
-/// Whether process `pid` runs a browser, as far as Linux's `/proc/PID/comm` tells: a lock
-/// survives a reboot, and its PID may then be any other program's, which Chromium itself sees
-/// through (its socket is gone) and takes the profile over. Elsewhere any live process counts.
-fn looks_like_a_browser(pid: u32, browser: &Path) -> bool {
-    let Ok(comm) = std::fs::read_to_string(format!("/proc/{pid}/comm")) else {
-        return true;
+/// Whether process `pid` is a browser of this user running `profile`. A lock survives a crash
+/// or a reboot, and its PID may then be any other program's (another user's, or the person's
+/// everyday Chrome): the hub must neither refuse to start over it nor tell the person to kill
+/// it. On Linux the process must be ours and its command line must name this profile; where
+/// there is no `/proc`, only a live process of ours counts.
+fn runs_profile(pid: u32, profile: &Path) -> bool {
+    if !process_ours(pid) {
+        return false;
+    }
+    let Ok(cmdline) = std::fs::read(format!("/proc/{pid}/cmdline")) else {
+        return !Path::new("/proc/self").exists();
     };
-    let comm = comm.trim().to_lowercase();
-    // The kernel keeps the first 15 bytes of a command's name.
-    let ours: String = browser
-        .file_name()
-        .map(|name| name.to_string_lossy().to_lowercase())
-        .unwrap_or_default()
-        .chars()
-        .take(15)
-        .collect();
-    comm.contains("chrom") || (!ours.is_empty() && comm == ours)
+    let wanted = format!("--user-data-dir={}", profile.display());
+    cmdline
+        .split(|&byte| byte == 0)
+        .any(|arg| arg == wanted.as_bytes())
 }
 
 /// The PID a `SingletonLock` target (`HOSTNAME-PID`) names when it is on `host` and `alive`
@@ -150,15 +156,14 @@ fn hostname() -> Option<String> {
     String::from_utf8(buffer[..end].to_vec()).ok()
 }
 
-/// Whether a process `pid` exists (signal 0 checks without sending; EPERM means it exists
-/// under another user).
-pub fn process_alive(pid: u32) -> bool {
+/// Whether a process `pid` exists and this user may signal it (signal 0 checks without
+/// sending; EPERM is another user's process, which holds no profile of ours).
+pub fn process_ours(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return false;
     };
     // SAFETY: kill with signal 0 sends nothing.
-    let sent = unsafe { libc::kill(pid, 0) };
-    sent == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    pid > 0 && unsafe { libc::kill(pid, 0) } == 0
 }
 
 /// Prepares `profile` for a start of Chromium: a fresh extension copy from `source` with its
@@ -223,9 +228,14 @@ fn copy_dir(from: &Path, to: &Path, top: bool) -> Result<(), ProfileError> {
             continue;
         }
         let source = entry.path();
-        // Followed through symlinks, as Chromium would read them.
-        let meta = std::fs::metadata(&source).map_err(io_error("read", &source))?;
+        // Links are not followed: one pointing out of the folder (at a key in the home
+        // directory, say) would be copied into the profile where the extension can read it.
+        // The repository's extension folder has none.
+        let meta = std::fs::symlink_metadata(&source).map_err(io_error("read", &source))?;
         let target = to.join(&name);
+        if meta.file_type().is_symlink() {
+            return Err(ProfileError::Symlink(source));
+        }
         if meta.is_dir() {
             copy_dir(&source, &target, false)?;
         } else if meta.is_file() {
@@ -320,22 +330,44 @@ mod tests {
         assert_eq!(lock_holder("other-42", "box-1", alive), None);
         assert_eq!(lock_holder("box-1", "box", alive), None);
         assert_eq!(lock_holder("garbage", "box-1", alive), None);
-        assert!(process_alive(std::process::id()));
+        assert!(process_ours(std::process::id()));
+        // PID 1 is root's: not ours (unless these tests run as root).
+        if unsafe { libc::geteuid() } != 0 {
+            assert!(!process_ours(1));
+        }
     }
 
     #[test]
     fn a_real_lock_of_a_live_browser_is_seen() {
         let profile = scratch();
-        // This test process stands in for the browser: its executable's name is the one run.
-        let exe = std::env::current_exe().unwrap();
-        assert_eq!(holder(&profile, &exe), None);
+        assert_eq!(holder(&profile), None);
+        // A process of ours naming the profile on its command line, as Chromium does.
+        let mut browser = std::process::Command::new("bash")
+            .args(["-c", "read -r -t 600", "chromium"])
+            .arg(format!("--user-data-dir={}", profile.display()))
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let target = format!("{}-{}", hostname().unwrap(), browser.id());
+        std::os::unix::fs::symlink(&target, profile.join(SINGLETON_LOCK)).unwrap();
+        // Until bash has replaced the forked test process, its command line is this test's.
+        for _ in 0..500 {
+            if holder(&profile).is_some() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        assert_eq!(holder(&profile), Some(browser.id()));
+        // A live process of ours that runs no such profile (a PID reused after a reboot: here
+        // this test itself) holds nothing.
+        std::fs::remove_file(profile.join(SINGLETON_LOCK)).unwrap();
         let target = format!("{}-{}", hostname().unwrap(), std::process::id());
         std::os::unix::fs::symlink(&target, profile.join(SINGLETON_LOCK)).unwrap();
-        assert_eq!(holder(&profile, &exe), Some(std::process::id()));
-        // A live process that is no browser (a PID reused after a reboot) holds nothing.
         if cfg!(target_os = "linux") {
-            assert_eq!(holder(&profile, Path::new("/usr/bin/chromium")), None);
+            assert_eq!(holder(&profile), None);
         }
+        browser.kill().unwrap();
+        browser.wait().unwrap();
         std::fs::remove_dir_all(profile).unwrap();
     }
 
@@ -348,6 +380,24 @@ mod tests {
         std::fs::set_permissions(&profile, std::fs::Permissions::from_mode(0o755)).unwrap();
         let error = ensure_private(&profile).unwrap_err();
         assert!(error.to_string().contains("chmod 700"), "{error}");
+        std::fs::remove_dir_all(root).unwrap();
+    }
+
+    #[test]
+    fn a_link_in_the_extension_folder_is_refused_not_followed() {
+        let root = scratch();
+        let source = root.join("extension");
+        std::fs::create_dir_all(source.join("pkg")).unwrap();
+        std::fs::write(root.join("secret"), "a key").unwrap();
+        std::os::unix::fs::symlink(root.join("secret"), source.join("pkg/k")).unwrap();
+        let profile = root.join("profile");
+        std::fs::create_dir(&profile).unwrap();
+        let error = copy_extension(&source, &profile).unwrap_err();
+        assert!(
+            matches!(&error, ProfileError::Symlink(path) if path == &source.join("pkg/k")),
+            "{error}"
+        );
+        assert!(!profile.join(EXTENSION_COPY).join("pkg/k").exists());
         std::fs::remove_dir_all(root).unwrap();
     }
 

@@ -128,6 +128,7 @@ impl Watch {
                     let group = self.group.swap(0, Ordering::SeqCst);
                     // Its helpers, if any outlived it.
                     signal_group(group, libc::SIGKILL);
+                    self.close_unused_code();
                     self.exited(&status, connected, reported);
                     reported = true;
                 }
@@ -153,8 +154,20 @@ impl Watch {
                 }
             }
         }
+        self.close_unused_code();
         if let Some(child) = child {
             self.stop_child(child, connected).await;
+        }
+    }
+
+    /// Closes this start's code unless a browser paired with it: once Chromium is gone (or the
+    /// hub stops), nothing should be able to use it until it expires.
+    fn close_unused_code(&self) {
+        if let (Some(code), Some(pairings)) = (&self.code, &self.state.pairings)
+            && pairings.paired_with(code).is_none()
+            && let Err(error) = crate::pairing::discard_code(pairings.dir(), code)
+        {
+            tracing::warn!(%error, "cannot close the launched browser's unused pairing code; it expires by itself");
         }
     }
 
@@ -180,12 +193,7 @@ impl Watch {
     fn connected(&mut self, id: &str, name: &str) {
         tracing::info!(browser = id, name, "the launched browser is connected");
         // A code the profile did not need (it connected with its key) is closed at once.
-        if let (Some(code), Some(pairings)) = (&self.code, &self.state.pairings)
-            && pairings.paired_with(code).is_none()
-            && let Err(error) = crate::pairing::discard_code(pairings.dir(), code)
-        {
-            tracing::warn!(%error, "cannot close the launched browser's unused pairing code; it expires by itself");
-        }
+        self.close_unused_code();
         let _ = self.events.send(Event::Connected {
             browser_id: id.to_owned(),
             name: name.to_owned(),
