@@ -13,6 +13,8 @@
 //! - [`typing`]: typing that widgets notice — keys by default, autocompletes and comboboxes.
 //! - [`tabs`], [`capture`]: tabs, screenshots, capture and storage.
 //! - [`audit`]: the audit log of tool calls and `tabwire-hub audit`.
+//! - [`cli`]: the `tabwire` CLI — output on a terminal and piped, exit codes, the manifest,
+//!   choosing browsers and keeping a choice per shell session, hosted hubs, starting a hub.
 //! - [`doctor`]: `tabwire-hub doctor` against a real hub — its problems, fixes and exit codes.
 //! - [`injection`]: page content marked as untrusted — hidden text left out of observations,
 //!   page text fenced in text results.
@@ -30,6 +32,7 @@
 mod actions;
 mod audit;
 mod capture;
+mod cli;
 mod devices;
 mod doctor;
 mod drag;
