@@ -46,12 +46,14 @@ impl HostedHub {
                  other users can see in the process list)"
             ))
         })?;
+        let token = token.trim();
+        let token = token.strip_prefix("Bearer ").unwrap_or(token);
         if token.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(CliError::usage(
                 "the token holds spaces or control characters; give the token alone",
             ));
         }
-        let token = token.strip_prefix("Bearer ").unwrap_or(token).to_owned();
+        let token = token.to_owned();
         Ok(HostedHub {
             url,
             token,
@@ -178,5 +180,8 @@ mod tests {
         assert!(!format!("{hub:?}").contains("s3cret"));
         let error = HostedHub::new("http://hub.example", Some("s3cret-token"), None).unwrap_err();
         assert!(!error.to_string().contains("s3cret"));
+        let hub = HostedHub::new("https://hub.example", Some("Bearer t0k\n"), None).unwrap();
+        assert_eq!(hub.token, "t0k");
+        assert!(HostedHub::new("https://hub.example", Some("a b"), None).is_err());
     }
 }

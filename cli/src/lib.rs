@@ -135,21 +135,14 @@ impl Hub {
 
 async fn execute(invocation: &Invocation, format: Format) -> Result<u8, CliError> {
     match &invocation.command {
+        // Help is for people (and agents reading it): text, however stdout is connected.
         Command::Help => {
-            output::print_either(
-                format,
-                &json!({"ok": true, "data": {"usage": command::USAGE}}),
-                command::USAGE,
-            );
+            output::print_either(Format::Text, &Value::Null, command::USAGE);
             Ok(0)
         }
         Command::Version => {
             let version = env!("CARGO_PKG_VERSION");
-            output::print_either(
-                format,
-                &json!({"ok": true, "data": {"version": version}}),
-                &format!("tabwire {version}"),
-            );
+            output::print_either(Format::Text, &Value::Null, &format!("tabwire {version}"));
             Ok(0)
         }
         Command::Tools => {

@@ -62,18 +62,16 @@ async fn calls_print_text_on_a_terminal_one_json_line_when_piped_and_exit_by_out
         let text = found.data().to_string();
         assert!(text.contains("Sign in"), "{text}");
     }
+    let base = r#"{"format": "html", "maxChars": 20000}"#;
+    let html = shell.run(&["get_page_content", "--json", base]).await;
+    assert!(html.data().to_string().contains("<button"), "{html:?}");
     let merged = shell
-        .run(&[
-            "get_page_content",
-            "--json",
-            r#"{"format": "html", "maxChars": 400}"#,
-            "--format",
-            "text",
-        ])
+        .run(&["get_page_content", "--json", base, "--format", "text"])
         .await;
+    let merged = merged.data().to_string();
     assert!(
-        !merged.data().to_string().contains("<button"),
-        "--format text replaced the JSON's html: {merged:?}"
+        merged.contains("Sign in") && !merged.contains("<button"),
+        "--format text replaced the JSON's html: {merged}"
     );
 
     // A tool error: exit 1 and the tool's own envelope.
