@@ -441,26 +441,9 @@ pub(crate) struct Parts {
     pub launch: Option<LaunchSettings>,
 }
 
-/// Where a local hub keeps its state when not told: `$XDG_STATE_HOME/tabwire`, else
-/// `$HOME/.local/state/tabwire` (on macOS `$HOME/Library/Application Support/tabwire`). `None`
-/// without a home directory.
-pub fn default_state_dir(xdg_state_home: Option<&str>, home: Option<&str>) -> Option<PathBuf> {
-    let nonempty = |dir: Option<&str>| dir.filter(|dir| !dir.is_empty()).map(PathBuf::from);
-    if cfg!(target_os = "macos") {
-        return nonempty(home).map(|home| home.join("Library/Application Support/tabwire"));
-    }
-    nonempty(xdg_state_home)
-        .or_else(|| nonempty(home).map(|home| home.join(".local/state")))
-        .map(|dir| dir.join("tabwire"))
-}
-
-/// [`default_state_dir`] for this process's environment.
-pub fn default_state_dir_here() -> Option<PathBuf> {
-    default_state_dir(
-        std::env::var("XDG_STATE_HOME").ok().as_deref(),
-        std::env::var("HOME").ok().as_deref(),
-    )
-}
+// The state directory's default lives with the socket's in the protocol crate: the `tabwire`
+// CLI finds the hub's log there without linking the hub.
+pub use tabwire_protocol::local::{default_state_dir, default_state_dir_here};
 
 #[cfg(test)]
 mod tests {
@@ -540,23 +523,7 @@ mod tests {
     }
 
     #[test]
-    fn the_state_dir_follows_the_platform_conventions() {
-        if cfg!(target_os = "macos") {
-            assert_eq!(
-                default_state_dir(None, Some("/Users/a")).unwrap(),
-                PathBuf::from("/Users/a/Library/Application Support/tabwire")
-            );
-        } else {
-            assert_eq!(
-                default_state_dir(Some("/s"), Some("/home/a")).unwrap(),
-                PathBuf::from("/s/tabwire")
-            );
-            assert_eq!(
-                default_state_dir(Some(""), Some("/home/a")).unwrap(),
-                PathBuf::from("/home/a/.local/state/tabwire")
-            );
-        }
-        assert_eq!(default_state_dir(None, None), None);
+    fn the_state_dir_can_be_given() {
         let config = config(&["--state-dir", "/tmp/x/state"]).unwrap();
         assert!(
             matches!(config.mode(), Mode::Local { state_dir, .. } if state_dir.ends_with("x/state"))

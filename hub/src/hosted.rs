@@ -117,13 +117,7 @@ impl PublicOrigin {
     /// Whether what is sent to it is encrypted on the way: `https`, or a loopback host
     /// (`localhost`, `127.0.0.0/8`, `[::1]`) whose traffic never leaves the machine.
     pub fn private_in_transit(&self) -> bool {
-        let host = self.host.trim_start_matches('[').trim_end_matches(']');
-        self.secure
-            || host == "localhost"
-            || host.ends_with(".localhost")
-            || host
-                .parse::<std::net::IpAddr>()
-                .is_ok_and(|ip| ip.is_loopback())
+        self.secure || tabwire_protocol::local::is_loopback_host(&self.host)
     }
 
     /// The path prefix, empty or `/something` without a trailing slash.

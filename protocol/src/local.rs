@@ -10,6 +10,10 @@
 //!
 //! A client that sends no `Attach` line gets plain MCP and an anonymous session.
 //!
+//! Also here, because the hub, the shim and the `tabwire` CLI must agree on them without
+//! depending on each other: the default socket path, the default state directory, the rule for
+//! private directories, and which hosts are loopback.
+//!
 //! Shims built before protocol 5 speak an older dialect ([`ShimDialect::BrowserOnly`]): one
 //! `selectedBrowser` instead of `selected`. A shim outlives hub restarts, so a hub that was
 //! upgraded under running agents still takes their attach lines and answers each in its own
@@ -279,6 +283,43 @@ pub fn default_socket_path_here() -> PathBuf {
     )
 }
 
+/// Where a local hub keeps its state (paired browsers, the audit log, and the log of a hub that
+/// `tabwire` started) when not told: `$XDG_STATE_HOME/tabwire`, else
+/// `$HOME/.local/state/tabwire` (on macOS `$HOME/Library/Application Support/tabwire`). `None`
+/// without a home directory. Here rather than in the hub because the `tabwire` CLI, which has
+/// no hub inside it, must find the same directory.
+pub fn default_state_dir(xdg_state_home: Option<&str>, home: Option<&str>) -> Option<PathBuf> {
+    let nonempty = |dir: Option<&str>| dir.filter(|dir| !dir.is_empty()).map(PathBuf::from);
+    if cfg!(target_os = "macos") {
+        return nonempty(home).map(|home| home.join("Library/Application Support/tabwire"));
+    }
+    nonempty(xdg_state_home)
+        .or_else(|| nonempty(home).map(|home| home.join(".local/state")))
+        .map(|dir| dir.join("tabwire"))
+}
+
+/// [`default_state_dir`] for this process's environment.
+pub fn default_state_dir_here() -> Option<PathBuf> {
+    default_state_dir(
+        std::env::var("XDG_STATE_HOME").ok().as_deref(),
+        std::env::var("HOME").ok().as_deref(),
+    )
+}
+
+/// Whether a URL's host names this machine's loopback (`localhost`, a `.localhost` name,
+/// `127.0.0.0/8`, `::1`, with or without IPv6 brackets), so that what is sent to it in clear
+/// never crosses a network. The one rule for "a token over plain `http://`": the hub's
+/// `--public-origin` and `config --url`, and the `tabwire` CLI's `--url`.
+pub fn is_loopback_host(host: &str) -> bool {
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let lower = host.to_ascii_lowercase();
+    lower == "localhost"
+        || lower.ends_with(".localhost")
+        || host
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|ip| ip.is_loopback())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -360,6 +401,51 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn loopback_hosts() {
+        for host in [
+            "localhost",
+            "LOCALHOST",
+            "hub.localhost",
+            "127.0.0.1",
+            "127.8.9.1",
+            "[::1]",
+            "::1",
+        ] {
+            assert!(is_loopback_host(host), "{host}");
+        }
+        for host in [
+            "example.com",
+            "localhost.example.com",
+            "10.0.0.1",
+            "[::2]",
+            "",
+            "0.0.0.0",
+        ] {
+            assert!(!is_loopback_host(host), "{host}");
+        }
+    }
+
+    #[test]
+    fn the_state_dir_follows_the_platform_conventions() {
+        if cfg!(target_os = "macos") {
+            assert_eq!(
+                default_state_dir(None, Some("/Users/a")).unwrap(),
+                PathBuf::from("/Users/a/Library/Application Support/tabwire")
+            );
+        } else {
+            assert_eq!(
+                default_state_dir(Some("/s"), Some("/home/a")).unwrap(),
+                PathBuf::from("/s/tabwire")
+            );
+            assert_eq!(
+                default_state_dir(Some(""), Some("/home/a")).unwrap(),
+                PathBuf::from("/home/a/.local/state/tabwire")
+            );
+        }
+        assert_eq!(default_state_dir(None, None), None);
     }
 
     #[test]

@@ -13,6 +13,8 @@
 //! - [`typing`]: typing that widgets notice — keys by default, autocompletes and comboboxes.
 //! - [`tabs`], [`capture`]: tabs, screenshots, capture and storage.
 //! - [`audit`]: the audit log of tool calls and `tabwire-hub audit`.
+//! - [`cli`]: the `tabwire` CLI — output on a terminal and piped, exit codes, the manifest,
+//!   choosing browsers and keeping a choice per shell session, hosted hubs, starting a hub.
 //! - [`doctor`]: `tabwire-hub doctor` against a real hub — its problems, fixes and exit codes.
 //! - [`launch`]: the launched profile (`--launch-browser`) — a tabwire-owned Chromium started,
 //!   paired, connected and stopped by the hub; a missing browser; a profile held by another.
@@ -32,6 +34,7 @@
 mod actions;
 mod audit;
 mod capture;
+mod cli;
 mod devices;
 mod doctor;
 mod drag;

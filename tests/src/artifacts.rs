@@ -1,4 +1,4 @@
-//! Building what the tests run, once per test process: the hub, shim and device backend
+//! Building what the tests run, once per test process: the hub, shim, CLI and device backend
 //! binaries and the fake adb (with the same profile as the tests) and the extension
 //! (`extension/build.sh`).
 
@@ -12,6 +12,8 @@ pub struct Artifacts {
     pub hub: PathBuf,
     /// `tabwire-mcp`.
     pub shim: PathBuf,
+    /// `tabwire`, the CLI (beside the hub, so it can start one).
+    pub cli: PathBuf,
     /// `tabwire-android`, the device backend.
     pub android: PathBuf,
     /// `fake-adb`, the scripted stand-in for adb (`src/fake_adb/`).
@@ -45,6 +47,8 @@ pub fn artifacts() -> &'static Artifacts {
             "-p",
             "tabwire-mcp",
             "-p",
+            "tabwire-cli",
+            "-p",
             "tabwire-android",
         ]);
         if release {
@@ -52,7 +56,7 @@ pub fn artifacts() -> &'static Artifacts {
         }
         run(
             cargo,
-            "cargo build of tabwire-hub, tabwire-mcp and tabwire-android",
+            "cargo build of tabwire-hub, tabwire-mcp, tabwire and tabwire-android",
         );
         // Only this one of the crate's binaries: the benchmarks need not be linked for tests.
         let mut fake = Command::new(env!("CARGO"));
@@ -91,6 +95,7 @@ pub fn artifacts() -> &'static Artifacts {
         let artifacts = Artifacts {
             hub: profile_dir.join("tabwire-hub"),
             shim: profile_dir.join("tabwire-mcp"),
+            cli: profile_dir.join("tabwire"),
             android: profile_dir.join("tabwire-android"),
             fake_adb: profile_dir.join("fake-adb"),
             extension: root.join("extension"),
@@ -98,6 +103,7 @@ pub fn artifacts() -> &'static Artifacts {
         for path in [
             &artifacts.hub,
             &artifacts.shim,
+            &artifacts.cli,
             &artifacts.android,
             &artifacts.fake_adb,
         ] {

@@ -14,6 +14,7 @@ pub mod artifacts;
 pub mod bench;
 pub mod bench_mobile;
 pub mod browser;
+pub mod cli;
 pub mod client;
 pub mod device;
 pub mod fake_adb;

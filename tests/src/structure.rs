@@ -46,6 +46,7 @@ pub const PACKAGES: &[&str] = &[
     "observation",
     "hub",
     "mcp-shim",
+    "cli",
     "extension-wasm",
     "tests",
     "devices/android",

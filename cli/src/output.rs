@@ -1,0 +1,146 @@
+//! Printing a tool's answer, and the exit code it gives.
+//!
+//! - Text (a terminal, or `--output text`): the tool's text content exactly as the hub wrote it
+//!   for a model, page-text fences included (a shell agent is a model too); an image is a line
+//!   saying where it was written (`--out FILE`) or that it was left out.
+//! - JSON (stdout not a terminal, or `--output json`): exactly one line, the tool's structured
+//!   envelope (`{"ok":true,"data":…}` or `{"ok":false,"error":…}`). Image bytes are never in
+//!   it; `--out FILE` writes them, and stderr says so.
+//!
+//! Exit code 0 when the tool succeeded, 1 when it failed (`isError`).
+
+use std::io::Write;
+use std::path::Path;
+
+use base64::Engine;
+use rmcp::model::CallToolResult;
+use serde_json::{Value, json};
+
+use crate::error::CliError;
+
+/// How this invocation prints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// For a person (or an agent reading a terminal).
+    Text,
+    /// One JSON line, for a script.
+    Json,
+}
+
+/// Prints a tool's result; returns the exit code (0 ok, 1 tool error).
+pub fn print_result(
+    result: &CallToolResult,
+    format: Format,
+    out: Option<&Path>,
+) -> Result<u8, CliError> {
+    let failed = result.is_error == Some(true);
+    let mut notes = Vec::new();
+    let images: Vec<(&str, &str)> = result
+        .content
+        .iter()
+        .filter_map(|block| block.as_image())
+        .map(|image| (image.data.as_str(), image.mime_type.as_str()))
+        .collect();
+    let mut image_lines = Vec::new();
+    match (images.as_slice(), out) {
+        ([], Some(path)) => notes.push(format!(
+            "the answer holds no image; nothing was written to {}",
+            path.display()
+        )),
+        ([], None) => {}
+        ([(data, mime), rest @ ..], Some(path)) => {
+            let bytes = base64::engine::general_purpose::STANDARD
+                .decode(data)
+                .map_err(|error| {
+                    CliError::connection(format!(
+                        "the hub sent an image that is not base64: {error}"
+                    ))
+                })?;
+            std::fs::write(path, &bytes)
+                .map_err(|error| CliError::usage(format!("--out {}: {error}", path.display())))?;
+            image_lines.push(format!(
+                "[image {mime}, {} bytes, written to {}]",
+                bytes.len(),
+                path.display()
+            ));
+            if !rest.is_empty() {
+                notes.push(format!("{} more image(s) left out", rest.len()));
+            }
+        }
+        (images, None) => {
+            for (data, mime) in images {
+                // Base64's length tells the size without decoding.
+                let size = data.len() / 4 * 3;
+                image_lines.push(format!(
+                    "[image {mime}, about {size} bytes, not shown; pass --out FILE to save it]"
+                ));
+            }
+        }
+    }
+    let mut stdout = std::io::stdout().lock();
+    match format {
+        Format::Text => {
+            let text: Vec<&str> = result
+                .content
+                .iter()
+                .filter_map(|block| block.as_text().map(|text| text.text.as_str()))
+                .collect();
+            let mut printed = text.join("\n");
+            for line in &image_lines {
+                if !printed.is_empty() {
+                    printed.push('\n');
+                }
+                printed.push_str(line);
+            }
+            let _ = writeln!(stdout, "{}", printed.trim_end_matches('\n'));
+        }
+        Format::Json => {
+            let envelope = result.structured_content.clone().unwrap_or_else(|| {
+                // Every tabwire tool answers with an envelope; another server might not.
+                let text: Vec<&str> = result
+                    .content
+                    .iter()
+                    .filter_map(|block| block.as_text().map(|text| text.text.as_str()))
+                    .collect();
+                if failed {
+                    json!({"ok": false, "error": {"code": "TOOL_ERROR", "message": text.join("\n")}})
+                } else {
+                    json!({"ok": true, "data": {"text": text.join("\n")}})
+                }
+            });
+            let _ = writeln!(stdout, "{envelope}");
+            notes.extend(image_lines);
+        }
+    }
+    let _ = stdout.flush();
+    for note in notes {
+        eprintln!("tabwire: {note}");
+    }
+    Ok(if failed { 1 } else { 0 })
+}
+
+/// Prints a failure of the CLI itself (exit 2): on stderr always, and as one JSON line on
+/// stdout when the output is JSON.
+pub fn print_error(error: &CliError, format: Format) -> u8 {
+    eprintln!("{}", error.for_person());
+    if format == Format::Json {
+        emit(&error.envelope().to_string());
+    }
+    error.exit_code()
+}
+
+/// Prints a JSON document (JSON output) or text (text output).
+pub fn print_either(format: Format, json: &Value, text: &str) {
+    match format {
+        Format::Json => emit(&json.to_string()),
+        Format::Text => emit(text.trim_end_matches('\n')),
+    }
+}
+
+/// Writes a line to stdout. A reader that went away (`tabwire tools | head`) is no error
+/// worth a panic: what it wanted it has.
+fn emit(line: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "{line}");
+    let _ = stdout.flush();
+}
