@@ -64,7 +64,14 @@ impl HostedHub {
     /// rmcp's streamable-HTTP transport to this hub, with the token as bearer.
     pub fn transport(&self) -> Result<StreamableHttpClientTransport<reqwest::Client>, CliError> {
         install_crypto();
-        let mut builder = reqwest::Client::builder();
+        // No redirects: rmcp's own client follows only same-origin ones, and a custom client
+        // drops that policy. No proxy for plain http:// (loopback only): a proxy from
+        // HTTP_PROXY would receive the bearer token in clear. https:// keeps the
+        // environment's proxy, which only sees the TLS tunnel.
+        let mut builder = reqwest::Client::builder().redirect(reqwest::redirect::Policy::none());
+        if self.url.starts_with("http://") {
+            builder = builder.no_proxy();
+        }
         if let Some(path) = &self.ca_cert {
             let pem = std::fs::read(path).map_err(|error| {
                 CliError::usage(format!("--ca-cert {}: {error}", path.display()))
@@ -106,7 +113,8 @@ fn install_crypto() {
 /// The hub's `/mcp` URL from its origin (`https://hub.example/team`) or the URL itself;
 /// `http://` only to a loopback host.
 pub fn mcp_url(given: &str) -> Result<String, CliError> {
-    let bad = |why: &str| CliError::usage(format!("--url {given:?}: {why}"));
+    let shown = redacted(given);
+    let bad = |why: &str| CliError::usage(format!("--url {shown:?}: {why}"));
     let trimmed = given.trim().trim_end_matches('/');
     let (secure, rest) = if let Some(rest) = trimmed.strip_prefix("https://") {
         (true, rest)
@@ -115,8 +123,14 @@ pub fn mcp_url(given: &str) -> Result<String, CliError> {
     } else {
         return Err(bad("must start with https://"));
     };
-    if rest.contains(['?', '#', '@']) || rest.chars().any(char::is_whitespace) {
-        return Err(bad("must not carry a query, fragment, user name or spaces"));
+    // A backslash ends the host for the URL parser reqwest uses, so `http://evil\.localhost`
+    // would be judged by one host here and sent to another.
+    if rest.contains(['?', '#', '@', '\\'])
+        || rest.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err(bad(
+            "must not carry a query, fragment, user name, backslash or spaces",
+        ));
     }
     let authority = &rest[..rest.find('/').unwrap_or(rest.len())];
     let host = match authority.rsplit_once(':') {
@@ -137,7 +151,32 @@ pub fn mcp_url(given: &str) -> Result<String, CliError> {
         ));
     }
     let base = trimmed.strip_suffix("/mcp").unwrap_or(trimmed);
-    Ok(format!("{base}/mcp"))
+    let url = format!("{base}/mcp");
+    // The host judged above must be the host reqwest dials.
+    let parsed = reqwest::Url::parse(&url).map_err(|error| bad(&error.to_string()))?;
+    let dialled = parsed.host_str().unwrap_or_default();
+    let judged = host.trim_start_matches('[').trim_end_matches(']');
+    if !dialled
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .eq_ignore_ascii_case(judged)
+    {
+        return Err(bad("its host is ambiguous"));
+    }
+    Ok(url)
+}
+
+/// `given` as it may be shown in an error: a token pasted into it by mistake (as a user name
+/// or a query) is cut off.
+fn redacted(given: &str) -> String {
+    let without_query = given.split(['?', '#']).next().unwrap_or_default();
+    match without_query.split_once("://") {
+        Some((scheme, rest)) if rest.contains('@') => {
+            let after = rest.rsplit_once('@').map_or("", |(_, host)| host);
+            format!("{scheme}://…@{after}")
+        }
+        _ => without_query.to_owned(),
+    }
 }
 
 #[cfg(test)]
@@ -168,9 +207,16 @@ mod tests {
             "https://user@hub.example",
             "https://hub.example:port",
             "https:///mcp",
+            // Judged by one host, dialled at another; or asked of DNS.
+            "http://192.0.2.2\\.localhost",
+            "https://evil.example\\.hub.example.com",
+            "http://hub.localhost:17841",
         ] {
             assert_eq!(mcp_url(given).unwrap_err().exit_code(), 2, "{given}");
         }
+        // A token pasted into the URL is not repeated in the error.
+        let error = mcp_url("https://user:s3cret@hub.example/?token=s3cret").unwrap_err();
+        assert!(!error.to_string().contains("s3cret"), "{error}");
     }
 
     #[test]

@@ -265,8 +265,16 @@ pub fn ensure_private(dir: &Path) -> Result<(), CliError> {
             )));
         }
     }
-    let meta = std::fs::metadata(dir)
+    // The directory itself, not what a link there points at: another user can plant a link
+    // in /tmp pointing at a private directory of ours, which would pass every check below.
+    let meta = std::fs::symlink_metadata(dir)
         .map_err(|error| CliError::usage(format!("{}: {error}", dir.display())))?;
+    if meta.file_type().is_symlink() {
+        return Err(CliError::usage(format!(
+            "{} is a symbolic link, not a directory of yours; remove it",
+            dir.display()
+        )));
+    }
     match private_dir_problem(&meta, current_uid()) {
         None => Ok(()),
         Some(problem) => Err(CliError::usage(format!(
@@ -405,6 +413,18 @@ mod tests {
             panic!("an unknown name is a usage error");
         };
         assert_eq!(candidates.unwrap().as_array().unwrap().len(), 4);
+    }
+
+    #[test]
+    fn a_link_planted_where_the_state_directory_goes_is_refused() {
+        let root = std::env::temp_dir().join(format!("tabwire-cli-link-{}", std::process::id()));
+        let private = root.join("private");
+        ensure_private(&private).unwrap();
+        let planted = root.join("tabwire-cli");
+        std::os::unix::fs::symlink(&private, &planted).unwrap();
+        let error = ensure_private(&planted).unwrap_err();
+        assert!(error.to_string().contains("symbolic link"), "{error}");
+        std::fs::remove_dir_all(root).unwrap();
     }
 
     #[test]

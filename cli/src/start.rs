@@ -15,6 +15,17 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// The environment variables only the CLI reads, kept from a hub it starts.
+const CLI_ONLY_VARIABLES: [&str; 7] = [
+    "TABWIRE_URL",
+    "TABWIRE_TOKEN",
+    "TABWIRE_CA_CERT",
+    "TABWIRE_SESSION",
+    "TABWIRE_OUTPUT",
+    "TABWIRE_NO_BROWSER",
+    "TABWIRE_NO_START",
+];
+
 use serde_json::Value;
 use tabwire_protocol::local::default_state_dir_here;
 
@@ -106,8 +117,18 @@ impl StartPlan {
             .map_err(|error| CliError::connection(format!("{}: {error}", self.log.display())))?;
         let mut command = Command::new(&self.program);
         if let Some(socket) = &self.socket {
-            command.arg("--socket").arg(socket);
+            command
+                .arg("--socket")
+                .arg(std::path::absolute(socket).map_err(|error| {
+                    CliError::usage(format!("--socket {}: {error}", socket.display()))
+                })?);
         }
+        // The hub outlives this call: it gets none of the CLI's own settings (a hosted token
+        // above all), and it does not hold the shell's working directory.
+        for name in CLI_ONLY_VARIABLES {
+            command.env_remove(name);
+        }
+        command.current_dir("/");
         if self.launch_browser {
             command.arg("--launch-browser");
         }

@@ -113,7 +113,7 @@ pub struct Settings {
     #[arg(long, env = "TABWIRE_BROWSER_PROFILE", value_name = "DIR")]
     pub browser_profile: Option<PathBuf>,
     /// With --launch-browser: the extension folder (with a built pkg/). Default: extension/ of
-    /// the repository tabwire-hub was built in, found above its executable.
+    /// the repository tabwire-hub was built in (fixed at build time).
     #[arg(long, env = "TABWIRE_EXTENSION", value_name = "DIR")]
     pub extension: Option<PathBuf>,
     /// With --launch-browser: run it headless. auto: headless on Linux when neither DISPLAY nor

@@ -69,8 +69,14 @@ impl PublicOrigin {
                 "must start with https:// (or http:// behind a local proxy)",
             ));
         };
-        if rest.contains(['?', '#', '@']) || rest.chars().any(char::is_whitespace) {
-            return Err(bad("must not carry a query, fragment, user name or spaces"));
+        // A backslash ends the host for WHATWG URL parsers (browsers, reqwest, Node), so
+        // `http://evil.example\.localhost` would be judged by one host and sent to another.
+        if rest.contains(['?', '#', '@', '\\'])
+            || rest.chars().any(|c| c.is_whitespace() || c.is_control())
+        {
+            return Err(bad(
+                "must not carry a query, fragment, user name, backslash or spaces",
+            ));
         }
         let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
         let (host, port) = match authority.rsplit_once(':') {
@@ -480,6 +486,9 @@ mod tests {
             "https://u:p@x",
             "https://x/?a",
             "https://x/a/../b",
+            // Judged as one host, sent to another by WHATWG parsers.
+            "http://192.0.2.2\\.localhost",
+            "https://evil.example\\.hub.example.com",
         ] {
             assert!(PublicOrigin::parse(bad).is_err(), "{bad}");
         }

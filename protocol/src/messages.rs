@@ -136,6 +136,30 @@ pub fn check_challenge(challenge: &Challenge) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// `text` as it may be written to a terminal: C0 control characters other than newline and tab
+/// become their visible pictures (ESC is `␛`), DEL `␡` and the C1 controls (U+0080–U+009F,
+/// which some terminals also take as escape sequences) `�`. Page text can carry escape
+/// sequences that set a terminal's clipboard or title, fake links or erase lines (the fence
+/// of untrusted text among them); written this way they are only shown.
+pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
+    let unsafe_char = |c: char| {
+        (c.is_ascii_control() && c != '\n' && c != '\t') || ('\u{80}'..='\u{9f}').contains(&c)
+    };
+    if !text.chars().any(unsafe_char) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    text.chars()
+        .map(|c| match c {
+            '\u{7f}' => '\u{2421}',
+            c if c.is_ascii_control() && c != '\n' && c != '\t' => {
+                char::from_u32(0x2400 + u32::from(c)).unwrap_or('\u{fffd}')
+            }
+            c if unsafe_char(c) => '\u{fffd}',
+            c => c,
+        })
+        .collect()
+}
+
 /// Whether `c` is a character a person does not see as written: a control character, or a
 /// format character (Unicode category Cf: bidirectional overrides and isolates U+202A–202E and
 /// U+2066–2069, zero-width spaces and joiners, the BOM, tag characters…), which
@@ -445,6 +469,20 @@ impl Response {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn terminal_escapes_are_shown_not_obeyed() {
+        assert!(matches!(
+            terminal_safe("plain\ttext\nnext"),
+            std::borrow::Cow::Borrowed(_)
+        ));
+        assert_eq!(
+            terminal_safe("a\u{1b}]52;c;Y3VybA==\u{7}b\u{9b}2Jc\u{7f}"),
+            "a\u{241b}]52;c;Y3VybA==\u{2407}b\u{fffd}2Jc\u{2421}"
+        );
+        assert_eq!(terminal_safe("\r\u{0}"), "\u{240d}\u{2400}");
+    }
+
     use super::*;
     use crate::{ErrorCode, Target};
 

@@ -432,3 +432,37 @@ async fn with_no_hub_running_the_cli_starts_one_and_later_calls_use_it() {
     let after = shell.run(&["--no-start", "list_browsers"]).await;
     assert_eq!(after.error_code(2), "HUB_UNREACHABLE");
 }
+
+/// A page's terminal escape sequences (clipboard writes, titles, erasing the fence's opening
+/// line) reach the hub as data, and are shown — never obeyed — when the CLI prints them on a
+/// terminal; piped JSON escapes them too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminal_escapes_in_page_text_are_shown_not_obeyed() {
+    let setup = OneBrowser::on("Esc", "escapes.html").await;
+    let shell = Shell::on(&setup.hub);
+    let args = ["get_page_content", "--format", "text"];
+    // The attack reaches the hub: the structured data keeps the page's characters.
+    let piped = shell.run(&args).await;
+    let data = piped.data().to_string();
+    assert!(data.contains("world"), "{piped:?}");
+    let content = piped.data()["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        content.contains('\u{1b}') || data.contains("\\u001b"),
+        "the page's ESC should reach the hub as data: {data}"
+    );
+    for raw in ['\u{1b}', '\u{7}', '\u{9b}'] {
+        assert!(!piped.stdout.contains(raw), "raw {raw:?} in piped output");
+    }
+    let shown = shell.run_on_terminal(&args).await;
+    shown.expect_code(0);
+    assert!(shown.stdout.contains("Hello ␛]52;c;"), "{shown:?}");
+    for raw in ['\u{1b}', '\u{7}', '\u{9b}'] {
+        assert!(
+            !shown.stdout.contains(raw),
+            "raw {raw:?} on the terminal: {shown:?}"
+        );
+    }
+}

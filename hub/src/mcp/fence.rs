@@ -174,9 +174,11 @@ impl fmt::Display for Rendering {
     }
 }
 
-/// `text` with every [`MARK`] replaced, so that nothing in it opens or closes a fence.
+/// `text` with every [`MARK`] replaced, so that nothing in it opens or closes a fence, and its
+/// terminal control characters shown rather than obeyed (a client that prints results to a
+/// terminal would otherwise let a page set the clipboard, or erase the fence's opening line).
 fn escape(text: &str) -> String {
-    text.replace(MARK, &MARK_ESCAPED.to_string())
+    tabwire_protocol::terminal_safe(text).replace(MARK, &MARK_ESCAPED.to_string())
 }
 
 /// A fence's boundary: 8 hex digits from the kernel's random source, new for every result, so
