@@ -156,14 +156,16 @@ async fn execute(invocation: &Invocation, format: Format) -> Result<u8, CliError
         Command::ToolHelp { tool } => {
             let hub = Hub::of(invocation)?;
             let link = hub.connect(invocation).await?;
-            let tools = link.all_tools().await;
+            // A listed tool takes one tools/list; the opt-in groups are listed only on a miss.
+            let found = look_up_tool(&link, tool).await;
             link.close().await;
-            let tools = tools?;
-            let Some(found) = tools.iter().find(|t| t.name == *tool) else {
-                return Err(manifest::unknown_tool(tool, &tools, None));
-            };
-            manifest::print_tool(found, format);
-            Ok(0)
+            match found? {
+                Ok(found) => {
+                    manifest::print_tool(&found, format);
+                    Ok(0)
+                }
+                Err(every_tool) => Err(manifest::unknown_tool(tool, &every_tool, None)),
+            }
         }
         Command::Select { clear } => select_command(invocation, *clear, format).await,
         Command::Call { tool, json, flags } => {
@@ -193,7 +195,7 @@ async fn call_on(
     link: &Link,
     invocation: &Invocation,
     tool: &str,
-    json: Option<Value>,
+    json: Option<Map<String, Value>>,
     flags: &[ToolFlag],
     kept: Choices,
     format: Format,
@@ -218,7 +220,7 @@ async fn call_on(
     let definition = if flags.is_empty() && chosen.is_empty() {
         None
     } else {
-        find_tool(link, tool).await?
+        look_up_tool(link, tool).await?.ok()
     };
     let schema = definition.as_ref().map(|tool| &*tool.input_schema);
     let mut arguments =
@@ -273,18 +275,22 @@ async fn call_on(
     }
 }
 
-/// The tool's definition from the hub's listing (the opt-in groups listed too when needed);
-/// `None` when the hub does not list it.
-async fn find_tool(link: &Link, tool: &str) -> Result<Option<Tool>, CliError> {
+/// The tool's definition from the hub's listing (the opt-in groups listed too when needed), or
+/// every tool the hub has when none is `tool` (for suggestions).
+async fn look_up_tool(link: &Link, tool: &str) -> Result<Result<Tool, Vec<Tool>>, CliError> {
     let listed = link.tools().await?;
-    if let Some(found) = listed.into_iter().find(|t| t.name == tool) {
-        return Ok(Some(found));
+    if let Some(found) = listed.iter().find(|t| t.name == tool) {
+        return Ok(Ok(found.clone()));
     }
-    Ok(link.all_tools().await?.into_iter().find(|t| t.name == tool))
+    let every_tool = link.all_tools_after(listed).await?;
+    Ok(match every_tool.iter().find(|t| t.name == tool) {
+        Some(found) => Ok(found.clone()),
+        None => Err(every_tool),
+    })
 }
 
-/// `--json` text (or `-`: stdin) as a value.
-fn read_json(given: &str) -> Result<Value, CliError> {
+/// `--json` text (or `-`: stdin) as the arguments object.
+fn read_json(given: &str) -> Result<Map<String, Value>, CliError> {
     let text = if given == "-" {
         let mut text = String::new();
         std::io::stdin()
@@ -296,12 +302,12 @@ fn read_json(given: &str) -> Result<Value, CliError> {
     };
     let value: Value = serde_json::from_str(&text)
         .map_err(|error| CliError::usage(format!("--json: not JSON ({error})")))?;
-    if !value.is_object() {
-        return Err(CliError::usage(format!(
-            "--json: the arguments must be a JSON object, not {value}"
-        )));
+    match value {
+        Value::Object(map) => Ok(map),
+        other => Err(CliError::usage(format!(
+            "--json: the arguments must be a JSON object, not {other}"
+        ))),
     }
-    Ok(value)
 }
 
 /// What `tabwire select` kept for this shell session and hub. A state directory that is

@@ -129,6 +129,11 @@ impl Link {
     /// default listing is all there is.
     pub async fn all_tools(&self) -> Result<Vec<Tool>, CliError> {
         let listed = self.tools().await?;
+        self.all_tools_after(listed).await
+    }
+
+    /// [`Link::all_tools`] from a default listing the caller already has.
+    pub async fn all_tools_after(&self, listed: Vec<Tool>) -> Result<Vec<Tool>, CliError> {
         let groups = listed
             .iter()
             .find(|tool| tool.name == "show_tools")

@@ -78,14 +78,14 @@ pub fn print_result(
             }
         }
     }
+    let text: Vec<&str> = result
+        .content
+        .iter()
+        .filter_map(|block| block.as_text().map(|text| text.text.as_str()))
+        .collect();
     let mut stdout = std::io::stdout().lock();
     match format {
         Format::Text => {
-            let text: Vec<&str> = result
-                .content
-                .iter()
-                .filter_map(|block| block.as_text().map(|text| text.text.as_str()))
-                .collect();
             let mut printed = text.join("\n");
             for line in &image_lines {
                 if !printed.is_empty() {
@@ -99,11 +99,6 @@ pub fn print_result(
         Format::Json => {
             let envelope = result.structured_content.clone().unwrap_or_else(|| {
                 // Every tabwire tool answers with an envelope; another server might not.
-                let text: Vec<&str> = result
-                    .content
-                    .iter()
-                    .filter_map(|block| block.as_text().map(|text| text.text.as_str()))
-                    .collect();
                 if failed {
                     json!({"ok": false, "error": {"code": "TOOL_ERROR", "message": text.join("\n")}})
                 } else {

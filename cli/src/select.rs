@@ -210,7 +210,8 @@ impl ShellSession {
         }
     }
 
-    /// A named session (tests, and `TABWIRE_SESSION`).
+    /// A session named as `TABWIRE_SESSION` would name it, for tests.
+    #[cfg(test)]
     pub fn named(name: &str) -> ShellSession {
         ShellSession::here(|variable| (variable == "TABWIRE_SESSION").then(|| name.to_owned()))
     }

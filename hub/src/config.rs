@@ -274,7 +274,7 @@ impl Config {
     }
 
     /// [`Config::from_settings`] with the launched browser's default places given.
-    pub fn from_settings_in(
+    fn from_settings_in(
         settings: Settings,
         places: &launch::Places,
     ) -> Result<Config, ConfigError> {

@@ -79,8 +79,7 @@ pub fn describe(event: &Event, reach: &Reach) -> String {
                 browser.path.display(),
                 profile.display()
             );
-            // SAFETY: geteuid has no preconditions.
-            if unsafe { libc::geteuid() } == 0 {
+            if tabwire_protocol::local::current_uid() == 0 {
                 text.push_str(
                     "\nwarning: running as root, so Chromium runs without its sandbox (it \
                      refuses root otherwise): pages the agent opens are not confined; run the \

@@ -13,7 +13,7 @@ use std::process::{Child, Command, ExitStatus, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::artifacts::{artifacts, repo_root};
+use crate::artifacts::artifacts;
 use crate::scratch::Scratch;
 
 /// How long the hub may take to say its browser is ready (or why not: it says so after 60 s).
@@ -62,11 +62,6 @@ impl Home {
             .env_remove("WAYLAND_DISPLAY")
             .env("XDG_DATA_HOME", &self.data_home)
             .env("TABWIRE_LOG", "info,tabwire_hub=debug");
-        // The hub finds the extension above its executable, as in a checkout; a target
-        // directory outside the repository needs it named.
-        if !artifacts().hub.starts_with(repo_root()) {
-            command.env("TABWIRE_EXTENSION", &artifacts().extension);
-        }
         for (name, value) in env {
             command.env(name, value);
         }
@@ -117,7 +112,6 @@ impl Home {
             http,
             stdout,
             socket: self.socket.clone(),
-            state_dir: self.state_dir.clone(),
         }
     }
 
@@ -204,8 +198,6 @@ pub struct LaunchedHub {
     stdout: mpsc::Receiver<String>,
     /// Its socket.
     pub socket: PathBuf,
-    /// Its state directory.
-    pub state_dir: PathBuf,
 }
 
 /// What the hub printed about its browser.

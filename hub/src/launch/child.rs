@@ -127,7 +127,7 @@ pub fn start(
 ) -> Result<Running, LaunchError> {
     let pairings = state.pairings.clone().ok_or(LaunchError::NotLocal)?;
     let settings = &launched.settings;
-    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let home = super::Places::here().home;
     let profile = settings.profile_for(&browser, home.as_deref());
     launched.update(|status| {
         status.browser = Some(browser.clone());

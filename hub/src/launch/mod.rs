@@ -238,7 +238,7 @@ pub fn validate(
             let trimmed = name.trim();
             if trimmed.is_empty()
                 || trimmed.chars().count() > MAX_IDENTITY_LEN
-                || trimmed.chars().any(char::is_control)
+                || trimmed.chars().any(tabwire_protocol::is_hidden_char)
             {
                 return Err(SettingsError::Name(name));
             }
@@ -525,7 +525,15 @@ mod tests {
             )
         };
         assert_eq!(with_name("  Work bot ").unwrap().unwrap().name, "Work bot");
-        for bad in ["", "  ", "a\nb", &"x".repeat(MAX_IDENTITY_LEN + 1)] {
+        // A bidi override or a zero-width space would get the browser's own hello refused.
+        for bad in [
+            "",
+            "  ",
+            "a\nb",
+            "a\u{202e}b",
+            "a\u{200b}b",
+            &"x".repeat(MAX_IDENTITY_LEN + 1),
+        ] {
             assert!(
                 matches!(with_name(bad), Err(SettingsError::Name(_))),
                 "{bad:?}"

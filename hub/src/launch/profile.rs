@@ -21,7 +21,7 @@ use crate::pairing::{self, PairingError, PairingKind, Pairings};
 use crate::private_dir::{self, Unfit};
 
 /// The copy of the extension Chromium loads, inside the profile.
-pub const EXTENSION_COPY: &str = "tabwire-extension";
+const EXTENSION_COPY: &str = "tabwire-extension";
 /// The record of the profile's browser ID, inside the profile.
 pub const RECORD: &str = "tabwire-launch.json";
 /// Chromium's lock on a profile in use: a symlink to `HOSTNAME-PID`.
@@ -29,7 +29,7 @@ const SINGLETON_LOCK: &str = "SingletonLock";
 /// How long the hub's own pairing code stays open: as long as `tabwire-hub pair`'s default.
 /// A first start of Chromium takes seconds; the code is used, or expires, or is discarded once
 /// the profile connects with its key.
-pub const CODE_TTL: Duration = Duration::from_secs(180);
+const CODE_TTL: Duration = Duration::from_secs(180);
 
 /// Why the profile cannot be prepared.
 #[derive(Debug, thiserror::Error)]
@@ -109,9 +109,8 @@ pub fn ensure_private(profile: &Path) -> Result<(), ProfileError> {
 }
 
 /// The process of this host that holds `profile` (its `SingletonLock` names it and it is a
-/// live browser), if any: Chromium refuses a second instance on one profile (it hands the
-/// command line to the first and exits), so the hub must not start one. `browser` is the
-/// executable about to run, whose name also counts as a browser's.
+/// browser of ours running that profile), if any: Chromium refuses a second instance on one
+/// profile (it hands the command line to the first and exits), so the hub must not start one.
 pub fn holder(profile: &Path) -> Option<u32> {
     let target = std::fs::read_link(profile.join(SINGLETON_LOCK)).ok()?;
     let alive = |pid| runs_profile(pid, profile);
@@ -139,7 +138,7 @@ fn runs_profile(pid: u32, profile: &Path) -> bool {
 /// The PID a `SingletonLock` target (`HOSTNAME-PID`) names when it is on `host` and `alive`
 /// says it runs. A lock of another host (a profile on a shared home directory) is not judged:
 /// Chromium itself asks the person then.
-pub fn lock_holder(target: &str, host: &str, alive: impl Fn(u32) -> bool) -> Option<u32> {
+fn lock_holder(target: &str, host: &str, alive: impl Fn(u32) -> bool) -> Option<u32> {
     let (lock_host, pid) = target.rsplit_once('-')?;
     let pid: u32 = pid.parse().ok()?;
     (lock_host == host && pid > 0 && alive(pid)).then_some(pid)
@@ -158,7 +157,7 @@ fn hostname() -> Option<String> {
 
 /// Whether a process `pid` exists and this user may signal it (signal 0 checks without
 /// sending; EPERM is another user's process, which holds no profile of ours).
-pub fn process_ours(pid: u32) -> bool {
+fn process_ours(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return false;
     };
@@ -332,7 +331,7 @@ mod tests {
         assert_eq!(lock_holder("garbage", "box-1", alive), None);
         assert!(process_ours(std::process::id()));
         // PID 1 is root's: not ours (unless these tests run as root).
-        if unsafe { libc::geteuid() } != 0 {
+        if tabwire_protocol::local::current_uid() != 0 {
             assert!(!process_ours(1));
         }
     }

@@ -9,32 +9,20 @@
 //! schema from `tools/list` first), and `--browser NAME` (`list_browsers` and `tools/list`
 //! first). Prints medians and 90th percentiles; asserts nothing.
 
-use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::json;
 use tabwire_e2e::bench::stats::{ms, p50_p90, timed_tool_call};
-use tabwire_e2e::cli::cli_path;
+use tabwire_e2e::cli::Shell;
 use tabwire_e2e::scenario::{connected_browser, loaded_tab};
 use tabwire_e2e::{Browser, Fixtures, Hub, McpClient};
 
-/// Runs `tabwire ARGS` piped against `hub` and times it; panics unless it succeeds.
-fn timed_cli(hub: &Hub, args: &[&str]) -> Duration {
+/// Runs `tabwire ARGS` piped in `shell` and times it; panics unless it succeeds.
+async fn timed_cli(shell: &Shell, args: &[&str]) -> Duration {
     let started = Instant::now();
-    let output = Command::new(cli_path())
-        .args(args)
-        .env("TABWIRE_SOCKET", &hub.socket)
-        .env("TABWIRE_NO_START", "1")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run tabwire");
+    let run = shell.run(args).await;
     let elapsed = started.elapsed();
-    assert!(
-        output.status.success(),
-        "tabwire {args:?} failed: {} {}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    run.expect_code(0);
     elapsed
 }
 
@@ -59,6 +47,7 @@ async fn main() {
     let client = McpClient::connect(&hub).await;
     connected_browser(&client, "Bench").await;
     let tab = loaded_tab(&client, json!({}), &page).await.to_string();
+    let shell = Shell::on(&hub);
     let build = if cfg!(debug_assertions) {
         "debug"
     } else {
@@ -113,7 +102,7 @@ async fn main() {
                 };
                 timed_tool_call(&client, tool, &args).await
             };
-            let b = timed_cli(&hub, &cli_args);
+            let b = timed_cli(&shell, &cli_args).await;
             if round >= 3 {
                 mcp.push(a);
                 cli.push(b);
