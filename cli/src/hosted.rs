@@ -123,27 +123,7 @@ pub fn mcp_url(given: &str) -> Result<String, CliError> {
     } else {
         return Err(bad("must start with https://"));
     };
-    // A backslash ends the host for the URL parser reqwest uses, so `http://evil\.localhost`
-    // would be judged by one host here and sent to another.
-    if rest.contains(['?', '#', '@', '\\'])
-        || rest.chars().any(|c| c.is_whitespace() || c.is_control())
-    {
-        return Err(bad(
-            "must not carry a query, fragment, user name, backslash or spaces",
-        ));
-    }
-    let authority = &rest[..rest.find('/').unwrap_or(rest.len())];
-    let host = match authority.rsplit_once(':') {
-        Some((host, port)) if !authority.ends_with(']') => {
-            port.parse::<u16>()
-                .map_err(|_| bad("the port is not a number"))?;
-            host
-        }
-        _ => authority,
-    };
-    if host.is_empty() {
-        return Err(bad("has no host"));
-    }
+    let (host, _, _) = tabwire_protocol::local::split_authority(rest).map_err(bad)?;
     if !secure && !is_loopback_host(host) {
         return Err(bad(
             "the token would cross the network in clear; use https:// (http:// only for a \

@@ -69,26 +69,7 @@ impl PublicOrigin {
                 "must start with https:// (or http:// behind a local proxy)",
             ));
         };
-        // A backslash ends the host for WHATWG URL parsers (browsers, reqwest, Node), so
-        // `http://evil.example\.localhost` would be judged by one host and sent to another.
-        if rest.contains(['?', '#', '@', '\\'])
-            || rest.chars().any(|c| c.is_whitespace() || c.is_control())
-        {
-            return Err(bad(
-                "must not carry a query, fragment, user name, backslash or spaces",
-            ));
-        }
-        let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-        let (host, port) = match authority.rsplit_once(':') {
-            Some((host, port)) if !authority.ends_with(']') => {
-                let port: u16 = port.parse().map_err(|_| bad("the port is not a number"))?;
-                (host, Some(port))
-            }
-            _ => (authority, None),
-        };
-        if host.is_empty() {
-            return Err(bad("has no host"));
-        }
+        let (host, port, path) = tabwire_protocol::local::split_authority(rest).map_err(bad)?;
         let default = if secure { 443 } else { 80 };
         let port = port.filter(|&p| p != default);
         let prefix = path.trim_end_matches('/').to_owned();

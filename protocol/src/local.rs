@@ -306,6 +306,31 @@ pub fn default_state_dir_here() -> Option<PathBuf> {
     )
 }
 
+/// The authority and path of an `http(s)://` URL without its scheme (`host[:port][/path]`):
+/// the host, the port if written, and the rest from the first `/`. Refuses what would make the
+/// host judged here differ from the host a WHATWG parser (browsers, reqwest, Node) dials — a
+/// user name, a backslash (it ends the host there) — and queries, fragments, spaces and
+/// control characters. The hub's `--public-origin` and the `tabwire` CLI's `--url` share it.
+pub fn split_authority(rest: &str) -> Result<(&str, Option<u16>, &str), &'static str> {
+    if rest.contains(['?', '#', '@', '\\'])
+        || rest.chars().any(|c| c.is_whitespace() || c.is_control())
+    {
+        return Err("must not carry a query, fragment, user name, backslash or spaces");
+    }
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) if !authority.ends_with(']') => {
+            let port: u16 = port.parse().map_err(|_| "the port is not a number")?;
+            (host, Some(port))
+        }
+        _ => (authority, None),
+    };
+    if host.is_empty() {
+        return Err("has no host");
+    }
+    Ok((host, port, path))
+}
+
 /// Whether a URL's host names this machine's loopback (`localhost`, `127.0.0.0/8`, `::1`, with
 /// or without IPv6 brackets), so that what is sent to it in clear never crosses a network. The
 /// one rule for "a token over plain `http://`": the hub's `--public-origin` and `config --url`,
@@ -401,6 +426,18 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn authorities_split_as_a_url_parser_would_dial_them() {
+        assert_eq!(
+            split_authority("Hub.example:8443/team"),
+            Ok(("Hub.example", Some(8443), "/team"))
+        );
+        assert_eq!(split_authority("[::1]"), Ok(("[::1]", None, "")));
+        for bad in ["evil\\.localhost", "u@h", "h/?q", "h:port", ":80", "h x"] {
+            assert!(split_authority(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]
