@@ -1,7 +1,9 @@
 //! Starting a local hub when none answers: the `tabwire-hub` beside this executable, with
 //! `--launch-browser` (unless `--no-browser`), detached in a session of its own so it outlives
 //! this call and the terminal, its output appended to `hub.log` in the hub's state directory
-//! (`TABWIRE_STATE_DIR`, else `$XDG_STATE_HOME/tabwire` or `~/.local/state/tabwire`).
+//! (`TABWIRE_STATE_DIR`, else `$XDG_STATE_HOME/tabwire` or `~/.local/state/tabwire`). It stops
+//! by itself, with its browser, after [`IDLE_EXIT`] with no MCP session (`--idle-exit`; the
+//! hub's own `TABWIRE_IDLE_EXIT`, when set, decides instead, 0 meaning never).
 //!
 //! Then it waits, printing progress on stderr: for the socket (at most 30 s) and, when the hub
 //! launched a browser, for a browser to be listed as connected (at most 60 s). Two calls that
@@ -33,6 +35,8 @@ use crate::error::CliError;
 use crate::link::{Link, LocalFailure};
 use crate::select::ensure_private;
 
+/// How long a hub the CLI started runs with no MCP session before it stops (30 minutes).
+const IDLE_EXIT: &str = "1800";
 /// How long a started hub has to answer on its socket.
 const SOCKET_WITHIN: Duration = Duration::from_secs(30);
 /// How long the browser it launched has to connect.
@@ -131,6 +135,9 @@ impl StartPlan {
         command.current_dir("/");
         if self.launch_browser {
             command.arg("--launch-browser");
+        }
+        if std::env::var_os("TABWIRE_IDLE_EXIT").is_none() {
+            command.args(["--idle-exit", IDLE_EXIT]);
         }
         command.stdin(Stdio::null()).stdout(log).stderr(err);
         // SAFETY: setsid is async-signal-safe and touches nothing of the parent's.

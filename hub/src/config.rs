@@ -74,10 +74,19 @@ pub struct Settings {
     /// name).
     #[arg(long, env = "TABWIRE_JWT_ISSUER")]
     pub jwt_issuer: Option<String>,
-    /// Hosted mode: let agents open file:// URLs, which read files on the computer of the
-    /// person whose browser it is. Local mode always allows them.
+    /// Let agents open and read file:// URLs, which read files on the computer the browser runs
+    /// on (in hosted mode, someone else's). Refused in both modes without it.
     #[arg(long, env = "TABWIRE_ALLOW_FILE_URLS", value_parser = clap::builder::BoolishValueParser::new())]
     pub allow_file_urls: bool,
+    /// Local mode: stop (with the launched browser) after this many seconds with no MCP session
+    /// open and no call running; 0 never stops. The `tabwire` CLI starts its hub with 1800.
+    #[arg(
+        long,
+        env = "TABWIRE_IDLE_EXIT",
+        value_name = "SECS",
+        default_value_t = 0
+    )]
+    pub idle_exit: u64,
     /// How long an agent session keeps a tab it changed (its lease) without changing it again,
     /// in seconds (1 to 86400); other sessions cannot change the tab meanwhile.
     #[arg(long, env = "TABWIRE_LEASE_IDLE", default_value_t = DEFAULT_LEASE_IDLE.as_secs(),
@@ -135,6 +144,10 @@ pub struct Config {
     policy: Option<PathBuf>,
     /// The launched browser's settings, with `--launch-browser`.
     launch: Option<LaunchSettings>,
+    /// Whether agents may open file:// URLs (`--allow-file-urls`).
+    file_urls: FileUrls,
+    /// Local mode: how long the hub may sit unused before it stops (`--idle-exit`).
+    idle_exit: Option<Duration>,
 }
 
 /// How the hub serves agents.
@@ -159,8 +172,6 @@ pub struct HostedConfig {
     pub auth: Arc<Authenticator>,
     /// Per-account limits.
     pub limits: Limits,
-    /// Whether agents may open file:// URLs (`--allow-file-urls`).
-    pub file_urls: FileUrls,
     /// The auth directory (its `policies/` holds the accounts' own policies).
     pub auth_dir: PathBuf,
 }
@@ -170,7 +181,6 @@ impl std::fmt::Debug for HostedConfig {
         f.debug_struct("HostedConfig")
             .field("public", &self.public)
             .field("limits", &self.limits)
-            .field("file_urls", &self.file_urls)
             .finish_non_exhaustive()
     }
 }
@@ -190,6 +200,9 @@ pub enum ConfigError {
     /// `--socket` with `--auth-dir`.
     #[error("hosted mode serves MCP on /mcp; --socket is for local mode only")]
     SocketInHostedMode,
+    /// A local-mode flag with `--auth-dir`.
+    #[error("{0} is for local mode only: a hosted hub serves until its operator stops it")]
+    LocalOnly(&'static str),
     /// `--state-dir` with `--auth-dir`.
     #[error("hosted mode's browsers use tokens, not pairing; --state-dir is for local mode only")]
     StateDirInHostedMode,
@@ -248,6 +261,8 @@ impl Config {
             lease_idle: DEFAULT_LEASE_IDLE,
             policy: None,
             launch: None,
+            file_urls: FileUrls::Refused,
+            idle_exit: None,
             mode: Mode::Local {
                 socket_path,
                 state_dir,
@@ -264,6 +279,8 @@ impl Config {
             lease_idle: DEFAULT_LEASE_IDLE,
             policy: None,
             launch: None,
+            file_urls: FileUrls::Refused,
+            idle_exit: None,
         }
     }
 
@@ -292,7 +309,6 @@ impl Config {
                 ("--public-origin", settings.public_origin.is_some()),
                 ("--jwks", settings.jwks.is_some()),
                 ("--jwt-issuer", settings.jwt_issuer.is_some()),
-                ("--allow-file-urls", settings.allow_file_urls),
             ];
             if let Some((flag, _)) = hosted_only.into_iter().find(|(_, given)| *given) {
                 return Err(ConfigError::HostedOnly(flag));
@@ -307,7 +323,11 @@ impl Config {
             let mut config = Config::local(http, socket, state_dir)?
                 .with_audit_dir(settings.audit_dir)
                 .with_policy(settings.policy)
-                .with_lease_idle(Duration::from_secs(settings.lease_idle));
+                .with_lease_idle(Duration::from_secs(settings.lease_idle))
+                .with_file_urls(file_urls(settings.allow_file_urls))
+                .with_idle_exit(
+                    (settings.idle_exit > 0).then(|| Duration::from_secs(settings.idle_exit)),
+                );
             config.launch = launch;
             return Ok(config);
         };
@@ -316,6 +336,9 @@ impl Config {
         }
         if settings.state_dir.is_some() {
             return Err(ConfigError::StateDirInHostedMode);
+        }
+        if settings.idle_exit > 0 {
+            return Err(ConfigError::LocalOnly("--idle-exit"));
         }
         let public = PublicOrigin::parse(
             settings
@@ -360,17 +383,13 @@ impl Config {
                 public,
                 auth: Arc::new(auth),
                 limits,
-                file_urls: if settings.allow_file_urls {
-                    FileUrls::Allowed
-                } else {
-                    FileUrls::Refused
-                },
                 auth_dir,
             },
         )
         .with_audit_dir(Some(audit_dir))
         .with_policy(settings.policy)
-        .with_lease_idle(Duration::from_secs(settings.lease_idle)))
+        .with_lease_idle(Duration::from_secs(settings.lease_idle))
+        .with_file_urls(file_urls(settings.allow_file_urls)))
     }
 
     /// The same configuration with the operator's policy in `file`, when given.
@@ -390,6 +409,28 @@ impl Config {
     /// How long a lease lasts without a changing call.
     pub fn lease_idle(&self) -> Duration {
         self.lease_idle
+    }
+
+    /// The same configuration with file URLs as `files` says.
+    pub fn with_file_urls(mut self, files: FileUrls) -> Config {
+        self.file_urls = files;
+        self
+    }
+
+    /// Whether agents may open file:// URLs.
+    pub fn file_urls(&self) -> FileUrls {
+        self.file_urls
+    }
+
+    /// The same configuration stopping after `idle` unused (local mode; `None`: never).
+    pub fn with_idle_exit(mut self, idle: Option<Duration>) -> Config {
+        self.idle_exit = idle;
+        self
+    }
+
+    /// How long the hub may sit unused before it stops, if it ever does.
+    pub fn idle_exit(&self) -> Option<Duration> {
+        self.idle_exit
     }
 
     /// The same configuration with its audit log in `dir`, when given (the mode's default
@@ -428,7 +469,18 @@ impl Config {
             audit_dir: self.audit_dir,
             policy: self.policy,
             launch: self.launch,
+            file_urls: self.file_urls,
+            idle_exit: self.idle_exit,
         }
+    }
+}
+
+/// `--allow-file-urls` as a rule.
+fn file_urls(allow: bool) -> FileUrls {
+    if allow {
+        FileUrls::Allowed
+    } else {
+        FileUrls::Refused
     }
 }
 
@@ -439,6 +491,8 @@ pub(crate) struct Parts {
     pub audit_dir: Option<PathBuf>,
     pub policy: Option<PathBuf>,
     pub launch: Option<LaunchSettings>,
+    pub file_urls: FileUrls,
+    pub idle_exit: Option<Duration>,
 }
 
 // The state directory's default lives with the socket's in the protocol crate: the `tabwire`
@@ -562,7 +616,6 @@ mod tests {
             ),
             (&["--jwks", "/tmp/keys.json"][..], "--jwks"),
             (&["--jwt-issuer", "me"][..], "--jwt-issuer"),
-            (&["--allow-file-urls"][..], "--allow-file-urls"),
         ] {
             let error = config(flags).unwrap_err();
             assert!(
@@ -726,7 +779,7 @@ mod tests {
     }
 
     #[test]
-    fn hosted_mode_refuses_file_urls_unless_the_operator_allows_them() {
+    fn both_modes_refuse_file_urls_unless_the_operator_allows_them() {
         let dir = auth_dir();
         let hosted = |extra: &[&str]| {
             let mut flags = vec![
@@ -736,18 +789,44 @@ mod tests {
                 "https://hub.example",
             ];
             flags.extend(extra);
-            match config(&flags).unwrap().into_parts().mode {
-                Mode::Hosted(hosted) => hosted.file_urls,
-                Mode::Local { .. } => unreachable!("an auth directory is hosted mode"),
-            }
+            config(&flags).unwrap().file_urls()
         };
         assert_eq!(hosted(&[]), FileUrls::Refused);
         assert_eq!(hosted(&["--allow-file-urls"]), FileUrls::Allowed);
+        assert_eq!(config(&[]).unwrap().file_urls(), FileUrls::Refused);
+        assert_eq!(
+            config(&["--allow-file-urls"]).unwrap().file_urls(),
+            FileUrls::Allowed
+        );
         assert_eq!(
             crate::state::HubState::local(String::new(), crate::pairing::Pairings::for_tests())
                 .file_urls,
-            FileUrls::Allowed,
-            "local mode opens the user's own files"
+            FileUrls::Refused,
+            "a hub's state starts closed"
+        );
+    }
+
+    #[test]
+    fn idle_exit_is_local_and_zero_never_stops() {
+        assert_eq!(config(&[]).unwrap().idle_exit(), None);
+        assert_eq!(config(&["--idle-exit", "0"]).unwrap().idle_exit(), None);
+        assert_eq!(
+            config(&["--idle-exit", "1800"]).unwrap().idle_exit(),
+            Some(Duration::from_secs(1800))
+        );
+        let dir = auth_dir();
+        let error = config(&[
+            "--auth-dir",
+            dir.path().to_str().unwrap(),
+            "--public-origin",
+            "https://hub.example",
+            "--idle-exit",
+            "60",
+        ])
+        .unwrap_err();
+        assert!(
+            matches!(error, ConfigError::LocalOnly("--idle-exit")),
+            "{error}"
         );
     }
 

@@ -26,7 +26,7 @@ use crate::accounts::Account;
 use crate::pairing::{PairingKind, PairingSummary};
 use crate::peer::{Browser, Device, PeerKind};
 use crate::peer_link::Linked;
-use crate::policy::PolicySource;
+use crate::policy::{FileUrls, PolicySource};
 use crate::state::HubState;
 
 /// One thing the doctor looked at.
@@ -541,14 +541,18 @@ fn policy_check(hub: &HubState, account: &Account) -> Check {
     let name = "policy";
     let hosted = hub.is_hosted();
     let status = hub.policies.status(&account.name);
-    let rules = status.policy.rules.len();
+    let rules = status.rules;
     let summary = format!(
-        "{rules} rule{}, default {}",
+        "{rules} rule{}, default {}, file:// URLs {}",
         plural(rules),
         serde_json::to_value(status.policy.default)
             .ok()
             .and_then(|value| value.as_str().map(str::to_owned))
-            .unwrap_or_default()
+            .unwrap_or_default(),
+        match status.files {
+            FileUrls::Refused => "refused",
+            FileUrls::Allowed => "allowed (--allow-file-urls)",
+        }
     );
     // Hosted callers are not told where the operator keeps files.
     let shown = |path: &Path, what: &str| {
@@ -565,7 +569,7 @@ fn policy_check(hub: &HubState, account: &Account) -> Check {
         ),
         PolicySource::Default => Check::pass(
             name,
-            format!("no --policy file: every origin allowed ({summary})"),
+            format!("no --policy file: every web origin allowed ({summary})"),
         ),
         PolicySource::FileMissing(path) => {
             let file = shown(path, "the operator's policy file");

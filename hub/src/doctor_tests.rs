@@ -358,7 +358,10 @@ fn a_policy_file_that_went_away_is_a_problem() {
     assert!(policy.ok);
     assert_eq!(
         policy.detail,
-        format!("{}: 0 rules, default read", file.display())
+        format!(
+            "{}: 0 rules, default read, file:// URLs refused",
+            file.display()
+        )
     );
     std::fs::remove_file(&file).unwrap();
     // The file is looked at again at most once a second.

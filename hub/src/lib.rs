@@ -19,6 +19,7 @@
 //! - [`mcp`]: the MCP handler, the tool catalogue and the routing of tool calls; [`audit`]:
 //!   the audit log every tool call is recorded in; [`doctor`]: the hub's checks of its own
 //!   set-up (the `doctor` tool and `tabwire-hub doctor`).
+//! - [`usage`]: whether any MCP session is open, for `--idle-exit`.
 //! - [`launch`]: the launched profile (`--launch-browser`), a tabwire-owned Chromium started
 //!   and stopped with the hub; [`chrome`]: finding Chromium or Chrome to run.
 //!
@@ -48,6 +49,7 @@ pub mod random;
 pub mod registry;
 pub mod session;
 pub mod state;
+pub mod usage;
 
 use std::future::Future;
 use std::net::SocketAddr;
@@ -101,6 +103,10 @@ pub struct Hub {
     /// Where clients reach the hub, in hosted mode.
     public: Option<hosted::PublicOrigin>,
     state: Arc<HubState>,
+    /// The MCP sessions open on the socket, for `--idle-exit`.
+    usage: Arc<usage::Usage>,
+    /// `--idle-exit`: how long the hub may go unused before it stops.
+    idle_exit: Option<std::time::Duration>,
 }
 
 impl Hub {
@@ -113,6 +119,8 @@ impl Hub {
             audit_dir,
             policy: policy_file,
             launch,
+            file_urls,
+            idle_exit,
         } = config.into_parts();
         let http = TcpListener::bind(addr)
             .await
@@ -136,7 +144,10 @@ impl Hub {
                     }
                 };
                 let mut state = HubState::local(format!("ws://{local}/browser"), pairings);
-                state.policies = Arc::new(policy::Policies::local(policy_file.as_deref())?);
+                state.file_urls = file_urls;
+                state.policies = Arc::new(
+                    policy::Policies::local(policy_file.as_deref())?.with_file_urls(file_urls),
+                );
                 state.audit = audit_dir
                     .as_deref()
                     .map(audit::AuditLog::open)
@@ -155,17 +166,17 @@ impl Hub {
                     socket: Some((socket, socket_path)),
                     public: None,
                     state: Arc::new(state),
+                    usage: Arc::default(),
+                    idle_exit,
                 })
             }
             Mode::Hosted(config) => {
-                // Hosted mode's default: sensitive reads off, and file:// as --allow-file-urls
-                // says.
-                let mut fallback = tabwire_protocol::policy::Policy::hosted_default();
-                if config.file_urls == state::FileUrls::Allowed {
-                    fallback.rules.clear();
-                }
+                // Hosted mode's default: sensitive reads off (and file:// as --allow-file-urls
+                // says, above every policy).
+                let fallback = tabwire_protocol::policy::Policy::hosted_default();
                 let policies =
-                    policy::Policies::hosted(&config.auth_dir, policy_file.as_deref(), fallback)?;
+                    policy::Policies::hosted(&config.auth_dir, policy_file.as_deref(), fallback)?
+                        .with_file_urls(file_urls);
                 Ok(Hub {
                     http,
                     socket: None,
@@ -175,7 +186,7 @@ impl Hub {
                         device_url: config.public.device_url(),
                         auth: Some(config.auth),
                         pairings: None,
-                        file_urls: config.file_urls,
+                        file_urls,
                         audit: audit_dir
                             .as_deref()
                             .map(audit::AuditLog::open)
@@ -193,6 +204,8 @@ impl Hub {
                         },
                     }),
                     public: Some(config.public),
+                    usage: Arc::default(),
+                    idle_exit: None,
                 })
             }
         }
@@ -220,6 +233,25 @@ impl Hub {
         &self.state
     }
 
+    /// Completes once no MCP session has been open on the socket for `--idle-exit` (never
+    /// without it): a hub the CLI started stops when nobody uses it.
+    pub fn unused(&self) -> impl Future<Output = ()> + Send + 'static {
+        let usage = self.usage.clone();
+        let idle_exit = self.idle_exit;
+        async move {
+            match idle_exit {
+                Some(after) => {
+                    usage.unused_for(after).await;
+                    tracing::info!(
+                        "no MCP session for {}s (--idle-exit): stopping",
+                        after.as_secs()
+                    );
+                }
+                None => std::future::pending().await,
+            }
+        }
+    }
+
     /// Starts the browser the configuration asked for (`--launch-browser`) with `browser`;
     /// `None` when it asked for none. Call it from the main thread (see [`launch::start`]).
     pub fn launch_browser(
@@ -237,6 +269,8 @@ impl Hub {
             socket,
             public,
             state,
+            usage,
+            idle_exit: _,
         } = self;
         let cancel = CancellationToken::new();
         let app = app(state.clone(), public, cancel.clone());
@@ -269,7 +303,12 @@ impl Hub {
                             accepted = socket.accept() => match accepted {
                                 Ok((stream, _)) => match local_socket::check_peer(&stream, own_uid) {
                                     Ok(()) => {
-                                        tokio::spawn(local_session::serve(state.clone(), stream));
+                                        let in_use = usage.enter();
+                                        let state = state.clone();
+                                        tokio::spawn(async move {
+                                            local_session::serve(state, stream).await;
+                                            drop(in_use);
+                                        });
                                     }
                                     // Dropping the stream closes it before a byte is read.
                                     Err(refused) => tracing::warn!("{refused}"),

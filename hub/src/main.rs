@@ -109,12 +109,13 @@ async fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         None => None,
     };
     let extension = config.launch().map(|launch| launch.extension.clone());
-    if let Mode::Hosted(hosted) = config.mode()
-        && hosted.file_urls == FileUrls::Allowed
-    {
+    if config.file_urls() == FileUrls::Allowed {
+        let whose = match config.mode() {
+            Mode::Hosted(_) => "the computers of the people whose browsers are connected",
+            Mode::Local { .. } => "this computer",
+        };
         tracing::warn!(
-            "--allow-file-urls: agents may open file:// URLs, which read files on the computers \
-             of the people whose browsers are connected"
+            "--allow-file-urls: agents may open file:// URLs, which read files on {whose}"
         );
     }
     let hub = Hub::bind(config).await?;
@@ -142,7 +143,14 @@ async fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
         let reach = reach(&hub, extension)?;
         tokio::spawn(launch_cli::report(events, reach));
     }
-    hub.run(shutdown_signal()).await;
+    let unused = hub.unused();
+    hub.run(async move {
+        tokio::select! {
+            () = shutdown_signal() => {}
+            () = unused => {}
+        }
+    })
+    .await;
     if let Some(running) = launched {
         running.stop().await;
     }

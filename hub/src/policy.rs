@@ -3,8 +3,9 @@
 //!
 //! Local mode has one policy: the `--policy` file, or everything allowed. Hosted mode looks for
 //! `policies/ACCOUNT.toml` in the auth directory first, then the `--policy` file (every
-//! account's default), then the built-in hosted default (act everywhere but `file://` unless
-//! `--allow-file-urls`; sensitive reads off). A file is checked at most once a second and read
+//! account's default), then the built-in hosted default (act everywhere, sensitive reads off).
+//! In both modes `file://` is denied above whatever the policy says, unless the operator passed
+//! `--allow-file-urls` ([`FileUrls`]). A file is checked at most once a second and read
 //! again when its size or time changes; a file that no longer parses keeps the last good policy
 //! in force (and says so in the log), while a `--policy` file that does not parse at start stops
 //! the hub. The browsers are sent their account's policy in their welcome and again whenever it
@@ -50,6 +51,20 @@ pub fn parse(text: &str) -> Result<Policy, PolicyError> {
     Ok(policy)
 }
 
+/// Whether agents may open and read `file://` URLs. A file URL reads the disk of the computer
+/// the browser runs on: the user's own in local mode (a local agent, or a page steering it,
+/// could read `~/.ssh`), someone else's in hosted mode. Both modes refuse them unless the
+/// operator passes `--allow-file-urls`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileUrls {
+    /// `--allow-file-urls`: the policy alone decides.
+    Allowed,
+    /// The default: denied before every rule of the policy
+    /// ([`Policy::denying_files`]), by the hub before a load and by the browser at the point of
+    /// effect.
+    Refused,
+}
+
 /// Where the operator's policies come from.
 pub struct Policies {
     /// Hosted mode: the directory of per-account files.
@@ -60,6 +75,8 @@ pub struct Policies {
     fallback: Arc<Policy>,
     /// The per-account files seen so far, by account.
     accounts: Mutex<HashMap<String, Arc<Watched>>>,
+    /// Whether file URLs are denied above every policy.
+    files: FileUrls,
 }
 
 impl Policies {
@@ -70,6 +87,7 @@ impl Policies {
             file: file.map(Watched::load).transpose()?,
             fallback: Arc::new(Policy::default()),
             accounts: Mutex::default(),
+            files: FileUrls::Refused,
         })
     }
 
@@ -84,12 +102,21 @@ impl Policies {
             file: file.map(Watched::load).transpose()?,
             fallback: Arc::new(fallback),
             accounts: Mutex::default(),
+            files: FileUrls::Refused,
         })
     }
 
-    /// Everything allowed, for tests.
+    /// The same policies with file URLs as `files` says (refused unless told otherwise).
+    pub fn with_file_urls(mut self, files: FileUrls) -> Policies {
+        self.files = files;
+        self
+    }
+
+    /// Everything allowed, file URLs included, for tests.
     pub fn allow_all() -> Policies {
-        Policies::local(None).expect("no file to read")
+        Policies::local(None)
+            .expect("no file to read")
+            .with_file_urls(FileUrls::Allowed)
     }
 
     /// The policy in force for `account` now.
@@ -98,8 +125,20 @@ impl Policies {
     }
 
     /// The policy in force for `account` now, where it comes from, and whether its file
-    /// parses as it is now (what `doctor` reports).
+    /// parses as it is now (what `doctor` reports): the file's (or the default's) rules, under
+    /// the rule that denies file URLs unless they are allowed.
     pub fn status(&self, account: &str) -> PolicyStatus {
+        let mut status = self.status_of_files(account);
+        status.rules = status.policy.rules.len();
+        status.files = self.files;
+        if self.files == FileUrls::Refused {
+            status.policy = Arc::new((*status.policy).clone().denying_files());
+        }
+        status
+    }
+
+    /// [`Policies::status`] as the files (or the default) say.
+    fn status_of_files(&self, account: &str) -> PolicyStatus {
         if let Some(dir) = &self.per_account
             && let Some(file) = account_file(dir, account)
         {
@@ -115,6 +154,8 @@ impl Policies {
                     policy,
                     source: PolicySource::AccountFile(watched.path.clone()),
                     parses,
+                    rules: 0,
+                    files: FileUrls::Refused,
                 };
             }
         }
@@ -124,18 +165,24 @@ impl Policies {
                     policy,
                     source: PolicySource::File(file.path.clone()),
                     parses,
+                    rules: 0,
+                    files: FileUrls::Refused,
                 };
             }
             return PolicyStatus {
                 policy: self.fallback.clone(),
                 source: PolicySource::FileMissing(file.path.clone()),
                 parses: true,
+                rules: 0,
+                files: FileUrls::Refused,
             };
         }
         PolicyStatus {
             policy: self.fallback.clone(),
             source: PolicySource::Default,
             parses: true,
+            rules: 0,
+            files: FileUrls::Refused,
         }
     }
 }
@@ -150,6 +197,10 @@ pub struct PolicyStatus {
     /// Whether the file parses as it is now; `false` means the policy in force is the last
     /// good one read from it (or, if it never parsed, one that denies every origin).
     pub parses: bool,
+    /// The rules of the file (or the default), without the hub's rule for file URLs.
+    pub rules: usize,
+    /// Whether file URLs are denied above the file's rules.
+    pub files: FileUrls,
 }
 
 /// Where an account's policy comes from.
@@ -338,7 +389,7 @@ sensitive = "allow"
         std::thread::sleep(RECHECK + Duration::from_millis(100));
         let status = policies.status("local");
         assert_eq!(status.source, PolicySource::FileMissing(path.clone()));
-        assert_eq!(*status.policy, Policy::default());
+        assert_eq!(*status.policy, Policy::default().denying_files());
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -358,7 +409,9 @@ sensitive = "allow"
         let dir = tempdir("hosted");
         std::fs::create_dir_all(dir.join("policies")).unwrap();
         std::fs::write(dir.join("policies/acme.toml"), "default = \"deny\"").unwrap();
-        let policies = Policies::hosted(&dir, None, Policy::hosted_default()).unwrap();
+        let policies = Policies::hosted(&dir, None, Policy::hosted_default())
+            .unwrap()
+            .with_file_urls(FileUrls::Allowed);
         assert_eq!(policies.for_account("acme").default, Access::Deny);
         assert_eq!(*policies.for_account("other"), Policy::hosted_default());
         // A name that is no file name never reaches the disk.
@@ -371,6 +424,47 @@ sensitive = "allow"
         // An account file that never parsed closes everything rather than falling back.
         std::fs::write(dir.join("policies/broken.toml"), "default = \"maybe\"").unwrap();
         assert_eq!(policies.for_account("broken").default, Access::Deny);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Whatever a policy file says, file URLs stay closed unless the operator opened them; the
+    /// file's own rules still apply to everything else.
+    #[test]
+    fn file_urls_are_denied_above_every_policy_unless_allowed() {
+        let dir = tempdir("files");
+        let path = dir.join("policy.toml");
+        std::fs::write(
+            &path,
+            "default = \"read\"\n[[rules]]\norigin = \"file://\"\naccess = \"act\"\n",
+        )
+        .unwrap();
+        let file = |url: &str, policies: &Policies| {
+            policies
+                .for_account("local")
+                .verdict(url, Owner::Operator)
+                .access
+        };
+        for policies in [
+            Policies::local(None).unwrap(),
+            Policies::local(Some(&path)).unwrap(),
+            Policies::hosted(&dir, None, Policy::hosted_default()).unwrap(),
+            Policies::hosted(&dir, Some(&path), Policy::hosted_default()).unwrap(),
+        ] {
+            assert_eq!(file("file:///root/.ssh/id_rsa", &policies), Access::Deny);
+            assert_ne!(file("https://example.com/", &policies), Access::Deny);
+        }
+        let opened = Policies::local(Some(&path))
+            .unwrap()
+            .with_file_urls(FileUrls::Allowed);
+        assert_eq!(file("file:///root/x", &opened), Access::Act);
+        assert_eq!(file("https://example.com/", &opened), Access::Read);
+        assert!(
+            Policies::local(None)
+                .unwrap()
+                .with_file_urls(FileUrls::Allowed)
+                .for_account("local")
+                .allows_everything()
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -15,6 +15,7 @@ use crate::launch::Launched;
 use crate::leases::DEFAULT_LEASE_IDLE;
 use crate::pairing::Pairings;
 use crate::peer::Reach;
+pub use crate::policy::FileUrls;
 use crate::policy::Policies;
 use tabwire_protocol::policy::Policy;
 
@@ -61,17 +62,6 @@ pub struct Layout {
     pub launched: Option<Arc<Launched>>,
 }
 
-/// Whether tools may open `file://` URLs. A file URL reads the disk of the computer the browser
-/// runs on: in local mode that is the user's own, in hosted mode someone else's, so hosted
-/// mode refuses them unless its operator passes `--allow-file-urls`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileUrls {
-    /// Local mode, or hosted mode with `--allow-file-urls`.
-    Allowed,
-    /// Hosted mode by default.
-    Refused,
-}
-
 /// What the hub checks about a URL before a tool loads it: its rule for file URLs and the
 /// operator's policy of the caller's account.
 #[derive(Debug, Clone)]
@@ -112,10 +102,10 @@ impl HubState {
             browser_url,
             auth: None,
             pairings: Some(pairings),
-            file_urls: FileUrls::Allowed,
+            file_urls: FileUrls::Refused,
             audit: None,
             lease_idle: DEFAULT_LEASE_IDLE,
-            policies: Arc::new(Policies::allow_all()),
+            policies: Arc::new(Policies::local(None).expect("no file to read")),
             layout: Layout::default(),
         }
     }

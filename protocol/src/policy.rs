@@ -241,18 +241,31 @@ impl Policy {
     }
 
     /// Hosted mode's default for an account without a policy of its own: agents act
-    /// everywhere but on `file://` URLs, and sensitive reads are off.
+    /// everywhere and sensitive reads are off. (`file://` is closed in both modes by the hub,
+    /// which puts [`Policy::denying_files`] over every policy it sends unless its operator
+    /// opened file URLs.)
     pub fn hosted_default() -> Self {
         Policy {
             default: Access::Act,
             sensitive: Sensitive::Deny,
-            rules: vec![Rule {
-                origin: OriginPattern::parse("file://").expect("a valid pattern"),
-                access: Access::Deny,
-                sensitive: None,
-            }],
+            rules: Vec::new(),
             apps: Vec::new(),
         }
+    }
+
+    /// This policy with `file://` URLs denied before any of its own rules, so no rule of the
+    /// policy can open them again: a file URL reads the disk of the computer the browser runs
+    /// on. Applying it twice adds the rule once.
+    pub fn denying_files(mut self) -> Self {
+        let rule = Rule {
+            origin: OriginPattern::parse("file://").expect("a valid pattern"),
+            access: Access::Deny,
+            sensitive: None,
+        };
+        if self.rules.first() != Some(&rule) {
+            self.rules.insert(0, rule);
+        }
+        self
     }
 
     /// Nothing allowed anywhere: what a policy that should exist but cannot be read stands
@@ -1113,10 +1126,31 @@ mod tests {
         assert!(Policy::default().allows_everything());
         let hosted = Policy::hosted_default();
         assert!(!hosted.allows_everything());
-        assert_eq!(access(&hosted, "file:///x"), Access::Deny);
         assert_eq!(
             hosted.verdict("https://x/", Owner::Operator).sensitive,
             Sensitive::Deny
         );
+    }
+
+    #[test]
+    fn denying_files_comes_before_every_rule_of_the_policy() {
+        let open: Policy = Policy::from_lines("default deny\nfile:// act").unwrap();
+        assert_eq!(access(&open, "file:///home/me/.ssh/id_rsa"), Access::Act);
+        let closed = open.denying_files();
+        for url in [
+            "file:///home/me/.ssh/id_rsa",
+            "FILE:///etc/passwd",
+            "file://host/share",
+        ] {
+            assert_eq!(access(&closed, url), Access::Deny, "{url}");
+        }
+        assert_eq!(access(&closed, "https://example.com/"), Access::Deny);
+        assert_eq!(
+            access(&Policy::default().denying_files(), "https://example.com/"),
+            Access::Act
+        );
+        assert!(!Policy::default().denying_files().allows_everything());
+        let twice = closed.clone().denying_files();
+        assert_eq!(twice, closed);
     }
 }

@@ -25,6 +25,8 @@ use crate::state::HubState;
 pub const CONNECT_WAIT: Duration = Duration::from_secs(60);
 /// How long Chromium has to exit after SIGTERM before it is killed.
 const STOP_GRACE: Duration = Duration::from_secs(5);
+/// How long the processes of Chromium's group have to be gone after SIGKILL.
+const KILL_GRACE: Duration = Duration::from_secs(5);
 /// How often the watcher looks at the registry and the pairings.
 const TICK: Duration = Duration::from_millis(250);
 /// How many of Chromium's last stderr lines are kept for a report.
@@ -264,7 +266,8 @@ impl Watch {
     }
 
     /// SIGTERM to the group, SIGKILL after [`STOP_GRACE`], then SIGKILL to whatever is left of
-    /// the group.
+    /// the group, and a wait until every process of the group is gone: when the hub says it
+    /// stopped its browser, no helper of it runs any more.
     async fn stop_child(&self, mut child: Child, connected: bool) {
         let group = self.group.load(Ordering::SeqCst);
         signal_group(group, libc::SIGTERM);
@@ -276,7 +279,14 @@ impl Watch {
             signal_group(group, libc::SIGKILL);
             let _ = child.wait().await;
         }
-        signal_group(self.group.swap(0, Ordering::SeqCst), libc::SIGKILL);
+        let group = self.group.swap(0, Ordering::SeqCst);
+        signal_group(group, libc::SIGKILL);
+        if !group_gone_within(group, KILL_GRACE).await {
+            tracing::warn!(
+                group,
+                "processes of the launched browser's group outlived SIGKILL"
+            );
+        }
         self.launched.update(|status| {
             status.pid = None;
             status.phase = Phase::Exited {
@@ -286,6 +296,60 @@ impl Watch {
         });
         tracing::info!("stopped the launched browser");
     }
+}
+
+/// Waits until no live process is left in the process group `group` (zombies awaiting their
+/// reaper do not count: they run nothing), at most `within`; whether it is gone.
+pub(super) async fn group_gone_within(group: u32, within: Duration) -> bool {
+    let until = tokio::time::Instant::now() + within;
+    loop {
+        if !group_alive(group) {
+            return true;
+        }
+        if tokio::time::Instant::now() >= until {
+            return false;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Whether a process of group `group` still runs. Linux: read from `/proc`, so that helpers
+/// already dead but not yet reaped (by an init that reaps slowly, in a container) count as
+/// gone. Elsewhere: whether the group can be signalled at all.
+fn group_alive(group: u32) -> bool {
+    let Ok(pgid) = libc::pid_t::try_from(group) else {
+        return false;
+    };
+    if pgid <= 0 {
+        return false;
+    }
+    #[cfg(target_os = "linux")]
+    if let Ok(entries) = std::fs::read_dir("/proc") {
+        return entries.flatten().any(|entry| {
+            let is_pid = entry
+                .file_name()
+                .to_str()
+                .is_some_and(|name| name.bytes().all(|b| b.is_ascii_digit()));
+            is_pid
+                && std::fs::read_to_string(entry.path().join("stat"))
+                    .ok()
+                    .and_then(|stat| running_in_group(&stat))
+                    == Some(pgid)
+        });
+    }
+    // SAFETY: kill with signal 0 sends nothing; it says whether the group has a process.
+    unsafe { libc::killpg(pgid, 0) == 0 }
+}
+
+/// The process group of a `/proc/PID/stat` line whose process is not a zombie.
+fn running_in_group(stat: &str) -> Option<libc::pid_t> {
+    // The command name is in parentheses and may hold anything, spaces and parentheses too:
+    // the fields are read after its last ')'.
+    let mut fields = stat[stat.rfind(')')? + 1..].split_whitespace();
+    let state = fields.next()?;
+    let _parent = fields.next()?;
+    let group = fields.next()?.parse().ok()?;
+    (state != "Z" && state != "X").then_some(group)
 }
 
 /// `child`'s exit, or never when there is no child.
@@ -299,6 +363,39 @@ async fn wait(child: Option<&mut Child>) -> std::io::Result<ExitStatus> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_group_is_read_from_proc_stat_and_zombies_do_not_count() {
+        assert_eq!(
+            running_in_group("4242 (chromium) S 1 4200 4200 0 -1 4194560 0"),
+            Some(4200)
+        );
+        assert_eq!(
+            running_in_group("4243 (a (b) c) R 1 4200 4200 0 -1"),
+            Some(4200),
+            "a name with spaces and parentheses"
+        );
+        assert_eq!(running_in_group("4244 (chromium) Z 1 4200 4200 0"), None);
+        assert_eq!(running_in_group("garbage"), None);
+    }
+
+    /// A real group: a shell and its child, killed; the wait ends once both are gone.
+    #[tokio::test]
+    async fn the_wait_ends_when_the_whole_group_is_gone() {
+        use std::os::unix::process::CommandExt;
+        let mut shell = std::process::Command::new("sh")
+            .args(["-c", "sleep 30 & sleep 30"])
+            .process_group(0)
+            .spawn()
+            .unwrap();
+        let group = shell.id();
+        assert!(group_alive(group));
+        assert!(!group_gone_within(group, Duration::from_millis(100)).await);
+        signal_group(group, libc::SIGKILL);
+        // The shell is our child: reaped here; its `sleep` goes to init.
+        shell.wait().unwrap();
+        assert!(group_gone_within(group, Duration::from_secs(5)).await);
+    }
 
     #[test]
     fn exits_are_described_for_a_person() {

@@ -37,6 +37,11 @@ fn setup_under(
 ) -> (Arc<Caller>, Arc<Connection>, UnboundedReceiver<HubMessage>) {
     let hub = Arc::new(HubState {
         file_urls,
+        policies: Arc::new(
+            crate::policy::Policies::local(None)
+                .unwrap()
+                .with_file_urls(file_urls),
+        ),
         ..HubState::local(
             "ws://127.0.0.1:1/browser".into(),
             crate::pairing::Pairings::for_tests(),
