@@ -55,12 +55,11 @@ pub struct HubChoice {
 /// How the answer is printed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum OutputChoice {
-    /// Text on a terminal, one JSON line otherwise.
+    /// The tool's text rendering, terminal or not: what a model reads (a shell agent's stdout
+    /// is a pipe), with page text fenced.
     #[default]
-    Auto,
-    /// The tool's text rendering.
     Text,
-    /// One JSON line: the structured envelope.
+    /// One JSON line: the structured envelope, for scripts that ask for it.
     Json,
 }
 
@@ -135,14 +134,14 @@ Options (before the command):
   --url URL         a hosted hub: https://host[/prefix][/mcp] [TABWIRE_URL]
   --token TOKEN     its agent token; prefer the variable [TABWIRE_TOKEN]
   --ca-cert FILE    extra CA certificates (PEM) for the hosted hub [TABWIRE_CA_CERT]
-  --output text|json  text on a terminal, one JSON line otherwise by default [TABWIRE_OUTPUT]
+  --output text|json  the tool's text (default), or one JSON line for scripts [TABWIRE_OUTPUT]
 Options (before the command or among a tool's flags):
   --browser NAME|ID this call's browser (else this shell session's `select`, else the hub's rule)
   --device NAME|ID  this call's device
   --out FILE        write an image in the answer (a screenshot) to FILE
 
-Output: on a terminal the tool's text; otherwise exactly one JSON line, the tool's envelope
-{\"ok\":true,\"data\":...} or {\"ok\":false,\"error\":{\"code\",\"message\",...}}.
+Output: the tool's text, page text between fence lines; with --output json exactly one JSON
+line, the tool's envelope {\"ok\":true,\"data\":...} or {\"ok\":false,\"error\":{...}}.
 Exit codes: 0 ok, 1 the tool failed, 2 usage or connection error (also one JSON line when
 output is JSON). Without --url the local hub is used, and started when none runs (with the
 browser it launches, unless --no-browser); its log is hub.log in the hub's state directory.
@@ -175,7 +174,7 @@ pub fn parse(
         },
         output: match env("TABWIRE_OUTPUT").filter(|s| !s.is_empty()) {
             Some(value) => output_choice(&value, "TABWIRE_OUTPUT")?,
-            None => OutputChoice::Auto,
+            None => OutputChoice::Text,
         },
         peers: PeerChoice::default(),
         out: None,
@@ -394,10 +393,7 @@ fn output_choice(value: &str, source: &str) -> Result<OutputChoice, CliError> {
     match value {
         "text" => Ok(OutputChoice::Text),
         "json" => Ok(OutputChoice::Json),
-        "auto" => Ok(OutputChoice::Auto),
-        _ => Err(usage(format!(
-            "{source} {value:?}: expected text, json or auto"
-        ))),
+        _ => Err(usage(format!("{source} {value:?}: expected text or json"))),
     }
 }
 

@@ -26,7 +26,7 @@ pub mod select;
 pub mod start;
 
 use std::ffi::OsString;
-use std::io::{IsTerminal, Read};
+use std::io::Read;
 use std::path::PathBuf;
 
 use rmcp::model::Tool;
@@ -47,8 +47,13 @@ pub async fn run(args: impl IntoIterator<Item = OsString>) -> u8 {
     let invocation = match command::parse(args, env) {
         Ok(invocation) => invocation,
         Err(error) => {
-            // The output choice itself may be what failed to parse: go by the terminal.
-            return output::print_error(&error, format_for(OutputChoice::Auto));
+            // The output choice itself may be what failed to parse: the variable's, if it
+            // asks for JSON, else the default.
+            let choice = match env("TABWIRE_OUTPUT").as_deref() {
+                Some("json") => OutputChoice::Json,
+                _ => OutputChoice::default(),
+            };
+            return output::print_error(&error, format_for(choice));
         }
     };
     let format = format_for(invocation.output);
@@ -62,8 +67,6 @@ fn format_for(choice: OutputChoice) -> Format {
     match choice {
         OutputChoice::Text => Format::Text,
         OutputChoice::Json => Format::Json,
-        OutputChoice::Auto if std::io::stdout().is_terminal() => Format::Text,
-        OutputChoice::Auto => Format::Json,
     }
 }
 

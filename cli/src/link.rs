@@ -29,14 +29,23 @@ use crate::hosted::HostedHub;
 /// The name the CLI gives itself in `initialize` (tab leases and the audit log show it).
 pub const CLIENT_NAME: &str = "tabwire-cli";
 
-/// The client side of the session: it only introduces itself.
+/// The client side of the session: it introduces itself and asks for results' structured
+/// envelope, which `--output json` prints and `tabwire select` reads.
 #[derive(Clone, Default)]
 pub struct Client;
 
 impl ClientHandler for Client {
     fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.experimental = Some(
+            [(
+                tabwire_protocol::local::ENVELOPE_CAPABILITY.to_owned(),
+                Default::default(),
+            )]
+            .into(),
+        );
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new(CLIENT_NAME, env!("CARGO_PKG_VERSION")),
         )
     }

@@ -1,11 +1,12 @@
 //! Printing a tool's answer, and the exit code it gives.
 //!
-//! - Text (a terminal, or `--output text`): the tool's text content exactly as the hub wrote it
-//!   for a model, page-text fences included (a shell agent is a model too); an image is a line
-//!   saying where it was written (`--out FILE`) or that it was left out.
-//! - JSON (stdout not a terminal, or `--output json`): exactly one line, the tool's structured
-//!   envelope (`{"ok":true,"data":…}` or `{"ok":false,"error":…}`). Image bytes are never in
-//!   it; `--out FILE` writes them, and stderr says so.
+//! - Text (the default, terminal or pipe): the tool's text content exactly as the hub wrote it
+//!   for a model, page-text fences included (a shell agent is a model too, and its stdout is a
+//!   pipe); an image is a line saying where it was written (`--out FILE`) or that it was left
+//!   out.
+//! - JSON (`--output json`, for scripts): exactly one line, the tool's structured envelope
+//!   (`{"ok":true,"data":…}` or `{"ok":false,"error":…}`), page text in it unfenced. Image bytes
+//!   are never in it; `--out FILE` writes them, and stderr says so.
 //!
 //! Exit code 0 when the tool succeeded, 1 when it failed (`isError`).
 

@@ -197,7 +197,8 @@ impl Link {
             "initialize",
             json!({
                 "protocolVersion": "2025-06-18",
-                "capabilities": {},
+                // The report comes back as data: the envelope is asked for.
+                "capabilities": {"experimental": {tabwire_protocol::local::ENVELOPE_CAPABILITY: {}}},
                 "clientInfo": {"name": "tabwire-hub doctor", "version": env!("CARGO_PKG_VERSION")},
             }),
         )

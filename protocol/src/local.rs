@@ -12,7 +12,8 @@
 //!
 //! Also here, because the hub, the shim and the `tabwire` CLI must agree on them without
 //! depending on each other: the default socket path, the default state directory, the rule for
-//! private directories, and which hosts are loopback.
+//! private directories, which hosts are loopback, and the MCP capability that asks for results'
+//! structured envelope ([`ENVELOPE_CAPABILITY`]).
 //!
 //! Shims built before protocol 5 speak an older dialect ([`ShimDialect::BrowserOnly`]): one
 //! `selectedBrowser` instead of `selected`. A shim outlives hub restarts, so a hub that was
@@ -23,6 +24,13 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
+
+/// The experimental MCP client capability (`capabilities.experimental["tabwire/envelope"] =
+/// {}`, at `initialize` or in a stateless request's `_meta`) with which a client asks the hub
+/// for the `{ok, data | error}` envelope in `structuredContent`. Without it a result carries its
+/// text (and images) alone: clients that hand a model `structuredContent` whenever it is there
+/// would otherwise show page text unfenced (README, *Results*).
+pub const ENVELOPE_CAPABILITY: &str = "tabwire/envelope";
 
 /// A control line on the local socket.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -23,12 +23,12 @@ fn tab_urls(run: &Run) -> Vec<String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn calls_print_text_on_a_terminal_one_json_line_when_piped_and_exit_by_outcome() {
+async fn calls_print_text_by_default_one_json_line_when_asked_and_exit_by_outcome() {
     let setup = OneBrowser::on("Solo", "login.html").await;
     let shell = Shell::on(&setup.hub);
     let login = setup.fixtures.url("login.html");
 
-    // Piped: exactly one JSON line, the tool's envelope; exit 0.
+    // As a script (--output json): exactly one JSON line, the tool's envelope; exit 0.
     let tabs = shell.run(&["list_tabs"]).await;
     assert!(tab_urls(&tabs).contains(&login), "{tabs:?}");
     let tab = tabs.data()["tabs"][0]["tabId"]
@@ -45,6 +45,22 @@ async fn calls_print_text_on_a_terminal_one_json_line_when_piped_and_exit_by_out
     );
     assert!(snapshot.stdout.contains("⟦page "), "{snapshot:?}");
     assert!(!snapshot.stdout.trim_start().starts_with('{'));
+    // Piped without --output json, as a shell agent's stdout is: the same fenced text, so a
+    // model never reads page text outside the fence.
+    let agent = shell.run_as_agent(&["get_page_snapshot"]).await;
+    agent.expect_code(0);
+    assert!(agent.stdout.contains("button \"Sign in\""), "{agent:?}");
+    assert!(
+        agent.stdout.starts_with("⟦page ") || agent.stdout.contains("\n⟦page "),
+        "{agent:?}"
+    );
+    assert!(!agent.stdout.trim_start().starts_with('{'), "{agent:?}");
+    let failed = shell
+        .run_as_agent(&["switch_tab", "--tab-id", "999999"])
+        .await;
+    assert_eq!(failed.code, 1, "{failed:?}");
+    // The browser wrote the message, so it is fenced; the code leads it.
+    assert!(failed.stdout.contains("\nTAB_NOT_FOUND: "), "{failed:?}");
 
     // Flags by the schema's name or its kebab-case spelling, values by type; --json merged.
     for spelling in ["--tab-id", "--tabId"] {
@@ -429,6 +445,57 @@ async fn with_no_hub_running_the_cli_starts_one_and_later_calls_use_it() {
         || async { gone(pid).then_some(()) },
     )
     .await;
+    let after = shell.run(&["--no-start", "list_browsers"]).await;
+    assert_eq!(after.error_code(2), "HUB_UNREACHABLE");
+}
+
+/// A hub the CLI started runs with the hub's defaults — file URLs closed — and stops by itself
+/// once no MCP session has been open for its `--idle-exit` (here shortened through the hub's
+/// variable, which the CLI leaves to the hub when it is set).
+#[tokio::test]
+async fn a_hub_the_cli_started_refuses_file_urls_and_stops_when_unused() {
+    let scratch = Scratch::new("cli-idle");
+    let socket = scratch.path().join("run").join("hub.sock");
+    let shell = Shell::with_socket(&socket)
+        .env(
+            "TABWIRE_STATE_DIR",
+            &scratch.path().join("state").display().to_string(),
+        )
+        .env("TABWIRE_PORT", "0")
+        .env("TABWIRE_IDLE_EXIT", "3");
+    let first = shell
+        .run(&[
+            "--no-browser",
+            "create_tab",
+            "--url",
+            "file:///etc/hostname",
+        ])
+        .await;
+    let mut started = StartedHub(None);
+    let pid: i32 = first
+        .stderr
+        .split("started tabwire-hub (pid ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .and_then(|pid| pid.parse().ok())
+        .unwrap_or_else(|| panic!("stderr names the hub's PID: {first:?}"));
+    started.0 = Some(pid);
+    assert_eq!(first.error_code(1), "FORBIDDEN", "{first:?}");
+    assert!(
+        first.json()["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("--allow-file-urls"),
+        "{first:?}"
+    );
+    // Calls keep it running; once none has come for 3 s, it is gone by itself.
+    eventually(
+        "the unused hub to stop by itself",
+        std::time::Duration::from_secs(30),
+        || async { gone(pid).then_some(()) },
+    )
+    .await;
+    started.0 = None;
     let after = shell.run(&["--no-start", "list_browsers"]).await;
     assert_eq!(after.error_code(2), "HUB_UNREACHABLE");
 }

@@ -207,6 +207,20 @@ async fn two_accounts_through_nginx_each_drive_only_their_own_browser() {
         images: Vec::new(),
     };
     assert_eq!(tab_with(&tabs, "counter.html"), bob_tab);
+    // A stateless client that does not ask for the envelope gets the text alone.
+    let mut plain = body.clone();
+    plain["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"] = json!({});
+    let wire = hosted
+        .post_mcp(Some(&bob_agent), None, &headers, &plain)
+        .await;
+    let result = &wire.jsonrpc()["result"];
+    assert!(result.get("structuredContent").is_none(), "{wire:?}");
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .is_some_and(|text| text.contains("counter.html")),
+        "{wire:?}"
+    );
 }
 
 /// Five ways to present a token that must not work, and what each gets on `/mcp`.

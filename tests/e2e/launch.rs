@@ -66,6 +66,14 @@ async fn the_launched_browser_connects_by_itself_and_again_on_its_profile() {
         "{}",
         snapshot.text
     );
+    // The launched browser follows the hub's rule for file URLs like any other.
+    let file = client
+        .call(
+            "navigate_to",
+            json!({"tabId": tab, "url": "file:///etc/hostname"}),
+        )
+        .await;
+    assert_eq!(file.error_code(), "FORBIDDEN", "{}", file.text);
     let (code, report) = home.doctor();
     assert_eq!(code, 0, "{report}");
     assert!(

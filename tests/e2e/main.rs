@@ -20,6 +20,9 @@
 //!   paired, connected and stopped by the hub; a missing browser; a profile held by another.
 //! - [`injection`]: page content marked as untrusted — hidden text left out of observations,
 //!   page text fenced in text results.
+//! - [`model_view`]: what a model reads of each result under each client's rule — text alone
+//!   and fenced for clients that do not ask for the envelope.
+//! - [`file_urls`]: `file://` closed in local mode unless the operator opens it.
 //! - [`leases`]: two agents' sessions on one browser — tab leases, `TAB_LEASED`, release,
 //!   lapses, and the tab groups that show them.
 //! - [`policy`]: per-origin policy of both owners at the point of effect, and approvals.
@@ -40,11 +43,13 @@ mod doctor;
 mod drag;
 mod edges;
 mod fake_adb;
+mod file_urls;
 mod forms;
 mod hosted;
 mod injection;
 mod launch;
 mod leases;
+mod model_view;
 mod observation;
 mod ordering;
 mod pairing;

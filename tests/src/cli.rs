@@ -1,7 +1,8 @@
-//! Running the real `tabwire` CLI as a shell agent or a script would: piped (one JSON line) or
-//! on a pseudo-terminal (`script` from util-linux gives it one), with an environment of its
-//! own — no `TABWIRE_*` of the test's, and a private runtime directory per [`Shell`] so that
-//! `tabwire select`'s state files of one test never meet another's.
+//! Running the real `tabwire` CLI as a script would (piped, `--output json`: one JSON line), as a
+//! shell agent would (piped, the default text) or on a pseudo-terminal (`script` from
+//! util-linux gives it one), with an environment of its own — no `TABWIRE_*` of the test's, and
+//! a private runtime directory per [`Shell`] so that `tabwire select`'s state files of one test
+//! never meet another's.
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -109,7 +110,8 @@ impl Shell {
         self.runtime.path()
     }
 
-    /// Runs `tabwire ARGS` with stdout and stderr piped.
+    /// Runs `tabwire ARGS` as a script does: stdout and stderr piped, and the JSON output
+    /// asked for (`TABWIRE_OUTPUT=json`, unless this shell or the run sets `TABWIRE_OUTPUT`).
     pub async fn run(&self, args: &[&str]) -> Run {
         self.run_with(args, &[]).await
     }
@@ -119,20 +121,21 @@ impl Shell {
         self.run_program(&artifacts().cli, args, extra).await
     }
 
-    /// Runs `program ARGS` (the CLI, or `setsid`/`sh` around it) in this shell's environment.
+    /// Runs `tabwire ARGS` as a shell agent does: piped, with the default output (text).
+    pub async fn run_as_agent(&self, args: &[&str]) -> Run {
+        let mut command = tokio::process::Command::new(&artifacts().cli);
+        command.args(args).stdin(Stdio::null());
+        self.prepare(&mut command, &[], false);
+        run(command).await
+    }
+
+    /// Runs `program ARGS` (the CLI, or `setsid`/`sh` around it) in this shell's environment,
+    /// as a script (see [`Shell::run`]).
     pub async fn run_program(&self, program: &Path, args: &[&str], extra: &[(&str, &str)]) -> Run {
         let mut command = tokio::process::Command::new(program);
         command.args(args).stdin(Stdio::null());
-        self.prepare(&mut command, extra);
-        let output = command
-            .output()
-            .await
-            .unwrap_or_else(|e| panic!("run {}: {e}", program.display()));
-        Run {
-            code: output.status.code().expect("exited, not killed"),
-            stdout: String::from_utf8(output.stdout).expect("utf-8 stdout"),
-            stderr: String::from_utf8(output.stderr).expect("utf-8 stderr"),
-        }
+        self.prepare(&mut command, extra, true);
+        run(command).await
     }
 
     /// Runs `tabwire ARGS` on a pseudo-terminal (`script -qec`), as a person or an agent with
@@ -147,7 +150,7 @@ impl Shell {
         command
             .args(["-qec", &line, "/dev/null"])
             .stdin(Stdio::null());
-        self.prepare(&mut command, &[]);
+        self.prepare(&mut command, &[], false);
         let output = command.output().await.expect("run script (util-linux)");
         Run {
             code: output.status.code().expect("exited, not killed"),
@@ -158,11 +161,14 @@ impl Shell {
         }
     }
 
-    fn prepare(&self, command: &mut tokio::process::Command, extra: &[(&str, &str)]) {
+    fn prepare(&self, command: &mut tokio::process::Command, extra: &[(&str, &str)], json: bool) {
         for (name, _) in std::env::vars() {
             if name.starts_with("TABWIRE_") {
                 command.env_remove(name);
             }
+        }
+        if json {
+            command.env("TABWIRE_OUTPUT", "json");
         }
         for (name, value) in &self.env {
             command.env(name, value);
@@ -170,6 +176,19 @@ impl Shell {
         for (name, value) in extra {
             command.env(name, value);
         }
+    }
+}
+
+/// Runs a prepared command to its end.
+async fn run(mut command: tokio::process::Command) -> Run {
+    let output = command
+        .output()
+        .await
+        .unwrap_or_else(|e| panic!("run {:?}: {e}", command.as_std().get_program()));
+    Run {
+        code: output.status.code().expect("exited, not killed"),
+        stdout: String::from_utf8(output.stdout).expect("utf-8 stdout"),
+        stderr: String::from_utf8(output.stderr).expect("utf-8 stderr"),
     }
 }
 

@@ -26,11 +26,14 @@ pub struct McpClient {
 }
 
 /// The client side of a session: introduces itself under a name and keeps the notifications
-/// the server sends.
+/// the server sends. It asks for results' structured envelope (the tests read `data` and error
+/// codes from it), unless made with [`Listener::model_client`].
 #[derive(Clone)]
 pub struct Listener {
     name: String,
     heard: Arc<Heard>,
+    /// Whether it declares the `tabwire/envelope` capability.
+    envelope: bool,
 }
 
 /// What the server told a client without being asked.
@@ -48,6 +51,16 @@ impl Listener {
         Listener {
             name: name.to_owned(),
             heard: Arc::default(),
+            envelope: true,
+        }
+    }
+
+    /// A client like the ones models use (Claude Code, VS Code, Cursor): it declares no
+    /// tabwire capability, so results carry their text (and images) alone.
+    pub fn model_client(name: &str) -> Listener {
+        Listener {
+            envelope: false,
+            ..Listener::named(name)
         }
     }
 }
@@ -60,8 +73,18 @@ impl Default for Listener {
 
 impl ClientHandler for Listener {
     fn get_info(&self) -> ClientConfig {
+        let mut capabilities = ClientCapabilities::default();
+        if self.envelope {
+            capabilities.experimental = Some(
+                [(
+                    tabwire_protocol::local::ENVELOPE_CAPABILITY.to_owned(),
+                    Default::default(),
+                )]
+                .into(),
+            );
+        }
         ClientConfig::new(
-            ClientCapabilities::default(),
+            capabilities,
             Implementation::new(self.name.clone(), "1.0.0"),
         )
     }
@@ -277,17 +300,7 @@ impl McpClient {
 
     /// Calls a tool, returning protocol-level failures (such as the shim's "outcome unknown").
     pub async fn try_call(&self, tool: &str, args: Value) -> Result<Reply, ServiceError> {
-        let Value::Object(args) = args else {
-            panic!("tool arguments must be an object");
-        };
-        // rmcp's client puts a progress token of its own on every request, so a tool's
-        // progress notifications reach `heard`.
-        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
-        let call = self.service.call_tool(params);
-        // No tool waits longer than 60 s; a hang beyond that is a bug, not a slow machine.
-        let result = tokio::time::timeout(CALL_LIMIT, call)
-            .await
-            .unwrap_or_else(|_| panic!("{tool} did not answer within {CALL_LIMIT:?}"))?;
+        let result = self.try_call_raw(tool, args).await?;
         let (fenced, images) = text_and_images(&result);
         Ok(Reply {
             is_error: result.is_error == Some(true),
@@ -296,6 +309,27 @@ impl McpClient {
             fenced,
             images,
         })
+    }
+
+    /// Calls a tool and returns the result as the client received it.
+    pub async fn call_raw(&self, tool: &str, args: Value) -> CallToolResult {
+        self.try_call_raw(tool, args)
+            .await
+            .unwrap_or_else(|error| panic!("{tool} failed at the protocol level: {error}"))
+    }
+
+    async fn try_call_raw(&self, tool: &str, args: Value) -> Result<CallToolResult, ServiceError> {
+        let Value::Object(args) = args else {
+            panic!("tool arguments must be an object");
+        };
+        // rmcp's client puts a progress token of its own on every request, so a tool's
+        // progress notifications reach `heard`.
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
+        let call = self.service.call_tool(params);
+        // No tool waits longer than 60 s; a hang beyond that is a bug, not a slow machine.
+        tokio::time::timeout(CALL_LIMIT, call)
+            .await
+            .unwrap_or_else(|_| panic!("{tool} did not answer within {CALL_LIMIT:?}"))
     }
 
     /// `tools/list`.

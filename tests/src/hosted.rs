@@ -583,8 +583,8 @@ pub fn initialize_body() -> Value {
 }
 
 /// Headers and body of a stateless (protocol 2026-07-28) `tools/call`: no session, the protocol
-/// version in the `MCP-Protocol-Version` header and in `_meta`, and the standard `Mcp-Method` /
-/// `Mcp-Name` headers.
+/// version in the `MCP-Protocol-Version` header and in `_meta`, the client's capabilities there
+/// too (asking for the result's envelope), and the standard `Mcp-Method` / `Mcp-Name` headers.
 pub fn stateless_call(
     id: u64,
     tool: &str,
@@ -602,7 +602,9 @@ pub fn stateless_call(
             "arguments": arguments,
             "_meta": {
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientCapabilities": {
+                    "experimental": {"tabwire/envelope": {}}
+                },
                 "io.modelcontextprotocol/clientInfo": {"name": "tabwire-e2e-raw", "version": "0.1.0"}
             }
         }

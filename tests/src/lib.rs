@@ -24,6 +24,7 @@ pub mod hub;
 pub mod image;
 pub mod launched;
 pub mod logs;
+pub mod model;
 pub mod proxy;
 pub mod scenario;
 pub mod scratch;

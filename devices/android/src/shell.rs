@@ -1,4 +1,8 @@
-//! The device's shell: every command line tabwire sends to `adb shell` or `adb exec-out`.
+//! The device's shell: the rules every command line tabwire sends to `adb shell` or `adb
+//! exec-out` keeps, and the parts of those lines that carry an agent's input — quoting, package
+//! names, typed text, key codes, the foreground guard and the focus read. The lines themselves
+//! are put together where they are sent (`device.rs` for each operation, `run.rs` for dumps,
+//! `logs.rs` for logcat), from numbers formatted there and from these parts.
 //!
 //! adb joins its arguments with spaces and the device runs the result with `sh -c`, so a
 //! command line is parsed by a shell on the phone. Nothing an agent sends reaches that shell

@@ -1,15 +1,50 @@
-//! The result contract of SPEC §8: every tool answers `{ok: true, data}` or
-//! `{ok: false, error: {code, category, message, retryable, …}}` in `structuredContent`, with a
-//! compact text rendering for the model beside it (not a second copy of the JSON). A tool may
-//! add one image (a screenshot) as MCP image content after the text; its bytes are never in
-//! `structuredContent`. Page text in the text is fenced here, once for every tool (`fence.rs`);
-//! `structuredContent` carries it as data, unchanged.
+//! The result contract of SPEC §8: every tool answers with a compact text rendering for the
+//! model, its page text fenced here, once for every tool (`fence.rs`), and, for clients that
+//! ask for it, the `{ok: true, data}` or `{ok: false, error: {code, category, message,
+//! retryable, …}}` envelope in `structuredContent`. A tool may add one image (a screenshot) as
+//! MCP image content after the text; its bytes are never in `structuredContent`.
+//!
+//! The envelope carries page text as data, unfenced and in a bulkier form than the text. Major
+//! clients hand the model `structuredContent` alone whenever a result has it (Claude Code, VS
+//! Code: `../shared/PLATFORM.md`), so a model would read page text without its fence. Results
+//! therefore carry the text alone ([`Form::Text`]) unless the client declared the experimental
+//! capability [`ENVELOPE_CAPABILITY`] ([`Form::Envelope`]): the `tabwire` CLI, the tests, and
+//! SDK users who want the machine contract. Either way, what the text says is the same.
 
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::{CallToolResult, ClientCapabilities, ContentBlock};
 use serde_json::{Value, json};
 use tabwire_protocol::{ErrorCode, OpError};
 
 pub use super::fence::Rendering;
+
+pub use tabwire_protocol::local::ENVELOPE_CAPABILITY;
+
+/// What a client gets in a result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// The text (and images) alone: what any client may hand a model.
+    Text,
+    /// The text and the envelope in `structuredContent`, for clients that asked.
+    Envelope,
+}
+
+impl Form {
+    /// The form a client with `capabilities` asked for.
+    pub fn asked_by(capabilities: Option<&ClientCapabilities>) -> Form {
+        let asked = capabilities
+            .and_then(|capabilities| capabilities.experimental.as_ref())
+            .is_some_and(|experimental| experimental.contains_key(ENVELOPE_CAPABILITY));
+        if asked { Form::Envelope } else { Form::Text }
+    }
+
+    /// `result` as this form carries it.
+    pub fn shape(self, mut result: CallToolResult) -> CallToolResult {
+        if self == Form::Text {
+            result.structured_content = None;
+        }
+        result
+    }
+}
 
 /// A tool's successful answer.
 #[derive(Debug)]
@@ -405,6 +440,37 @@ mod tests {
         assert!(
             ambiguous.starts_with("AMBIGUOUS_MATCH: 2 tabs match\n⟦page "),
             "{ambiguous}"
+        );
+    }
+
+    #[test]
+    fn only_a_client_that_asks_gets_the_envelope() {
+        let text_only = Form::asked_by(Some(&ClientCapabilities::default()));
+        assert_eq!(text_only, Form::Text);
+        assert_eq!(Form::asked_by(None), Form::Text);
+        let mut experimental = rmcp::model::ExperimentalCapabilities::new();
+        experimental.insert("other/thing".into(), Default::default());
+        let mut other = ClientCapabilities::default();
+        other.experimental = Some(experimental.clone());
+        assert_eq!(Form::asked_by(Some(&other)), Form::Text);
+        experimental.insert(ENVELOPE_CAPABILITY.into(), Default::default());
+        let mut asking = ClientCapabilities::default();
+        asking.experimental = Some(experimental);
+        assert_eq!(Form::asked_by(Some(&asking)), Form::Envelope);
+
+        let answer = || success(ToolOutput::new(json!({"tabs": []}), "no tabs"));
+        let plain = serde_json::to_value(text_only.shape(answer())).unwrap();
+        assert!(plain.get("structuredContent").is_none(), "{plain}");
+        assert_eq!(plain["content"][0]["text"], "no tabs");
+        let full = Form::Envelope.shape(answer());
+        assert_eq!(full.structured_content, answer().structured_content);
+        let failed = text_only.shape(failure(ToolError::invalid("bad")));
+        assert_eq!(failed.is_error, Some(true));
+        assert!(failed.structured_content.is_none());
+        assert_eq!(
+            failed.content[0].as_text().unwrap().text,
+            "INVALID_ARGUMENT: bad",
+            "the code stays readable in the text"
         );
     }
 

@@ -43,7 +43,7 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{RoleServer, ServerHandler};
 
-pub use envelope::{ToolError, ToolOutput};
+pub use envelope::{ENVELOPE_CAPABILITY, ToolError, ToolOutput};
 pub use routing::{Caller, ToolContext, Trace};
 
 use tabwire_protocol::ErrorCode;
@@ -312,6 +312,7 @@ impl ServerHandler for TabwireMcp {
     ) -> Result<CallToolResponse, McpError> {
         let caller = self.caller(&context)?;
         self.watch_devices(&context.extensions, &context.peer);
+        let form = envelope::Form::asked_by(context.client_capabilities().as_ref());
         let name = request.name.as_ref();
         // Held while the tool runs: a call goes on when its HTTP client goes away, so this, not
         // the request permit, bounds the work an account has running.
@@ -341,7 +342,7 @@ impl ServerHandler for TabwireMcp {
                 Some(&error),
                 started.elapsed(),
             );
-            return Ok(envelope::failure(error).into());
+            return Ok(form.shape(envelope::failure(error)).into());
         };
         let Some(outcome) = catalogue::dispatch(&caller, name, args).await else {
             return Err(McpError::invalid_params(
@@ -383,7 +384,7 @@ impl ServerHandler for TabwireMcp {
                 envelope::failure(error)
             }
         };
-        Ok(result.into())
+        Ok(form.shape(result).into())
     }
 }
 

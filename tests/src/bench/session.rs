@@ -2,6 +2,11 @@
 //! server: rmcp as the client, the wire bytes of each response counted by [`WireMeter`], the
 //! round trip timed around the call.
 //!
+//! The client asks for tabwire's result envelope (the benchmark drives tabwire by its `data`),
+//! which a model's client does not: a response's size is counted without its
+//! `structuredContent`, as such a client receives it. Servers that never send one (the peers)
+//! are counted as they are.
+//!
 //! The server runs in its own process group (so a Ctrl-C at the terminal reaches the benchmark,
 //! which then stops it) under a [`ProcessTree`] guard, so it and everything it started die with
 //! the session even when the benchmark fails half-way. The child is spawned here rather than by
@@ -23,7 +28,7 @@ use tokio::process::{Child, Command};
 
 use super::process_tree::ProcessTree;
 use super::wire::{WireMeter, WireTap, response_bytes, response_chars};
-use crate::client::{Image, text_and_images};
+use crate::client::{Image, Listener, text_and_images};
 
 /// Longest wait for the MCP handshake (playwright-mcp starts node and loads Playwright).
 const HANDSHAKE_LIMIT: Duration = Duration::from_secs(60);
@@ -40,7 +45,7 @@ pub struct Session {
     /// (declared first so it runs while the server is still alive and its tree can be read).
     tree: ProcessTree,
     /// The rmcp client.
-    service: RunningService<RoleClient, ()>,
+    service: RunningService<RoleClient, Listener>,
     /// The server process, for a clean exit in [`Session::close`].
     child: Child,
     /// What the server sent, line by line.
@@ -62,9 +67,11 @@ pub struct Exchange {
     pub text: String,
     /// The image content blocks (screenshots), in order.
     pub images: Vec<Image>,
-    /// Size of the JSON-RPC response line as the server sent it (without the newline).
+    /// Size of the JSON-RPC response line as the server sent it (without the newline), less
+    /// the `structuredContent` only a client that asks for it receives.
     pub bytes: usize,
-    /// Characters of that line: everything the client received, for the token estimate.
+    /// Characters of that line (likewise): everything a model's client receives, for the
+    /// token estimate.
     pub chars: usize,
     /// Client-side round trip: from sending the request to having the parsed result.
     pub elapsed: Duration,
@@ -126,7 +133,8 @@ impl Session {
             });
         }
         let (meter, tap) = WireMeter::new(stdout);
-        let handshake = tokio::time::timeout(HANDSHAKE_LIMIT, ().serve((meter, stdin))).await;
+        let client = Listener::named("tabwire-bench");
+        let handshake = tokio::time::timeout(HANDSHAKE_LIMIT, client.serve((meter, stdin))).await;
         let service = match handshake {
             Ok(Ok(service)) => service,
             Ok(Err(error)) => bail!(
@@ -174,13 +182,21 @@ impl Session {
             bail!("expected one response to {tool} on the wire, saw {responses}");
         }
         let (text, images) = text_and_images(&result);
+        // `,"structuredContent":{…}`: what a client that did not ask for it would not receive.
+        let (envelope_bytes, envelope_chars) = match &result.structured_content {
+            Some(structured) => {
+                let member = format!(",\"structuredContent\":{structured}");
+                (member.len(), member.chars().count())
+            }
+            None => (0, 0),
+        };
         Ok(Exchange {
             is_error: result.is_error == Some(true),
             structured: result.structured_content.unwrap_or(Value::Null),
             text,
             images,
-            bytes,
-            chars: response_chars(&lines),
+            bytes: bytes.saturating_sub(envelope_bytes),
+            chars: response_chars(&lines).saturating_sub(envelope_chars),
             elapsed,
         })
     }

@@ -2,7 +2,8 @@
 //! (issue 14) costs a tool call.
 //!
 //! Two local hubs run side by side, each with its own headless Chromium showing the same fixture
-//! page: one with no policy (local mode's default: nothing is looked up), one with an operator
+//! page: one with no policy and file URLs allowed (nothing is looked up; local mode's default
+//! since issue 23 denies `file://`, which costs the same lookups as any rule), one with an operator
 //! policy of 40 rules whose last one lets the fixture's origin `act` (so every check finds its
 //! rule at the end of the list, and every collector command looks its frame's URL up). Two MCP
 //! sessions call the same tools, interleaved. Both hubs keep the audit log (it is always on), so
@@ -52,7 +53,7 @@ async fn main() {
     ));
     std::fs::write(&file, policy).unwrap();
 
-    let plain_hub = Hub::spawn();
+    let plain_hub = Hub::spawn_with_args(&["--allow-file-urls"]);
     let policy_hub = Hub::spawn_with_args(&["--policy", file.to_str().unwrap()]);
     let _plain_browser = Browser::launch(&plain_hub, "Plain", &page);
     let _policy_browser = Browser::launch(&policy_hub, "Policy", &page);
