@@ -266,10 +266,11 @@ pub enum PageCommand {
         /// See `x`.
         y: f64,
     },
-    /// The boxes of the document's frame elements in its viewport, each with its index in
-    /// `window.frames`, and the viewport's size and scroll (for covering denied frames in a
-    /// screenshot). Replies `{frames: [{index, holds, x, y, width, height, contentX, contentY,
-    /// scaleX, scaleY, plain}], width, height, scrollX, scrollY}`.
+    /// The boxes of the document's frame elements (closed shadow roots included) in its
+    /// viewport, each with its index in `window.frames` and its address, and the viewport's size
+    /// and scroll (for covering denied frames in a screenshot). Replies `{frames: [{index, src,
+    /// holds, x, y, width, height, contentX, contentY, scaleX, scaleY, plain}], width, height,
+    /// scrollX, scrollY}`.
     FrameBoxes,
 }
 

@@ -254,6 +254,16 @@ pub async fn check_frame(tab: TabId, frame: u32, need: Need) -> Result<Option<St
     if allows_everything() {
         return Ok(None);
     }
+    // The tab's page has no frame above it: one `getFrame` reads it.
+    if frame == 0 {
+        let url = frame_url(tab, 0).await?;
+        if check_url(&url, need)? {
+            return Ok(None);
+        }
+        return Ok(Some(
+            tabwire_protocol::policy::origin_of(&url).unwrap_or(url),
+        ));
+    }
     check_view(tab, &frame_views(tab).await?, frame, need)
 }
 

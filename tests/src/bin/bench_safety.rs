@@ -132,8 +132,9 @@ async fn screenshot_cost(
             let shot = checked
                 .call("take_screenshot", json!({ "tabId": covered_tab }))
                 .await;
+            // The three denied frames in view, and the page the first one frames.
             let covered = shot.data()["coveredFrames"].as_array().map_or(0, Vec::len);
-            (covered == 3).then_some(())
+            (covered >= 3).then_some(())
         },
     )
     .await;
@@ -141,7 +142,7 @@ async fn screenshot_cost(
         "\ntake_screenshot (webp, 800 px wide) and what covering denied frames costs; {calls} \
          calls each, interleaved, after 5 warm-up calls"
     );
-    println!("| page | policy | frames painted over | p50 | p90 |");
+    println!("| page | policy | denied frames in view | p50 | p90 |");
     println!("| --- | --- | --- | --- | --- |");
     let cases = [
         ("cover.html", "none", plain, plain_tab, 0),

@@ -142,8 +142,10 @@ impl FrameTree {
         )
     }
 
-    /// Takes in the frames of `Page.getFrameTree` (when a capture starts).
+    /// Takes in the frames of `Page.getFrameTree` (when a capture starts), in place of those
+    /// known; the contexts stay (the other kind of capture may have learned them).
     pub fn seed(&mut self, answer: FrameTreeAnswer) {
+        self.frames.clear();
         let mut stack = vec![answer.frame_tree];
         while let Some(node) = stack.pop() {
             self.frames.insert(
@@ -371,6 +373,15 @@ mod tests {
         assert!(!tree.denies_context(1, denies));
         assert!(tree.denies_context(2, denies));
         assert!(tree.denies_context(3, denies), "unknown");
+        // A capture of the other kind starting learns the frames again, and keeps the contexts.
+        tree.seed(
+            serde_json::from_value(json!({"frameTree": {
+                "frame": {"id": "TOP", "url": "https://shop.example/"}
+            }}))
+            .unwrap(),
+        );
+        assert!(!tree.denies_context(1, denies));
+        assert!(tree.denies_context(2, denies), "its frame is gone");
         tree.on_event(
             "Runtime.executionContextDestroyed",
             json!({"executionContextId": 1}),

@@ -91,10 +91,7 @@ fn hidden_context(tab: TabId, context: Option<i64>) -> bool {
 async fn seed_frames(tab: TabId) {
     match debugger::send(tab, "Page.getFrameTree", &json!({})).await {
         Ok(answer) => match chrome::from_js::<FrameTreeAnswer>(answer) {
-            Ok(answer) => with_tab(tab, |t| {
-                t.frames = FrameTree::default();
-                t.frames.seed(answer);
-            }),
+            Ok(answer) => with_tab(tab, |t| t.frames.seed(answer)),
             Err(e) => crate::chrome::log!("tab {tab}: could not read its frame tree: {e}"),
         },
         Err(e) => crate::chrome::log!("tab {tab}: Page.getFrameTree failed ({})", e.message),

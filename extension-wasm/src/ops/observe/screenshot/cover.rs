@@ -20,11 +20,8 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use serde::Deserialize;
-use tabwire_protocol::policy::Need;
-use tabwire_protocol::{ErrorCode, OpError, TabId};
 
-use crate::page::{self, MissingFrame, PageCommand};
-use crate::policy::{self, FrameView};
+use crate::policy::FrameView;
 use crate::refs::TOP_FRAME;
 
 /// A rectangle in CSS pixels.
@@ -125,6 +122,30 @@ pub struct Patch {
     pub rect: Rect,
     /// The frames that may be drawn there, by frame ID.
     pub frames: Vec<u32>,
+}
+
+/// `frames` and every frame inside them that may not be read: painted over with them, and
+/// named (a denied frame inside a frame that had to be covered whole is why it was).
+fn with_hidden_inside(views: &HashMap<u32, FrameView>, frames: Vec<u32>) -> Vec<u32> {
+    let inside = |id: u32| {
+        let mut at = views.get(&id).and_then(|v| v.parent);
+        while let Some(parent) = at {
+            if frames.contains(&parent) {
+                return true;
+            }
+            at = views.get(&parent).and_then(|v| v.parent);
+        }
+        false
+    };
+    let mut all: Vec<u32> = views
+        .iter()
+        .filter(|(id, view)| !view.readable() && inside(**id))
+        .map(|(id, _)| *id)
+        .chain(frames.iter().copied())
+        .collect();
+    all.sort_unstable();
+    all.dedup();
+    all
 }
 
 /// A frame that must not be shown and whose place in the top document cannot be known.
@@ -301,119 +322,14 @@ pub fn plan(
                 named.clone()
             };
             if let Some(rect) = lift(document, element.border()) {
-                patches.push(Patch { rect, frames });
+                patches.push(Patch {
+                    rect,
+                    frames: with_hidden_inside(views, frames),
+                });
             }
         }
     }
     Ok(patches)
-}
-
-/// The frames a screenshot must not show, now, and where: `None` when the policy lets agents
-/// read every frame of the tab. `ORIGIN_BLOCKED` when the top document itself may not be read,
-/// or when a frame that must be hidden cannot be placed.
-pub async fn measure(tab: TabId) -> Result<Option<Measured>, OpError> {
-    if policy::allows_everything() {
-        return Ok(None);
-    }
-    let views = policy::frame_views(tab).await?;
-    // The top document is judged as every read is (ORIGIN_BLOCKED naming the rule).
-    policy::check_view(tab, &views, TOP_FRAME, Need::Read)?;
-    if views.values().all(FrameView::readable) {
-        return Ok(None);
-    }
-    // The documents holding the hidden frames' elements, and every document above them.
-    let mut documents = BTreeSet::new();
-    for view in views.values().filter(|v| !v.readable()) {
-        let Some(parent) = view
-            .parent
-            .filter(|p| views.get(p).is_some_and(FrameView::readable))
-        else {
-            continue;
-        };
-        let mut at = Some(parent);
-        while let Some(id) = at {
-            if !documents.insert(id) {
-                break;
-            }
-            at = views.get(&id).and_then(|v| v.parent);
-        }
-    }
-    // Their readable frames tell their indexes (the documents themselves too, but the top).
-    let asked: Vec<u32> = views
-        .iter()
-        .filter(|(id, view)| {
-            **id != TOP_FRAME
-                && view.readable()
-                && (documents.contains(id) || view.parent.is_some_and(|p| documents.contains(&p)))
-        })
-        .map(|(id, _)| *id)
-        .collect();
-    #[derive(Deserialize)]
-    struct Index {
-        index: i64,
-    }
-    let indexes: HashMap<u32, u32> = each_frame::<Index>(tab, &asked, &PageCommand::FrameIndex)
-        .await
-        .into_iter()
-        .filter_map(|(frame, i)| Some((frame, u32::try_from(i.index).ok()?)))
-        .collect();
-    let documents: Vec<u32> = documents.into_iter().collect();
-    let boxes: HashMap<u32, DocumentBoxes> = each_frame(tab, &documents, &PageCommand::FrameBoxes)
-        .await
-        .into_iter()
-        .collect();
-    let patches = plan(&views, &boxes, &indexes).map_err(|unplaced| {
-        OpError::new(
-            ErrorCode::OriginBlocked,
-            format!(
-                "The tab shows a frame the policy does not let agents read, and tabwire cannot \
-                 tell where the page draws it (frame {}, or the frame holding it: its element \
-                 cannot be measured or placed), so no screenshot was taken rather than one that \
-                 might show it. get_page_snapshot reads the rest of the page.",
-                unplaced.frame
-            ),
-        )
-    })?;
-    let origins = views
-        .iter()
-        .map(|(id, view)| {
-            let origin = tabwire_protocol::policy::origin_of(&view.url)
-                .unwrap_or_else(|| crate::text::cap(&view.url, 200));
-            (*id, origin)
-        })
-        .collect();
-    Ok(Some(Measured { patches, origins }))
-}
-
-/// What [`measure`] found.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Measured {
-    /// Where to paint.
-    pub patches: Vec<Patch>,
-    /// Every frame's origin, for the result's `coveredFrames`.
-    pub origins: HashMap<u32, String>,
-}
-
-/// Runs a read in several frames with one injection, or one at a time when Chrome refuses one
-/// of them (the others still answer); the frames that answered, by frame ID.
-async fn each_frame<T: serde::de::DeserializeOwned>(
-    tab: TabId,
-    frames: &[u32],
-    command: &PageCommand,
-) -> Vec<(u32, T)> {
-    if frames.is_empty() {
-        return Vec::new();
-    }
-    if let Ok(answers) = page::run_all::<T>(tab, frames, command).await {
-        return answers;
-    }
-    let mut answers = Vec::with_capacity(frames.len());
-    for &frame in frames {
-        if let Ok(reply) = page::run::<T>(tab, frame, command, MissingFrame::Requested).await {
-            answers.push((frame, reply.value));
-        }
-    }
-    answers
 }
 
 #[cfg(test)]
@@ -545,7 +461,7 @@ mod tests {
         )]);
         let patches = plan(&views, &boxes, &HashMap::new()).unwrap();
         assert_eq!(patches.len(), 1);
-        assert_eq!(patches[0].frames, [4]);
+        assert_eq!(patches[0].frames, [4, 9], "both are painted over");
     }
 
     #[test]
@@ -624,16 +540,17 @@ mod tests {
         ]);
         let top = || document(vec![element(Some(0), 50.0, 60.0, 300.0, 200.0)], 0.0);
         let indexes = HashMap::from([(3, 0)]);
-        // Frame 3 could not be measured: its whole element in the top document is covered.
+        // Frame 3 could not be measured: its whole element in the top document is covered, and
+        // both it and the denied frame inside are named.
         let boxes = HashMap::from([(0, top())]);
         let patches = plan(&views, &boxes, &indexes).unwrap();
         assert_eq!(patches.len(), 1);
         assert_eq!(patches[0].rect, rect(50.0, 60.0, 300.0, 200.0));
-        assert_eq!(patches[0].frames, [3]);
+        assert_eq!(patches[0].frames, [3, 8]);
         // Frame 3 lists fewer frame elements than Chrome has frames under it (one in a place
         // tabwire cannot reach): the same.
         let boxes = HashMap::from([(0, top()), (3, document(vec![], 0.0))]);
-        assert_eq!(plan(&views, &boxes, &indexes).unwrap()[0].frames, [3]);
+        assert_eq!(plan(&views, &boxes, &indexes).unwrap()[0].frames, [3, 8]);
         // Frame 3's element is turned: a point inside cannot be carried up, so all of it.
         let mut turned = top();
         turned.frames[0].plain = false;

@@ -9,13 +9,14 @@
 //! an agent's context. A screenshot taken with an observation checks that the document did not
 //! change between the two.
 //!
-//! A screenshot never shows a frame the policy does not let agents read ([`cover`]): where such
-//! frames are drawn is measured before and after the capture, the two must agree (else the
+//! A screenshot never shows a frame the policy does not let agents read ([`cover`], asked by
+//! [`measure`]): where such frames are drawn is measured before and after the capture, the two must agree (else the
 //! capture is taken again, and after [`CAPTURES`] tries refused), and the image — captured as
 //! PNG then, so it is encoded lossily once — is painted over there ([`paint`]) before it leaves
 //! the worker, and the result names them (`coveredFrames`).
 
 mod cover;
+mod measure;
 mod paint;
 
 use serde::Deserialize;
@@ -270,7 +271,7 @@ async fn capture_covered(
     shot: &Shot,
 ) -> Result<(String, Vec<CoveredFrame>), OpError> {
     for _ in 0..CAPTURES {
-        let before = cover::measure(tab).await?;
+        let before = measure::measure(tab).await?;
         let (parts, covered) = parts_in(before.as_ref(), shot);
         // Painted over, the image is encoded again: captured lossless, it is encoded lossily
         // only once.
@@ -280,7 +281,7 @@ async fn capture_covered(
             ImageFormat::Png
         };
         let data = capture(tab, format, request.quality, shot).await?;
-        let after = cover::measure(tab).await?;
+        let after = measure::measure(tab).await?;
         if parts_in(after.as_ref(), shot) != (parts.clone(), covered.clone()) {
             continue;
         }
@@ -301,7 +302,7 @@ async fn capture_covered(
 }
 
 /// The parts of the image that `measured` says to paint over, and the frames they hide.
-fn parts_in(measured: Option<&cover::Measured>, shot: &Shot) -> (Vec<Pixels>, Vec<CoveredFrame>) {
+fn parts_in(measured: Option<&measure::Measured>, shot: &Shot) -> (Vec<Pixels>, Vec<CoveredFrame>) {
     let Some(measured) = measured else {
         return (Vec::new(), Vec::new());
     };
