@@ -113,16 +113,13 @@ function renderQuestions(questions) {
   const items = questions.map((question) => {
     const item = document.createElement('li');
     item.dataset.id = String(question.id);
-    // Each fact in a field of its own: an agent's words (a selector, a reason) cannot pose as
-    // the origin or the tab.
+    // The wording is the worker's (approvals.rs), the same as the notification's: the origin
+    // and the browser first, then each fact in a field of its own, what the agent or the page
+    // wrote capped and marked as theirs, so it cannot pose as the origin or the tab.
     const head = document.createElement('p');
-    head.textContent = question.kind === 'approval' ? 'An agent asks to act' : 'An agent hands you a tab';
+    head.textContent = question.wording.title;
     item.appendChild(head);
-    const facts = question.kind === 'approval'
-      ? [['Agent', question.asker.client], ['Site', question.origin], ['Tab', question.tabId],
-         ['Tool', question.tool], ['Element', question.target]]
-      : [['Agent', question.asker.client], ['Site', question.origin], ['Tab', question.tabId],
-         ['Reason', question.reason]];
+    const facts = question.wording.facts;
     const list = document.createElement('dl');
     for (const [label, value] of facts) {
       const term = document.createElement('dt');

@@ -266,6 +266,28 @@ pub struct ChromeFrame {
     pub document_lifecycle: Option<String>,
 }
 
+/// The frames of a tab whose documents are the active ones
+/// (`chrome.webNavigation.getAllFrames`, cross-origin frames included): documents that are
+/// prerendered, kept in the back-forward cache or being deleted are left out.
+pub async fn active_frames(tab: u32) -> Result<Vec<ChromeFrame>, JsFailure> {
+    let details = to_js(&serde_json::json!({ "tabId": tab }))?;
+    let value = call(web_navigation_get_all_frames(&details)).await?;
+    if value.is_null() || value.is_undefined() {
+        return Ok(Vec::new());
+    }
+    let frames: Vec<ChromeFrame> = from_js(value).map_err(|e| JsFailure {
+        message: format!("could not read chrome.webNavigation.getAllFrames: {e}"),
+    })?;
+    Ok(frames
+        .into_iter()
+        .filter(|f| {
+            f.document_lifecycle
+                .as_deref()
+                .is_none_or(|l| l == "active")
+        })
+        .collect())
+}
+
 /// The version string from `chrome.runtime.getManifest()`.
 pub fn extension_version() -> String {
     js_sys::Reflect::get(&runtime_get_manifest(), &JsValue::from_str("version"))

@@ -266,6 +266,12 @@ pub enum PageCommand {
         /// See `x`.
         y: f64,
     },
+    /// The boxes of the document's frame elements (closed shadow roots included) in its
+    /// viewport, each with its index in `window.frames` and its address, and the viewport's size
+    /// and scroll (for covering denied frames in a screenshot). Replies `{frames: [{index, src,
+    /// holds, x, y, width, height, contentX, contentY, scaleX, scaleY, plain}], width, height,
+    /// scrollX, scrollY}`.
+    FrameBoxes,
 }
 
 impl PageCommand {
@@ -288,6 +294,7 @@ impl PageCommand {
                 | PageCommand::FrameIndex
                 | PageCommand::FrameHit { .. }
                 | PageCommand::Point { .. }
+                | PageCommand::FrameBoxes
         )
     }
 }
@@ -441,10 +448,20 @@ pub async fn run_all<T: DeserializeOwned>(
     frames: &[u32],
     command: &PageCommand,
 ) -> Result<Vec<(u32, T)>, OpError> {
-    // A frame the policy closes is left out, as one that does not answer is.
+    // A frame the policy closes is left out, as one that does not answer is (one read of the
+    // tab's frames judges them all).
+    let views = if crate::policy::allows_everything() {
+        None
+    } else {
+        Some(crate::policy::frame_views(tab).await?)
+    };
     let mut allowed = Vec::with_capacity(frames.len());
     for &frame in frames {
-        if check_frame(tab, frame, command).await.is_ok() {
+        let judged = match &views {
+            None => Ok(None),
+            Some(views) => crate::policy::check_view(tab, views, frame, need_of(command)),
+        };
+        if admit_frame(tab, frame, judged).is_ok() {
             allowed.push(frame);
         }
     }
@@ -481,12 +498,27 @@ pub async fn run_all<T: DeserializeOwned>(
 /// that navigated elsewhere asks again; in a subframe it is refused: approvals are asked for a
 /// tab's own page only (open the frame's page in a tab of its own).
 async fn check_frame(tab: TabId, frame: u32, command: &PageCommand) -> Result<(), OpError> {
-    let need = if command.only_reads() {
+    let judged = crate::policy::check_frame(tab, frame, need_of(command)).await;
+    admit_frame(tab, frame, judged)
+}
+
+/// What a command needs: reads need the frame's origin to allow reads, anything else actions.
+fn need_of(command: &PageCommand) -> Need {
+    if command.only_reads() {
         Need::Read
     } else {
         Need::Act
-    };
-    match crate::policy::check_frame(tab, frame, need).await? {
+    }
+}
+
+/// The policy's judgement of a frame for a command (see [`check_frame`]) as a go-ahead or the
+/// error to answer.
+fn admit_frame(
+    tab: TabId,
+    frame: u32,
+    judged: Result<Option<String>, OpError>,
+) -> Result<(), OpError> {
+    match judged? {
         None => Ok(()),
         Some(origin) if frame == 0 && crate::approvals::admitted(tab, &origin) => Ok(()),
         Some(origin) if frame == 0 => Err(OpError::new(
@@ -697,6 +729,7 @@ mod tests {
             "frameIndex",
             "frameHit",
             "point",
+            "frameBoxes",
         ];
         let reads = COLLECTOR_SOURCE
             .split_once("const READS = new Set([")

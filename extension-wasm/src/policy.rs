@@ -12,6 +12,7 @@
 //! there). While both policies allow everything (local mode's default) nothing is looked up.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
 
 use serde::Deserialize;
 use serde_json::json;
@@ -19,7 +20,7 @@ use tabwire_protocol::policy::{Gate, Need, Owner, Policy, Verdict, stricter};
 use tabwire_protocol::{ErrorCode, OpError, TabId};
 use wasm_bindgen::JsValue;
 
-use crate::chrome;
+use crate::chrome::{self, ChromeFrame};
 
 /// Where the browser owner's policy is kept, as lines (`Policy::to_lines`), in
 /// `chrome.storage.local` and in managed storage alike.
@@ -150,18 +151,157 @@ pub async fn frame_url(tab: TabId, frame: u32) -> Result<String, OpError> {
     ))
 }
 
+/// How the policy sees one frame of a tab.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameView {
+    /// Its parent; `None` for the top document.
+    pub parent: Option<u32>,
+    /// The URL it is judged by: its own, or for a blank or `srcdoc` frame (which holds what its
+    /// parent put there) the nearest ancestor's with a URL of its own.
+    pub url: String,
+    /// The nearest frame, itself included, that shows an origin the policy denies. Nothing in
+    /// such a frame is read, and nothing under it either: what a denied page embeds is part of
+    /// what it shows (a payment form a bank frames, an address in a frame's URL).
+    pub denied_at: Option<u32>,
+}
+
+impl FrameView {
+    /// Whether agents may read the frame (its own origin and every frame above it allow it).
+    pub fn readable(&self) -> bool {
+        self.denied_at.is_none()
+    }
+}
+
+/// Judges every frame of `frames` (as `chrome.webNavigation.getAllFrames` lists them), `denies`
+/// telling whether a URL is on a denied origin. A frame whose parent is not listed (it is being
+/// torn down) cannot be placed, so it counts as denied.
+pub fn view_frames(
+    frames: &[ChromeFrame],
+    denies: impl Fn(&str) -> bool,
+) -> HashMap<u32, FrameView> {
+    let by_id: HashMap<i64, &ChromeFrame> = frames.iter().map(|f| (f.frame_id, f)).collect();
+    let mut views: HashMap<u32, FrameView> = HashMap::with_capacity(frames.len());
+    for frame in frames {
+        // The chain from this frame up to the top, or up to a frame already judged.
+        let mut chain = vec![frame];
+        let mut broken = false;
+        loop {
+            let at = chain[chain.len() - 1];
+            if at.parent_frame_id < 0
+                || u32::try_from(at.frame_id).is_ok_and(|id| views.contains_key(&id))
+            {
+                break;
+            }
+            match by_id.get(&at.parent_frame_id) {
+                Some(parent) if chain.len() <= 64 => chain.push(parent),
+                _ => {
+                    broken = true;
+                    break;
+                }
+            }
+        }
+        // Judged from the top down.
+        for at in chain.into_iter().rev() {
+            let Ok(id) = u32::try_from(at.frame_id) else {
+                continue;
+            };
+            if views.contains_key(&id) {
+                continue;
+            }
+            let parent = u32::try_from(at.parent_frame_id).ok();
+            let above = parent.and_then(|p| views.get(&p));
+            let url = match above {
+                Some(above) if at.url.to_ascii_lowercase().starts_with("about:") => {
+                    above.url.clone()
+                }
+                _ => at.url.clone(),
+            };
+            let denied_at = match above {
+                Some(above) if above.denied_at.is_some() => above.denied_at,
+                None if parent.is_some() && broken => Some(id),
+                _ if denies(&url) => Some(id),
+                _ => None,
+            };
+            views.insert(
+                id,
+                FrameView {
+                    parent,
+                    url,
+                    denied_at,
+                },
+            );
+        }
+    }
+    views
+}
+
+/// The policy's view of every frame of `tab` now.
+pub async fn frame_views(tab: TabId) -> Result<HashMap<u32, FrameView>, OpError> {
+    let frames = chrome::active_frames(tab).await.map_err(|failure| {
+        OpError::new(
+            ErrorCode::TabNotFound,
+            format!("Could not read tab {tab}'s frames: {}", failure.message),
+        )
+    })?;
+    Ok(view_frames(&frames, |url| {
+        verdict(url).access == tabwire_protocol::policy::Access::Deny
+    }))
+}
+
 /// `need` on what frame `frame` of `tab` shows now: `Ok(None)` to go ahead, `Ok(Some(origin))`
 /// when a person must approve acting on `origin` first (`ask`).
 pub async fn check_frame(tab: TabId, frame: u32, need: Need) -> Result<Option<String>, OpError> {
     if allows_everything() {
         return Ok(None);
     }
-    let url = frame_url(tab, frame).await?;
-    if check_url(&url, need)? {
+    // The tab's page has no frame above it: one `getFrame` reads it.
+    if frame == 0 {
+        let url = frame_url(tab, 0).await?;
+        if check_url(&url, need)? {
+            return Ok(None);
+        }
+        return Ok(Some(
+            tabwire_protocol::policy::origin_of(&url).unwrap_or(url),
+        ));
+    }
+    check_view(tab, &frame_views(tab).await?, frame, need)
+}
+
+/// [`check_frame`] against views read already (one read for several frames).
+pub fn check_view(
+    tab: TabId,
+    views: &HashMap<u32, FrameView>,
+    frame: u32,
+    need: Need,
+) -> Result<Option<String>, OpError> {
+    if allows_everything() {
+        return Ok(None);
+    }
+    let Some(view) = views.get(&frame) else {
+        return Err(OpError::new(
+            ErrorCode::InvalidArgument,
+            format!("Tab {tab} has no frame {frame} (any more). Call list_frames."),
+        ));
+    };
+    if let Some(at) = view.denied_at.filter(|at| *at != frame) {
+        let url = views.get(&at).map(|v| v.url.as_str()).unwrap_or_default();
+        let why = match verdict(url).gate(Need::Read, url) {
+            Gate::Blocked(why) => why,
+            _ => "its origin is denied.".to_owned(),
+        };
+        return Err(OpError::new(
+            ErrorCode::OriginBlocked,
+            format!(
+                "Frame {frame} is inside frame {at}, and nothing inside a denied frame is read or \
+                 acted on: {why}"
+            ),
+        ));
+    }
+    if check_url(&view.url, need)? {
         return Ok(None);
     }
     Ok(Some(
-        tabwire_protocol::policy::origin_of(&url).unwrap_or(url),
+        tabwire_protocol::policy::origin_of(&view.url).unwrap_or_else(|| view.url.clone()),
     ))
 }
 
@@ -243,4 +383,45 @@ pub async fn save_owner(text: &str) -> Result<Policy, String> {
         .map_err(|e| format!("could not save the policy: {}", e.message))?;
     set_owner(policy.clone());
     Ok(policy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(id: i64, parent: i64, url: &str) -> ChromeFrame {
+        ChromeFrame {
+            frame_id: id,
+            parent_frame_id: parent,
+            url: url.into(),
+            document_lifecycle: None,
+        }
+    }
+
+    #[test]
+    fn what_is_inside_a_denied_frame_is_denied_and_blank_frames_take_their_parents_url() {
+        let frames = [
+            frame(0, -1, "https://shop.example/"),
+            frame(3, 0, "https://bank.example/account"),
+            // Readable by its own origin, but the bank framed it.
+            frame(7, 3, "https://pay.example/card"),
+            frame(8, 3, "about:srcdoc"),
+            frame(4, 0, "about:blank"),
+            frame(5, 4, "https://pay.example/"),
+            // Its parent is not listed (being torn down): it cannot be placed.
+            frame(9, 66, "https://pay.example/"),
+        ];
+        let views = view_frames(&frames, |url| url.starts_with("https://bank.example"));
+        let denied_at = |id: u32| views[&id].denied_at;
+        assert_eq!(denied_at(0), None);
+        assert_eq!(denied_at(3), Some(3));
+        assert_eq!(denied_at(7), Some(3));
+        assert_eq!(denied_at(8), Some(3));
+        assert_eq!(views[&8].url, "https://bank.example/account");
+        assert_eq!(views[&4].url, "https://shop.example/");
+        assert!(views[&4].readable() && views[&5].readable());
+        assert_eq!(denied_at(9), Some(9));
+        assert_eq!(views[&7].parent, Some(3));
+        assert_eq!(views[&0].parent, None);
+    }
 }

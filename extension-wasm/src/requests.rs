@@ -210,7 +210,7 @@ async fn admit(
     // The hub names the caller on every changing request, which are the ones that ask.
     let asker = asker_of(holder);
     let budget = checkpoint.budget_ms();
-    approvals::approve(tab, &origin, asker, tool, describe_target(tab, op), budget)
+    approvals::approve(tab, &origin, asker, tool, subject_of(tab, op), budget)
         .await
         .map(Some)
 }
@@ -266,29 +266,57 @@ fn need_of(op: &Operation) -> Option<(Need, Option<&str>)> {
     Some((need, None))
 }
 
-/// What an approval shows a person about an operation's element: its role and name when the
-/// agent named it by a ref this extension issued, else the selector as given.
-fn describe_target(tab: TabId, op: &Operation) -> String {
-    let target = match op {
-        Operation::Act(ActOp::Act(request)) => request.action.target(),
-        _ => None,
-    };
-    match target {
+/// What an approval shows a person an operation is about: an element by its role and name
+/// when the agent named it by a ref this extension issued, else the selector as given; a
+/// batch's steps one by one.
+fn subject_of(tab: TabId, op: &Operation) -> approvals::Subject {
+    match op {
+        Operation::Act(ActOp::Act(request)) => action_subject(tab, &request.action),
+        Operation::Act(ActOp::Batch(batch)) => approvals::Subject::Steps {
+            steps: batch
+                .steps
+                .iter()
+                .map(|step| match step {
+                    tabwire_protocol::Step::Act { action } => {
+                        (action.name().to_owned(), action_subject(tab, action))
+                    }
+                    tabwire_protocol::Step::Observe { .. } => {
+                        ("observe".to_owned(), approvals::Subject::Page)
+                    }
+                    tabwire_protocol::Step::Content { .. } => {
+                        ("content".to_owned(), approvals::Subject::Page)
+                    }
+                })
+                .collect(),
+        },
+        _ => approvals::Subject::Page,
+    }
+}
+
+/// What one action is about.
+fn action_subject(tab: TabId, action: &Action) -> approvals::Subject {
+    if let Action::Navigate { url, .. } = action {
+        return approvals::Subject::Address { url: url.clone() };
+    }
+    match action.target() {
         Some(Target::Ref(element_ref)) => {
             crate::refs::with_tables(|tables| tables.resolve(tab, *element_ref))
                 .ok()
                 .and_then(|resolved| resolved.identity)
-                .map(|identity| {
-                    format!(
-                        "{} \"{}\"",
-                        identity.role,
-                        crate::text::cap(&identity.name, 80)
-                    )
-                })
-                .unwrap_or_else(|| element_ref.to_string())
+                .map_or_else(
+                    || approvals::Subject::Selector {
+                        selector: element_ref.to_string(),
+                    },
+                    |identity| approvals::Subject::Named {
+                        role: identity.role,
+                        name: identity.name,
+                    },
+                )
         }
-        Some(target) => target.to_string(),
-        None => "the page".to_owned(),
+        Some(target) => approvals::Subject::Selector {
+            selector: target.to_string(),
+        },
+        None => approvals::Subject::Page,
     }
 }
 

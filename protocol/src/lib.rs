@@ -71,9 +71,9 @@ pub use messages::{
     Response, Welcome, check_challenge, check_hello, is_hidden_char, terminal_safe,
 };
 pub use observe::{
-    ContentFormat, ContentRequest, Delta, FrameInfo, FrameList, GetSelectedText, ImageFormat,
-    ListFrames, Observation, ObserveOp, ObserveResult, ObservedNode, Outside, PageContent,
-    Screenshot, ScreenshotRequest, SelectedText, SnapshotBudget, SnapshotRequest,
+    ContentFormat, ContentRequest, CoveredFrame, Delta, FrameInfo, FrameList, GetSelectedText,
+    ImageFormat, ListFrames, Observation, ObserveOp, ObserveResult, ObservedNode, Outside,
+    PageContent, Screenshot, ScreenshotRequest, SelectedText, SnapshotBudget, SnapshotRequest,
 };
 pub use ops::{Ask, OpResult, Operation};
 pub use refs::{DeviceRef, ElementRef, Target};

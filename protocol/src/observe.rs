@@ -346,6 +346,21 @@ pub struct Screenshot {
     /// The observation taken with it, when asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observation: Option<Observation>,
+    /// Frames in the captured area that the policy does not let agents read (or whose frame
+    /// element could not be told apart from theirs): painted over with a solid fill in the image
+    /// after it was captured.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub covered_frames: Vec<CoveredFrame>,
+}
+
+/// A frame painted over in a screenshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CoveredFrame {
+    /// Chrome's frame ID (as `list_frames` gives it).
+    pub frame_id: u32,
+    /// The origin it shows (`https://bank.example`), or the URL when it has none.
+    pub origin: String,
 }
 
 /// What an [`ObserveOp`] produced, nested in [`crate::OpResult::Observe`].

@@ -26,6 +26,8 @@
 //! - [`leases`]: two agents' sessions on one browser — tab leases, `TAB_LEASED`, release,
 //!   lapses, and the tab groups that show them.
 //! - [`policy`]: per-origin policy of both owners at the point of effect, and approvals.
+//! - [`covering`]: a denied frame in every output — screenshots painted over, reads, refs,
+//!   observations and captures that leave it out.
 //! - [`hosted`]: hosted mode behind a real TLS proxy.
 //! - [`pairing`]: mutual pairing under attack — a fake hub, fake browsers, malformed hellos,
 //!   revocation, a pairing that survives a hub restart — and a person pairing in the popup.
@@ -38,6 +40,7 @@ mod actions;
 mod audit;
 mod capture;
 mod cli;
+mod covering;
 mod devices;
 mod doctor;
 mod drag;

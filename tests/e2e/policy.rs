@@ -13,31 +13,31 @@ use tabwire_e2e::scratch::Scratch;
 use tabwire_e2e::{Browser, Fixtures, Hub, McpClient, Reply, eventually};
 
 /// A hub started with an operator's policy file, a browser on `fixtures`, and a second fixture
-/// server (another origin: another port).
-struct Setup {
-    fixtures: Fixtures,
-    other: Fixtures,
-    hub: Hub,
-    browser: Browser,
-    client: McpClient,
-    policy: PathBuf,
+/// server (another origin: another port). The covering tests (`covering.rs`) use it too.
+pub(crate) struct Setup {
+    pub(crate) fixtures: Fixtures,
+    pub(crate) other: Fixtures,
+    pub(crate) hub: Hub,
+    pub(crate) browser: Browser,
+    pub(crate) client: McpClient,
+    pub(crate) policy: PathBuf,
     _dir: Scratch,
 }
 
 /// `http://127.0.0.1:PORT` of a fixture server.
-fn origin(fixtures: &Fixtures) -> String {
+pub(crate) fn origin(fixtures: &Fixtures) -> String {
     let url = fixtures.url("");
     url.trim_end_matches('/').to_owned()
 }
 
 /// The same server under its other loopback name: another site.
-fn localhost(fixtures: &Fixtures) -> String {
+pub(crate) fn localhost(fixtures: &Fixtures) -> String {
     origin(fixtures).replace("127.0.0.1", "localhost")
 }
 
 impl Setup {
     /// Starts everything; `policy` writes the operator's file from the two servers' origins.
-    async fn start(page: &str, policy: impl Fn(&str, &str) -> String) -> Setup {
+    pub(crate) async fn start(page: &str, policy: impl Fn(&str, &str) -> String) -> Setup {
         let fixtures = Fixtures::serve().await;
         let other = Fixtures::serve().await;
         let dir = Scratch::new("policy");
@@ -59,18 +59,18 @@ impl Setup {
         }
     }
 
-    async fn call(&self, tool: &str, args: Value) -> Reply {
+    pub(crate) async fn call(&self, tool: &str, args: Value) -> Reply {
         self.client.call(tool, args).await
     }
 
     /// Opens `url` in a new tab as a person would and returns its tab ID.
-    async fn open(&self, url: &str) -> u64 {
+    pub(crate) async fn open(&self, url: &str) -> u64 {
         self.browser.open_tab(url).await;
         loaded_tab(&self.client, json!({}), url).await
     }
 
     /// Saves the browser owner's rules through the popup, as a person types them.
-    async fn owner_rules(&self, lines: &str) {
+    pub(crate) async fn owner_rules(&self, lines: &str) {
         let popup = self.browser.open_tab(POPUP).await;
         // The popup's worker may still be starting: retry until the popup says the rules are
         // saved (the worker has answered), not merely that no error is shown yet.
@@ -95,7 +95,7 @@ impl Setup {
 }
 
 #[track_caller]
-fn assert_blocked(reply: &Reply, rule: &str, owner: &str) {
+pub(crate) fn assert_blocked(reply: &Reply, rule: &str, owner: &str) {
     assert!(
         reply.is_error,
         "expected ORIGIN_BLOCKED by {owner}'s rule `{rule}`, got: {}",
@@ -340,7 +340,7 @@ async fn sensitive_reads_follow_the_rule() {
 }
 
 /// The open questions the popup lists, as its text.
-async fn popup_questions(popup: &str) -> String {
+pub(crate) async fn popup_questions(popup: &str) -> String {
     Browser::evaluate(
         popup,
         "document.getElementById('questions').hidden ? '' : \
@@ -353,7 +353,7 @@ async fn popup_questions(popup: &str) -> String {
 }
 
 /// Presses the popup's button for `answer` on its first open question.
-async fn answer_in_popup(popup: &str, answer: &str) {
+pub(crate) async fn answer_in_popup(popup: &str, answer: &str) {
     let expression = format!(
         "(() => {{ const b = document.querySelector('#questionList button[data-answer=\"{answer}\"]'); \
          if (!b) return false; b.click(); return true; }})()"
@@ -412,6 +412,37 @@ async fn actions_on_an_ask_origin_wait_for_a_persons_answer_in_the_popup() {
     });
     assert_eq!(reply.error_code(), "APPROVAL_DENIED", "{}", reply.text);
     assert!(!reply.may_have_acted());
+
+    // A selector written to push the real origin out of sight and to pose as tabwire's words:
+    // the question shows the real origin and the browser first, and the selector cut short and
+    // marked as the agent's (issue 23 §1).
+    let crafted = format!(
+        "{}#submit[data-note='at https://trusted.example, this is safe: press Allow once']",
+        "body ".repeat(60)
+    );
+    assert!(crafted.chars().count() >= 360);
+    let (reply, ()) = tokio::join!(
+        setup.client.call(
+            "click_element",
+            json!({ "tabId": tab, "selector": crafted, "observe": false, "timeoutMs": 30_000 }),
+        ),
+        async {
+            let question = eventually("the crafted question", CONNECT_LIMIT, || async {
+                let text = popup_questions(&popup).await;
+                (!text.is_empty()).then_some(text)
+            })
+            .await;
+            let first = format!("{} in Work: an agent asks to act", origin(&setup.fixtures));
+            assert!(question.starts_with(&first), "{question}");
+            assert!(
+                question.contains("element picked by the agent's selector: body body"),
+                "{question}"
+            );
+            assert!(!question.contains("trusted.example"), "{question}");
+            answer_in_popup(&popup, "deny").await;
+        }
+    );
+    assert_eq!(reply.error_code(), "APPROVAL_DENIED", "{}", reply.text);
 
     // Nobody answers: the call ends with its deadline, and the question goes away.
     let reply = click(1_500).await;

@@ -1,7 +1,7 @@
-//! Just enough image reading to check a screenshot without an image library: base64 decoding
-//! and the pixel size in a PNG, JPEG or WebP header. A screenshot whose header names the format
-//! and size the tool reported is an image a client can decode; a truncated or mislabelled one
-//! is not.
+//! Just enough image reading to check a screenshot: base64 decoding and the pixel size in a
+//! PNG, JPEG or WebP header (a screenshot whose header names the format and size the tool
+//! reported is an image a client can decode; a truncated or mislabelled one is not), and a PNG's
+//! pixels ([`Pixmap`]), to check what a screenshot shows where.
 
 /// An image format, told by its magic bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -92,6 +92,70 @@ pub fn header(bytes: &[u8]) -> Option<Header> {
         return webp(bytes);
     }
     None
+}
+
+/// A PNG's pixels, as RGB.
+pub struct Pixmap {
+    /// Width in pixels.
+    pub width: u32,
+    /// Height in pixels.
+    pub height: u32,
+    rgb: Vec<u8>,
+}
+
+impl Pixmap {
+    /// Decodes a PNG (any colour type, alpha dropped); panics on anything else.
+    pub fn decode_png(bytes: &[u8]) -> Pixmap {
+        let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+        decoder.set_transformations(png::Transformations::normalize_to_color8());
+        let mut reader = decoder.read_info().expect("a PNG");
+        let mut buffer = vec![0; reader.output_buffer_size().expect("a PNG's size")];
+        let info = reader.next_frame(&mut buffer).expect("a PNG's pixels");
+        let channels = info.color_type.samples();
+        let rgb = buffer[..info.buffer_size()]
+            .chunks(channels)
+            .flat_map(|px| match channels {
+                1 | 2 => [px[0], px[0], px[0]],
+                _ => [px[0], px[1], px[2]],
+            })
+            .collect();
+        Pixmap {
+            width: info.width,
+            height: info.height,
+            rgb,
+        }
+    }
+
+    /// The pixel at (`x`, `y`).
+    pub fn at(&self, x: u32, y: u32) -> [u8; 3] {
+        assert!(
+            x < self.width && y < self.height,
+            "({x}, {y}) is outside the {}×{} image",
+            self.width,
+            self.height
+        );
+        let i = ((y * self.width + x) * 3) as usize;
+        [self.rgb[i], self.rgb[i + 1], self.rgb[i + 2]]
+    }
+
+    /// Every pixel of the rectangle from (`x`, `y`), `width` × `height`, with its place, that
+    /// is not `colour`.
+    pub fn other_than(
+        &self,
+        (x, y, width, height): (u32, u32, u32, u32),
+        colour: [u8; 3],
+    ) -> Vec<((u32, u32), [u8; 3])> {
+        let mut out = Vec::new();
+        for py in y..y + height {
+            for px in x..x + width {
+                let here = self.at(px, py);
+                if here != colour {
+                    out.push(((px, py), here));
+                }
+            }
+        }
+        out
+    }
 }
 
 fn webp(bytes: &[u8]) -> Option<Header> {

@@ -29,9 +29,10 @@
     frameIndex,
     scrollFrame,
     frameHit,
+    frameBoxes,
   };
 
-  const READS = new Set(['probe', 'snapshot', 'countAnchors', 'readState', 'checkText', 'checkSelector', 'selectedText', 'localStorage', 'rect', 'content', 'frameIndex', 'frameHit', 'point']);
+  const READS = new Set(['probe', 'snapshot', 'countAnchors', 'readState', 'checkText', 'checkSelector', 'selectedText', 'localStorage', 'rect', 'content', 'frameIndex', 'frameHit', 'point', 'frameBoxes']);
 
   return function run(argsJson) {
     labelMaps = null;

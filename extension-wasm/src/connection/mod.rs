@@ -664,6 +664,8 @@ fn send_hello(socket: &Socket, target: &ConnectTarget, proof: Option<String>) ->
         proof,
     });
     check_hello(&hello).map_err(|refusal| Ended::Refused(refusal.message))?;
+    // Questions to a person name the browser as the hub knows it.
+    crate::approvals::set_browser_name(&hello.browser_name);
     send_message(socket, &ExtensionMessage::Hello(hello));
     Ok(())
 }

@@ -490,6 +490,7 @@ fn browser(request: &Request) -> OpResult {
             css_height: 960,
             document_id: "D9".into(),
             observation: None,
+            covered_frames: Vec::new(),
         }
         .into(),
         Operation::Capture(

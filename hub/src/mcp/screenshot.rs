@@ -16,6 +16,7 @@ use super::args::{
     DEFAULT_OBSERVE_CHARS, DEFAULT_OBSERVE_NODES, ScreenshotFormat, in_range, optional_selector,
 };
 use super::envelope::{Image, ToolError, ToolOutput};
+use super::fence::Rendering;
 use super::routing::ToolContext;
 
 const DEADLINE: Duration = Duration::from_secs(15);
@@ -124,7 +125,30 @@ fn screenshot_output(screenshot: Screenshot) -> Result<ToolOutput, ToolError> {
             screenshot.css_width, screenshot.css_height
         ));
     }
-    let mut text = text.into();
+    let mut text: Rendering = text.into();
+    if !screenshot.covered_frames.is_empty() {
+        // What the image does not show, and why; the origins are the frames' (a page chose
+        // what to frame), so they are page text.
+        data.insert(
+            "coveredFrames".into(),
+            json!(
+                screenshot
+                    .covered_frames
+                    .iter()
+                    .map(|f| json!({"frameId": f.frame_id, "origin": f.origin}))
+                    .collect::<Vec<_>>()
+            ),
+        );
+        text.push("\nPainted over (frames the policy does not let agents read):");
+        for (i, frame) in screenshot.covered_frames.iter().enumerate() {
+            text.push(&format!(
+                "{} frame {} ",
+                if i == 0 { "" } else { "," },
+                frame.frame_id
+            ));
+            text.push_page(&frame.origin);
+        }
+    }
     observation_tail(&mut data, &mut text, screenshot.observation.as_ref(), None);
     Ok(
         ToolOutput::new(Value::Object(data), text).with_image(Image {
@@ -276,6 +300,7 @@ mod tests {
             css_height: 800,
             document_id: "D1".into(),
             observation: None,
+            covered_frames: Vec::new(),
         }
     }
 
@@ -317,6 +342,41 @@ mod tests {
         assert!(observation.get("documentId").is_none());
         assert!(observation.get("tabId").is_none());
         assert!(output.image.is_some());
+    }
+
+    #[test]
+    fn covered_frames_are_named_in_the_data_and_the_text() {
+        let mut shot = screenshot();
+        shot.covered_frames = vec![
+            tabwire_protocol::CoveredFrame {
+                frame_id: 5,
+                origin: "https://bank.example".into(),
+            },
+            tabwire_protocol::CoveredFrame {
+                frame_id: 9,
+                origin: "http://localhost:8080".into(),
+            },
+        ];
+        let output = screenshot_output(shot).unwrap();
+        assert_eq!(
+            output.data["coveredFrames"],
+            json!([{"frameId": 5, "origin": "https://bank.example"},
+                   {"frameId": 9, "origin": "http://localhost:8080"}])
+        );
+        assert!(
+            output.text.as_str().ends_with(
+                "\nPainted over (frames the policy does not let agents read): frame 5 \
+                 https://bank.example, frame 9 http://localhost:8080"
+            ),
+            "{}",
+            output.text.as_str()
+        );
+        // The origins are the frames': fenced as page text.
+        assert!(output.text.quotes_page());
+        // None covered: no field, no line.
+        let plain = screenshot_output(screenshot()).unwrap();
+        assert!(plain.data.get("coveredFrames").is_none());
+        assert!(!plain.text.as_str().contains("Painted over"));
     }
 
     #[test]

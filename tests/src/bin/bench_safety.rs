@@ -9,7 +9,10 @@
 //! sessions call the same tools, interleaved. Both hubs keep the audit log (it is always on), so
 //! its cost is measured on its own: the work a tool call does for it (summarising the
 //! arguments, handing the record to the writer's queue), timed in-process over many records at
-//! a pace the writer keeps up with. Prints medians and 90th percentiles; asserts nothing.
+//! a pace the writer keeps up with. Last, what a screenshot pays for covering frames the policy
+//! denies (issue 23 §1): `cover.html`, whose frames of the other loopback name the policy's
+//! default denies, against the same page without a policy and a page without frames. Prints
+//! medians and 90th percentiles; asserts nothing.
 
 use std::time::{Duration, Instant};
 
@@ -18,6 +21,7 @@ use tabwire_e2e::bench::stats::{ms, p50_p90, timed_tool_call};
 use serde_json::json;
 use tabwire_e2e::scenario::{connected_browser, loaded_tab};
 use tabwire_e2e::scratch::Scratch;
+use tabwire_e2e::wait::eventually;
 use tabwire_e2e::{Browser, Fixtures, Hub, McpClient};
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -99,6 +103,68 @@ async fn main() {
             ms(b50),
             ms(b90),
             added * 1000.0
+        );
+    }
+    screenshot_cost(&plain, &checked, &fixtures, calls).await;
+}
+
+/// The median screenshot (the default: webp, 800 pixels wide) of `cover.html` with its three
+/// denied frames on screen painted over, against the same page where nothing is denied (no
+/// policy) and a page without frames under the policy.
+async fn screenshot_cost(
+    plain: &McpClient,
+    checked: &McpClient,
+    fixtures: &Fixtures,
+    calls: usize,
+) {
+    let cover = fixtures.url("cover.html");
+    for client in [plain, checked] {
+        let opened = client.call("create_tab", json!({ "url": cover })).await;
+        assert!(!opened.is_error, "{}", opened.text);
+    }
+    let plain_tab = loaded_tab(plain, json!({}), &cover).await;
+    let covered_tab = loaded_tab(checked, json!({}), &cover).await;
+    let login_tab = loaded_tab(checked, json!({}), &fixtures.url("login.html")).await;
+    // The frames are loaded and covered before anything is timed.
+    eventually(
+        "the denied frames to be covered",
+        Duration::from_secs(30),
+        || async {
+            let shot = checked
+                .call("take_screenshot", json!({ "tabId": covered_tab }))
+                .await;
+            // The three denied frames in view, and the page the first one frames.
+            let covered = shot.data()["coveredFrames"].as_array().map_or(0, Vec::len);
+            (covered >= 3).then_some(())
+        },
+    )
+    .await;
+    println!(
+        "\ntake_screenshot (webp, 800 px wide) and what covering denied frames costs; {calls} \
+         calls each, interleaved, after 5 warm-up calls"
+    );
+    println!("| page | policy | denied frames in view | p50 | p90 |");
+    println!("| --- | --- | --- | --- | --- |");
+    let cases = [
+        ("cover.html", "none", plain, plain_tab, 0),
+        ("login.html", "40 rules", checked, login_tab, 0),
+        ("cover.html", "40 rules", checked, covered_tab, 3),
+    ];
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); cases.len()];
+    for round in 0..calls + 5 {
+        for (i, (_, _, client, tab, _)) in cases.iter().enumerate() {
+            let took = timed_tool_call(client, "take_screenshot", &json!({ "tabId": tab })).await;
+            if round >= 5 {
+                times[i].push(took);
+            }
+        }
+    }
+    for ((page, policy, _, _, painted), mut took) in cases.into_iter().zip(times) {
+        let (p50, p90) = p50_p90(&mut took);
+        println!(
+            "| {page} | {policy} | {painted} | {} | {} |",
+            ms(p50),
+            ms(p90)
         );
     }
 }

@@ -37,6 +37,16 @@ pub struct ConsoleApiCalled {
     timestamp: f64,
     #[serde(default)]
     stack_trace: Option<StackTrace>,
+    /// The JavaScript context that logged it.
+    #[serde(default)]
+    execution_context_id: Option<i64>,
+}
+
+impl ConsoleApiCalled {
+    /// The JavaScript context that logged it.
+    pub fn context(&self) -> Option<i64> {
+        self.execution_context_id
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -66,6 +76,13 @@ pub struct ExceptionThrown {
     exception_details: ExceptionDetails,
 }
 
+impl ExceptionThrown {
+    /// The JavaScript context that threw.
+    pub fn context(&self) -> Option<i64> {
+        self.exception_details.execution_context_id
+    }
+}
+
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct ExceptionDetails {
@@ -82,12 +99,22 @@ struct ExceptionDetails {
     /// The thrown value, a `RemoteObject`.
     #[serde(default)]
     exception: Option<Value>,
+    /// The JavaScript context that threw.
+    #[serde(default)]
+    execution_context_id: Option<i64>,
 }
 
 /// `Log.entryAdded`, the fields read.
 #[derive(Debug, Deserialize)]
 pub struct EntryAdded {
     entry: LogEntry,
+}
+
+impl EntryAdded {
+    /// The request the entry is about, if any.
+    pub fn request(&self) -> Option<&str> {
+        self.entry.network_request_id.as_deref()
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -107,6 +134,9 @@ struct LogEntry {
     /// Milliseconds since the epoch.
     #[serde(default)]
     timestamp: f64,
+    /// The request the entry is about.
+    #[serde(default)]
+    network_request_id: Option<String>,
 }
 
 /// The console capture of one tab.

@@ -15,6 +15,7 @@ mod args;
 mod body;
 mod buffer;
 mod console;
+mod frames;
 mod network;
 
 use std::cell::RefCell;
@@ -31,6 +32,7 @@ use wasm_bindgen::JsValue;
 
 use self::buffer::Page;
 use self::console::ConsoleCapture;
+use self::frames::{FrameTree, FrameTreeAnswer};
 use self::network::{NetworkCapture, Outcome, Seen};
 use crate::chrome_tabs::resolve_tab;
 use crate::text::cap;
@@ -47,6 +49,53 @@ const BODY_POLL_MS: f64 = 50.0;
 struct TabCapture {
     network: Option<NetworkCapture>,
     console: Option<ConsoleCapture>,
+    /// The tab's frames and contexts, followed while a capture is on: records of a frame the
+    /// policy denies are left out.
+    frames: FrameTree,
+}
+
+impl TabCapture {
+    fn capturing(&self) -> bool {
+        self.network.as_ref().is_some_and(|n| n.on) || self.console.as_ref().is_some_and(|c| c.on)
+    }
+}
+
+/// Whether an event of frame `frame` (CDP's ID) of `tab` must be left out: the policy does not
+/// let agents read that frame, or capture does not know it. Nothing is looked up while the
+/// policy allows everything.
+fn hidden_frame(tab: TabId, frame: Option<&str>) -> bool {
+    let Some(frame) = frame else {
+        return false;
+    };
+    !crate::policy::allows_everything()
+        && with_tab(tab, |t| {
+            t.frames
+                .denies_frame(frame, |url| !crate::policy::shows(url))
+        })
+}
+
+/// The same for a JavaScript context's messages (an unknown context's are left out too).
+fn hidden_context(tab: TabId, context: Option<i64>) -> bool {
+    let Some(context) = context else {
+        return false;
+    };
+    !crate::policy::allows_everything()
+        && with_tab(tab, |t| {
+            t.frames
+                .denies_context(context, |url| !crate::policy::shows(url))
+        })
+}
+
+/// Learns the tab's frames as they are when a capture starts (CDP's frame tree); later changes
+/// come as events.
+async fn seed_frames(tab: TabId) {
+    match debugger::send(tab, "Page.getFrameTree", &json!({})).await {
+        Ok(answer) => match chrome::from_js::<FrameTreeAnswer>(answer) {
+            Ok(answer) => with_tab(tab, |t| t.frames.seed(answer)),
+            Err(e) => crate::chrome::log!("tab {tab}: could not read its frame tree: {e}"),
+        },
+        Err(e) => crate::chrome::log!("tab {tab}: Page.getFrameTree failed ({})", e.message),
+    }
 }
 
 thread_local! {
@@ -95,6 +144,24 @@ pub fn on_event(tab: TabId, method: &str, params: &JsValue) {
     fn read<T: DeserializeOwned>(params: &JsValue) -> Option<T> {
         chrome::from_js(params.clone()).ok()
     }
+    let capturing = || CAPTURES.with(|c| c.borrow().get(&tab).is_some_and(TabCapture::capturing));
+    if FrameTree::follows(method) {
+        if capturing()
+            && let Some(params) = read::<serde_json::Value>(params)
+        {
+            with_tab(tab, |t| t.frames.on_event(method, params));
+        }
+        return;
+    }
+    // Which frame made each request, for the browser's log entries about requests.
+    if method == "Network.requestWillBeSent"
+        && !crate::policy::allows_everything()
+        && capturing()
+        && let Some(sent) = read::<network::RequestWillBeSent>(params)
+        && let Some(frame) = sent.frame_id()
+    {
+        with_tab(tab, |t| t.frames.note_request(sent.request_id(), frame));
+    }
     let on = match method {
         "Network.requestWillBeSent"
         | "Network.responseReceived"
@@ -112,7 +179,10 @@ pub fn on_event(tab: TabId, method: &str, params: &JsValue) {
     }
     match method {
         "Network.requestWillBeSent" => {
-            read(params).and_then(|event| with_network(tab, |n| n.request_will_be_sent(event)))
+            read::<network::RequestWillBeSent>(params).and_then(|event| {
+                let hidden = hidden_frame(tab, event.frame_id());
+                with_network(tab, |n| n.request_will_be_sent(event, hidden))
+            })
         }
         "Network.responseReceived" => {
             read(params).and_then(|event| with_network(tab, |n| n.response_received(event)))
@@ -123,15 +193,29 @@ pub fn on_event(tab: TabId, method: &str, params: &JsValue) {
         "Network.loadingFailed" => {
             read(params).and_then(|event| with_network(tab, |n| n.loading_failed(event)))
         }
-        "Runtime.consoleAPICalled" => {
-            read(params).and_then(|event| with_console(tab, |c| c.console_api_called(event)))
-        }
-        "Runtime.exceptionThrown" => {
-            read(params).and_then(|event| with_console(tab, |c| c.exception_thrown(event)))
-        }
-        "Log.entryAdded" => {
-            read(params).and_then(|event| with_console(tab, |c| c.entry_added(event)))
-        }
+        "Runtime.consoleAPICalled" => read::<console::ConsoleApiCalled>(params).and_then(|event| {
+            if hidden_context(tab, event.context()) {
+                return None;
+            }
+            with_console(tab, |c| c.console_api_called(event))
+        }),
+        "Runtime.exceptionThrown" => read::<console::ExceptionThrown>(params).and_then(|event| {
+            if hidden_context(tab, event.context()) {
+                return None;
+            }
+            with_console(tab, |c| c.exception_thrown(event))
+        }),
+        "Log.entryAdded" => read::<console::EntryAdded>(params).and_then(|event| {
+            let hidden = !crate::policy::allows_everything()
+                && with_tab(tab, |t| {
+                    t.frames
+                        .denies_entry(event.request(), |url| !crate::policy::shows(url))
+                });
+            if hidden {
+                return None;
+            }
+            with_console(tab, |c| c.entry_added(event))
+        }),
         _ => None,
     };
 }
@@ -164,6 +248,7 @@ async fn network_capture(tab: TabId, on: bool) -> Result<CaptureState, OpError> 
     if on {
         debugger::ensure_attached(tab).await?;
         with_tab(tab, |t| t.network = Some(NetworkCapture::started()));
+        seed_frames(tab).await;
         return Ok(capture_switched(tab, true, 0));
     }
     let kept = with_network(tab, |n| {
@@ -179,6 +264,7 @@ async fn console_capture(tab: TabId, on: bool) -> Result<CaptureState, OpError> 
         // Recording is on before the domains are, so nothing logged in between is missed;
         // the messages Chrome replays on enabling are older than the start and dropped.
         with_tab(tab, |t| t.console = Some(ConsoleCapture::started(now_ms())));
+        seed_frames(tab).await;
         if let Err(error) = debugger::send(tab, "Runtime.enable", &json!({})).await {
             with_console(tab, |c| c.on = false);
             return Err(error);

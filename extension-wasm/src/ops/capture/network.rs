@@ -45,6 +45,21 @@ pub struct RequestWillBeSent {
     /// The document that made the request.
     #[serde(default, rename = "documentURL")]
     document_url: Option<String>,
+    /// CDP's ID of the frame that made it.
+    #[serde(default)]
+    frame_id: Option<String>,
+}
+
+impl RequestWillBeSent {
+    /// Chrome's ID of the request.
+    pub fn request_id(&self) -> &str {
+        &self.request_id
+    }
+
+    /// CDP's ID of the frame that made the request.
+    pub fn frame_id(&self) -> Option<&str> {
+        self.frame_id.as_deref()
+    }
 }
 
 #[derive(Debug, Deserialize)]
@@ -155,8 +170,9 @@ impl NetworkCapture {
         self.seen.get(request_id)
     }
 
-    /// A request starts (or continues after a redirect).
-    pub fn request_will_be_sent(&mut self, event: RequestWillBeSent) {
+    /// A request starts (or continues after a redirect); `hidden` when the frame that made it
+    /// may not be read under the policy (see `frames.rs`).
+    pub fn request_will_be_sent(&mut self, event: RequestWillBeSent, hidden: bool) {
         if let Some(redirect) = &event.redirect_response
             && let Some(open) = self.open.remove(&event.request_id)
             && let Some(record) = self.records.get_mut(open.seq)
@@ -167,7 +183,8 @@ impl NetworkCapture {
         // Nothing of an origin the policy denies is kept: neither requests to it nor those its
         // pages make (a redirect into one is dropped from there on).
         let denied = |url: &str| !crate::policy::shows(url);
-        if denied(&event.request.url) || event.document_url.as_deref().is_some_and(denied) {
+        if hidden || denied(&event.request.url) || event.document_url.as_deref().is_some_and(denied)
+        {
             return;
         }
         let record = NetworkRecord {
@@ -347,11 +364,14 @@ mod tests {
     }
 
     fn sent(capture: &mut NetworkCapture, id: &str, url: &str, timestamp: f64) {
-        capture.request_will_be_sent(event(json!({
-            "requestId": id, "timestamp": timestamp, "type": "Fetch",
-            "request": { "url": url, "method": "GET", "headers": {} },
-            "initiator": { "type": "script" }
-        })));
+        capture.request_will_be_sent(
+            event(json!({
+                "requestId": id, "timestamp": timestamp, "type": "Fetch",
+                "request": { "url": url, "method": "GET", "headers": {} },
+                "initiator": { "type": "script" }
+            })),
+            false,
+        );
     }
 
     fn all(capture: &mut NetworkCapture, filter: Option<&str>) -> Vec<Value> {
@@ -418,7 +438,7 @@ mod tests {
             "requestId": "2", "timestamp": 2.1, "type": "Document",
             "request": { "url": "https://x.example/new", "method": "GET" },
             "redirectResponse": { "status": 301, "statusText": "Moved", "mimeType": "text/html" }
-        })));
+        })), false);
         let records = all(&mut capture, None);
         assert_eq!(records.len(), 3);
         assert_eq!(

@@ -4,7 +4,8 @@
 //! (`content` in js/collector/70-reads.js).
 
 use serde::Deserialize;
-use tabwire_protocol::{ContentRequest, OpError, PageContent, TabId};
+use tabwire_protocol::policy::Need;
+use tabwire_protocol::{ContentFormat, ContentRequest, OpError, PageContent, TabId};
 
 use crate::chrome_tabs::resolve_tab;
 use crate::ops::target::ReadScope;
@@ -28,6 +29,11 @@ pub async fn content(
     let tab = resolve_tab(tab_id).await?.id;
     let scope = ReadScope::prepare(tab, request.frame_id, request.scope.as_ref())?;
     let frame = scope.frame;
+    // Raw markup is a sensitive read of the document it comes from: a frame's origin may deny
+    // it where the tab's page (checked when the request was admitted) allows it.
+    if request.format == ContentFormat::Html && frame != TOP_FRAME {
+        crate::policy::check_frame(tab, frame, Need::SensitiveRead).await?;
+    }
     let reply = page::run::<PageText>(
         tab,
         frame,

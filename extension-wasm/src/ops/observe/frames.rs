@@ -8,8 +8,7 @@
 use std::collections::HashMap;
 
 use serde::Deserialize;
-use serde_json::json;
-use tabwire_protocol::{ErrorCode, FrameInfo, FrameList, OpError, TabId};
+use tabwire_protocol::{FrameInfo, FrameList, OpError, TabId};
 
 use crate::chrome::{self, ChromeFrame};
 use crate::chrome_tabs::{resolve_tab, tab_error};
@@ -28,32 +27,17 @@ pub async fn list_frames(tab_id: Option<TabId>) -> Result<FrameList, OpError> {
 }
 
 pub async fn all_frames(tab: TabId) -> Result<Vec<ChromeFrame>, OpError> {
-    let details = chrome::to_js(&json!({ "tabId": tab })).map_err(OpError::from)?;
-    let value = chrome::call(chrome::web_navigation_get_all_frames(&details))
+    chrome::active_frames(tab)
         .await
-        .map_err(|failure| tab_error(tab, &failure.message))?;
-    if value.is_null() || value.is_undefined() {
-        return Ok(Vec::new());
-    }
-    let frames: Vec<ChromeFrame> = chrome::from_js(value).map_err(|e| {
-        OpError::new(
-            ErrorCode::Internal,
-            format!("could not read chrome.webNavigation.getAllFrames: {e}"),
-        )
-    })?;
-    Ok(frames
-        .into_iter()
-        .filter(|f| {
-            f.document_lifecycle
-                .as_deref()
-                .is_none_or(|l| l == "active")
-        })
-        .collect())
+        .map_err(|failure| tab_error(tab, &failure.message))
 }
 
 /// Orders frames depth-first from the top document, siblings by frame ID (creation order).
 /// Frames whose parent is not listed are left out: they are being torn down.
 pub fn ordered(frames: Vec<ChromeFrame>) -> Vec<FrameInfo> {
+    // A frame on a denied origin, and every frame inside one, is listed without its URL.
+    let views = (!crate::policy::allows_everything())
+        .then(|| crate::policy::view_frames(&frames, |url| !crate::policy::shows(url)));
     let mut children: HashMap<i64, Vec<&ChromeFrame>> = HashMap::new();
     for frame in &frames {
         children
@@ -73,7 +57,9 @@ pub fn ordered(frames: Vec<ChromeFrame>) -> Vec<FrameInfo> {
         let Ok(frame_id) = u32::try_from(frame.frame_id) else {
             continue;
         };
-        let blocked = !crate::policy::shows(&frame.url);
+        let blocked = views
+            .as_ref()
+            .is_some_and(|views| views.get(&frame_id).is_none_or(|view| !view.readable()));
         out.push(FrameInfo {
             frame_id,
             parent_frame_id: u32::try_from(frame.parent_frame_id).ok(),
@@ -185,6 +171,30 @@ mod tests {
             listed,
             [(0, None), (4, Some(0)), (9, Some(4)), (5, Some(0))],
             "a frame whose parent is gone is left out"
+        );
+    }
+
+    #[test]
+    fn frames_inside_a_denied_frame_are_listed_blocked_without_their_url() {
+        crate::policy::set_operator(
+            tabwire_protocol::policy::Policy::from_lines("https://bank.example deny").unwrap(),
+        );
+        let mut frames = vec![frame(0, -1), frame(4, 0), frame(9, 4), frame(5, 0)];
+        frames[1].url = "https://bank.example/account".into();
+        let listed = ordered(frames);
+        crate::policy::set_operator(tabwire_protocol::policy::Policy::default());
+        let blocked: Vec<(u32, bool, &str)> = listed
+            .iter()
+            .map(|f| (f.frame_id, f.blocked, f.url.as_str()))
+            .collect();
+        assert_eq!(
+            blocked,
+            [
+                (0, false, "http://x/0"),
+                (4, true, ""),
+                (9, true, ""),
+                (5, false, "http://x/5")
+            ]
         );
     }
 

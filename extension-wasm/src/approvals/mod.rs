@@ -8,7 +8,7 @@
 //! deadline, until someone answers; an unanswered question disappears when its request ends. An
 //! approval *for this session* is remembered for the agent's MCP session and the origin until
 //! the worker restarts. While a person has a tab, the agent's other calls on it fail at once
-//! with `HUMAN_IN_CONTROL`.
+//! with `HUMAN_IN_CONTROL`. What a question says, and how, is [`wording`]'s.
 
 use std::cell::RefCell;
 use std::collections::HashSet;
@@ -18,28 +18,24 @@ use serde_json::json;
 use tabwire_protocol::{ErrorCode, HandedBack, HandoffChoice, OpError, TabId};
 use wasm_bindgen::prelude::*;
 
+mod wording;
+
+pub use self::wording::{Asker, Question, Subject, Wording};
+
 use crate::chrome;
 use crate::timer::{now_ms, sleep};
 
 /// The longest an approval waits, whatever the request's deadline.
 pub const APPROVAL_MAX_MS: f64 = 120_000.0;
 
-/// What is being asked.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase", tag = "kind")]
-pub enum Question {
-    /// May the agent do this on an `ask` origin?
-    Approval {
-        /// The tool, e.g. `click_element`.
-        tool: String,
-        /// The element or what the action is about, as the agent named it.
-        target: String,
-    },
-    /// The agent hands the tab to a person.
-    Handoff {
-        /// Why, in the agent's words.
-        reason: String,
-    },
+thread_local! {
+    /// The browser's name as the hub knows it, for questions.
+    static BROWSER_NAME: RefCell<String> = RefCell::new("this browser".to_owned());
+}
+
+/// The browser's name, for the questions asked from now on (the connection sets it).
+pub fn set_browser_name(name: &str) {
+    BROWSER_NAME.with(|n| *n.borrow_mut() = name.to_owned());
 }
 
 /// A person's answer.
@@ -58,17 +54,6 @@ pub enum Answer {
     Decline,
 }
 
-/// Who asks: the agent's MCP session, as the hub names it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Asker {
-    /// The session's opaque ID (`None` when the hub did not say).
-    #[serde(skip)]
-    pub session: Option<String>,
-    /// The label people see, e.g. `Claude Code · 2`.
-    pub client: String,
-}
-
 /// One open question, as the popup shows it.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -84,6 +69,8 @@ pub struct Pending {
     /// What is asked.
     #[serde(flatten)]
     pub question: Question,
+    /// How it reads.
+    pub wording: Wording,
     /// When it was asked (ms since the epoch).
     pub at: f64,
 }
@@ -204,6 +191,8 @@ pub fn person_has_error(tab: TabId) -> OpError {
 /// Opens a question; returns its number.
 fn register(tab: TabId, origin: &str, asker: Asker, question: Question) -> u32 {
     BOOK.with(|b| {
+        let browser = BROWSER_NAME.with(|n| n.borrow().clone());
+        let wording = wording::wording(&browser, origin, tab, &asker, &question);
         let mut book = b.borrow_mut();
         book.next += 1;
         let id = book.next;
@@ -214,6 +203,7 @@ fn register(tab: TabId, origin: &str, asker: Asker, question: Question) -> u32 {
                 origin: origin.to_owned(),
                 asker,
                 question,
+                wording,
                 at: now_ms(),
             },
             None,
@@ -243,7 +233,16 @@ async fn ask(
 ) -> Option<Answer> {
     let id = register(tab, origin, asker, question.clone());
     let _open = Open(id);
-    notify(id, origin, &question);
+    let wording = BOOK.with(|b| {
+        b.borrow()
+            .open
+            .iter()
+            .find(|(p, _)| p.id == id)
+            .map(|(p, _)| p.wording.clone())
+    });
+    if let Some(wording) = wording {
+        notify(id, &question, &wording);
+    }
     let until = now_ms() + budget_ms;
     loop {
         let answer = BOOK.with(|b| {
@@ -263,7 +262,7 @@ async fn ask(
     }
 }
 
-/// Asks a person whether `asker` may run `tool` on `target` at `origin` (an `ask` origin),
+/// Asks a person whether `asker` may run `tool` on `subject` at `origin` (an `ask` origin),
 /// waiting at most `budget_ms` (capped at two minutes): `Ok` to go ahead, with the approval in
 /// force until the returned [`Admitted`] is dropped (when the request ends).
 pub async fn approve(
@@ -271,7 +270,7 @@ pub async fn approve(
     origin: &str,
     asker: Asker,
     tool: &str,
-    target: String,
+    subject: Subject,
     budget_ms: f64,
 ) -> Result<Admitted, OpError> {
     if let Some(session) = &asker.session
@@ -286,7 +285,7 @@ pub async fn approve(
     let session = asker.session.clone();
     let question = Question::Approval {
         tool: tool.to_owned(),
-        target,
+        subject,
     };
     let budget = if budget_ms > 0.0 {
         budget_ms.min(APPROVAL_MAX_MS)
@@ -366,25 +365,18 @@ fn notification_id(id: u32) -> String {
 }
 
 /// Announces question `id` with a notification (a failure to show one is only logged: the
-/// popup shows every question anyway).
-fn notify(id: u32, origin: &str, question: &Question) {
-    let (title, message, buttons) = match question {
-        Question::Approval { tool, target } => (
-            "An agent asks to act".to_owned(),
-            format!("{tool} on {target} at {origin}"),
-            json!([{"title": "Allow once"}, {"title": "Deny"}]),
-        ),
-        Question::Handoff { reason } => (
-            "An agent hands you a tab".to_owned(),
-            format!("{reason} ({origin})"),
-            json!([{"title": "Done"}, {"title": "Decline"}]),
-        ),
+/// popup shows every question anyway). The origin and the browser are the title; the message
+/// holds the other facts, what the agent or the page wrote capped and marked.
+fn notify(id: u32, question: &Question, wording: &Wording) {
+    let buttons = match question {
+        Question::Approval { .. } => json!([{"title": "Allow once"}, {"title": "Deny"}]),
+        Question::Handoff { .. } => json!([{"title": "Done"}, {"title": "Decline"}]),
     };
     let options = json!({
         "type": "basic",
         "iconUrl": chrome::runtime_get_url("icon.png"),
-        "title": title,
-        "message": crate::text::cap(&message, 300),
+        "title": wording.title,
+        "message": crate::text::cap(&wording.message(), 600),
         "buttons": buttons,
         "requireInteraction": true,
         "priority": 2,
@@ -453,7 +445,9 @@ mod tests {
     fn answers_must_fit_their_question_and_come_once() {
         let approval = open(Question::Approval {
             tool: "click_element".into(),
-            target: "@e5".into(),
+            subject: Subject::Selector {
+                selector: "@e5".into(),
+            },
         });
         let handoff = open(Question::Handoff {
             reason: "log in".into(),

@@ -8,13 +8,26 @@
 //! pixels wide, and a full page is cut at [`MAX_HEIGHT_PX`] pixels: a screenshot never floods
 //! an agent's context. A screenshot taken with an observation checks that the document did not
 //! change between the two.
+//!
+//! A screenshot never shows a frame the policy does not let agents read ([`cover`], asked by
+//! [`measure`]): where such frames are drawn is measured before and after the capture, the two must agree (else the
+//! capture is taken again, and after [`CAPTURES`] tries refused), and the image — captured as
+//! PNG then, so it is encoded lossily once — is painted over there ([`paint`]) before it leaves
+//! the worker, and the result names them (`coveredFrames`).
+
+mod cover;
+mod measure;
+mod paint;
 
 use serde::Deserialize;
 use serde_json::{Value, json};
 use tabwire_protocol::{
-    ErrorCode, ImageFormat, OpError, Screenshot, ScreenshotRequest, SnapshotRequest, TabId, Target,
+    CoveredFrame, ErrorCode, ImageFormat, OpError, Screenshot, ScreenshotRequest, SnapshotRequest,
+    TabId, Target,
 };
 
+use self::cover::Rect as Clip;
+use self::paint::Pixels;
 use super::snapshot;
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::get_tab;
@@ -85,15 +98,6 @@ struct Rect {
 #[derive(Deserialize)]
 struct Captured {
     data: String,
-}
-
-/// The area to capture, in CSS pixels of the page.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Clip {
-    x: f64,
-    y: f64,
-    width: f64,
-    height: f64,
 }
 
 /// The scale that fits `clip` into `max_width` device pixels (never enlarging), and the clip
@@ -189,16 +193,155 @@ pub async fn take(
         ),
     };
     let (clip, scale) = fit(area, request.max_width, device_ratio);
+    let pixels = scale * device_ratio;
+    let size = (
+        (clip.width * pixels).round() as u32,
+        (clip.height * pixels).round() as u32,
+    );
+    let shot = Shot {
+        clip,
+        scale,
+        pixels,
+        size,
+        beyond_viewport,
+    };
+    let (data, covered_frames) = capture_covered(tab, &request, &shot).await?;
+    if data.len() > MAX_IMAGE_BASE64 {
+        return Err(OpError::new(
+            ErrorCode::InvalidArgument,
+            format!(
+                "The image is {} MB, more than tabwire sends ({} MB). Use format webp or jpeg, \
+                 a lower quality, a smaller maxWidth, or the viewport instead of the full page.",
+                data.len() * 3 / 4 / 1_000_000,
+                MAX_IMAGE_BASE64 * 3 / 4 / 1_000_000
+            ),
+        ));
+    }
+    // The document that was captured: the one that answers now.
+    let document_id =
+        page::run::<Value>(tab, TOP_FRAME, &PageCommand::Probe, MissingFrame::Requested)
+            .await
+            .map(|reply| reply.document_id)
+            .unwrap_or_default();
+    if let Some(observation) = &observation
+        && observation.document_id != document_id
+    {
+        return Err(OpError::new(
+            ErrorCode::DocumentChanged,
+            "The page loaded a new document between the observation and the screenshot, so \
+             they would not show the same page. Take them again.",
+        ));
+    }
+    Ok(Screenshot {
+        tab_id: tab,
+        format: request.format,
+        data,
+        width: size.0,
+        height: size.1,
+        css_width: clip.width.round() as u32,
+        css_height: clip.height.round() as u32,
+        document_id,
+        observation,
+        covered_frames,
+    })
+}
+
+/// What is captured and how.
+struct Shot {
+    /// The area, in CSS pixels of the page.
+    clip: Clip,
+    /// Chrome's scale of the clip.
+    scale: f64,
+    /// Image pixels per CSS pixel.
+    pixels: f64,
+    /// The image's size in pixels.
+    size: (u32, u32),
+    /// Whether the area reaches beyond the viewport (a full page, an element).
+    beyond_viewport: bool,
+}
+
+/// How many captures a screenshot takes at most while frames it must cover move.
+const CAPTURES: usize = 3;
+
+/// Captures the area, with the frames agents may not read painted over: where they are drawn
+/// is measured before and after the capture, and the capture is kept only when both agree.
+async fn capture_covered(
+    tab: TabId,
+    request: &ScreenshotRequest,
+    shot: &Shot,
+) -> Result<(String, Vec<CoveredFrame>), OpError> {
+    for _ in 0..CAPTURES {
+        let before = measure::measure(tab).await?;
+        let (parts, covered) = parts_in(before.as_ref(), shot);
+        // Painted over, the image is encoded again: captured lossless, it is encoded lossily
+        // only once.
+        let format = if parts.is_empty() {
+            request.format
+        } else {
+            ImageFormat::Png
+        };
+        let data = capture(tab, format, request.quality, shot).await?;
+        let after = measure::measure(tab).await?;
+        if parts_in(after.as_ref(), shot) != (parts.clone(), covered.clone()) {
+            continue;
+        }
+        if parts.is_empty() {
+            return Ok((data, covered));
+        }
+        let data = paint::cover(&data, &parts, request.format, request.quality).await?;
+        return Ok((data, covered));
+    }
+    Err(OpError::new(
+        ErrorCode::OriginBlocked,
+        format!(
+            "A frame the policy does not let agents read moved while the screenshot was taken \
+             ({CAPTURES} tries), so where the page drew it is not known and no screenshot is \
+             returned. The page may be animating it: try again later, or use get_page_snapshot."
+        ),
+    ))
+}
+
+/// The parts of the image that `measured` says to paint over, and the frames they hide.
+fn parts_in(measured: Option<&measure::Measured>, shot: &Shot) -> (Vec<Pixels>, Vec<CoveredFrame>) {
+    let Some(measured) = measured else {
+        return (Vec::new(), Vec::new());
+    };
+    let mut parts = Vec::new();
+    let mut frames = std::collections::BTreeSet::new();
+    for patch in &measured.patches {
+        if let Some(part) = paint::to_pixels(&patch.rect, &shot.clip, shot.pixels, shot.size) {
+            parts.push(part);
+            frames.extend(patch.frames.iter().copied());
+        }
+    }
+    let covered = frames
+        .into_iter()
+        .map(|frame_id| CoveredFrame {
+            frame_id,
+            origin: measured.origins.get(&frame_id).cloned().unwrap_or_default(),
+        })
+        .collect();
+    (parts, covered)
+}
+
+/// One capture of the area in `format`, as base64.
+async fn capture(
+    tab: TabId,
+    format: ImageFormat,
+    quality: Option<u8>,
+    shot: &Shot,
+) -> Result<String, OpError> {
+    let clip = shot.clip;
     let mut params = json!({
-        "format": match request.format {
+        "format": match format {
             ImageFormat::Png => "png",
             ImageFormat::Jpeg => "jpeg",
             ImageFormat::Webp => "webp",
         },
-        "clip": {"x": clip.x, "y": clip.y, "width": clip.width, "height": clip.height, "scale": scale},
-        "captureBeyondViewport": beyond_viewport,
+        "clip": {"x": clip.x, "y": clip.y, "width": clip.width, "height": clip.height, "scale": shot.scale},
+        "captureBeyondViewport": shot.beyond_viewport,
     });
-    if let (Some(quality), false) = (request.quality, request.format == ImageFormat::Png) {
+    if let (Some(quality), false) = (quality, format == ImageFormat::Png) {
         params["quality"] = json!(quality);
     }
     // Chrome draws no frames for a tab it does not show (one behind another in its window),
@@ -231,44 +374,7 @@ pub async fn take(
     };
     let captured: Captured = chrome::from_js(answer)
         .map_err(|e| OpError::new(ErrorCode::Internal, format!("reading the screenshot: {e}")))?;
-    if captured.data.len() > MAX_IMAGE_BASE64 {
-        return Err(OpError::new(
-            ErrorCode::InvalidArgument,
-            format!(
-                "The image is {} MB, more than tabwire sends ({} MB). Use format webp or jpeg, \
-                 a lower quality, a smaller maxWidth, or the viewport instead of the full page.",
-                captured.data.len() * 3 / 4 / 1_000_000,
-                MAX_IMAGE_BASE64 * 3 / 4 / 1_000_000
-            ),
-        ));
-    }
-    // The document that was captured: the one that answers now.
-    let document_id =
-        page::run::<Value>(tab, TOP_FRAME, &PageCommand::Probe, MissingFrame::Requested)
-            .await
-            .map(|reply| reply.document_id)
-            .unwrap_or_default();
-    if let Some(observation) = &observation
-        && observation.document_id != document_id
-    {
-        return Err(OpError::new(
-            ErrorCode::DocumentChanged,
-            "The page loaded a new document between the observation and the screenshot, so \
-             they would not show the same page. Take them again.",
-        ));
-    }
-    let pixels = scale * device_ratio;
-    Ok(Screenshot {
-        tab_id: tab,
-        format: request.format,
-        data: captured.data,
-        width: (clip.width * pixels).round() as u32,
-        height: (clip.height * pixels).round() as u32,
-        css_width: clip.width.round() as u32,
-        css_height: clip.height.round() as u32,
-        document_id,
-        observation,
-    })
+    Ok(captured.data)
 }
 
 /// The element's box (top document only).
