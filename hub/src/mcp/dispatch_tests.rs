@@ -610,12 +610,16 @@ async fn changing_calls_name_the_caller_and_reads_do_not() {
     ] {
         let (requests, result) = converse(tool, args, browser).await;
         result.unwrap_or_else(|error| panic!("{tool}: {error:?}"));
-        let holder = requests.last().unwrap().holder.as_ref();
+        let request = requests.last().unwrap();
+        let holder = request.holder.as_ref();
         assert_eq!(holder.is_some(), named, "{tool}");
         if let Some(holder) = holder {
             assert_eq!(holder.session, "s1", "{tool}");
             assert_eq!(holder.client, "Test · 1", "{tool}");
         }
+        // Whose view it is goes with every request, reads too (issue 23 §4): the peer keeps
+        // each session's baselines apart.
+        assert_eq!(request.viewer.as_deref(), Some("s1"), "{tool}");
     }
 }
 
