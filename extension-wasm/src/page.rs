@@ -101,8 +101,10 @@ pub enum PageCommand {
         include_hidden: bool,
         /// Whom the observation is for, as a number ([`crate::refs::RefTables::viewer_number`]:
         /// no session's name enters a page): popups are "new" to each viewer until it was
-        /// shown a whole-document observation after they opened.
-        viewer: u32,
+        /// shown a whole-document observation after they opened. `None` for a walk shown to
+        /// no one (a wait looking for the line that holds a text), which leaves that alone.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        viewer: Option<u32>,
     },
     /// Count, over the whole document (hidden elements and open shadow roots included), the
     /// elements carrying each of these anchor sets.
@@ -224,10 +226,15 @@ pub enum PageCommand {
         /// The text (case-sensitive).
         text: String,
     },
-    /// Whether an element matching `css` is rendered. Replies `{visible, count}`.
+    /// Whether an element matching `css` is rendered. Replies `{visible, count}`, and with
+    /// `describe` the first rendered match's facts, the collector's document token and the
+    /// document's URL (`{node, doc, url}`).
     CheckSelector {
         /// The selector.
         css: String,
+        /// Describe the first rendered match.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        describe: bool,
     },
     /// The text selected in the frame. Replies `{text}`.
     SelectedText,
@@ -639,7 +646,7 @@ mod tests {
                 known: vec![3, 4],
                 window: None,
                 include_hidden: false,
-                viewer: 2,
+                viewer: Some(2),
             },
         })
         .unwrap();

@@ -636,7 +636,7 @@
     }
     const value = { url: cap(location.href, URL_MAX), title: cap(document.title, TITLE_MAX), doc: ids.token, nodes, gone };
     if (args.window) windowOf(value, args.window, reused);
-    if (root === document.documentElement) popupsAround(value, nodes, Boolean(args.window), reused, args.viewer || 0);
+    if (root === document.documentElement && args.viewer !== undefined) popupsAround(value, nodes, Boolean(args.window), reused, args.viewer);
     if (scopeRebound !== null) value.scopeRebound = scopeRebound;
     value.ms = Math.round((performance.now() - started) * 10) / 10;
     return ok(value);

@@ -133,7 +133,11 @@ fn acted(request: &Request) -> OpResult {
         outcome: Outcome::new(
             request.tab_id.unwrap_or(1),
             format!("did {}", act.action.name()),
-            ActionFacts::Wait { waited_ms: 1.0 },
+            ActionFacts::Wait {
+                waited_ms: 1.0,
+                element: None,
+                url: None,
+            },
         ),
         observation: None,
         observation_error: None,
@@ -167,13 +171,13 @@ async fn action_tools_send_one_act_with_their_deadline() {
             json!({"url": "http://127.0.0.1/"}),
             30_000,
         ),
-        ("wait_for_text", json!({"text": "Saved"}), 13_000),
+        ("wait_for", json!({"text": "Saved"}), 13_000),
         (
-            "wait_for_url",
-            json!({"pattern": "*/home", "timeoutMs": 2000}),
+            "wait_for",
+            json!({"url": "*/home", "timeoutMs": 2000}),
             5000,
         ),
-        ("wait_for_network_idle", json!({}), 13_000),
+        ("wait_for", json!({"networkIdle": true}), 13_000),
     ];
     for (tool, args, deadline) in cases {
         let (request, result) = call(tool, args, acted).await;
@@ -191,7 +195,7 @@ async fn action_tools_send_one_act_with_their_deadline() {
 #[tokio::test]
 async fn a_wait_reports_its_own_timeout_before_the_request_deadline() {
     let args = json!({"text": "Saved", "gone": true, "timeoutMs": 2500, "tabId": 7});
-    let (request, _) = call("wait_for_text", args, acted).await;
+    let (request, _) = call("wait_for", args, acted).await;
     assert_eq!(request.tab_id, Some(7));
     assert_eq!(request.deadline_ms, 5500);
     let act = action_of(&request);
@@ -248,7 +252,9 @@ async fn bad_arguments_never_reach_the_browser() {
         ("scroll_page", json!({"to": "#a", "dy": 10})),
         ("drag_element", json!({"selector": "#a"})),
         ("navigate_and_wait", json!({"url": "chrome://settings"})),
-        ("wait_for_network_idle", json!({"idleMs": 50})),
+        ("wait_for", json!({"networkIdle": 50})),
+        ("wait_for", json!({"networkIdle": true, "gone": true})),
+        ("wait_for", json!({"text": "Saved", "selector": "#a"})),
         (
             "read_element_state",
             json!({"selector": "#a", "maxChars": 0}),
@@ -288,7 +294,7 @@ async fn a_batch_with_a_bad_third_step_sends_nothing() {
 async fn a_batch_is_one_request_under_one_deadline() {
     let args = json!({"steps": [
         {"kind": "click", "selector": "#a"},
-        {"kind": "waitFor", "for": "text", "text": "Done"},
+        {"kind": "waitFor", "text": "Done"},
     ], "timeoutMs": 8000, "observe": false});
     let (request, result) = call("run_browser_actions", args, |request| {
         BatchResult {

@@ -338,7 +338,7 @@ pub fn observe(
 
 /// Lines `range` of `unit` as the agent sees them: inline refs resolved (`ref_for` gives each
 /// its ref), the node's own line carrying `own` (option lines follow it without a ref).
-fn observed_lines(
+pub(super) fn observed_lines(
     unit: &Unit,
     range: std::ops::Range<usize>,
     own: ElementRef,

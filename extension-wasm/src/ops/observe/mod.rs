@@ -1,9 +1,10 @@
 //! The observe group (SPEC §4, §6): snapshots ([`snapshot`], with the [`engine`] behind them),
-//! a document's [`content`], the tab's [`frames`], the selected text ([`selection`]) and
-//! screenshots ([`screenshot`]).
+//! a document's [`content`], the tab's [`frames`], the selected text ([`selection`]),
+//! screenshots ([`screenshot`]), and what a wait [`found`] as a line with its ref.
 
 pub mod content;
 pub mod engine;
+pub mod found;
 pub mod frames;
 pub mod screenshot;
 pub mod snapshot;

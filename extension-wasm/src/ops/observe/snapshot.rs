@@ -391,7 +391,7 @@ async fn observe_document(
                 chars: request.max_chars,
             }),
             include_hidden: request.include_hidden,
-            viewer: viewer_number,
+            viewer: Some(viewer_number),
         },
         missing,
     )
