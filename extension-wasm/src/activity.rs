@@ -2,7 +2,7 @@
 //! so waits can answer for requests and navigations that started before they were called.
 //!
 //! - Requests in flight, from the debugger's `Network` events, on from tabwire's first attach
-//!   to the tab (its first action): `wait_for_network_idle` is "none in flight for `idleMs`".
+//!   to the tab (its first action): `wait_for {networkIdle}` is "none in flight for the quiet time".
 //!   (`chrome.webRequest` would see every request without the debugger, but with its
 //!   permission headless Chromium sometimes never loads the start page: measured here, 2 runs
 //!   in 3 stalled.)

@@ -99,6 +99,12 @@ pub enum PageCommand {
         /// Keep text a person cannot see (see `concealed` in js/collector/20-walk.js).
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         include_hidden: bool,
+        /// Whom the observation is for, as a number ([`crate::refs::RefTables::viewer_number`]:
+        /// no session's name enters a page): popups are "new" to each viewer until it was
+        /// shown a whole-document observation after they opened. `None` for a walk shown to
+        /// no one (a wait looking for the line that holds a text), which leaves that alone.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        viewer: Option<u32>,
     },
     /// Count, over the whole document (hidden elements and open shadow roots included), the
     /// elements carrying each of these anchor sets.
@@ -220,10 +226,15 @@ pub enum PageCommand {
         /// The text (case-sensitive).
         text: String,
     },
-    /// Whether an element matching `css` is rendered. Replies `{visible, count}`.
+    /// Whether an element matching `css` is rendered. Replies `{visible, count}`, and with
+    /// `describe` the first rendered match's facts, the collector's document token and the
+    /// document's URL (`{node, doc, url}`).
     CheckSelector {
         /// The selector.
         css: String,
+        /// Describe the first rendered match.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        describe: bool,
     },
     /// The text selected in the frame. Replies `{text}`.
     SelectedText,
@@ -545,9 +556,13 @@ fn is_missing_frame(message: &str) -> bool {
     lower.contains("no frame with id")
 }
 
-/// The error for a frame that no longer exists.
+/// The error for a frame that no longer exists. The top frame is never gone from a tab that
+/// has one: a tab without it has not committed its first document yet.
 pub fn missing_frame_error(tab: TabId, frame: u32, missing: MissingFrame<'_>) -> OpError {
     match missing {
+        MissingFrame::Requested if frame == crate::refs::TOP_FRAME => {
+            crate::policy::still_loading(tab)
+        }
         MissingFrame::Requested => OpError::new(
             ErrorCode::InvalidArgument,
             format!(
@@ -663,12 +678,13 @@ mod tests {
                 known: vec![3, 4],
                 window: None,
                 include_hidden: false,
+                viewer: Some(2),
             },
         })
         .unwrap();
         assert_eq!(
             snapshot,
-            serde_json::json!({"redacted": "••••", "command": "snapshot", "known": [3, 4]})
+            serde_json::json!({"redacted": "••••", "command": "snapshot", "known": [3, 4], "viewer": 2})
         );
         let content = serde_json::to_value(Args {
             redacted: REDACTED,
@@ -779,6 +795,14 @@ mod tests {
         let bad = missing_frame_error(3, 7, MissingFrame::Requested);
         assert_eq!(bad.code, ErrorCode::InvalidArgument);
         assert!(bad.message.contains("list_frames"));
+        // The top frame is no argument of the caller's: a tab without one is still loading.
+        let loading = missing_frame_error(3, 0, MissingFrame::Requested);
+        assert_eq!(loading.code, ErrorCode::TabLoading);
+        assert!(
+            loading.message.contains("still loading"),
+            "{}",
+            loading.message
+        );
     }
 
     #[test]

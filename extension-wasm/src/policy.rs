@@ -104,7 +104,20 @@ pub fn shows(url: &str) -> bool {
     allows_everything() || verdict(url).access != tabwire_protocol::policy::Access::Deny
 }
 
-/// The URL of frame `frame` of `tab` (0: the tab's top document) as Chrome has it now.
+/// The error for a tab that has no document yet: its first page has not been committed (it is
+/// still on its way), so Chrome lists no top frame for it.
+pub fn still_loading(tab: TabId) -> OpError {
+    OpError::new(
+        ErrorCode::TabLoading,
+        format!(
+            "Tab {tab} is still loading its first page: it has no document to work on yet. Call \
+             again in a moment."
+        ),
+    )
+}
+
+/// The URL of frame `frame` of `tab` (0: the tab's top document) as Chrome has it now; a tab
+/// without a top frame yet is [`still_loading`].
 pub async fn frame_url(tab: TabId, frame: u32) -> Result<String, OpError> {
     #[derive(Deserialize)]
     #[serde(rename_all = "camelCase")]
@@ -132,6 +145,11 @@ pub async fn frame_url(tab: TabId, frame: u32) -> Result<String, OpError> {
                 )
             })?;
         if found.is_null() || found.is_undefined() {
+            // A tab whose first page has not committed yet has no top frame at all: that is
+            // a tab still loading, not a frame the caller named wrongly.
+            if id == crate::refs::TOP_FRAME {
+                return Err(still_loading(tab));
+            }
             return Err(OpError::new(
                 ErrorCode::InvalidArgument,
                 format!("Tab {tab} has no frame {frame} (any more). Call list_frames."),

@@ -23,8 +23,9 @@
 
 use tabwire_protocol::policy::Need;
 use tabwire_protocol::{
-    ActOp, Action, CaptureOp, ContentFormat, ErrorCode, ExtensionMessage, LeaseHolder, ObserveOp,
-    OpError, OpResult, Operation, Request, Response, StorageOp, TabId, TabsOp, Target,
+    ActOp, Action, CaptureOp, ContentFormat, ErrorCode, ExtensionMessage, LeaseHolder,
+    MAX_VIEWER_LEN, ObserveOp, OpError, OpResult, Operation, Request, Response, StorageOp, TabId,
+    TabsOp, Target,
 };
 
 use crate::calllog::{self, CallRecord};
@@ -52,12 +53,27 @@ pub async fn handle(
         deadline_ms,
         tool,
         holder,
+        viewer,
         op,
     } = request;
     let timeout = deadline_error(&op, deadline_ms);
     let checkpoint = Checkpoint::new(liveness.clone(), deadline_ms, timeout.clone());
     let stop = select(sleep(deadline_ms as f64), liveness.closed());
-    let work = run(tab_id, holder.as_ref(), op, &tool, deadline_ms, &checkpoint);
+    // A request that names no viewer (none does from this hub) is a viewer of its own, "".
+    let viewer = viewer.unwrap_or_default();
+    let caller = Caller {
+        holder: holder.as_ref(),
+        viewer: &viewer,
+    };
+    let work = async {
+        if viewer.chars().count() > MAX_VIEWER_LEN {
+            return Err(OpError::new(
+                ErrorCode::InvalidArgument,
+                format!("the request's viewer is longer than {MAX_VIEWER_LEN} characters"),
+            ));
+        }
+        run(tab_id, caller, op, &tool, deadline_ms, &checkpoint).await
+    };
     let outcome = match select(work, stop).await {
         Either::Left(outcome) => outcome,
         Either::Right(Either::Left(())) => Err(timeout_error(timeout, &checkpoint, deadline_ms)),
@@ -101,15 +117,24 @@ pub async fn handle(
     calllog::record(record);
 }
 
+/// Who a request is from, as the hub named it: the lease holder (on requests that change
+/// something) and the viewer (on every request: whose observations it compares with).
+#[derive(Clone, Copy)]
+struct Caller<'a> {
+    holder: Option<&'a LeaseHolder>,
+    viewer: &'a str,
+}
+
 /// Runs `op`: in its tab's queue unless it bypasses the queues, with the open-dialog checks.
 async fn run(
     tab_id: Option<TabId>,
-    holder: Option<&LeaseHolder>,
+    caller: Caller<'_>,
     op: Operation,
     tool: &str,
     deadline_ms: u64,
     checkpoint: &Checkpoint,
 ) -> Result<OpResult, OpError> {
+    let Caller { holder, viewer } = caller;
     let opens_tab = matches!(op, Operation::Tabs(TabsOp::Create(_)));
     if op.bypasses_queue() {
         checkpoint.start_running();
@@ -136,7 +161,7 @@ async fn run(
             Some(tab) => admit(tab, &op, tool, holder, checkpoint).await?,
             None => None,
         };
-        let outcome = ops::execute(tab_id, op, checkpoint).await;
+        let outcome = ops::execute(tab_id, op, viewer, checkpoint).await;
         return leases::adopt(holder, opens_tab, outcome);
     }
     // A named tab takes its place in line at once (arrival order); the handler checks it
@@ -162,7 +187,7 @@ async fn run(
     leases::take(tab, holder, &op)?;
     let handles_dialogs = matches!(op, Operation::Act(ActOp::Act(_) | ActOp::Batch(_)));
     let mutation = op.is_mutation();
-    let work = ops::execute(Some(tab), op, checkpoint);
+    let work = ops::execute(Some(tab), op, viewer, checkpoint);
     let outcome = if handles_dialogs {
         work.await
     } else {
@@ -201,7 +226,7 @@ async fn admit(
     }
     let url = match url {
         Some(url) => url.to_owned(),
-        None => policy::frame_url(tab, 0).await?,
+        None => top_url(tab, checkpoint).await?,
     };
     if policy::check_url(&url, need)? {
         return Ok(None);
@@ -213,6 +238,26 @@ async fn admit(
     approvals::approve(tab, &origin, asker, tool, subject_of(tab, op), budget)
         .await
         .map(Some)
+}
+
+/// How often a tab without a document yet is looked at again.
+const LOADING_POLL_MS: f64 = 50.0;
+
+/// The URL of the tab's top document. A tab that has none yet (a call right after
+/// `create_tab`: its first page has not been committed) is waited for within the request's
+/// deadline, leaving time to answer `TAB_LOADING` rather than run out of it.
+async fn top_url(tab: TabId, checkpoint: &Checkpoint) -> Result<String, OpError> {
+    loop {
+        match policy::frame_url(tab, 0).await {
+            Err(error)
+                if error.code == ErrorCode::TabLoading
+                    && checkpoint.budget_ms() > 3.0 * LOADING_POLL_MS =>
+            {
+                sleep(LOADING_POLL_MS).await;
+            }
+            outcome => return outcome,
+        }
+    }
 }
 
 /// Who asks a person, as the hub named the caller (the hub names it on every request that

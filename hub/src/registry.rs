@@ -497,8 +497,9 @@ impl Connection {
     }
 
     /// Sends an operation and waits for its response, at most `deadline` plus a short grace.
-    /// `holder` names the caller; it is sent only with operations that carry it
-    /// ([`Operation::carries_holder`]).
+    /// `holder` names the caller; it is sent whole only with operations that carry it
+    /// ([`Operation::carries_holder`]), and its session with every operation as the request's
+    /// viewer (whose observations the peer compares with).
     pub async fn request(
         &self,
         tool: &str,
@@ -507,6 +508,7 @@ impl Connection {
         op: Operation,
         deadline: Duration,
     ) -> Result<OpResult, OpError> {
+        let viewer = holder.map(|holder| holder.session.clone());
         let holder = holder.filter(|_| op.carries_holder()).cloned();
         let mutation = op.is_mutation();
         let id = self.next_request.fetch_add(1, Ordering::Relaxed);
@@ -524,6 +526,7 @@ impl Connection {
             deadline_ms: deadline.as_millis().try_into().unwrap_or(u64::MAX),
             tool: tool.to_owned(),
             holder,
+            viewer,
             op,
         });
         if self.outbox.send(request).is_err() {

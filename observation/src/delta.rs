@@ -4,8 +4,13 @@
 //! `(ref, text)` entries, with the parameters that made it. A later request with
 //! `since: version` whose parameters are equal gets only the differences: entries that are new
 //! or whose text changed, refs that left the window, and the window's full order when the
-//! surviving entries moved or something was inserted before the end. The last
-//! [`BASELINES_KEPT`] baselines of a document are kept.
+//! surviving entries moved or something was inserted before the end.
+//!
+//! Baselines are kept per viewer ([`ViewerBaselines`]): the MCP session the observation was
+//! shown to. A delta compares with what *this* viewer was shown, never with another session's
+//! view of the same document (an automatic delta against a view the agent never saw would
+//! leave out whatever changed before it). The last [`BASELINES_KEPT`] baselines of each of
+//! the [`VIEWERS_KEPT`] viewers served most recently are kept per document.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
@@ -13,8 +18,14 @@ use tabwire_protocol::{ObservedNode, SnapshotRequest, Target};
 
 use crate::window::Budget;
 
-/// How many baselines a document keeps.
+/// How many baselines a document keeps for one viewer.
 pub const BASELINES_KEPT: usize = 8;
+
+/// How many viewers a document keeps baselines for: a viewer beyond them makes the one served
+/// longest ago lose its baselines (its next `since` gets a full window with `reset`). Sessions
+/// that end lose theirs at once ([`ViewerBaselines::forget`]); this bounds what sessions that
+/// never say they ended (sessionless clients) can hold.
+pub const VIEWERS_KEPT: usize = 4;
 
 /// What decides an observation's window besides the page: a delta is only meaningful against a
 /// baseline made with the same parameters (the frame is implied by the document).
@@ -136,6 +147,54 @@ impl Baselines {
     /// The versions kept, oldest first.
     pub fn versions(&self) -> Vec<u64> {
         self.kept.iter().map(|b| b.version).collect()
+    }
+}
+
+/// A document's baselines, each viewer's apart: the viewers served most recently, at most
+/// [`VIEWERS_KEPT`], each with its last [`BASELINES_KEPT`] baselines. A viewer is named by
+/// the hub (its MCP session); the empty name is a request that named none.
+#[derive(Debug, Clone, Default)]
+pub struct ViewerBaselines {
+    /// Least recently served first.
+    by_viewer: VecDeque<(String, Baselines)>,
+}
+
+impl ViewerBaselines {
+    /// The baselines `viewer` was shown, if it has any here.
+    pub fn of(&self, viewer: &str) -> Option<&Baselines> {
+        self.by_viewer
+            .iter()
+            .find(|(name, _)| name == viewer)
+            .map(|(_, baselines)| baselines)
+    }
+
+    /// The baselines of `viewer`, made the most recently served (created empty for a new
+    /// viewer, which forgets the viewer served longest ago beyond [`VIEWERS_KEPT`]).
+    pub fn of_mut(&mut self, viewer: &str) -> &mut Baselines {
+        let entry = match self.by_viewer.iter().position(|(name, _)| name == viewer) {
+            Some(at) => self.by_viewer.remove(at).expect("found just now"),
+            None => {
+                if self.by_viewer.len() == VIEWERS_KEPT {
+                    self.by_viewer.pop_front();
+                }
+                (viewer.to_owned(), Baselines::default())
+            }
+        };
+        self.by_viewer.push_back(entry);
+        &mut self.by_viewer.back_mut().expect("pushed just now").1
+    }
+
+    /// Forgets `viewer`'s baselines (its session ended).
+    pub fn forget(&mut self, viewer: &str) {
+        self.by_viewer.retain(|(name, _)| name != viewer);
+    }
+
+    /// The viewers with baselines here, least recently served first.
+    pub fn viewers(&self) -> Vec<&str> {
+        self.by_viewer
+            .iter()
+            .map(|(name, _)| name.as_str())
+            .collect()
     }
 }
 
@@ -291,6 +350,52 @@ mod tests {
         let mut scoped = params(0);
         scoped.scope = Some(Target::Css("main".into()));
         assert!(kept.matching(10, &scoped).is_none());
+    }
+
+    fn baseline(version: u64) -> Baseline {
+        Baseline {
+            version,
+            params: params(0),
+            entries: vec![],
+            view: View::default(),
+            frames: vec![],
+        }
+    }
+
+    #[test]
+    fn each_viewer_has_its_own_baselines() {
+        let mut views = ViewerBaselines::default();
+        views.of_mut("a").push(baseline(1));
+        views.of_mut("b").push(baseline(2));
+        // Each viewer's latest view is its own, whoever looked last.
+        assert_eq!(views.of("a").unwrap().latest(&params(0)), Some(1));
+        assert_eq!(views.of("b").unwrap().latest(&params(0)), Some(2));
+        // A version another viewer was shown is no baseline of this one's.
+        assert!(views.of("a").unwrap().matching(2, &params(0)).is_none());
+        assert!(views.of("b").unwrap().matching(1, &params(0)).is_none());
+        assert!(views.of("c").is_none());
+        views.forget("a");
+        assert!(views.of("a").is_none());
+        assert_eq!(views.viewers(), ["b"]);
+    }
+
+    #[test]
+    fn the_viewer_served_longest_ago_is_forgotten_first() {
+        let mut views = ViewerBaselines::default();
+        for (version, viewer) in ["a", "b", "c", "d"].into_iter().enumerate() {
+            views.of_mut(viewer).push(baseline(version as u64));
+        }
+        // Serving "a" again makes "b" the oldest; a fifth viewer pushes it out.
+        views.of_mut("a").push(baseline(9));
+        views.of_mut("e");
+        assert_eq!(views.viewers(), ["c", "d", "a", "e"]);
+        assert_eq!(views.of("a").unwrap().versions(), [0, 9]);
+        assert_eq!(views.viewers().len(), VIEWERS_KEPT);
+        // However many baselines each viewer keeps, no more than eight.
+        for version in 10..30 {
+            views.of_mut("c").push(baseline(version));
+        }
+        assert_eq!(views.of("c").unwrap().versions().len(), BASELINES_KEPT);
     }
 
     #[test]

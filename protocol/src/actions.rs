@@ -145,10 +145,16 @@ pub enum WaitCondition {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         gone: bool,
     },
-    /// The tab's URL matches: equal, or containing it; `*` in it matches any run of characters.
+    /// The tab's URL matches `pattern` (or, with `gone`, no longer does): with a `*`, a glob
+    /// over the whole URL (`*` is any run of characters); a pattern with a scheme is the URL's
+    /// beginning; one starting with `/` is found in the URL's path (so `/done` is not found in
+    /// `/login?next=/done`); any other text is found anywhere in the URL.
     Url {
         /// The pattern.
         pattern: String,
+        /// Wait until the URL no longer matches instead.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        gone: bool,
     },
     /// No request of the tab has been in flight for `idle_ms`.
     NetworkIdle {
@@ -565,6 +571,13 @@ pub enum ActionFacts {
     Wait {
         /// How long it took.
         waited_ms: f64,
+        /// What appeared, for a selector or text that appeared: the element's line with its
+        /// ref (for text, the first line holding it), as an observation would show it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        element: Option<crate::ObservedNode>,
+        /// For a URL wait: the URL the tab was on when it came true.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        url: Option<String>,
     },
 }
 

@@ -104,6 +104,9 @@ pub enum ErrorCode {
     /// Another agent's MCP session holds the tab's lease: changing calls are refused until it
     /// lapses (the message says who holds it and when); reads still work.
     TabLeased,
+    /// The tab has no document yet: it is still loading its first page and stayed so until
+    /// the call's deadline. Repeating the call once the page is there succeeds.
+    TabLoading,
     /// The access token is missing, malformed, expired, wrongly signed or revoked (hosted mode).
     /// Deliberately says no more than that.
     Unauthorized,
@@ -167,9 +170,8 @@ impl ErrorCode {
                 ErrorCategory::Browser
             }
             TabNotFound | NoActiveTab | RestrictedPage | NavigationFailed | DialogOpen
-            | NoDialog | TabBusy | AmbiguousMatch | DocumentChanged | TabHidden | TabLeased => {
-                ErrorCategory::Tab
-            }
+            | NoDialog | TabBusy | AmbiguousMatch | DocumentChanged | TabHidden | TabLeased
+            | TabLoading => ErrorCategory::Tab,
             StaleRef | SelectorNotFound | SelectorNotUnique | TargetNotVisible | TargetCovered
             | NotEditable | OptionNotFound => ErrorCategory::Target,
             BridgeTimeout | QueueTimeout | TabUnresponsive | NavigationTimeout | Superseded
@@ -207,6 +209,7 @@ impl ErrorCode {
                 | TabBusy
                 | OptionNotFound
                 | DocumentChanged
+                | TabLoading
                 | LimitExceeded
                 | ApprovalTimeout
                 | HumanInControl
@@ -250,6 +253,7 @@ impl ErrorCode {
             DocumentChanged => "DOCUMENT_CHANGED",
             TabHidden => "TAB_HIDDEN",
             TabLeased => "TAB_LEASED",
+            TabLoading => "TAB_LOADING",
             OriginBlocked => "ORIGIN_BLOCKED",
             ApprovalDenied => "APPROVAL_DENIED",
             ApprovalTimeout => "APPROVAL_TIMEOUT",
@@ -371,6 +375,7 @@ mod tests {
             ErrorCode::DocumentChanged,
             ErrorCode::TabHidden,
             ErrorCode::TabLeased,
+            ErrorCode::TabLoading,
             ErrorCode::Unauthorized,
             ErrorCode::Forbidden,
             ErrorCode::LimitExceeded,
@@ -410,6 +415,11 @@ mod tests {
         assert!(
             !ErrorCode::TabLeased.retryable(),
             "the same call fails until the lease lapses"
+        );
+        assert_eq!(ErrorCode::TabLoading.category(), ErrorCategory::Tab);
+        assert!(
+            ErrorCode::TabLoading.retryable(),
+            "the same call works once the page is there"
         );
     }
 

@@ -67,8 +67,9 @@ pub use errors::{ErrorCategory, ErrorCode, OpError};
 pub use leases::{LeaseHolder, LeaseTable};
 pub use local::{Attached, LocalControl, Selections, ShimDialect, default_socket_path};
 pub use messages::{
-    Challenge, ExtensionMessage, Hello, HubMessage, HubProof, PROTOCOL_VERSION, Refusal, Request,
-    Response, Welcome, check_challenge, check_hello, is_hidden_char, terminal_safe,
+    Challenge, ExtensionMessage, Hello, HubMessage, HubProof, MAX_VIEWER_LEN, PROTOCOL_VERSION,
+    Refusal, Request, Response, Welcome, check_challenge, check_hello, is_hidden_char,
+    terminal_safe,
 };
 pub use observe::{
     ContentFormat, ContentRequest, CoveredFrame, Delta, FrameInfo, FrameList, GetSelectedText,

@@ -418,9 +418,19 @@ pub struct Request {
     /// ([`Operation::carries_holder`]); the extension checks and keeps leases by it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub holder: Option<LeaseHolder>,
+    /// Whose view of the page the request serves: the calling MCP session (a sessionless
+    /// client's token), named as [`LeaseHolder::session`] names it, on every request a tool
+    /// call makes. A peer keeps observation baselines per viewer, so an automatic delta or a
+    /// `since` is always against what this viewer was shown, never against another session's
+    /// view of the same page. At most [`MAX_VIEWER_LEN`] characters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub viewer: Option<String>,
     /// What to do.
     pub op: Operation,
 }
+
+/// The longest [`Request::viewer`] a peer keeps baselines for; a longer one is refused.
+pub const MAX_VIEWER_LEN: usize = 128;
 
 /// The answer to one [`Request`]: exactly one of `result` and `error`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -550,6 +560,7 @@ mod tests {
                 client: "Claude Code · 2".into(),
                 idle_ms: 600_000,
             }),
+            viewer: Some("s3".into()),
             op: crate::ActRequest {
                 action: crate::Action::Click {
                     target: Target::Css("#go".into()),
@@ -570,6 +581,7 @@ mod tests {
                 "type": "request", "id": 7, "tabId": 12, "deadlineMs": 30000,
                 "tool": "click_element",
                 "holder": {"session": "s3", "client": "Claude Code · 2", "idleMs": 600000},
+                "viewer": "s3",
                 "op": {"group": "act", "kind": "act", "action": {"kind": "click", "target": {"css": "#go"},
                        "mode": "trusted", "button": "left", "clickCount": 1}}
             })

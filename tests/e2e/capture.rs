@@ -275,7 +275,7 @@ async fn background_tabs_are_captured_side_by_side_while_a_third_tab_waits() {
     let wait = async {
         let reply = setup
             .call(
-                "wait_for_text",
+                "wait_for",
                 json!({"tabId": waiting, "text": "This never appears", "timeoutMs": 6000}),
             )
             .await;

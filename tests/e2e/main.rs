@@ -35,6 +35,8 @@
 //! - [`structure`]: the source tree's own rules (declared files, no import loops, layers).
 //! - [`widgets`]: third-party widget patterns driven from snapshots (date pickers, shadow-DOM
 //!   to-dos, clickable words, accordions, modal dialogs).
+//! - [`views`]: each session's view is its own — two sessions on one tab and on one phone,
+//!   automatic deltas and `since` against what each was shown.
 
 mod actions;
 mod audit;
@@ -63,4 +65,5 @@ mod socket_peers;
 mod structure;
 mod tabs;
 mod typing;
+mod views;
 mod widgets;

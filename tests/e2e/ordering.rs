@@ -18,46 +18,98 @@ async fn waits_for_text_urls_network_idle_and_navigations() {
     let setup = OneBrowser::on("Work", "waits.html").await;
     let page = |expression: &'static str| setup.evaluate("waits.html", expression);
 
-    // Text appears later: when the wait returns, it is there.
+    // An element appears later: the wait answers with its line and a ref to act on.
     setup.quiet_click("#show").await.data();
-    setup
-        .call("wait_for_text", json!({"text": "Message arrived"}))
-        .await
-        .data();
+    let shown = setup
+        .call("wait_for", json!({"selector": "#arrived"}))
+        .await;
+    let element = &shown.data()["element"];
+    assert!(
+        element["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Message arrived")),
+        "{}",
+        shown.structured
+    );
+    let element_ref = element["ref"].as_str().expect("a ref").to_owned();
+    assert!(shown.text.contains(&element_ref), "{}", shown.text);
     assert_eq!(page("!!document.getElementById('arrived')").await, true);
-    // ...and "Loading…" went away at the same moment.
-    setup
-        .call("wait_for_text", json!({"text": "Loading…", "gone": true}))
-        .await
-        .data();
+    let state = setup
+        .call("read_element_state", json!({"selector": element_ref}))
+        .await;
+    assert_eq!(state.data()["state"]["visible"], true, "{}", state.text);
+    // Text: the line holding it, with its ref (the same element's: one ref per element).
+    let text = setup
+        .call("wait_for", json!({"text": "Message  arrived"}))
+        .await;
+    assert_eq!(
+        text.data()["element"]["ref"],
+        element_ref.as_str(),
+        "{}",
+        text.structured
+    );
+    assert!(text.text.contains("Message arrived"), "{}", text.text);
+    // ...and "Loading…" went away at the same moment: nothing to show for it.
+    let gone = setup
+        .call("wait_for", json!({"text": "Loading…", "gone": true}))
+        .await;
+    assert!(gone.data()["element"].is_null(), "{}", gone.structured);
     assert_eq!(page("!!document.getElementById('loading')").await, false);
     let never = setup
         .call(
-            "wait_for_text",
+            "wait_for",
             json!({"text": "This never appears", "timeoutMs": 500}),
         )
         .await;
     assert_eq!(never.error_code(), "WAIT_TIMEOUT");
+    // One thing at a time, and gone only where it means something.
+    for bad in [
+        json!({"text": "Message arrived", "url": "step=2"}),
+        json!({"networkIdle": true, "gone": true}),
+        json!({}),
+    ] {
+        let refused = setup.call("wait_for", bad.clone()).await;
+        assert_eq!(
+            refused.error_code(),
+            "INVALID_ARGUMENT",
+            "{bad}: {}",
+            refused.text
+        );
+    }
 
-    // The URL changes later without a navigation (pushState).
+    // The URL changes later without a navigation (pushState); the answer says which URL.
     setup.quiet_click("#push").await.data();
-    setup
-        .call("wait_for_url", json!({"pattern": "*waits.html?step=2"}))
-        .await
-        .data();
+    let moved = setup
+        .call("wait_for", json!({"url": "*waits.html?step=2"}))
+        .await;
+    assert!(
+        moved.data()["url"]
+            .as_str()
+            .is_some_and(|u| u.ends_with("?step=2")),
+        "{}",
+        moved.structured
+    );
     assert_eq!(page("location.search").await, "?step=2");
     let other = setup
-        .call(
-            "wait_for_url",
-            json!({"pattern": "step=3", "timeoutMs": 500}),
-        )
+        .call("wait_for", json!({"url": "step=3", "timeoutMs": 500}))
         .await;
     assert_eq!(other.error_code(), "WAIT_TIMEOUT");
+    let still = setup
+        .call(
+            "wait_for",
+            json!({"url": "step=2", "gone": true, "timeoutMs": 500}),
+        )
+        .await;
+    assert_eq!(still.error_code(), "WAIT_TIMEOUT", "{}", still.text);
+    let left = setup
+        .call("wait_for", json!({"url": "step=3", "gone": true}))
+        .await;
+    assert!(!left.is_error, "{}", left.text);
 
     // A request started before the wait (by the click) counts: idle only once it finished.
     setup.quiet_click("#fetch").await.data();
     setup
-        .call("wait_for_network_idle", json!({"idleMs": 500}))
+        .call("wait_for", json!({"networkIdle": 500}))
         .await
         .data();
     assert_eq!(page("waits.fetched").await, true);
@@ -131,7 +183,7 @@ async fn a_batch_runs_its_steps_in_order_and_returns_each_result() {
                 {"kind": "type", "selector": "#password", "text": "s3cret!"},
                 {"kind": "click", "selector": "#remember"},
                 {"kind": "click", "selector": "#submit"},
-                {"kind": "waitFor", "for": "text", "text": "Signed in as alice"},
+                {"kind": "waitFor", "text": "Signed in as alice"},
                 {"kind": "content", "selector": "#result"},
             ]}),
         )
@@ -139,6 +191,14 @@ async fn a_batch_runs_its_steps_in_order_and_returns_each_result() {
     let data = batch.data();
     let steps = data["steps"].as_array().expect("one result per step");
     assert_eq!(steps.len(), 6, "{data}");
+    // The waitFor step is wait_for: what appeared, with its ref.
+    assert!(
+        steps[4]["element"]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("Signed in as alice")),
+        "{}",
+        steps[4]
+    );
     let expected = "Signed in as alice; password ok: true; trusted: true; clicks: 1; \
                     remember me: true";
     assert!(
@@ -241,7 +301,7 @@ async fn a_batch_failing_at_step_two_reports_step_one_and_keeps_its_effect() {
             "run_browser_actions",
             json!({"timeoutMs": 1500, "steps": [
                 {"kind": "type", "selector": "#username", "text": "bob", "clear": true},
-                {"kind": "waitFor", "for": "text", "text": "This never appears"},
+                {"kind": "waitFor", "text": "This never appears"},
                 {"kind": "click", "selector": "#submit"},
             ]}),
         )
@@ -277,7 +337,7 @@ async fn a_long_wait_in_one_tab_does_not_hold_up_another_tab() {
     let wait_in_a = async {
         let reply = setup
             .call(
-                "wait_for_text",
+                "wait_for",
                 json!({"tabId": a, "text": "This never appears", "timeoutMs": 8000}),
             )
             .await;
@@ -342,7 +402,7 @@ async fn an_operation_queued_past_its_deadline_never_runs() {
     let setup = OneBrowser::on("Work", "actions.html").await;
 
     let long_wait = setup.call(
-        "wait_for_text",
+        "wait_for",
         json!({"text": "This never appears", "timeoutMs": 4000}),
     );
     let queued_click = async {

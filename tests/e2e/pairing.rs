@@ -743,6 +743,7 @@ fn bait(id: u64) -> HubMessage {
         deadline_ms: 10_000,
         tool: "list_tabs".to_owned(),
         holder: None,
+        viewer: None,
         op: ListTabs {}.into(),
     })
 }

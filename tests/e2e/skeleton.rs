@@ -476,9 +476,7 @@ async fn tools_are_listed_with_strict_schemas() {
             "switch_tab",
             "take_screenshot",
             "type_text",
-            "wait_for_network_idle",
-            "wait_for_text",
-            "wait_for_url"
+            "wait_for"
         ]
     );
     for tool in &tools {

@@ -8,10 +8,12 @@
 use std::collections::BTreeSet;
 
 use serde_json::json;
-use tabwire_e2e::eventually;
 use tabwire_e2e::scenario::{
-    CONNECT_LIMIT, OneBrowser, active_tabs, listed_tab, lists_tab, tab_of, tab_with,
+    CONNECT_LIMIT, OneBrowser, active_tabs, connected_browser, listed_tab, lists_tab, tab_of,
+    tab_with,
 };
+use tabwire_e2e::scratch::Scratch;
+use tabwire_e2e::{Browser, Fixtures, Hub, McpClient, eventually};
 
 /// The ID of the tab `get_active_tab` reports.
 async fn active_tab(setup: &OneBrowser) -> u64 {
@@ -318,4 +320,83 @@ async fn get_selected_text_returns_the_selection_within_its_budget() {
         selected.chars().count() as u64,
         "{data}"
     );
+}
+
+/// Issue 23 §5: right after `create_tab {url}`, a snapshot or a click of the new tab (named by
+/// its ID, no frame) answered `INVALID_ARGUMENT: Tab … has no frame 0` whenever a policy was in
+/// force (it looks up the tab's page before anything runs, and a tab whose first page has not
+/// been committed has no top frame). A tab that is still loading is no argument error: the call
+/// waits for the tab's document within its deadline, and says `TAB_LOADING` (retryable) when
+/// the deadline comes first. Repeated, on a page that arrives at once and on slow ones.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tab_still_loading_is_waited_for_not_an_invalid_argument() {
+    let fixtures = Fixtures::serve().await;
+    let dir = Scratch::new("loading");
+    let policy = dir.path().join("policy.toml");
+    std::fs::write(
+        &policy,
+        "[[rules]]\norigin = \"https://bank.example\"\naccess = \"deny\"\n",
+    )
+    .unwrap();
+    let hub = Hub::spawn_with_args(&["--policy", policy.to_str().unwrap()]);
+    let _browser = Browser::launch(&hub, "Work", &fixtures.url("tabs.html?name=Start"));
+    let client = McpClient::connect(&hub).await;
+    connected_browser(&client, "Work").await;
+    let new_tab = |page: String| {
+        let client = &client;
+        let url = fixtures.url(&page);
+        async move {
+            let created = client.call("create_tab", json!({ "url": url })).await;
+            tab_of(&created)["tabId"]
+                .as_u64()
+                .unwrap_or_else(|| panic!("{}", created.structured))
+        }
+    };
+    for round in 0..6 {
+        let (page, heading) = if round % 2 == 0 {
+            (format!("tabs.html?name=R{round}"), format!("Tab R{round}"))
+        } else {
+            (
+                format!("slow?ms={}", 200 + round * 100),
+                "Finally here".into(),
+            )
+        };
+        let tab = new_tab(page.clone()).await;
+        let snapshot = client
+            .call("get_page_snapshot", json!({"tabId": tab}))
+            .await;
+        assert!(!snapshot.is_error, "round {round}: {}", snapshot.text);
+        assert!(snapshot.text.contains(&heading), "{}", snapshot.text);
+
+        let tab = new_tab(format!("{page}&click")).await;
+        let click = client
+            .call(
+                "click_element",
+                json!({"tabId": tab, "selector": "h1", "observe": false}),
+            )
+            .await;
+        assert!(!click.is_error, "round {round}: {}", click.text);
+        assert!(click.text.contains(&heading), "{}", click.text);
+    }
+
+    // A page that takes longer than the call may wait: a TAB error saying so, to retry.
+    let tab = new_tab("slow?ms=5000".into()).await;
+    let early = client
+        .call(
+            "click_element",
+            json!({"tabId": tab, "selector": "h1", "timeoutMs": 600}),
+        )
+        .await;
+    assert_eq!(early.error_code(), "TAB_LOADING", "{}", early.text);
+    assert_eq!(early.error()["category"], "TAB", "{}", early.structured);
+    assert_eq!(early.error()["retryable"], true, "{}", early.structured);
+    assert!(!early.may_have_acted());
+    let later = eventually("the slow page to arrive", CONNECT_LIMIT, || async {
+        let click = client
+            .call("click_element", json!({"tabId": tab, "selector": "h1"}))
+            .await;
+        (!click.is_error).then_some(click)
+    })
+    .await;
+    assert!(later.text.contains("Finally here"), "{}", later.text);
 }

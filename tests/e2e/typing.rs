@@ -158,7 +158,7 @@ async fn default_typing_drives_a_keydown_combobox_in_a_background_tab() {
     // wait for the list as an agent would.
     setup
         .call(
-            "wait_for_text",
+            "wait_for",
             json!({"tabId": tab, "text": "Boston", "timeoutMs": 5000}),
         )
         .await

@@ -91,7 +91,13 @@ pub struct Device<A: Adb> {
     options: DeviceOptions,
     safety: Safety,
     state: tokio::sync::Mutex<State>,
+    /// Sessions that ended while an operation held `state`, whose views the next operation
+    /// forgets.
+    ended: std::sync::Mutex<Vec<String>>,
 }
+
+/// At most this many ended sessions wait to be forgotten.
+const MAX_ENDED: usize = 64;
 
 impl<A: Adb> Device<A> {
     /// Reads the facts a hello needs from the device at `serial`, in one adb invocation.
@@ -127,6 +133,7 @@ impl<A: Adb> Device<A> {
             options,
             safety,
             state: tokio::sync::Mutex::new(State::default()),
+            ended: std::sync::Mutex::default(),
         }
     }
 
@@ -140,11 +147,14 @@ impl<A: Adb> Device<A> {
         &self.facts
     }
 
-    /// Runs one operation for `holder` (sent with every changing operation) within `deadline`.
+    /// Runs one operation for `holder` (sent with every changing operation) within `deadline`;
+    /// its observation is `viewer`'s (the hub's name for the calling session: deltas are
+    /// against what that session was shown).
     pub async fn execute(
         &self,
         op: DeviceOp,
         holder: Option<LeaseHolder>,
+        viewer: &str,
         deadline: Duration,
     ) -> Result<DeviceResult, OpError> {
         let deadline = Instant::now() + deadline;
@@ -157,6 +167,9 @@ impl<A: Adb> Device<A> {
                      started.",
                 )
             })?;
+        for ended in std::mem::take(&mut *self.ended.lock().unwrap()) {
+            state.views.forget(&ended);
+        }
         if op.is_mutation() {
             self.safety.check(holder.as_ref())?;
         }
@@ -170,13 +183,25 @@ impl<A: Adb> Device<A> {
             state: &mut state,
             deadline,
             holder: holder.as_ref(),
+            viewer,
         };
         run.execute(op).await
     }
 
-    /// An MCP session of the hub ended: its lease on this device lapses.
+    /// An MCP session of the hub ended: its lease on this device lapses, and what it was shown
+    /// is forgotten (now, or when the operation running now is done).
     pub fn session_ended(&self, session: &str) {
         self.safety.session_ended(session);
+        match self.state.try_lock() {
+            Ok(mut state) => state.views.forget(session),
+            Err(_) => {
+                let mut ended = self.ended.lock().unwrap();
+                // Bounded: beyond it the views' own limit on viewers still holds.
+                if ended.len() < MAX_ENDED {
+                    ended.push(session.to_owned());
+                }
+            }
+        }
     }
 
     /// The operator's policy arrived (in the welcome) or changed.
@@ -193,6 +218,7 @@ impl<A: Adb> Run<'_, A> {
                 Ok(DeviceResult::Snapshot(self.state.views.observe(
                     &screen,
                     &snapshot.view,
+                    self.viewer,
                     false,
                     None,
                 )))

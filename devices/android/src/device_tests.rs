@@ -223,11 +223,14 @@ fn view() -> DeviceView {
 
 const SECONDS: Duration = Duration::from_secs(5);
 
+/// A snapshot as session "a" (the session most tests act as) sees it: its later actions'
+/// deltas are against it.
 async fn snapshot(device: &Device<Phone>) -> Result<DeviceObservation, OpError> {
     match device
         .execute(
             DeviceOp::Snapshot(DeviceSnapshot { view: view() }),
             None,
+            "a",
             SECONDS,
         )
         .await?
@@ -249,7 +252,10 @@ async fn acted(
     op: DeviceOp,
     session: &str,
 ) -> Result<DeviceActed, OpError> {
-    match device.execute(op, holder(session), SECONDS).await? {
+    match device
+        .execute(op, holder(session), session, SECONDS)
+        .await?
+    {
         DeviceResult::Acted(acted) => Ok(acted),
         other => panic!("{other:?}"),
     }
@@ -351,6 +357,59 @@ async fn a_tap_with_observation_costs_two_invocations_and_reports_a_delta() {
     assert_eq!(delta.since, before.version);
     assert_eq!(delta.changed.len(), 1);
     assert_eq!(delta.changed[0].node_ref, DeviceRef(2));
+}
+
+/// Issue 23 §4: a session's action is compared with what that session was shown, not with
+/// another session's later look at the same screen; a session that ended keeps nothing.
+#[tokio::test]
+async fn an_action_is_compared_with_its_own_sessions_view_and_an_ended_one_keeps_none() {
+    let phone = Phone::with(|_| {});
+    let device = device(&phone, DeviceOptions::default());
+    let mine = snapshot(&device).await.unwrap();
+    // The screen changes, then session "b" looks at it.
+    phone.fake().last_dump = login_screen("", "ann@example.com");
+    let theirs = device
+        .execute(
+            DeviceOp::Snapshot(DeviceSnapshot { view: view() }),
+            None,
+            "b",
+            SECONDS,
+        )
+        .await
+        .unwrap();
+    assert!(matches!(&theirs, DeviceResult::Snapshot(o) if o.delta.is_none()));
+    phone
+        .fake()
+        .dumps
+        .push_back(login_screen("", "ann@example.com"));
+    let acted = acted(&device, tap(6, true), "a").await.unwrap();
+    let delta = acted.observation.unwrap().delta.expect("against a's view");
+    assert_eq!(delta.since, mine.version);
+    assert_eq!(delta.changed.len(), 1, "{delta:?}");
+    assert_eq!(
+        delta.changed[0].text,
+        r#"textbox "Email" = "ann@example.com""#
+    );
+
+    // Session "a" ends: its views are forgotten, so its old version is no baseline.
+    device.session_ended("a");
+    let since = DeviceView {
+        since: Some(mine.version),
+        ..view()
+    };
+    let again = device
+        .execute(
+            DeviceOp::Snapshot(DeviceSnapshot { view: since }),
+            None,
+            "a",
+            SECONDS,
+        )
+        .await
+        .unwrap();
+    assert!(
+        matches!(&again, DeviceResult::Snapshot(o) if o.reset),
+        "{again:?}"
+    );
 }
 
 #[tokio::test]
@@ -613,6 +672,7 @@ async fn a_window_with_no_readable_owner_is_refused_while_rules_apply() {
             .execute(
                 DeviceOp::Screenshot(DeviceScreenshotRequest { max_width: 100 }),
                 None,
+                "",
                 SECONDS,
             )
             .await
@@ -745,6 +805,7 @@ async fn a_screenshot_of_an_unknown_screen_is_refused_while_rules_apply() {
         device.execute(
             DeviceOp::Screenshot(DeviceScreenshotRequest { max_width: 100 }),
             None,
+            "",
             SECONDS,
         )
     };
@@ -912,7 +973,12 @@ async fn another_session_is_refused_while_reads_go_on() {
     device.session_ended("a");
     acted(&device, tap(6, false), "b").await.unwrap();
     let released = device
-        .execute(DeviceOp::Release(ReleaseDevice {}), holder("b"), SECONDS)
+        .execute(
+            DeviceOp::Release(ReleaseDevice {}),
+            holder("b"),
+            "b",
+            SECONDS,
+        )
         .await
         .unwrap();
     assert_eq!(
@@ -978,7 +1044,7 @@ async fn apps_open_by_launcher_intent_and_destructive_options_need_the_flag() {
         })
     };
     let closed = device
-        .execute(close(SHOP, false), holder("a"), SECONDS)
+        .execute(close(SHOP, false), holder("a"), "a", SECONDS)
         .await
         .unwrap();
     assert_eq!(
@@ -990,7 +1056,7 @@ async fn apps_open_by_launcher_intent_and_destructive_options_need_the_flag() {
     );
     assert!(phone.last_line().contains("am force-stop com.example.shop"));
     let error = device
-        .execute(close("com.gone", false), holder("a"), SECONDS)
+        .execute(close("com.gone", false), holder("a"), "a", SECONDS)
         .await
         .unwrap_err();
     assert_eq!(error.code, ErrorCode::AppNotFound);
@@ -1028,6 +1094,7 @@ async fn screenshots_are_scaled_and_a_denied_app_is_never_captured_out() {
         .execute(
             DeviceOp::Screenshot(DeviceScreenshotRequest { max_width: 540 }),
             None,
+            "",
             SECONDS,
         )
         .await
@@ -1045,6 +1112,7 @@ async fn screenshots_are_scaled_and_a_denied_app_is_never_captured_out() {
         .execute(
             DeviceOp::Screenshot(DeviceScreenshotRequest { max_width: 540 }),
             None,
+            "",
             SECONDS,
         )
         .await
@@ -1082,7 +1150,7 @@ async fn logs_read_on_from_the_previous_call_and_filter_by_package() {
     };
     let all = logs(
         device
-            .execute(request(None, LogsSince::Previous), None, SECONDS)
+            .execute(request(None, LogsSince::Previous), None, "", SECONDS)
             .await
             .unwrap(),
     );
@@ -1094,7 +1162,7 @@ async fn logs_read_on_from_the_previous_call_and_filter_by_package() {
     );
     let again = logs(
         device
-            .execute(request(None, LogsSince::Previous), None, SECONDS)
+            .execute(request(None, LogsSince::Previous), None, "", SECONDS)
             .await
             .unwrap(),
     );
@@ -1104,7 +1172,7 @@ async fn logs_read_on_from_the_previous_call_and_filter_by_package() {
     // move it past the app's entries.
     let shop = logs(
         device
-            .execute(request(Some(SHOP), LogsSince::Previous), None, SECONDS)
+            .execute(request(Some(SHOP), LogsSince::Previous), None, "", SECONDS)
             .await
             .unwrap(),
     );
@@ -1117,7 +1185,7 @@ async fn logs_read_on_from_the_previous_call_and_filter_by_package() {
     );
     assert_eq!(shop.entries.len(), 1, "the app's entry is not skipped");
     device
-        .execute(request(Some(SHOP), LogsSince::Previous), None, SECONDS)
+        .execute(request(Some(SHOP), LogsSince::Previous), None, "", SECONDS)
         .await
         .unwrap();
     assert!(phone.last_line().ends_with("-t '01-02 03:04:05.200'"));
@@ -1126,6 +1194,7 @@ async fn logs_read_on_from_the_previous_call_and_filter_by_package() {
             .execute(
                 request(Some(SHOP), LogsSince::Time("01-02 03:04:00.000".into())),
                 None,
+                "",
                 SECONDS,
             )
             .await
@@ -1137,6 +1206,7 @@ async fn logs_read_on_from_the_previous_call_and_filter_by_package() {
         .execute(
             request(None, LogsSince::Time("yesterday; reboot".into())),
             None,
+            "",
             SECONDS,
         )
         .await
@@ -1147,7 +1217,7 @@ async fn logs_read_on_from_the_previous_call_and_filter_by_package() {
         r#"{"apps":[{"package":"com.bank.*","access":"deny"}]}"#,
     ));
     let error = device
-        .execute(request(None, LogsSince::Previous), None, SECONDS)
+        .execute(request(None, LogsSince::Previous), None, "", SECONDS)
         .await
         .unwrap_err();
     assert_eq!(error.code, ErrorCode::AppBlocked);
@@ -1167,7 +1237,7 @@ async fn operations_queue_and_one_whose_deadline_passes_waiting_never_starts() {
         tokio::task::yield_now().await;
     }
     let waited = device
-        .execute(tap(6, false), holder("a"), Duration::from_millis(20))
+        .execute(tap(6, false), holder("a"), "a", Duration::from_millis(20))
         .await
         .unwrap_err();
     assert_eq!(waited.code, ErrorCode::QueueTimeout);

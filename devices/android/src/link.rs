@@ -526,6 +526,7 @@ fn start<A: Adb>(
         id,
         deadline_ms,
         holder,
+        viewer,
         op,
         tool,
         ..
@@ -543,7 +544,8 @@ fn start<A: Adb>(
     let responses = responses.clone();
     let deadline = Duration::from_millis(deadline_ms);
     tasks.spawn(async move {
-        let running = device.execute(op, holder, deadline);
+        let viewer = viewer.unwrap_or_default();
+        let running = device.execute(op, holder, &viewer, deadline);
         match tokio::time::timeout(deadline + DEADLINE_GRACE, running).await {
             Ok(outcome) => {
                 let _ = responses.send(Response::new(id, outcome.map(OpResult::Device)));

@@ -247,6 +247,7 @@ async fn a_paired_hub_gets_a_proved_hello_and_the_device_is_served() {
             deadline_ms: 5_000,
             tool: "list_tabs".into(),
             holder: None,
+            viewer: None,
             op: Operation::Tabs(tabwire_protocol::tabs::TabsOp::ListTabs(
                 tabwire_protocol::tabs::ListTabs {},
             )),
@@ -269,6 +270,7 @@ async fn a_paired_hub_gets_a_proved_hello_and_the_device_is_served() {
             deadline_ms: 5_000,
             tool: "release_device".into(),
             holder: None,
+            viewer: None,
             op: Operation::Device(DeviceOp::Release(ReleaseDevice {})),
         }),
     )

@@ -111,6 +111,8 @@ pub struct Run<'a, A: Adb> {
     pub(crate) state: &'a mut State,
     pub(crate) deadline: Instant,
     pub(crate) holder: Option<&'a LeaseHolder>,
+    /// Whom the operation's observation is for.
+    pub(crate) viewer: &'a str,
 }
 
 impl<A: Adb> Run<'_, A> {
@@ -459,7 +461,7 @@ impl<A: Adb> Run<'_, A> {
                 Some(
                     self.state
                         .views
-                        .observe(&screen, view, true, Some(settling)),
+                        .observe(&screen, view, self.viewer, true, Some(settling)),
                 )
             }
         };

@@ -1,10 +1,11 @@
 //! A device's screen as observations show it, through the model browsers use
 //! (`tabwire-observation`): each kept node becomes the same facts a page's node is (role,
 //! name, value, states), rendered by the same code into one line, windowed by the same budget,
-//! query and offset, and compared with the same baselines for `since` deltas.
+//! query and offset, and compared with the same baselines for `since` deltas — each viewer's
+//! (MCP session's) own, as in the browser.
 
 use tabwire_observation::PageNode;
-use tabwire_observation::delta::{self, Baseline, Baselines, Entry, Params, View};
+use tabwire_observation::delta::{self, Baseline, Entry, Params, View, ViewerBaselines};
 use tabwire_observation::window::{self, Budget};
 use tabwire_protocol::devices::{
     DeviceDelta, DeviceNode, DeviceObservation, DeviceView, Point, Rect, Settling,
@@ -104,22 +105,29 @@ impl Screen {
     }
 }
 
-/// A device's observation versions and baselines.
+/// A device's observation versions (one count for every viewer) and each viewer's baselines.
 #[derive(Debug, Default)]
 pub struct Views {
-    baselines: Baselines,
+    baselines: ViewerBaselines,
     version: u64,
 }
 
 impl Views {
-    /// Observes `screen` through `view`. With `since`, the changes since that version when it
-    /// is a baseline of the same view (else a full window with `reset`); after an action
-    /// without `since` (`after_action`), the changes since the latest observation of the same
-    /// view when there is one.
+    /// Forgets what `viewer` was shown (its session ended).
+    pub fn forget(&mut self, viewer: &str) {
+        self.baselines.forget(viewer);
+    }
+
+    /// Observes `screen` through `view` for `viewer`. With `since`, the changes since that
+    /// version when it is a baseline of the same view that this viewer was shown (else a full
+    /// window with `reset`); after an action without `since` (`after_action`), the changes
+    /// since this viewer's latest observation of the same view when there is one — never
+    /// since another session's.
     pub fn observe(
         &mut self,
         screen: &Screen,
         view: &DeviceView,
+        viewer: &str,
         after_action: bool,
         settling: Option<Settling>,
     ) -> DeviceObservation {
@@ -149,12 +157,13 @@ impl Views {
         };
         self.version += 1;
         let version = self.version;
+        let kept = self.baselines.of_mut(viewer);
         let since = match view.since {
             Some(since) => Some(since),
-            None if after_action => self.baselines.latest(&params),
+            None if after_action => kept.latest(&params),
             None => None,
         };
-        let baseline = since.and_then(|since| self.baselines.matching(since, &params));
+        let baseline = since.and_then(|since| kept.matching(since, &params));
         let reset = view.since.is_some() && baseline.is_none();
         let (nodes, delta) = match baseline {
             Some(old) => {
@@ -182,7 +191,7 @@ impl Views {
                 None,
             ),
         };
-        self.baselines.push(Baseline {
+        kept.push(Baseline {
             version,
             params,
             entries,
@@ -242,7 +251,7 @@ mod tests {
     fn a_screen_renders_as_lines_through_the_shared_renderer() {
         let mut refs = RefTable::default();
         let s = screen(&mut refs, &login_screen("hunter2", ""));
-        let obs = Views::default().observe(&s, &view(100, None), false, None);
+        let obs = Views::default().observe(&s, &view(100, None), "s1", false, None);
         let lines: Vec<String> = obs
             .nodes
             .iter()
@@ -276,19 +285,19 @@ mod tests {
         let mut refs = RefTable::default();
         let mut views = Views::default();
         let first = screen(&mut refs, &login_screen("", ""));
-        let page = views.observe(&first, &view(3, None), false, None);
+        let page = views.observe(&first, &view(3, None), "s1", false, None);
         assert_eq!(page.nodes.len(), 3);
         assert_eq!(page.next_offset, Some(3));
         assert!(page.truncated);
 
         let mut query = view(100, None);
         query.query = Some("offer".into());
-        let found = views.observe(&first, &query, false, None);
+        let found = views.observe(&first, &query, "s1", false, None);
         assert_eq!(found.nodes.len(), 3, "the list and both offers");
 
         // Typing changes one line: the delta since the first page names only it.
         let typed = screen(&mut refs, &login_screen("", "ann@example.com"));
-        let delta = views.observe(&typed, &view(3, Some(page.version)), false, None);
+        let delta = views.observe(&typed, &view(3, Some(page.version)), "s1", false, None);
         let d = delta.delta.expect("a delta");
         assert_eq!(d.since, page.version);
         assert_eq!(d.changed.len(), 1);
@@ -297,15 +306,40 @@ mod tests {
         assert!(delta.nodes.is_empty());
 
         // After an action, without since: against the latest observation of the same view.
-        let again = views.observe(&typed, &view(3, None), true, None);
+        let again = views.observe(&typed, &view(3, None), "s1", true, None);
         assert!(again.delta.as_ref().unwrap().changed.is_empty());
         // A since that is no baseline of this view: a full window, reset.
-        let reset = views.observe(&typed, &view(5, Some(page.version)), false, None);
+        let reset = views.observe(&typed, &view(5, Some(page.version)), "s1", false, None);
         assert!(reset.reset && reset.delta.is_none());
         assert_eq!(reset.nodes.len(), 5);
         // An action with no earlier observation of its view gets a full window.
-        let fresh = views.observe(&typed, &view(7, None), true, None);
+        let fresh = views.observe(&typed, &view(7, None), "s1", true, None);
         assert!(fresh.delta.is_none() && !fresh.reset);
         assert_eq!(fresh.nodes.len(), 7);
+    }
+
+    #[test]
+    fn each_session_gets_the_changes_since_its_own_view() {
+        let mut refs = RefTable::default();
+        let mut views = Views::default();
+        let empty = screen(&mut refs, &login_screen("", ""));
+        let typed = screen(&mut refs, &login_screen("", "ann@example.com"));
+        let alpha = views.observe(&empty, &view(30, None), "alpha", false, None);
+        // The screen changes; then another session looks.
+        let beta = views.observe(&typed, &view(30, None), "beta", false, None);
+        assert!(beta.delta.is_none());
+        // Alpha's action: its delta is against alpha's view, so the change is in it.
+        let after = views.observe(&typed, &view(30, None), "alpha", true, None);
+        let d = after.delta.expect("a delta against alpha's view");
+        assert_eq!(d.since, alpha.version);
+        assert_eq!(d.changed.len(), 1, "{d:?}");
+        assert_eq!(d.changed[0].text, r#"textbox "Email" = "ann@example.com""#);
+        // A version another session was shown is no baseline of this one's.
+        let reset = views.observe(&typed, &view(30, Some(alpha.version)), "beta", false, None);
+        assert!(reset.reset && reset.delta.is_none());
+        // A session that ended has nothing left to compare with.
+        views.forget("alpha");
+        let fresh = views.observe(&typed, &view(30, Some(after.version)), "alpha", false, None);
+        assert!(fresh.reset);
     }
 }

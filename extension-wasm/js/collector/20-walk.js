@@ -503,15 +503,19 @@
     return fresh;
   }
 
-  // Popups (POPUP_ROLES) that appeared since the last snapshot of the whole document (or that
-  // were empty then and have content now, like an autocomplete's list that was still loading),
-  // sent whole, up to POPUP_NODES nodes, whether or not the window holds them: the wasm shows
-  // the lines its window leaves out (it may show fewer than the page sent). So an action's
-  // observation always shows what it opened, and a delta never says "no changes" while a
-  // listbox opened below its window. Popups sent outside the window that have since closed are
-  // named too.
+  // Popups (POPUP_ROLES) that appeared since the viewer's last snapshot of the whole document
+  // (or that were empty then and have content now, like an autocomplete's list that was still
+  // loading), sent whole, up to POPUP_NODES nodes, whether or not the window holds them: the
+  // wasm shows the lines its window leaves out (it may show fewer than the page sent). So an
+  // action's observation always shows what it opened, and a delta never says "no changes"
+  // while a listbox opened below its window. Popups sent outside the window that have since
+  // closed are named too. "Since the last snapshot" is each viewer's (an MCP session, by the
+  // number the wasm gives it), as its deltas are: another session's snapshot must not use up
+  // the news of a popup this one was never shown. The last POPUP_VIEWERS viewers are
+  // remembered; one forgotten is shown the open popups again.
   const POPUP_NODES = 30;
-  function popupsAround(value, nodes, windowed, reused) {
+  const POPUP_VIEWERS = 8;
+  function popupsAround(value, nodes, windowed, reused, viewer) {
     const current = new Map();
     nodes.forEach((node, index) => {
       if (node.popup === undefined) return;
@@ -523,7 +527,8 @@
       }
       found.last = index;
     });
-    const seen = cache.popups || new Map();
+    const byViewer = cache.popups || (cache.popups = new Map());
+    const seen = byViewer.get(viewer) || new Map();
     const sent = new Set(value.nodes.map((node) => node.key));
     const focused = deepActiveElement();
     for (const found of current.values()) {
@@ -539,7 +544,10 @@
     for (const [key, before] of seen) {
       if (before.outside && !current.has(key)) (value.closed || (value.closed = [])).push({ role: before.role, name: before.name });
     }
-    cache.popups = current;
+    // Re-inserted, so the Map's order is the viewers' order of use, oldest first.
+    byViewer.delete(viewer);
+    byViewer.set(viewer, current);
+    if (byViewer.size > POPUP_VIEWERS) byViewer.delete(byViewer.keys().next().value);
   }
 
   // A node's lines (a select's options follow it) and a lower bound of their characters: its
@@ -628,7 +636,7 @@
     }
     const value = { url: cap(location.href, URL_MAX), title: cap(document.title, TITLE_MAX), doc: ids.token, nodes, gone };
     if (args.window) windowOf(value, args.window, reused);
-    if (root === document.documentElement) popupsAround(value, nodes, Boolean(args.window), reused);
+    if (root === document.documentElement && args.viewer !== undefined) popupsAround(value, nodes, Boolean(args.window), reused, args.viewer);
     if (scopeRebound !== null) value.scopeRebound = scopeRebound;
     value.ms = Math.round((performance.now() - started) * 10) / 10;
     return ok(value);

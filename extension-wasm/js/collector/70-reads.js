@@ -11,10 +11,19 @@
     return ok({ found: collapse(text).includes(collapse(args.text)) });
   }
 
+  // With `describe`, the first rendered match comes back too, as action results describe an
+  // element (with its key, the document's token and URL), for the wait to name what appeared.
   function checkSelector(args) {
     const matches = queryAll(args.css);
     if (matches.error) return matches;
-    return ok({ visible: Array.from(matches).some(visible), count: matches.length });
+    const shown = Array.from(matches).find(visible);
+    const value = { visible: shown !== undefined, count: matches.length };
+    if (shown !== undefined && args.describe) {
+      value.node = describe(shown, deepActiveElement());
+      value.doc = ids.token;
+      value.url = cap(location.href, URL_MAX);
+    }
+    return ok(value);
   }
 
   // The text selected in this frame (a field's selection included), or '' when none.

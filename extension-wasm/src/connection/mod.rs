@@ -505,6 +505,8 @@ async fn serve(
                     (HubMessage::SessionEnded { session }, Phase::Live { .. }) => {
                         leases::session_ended(&session);
                         crate::approvals::forget_session(&session);
+                        // Its baselines can serve no one: the next session has a new name.
+                        crate::refs::with_tables(|tables| tables.forget_viewer(&session));
                     }
                     (other, _) => {
                         crate::chrome::log!(

@@ -30,17 +30,19 @@ use tabwire_protocol::{OpError, OpResult, Operation, TabId};
 
 use crate::checkpoint::Checkpoint;
 
-/// Runs one operation against `tab_id` (or the active tab when it is `None`). Mutating
-/// operations pass `checkpoint` right before they act.
+/// Runs one operation against `tab_id` (or the active tab when it is `None`) for `viewer` (whose
+/// observations its own are compared with). Mutating operations pass `checkpoint` right before
+/// they act.
 pub async fn execute(
     tab_id: Option<TabId>,
     op: Operation,
+    viewer: &str,
     checkpoint: &Checkpoint,
 ) -> Result<OpResult, OpError> {
     match op {
-        Operation::Observe(op) => observe::run(tab_id, op, checkpoint).await,
+        Operation::Observe(op) => observe::run(tab_id, op, viewer, checkpoint).await,
         Operation::Tabs(op) => tabs::run(tab_id, op, checkpoint).await,
-        Operation::Act(op) => act::run(tab_id, op, checkpoint).await,
+        Operation::Act(op) => act::run(tab_id, op, viewer, checkpoint).await,
         Operation::Capture(op) => capture::run(tab_id, op).await,
         Operation::Storage(op) => storage::run(tab_id, op).await,
         Operation::Device(_) => Err(OpError::new(

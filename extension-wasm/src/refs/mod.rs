@@ -9,8 +9,12 @@
 //! - the snapshot fence ([`RefTables::begin`] / [`RefTables::commit`]): a snapshot commits
 //!   its refs and baseline only if no snapshot that started later has committed first;
 //! - the current document ([`DocState`]): Chrome's `documentId`, the collector's document
-//!   token, the refs ([`table::RefTable`]), the observation version and the baselines. A
-//!   different `documentId` means the frame navigated: the document state is replaced.
+//!   token, the refs ([`table::RefTable`]), the observation version and the baselines, kept
+//!   per viewer (the MCP session each observation was shown to). A different `documentId`
+//!   means the frame navigated: the document state is replaced.
+//!
+//! Refs are the document's, whoever observed it: any session may use a ref another session was
+//! shown. Baselines are each viewer's own, so a delta never counts what another session saw.
 //!
 //! The document token is a random value the collector keeps next to its keys, which the page
 //! checks before acting on a key, so a key can never be applied to a different document even
@@ -28,7 +32,7 @@ use std::collections::HashMap;
 use tabwire_protocol::{ElementRef, ErrorCode, OpError, TabId};
 
 use table::RefTable;
-use tabwire_observation::delta::Baselines;
+use tabwire_observation::delta::ViewerBaselines;
 use tabwire_observation::facts::Identity;
 
 /// Frame 0 is the top document.
@@ -54,22 +58,24 @@ pub struct DocState {
     pub document_id: String,
     /// The collector's token for the same document (see the module docs).
     pub doc_token: String,
-    /// The latest observation's version; 0 before the first.
+    /// The latest observation's version (of any viewer's); versions keep counting across the
+    /// frame's documents.
     pub version: u64,
     /// Its refs.
     pub refs: RefTable,
-    /// Its last observations' windows.
-    pub baselines: Baselines,
+    /// Its last observations' windows, each viewer's apart.
+    pub views: ViewerBaselines,
 }
 
 impl DocState {
-    fn new(document_id: &str, doc_token: &str) -> Self {
+    /// A document first seen now, whose versions go on from `version`.
+    pub fn new(document_id: &str, doc_token: &str, version: u64) -> Self {
         DocState {
             document_id: document_id.to_owned(),
             doc_token: doc_token.to_owned(),
-            version: 0,
+            version,
             refs: RefTable::default(),
-            baselines: Baselines::default(),
+            views: ViewerBaselines::default(),
         }
     }
 }
@@ -98,14 +104,17 @@ pub struct FrameState {
 }
 
 impl FrameState {
-    /// The state of document `document_id`, replacing the previous document's.
+    /// The state of document `document_id`, replacing the previous document's. Versions go on
+    /// counting from the previous document's, so a `since` from it never names one of this
+    /// document's baselines.
     pub fn document(&mut self, document_id: &str, doc_token: &str) -> &mut DocState {
         let current = self
             .doc
             .as_ref()
             .is_some_and(|d| d.document_id == document_id && d.doc_token == doc_token);
         if !current {
-            self.doc = Some(DocState::new(document_id, doc_token));
+            let version = self.doc.as_ref().map_or(0, |d| d.version);
+            self.doc = Some(DocState::new(document_id, doc_token, version));
         }
         self.doc.as_mut().expect("just set")
     }
@@ -132,7 +141,16 @@ pub struct ResolvedRef {
 #[derive(Debug, Default)]
 pub struct RefTables {
     frames: HashMap<(TabId, u32), FrameState>,
+    /// The numbers the collector knows viewers by, oldest first (see
+    /// [`RefTables::viewer_number`]).
+    viewers: std::collections::VecDeque<(String, u32)>,
+    /// The last viewer number handed out.
+    last_viewer: u32,
 }
+
+/// How many viewers' numbers are kept; one past them gets a fresh number when it comes back
+/// (the collector then shows it the open popups once more).
+const VIEWER_NUMBERS_KEPT: usize = 64;
 
 impl RefTables {
     /// The state of a frame, created empty on first use.
@@ -223,6 +241,30 @@ impl RefTables {
         {
             doc.refs.rebind(resolved.index, key);
         }
+    }
+
+    /// Forgets what `viewer` was shown, in every document (its session ended).
+    pub fn forget_viewer(&mut self, viewer: &str) {
+        for doc in self.frames.values_mut().filter_map(|f| f.doc.as_mut()) {
+            doc.views.forget(viewer);
+        }
+        self.viewers.retain(|(name, _)| name != viewer);
+    }
+
+    /// The number the in-page collector knows `viewer` by: its own memory of what each viewer
+    /// was shown (popups) is kept under it. A number, not the hub's session name, which no
+    /// page needs to see; never reused, so a forgotten viewer's memory is never another's.
+    pub fn viewer_number(&mut self, viewer: &str) -> u32 {
+        if let Some((_, number)) = self.viewers.iter().find(|(name, _)| name == viewer) {
+            return *number;
+        }
+        if self.viewers.len() == VIEWER_NUMBERS_KEPT {
+            self.viewers.pop_front();
+        }
+        self.last_viewer += 1;
+        self.viewers
+            .push_back((viewer.to_owned(), self.last_viewer));
+        self.last_viewer
     }
 
     /// Drops a closed tab's state.
@@ -375,6 +417,37 @@ mod tests {
         );
         tables.forget_tab(1);
         assert!(tables.resolve(1, ElementRef::top(1)).is_err());
+    }
+
+    #[test]
+    fn viewers_are_numbers_to_the_page_and_never_share_one() {
+        let mut tables = RefTables::default();
+        let alpha = tables.viewer_number("s1-abc");
+        let beta = tables.viewer_number("token:j1");
+        assert_ne!(alpha, beta);
+        assert_eq!(tables.viewer_number("s1-abc"), alpha);
+        tables.forget_viewer("s1-abc");
+        let again = tables.viewer_number("s1-abc");
+        assert!(
+            again != alpha && again != beta,
+            "a forgotten viewer starts afresh"
+        );
+        for n in 0..VIEWER_NUMBERS_KEPT {
+            tables.viewer_number(&format!("v{n}"));
+        }
+        assert_eq!(tables.viewers.len(), VIEWER_NUMBERS_KEPT, "bounded");
+    }
+
+    #[test]
+    fn a_viewer_that_ends_leaves_no_baselines_behind() {
+        let mut tables = RefTables::default();
+        show(&mut tables, 0, "D", "t", 5);
+        let doc = tables.frame(1, 0).doc.as_mut().unwrap();
+        doc.views.of_mut("alpha");
+        doc.views.of_mut("beta");
+        tables.forget_viewer("alpha");
+        let doc = tables.get(1, 0).unwrap().doc.as_ref().unwrap();
+        assert_eq!(doc.views.viewers(), ["beta"]);
     }
 
     #[test]

@@ -85,11 +85,8 @@ pub fn restored_frame(saved: SavedFrame) -> (u32, FrameState) {
             .max(refs.highest())
             .saturating_add(RESTART_MARGIN),
         doc: Some(DocState {
-            document_id: saved.document_id,
-            doc_token: saved.doc_token,
-            version: saved.version,
             refs,
-            baselines: Default::default(),
+            ..DocState::new(&saved.document_id, &saved.doc_token, saved.version)
         }),
         ..FrameState::default()
     };

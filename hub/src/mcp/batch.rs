@@ -29,7 +29,7 @@ use super::observe::{
 };
 use super::routing::ToolContext;
 use super::schema;
-use super::waits::{NavigateAndWaitArgs, WaitForStep};
+use super::waits::{NavigateAndWaitArgs, WaitForArgs};
 use crate::state::Destinations;
 
 /// `timeoutMs` of a batch when the caller gives none: the whole batch shares it.
@@ -99,8 +99,8 @@ enum StepArgs {
     Navigate(NavigateAndWaitArgs),
     /// A plain delay.
     Wait(WaitStep),
-    /// A wait for a selector, text, URL or network idle, bounded by the batch's timeout.
-    WaitFor(WaitForStep),
+    /// As wait_for, bounded by the batch's timeout.
+    WaitFor(WaitForArgs),
     /// An observation, as get_page_snapshot.
     Observe(ObserveStep),
     /// A content read, as get_page_content.
@@ -259,10 +259,7 @@ fn into_step(
                 timeout_ms,
             }
         }
-        StepArgs::WaitFor(step) => Action::Wait {
-            condition: step.condition()?,
-            timeout_ms,
-        },
+        StepArgs::WaitFor(args) => args.into_action(timeout_ms)?,
         StepArgs::Observe(step) => {
             let (max_nodes, max_chars) = snapshot_budget(step.max_nodes, step.max_chars)?;
             return Ok(Step::Observe {

@@ -22,10 +22,11 @@ const TOOL_KINDS: &[(&str, &str)] = &[
     ("selectOption", "select_option"),
     ("scroll", "scroll_page"),
     ("navigate", "navigate_and_wait"),
+    ("waitFor", "wait_for"),
 ];
 
 /// The kinds only a batch has; `STEPS` spells out their fields.
-const BATCH_KINDS: &[&str] = &["wait", "waitFor", "observe", "content"];
+const BATCH_KINDS: &[&str] = &["wait", "observe", "content"];
 
 /// A step of every kind, as an agent would write it.
 fn examples() -> Vec<Value> {
@@ -41,7 +42,7 @@ fn examples() -> Vec<Value> {
         json!({"kind": "scroll", "dy": 200}),
         json!({"kind": "navigate", "url": "https://example.com/", "waitUntil": "complete"}),
         json!({"kind": "wait", "ms": 100}),
-        json!({"kind": "waitFor", "for": "text", "text": "Saved", "gone": true}),
+        json!({"kind": "waitFor", "text": "Saved", "gone": true}),
         json!({"kind": "observe", "query": "Save", "maxNodes": 50}),
         json!({"kind": "content", "format": "html", "maxChars": 500}),
     ]

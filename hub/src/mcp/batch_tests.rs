@@ -25,7 +25,7 @@ fn preflight_converts_every_kind_of_step() {
             {"kind": "type", "selector": "#user", "text": "alice", "clear": true},
             {"kind": "fill", "fields": [{"selector": "#remember", "value": true}]},
             {"kind": "click", "selector": "@e4"},
-            {"kind": "waitFor", "for": "url", "pattern": "*/home"},
+            {"kind": "waitFor", "url": "*/home"},
             {"kind": "wait", "ms": 200},
             {"kind": "observe", "query": "Welcome"},
             {"kind": "content", "selector": "main", "format": "html"},
@@ -52,7 +52,8 @@ fn preflight_converts_every_kind_of_step() {
         Step::Act {
             action: Action::Wait {
                 condition: WaitCondition::Url {
-                    pattern: "*/home".into()
+                    pattern: "*/home".into(),
+                    gone: false
                 },
                 timeout_ms: 9000
             }

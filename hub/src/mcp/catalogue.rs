@@ -221,9 +221,7 @@ catalogue! {
     "fill_form", Browser TabRoute CHANGES, input::FillFormArgs, ActionOptions => act::act, input::FILL_FORM;
     "scroll_page", Browser TabRoute ADDS, actions::ScrollArgs, ActionOptions => act::act, actions::SCROLL_PAGE;
     "navigate_and_wait", Browser TabRoute CHANGES, waits::NavigateAndWaitArgs, ActionOptions => waits::navigate_and_wait, waits::NAVIGATE_AND_WAIT;
-    "wait_for_text", Browser TabRoute READS, waits::WaitForTextArgs, ActionOptions => act::act, waits::WAIT_FOR_TEXT;
-    "wait_for_url", Browser TabRoute READS, waits::WaitForUrlArgs, ActionOptions => act::act, waits::WAIT_FOR_URL;
-    "wait_for_network_idle", Browser TabRoute READS, waits::WaitForNetworkIdleArgs, ActionOptions => act::act, waits::WAIT_FOR_NETWORK_IDLE;
+    "wait_for", Browser TabRoute READS, waits::WaitForArgs, ActionOptions => act::act, waits::WAIT_FOR;
     "run_browser_actions", Browser TabRoute CHANGES, batch::RunActionsArgs, ActionOptions => batch::run_browser_actions, batch::RUN_BROWSER_ACTIONS;
     "read_element_state", Browser TabRoute READS, health::ReadStateArgs, NoOptions => health::read_element_state, health::READ_ELEMENT_STATE;
     "handle_dialog", Browser TabRoute CHANGES, health::HandleDialogArgs, NoOptions => health::handle_dialog, health::HANDLE_DIALOG;
@@ -350,12 +348,7 @@ mod tests {
     #[test]
     fn hints_are_honest() {
         // Reads change nothing, wherever they read.
-        for name in [
-            "get_page_snapshot",
-            "list_tabs",
-            "get_cookies",
-            "wait_for_text",
-        ] {
+        for name in ["get_page_snapshot", "list_tabs", "get_cookies", "wait_for"] {
             assert_eq!(entry(name).hints, READS, "{name}");
         }
         // The hub's own tools do not reach the web.

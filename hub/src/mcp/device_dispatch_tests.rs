@@ -266,6 +266,8 @@ async fn changing_device_calls_name_the_caller_and_reads_do_not() {
         if let Some(holder) = holder {
             assert_eq!(holder.session, "s1", "{tool}");
         }
+        // Whose view it is goes with every request, reads too (issue 23 §4).
+        assert_eq!(request.viewer.as_deref(), Some("s1"), "{tool}");
     }
 }
 

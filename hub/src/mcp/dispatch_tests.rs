@@ -138,7 +138,11 @@ fn acted(request: &Request) -> OpResult {
         outcome: Outcome::new(
             request.tab_id.unwrap_or(1),
             format!("did {}", act.action.name()),
-            ActionFacts::Wait { waited_ms: 1.0 },
+            ActionFacts::Wait {
+                waited_ms: 1.0,
+                element: None,
+                url: None,
+            },
         ),
         observation: None,
         observation_error: None,
@@ -172,13 +176,13 @@ async fn action_tools_send_one_act_with_their_deadline() {
             json!({"url": "http://127.0.0.1/"}),
             30_000,
         ),
-        ("wait_for_text", json!({"text": "Saved"}), 13_000),
+        ("wait_for", json!({"text": "Saved"}), 13_000),
         (
-            "wait_for_url",
-            json!({"pattern": "*/home", "timeoutMs": 2000}),
+            "wait_for",
+            json!({"url": "*/home", "timeoutMs": 2000}),
             5000,
         ),
-        ("wait_for_network_idle", json!({}), 13_000),
+        ("wait_for", json!({"networkIdle": true}), 13_000),
     ];
     for (tool, args, deadline) in cases {
         let (request, result) = call(tool, args, acted).await;
@@ -196,7 +200,7 @@ async fn action_tools_send_one_act_with_their_deadline() {
 #[tokio::test]
 async fn a_wait_reports_its_own_timeout_before_the_request_deadline() {
     let args = json!({"text": "Saved", "gone": true, "timeoutMs": 2500, "tabId": 7});
-    let (request, _) = call("wait_for_text", args, acted).await;
+    let (request, _) = call("wait_for", args, acted).await;
     assert_eq!(request.tab_id, Some(7));
     assert_eq!(request.deadline_ms, 5500);
     let act = action_of(&request);
@@ -253,7 +257,9 @@ async fn bad_arguments_never_reach_the_browser() {
         ("scroll_page", json!({"to": "#a", "dy": 10})),
         ("drag_element", json!({"selector": "#a"})),
         ("navigate_and_wait", json!({"url": "chrome://settings"})),
-        ("wait_for_network_idle", json!({"idleMs": 50})),
+        ("wait_for", json!({"networkIdle": 50})),
+        ("wait_for", json!({"networkIdle": true, "gone": true})),
+        ("wait_for", json!({"text": "Saved", "selector": "#a"})),
         (
             "read_element_state",
             json!({"selector": "#a", "maxChars": 0}),
@@ -293,7 +299,7 @@ async fn a_batch_with_a_bad_third_step_sends_nothing() {
 async fn a_batch_is_one_request_under_one_deadline() {
     let args = json!({"steps": [
         {"kind": "click", "selector": "#a"},
-        {"kind": "waitFor", "for": "text", "text": "Done"},
+        {"kind": "waitFor", "text": "Done"},
     ], "timeoutMs": 8000, "observe": false});
     let (request, result) = call("run_browser_actions", args, |request| {
         BatchResult {
@@ -616,12 +622,16 @@ async fn changing_calls_name_the_caller_and_reads_do_not() {
     ] {
         let (requests, result) = converse(tool, args, browser).await;
         result.unwrap_or_else(|error| panic!("{tool}: {error:?}"));
-        let holder = requests.last().unwrap().holder.as_ref();
+        let request = requests.last().unwrap();
+        let holder = request.holder.as_ref();
         assert_eq!(holder.is_some(), named, "{tool}");
         if let Some(holder) = holder {
             assert_eq!(holder.session, "s1", "{tool}");
             assert_eq!(holder.client, "Test · 1", "{tool}");
         }
+        // Whose view it is goes with every request, reads too (issue 23 §4): the peer keeps
+        // each session's baselines apart.
+        assert_eq!(request.viewer.as_deref(), Some("s1"), "{tool}");
     }
 }
 

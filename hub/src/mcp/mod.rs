@@ -541,9 +541,7 @@ mod tests {
             "fill_form",
             "scroll_page",
             "navigate_and_wait",
-            "wait_for_text",
-            "wait_for_url",
-            "wait_for_network_idle",
+            "wait_for",
             "run_browser_actions",
         ];
         for name in actions {

@@ -1,5 +1,6 @@
-//! Navigation and waits: `navigate_and_wait`, `wait_for_text`, `wait_for_url`,
-//! `wait_for_network_idle`, and the `waitFor` step of a batch (docs/actions.md).
+//! Navigation and waits: `navigate_and_wait`, and `wait_for` — one tool for a selector, text, a
+//! URL or network quiet, appearing or gone — which is also a batch's `waitFor` step, with the
+//! same arguments (docs/actions.md).
 //!
 //! A wait's own timeout is `timeoutMs`, sent in the action; the request's deadline is a few
 //! seconds longer, so the extension reports `WAIT_TIMEOUT` with what it saw instead of the hub
@@ -82,170 +83,125 @@ pub async fn navigate_and_wait(
     act(ctx, args.under(ctx.destinations()), options).await
 }
 
-/// Implements [`ActionTool`] for a wait: its condition, bounded by `timeoutMs`.
-macro_rules! wait_tool {
-    ($args:ty) => {
-        impl ActionTool for $args {
-            const DEFAULT_TIMEOUT_MS: u32 = WAIT_TIMEOUT_MS;
-            const DEADLINE_MARGIN_MS: u32 = WAIT_MARGIN_MS;
-
-            fn into_action(self, timeout_ms: u32) -> Result<Action, ToolError> {
-                Ok(Action::Wait {
-                    condition: self.condition()?,
-                    timeout_ms,
-                })
-            }
-        }
-    };
-}
-
-/// Arguments of wait_for_text.
-#[derive(Debug, Deserialize, JsonSchema)]
+/// Arguments of wait_for, and of a batch's `waitFor` step: exactly one of `selector`, `text`,
+/// `url` and `networkIdle`, and `gone` to wait for the opposite (docs/actions.md, "Waiting").
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct WaitForTextArgs {
-    /// Case-sensitive.
-    pub text: String,
-    pub gone: Option<bool>,
-}
-
-pub const WAIT_FOR_TEXT: &str = "Wait until the page's visible text contains text (gone: no longer \
-does).";
-
-impl WaitForTextArgs {
-    fn condition(self) -> Result<WaitCondition, ToolError> {
-        args::text(&self.text, "text", true)?;
-        Ok(WaitCondition::Text {
-            text: self.text,
-            gone: self.gone.unwrap_or(false),
-        })
-    }
-}
-
-wait_tool!(WaitForTextArgs);
-
-/// Arguments of wait_for_url.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct WaitForUrlArgs {
-    pub pattern: String,
-}
-
-pub const WAIT_FOR_URL: &str = "Wait until the tab's URL matches pattern (equal, contained, or \
-with * wildcards).";
-
-impl WaitForUrlArgs {
-    fn condition(self) -> Result<WaitCondition, ToolError> {
-        args::text(&self.pattern, "pattern", true)?;
-        Ok(WaitCondition::Url {
-            pattern: self.pattern,
-        })
-    }
-}
-
-wait_tool!(WaitForUrlArgs);
-
-/// Arguments of wait_for_network_idle.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct WaitForNetworkIdleArgs {
-    pub idle_ms: Option<u32>,
-}
-
-pub const WAIT_FOR_NETWORK_IDLE: &str = "Wait until no request has been in flight for idleMs \
-(100-10000, default 500).";
-
-impl WaitForNetworkIdleArgs {
-    fn condition(self) -> Result<WaitCondition, ToolError> {
-        Ok(WaitCondition::NetworkIdle {
-            idle_ms: in_range(self.idle_ms, DEFAULT_IDLE_MS, 100, 10_000, "idleMs")?,
-        })
-    }
-}
-
-wait_tool!(WaitForNetworkIdleArgs);
-
-/// What a batch's `waitFor` step waits for.
-#[derive(Debug, Clone, Copy, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum WaitFor {
-    /// An element matching a CSS selector is rendered (or gone).
-    Selector,
-    /// Visible text appears (or disappears).
-    Text,
-    /// The URL matches.
-    Url,
-    /// The network is quiet.
-    NetworkIdle,
-}
-
-/// A batch's `waitFor` step: `{for, selector?|text?|pattern?|idleMs?, gone?}`.
-#[derive(Debug, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct WaitForStep {
-    /// What to wait for.
-    #[serde(rename = "for")]
-    pub what: WaitFor,
-    /// For `selector`: a CSS selector.
+pub struct WaitForArgs {
     pub selector: Option<String>,
-    /// For `text`.
     pub text: Option<String>,
-    /// For `url`.
-    pub pattern: Option<String>,
-    /// For `networkIdle`.
-    pub idle_ms: Option<u32>,
-    /// For `selector` and `text`: wait until gone.
+    pub url: Option<String>,
+    #[serde(default)]
+    #[schemars(schema_with = "network_idle_schema")]
+    pub network_idle: Option<NetworkIdle>,
     pub gone: Option<bool>,
 }
 
-impl WaitForStep {
-    /// The step's condition. Each `for` takes its own fields only, so a misplaced one (say
-    /// `text` with `for: "url"`) is an error rather than silently ignored.
+pub const WAIT_FOR: &str = "Wait until exactly one of these holds: selector (CSS) is rendered; \
+text shows (case-sensitive); url matches (https://… its start, /… in its path, other text \
+anywhere, * glob); networkIdle (true, or quiet ms 100-10000; true: 500). gone: until it no \
+longer does (not with networkIdle). Returns what appeared as an @ref line.";
+
+/// `networkIdle`: `true` (quiet for the default time) or the quiet time in milliseconds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NetworkIdle {
+    /// `true` or `false`.
+    Switch(bool),
+    /// Milliseconds without a request in flight.
+    QuietMs(u32),
+}
+
+impl<'de> Deserialize<'de> for NetworkIdle {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        match serde_json::Value::deserialize(deserializer)? {
+            serde_json::Value::Bool(on) => Ok(NetworkIdle::Switch(on)),
+            serde_json::Value::Number(ms) => ms
+                .as_u64()
+                .and_then(|ms| u32::try_from(ms).ok())
+                .map(NetworkIdle::QuietMs)
+                .ok_or_else(|| {
+                    D::Error::custom(format!("networkIdle: {ms} is no whole number of ms"))
+                }),
+            other => Err(D::Error::custom(format!(
+                "networkIdle must be true or the quiet time in ms; got {other}"
+            ))),
+        }
+    }
+}
+
+fn network_idle_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    schemars::json_schema!({"anyOf": [{"type": "boolean"}, {"type": "integer"}]})
+}
+
+impl WaitForArgs {
+    /// The condition: exactly one thing to wait for, and `gone` only where it means something.
     pub fn condition(self) -> Result<WaitCondition, ToolError> {
-        let (name, allowed): (&str, &[&str]) = match self.what {
-            WaitFor::Selector => ("selector", &["selector", "gone"]),
-            WaitFor::Text => ("text", &["text", "gone"]),
-            WaitFor::Url => ("url", &["pattern"]),
-            WaitFor::NetworkIdle => ("networkIdle", &["idleMs"]),
-        };
-        let given = [
+        let given: Vec<&str> = [
             ("selector", self.selector.is_some()),
             ("text", self.text.is_some()),
-            ("pattern", self.pattern.is_some()),
-            ("idleMs", self.idle_ms.is_some()),
-            ("gone", self.gone.is_some()),
-        ];
-        if let Some((field, _)) = given
-            .iter()
-            .find(|(field, present)| *present && !allowed.contains(field))
-        {
+            ("url", self.url.is_some()),
+            ("networkIdle", self.network_idle.is_some()),
+        ]
+        .into_iter()
+        .filter_map(|(name, present)| present.then_some(name))
+        .collect();
+        if given.len() != 1 {
             return Err(ToolError::invalid(format!(
-                "for \"{name}\" takes {} only, not {field}",
-                allowed.join(" and ")
+                "give exactly one of selector, text, url and networkIdle to wait for; got {}",
+                if given.is_empty() {
+                    "none".to_owned()
+                } else {
+                    given.join(" and ")
+                }
             )));
         }
-        let missing = |field: &str| ToolError::invalid(format!("for \"{name}\" needs {field}"));
-        match self.what {
-            WaitFor::Selector => Ok(WaitCondition::Selector {
-                css: args::css(
-                    &self.selector.ok_or_else(|| missing("selector"))?,
-                    "selector",
-                )?,
-                hidden: self.gone.unwrap_or(false),
-            }),
-            WaitFor::Text => WaitForTextArgs {
-                text: self.text.ok_or_else(|| missing("text"))?,
-                gone: self.gone,
-            }
-            .condition(),
-            WaitFor::Url => WaitForUrlArgs {
-                pattern: self.pattern.ok_or_else(|| missing("pattern"))?,
-            }
-            .condition(),
-            WaitFor::NetworkIdle => WaitForNetworkIdleArgs {
-                idle_ms: self.idle_ms,
-            }
-            .condition(),
+        let gone = self.gone.unwrap_or(false);
+        if let Some(css) = self.selector {
+            return Ok(WaitCondition::Selector {
+                css: args::css(&css, "selector")?,
+                hidden: gone,
+            });
         }
+        if let Some(text) = self.text {
+            args::text(&text, "text", true)?;
+            return Ok(WaitCondition::Text { text, gone });
+        }
+        if let Some(pattern) = self.url {
+            args::text(&pattern, "url", true)?;
+            return Ok(WaitCondition::Url { pattern, gone });
+        }
+        if self.gone.is_some() {
+            return Err(ToolError::invalid(
+                "gone does not go with networkIdle: the network is quiet or it is not; wait for \
+                 networkIdle alone",
+            ));
+        }
+        let idle_ms = match self.network_idle {
+            Some(NetworkIdle::Switch(true)) => DEFAULT_IDLE_MS,
+            Some(NetworkIdle::QuietMs(ms)) => {
+                in_range(Some(ms), DEFAULT_IDLE_MS, 100, 10_000, "networkIdle")?
+            }
+            Some(NetworkIdle::Switch(false)) | None => {
+                return Err(ToolError::invalid(
+                    "networkIdle: false waits for nothing; give true, or the quiet time in ms \
+                     (100-10000)",
+                ));
+            }
+        };
+        Ok(WaitCondition::NetworkIdle { idle_ms })
+    }
+}
+
+impl ActionTool for WaitForArgs {
+    const DEFAULT_TIMEOUT_MS: u32 = WAIT_TIMEOUT_MS;
+    const DEADLINE_MARGIN_MS: u32 = WAIT_MARGIN_MS;
+
+    fn into_action(self, timeout_ms: u32) -> Result<Action, ToolError> {
+        Ok(Action::Wait {
+            condition: self.condition()?,
+            timeout_ms,
+        })
     }
 }
 
@@ -253,12 +209,20 @@ impl WaitForStep {
 mod tests {
     use super::*;
     use crate::state::FileUrls;
+    use serde_json::json;
+    use tabwire_protocol::ErrorCode;
+
+    fn wait(args: serde_json::Value) -> Result<WaitCondition, ToolError> {
+        serde_json::from_value::<WaitForArgs>(args)
+            .map_err(|error| ToolError::invalid(error.to_string()))?
+            .condition()
+    }
 
     #[test]
     fn waits_carry_their_timeout() {
-        let action = WaitForTextArgs {
-            text: "Saved".into(),
-            gone: None,
+        let action = WaitForArgs {
+            text: Some("Saved".into()),
+            ..WaitForArgs::default()
         }
         .into_action(7000)
         .unwrap();
@@ -272,28 +236,86 @@ mod tests {
                 timeout_ms: 7000
             }
         );
-        assert_eq!(<WaitForTextArgs as ActionTool>::DEFAULT_TIMEOUT_MS, 10_000);
-        assert_eq!(<WaitForUrlArgs as ActionTool>::DEADLINE_MARGIN_MS, 3000);
-        let empty = WaitForTextArgs {
-            text: String::new(),
-            gone: Some(true),
-        };
-        assert!(empty.into_action(7000).is_err());
-        let empty = WaitForUrlArgs {
-            pattern: String::new(),
-        };
-        assert!(empty.into_action(7000).is_err());
+        assert_eq!(<WaitForArgs as ActionTool>::DEFAULT_TIMEOUT_MS, 10_000);
+        assert_eq!(<WaitForArgs as ActionTool>::DEADLINE_MARGIN_MS, 3000);
     }
 
     #[test]
-    fn network_idle_is_between_100_ms_and_10_s() {
-        let idle = |ms| WaitForNetworkIdleArgs { idle_ms: ms }.condition();
+    fn each_thing_to_wait_for_becomes_its_condition() {
         assert_eq!(
-            idle(None).unwrap(),
+            wait(json!({"selector": ".done", "gone": true})).unwrap(),
+            WaitCondition::Selector {
+                css: ".done".into(),
+                hidden: true
+            }
+        );
+        assert_eq!(
+            wait(json!({"text": "Saved"})).unwrap(),
+            WaitCondition::Text {
+                text: "Saved".into(),
+                gone: false
+            }
+        );
+        assert_eq!(
+            wait(json!({"url": "*/home", "gone": true})).unwrap(),
+            WaitCondition::Url {
+                pattern: "*/home".into(),
+                gone: true
+            }
+        );
+        assert_eq!(
+            wait(json!({"networkIdle": true})).unwrap(),
             WaitCondition::NetworkIdle { idle_ms: 500 }
         );
-        assert!(idle(Some(99)).is_err());
-        assert!(idle(Some(10_001)).unwrap_err().message.contains("idleMs"));
+        assert_eq!(
+            wait(json!({"networkIdle": 800})).unwrap(),
+            WaitCondition::NetworkIdle { idle_ms: 800 }
+        );
+    }
+
+    #[test]
+    fn exactly_one_thing_is_waited_for_and_gone_only_where_it_means_something() {
+        for (args, says) in [
+            (json!({}), "got none"),
+            (json!({"gone": true}), "got none"),
+            (json!({"text": "a", "url": "b"}), "got text and url"),
+            (
+                json!({"selector": "#a", "networkIdle": true}),
+                "got selector and networkIdle",
+            ),
+            (
+                json!({"networkIdle": true, "gone": true}),
+                "gone does not go with networkIdle",
+            ),
+            (
+                json!({"networkIdle": true, "gone": false}),
+                "gone does not go with networkIdle",
+            ),
+            (json!({"networkIdle": false}), "waits for nothing"),
+            (
+                json!({"networkIdle": 99}),
+                "networkIdle must be between 100 and 10000",
+            ),
+            (json!({"networkIdle": 10_001}), "between 100 and 10000"),
+            (json!({"networkIdle": 1.5}), "no whole number"),
+            (json!({"networkIdle": "yes"}), "networkIdle must be true"),
+            (json!({"text": ""}), "text is empty"),
+            (json!({"url": ""}), "url is empty"),
+            (json!({"selector": "@e3"}), "CSS"),
+            (json!({"selector": "text=Save"}), "Playwright"),
+            (json!({"pattern": "x"}), "unknown field"),
+            (json!({"for": "text", "text": "x"}), "unknown field"),
+        ] {
+            let error = wait(args.clone()).unwrap_err();
+            assert!(
+                matches!(
+                    error.code,
+                    ErrorCode::InvalidArgument | ErrorCode::InvalidSelector
+                ),
+                "{args}: {error:?}"
+            );
+            assert!(error.message.contains(says), "{args}: {}", error.message);
+        }
     }
 
     #[test]
@@ -312,34 +334,5 @@ mod tests {
         assert!(navigate("file:///etc/hosts", FileUrls::Allowed).is_ok());
         assert!(navigate("file:///etc/hosts", FileUrls::Refused).is_err());
         assert_eq!(<Navigation as ActionTool>::DEFAULT_TIMEOUT_MS, 30_000);
-    }
-
-    fn step(json: serde_json::Value) -> Result<WaitCondition, ToolError> {
-        serde_json::from_value::<WaitForStep>(json)
-            .map_err(|error| ToolError::invalid(error.to_string()))?
-            .condition()
-    }
-
-    #[test]
-    fn wait_for_steps_take_the_fields_of_their_kind() {
-        use serde_json::json;
-        assert_eq!(
-            step(json!({"for": "selector", "selector": ".done", "gone": true})).unwrap(),
-            WaitCondition::Selector {
-                css: ".done".into(),
-                hidden: true
-            }
-        );
-        assert_eq!(
-            step(json!({"for": "networkIdle"})).unwrap(),
-            WaitCondition::NetworkIdle { idle_ms: 500 }
-        );
-        assert!(step(json!({"for": "url", "pattern": "*/home"})).is_ok());
-        let error = step(json!({"for": "url", "pattern": "x", "text": "y"})).unwrap_err();
-        assert!(error.message.contains("not text"), "{}", error.message);
-        let error = step(json!({"for": "text"})).unwrap_err();
-        assert!(error.message.contains("needs text"), "{}", error.message);
-        assert!(step(json!({"for": "selector", "selector": "@e3"})).is_err());
-        assert!(step(json!({"for": "pixel"})).is_err());
     }
 }

@@ -11,7 +11,7 @@ use tabwire_protocol::{
     Action, BatchRequest, BatchResult, ErrorCode, OpError, Step, StepFailure, StepResult, TabId,
 };
 
-use super::perform::{observe_after, perform};
+use super::perform::{After, observe_after, perform};
 use crate::checkpoint::Checkpoint;
 use crate::debugger;
 use crate::ops::load::check_navigable;
@@ -23,6 +23,7 @@ use crate::timer::{Either, select, sleep};
 pub async fn batch(
     tab: TabId,
     request: BatchRequest,
+    viewer: &str,
     checkpoint: &Checkpoint,
 ) -> Result<BatchResult, OpError> {
     // A URL no tab may be pointed at refuses the whole batch, not just its step: the steps
@@ -48,7 +49,7 @@ pub async fn batch(
         // The step stops a little before the request's deadline, so the batch can still
         // answer with the steps it completed.
         let budget = checkpoint.budget_ms();
-        let outcome = match select(run_step(tab, step, checkpoint), sleep(budget)).await {
+        let outcome = match select(run_step(tab, step, viewer, checkpoint), sleep(budget)).await {
             Either::Left(outcome) => outcome,
             Either::Right(()) => {
                 let error = OpError::new(
@@ -101,8 +102,11 @@ pub async fn batch(
     let (observation, observation_error) = observe_after(
         tab,
         request.observe.as_ref(),
-        TOP_FRAME,
-        blocked,
+        After {
+            acted_in: TOP_FRAME,
+            blocked_by_dialog: blocked,
+            viewer,
+        },
         checkpoint,
     )
     .await;
@@ -115,7 +119,12 @@ pub async fn batch(
     })
 }
 
-async fn run_step(tab: TabId, step: Step, checkpoint: &Checkpoint) -> Result<StepResult, OpError> {
+async fn run_step(
+    tab: TabId,
+    step: Step,
+    viewer: &str,
+    checkpoint: &Checkpoint,
+) -> Result<StepResult, OpError> {
     checkpoint.check_alive()?;
     match step {
         Step::Act { action } => Ok(StepResult::Acted {
@@ -123,9 +132,11 @@ async fn run_step(tab: TabId, step: Step, checkpoint: &Checkpoint) -> Result<Ste
         }),
         // Reads are stopped by a dialog the page opens meanwhile (actions handle their own).
         Step::Observe { request } => {
-            let observation =
-                debugger::unless_dialog(tab, snapshot::snapshot(Some(tab), request, checkpoint))
-                    .await?;
+            let observation = debugger::unless_dialog(
+                tab,
+                snapshot::snapshot(Some(tab), request, viewer, checkpoint),
+            )
+            .await?;
             Ok(StepResult::Observed { observation })
         }
         Step::Content { request } => {

@@ -27,18 +27,22 @@ use tabwire_protocol::{ActOp, ActRequest, Acted, ErrorCode, OpError, OpResult, T
 
 use crate::checkpoint::Checkpoint;
 use crate::refs;
-use perform::{observe_after, perform};
+use perform::{After, observe_after, perform};
 
-/// Runs one operation of the group. Actions, batches and element reads run in the tab's queue,
-/// so `requests` resolved their tab already; dialogs and health run beside it.
+/// Runs one operation of the group for `viewer` (whose observations an action's is compared
+/// with). Actions, batches and element reads run in the tab's queue, so `requests` resolved
+/// their tab already; dialogs and health run beside it.
 pub async fn run(
     tab_id: Option<TabId>,
     op: ActOp,
+    viewer: &str,
     checkpoint: &Checkpoint,
 ) -> Result<OpResult, OpError> {
     Ok(match op {
-        ActOp::Act(request) => act(queued(tab_id)?, request, checkpoint).await?.into(),
-        ActOp::Batch(request) => batch::batch(queued(tab_id)?, request, checkpoint)
+        ActOp::Act(request) => act(queued(tab_id)?, request, viewer, checkpoint)
+            .await?
+            .into(),
+        ActOp::Batch(request) => batch::batch(queued(tab_id)?, request, viewer, checkpoint)
             .await?
             .into(),
         ActOp::ReadState(request) => inspect::read_state(queued(tab_id)?, request).await?.into(),
@@ -62,7 +66,12 @@ fn queued(tab_id: Option<TabId>) -> Result<TabId, OpError> {
 }
 
 /// One action, then the observation after it.
-async fn act(tab: TabId, request: ActRequest, checkpoint: &Checkpoint) -> Result<Acted, OpError> {
+async fn act(
+    tab: TabId,
+    request: ActRequest,
+    viewer: &str,
+    checkpoint: &Checkpoint,
+) -> Result<Acted, OpError> {
     let outcome = perform(tab, &request.action, checkpoint).await?;
     let blocked = outcome.dialog.is_some();
     // An action on an element inside a frame is followed by an observation of that frame.
@@ -70,8 +79,17 @@ async fn act(tab: TabId, request: ActRequest, checkpoint: &Checkpoint) -> Result
         Some(Target::Ref(element_ref)) => refs::frame_of(*element_ref),
         _ => refs::TOP_FRAME,
     };
-    let (observation, observation_error) =
-        observe_after(tab, request.observe.as_ref(), frame, blocked, checkpoint).await;
+    let (observation, observation_error) = observe_after(
+        tab,
+        request.observe.as_ref(),
+        After {
+            acted_in: frame,
+            blocked_by_dialog: blocked,
+            viewer,
+        },
+        checkpoint,
+    )
+    .await;
     Ok(Acted {
         outcome,
         observation,

@@ -191,18 +191,33 @@ async fn dispatch(
     }
 }
 
+/// What the observation after an action depends on besides its options.
+pub struct After<'a> {
+    /// The frame the action's target was in (observed unless the options scope elsewhere).
+    pub acted_in: u32,
+    /// Whether the action opened a dialog, which blocks the page.
+    pub blocked_by_dialog: bool,
+    /// Whom the observation is for: its delta is against this viewer's latest view.
+    pub viewer: &'a str,
+}
+
 /// The observation after an action, or why there is none. Without `since`, it is a delta
-/// against the latest observation of the same view of the same document, when there is one.
+/// against the viewer's latest observation of the same view of the same document, when there
+/// is one (never against another session's: what changed before that view would be missing).
 pub async fn observe_after(
     tab: TabId,
     spec: Option<&ObserveSpec>,
-    acted_in: u32,
-    blocked_by_dialog: bool,
+    after: After<'_>,
     checkpoint: &Checkpoint,
 ) -> (Option<Observation>, Option<OpError>) {
     let Some(spec) = spec else {
         return (None, None);
     };
+    let After {
+        acted_in,
+        blocked_by_dialog,
+        viewer,
+    } = after;
     if blocked_by_dialog {
         return (None, Some(debugger::blocking_dialog_error(tab)));
     }
@@ -226,7 +241,7 @@ pub async fn observe_after(
             tables
                 .get(tab, frame)
                 .and_then(|state| state.doc.as_ref())
-                .and_then(|doc| doc.baselines.latest(&params))
+                .and_then(|doc| doc.views.of(viewer)?.latest(&params))
         })
     });
     let request = SnapshotRequest {
@@ -245,7 +260,12 @@ pub async fn observe_after(
     }
     // A dialog the page opens meanwhile would hold the snapshot until the deadline.
     let stopped = select(sleep(budget), debugger::dialog_opened(tab));
-    match select(snapshot::snapshot(Some(tab), request, checkpoint), stopped).await {
+    match select(
+        snapshot::snapshot(Some(tab), request, viewer, checkpoint),
+        stopped,
+    )
+    .await
+    {
         Either::Left(Ok(mut observation)) => {
             if automatic {
                 // A new document simply gets a full window: not a reset the agent asked about.

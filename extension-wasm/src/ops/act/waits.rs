@@ -1,18 +1,23 @@
-//! Navigation with a load state, and waiting for conditions (SPEC §5).
+//! Navigation with a load state, and waiting for conditions (SPEC §5, `wait_for`).
 //!
 //! Conditions are polled: the page is asked every 100 ms (selectors, text), the tab's URL read,
 //! or the tab's request counters looked at (`activity`). A page call that fails while the tab
 //! is between documents counts as "not yet". Every wait ends at its own timeout with
-//! `WAIT_TIMEOUT`, and never outlives its request's deadline.
+//! `WAIT_TIMEOUT`, and never outlives its request's deadline. A selector or text that appeared
+//! is answered with its line and ref ([`crate::ops::observe::found`]), a URL with the URL.
 
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
-use tabwire_protocol::{ActionFacts, ErrorCode, OpError, Outcome, TabId, WaitCondition, WaitUntil};
+use tabwire_observation::PageNode;
+use tabwire_protocol::{
+    ActionFacts, ErrorCode, ObservedNode, OpError, Outcome, TabId, WaitCondition, WaitUntil,
+};
 
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::get_tab;
 use crate::ops::load::{self, load_url};
-use crate::page::{self, MissingFrame, PageCommand};
+use crate::ops::observe::found::{self, Described};
+use crate::page::{self, InPage, MissingFrame, PageCommand};
 use crate::refs::TOP_FRAME;
 use crate::timer::{Either, now_ms, select, sleep};
 use crate::{activity, debugger};
@@ -31,6 +36,19 @@ struct Found {
 #[derive(Deserialize)]
 struct Visible {
     visible: bool,
+    /// With `describe`: the first rendered match, its document's token and URL.
+    node: Option<PageNode>,
+    doc: Option<String>,
+    url: Option<String>,
+}
+
+/// What a condition that came true found, besides its being true.
+#[derive(Default)]
+struct Met {
+    /// A selector's first rendered match.
+    element: Option<Described>,
+    /// The tab's URL, for a URL condition.
+    url: Option<String>,
 }
 
 /// Loads `url`, waits for `wait_until`, then for `wait_for`.
@@ -92,6 +110,7 @@ async fn until_selector(tab: TabId, css: &str, checkpoint: &Checkpoint) -> Resul
     let budget = checkpoint.budget_ms().max(0.0);
     poll(tab, &condition, budget, checkpoint)
         .await
+        .map(drop)
         .map_err(OpError::action_may_have_occurred)
 }
 
@@ -104,12 +123,41 @@ pub async fn wait(
 ) -> Result<Outcome, OpError> {
     let started = now_ms();
     let budget = f64::from(timeout_ms).min(checkpoint.budget_ms()).max(0.0);
-    poll(tab, condition, budget, checkpoint).await?;
+    let met = poll(tab, condition, budget, checkpoint).await?;
     let waited = (now_ms() - started).round();
+    // What appeared, as a line with its ref: the agent can act on it at once.
+    let element: Option<ObservedNode> = match condition {
+        WaitCondition::Selector { hidden: false, .. } => match &met.element {
+            Some(element) => Some(found::line_of(tab, element).await),
+            None => None,
+        },
+        // The page said the text shows; which line holds it takes one more look.
+        WaitCondition::Text { text, gone: false } => {
+            found::line_holding(tab, text).await.ok().flatten()
+        }
+        _ => None,
+    };
+    let mut summary = format!("{} after {waited:.0} ms", describe(condition, true));
+    match (&element, &met.url) {
+        (Some(line), _) => {
+            if let Some(element_ref) = line.element_ref {
+                summary.push_str(&format!(": {element_ref} {}", line.text));
+            }
+        }
+        (None, Some(url)) => summary.push_str(&format!(": {url}")),
+        (None, None) if matches!(condition, WaitCondition::Text { gone: false, .. }) => {
+            summary.push_str(" (across lines: no one line holds it all)");
+        }
+        (None, None) => {}
+    }
     Ok(Outcome::new(
         tab,
-        format!("{} after {waited:.0} ms", describe(condition, true)),
-        ActionFacts::Wait { waited_ms: waited },
+        summary,
+        ActionFacts::Wait {
+            waited_ms: waited,
+            element,
+            url: met.url,
+        },
     ))
 }
 
@@ -119,7 +167,7 @@ async fn poll(
     condition: &WaitCondition,
     budget_ms: f64,
     checkpoint: &Checkpoint,
-) -> Result<(), OpError> {
+) -> Result<Met, OpError> {
     let until = now_ms() + budget_ms;
     if let WaitCondition::Delay { ms } = condition {
         let ms = f64::from(*ms);
@@ -133,7 +181,7 @@ async fn poll(
             ));
         }
         sleep(ms).await;
-        return Ok(());
+        return Ok(Met::default());
     }
     if let WaitCondition::NetworkIdle { idle_ms } = condition {
         // Attached, tabwire sees the tab's requests from now on.
@@ -144,14 +192,14 @@ async fn poll(
         )
         .await
         {
-            Either::Left(()) => Ok(()),
+            Either::Left(()) => Ok(Met::default()),
             Either::Right(()) => Err(not_met(condition, budget_ms, tab)),
         };
     }
     loop {
         checkpoint.check_alive()?;
-        if holds(tab, condition).await? {
-            return Ok(());
+        if let Some(met) = holds(tab, condition).await? {
+            return Ok(met);
         }
         if now_ms() + POLL_MS > until {
             return Err(not_met(condition, budget_ms, tab));
@@ -160,46 +208,79 @@ async fn poll(
     }
 }
 
-/// Whether the condition holds now. Page calls that fail between documents count as "no".
-async fn holds(tab: TabId, condition: &WaitCondition) -> Result<bool, OpError> {
+/// What the condition found when it holds now; `None` while it does not. Page calls that fail
+/// between documents count as "not yet".
+async fn holds(tab: TabId, condition: &WaitCondition) -> Result<Option<Met>, OpError> {
     Ok(match condition {
         WaitCondition::Selector { css, hidden } => {
-            let command = PageCommand::CheckSelector { css: css.clone() };
-            page_check::<Visible>(tab, &command)
-                .await?
-                .is_some_and(|v| v.visible != *hidden)
+            let command = PageCommand::CheckSelector {
+                css: css.clone(),
+                describe: !*hidden,
+            };
+            let Some(reply) = page_check::<Visible>(tab, &command).await? else {
+                return Ok(None);
+            };
+            let (visible, document_id) = (reply.value, reply.document_id);
+            (visible.visible != *hidden).then(|| Met {
+                element: match (visible.node, visible.doc) {
+                    (Some(node), Some(doc)) => Some(Described {
+                        node,
+                        doc,
+                        document_id,
+                        url: visible.url.unwrap_or_default(),
+                    }),
+                    _ => None,
+                },
+                url: None,
+            })
         }
         WaitCondition::Text { text, gone } => {
             let command = PageCommand::CheckText { text: text.clone() };
             page_check::<Found>(tab, &command)
                 .await?
-                .is_some_and(|f| f.found != *gone)
+                .is_some_and(|f| f.value.found != *gone)
+                .then(Met::default)
         }
-        WaitCondition::Url { pattern } => {
+        WaitCondition::Url { pattern, gone } => {
             let tab = get_tab(tab).await?;
             let url = tab.url.or(tab.pending_url).unwrap_or_default();
-            url_matches(&url, pattern)
+            let holds = url_matches(&url, pattern) != *gone;
+            holds.then_some(Met {
+                element: None,
+                url: Some(url),
+            })
         }
-        WaitCondition::NetworkIdle { .. } | WaitCondition::Delay { .. } => true,
+        WaitCondition::NetworkIdle { .. } | WaitCondition::Delay { .. } => Some(Met::default()),
     })
 }
 
-/// The page's answer to a check, or `None` when the page could not answer (between documents).
+/// The page's answer to a check (and the document that gave it), or `None` when the page could
+/// not answer (between documents).
 async fn page_check<T: DeserializeOwned>(
     tab: TabId,
     command: &PageCommand,
-) -> Result<Option<T>, OpError> {
+) -> Result<Option<InPage<T>>, OpError> {
     match page::run::<T>(tab, TOP_FRAME, command, MissingFrame::Requested).await {
-        Ok(reply) => Ok(Some(reply.value)),
+        Ok(reply) => Ok(Some(reply)),
         Err(error) if error.code == ErrorCode::InvalidSelector => Err(error),
         Err(_) => Ok(None),
     }
 }
 
-/// Equal, contained, or a `*` glob over the whole URL.
+/// Whether `url` matches `pattern` (docs/actions.md, "Waiting for something"): with a `*`, a
+/// glob over the whole URL (`*` is any run of characters, `/` included); a pattern with a
+/// scheme (`https://…`) is the URL's beginning; one starting with `/` is found in the URL's
+/// path; any other is found anywhere in the URL. So neither `/dashboard` nor
+/// `https://app.test/dashboard` is satisfied by a login page's `?next=` naming it.
 pub fn url_matches(url: &str, pattern: &str) -> bool {
     if !pattern.contains('*') {
-        return url == pattern || url.contains(pattern);
+        return if pattern.contains("://") {
+            url.starts_with(pattern)
+        } else if pattern.starts_with('/') {
+            path_of(url).contains(pattern)
+        } else {
+            url.contains(pattern)
+        };
     }
     let parts: Vec<&str> = pattern.split('*').collect();
     let (first, last) = (parts[0], parts[parts.len() - 1]);
@@ -216,6 +297,19 @@ pub fn url_matches(url: &str, pattern: &str) -> bool {
     true
 }
 
+/// The path of `url`: from the first `/` after the authority to the query or fragment.
+fn path_of(url: &str) -> &str {
+    let after_scheme = url.find("://").map_or(0, |at| at + 3);
+    let rest = &url[after_scheme..];
+    let start = if after_scheme == 0 {
+        0
+    } else {
+        rest.find(['/', '?', '#']).unwrap_or(rest.len())
+    };
+    let rest = &rest[start..];
+    &rest[..rest.find(['?', '#']).unwrap_or(rest.len())]
+}
+
 fn describe(condition: &WaitCondition, met: bool) -> String {
     match (condition, met) {
         (WaitCondition::Selector { css, hidden: false }, true) => format!("`{css}` is shown"),
@@ -230,8 +324,42 @@ fn describe(condition: &WaitCondition, met: bool) -> String {
         (WaitCondition::Text { text, gone: true }, true) => format!("{text:?} is gone"),
         (WaitCondition::Text { text, gone: false }, false) => format!("{text:?} did not appear"),
         (WaitCondition::Text { text, gone: true }, false) => format!("{text:?} did not go away"),
-        (WaitCondition::Url { pattern }, true) => format!("The URL matches {pattern:?}"),
-        (WaitCondition::Url { pattern }, false) => format!("The URL did not match {pattern:?}"),
+        (
+            WaitCondition::Url {
+                pattern,
+                gone: false,
+            },
+            true,
+        ) => {
+            format!("The URL matches {pattern:?}")
+        }
+        (
+            WaitCondition::Url {
+                pattern,
+                gone: true,
+            },
+            true,
+        ) => {
+            format!("The URL no longer matches {pattern:?}")
+        }
+        (
+            WaitCondition::Url {
+                pattern,
+                gone: false,
+            },
+            false,
+        ) => {
+            format!("The URL did not match {pattern:?}")
+        }
+        (
+            WaitCondition::Url {
+                pattern,
+                gone: true,
+            },
+            false,
+        ) => {
+            format!("The URL still matches {pattern:?}")
+        }
         (WaitCondition::NetworkIdle { .. }, true) => "The network is idle".into(),
         (WaitCondition::NetworkIdle { .. }, false) => "The network did not go idle".into(),
         (WaitCondition::Delay { ms }, _) => format!("Waited {ms} ms"),
@@ -266,5 +394,40 @@ mod tests {
         assert!(!url_matches(url, "*/login*"));
         assert!(!url_matches(url, "https://*"));
         assert!(url_matches(url, "*"));
+    }
+
+    #[test]
+    fn a_path_or_a_url_is_not_found_in_another_urls_query() {
+        let login = "https://app.test/login?next=/dashboard&to=https://app.test/dashboard#top";
+        assert!(
+            !url_matches(login, "/dashboard"),
+            "a redirect target is no arrival"
+        );
+        assert!(!url_matches(login, "https://app.test/dashboard"));
+        assert!(url_matches(login, "/login"));
+        assert!(
+            url_matches(login, "https://app.test/login"),
+            "a URL's beginning"
+        );
+        assert!(
+            url_matches(login, login),
+            "the whole URL is its own beginning"
+        );
+        assert!(
+            url_matches(login, "next=/dashboard"),
+            "other text: anywhere"
+        );
+        assert!(url_matches(login, "#top"));
+        assert!(url_matches(
+            "https://app.test/app/dashboard?x=1",
+            "/dashboard"
+        ));
+        assert!(
+            url_matches(login, "*dashboard*"),
+            "a glob reads the whole URL"
+        );
+        assert_eq!(path_of("https://a.test/p/q?x=/y#z"), "/p/q");
+        assert_eq!(path_of("https://a.test?x=/y"), "");
+        assert_eq!(path_of("about:blank"), "about:blank");
     }
 }

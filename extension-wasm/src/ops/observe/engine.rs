@@ -6,7 +6,8 @@
 //! rebinds gone refs to unambiguous replacements; renders every node; filters by the query
 //! (whole rows and list items); takes the window from `offset` within the budget; hands out
 //! refs to the nodes shown; and answers with the window, or with a delta against a matching
-//! baseline. The window becomes a new baseline under the next version.
+//! baseline of the same viewer. The window becomes a new baseline of that viewer's under the
+//! next version (versions count per document, whoever looks, so a version names one view).
 //!
 //! It sits above both the observation vocabulary (`observation`: facts, rendering, windows,
 //! deltas) and the per-frame ref state (`refs`), which it puts together.
@@ -70,6 +71,9 @@ pub struct Source<'a> {
     pub document_id: &'a str,
     /// The ref number of the scope, when the scope was a ref of this frame.
     pub scope_ref: Option<u32>,
+    /// Whom the observation is shown to (the hub's name for the MCP session): the baselines it
+    /// is compared with and becomes are this viewer's.
+    pub viewer: &'a str,
 }
 
 /// An observation, and what its window showed that frames inlined into it need.
@@ -114,13 +118,11 @@ pub fn observe(
     let previous_version = doc.as_ref().map_or(0, |d| d.version);
     let doc = match doc {
         Some(d) if d.document_id == source.document_id && d.doc_token == facts.doc => d,
-        _ => doc.insert(crate::refs::DocState {
-            document_id: source.document_id.to_owned(),
-            doc_token: facts.doc.clone(),
-            version: previous_version,
-            refs: Default::default(),
-            baselines: Default::default(),
-        }),
+        _ => doc.insert(crate::refs::DocState::new(
+            source.document_id,
+            &facts.doc,
+            previous_version,
+        )),
     };
 
     if let (Some(index), Some(key)) = (source.scope_ref, facts.scope_rebound) {
@@ -247,9 +249,11 @@ pub fn observe(
         truncated: shown.truncated(),
         next_offset: shown.next_offset,
     };
-    let baseline = request
-        .since
-        .and_then(|since| doc.baselines.matching(since, &params));
+    let baseline = request.since.and_then(|since| {
+        doc.views
+            .of(source.viewer)
+            .and_then(|kept| kept.matching(since, &params))
+    });
     let (nodes, delta_part) = match baseline {
         Some(baseline) => {
             let diff = delta::diff(&baseline.entries, &entries);
@@ -279,19 +283,23 @@ pub fn observe(
             d.changed.is_empty() && d.removed.is_empty() && d.order.is_none() && !d.view_changed
         });
     let version = match (&delta_part, unchanged) {
-        (Some(delta), true) => delta.since,
+        (Some(delta), true) => {
+            // Served all the same: the viewer's baselines are kept as recently used.
+            doc.views.of_mut(source.viewer);
+            delta.since
+        }
         _ => {
             doc.version += 1;
             // Inlined frames' lines are added by the snapshot once they are observed.
+            let kept = doc.views.of_mut(source.viewer);
             let frames = match &delta_part {
-                Some(delta) => doc
-                    .baselines
+                Some(delta) => kept
                     .matching(delta.since, &params)
                     .map(|b| b.frames.clone())
                     .unwrap_or_default(),
                 None => Vec::new(),
             };
-            doc.baselines.push(Baseline {
+            kept.push(Baseline {
                 version: doc.version,
                 params,
                 entries,
@@ -330,7 +338,7 @@ pub fn observe(
 
 /// Lines `range` of `unit` as the agent sees them: inline refs resolved (`ref_for` gives each
 /// its ref), the node's own line carrying `own` (option lines follow it without a ref).
-fn observed_lines(
+pub(super) fn observed_lines(
     unit: &Unit,
     range: std::ops::Range<usize>,
     own: ElementRef,
@@ -391,6 +399,7 @@ mod tests {
             frame,
             document_id: "DOC",
             scope_ref: None,
+            viewer: "s1",
         }
     }
 
@@ -504,6 +513,57 @@ mod tests {
         assert_eq!(delta.total_nodes, 2);
         let json = serde_json::to_string(&tabwire_protocol::OpResult::from(delta)).unwrap();
         assert!(json.len() < 300, "{} bytes: {json}", json.len());
+    }
+
+    /// A snapshot of the top document shown to `viewer`.
+    fn snap_as(
+        tables: &mut RefTables,
+        viewer: &str,
+        req: &SnapshotRequest,
+        f: SnapshotFacts,
+    ) -> Observation {
+        let ticket = tables.begin(TAB, 0);
+        let state = tables.commit(ticket).unwrap();
+        let unique = as_if_unique(&f);
+        let src = Source {
+            viewer,
+            ..source(0)
+        };
+        observe(state, src, req, f, &unique).observation
+    }
+
+    #[test]
+    fn each_viewer_gets_the_changes_since_its_own_view() {
+        let mut tables = RefTables::default();
+        let before = vec![button(1, "A"), button(2, "B")];
+        let after = vec![button(1, "A"), button(2, "B!")];
+        let alpha = snap_as(&mut tables, "alpha", &request(), facts(before));
+        // The page changes; then the other session looks.
+        let beta = snap_as(&mut tables, "beta", &request(), facts(after.clone()));
+        assert!(beta.delta.is_none());
+        assert!(beta.version > alpha.version, "versions count per document");
+        // Alpha's delta is against what alpha saw: the change is in it, though beta saw it.
+        let o = snap_as(
+            &mut tables,
+            "alpha",
+            &since(alpha.version),
+            facts(after.clone()),
+        );
+        let d = o.delta.expect("a delta against alpha's view");
+        assert_eq!(d.since, alpha.version);
+        assert_eq!(d.changed.len(), 1, "{d:?}");
+        assert_eq!(d.changed[0].text, r#"button "B!""#);
+        // A version another session was shown is no baseline of this one's: a full window.
+        let o = snap_as(
+            &mut tables,
+            "beta",
+            &since(alpha.version),
+            facts(after.clone()),
+        );
+        assert!(o.reset && o.delta.is_none());
+        assert_eq!(o.nodes.len(), 2);
+        let o = snap_as(&mut tables, "gamma", &since(beta.version), facts(after));
+        assert!(o.reset, "a third session cannot use beta's version either");
     }
 
     #[test]

@@ -1,9 +1,10 @@
 //! The observe group (SPEC §4, §6): snapshots ([`snapshot`], with the [`engine`] behind them),
-//! a document's [`content`], the tab's [`frames`], the selected text ([`selection`]) and
-//! screenshots ([`screenshot`]).
+//! a document's [`content`], the tab's [`frames`], the selected text ([`selection`]),
+//! screenshots ([`screenshot`]), and what a wait [`found`] as a line with its ref.
 
 pub mod content;
 pub mod engine;
+pub mod found;
 pub mod frames;
 pub mod screenshot;
 pub mod snapshot;
@@ -15,15 +16,16 @@ use tabwire_protocol::{ObserveOp, OpError, OpResult, TabId};
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::resolve_tab;
 
-/// Runs one operation of the group. `tab_id` is the request's tab (resolved already for
-/// queued ones).
+/// Runs one operation of the group for `viewer`. `tab_id` is the request's tab (resolved
+/// already for queued ones).
 pub async fn run(
     tab_id: Option<TabId>,
     op: ObserveOp,
+    viewer: &str,
     checkpoint: &Checkpoint,
 ) -> Result<OpResult, OpError> {
     Ok(match op {
-        ObserveOp::Snapshot(request) => snapshot::snapshot(tab_id, request, checkpoint)
+        ObserveOp::Snapshot(request) => snapshot::snapshot(tab_id, request, viewer, checkpoint)
             .await?
             .into(),
         ObserveOp::ListFrames(_) => frames::list_frames(tab_id).await?.into(),
@@ -33,7 +35,9 @@ pub async fn run(
             .into(),
         ObserveOp::Screenshot(request) => {
             let tab = resolve_tab(tab_id).await?.id;
-            screenshot::take(tab, request, checkpoint).await?.into()
+            screenshot::take(tab, request, viewer, checkpoint)
+                .await?
+                .into()
         }
     })
 }

@@ -72,17 +72,19 @@ async fn unique_anchors(
 /// Snapshots slower than this are logged with a breakdown of their time.
 const SLOW_SNAPSHOT_MS: f64 = 50.0;
 
-/// Takes an observation of a document of the tab. Without a `frameId`, the visible iframes
-/// that the window shows have their documents inlined under their lines (see [`with_frames`]).
+/// Takes an observation of a document of the tab for `viewer` (its `since` and the baseline it
+/// leaves are that viewer's). Without a `frameId`, the visible iframes that the window shows
+/// have their documents inlined under their lines (see [`with_frames`]).
 pub async fn snapshot(
     tab_id: Option<TabId>,
     request: SnapshotRequest,
+    viewer: &str,
     checkpoint: &Checkpoint,
 ) -> Result<Observation, OpError> {
     let tab = resolve_tab(tab_id).await?.id;
-    let observed = observe_document(tab, &request, checkpoint).await?;
+    let observed = observe_document(tab, &request, viewer, checkpoint).await?;
     let observation = if request.frame_id.is_none() {
-        with_frames(tab, &request, observed, checkpoint).await
+        with_frames(tab, &request, observed, viewer, checkpoint).await
     } else {
         observed.observation
     };
@@ -127,6 +129,7 @@ async fn with_frames(
     tab: TabId,
     request: &SnapshotRequest,
     observed: Observed,
+    viewer: &str,
     checkpoint: &Checkpoint,
 ) -> Observation {
     let Observed {
@@ -141,8 +144,11 @@ async fn with_frames(
         frames,
         lines,
         chars,
-        checkpoint,
-        1,
+        Inlining {
+            viewer,
+            checkpoint,
+            level: 1,
+        },
         &mut observation.outside,
     )
     .await;
@@ -156,7 +162,7 @@ async fn with_frames(
             return None;
         }
         let old = since
-            .and_then(|since| doc.baselines.matching(since, &params))
+            .and_then(|since| doc.views.of(viewer)?.matching(since, &params))
             .map(|b| b.frames.clone())
             .unwrap_or_default();
         let (changed, removed) = compare_lines(&old, &shown);
@@ -166,15 +172,19 @@ async fn with_frames(
                     return Some((changed, removed, observation.version));
                 }
                 // The document's window did not change but a frame did: a new baseline.
-                let mut baseline = doc.baselines.matching(delta.since, &params)?.clone();
+                let mut baseline = doc
+                    .views
+                    .of(viewer)?
+                    .matching(delta.since, &params)?
+                    .clone();
                 doc.version += 1;
                 baseline.version = doc.version;
-                doc.baselines.push(baseline);
+                doc.views.of_mut(viewer).push(baseline);
                 doc.version
             }
             _ => observation.version,
         };
-        if let Some(baseline) = doc.baselines.get_mut(version) {
+        if let Some(baseline) = doc.views.of_mut(viewer).get_mut(version) {
             baseline.frames = shown.clone();
         }
         Some((changed, removed, version))
@@ -238,19 +248,26 @@ fn compare_lines(
     (changed, removed)
 }
 
+/// What inlining frames at one level carries down: whom the observation is for, the request's
+/// checkpoint, and how deep the frames are.
+#[derive(Clone, Copy)]
+struct Inlining<'a> {
+    viewer: &'a str,
+    checkpoint: &'a Checkpoint,
+    level: u8,
+}
+
 /// The documents of the iframes a window showed, each observed whole (no delta: the top
 /// document's baseline keeps what was shown of them) in what is left of the request's budget,
 /// their own frames inlined in turn. A frame that cannot be read keeps only its iframe line,
 /// which names its `frameId`. Popups the frames' observations report go into `outside`.
-#[allow(clippy::too_many_arguments)]
 fn inline_frames<'a>(
     tab: TabId,
     request: &'a SnapshotRequest,
     frames: Vec<ShownFrame>,
     mut lines: u32,
     mut chars: u32,
-    checkpoint: &'a Checkpoint,
-    level: u8,
+    at: Inlining<'a>,
     outside: &'a mut Vec<Outside>,
 ) -> Pin<Box<dyn Future<Output = Vec<Inlined>> + 'a>> {
     Box::pin(async move {
@@ -271,7 +288,8 @@ fn inline_frames<'a>(
                 since: None,
                 include_hidden: request.include_hidden,
             };
-            let Ok(child) = observe_document(tab, &child_request, checkpoint).await else {
+            let Ok(child) = observe_document(tab, &child_request, at.viewer, at.checkpoint).await
+            else {
                 continue;
             };
             let Observed {
@@ -287,15 +305,17 @@ fn inline_frames<'a>(
                 node.depth = node.depth.saturating_add(step);
                 node
             };
-            if level < FRAME_LEVELS {
+            if at.level < FRAME_LEVELS {
                 let deeper = inline_frames(
                     tab,
                     &child_request,
                     grandchildren,
                     child_lines,
                     child_chars,
-                    checkpoint,
-                    level + 1,
+                    Inlining {
+                        level: at.level + 1,
+                        ..at
+                    },
                     &mut child_observation.outside,
                 )
                 .await;
@@ -340,17 +360,23 @@ fn inline_frames<'a>(
 /// A frame is inlined only when at least this many characters of the budget are left.
 const MIN_FRAME_CHARS: u32 = 40;
 
-/// Observes one document (the request's frame, else the top one) and commits its refs and
-/// baseline.
+/// Observes one document (the request's frame, else the top one) for `viewer` and commits its
+/// refs and that viewer's baseline.
 async fn observe_document(
     tab: TabId,
     request: &SnapshotRequest,
+    viewer: &str,
     checkpoint: &Checkpoint,
 ) -> Result<Observed, OpError> {
     let scope = ReadScope::prepare(tab, request.frame_id, request.scope.as_ref())?;
     let frame = scope.frame;
-    let (ticket, known) =
-        refs::with_tables(|tables| (tables.begin(tab, frame), tables.live_keys(tab, frame)));
+    let (ticket, known, viewer_number) = refs::with_tables(|tables| {
+        (
+            tables.begin(tab, frame),
+            tables.live_keys(tab, frame),
+            tables.viewer_number(viewer),
+        )
+    });
     let missing = scope.missing_frame();
     let asked = now_ms();
     let reply = page::run::<SnapshotFacts>(
@@ -365,6 +391,7 @@ async fn observe_document(
                 chars: request.max_chars,
             }),
             include_hidden: request.include_hidden,
+            viewer: Some(viewer_number),
         },
         missing,
     )
@@ -399,6 +426,7 @@ async fn observe_document(
             frame,
             document_id: &document_id,
             scope_ref,
+            viewer,
         };
         let observed = engine::observe(state, source, request, reply.value, &unique_anchors);
         if new_top_document {

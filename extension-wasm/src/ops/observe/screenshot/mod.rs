@@ -123,6 +123,7 @@ fn fit(clip: Clip, max_width: u32, device_ratio: f64) -> (Clip, f64) {
 pub async fn take(
     tab: TabId,
     request: ScreenshotRequest,
+    viewer: &str,
     checkpoint: &Checkpoint,
 ) -> Result<Screenshot, OpError> {
     let url = get_tab(tab).await?.url.unwrap_or_default();
@@ -148,7 +149,7 @@ pub async fn take(
                 since: None,
                 include_hidden: false,
             };
-            Some(snapshot::snapshot(Some(tab), snapshot, checkpoint).await?)
+            Some(snapshot::snapshot(Some(tab), snapshot, viewer, checkpoint).await?)
         }
         None => None,
     };
