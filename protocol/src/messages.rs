@@ -16,7 +16,7 @@ use crate::{LeaseHolder, OpError, OpResult, Operation, TabId};
 
 /// The protocol version this build speaks. The hub accepts an extension only when both sides
 /// speak the same version; it is raised whenever a message changes shape.
-pub const PROTOCOL_VERSION: u32 = 10;
+pub const PROTOCOL_VERSION: u32 = 11;
 
 /// A message from the extension to the hub.
 // A message is built, sent and dropped once; boxing the response to even out the variants'
@@ -64,6 +64,15 @@ pub enum HubMessage {
     },
     /// The operator's policy changed: it replaces the one the welcome carried.
     Policy(crate::policy::Policy),
+    /// The MCP client cancelled the call that [`Request`] `id` serves (or went away): a
+    /// request still waiting for its turn is dropped before it runs, a running one stops at its
+    /// next checkpoint (no input after this message). Either way the peer answers the request
+    /// with [`crate::ErrorCode::Cancelled`], saying whether input had gone out; a request
+    /// already answered is not answered again.
+    Cancel {
+        /// The `id` of the request to stop.
+        id: u64,
+    },
 }
 
 /// How an extension introduces itself.
@@ -586,6 +595,16 @@ mod tests {
                 session: "s3".into()
             }
         );
+    }
+
+    #[test]
+    fn a_cancel_names_its_request() {
+        let json = r#"{"type":"cancel","id":7}"#;
+        assert_eq!(
+            serde_json::from_str::<HubMessage>(json).unwrap(),
+            HubMessage::Cancel { id: 7 }
+        );
+        assert!(serde_json::from_str::<HubMessage>(r#"{"type":"cancel"}"#).is_err());
     }
 
     #[test]
