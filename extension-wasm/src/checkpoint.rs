@@ -1,11 +1,14 @@
-//! Whether a request may still act: its connection is open and its deadline has not passed.
+//! Whether a request may still act: its connection is open, the hub has not cancelled it and
+//! its deadline has not passed.
 //!
 //! Every request carries a [`Checkpoint`]. Operations call [`Checkpoint::check`] immediately
 //! before they dispatch a click, a keystroke or a navigation, and [`Checkpoint::check_alive`]
 //! before a step that only reads or waits; both fail once the request's connection has closed
-//! (the hub has told the agent the outcome is unknown, so nothing may happen after that) or its
-//! deadline has passed. The connection is known through a [`Liveness`] handle that the
-//! connection closes when it ends: nothing polls for it.
+//! (the hub has told the agent the outcome is unknown, so nothing may happen after that), the
+//! hub cancelled it (its MCP client cancelled the call) or its deadline has passed. The
+//! connection is known through a [`Liveness`] handle that the connection closes when it ends,
+//! and the cancel through the request's own handle in its connection's [`Cancels`]: nothing
+//! polls for either.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -100,10 +103,103 @@ impl Drop for Closed {
     }
 }
 
+/// Whether the hub cancelled one request: raised once by [`Cancels::cancel`], read by the
+/// request's checkpoint and awaited beside its work. The same one-way signal as a connection's
+/// [`Liveness`].
+#[derive(Clone, Default)]
+pub struct Cancel {
+    signal: Liveness,
+}
+
+impl Cancel {
+    /// A request's handle, not cancelled.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Whether the hub cancelled the request.
+    pub fn is_cancelled(&self) -> bool {
+        !self.signal.is_open()
+    }
+
+    /// Completes once the hub cancelled the request.
+    pub fn cancelled(&self) -> Closed {
+        self.signal.closed()
+    }
+
+    fn raise(&self) {
+        self.signal.close();
+    }
+}
+
+/// The requests of one connection that may still be cancelled, by request ID (IDs are unique
+/// per connection only, so each connection keeps its own).
+#[derive(Clone, Default)]
+pub struct Cancels {
+    running: Rc<RefCell<HashMap<u64, Cancel>>>,
+}
+
+impl Cancels {
+    /// An empty set, for a new connection.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Registers request `id`; it can be cancelled until the returned guard is dropped (when
+    /// the request has been answered).
+    pub fn register(&self, id: u64) -> Registered {
+        let cancel = Cancel::new();
+        self.running.borrow_mut().insert(id, cancel.clone());
+        Registered {
+            cancels: self.clone(),
+            id,
+            cancel,
+        }
+    }
+
+    /// Cancels request `id`; false when no such request runs (it was already answered).
+    pub fn cancel(&self, id: u64) -> bool {
+        // Raised outside the borrow: raising wakes waiters, which may register or drop.
+        let cancel = self.running.borrow().get(&id).cloned();
+        cancel.inspect(Cancel::raise).is_some()
+    }
+
+    /// How many requests can be cancelled now.
+    pub fn len(&self) -> usize {
+        self.running.borrow().len()
+    }
+
+    /// Whether no request can be cancelled now.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+/// A request's place in its connection's [`Cancels`]; dropping it takes the request out.
+pub struct Registered {
+    cancels: Cancels,
+    id: u64,
+    cancel: Cancel,
+}
+
+impl Registered {
+    /// The request's handle.
+    pub fn cancel(&self) -> &Cancel {
+        &self.cancel
+    }
+}
+
+impl Drop for Registered {
+    fn drop(&mut self) {
+        self.cancels.running.borrow_mut().remove(&self.id);
+    }
+}
+
 /// Whether a request may still act. Operations call [`Checkpoint::check`] immediately before a
 /// click, a keystroke or a navigation is dispatched.
 pub struct Checkpoint {
     liveness: Liveness,
+    cancel: Cancel,
     deadline_at: f64,
     timeout: OpError,
     /// How many checks let input through: once any did, a timeout may come after the action.
@@ -120,8 +216,19 @@ impl Checkpoint {
     /// A request on the connection of `liveness`, due `deadline_ms` from now; `timeout` is the
     /// error for running out of time.
     pub fn new(liveness: Liveness, deadline_ms: u64, timeout: OpError) -> Self {
+        Self::cancellable(liveness, Cancel::new(), deadline_ms, timeout)
+    }
+
+    /// [`Checkpoint::new`] for a request the hub may cancel through `cancel`.
+    pub fn cancellable(
+        liveness: Liveness,
+        cancel: Cancel,
+        deadline_ms: u64,
+        timeout: OpError,
+    ) -> Self {
         Checkpoint {
             liveness,
+            cancel,
             deadline_at: now_ms() + deadline_ms as f64,
             timeout,
             dispatched: Cell::new(0),
@@ -160,6 +267,11 @@ impl Checkpoint {
                 ErrorCode::BrowserDisconnected,
                 "the connection this request came on has closed; nothing was done",
             ));
+        }
+        if self.cancel.is_cancelled() {
+            // Refused before acting: nothing happens at this step. The request's answer,
+            // made by `requests`, says whether an earlier step's input went out.
+            return Err(OpError::cancelled(false));
         }
         if now_ms() >= self.deadline_at {
             let mut error = self.timeout.clone();
@@ -217,6 +329,40 @@ mod tests {
             assert!(poll_once(waiting.as_mut()).is_pending());
         }
         assert!(liveness.state.waiters.borrow().is_empty());
+    }
+
+    #[test]
+    fn a_cancelled_request_stops_at_its_next_check_and_wakes_its_wait() {
+        let cancels = Cancels::new();
+        let registered = cancels.register(7);
+        let other = cancels.register(8);
+        let checkpoint = Checkpoint::cancellable(
+            Liveness::new(),
+            registered.cancel().clone(),
+            60_000,
+            OpError::new(ErrorCode::TabUnresponsive, "late"),
+        );
+        assert!(checkpoint.check().is_ok());
+        let mut waiting = Box::pin(registered.cancel().cancelled());
+        assert!(poll_once(waiting.as_mut()).is_pending());
+        assert!(cancels.cancel(7));
+        assert!(poll_once(waiting.as_mut()).is_ready(), "the wait is woken");
+        let error = checkpoint.check().unwrap_err();
+        assert_eq!(error.code, ErrorCode::Cancelled);
+        assert_eq!(checkpoint.dispatches(), 1, "no input after the cancel");
+        assert_eq!(
+            checkpoint.check_alive().unwrap_err().code,
+            ErrorCode::Cancelled
+        );
+        // Only that request: its neighbour goes on.
+        assert!(!other.cancel().is_cancelled());
+        // An answered request leaves the set; a cancel for it finds nothing.
+        drop(registered);
+        assert_eq!(cancels.len(), 1);
+        assert!(!cancels.cancel(7));
+        drop(other);
+        assert!(cancels.is_empty());
+        assert!(!cancels.cancel(99), "an unknown ID is ignored");
     }
 
     #[test]

@@ -223,6 +223,61 @@ mod tests {
         assert!(third.as_mut().poll(&mut cx).is_ready());
     }
 
+    /// The shape `requests` gives a request: its turn and its work raced against the hub's
+    /// cancel. A cancel takes a queued request out of the line, and frees the tab of a running
+    /// one for the next in line, with nothing else to wait for.
+    #[test]
+    fn a_cancel_takes_a_request_out_of_the_line_or_frees_its_tab() {
+        use crate::checkpoint::Cancels;
+        use crate::timer::{Either, select};
+        let cancels = Cancels::new();
+        let request = |id: u64, tool: &'static str| {
+            let registered = cancels.register(id);
+            let cancel = registered.cancel().clone();
+            let work = async move {
+                let _permit = admit(11, tool, 60_000).await;
+                std::future::pending::<()>().await;
+            };
+            (
+                registered,
+                Box::pin(select(work, async move { cancel.cancelled().await })),
+            )
+        };
+        let waker = Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        let (_a, mut running) = request(1, "wait");
+        let (_b, mut queued) = request(2, "click");
+        let (_c, mut next) = request(3, "snapshot");
+        assert!(running.as_mut().poll(&mut cx).is_pending());
+        assert!(queued.as_mut().poll(&mut cx).is_pending());
+        assert!(next.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(status(11).0.unwrap().tool, "wait");
+        assert_eq!(status(11).1, 2);
+
+        // The queued click is cancelled: it leaves the line and never runs.
+        assert!(cancels.cancel(2));
+        assert!(matches!(
+            queued.as_mut().poll(&mut cx),
+            Poll::Ready(Either::Right(()))
+        ));
+        drop(queued);
+        assert_eq!(status(11).1, 1);
+        assert_eq!(status(11).0.unwrap().tool, "wait", "the wait still runs");
+
+        // The running wait is cancelled: the snapshot behind it runs at once.
+        assert!(cancels.cancel(1));
+        assert!(matches!(
+            running.as_mut().poll(&mut cx),
+            Poll::Ready(Either::Right(()))
+        ));
+        drop(running);
+        assert!(next.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(status(11).0.unwrap().tool, "snapshot");
+        assert_eq!(status(11).1, 0);
+        drop(next);
+        assert!(is_idle(11));
+    }
+
     #[test]
     fn a_request_that_gives_up_leaves_the_line() {
         let Poll::Ready(first) = poll_once(admit(7, "a", 1000)) else {

@@ -10,6 +10,12 @@
 //! step closes the remaining gap. The connection is known only through the [`Liveness`] the
 //! connection hands over with the request and closes when it ends.
 //!
+//! The hub may cancel a request (its MCP client cancelled the call, or went away): the
+//! operation is dropped the same way — still queued, it leaves the line and never runs;
+//! running, it stops at its next await, and its checkpoint refuses any input after the cancel
+//! — and the hub is answered `CANCELLED`, with `actionMayHaveOccurred` when a checkpoint had
+//! let input through. The tab is free for the next request as soon as the cancel is read.
+//!
 //! Operations on a tab wait for their turn in the tab's queue (`queue`); one whose deadline
 //! passes there never starts and gets `QUEUE_TIMEOUT`. Listing tabs, a tab's health and
 //! answering a dialog run beside the queues. An operation on a tab with an open JavaScript
@@ -29,7 +35,7 @@ use tabwire_protocol::{
 };
 
 use crate::calllog::{self, CallRecord};
-use crate::checkpoint::{Checkpoint, Liveness};
+use crate::checkpoint::{Cancels, Checkpoint, Liveness};
 use crate::chrome_tabs::resolve_tab;
 use crate::ops;
 use crate::timer::{Either, now_ms, select, sleep};
@@ -40,10 +46,12 @@ use crate::{debugger, leases, queue};
 const SLOW_REQUEST_MS: u32 = 1000;
 
 /// Runs `request`, which came on the connection of `liveness`, and answers it with `send`
-/// (which refuses once that connection is gone: the answer is then only recorded).
+/// (which refuses once that connection is gone: the answer is then only recorded). The hub
+/// may cancel it through the connection's `cancels` until it is answered.
 pub async fn handle(
     request: Request,
     liveness: Liveness,
+    cancels: &Cancels,
     send: impl FnOnce(&str) -> Result<(), &'static str>,
 ) {
     let started = now_ms();
@@ -56,9 +64,19 @@ pub async fn handle(
         viewer,
         op,
     } = request;
+    let registered = cancels.register(id);
+    let cancel = registered.cancel();
     let timeout = deadline_error(&op, deadline_ms);
-    let checkpoint = Checkpoint::new(liveness.clone(), deadline_ms, timeout.clone());
-    let stop = select(sleep(deadline_ms as f64), liveness.closed());
+    let checkpoint = Checkpoint::cancellable(
+        liveness.clone(),
+        cancel.clone(),
+        deadline_ms,
+        timeout.clone(),
+    );
+    let stop = select(
+        sleep(deadline_ms as f64),
+        select(liveness.closed(), cancel.cancelled()),
+    );
     // A request that names no viewer (none does from this hub) is a viewer of its own, "".
     let viewer = viewer.unwrap_or_default();
     let caller = Caller {
@@ -74,14 +92,18 @@ pub async fn handle(
         }
         run(tab_id, caller, op, &tool, deadline_ms, &checkpoint).await
     };
+    // The work is dropped when `select` returns: a queued request leaves its tab's line, a
+    // running one frees the tab, before anything is answered.
     let outcome = match select(work, stop).await {
         Either::Left(outcome) => outcome,
         Either::Right(Either::Left(())) => Err(timeout_error(timeout, &checkpoint, deadline_ms)),
-        Either::Right(Either::Right(())) => {
+        Either::Right(Either::Right(Either::Left(()))) => {
             crate::chrome::log!("request {id} {tool}: stopped, its connection closed");
             return;
         }
+        Either::Right(Either::Right(Either::Right(()))) => Err(cancelled_error(&checkpoint)),
     };
+    drop(registered);
     let error_code = outcome.as_ref().err().map(|e| e.code.as_str().to_owned());
     let message = ExtensionMessage::Response(Response::new(id, outcome));
     let text = serde_json::to_string(&message).unwrap_or_else(|e| {
@@ -365,6 +387,12 @@ fn action_subject(tab: TabId, action: &Action) -> approvals::Subject {
     }
 }
 
+/// The answer to a request the hub cancelled: input had gone out only if a check let some
+/// through (a request cancelled in its tab's queue never ran).
+fn cancelled_error(checkpoint: &Checkpoint) -> OpError {
+    OpError::cancelled(checkpoint.is_running() && checkpoint.dispatches() > 0)
+}
+
 /// The error for an operation that never left its tab's queue.
 fn queue_timeout(deadline_ms: u64) -> OpError {
     OpError::new(
@@ -434,6 +462,30 @@ mod tests {
                 .message
                 .contains("5000 ms deadline, so this one never started")
         );
+    }
+
+    #[test]
+    fn a_cancel_says_input_went_out_only_when_a_check_let_some_through() {
+        let checkpoint = || {
+            Checkpoint::cancellable(
+                Liveness::new(),
+                crate::checkpoint::Cancel::new(),
+                60_000,
+                OpError::new(ErrorCode::TabUnresponsive, "late"),
+            )
+        };
+        let queued = checkpoint();
+        let error = cancelled_error(&queued);
+        assert_eq!(error.code, ErrorCode::Cancelled);
+        assert!(!error.action_may_have_occurred, "it never ran");
+        let waiting = checkpoint();
+        waiting.start_running();
+        waiting.check_alive().unwrap();
+        assert!(!cancelled_error(&waiting).action_may_have_occurred);
+        let clicked = checkpoint();
+        clicked.start_running();
+        clicked.check().unwrap();
+        assert!(cancelled_error(&clicked).action_may_have_occurred);
     }
 
     #[test]

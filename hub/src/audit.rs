@@ -47,15 +47,20 @@ pub struct Record {
     pub tab_id: Option<u32>,
     /// The tool.
     pub tool: String,
-    /// `ok`, or the error code.
+    /// `ok`, the error code, or [`CANCELLED`].
     pub outcome: String,
-    /// From the error: the action may have happened.
+    /// From the error: the action may have happened. For a cancelled call: whether any of its
+    /// input may have gone out.
     pub action_may_have_occurred: bool,
     /// How long the call took.
     pub duration: Duration,
     /// What of the arguments may be kept.
     pub args: ArgsSummary,
 }
+
+/// The outcome of a call its MCP client cancelled (or abandoned by going away) before it
+/// ended: not an error code, as nobody was answered.
+pub const CANCELLED: &str = "cancelled";
 
 /// What the log keeps of a call's arguments: a URL as given, and the length of typed text and
 /// form values — never the text.

@@ -422,6 +422,83 @@ async fn a_tool_call_keeps_its_permit_when_its_client_goes_away() {
     assert!(text.contains("LIMIT_EXCEEDED"), "{text}");
 }
 
+/// The next request the silent browser is sent, and its ID.
+async fn next_request_id(
+    inbox: &mut tokio::sync::mpsc::UnboundedReceiver<tabwire_protocol::HubMessage>,
+) -> u64 {
+    loop {
+        match inbox.recv().await.expect("the hub sends the call on") {
+            tabwire_protocol::HubMessage::Request(request) => return request.id,
+            _ => continue,
+        }
+    }
+}
+
+/// The next message the silent browser is sent, other than a policy or a heartbeat.
+async fn next_word(
+    inbox: &mut tokio::sync::mpsc::UnboundedReceiver<tabwire_protocol::HubMessage>,
+) -> tabwire_protocol::HubMessage {
+    let wait = async {
+        loop {
+            match inbox.recv().await.expect("the browser's inbox is open") {
+                tabwire_protocol::HubMessage::Policy(_)
+                | tabwire_protocol::HubMessage::Heartbeat { .. } => continue,
+                other => return other,
+            }
+        }
+    };
+    // Bounds a broken test, not a timing assertion: the cancel follows at once.
+    tokio::time::timeout(Duration::from_secs(10), wait)
+        .await
+        .expect("the hub told the browser")
+}
+
+/// Over HTTP, a session's `notifications/cancelled` and a stateless client that hangs up both
+/// cancel the call at the browser (issue 23 §4).
+#[tokio::test]
+async fn a_cancelled_or_abandoned_http_call_is_cancelled_at_the_browser() {
+    use tabwire_protocol::HubMessage;
+    let setup = Setup::new("https://hub.example:8443", Limits::default());
+    let alice = setup.token("alice", Role::Agent);
+    let session = setup.ready_session(&alice).await;
+    let (_connection, mut inbox) = setup.silent_browser("alice");
+    let wait = serde_json::json!({"text": "never", "timeoutMs": 60_000});
+
+    let call = serde_json::json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call",
+                                  "params": {"name": "wait_for", "arguments": wait}});
+    let running = setup.send(session_post(&alice, &session, call)).await;
+    assert_eq!(running.status(), StatusCode::OK);
+    let id = next_request_id(&mut inbox).await;
+    let cancelled = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                                       "params": {"requestId": 10, "reason": "test"}});
+    let told = setup.send(session_post(&alice, &session, cancelled)).await;
+    assert!(told.status().is_success(), "{:?}", told.status());
+    assert_eq!(next_word(&mut inbox).await, HubMessage::Cancel { id });
+    drop(running);
+
+    // A stateless (2026-07-28) call whose client hangs up before any answer.
+    let body = serde_json::json!({"jsonrpc": "2.0", "id": 11, "method": "tools/call",
+        "params": {"name": "wait_for", "arguments": wait, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "test", "version": "1"}}}});
+    let request = Request::post("/mcp")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("host", HOST)
+        .header("authorization", format!("Bearer {alice}"))
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "wait_for")
+        .body(Body::from(body.to_string()))
+        .unwrap();
+    let router = setup.router.clone();
+    let client = tokio::spawn(async move { router.oneshot(request).await });
+    let id = next_request_id(&mut inbox).await;
+    client.abort();
+    assert_eq!(next_word(&mut inbox).await, HubMessage::Cancel { id });
+}
+
 /// Whether `response`'s body ends within `limit` (reading whatever comes before).
 async fn ends_within(response: Response<Body>, limit: Duration) -> bool {
     let mut body = response.into_body().into_data_stream();

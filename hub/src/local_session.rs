@@ -5,6 +5,10 @@
 //! on, writes a [`LocalControl::State`] line whenever the selection changes. Those lines are
 //! interleaved with rmcp's output at line boundaries by a small pump, so rmcp itself only ever
 //! sees ordinary MCP traffic. A client that connects without an attach line gets plain MCP.
+//!
+//! The end of the connection's input is the client going away (the shim closes the socket
+//! when its own client closes stdin or dies): the session's running calls are cancelled then,
+//! at once, rather than when rmcp gives up draining their responses.
 
 use std::io::Cursor;
 use std::sync::Arc;
@@ -76,6 +80,10 @@ where
 {
     let session = Arc::new(session);
     let server = TabwireMcp::new(hub, session.clone());
+    let reader = HangsUp {
+        inner: reader,
+        session: session.clone(),
+    };
     match server.serve((reader, writer)).await {
         Ok(running) => {
             let _ = running.waiting().await;
@@ -85,6 +93,32 @@ where
         }
     }
     tracing::info!(session = session.id(), "session closed");
+}
+
+/// A session's input that tells the session when it ends (or fails): its client went away.
+struct HangsUp<R> {
+    inner: R,
+    session: Arc<Session>,
+}
+
+impl<R: AsyncRead + Unpin> AsyncRead for HangsUp<R> {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let read = std::pin::Pin::new(&mut self.inner).poll_read(cx, buf);
+        let ended = match &read {
+            std::task::Poll::Ready(Ok(())) => buf.filled().len() == before && buf.remaining() > 0,
+            std::task::Poll::Ready(Err(_)) => true,
+            std::task::Poll::Pending => false,
+        };
+        if ended {
+            self.session.hang_up();
+        }
+        read
+    }
 }
 
 /// Copies rmcp's output lines to the socket, slipping control lines in between them.

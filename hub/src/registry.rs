@@ -5,6 +5,8 @@
 //! its WebSocket. Requests go to the exact connection of the peer the caller chose: the
 //! registry never substitutes another. When a connection ends, every request still waiting on
 //! it fails at once (`BROWSER_DISCONNECTED` for a browser) instead of waiting for its deadline.
+//! When the MCP call a request serves is cancelled, the peer is told (`HubMessage::Cancel`) and
+//! its answer, which says whether input had gone out, is waited for a short while.
 
 use std::collections::HashMap;
 use std::marker::PhantomData;
@@ -16,6 +18,7 @@ use tabwire_protocol::{
     ErrorCode, HubMessage, LeaseHolder, OpError, OpResult, Operation, Refusal, Request, TabId,
 };
 use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
 
 use crate::peer::PeerKind;
 
@@ -28,6 +31,12 @@ pub const MAX_KNOWN_PEERS: usize = 64;
 /// precise timeout error (which names the page or the queue) arrives before the hub gives up on
 /// the bridge.
 const BRIDGE_GRACE: Duration = Duration::from_secs(2);
+
+/// How long the hub waits for a peer to answer a request it cancelled. A peer stops a request
+/// at once (a queued one never runs, a running one at its next await), so the answer comes in
+/// milliseconds; a peer that says nothing by then is taken to have done whatever a request of
+/// its kind may do (a changing one: the action may have happened).
+pub const CANCEL_GRACE: Duration = Duration::from_secs(2);
 
 /// What an agent is told about a peer.
 #[derive(Debug, Clone)]
@@ -508,6 +517,34 @@ impl Connection {
         op: Operation,
         deadline: Duration,
     ) -> Result<OpResult, OpError> {
+        let never = CancellationToken::new();
+        self.request_unless(tool, tab_id, holder, op, deadline, &never)
+            .await
+    }
+
+    /// [`Connection::request`] for a call that `cancel` may withdraw. Once cancelled, nothing
+    /// more is sent for the call: a request not sent yet is not sent (`CANCELLED`, nothing
+    /// done); one in flight is cancelled at the peer ([`HubMessage::Cancel`]), whose answer says
+    /// whether input had gone out, and a peer silent for [`CANCEL_GRACE`] is taken to have
+    /// acted if the operation changes anything.
+    pub async fn request_unless(
+        &self,
+        tool: &str,
+        tab_id: Option<TabId>,
+        holder: Option<&LeaseHolder>,
+        op: Operation,
+        deadline: Duration,
+        cancel: &CancellationToken,
+    ) -> Result<OpResult, OpError> {
+        if cancel.is_cancelled() {
+            return Err(OpError::new(
+                ErrorCode::Cancelled,
+                format!(
+                    "The MCP client cancelled the call; this request to the {} was not sent.",
+                    self.noun
+                ),
+            ));
+        }
         let viewer = holder.map(|holder| holder.session.clone());
         let holder = holder.filter(|_| op.carries_holder()).cloned();
         let mutation = op.is_mutation();
@@ -532,10 +569,17 @@ impl Connection {
         if self.outbox.send(request).is_err() {
             return Err(self.cut_off(&format!("the {} disconnected", self.noun)));
         }
-        let outcome = match tokio::time::timeout(deadline + BRIDGE_GRACE, answer).await {
-            Ok(Ok(outcome)) => outcome,
-            Ok(Err(_)) => Err(self.cut_off(&format!("the {} disconnected", self.noun))),
-            Err(_) => Err(OpError::new(
+        let mut answer = answer;
+        let waited = tokio::select! {
+            // An answer that is already there wins over a cancel that came with it.
+            biased;
+            waited = tokio::time::timeout(deadline + BRIDGE_GRACE, &mut answer) => Some(waited),
+            () = cancel.cancelled() => None,
+        };
+        let outcome = match waited {
+            Some(Ok(Ok(outcome))) => outcome,
+            Some(Ok(Err(_))) => Err(self.cut_off(&format!("the {} disconnected", self.noun))),
+            Some(Err(_)) => Err(OpError::new(
                 ErrorCode::BridgeTimeout,
                 format!(
                     "the {} did not answer within {} ms",
@@ -543,6 +587,7 @@ impl Connection {
                     (deadline + BRIDGE_GRACE).as_millis()
                 ),
             )),
+            None => self.cancelled(id, answer, mutation).await,
         };
         outcome.map_err(|error| {
             let cut_off = error.code == ErrorCode::BridgeTimeout || error.code == self.disconnected;
@@ -552,6 +597,45 @@ impl Connection {
                 error
             }
         })
+    }
+
+    /// Tells the peer to stop request `id`, whose call was cancelled, and waits at most
+    /// [`CANCEL_GRACE`] for its answer: the peer's `CANCELLED` (or the outcome it reached
+    /// first). Whatever the peer did not say is taken at its worst for a `mutation`.
+    async fn cancelled(
+        &self,
+        id: u64,
+        answer: oneshot::Receiver<Result<OpResult, OpError>>,
+        mutation: bool,
+    ) -> Result<OpResult, OpError> {
+        tracing::debug!(peer = %self.peer_id, id, "the call was cancelled; telling the peer");
+        if self.outbox.send(HubMessage::Cancel { id }).is_err() {
+            return Err(self.unconfirmed_cancel(mutation, "its connection had closed"));
+        }
+        match tokio::time::timeout(CANCEL_GRACE, answer).await {
+            Ok(Ok(outcome)) => outcome,
+            Ok(Err(_)) => Err(self.unconfirmed_cancel(mutation, "it disconnected")),
+            Err(_) => Err(self.unconfirmed_cancel(
+                mutation,
+                &format!("it did not answer within {} ms", CANCEL_GRACE.as_millis()),
+            )),
+        }
+    }
+
+    /// The error of a cancelled request whose peer did not say how far it got (`why`).
+    fn unconfirmed_cancel(&self, mutation: bool, why: &str) -> OpError {
+        let error = OpError::new(
+            ErrorCode::Cancelled,
+            format!(
+                "The MCP client cancelled the call; the {} ({}) was told to stop, but {why}.",
+                self.noun, self.peer_id
+            ),
+        );
+        if mutation {
+            error.action_may_have_occurred()
+        } else {
+            error
+        }
     }
 
     /// Delivers a response from the extension to whoever waits for it. A response nobody
@@ -754,6 +838,123 @@ mod tests {
             "listing tabs changes nothing"
         );
         assert!(conn.pending.lock().unwrap().is_empty());
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_call_withdraws_its_request_at_the_peer() {
+        let registry = Registry::default();
+        let (conn, mut outbox) = registry.connect(hello("b1", "Work"), own("b1")).unwrap();
+        let cancel = CancellationToken::new();
+        let waiter = {
+            let (conn, cancel) = (conn.clone(), cancel.clone());
+            tokio::spawn(async move {
+                conn.request_unless(
+                    "click_element",
+                    Some(3),
+                    None,
+                    click(),
+                    Duration::from_secs(60),
+                    &cancel,
+                )
+                .await
+            })
+        };
+        let Some(HubMessage::Request(request)) = outbox.recv().await else {
+            panic!("expected a request");
+        };
+        cancel.cancel();
+        assert_eq!(
+            outbox.recv().await,
+            Some(HubMessage::Cancel { id: request.id }),
+            "the peer is told which request to stop"
+        );
+        // The peer stopped it before its input: the hub reports what the peer said.
+        conn.complete(request.id, Err(OpError::cancelled(false)));
+        let error = waiter.await.unwrap().unwrap_err();
+        assert_eq!(error.code, ErrorCode::Cancelled);
+        assert!(!error.action_may_have_occurred, "{error:?}");
+        assert!(conn.pending.lock().unwrap().is_empty());
+
+        // Once the call is cancelled, nothing more is sent for it.
+        let refused = conn
+            .request_unless(
+                "click_element",
+                Some(3),
+                None,
+                click(),
+                Duration::from_secs(60),
+                &cancel,
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(refused.code, ErrorCode::Cancelled);
+        assert!(!refused.action_may_have_occurred);
+        assert!(outbox.try_recv().is_err(), "nothing was sent");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_peer_silent_after_a_cancel_is_taken_to_have_acted_if_it_could() {
+        let registry = Registry::default();
+        let (conn, mut outbox) = registry.connect(hello("b1", "Work"), own("b1")).unwrap();
+        for (op, could_act) in [(click(), true), (list_tabs(), false)] {
+            let cancel = CancellationToken::new();
+            let waiter = {
+                let (conn, cancel) = (conn.clone(), cancel.clone());
+                tokio::spawn(async move {
+                    conn.request_unless("t", None, None, op, Duration::from_secs(60), &cancel)
+                        .await
+                })
+            };
+            let Some(HubMessage::Request(request)) = outbox.recv().await else {
+                panic!("expected a request");
+            };
+            let started = tokio::time::Instant::now();
+            cancel.cancel();
+            assert_eq!(
+                outbox.recv().await,
+                Some(HubMessage::Cancel { id: request.id })
+            );
+            let error = waiter.await.unwrap().unwrap_err();
+            assert_eq!(error.code, ErrorCode::Cancelled);
+            assert_eq!(error.action_may_have_occurred, could_act, "{error:?}");
+            assert!(error.message.contains("did not answer"), "{error:?}");
+            // Bounded by the cancel's grace, not the request's 60 s deadline.
+            let waited = started.elapsed();
+            assert!(
+                waited >= CANCEL_GRACE && waited < Duration::from_secs(10),
+                "{waited:?}"
+            );
+            assert!(conn.pending.lock().unwrap().is_empty());
+            // A late answer finds nobody waiting and is dropped.
+            conn.complete(request.id, Ok(no_tabs()));
+        }
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_came_before_the_cancel_stands() {
+        let registry = Registry::default();
+        let (conn, mut outbox) = registry.connect(hello("b1", "Work"), own("b1")).unwrap();
+        let cancel = CancellationToken::new();
+        let waiter = {
+            let (conn, cancel) = (conn.clone(), cancel.clone());
+            tokio::spawn(async move {
+                conn.request_unless(
+                    "list_tabs",
+                    None,
+                    None,
+                    list_tabs(),
+                    Duration::from_secs(60),
+                    &cancel,
+                )
+                .await
+            })
+        };
+        let Some(HubMessage::Request(request)) = outbox.recv().await else {
+            panic!("expected a request");
+        };
+        conn.complete(request.id, Ok(no_tabs()));
+        cancel.cancel();
+        assert_eq!(waiter.await.unwrap().unwrap(), no_tabs());
     }
 
     #[test]

@@ -41,6 +41,10 @@ pub struct Session {
     watching_devices: AtomicBool,
     /// Cancelled when the session ends, which stops what watches for it.
     ended: tokio_util::sync::CancellationToken,
+    /// Cancelled when the session's client went away (its input ended), which cancels the
+    /// calls still running at once: rmcp itself cancels them only after giving their
+    /// responses a few seconds to drain.
+    hung_up: tokio_util::sync::CancellationToken,
 }
 
 impl Session {
@@ -60,6 +64,30 @@ impl Session {
             devices_shown: AtomicBool::new(false),
             watching_devices: AtomicBool::new(false),
             ended: tokio_util::sync::CancellationToken::new(),
+            hung_up: tokio_util::sync::CancellationToken::new(),
+        }
+    }
+
+    /// Records that the session's client went away: every call it has running is cancelled.
+    pub fn hang_up(&self) {
+        self.hung_up.cancel();
+    }
+
+    /// Runs `work`, one call of this session, cancelling `call` (the call's token) if the
+    /// client goes away meanwhile.
+    pub async fn unless_hung_up<F: std::future::Future>(
+        &self,
+        call: &tokio_util::sync::CancellationToken,
+        work: F,
+    ) -> F::Output {
+        let hung_up = async {
+            self.hung_up.cancelled().await;
+            call.cancel();
+            std::future::pending::<()>().await;
+        };
+        tokio::select! {
+            output = work => output,
+            () = hung_up => unreachable!("never completes"),
         }
     }
 

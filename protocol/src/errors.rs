@@ -152,6 +152,11 @@ pub enum ErrorCode {
     /// A destructive option (clearing an app's data) was asked for and the device backend was
     /// not started with `--allow-destructive`.
     DestructiveNotAllowed,
+    /// The MCP client cancelled the call (`notifications/cancelled`, or its session ended)
+    /// before it finished: it stopped before it ran, or at its next checkpoint, and
+    /// `actionMayHaveOccurred` says whether input had gone out. The client has stopped
+    /// listening, so this is what the audit log and the peers see, not the agent.
+    Cancelled,
     /// A fault inside tabwire; the message says what.
     Internal,
 }
@@ -162,7 +167,8 @@ impl ErrorCode {
         use ErrorCode::*;
         match self {
             InvalidArgument | InvalidSelector => ErrorCategory::Input,
-            BrowserNotSelected | DeviceNotSelected => ErrorCategory::Session,
+            // The calling session withdrew the call: about the session, not the peer or page.
+            BrowserNotSelected | DeviceNotSelected | Cancelled => ErrorCategory::Session,
             DeviceNotFound | DeviceDisconnected | DeviceBusy | DeviceLeased | DeviceError
             | AppNotFound => ErrorCategory::Device,
             TextNotTypable => ErrorCategory::Input,
@@ -215,6 +221,7 @@ impl ErrorCode {
                 | HumanInControl
                 | DeviceDisconnected
                 | DeviceBusy
+                | Cancelled
         )
     }
 
@@ -272,6 +279,7 @@ impl ErrorCode {
             TextNotTypable => "TEXT_NOT_TYPABLE",
             AppBlocked => "APP_BLOCKED",
             DestructiveNotAllowed => "DESTRUCTIVE_NOT_ALLOWED",
+            Cancelled => "CANCELLED",
             Internal => "INTERNAL",
         }
     }
@@ -333,6 +341,26 @@ impl OpError {
         self.action_may_have_occurred = true;
         self
     }
+
+    /// A peer's answer to a request the hub cancelled ([`crate::HubMessage::Cancel`]): it
+    /// stopped before it ran or before any input (`input_sent` false: nothing was done), or
+    /// after some input had gone out (the action may have happened). One wording for every
+    /// kind of peer.
+    pub fn cancelled(input_sent: bool) -> Self {
+        if input_sent {
+            OpError::new(
+                ErrorCode::Cancelled,
+                "The MCP client cancelled the call after its input had gone out: the action may \
+                 have happened; nothing more was done.",
+            )
+            .action_may_have_occurred()
+        } else {
+            OpError::new(
+                ErrorCode::Cancelled,
+                "The MCP client cancelled the call before it sent any input; nothing was done.",
+            )
+        }
+    }
 }
 
 #[cfg(test)]
@@ -390,6 +418,7 @@ mod tests {
             ErrorCode::TextNotTypable,
             ErrorCode::AppBlocked,
             ErrorCode::DestructiveNotAllowed,
+            ErrorCode::Cancelled,
         ] {
             let json = serde_json::to_string(&code).unwrap();
             assert_eq!(json, format!("\"{}\"", code.as_str()));
@@ -421,6 +450,22 @@ mod tests {
             ErrorCode::TabLoading.retryable(),
             "the same call works once the page is there"
         );
+        assert_eq!(ErrorCode::Cancelled.category(), ErrorCategory::Session);
+        assert!(
+            ErrorCode::Cancelled.retryable(),
+            "only its caller stopped it"
+        );
+    }
+
+    #[test]
+    fn a_cancelled_request_says_whether_input_went_out() {
+        let before = OpError::cancelled(false);
+        assert_eq!(before.code, ErrorCode::Cancelled);
+        assert!(!before.action_may_have_occurred);
+        assert!(before.message.contains("nothing was done"), "{before:?}");
+        let after = OpError::cancelled(true);
+        assert!(after.action_may_have_occurred);
+        assert!(after.message.contains("may have happened"), "{after:?}");
     }
 
     #[test]

@@ -64,6 +64,15 @@ pub enum HubMessage {
     },
     /// The operator's policy changed: it replaces the one the welcome carried.
     Policy(crate::policy::Policy),
+    /// The MCP client cancelled the call that [`Request`] `id` serves (or went away): a
+    /// request still waiting for its turn is dropped before it runs, a running one stops at its
+    /// next checkpoint (no input after this message). Either way the peer answers the request
+    /// with [`crate::ErrorCode::Cancelled`], saying whether input had gone out; a request
+    /// already answered is not answered again.
+    Cancel {
+        /// The `id` of the request to stop.
+        id: u64,
+    },
 }
 
 /// How an extension introduces itself.
@@ -598,6 +607,16 @@ mod tests {
                 session: "s3".into()
             }
         );
+    }
+
+    #[test]
+    fn a_cancel_names_its_request() {
+        let json = r#"{"type":"cancel","id":7}"#;
+        assert_eq!(
+            serde_json::from_str::<HubMessage>(json).unwrap(),
+            HubMessage::Cancel { id: 7 }
+        );
+        assert!(serde_json::from_str::<HubMessage>(r#"{"type":"cancel"}"#).is_err());
     }
 
     #[test]

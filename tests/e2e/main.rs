@@ -13,6 +13,8 @@
 //! - [`typing`]: typing that widgets notice — keys by default, autocompletes and comboboxes.
 //! - [`tabs`], [`capture`]: tabs, screenshots, capture and storage.
 //! - [`audit`]: the audit log of tool calls and `tabwire-hub audit`.
+//! - [`cancel`]: cancelled calls — the browser's and the phone's queues freed at once, no input
+//!   after the cancel, the audit's `cancelled`.
 //! - [`cli`]: the `tabwire` CLI — output on a terminal and piped, exit codes, the manifest,
 //!   choosing browsers and keeping a choice per shell session, hosted hubs, starting a hub.
 //! - [`doctor`]: `tabwire-hub doctor` against a real hub — its problems, fixes and exit codes.
@@ -40,6 +42,7 @@
 
 mod actions;
 mod audit;
+mod cancel;
 mod capture;
 mod cli;
 mod covering;

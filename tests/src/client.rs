@@ -332,8 +332,39 @@ impl McpClient {
             .unwrap_or_else(|_| panic!("{tool} did not answer within {CALL_LIMIT:?}"))
     }
 
+    /// Starts a tool call and returns it in flight, for a test that cancels it.
+    pub async fn start_call(&self, tool: &str, args: Value) -> InFlight {
+        let Value::Object(args) = args else {
+            panic!("tool arguments must be an object");
+        };
+        let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(args);
+        let request =
+            rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(params));
+        let handle = self
+            .service
+            .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+            .await
+            .unwrap_or_else(|error| panic!("{tool} was not sent: {error}"));
+        InFlight { handle }
+    }
+
     /// `tools/list`.
     pub async fn list_tools(&self) -> Vec<Tool> {
         self.service.list_all_tools().await.expect("tools/list")
+    }
+}
+
+/// A tool call sent and not answered yet ([`McpClient::start_call`]).
+pub struct InFlight {
+    handle: rmcp::service::RequestHandle<RoleClient>,
+}
+
+impl InFlight {
+    /// Cancels the call (`notifications/cancelled`): the server answers it no more.
+    pub async fn cancel(self) {
+        self.handle
+            .cancel(Some("the test cancelled it".into()))
+            .await
+            .expect("notifications/cancelled sent");
     }
 }

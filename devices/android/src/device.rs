@@ -2,7 +2,8 @@
 //! [`DeviceOp`] against it through adb and answers with its [`DeviceResult`].
 //!
 //! Operations on one device run one at a time, in the order they arrive (a fair lock is the
-//! queue; one whose deadline passes while it waits gets `QUEUE_TIMEOUT` and never starts).
+//! queue; one whose deadline passes while it waits gets `QUEUE_TIMEOUT` and never starts; one
+//! the hub cancels leaves the queue at once, or stops where it runs: see [`crate::cancel`]).
 //! The device keeps its leases (which MCP session may change it) and its policy (the
 //! operator's, from the hub, and the device owner's `--policy`), and judges every action
 //! against the foreground app it reads right before acting (see [`crate::run`]).
@@ -21,6 +22,7 @@ use tabwire_protocol::{ErrorCode, LeaseHolder, OpError};
 use tokio::time::Instant;
 
 use crate::adb::Adb;
+use crate::cancel::Cancel;
 use crate::logs::{self, LogFilter};
 use crate::run::{Run, State, what_it_said};
 use crate::safety::Safety;
@@ -157,16 +159,33 @@ impl<A: Adb> Device<A> {
         viewer: &str,
         deadline: Duration,
     ) -> Result<DeviceResult, OpError> {
-        let deadline = Instant::now() + deadline;
-        let mut state = tokio::time::timeout_at(deadline, self.state.lock())
+        self.execute_unless(op, holder, viewer, deadline, &Cancel::never())
             .await
-            .map_err(|_| {
+    }
+
+    /// [`Device::execute`] for an operation the hub may cancel through `cancel`: waiting for
+    /// its turn, it leaves the queue and never runs; running, it stops at its next await, and
+    /// the answer is `CANCELLED`, saying whether input had gone out.
+    pub async fn execute_unless(
+        &self,
+        op: DeviceOp,
+        holder: Option<LeaseHolder>,
+        viewer: &str,
+        deadline: Duration,
+        cancel: &Cancel,
+    ) -> Result<DeviceResult, OpError> {
+        let deadline = Instant::now() + deadline;
+        let mut state = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return Err(OpError::cancelled(false)),
+            state = tokio::time::timeout_at(deadline, self.state.lock()) => state.map_err(|_| {
                 OpError::new(
                     ErrorCode::QueueTimeout,
                     "The device was busy with earlier calls until the deadline; this one never \
                      started.",
                 )
-            })?;
+            })?,
+        };
         for ended in std::mem::take(&mut *self.ended.lock().unwrap()) {
             state.views.forget(&ended);
         }
@@ -184,8 +203,26 @@ impl<A: Adb> Device<A> {
             deadline,
             holder: holder.as_ref(),
             viewer,
+            cancel,
         };
-        run.execute(op).await
+        let outcome = tokio::select! {
+            // An operation that finished wins over a cancel that came with its end.
+            biased;
+            outcome = run.execute(op) => outcome,
+            () = cancel.cancelled() => Err(OpError::cancelled(cancel.input_sent())),
+        };
+        match outcome {
+            Err(_) if cancel.is_cancelled() => {
+                if cancel.input_sent() {
+                    // Stopped after its input, before the look that would have followed:
+                    // refs must resolve against a look taken after it.
+                    state.screen = None;
+                }
+                // However the operation noticed, the answer is the cancel's.
+                Err(OpError::cancelled(cancel.input_sent()))
+            }
+            outcome => outcome,
+        }
     }
 
     /// An MCP session of the hub ended: its lease on this device lapses, and what it was shown
@@ -431,7 +468,7 @@ impl<A: Adb> Run<'_, A> {
             launch
         };
         let (text, out) = self
-            .shell(&line)
+            .input_shell(&line)
             .await
             .map_err(|e| e.action_may_have_occurred())?;
         if text.contains("No activities found") || text.starts_with("Failed") {
@@ -465,7 +502,7 @@ impl<A: Adb> Run<'_, A> {
             shell::DONE_MARK
         );
         let (text, out) = self
-            .shell(&line)
+            .input_shell(&line)
             .await
             .map_err(|e| e.action_may_have_occurred())?;
         if text.lines().any(|l| l.trim() == "tabwire-missing") {

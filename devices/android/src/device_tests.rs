@@ -1254,3 +1254,6 @@ async fn a_device_that_went_away_is_disconnected() {
     assert_eq!(error.code, ErrorCode::DeviceDisconnected);
     assert!(error.message.contains("not found"), "{}", error.message);
 }
+
+#[path = "device_cancel_tests.rs"]
+mod cancel;

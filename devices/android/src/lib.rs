@@ -20,6 +20,7 @@
 //! - [`run`]: one operation's run: its deadline, adb calls, dumps and their retries, the
 //!   settle loop, and input behind the foreground guard.
 //! - [`logs`]: logcat's `threadtime` lines, filtered, bounded and read on from a cursor.
+//! - [`cancel`]: stopping an operation the hub cancelled, and whether its input went out.
 //!
 //! Tracking and the hub connection (the binary's side):
 //! - [`listing`]: `adb devices -l` read into serials and states.
@@ -36,6 +37,7 @@ pub mod adb;
 pub mod device;
 
 // The device's operations.
+pub mod cancel;
 pub mod hierarchy;
 pub mod logs;
 pub mod refs;

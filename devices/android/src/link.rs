@@ -35,6 +35,7 @@ use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Message;
 
 use crate::adb::Adb;
+use crate::cancel::{Cancel, Canceller};
 use crate::device::Device;
 use crate::endpoint::{HubEndpoint, HubSocket, Mode};
 use crate::keys::{CannotPair, Credentials, PairingTicket};
@@ -239,6 +240,8 @@ impl<A: Adb> DeviceLink<A> {
         // Dropped when this function returns, which aborts every request still running: a
         // response never goes out on a later connection.
         let mut tasks = JoinSet::new();
+        // The running requests the hub may cancel, by request ID.
+        let cancellers = Cancellers::default();
         let silence_limit = interval * SILENT_INTERVALS;
         let mut last_heard = Instant::now();
         loop {
@@ -271,7 +274,7 @@ impl<A: Adb> DeviceLink<A> {
                     };
                     match message {
                         HubMessage::Request(request) => {
-                            if let Some(response) = start(&mut tasks, &device, request, &responses)
+                            if let Some(response) = start(&mut tasks, &device, request, &responses, &cancellers)
                                 && let Err(reason) = send_json(&mut socket, &DeviceMessage::Response(response)).await
                             {
                                 return Ended::Lost(reason);
@@ -283,6 +286,13 @@ impl<A: Adb> DeviceLink<A> {
                             }
                         }
                         HubMessage::SessionEnded { session } => device.session_ended(&session),
+                        HubMessage::Cancel { id } => {
+                            // A request answered already has nothing left to stop.
+                            if let Some(canceller) = cancellers.lock().unwrap().get(&id) {
+                                tracing::debug!(id, "the hub cancelled a request");
+                                canceller.cancel();
+                            }
+                        }
                         HubMessage::Policy(policy) => {
                             tracing::info!(device = %self.hello.device_id, "the operator's policy changed");
                             device.set_operator_policy(policy);
@@ -514,13 +524,30 @@ async fn next_message(socket: &mut HubSocket) -> Result<HubMessage, Ended> {
     }
 }
 
+/// The cancels of one connection's running requests, by request ID.
+type Cancellers = Arc<std::sync::Mutex<std::collections::HashMap<u64, Canceller>>>;
+
+/// Takes a request out of its connection's [`Cancellers`] when it ends, however it ends.
+struct Running {
+    cancellers: Cancellers,
+    id: u64,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.cancellers.lock().unwrap().remove(&self.id);
+    }
+}
+
 /// Starts a request: a device operation runs in its own task (its response comes back through
-/// `responses`); anything else is answered at once.
+/// `responses`), cancellable through `cancellers` until it ends; anything else is answered at
+/// once.
 fn start<A: Adb>(
     tasks: &mut JoinSet<()>,
     device: &Arc<Device<A>>,
     request: Request,
     responses: &mpsc::UnboundedSender<Response>,
+    cancellers: &Cancellers,
 ) -> Option<Response> {
     let Request {
         id,
@@ -543,9 +570,16 @@ fn start<A: Adb>(
     let device = device.clone();
     let responses = responses.clone();
     let deadline = Duration::from_millis(deadline_ms);
+    let (canceller, cancel) = Cancel::new();
+    cancellers.lock().unwrap().insert(id, canceller);
+    let guard = Running {
+        cancellers: cancellers.clone(),
+        id,
+    };
     tasks.spawn(async move {
+        let _running = guard;
         let viewer = viewer.unwrap_or_default();
-        let running = device.execute(op, holder, &viewer, deadline);
+        let running = device.execute_unless(op, holder, &viewer, deadline, &cancel);
         match tokio::time::timeout(deadline + DEADLINE_GRACE, running).await {
             Ok(outcome) => {
                 let _ = responses.send(Response::new(id, outcome.map(OpResult::Device)));
@@ -596,6 +630,7 @@ fn kind_of(message: &HubMessage) -> &'static str {
         HubMessage::Heartbeat { .. } => "heartbeat",
         HubMessage::SessionEnded { .. } => "sessionEnded",
         HubMessage::Policy(_) => "policy",
+        HubMessage::Cancel { .. } => "cancel",
     }
 }
 

@@ -19,6 +19,7 @@ use tabwire_protocol::{ErrorCode, LeaseHolder, OpError};
 use tokio::time::Instant;
 
 use crate::adb::{Adb, AdbError, AdbOutput};
+use crate::cancel::Cancel;
 use crate::hierarchy::{DumpProblem, keyboard_shown, parse_dump};
 use crate::logs::LogCursor;
 use crate::refs::RefTable;
@@ -113,6 +114,8 @@ pub struct Run<'a, A: Adb> {
     pub(crate) holder: Option<&'a LeaseHolder>,
     /// Whom the operation's observation is for.
     pub(crate) viewer: &'a str,
+    /// Whether the hub cancelled the operation, and whether its input went out.
+    pub(crate) cancel: &'a Cancel,
 }
 
 impl<A: Adb> Run<'_, A> {
@@ -122,6 +125,10 @@ impl<A: Adb> Run<'_, A> {
 
     /// `adb -s SERIAL ARGS…` within the deadline; adb's own failures become device errors.
     pub(crate) async fn adb(&self, args: &[&str]) -> Result<AdbOutput, OpError> {
+        // No adb call once the hub cancelled the operation: not a look, let alone input.
+        if self.cancel.is_cancelled() {
+            return Err(OpError::cancelled(self.cancel.input_sent()));
+        }
         let remaining = self.remaining();
         if remaining.is_zero() {
             return Err(deadline_passed());
@@ -146,6 +153,16 @@ impl<A: Adb> Run<'_, A> {
     pub(crate) async fn shell(&self, line: &str) -> Result<(String, AdbOutput), OpError> {
         let out = self.adb(&["shell", line]).await?;
         Ok((out.text().replace("\r\n", "\n"), out))
+    }
+
+    /// [`Run::shell`] for a line that sends input (a tap, keys, an app launched or stopped):
+    /// from here on a cancel says the action may have happened.
+    pub(crate) async fn input_shell(&self, line: &str) -> Result<(String, AdbOutput), OpError> {
+        if self.cancel.is_cancelled() {
+            return Err(OpError::cancelled(self.cancel.input_sent()));
+        }
+        self.cancel.input_going_out();
+        self.shell(line).await
     }
 
     /// One `exec-out` dump with the keyboard's state.
@@ -424,7 +441,7 @@ impl<A: Adb> Run<'_, A> {
     async fn guarded(&self, focus: &Focus, steps: &[String]) -> Result<GuardOutcome, OpError> {
         let line = shell::guarded(self.sdk, &focus.text, steps);
         let may_have = |e: OpError| e.action_may_have_occurred();
-        let (text, out) = self.shell(&line).await.map_err(may_have)?;
+        let (text, out) = self.input_shell(&line).await.map_err(may_have)?;
         match shell::guard_outcome(&text) {
             GuardOutcome::Unknown => Err(OpError::new(
                 ErrorCode::DeviceError,

@@ -42,7 +42,7 @@ use tabwire_protocol::{
 use wasm_bindgen_futures::spawn_local;
 use web_sys::WebSocket;
 
-use crate::checkpoint::Liveness;
+use crate::checkpoint::{Cancels, Liveness};
 use crate::chrome;
 use crate::config::token::redact;
 use crate::config::{AccessToken, ConnectTarget, Layers};
@@ -354,6 +354,8 @@ async fn serve(
     backoff: &mut Backoff,
 ) -> Ended {
     let mut phase = Phase::Opening;
+    // The requests of this connection the hub may still cancel.
+    let cancels = Cancels::new();
     let mut exchange = secret.map(|secret| Exchange {
         secret,
         browser_nonce: random_nonce(),
@@ -498,9 +500,19 @@ async fn serve(
                             ws: socket.handle(),
                             liveness: liveness.clone(),
                         };
-                        spawn_local(requests::handle(request, liveness.clone(), move |text| {
-                            link.send(text)
-                        }));
+                        let (liveness, cancels) = (liveness.clone(), cancels.clone());
+                        spawn_local(async move {
+                            requests::handle(request, liveness, &cancels, move |text| {
+                                link.send(text)
+                            })
+                            .await
+                        });
+                    }
+                    (HubMessage::Cancel { id }, Phase::Live { .. }) => {
+                        // A request answered already has nothing left to stop.
+                        if cancels.cancel(id) {
+                            crate::chrome::log!("request {id}: cancelled by the hub");
+                        }
                     }
                     (HubMessage::SessionEnded { session }, Phase::Live { .. }) => {
                         leases::session_ended(&session);
@@ -563,6 +575,7 @@ fn kind_of(message: &HubMessage) -> &'static str {
         HubMessage::Heartbeat { .. } => "heartbeat",
         HubMessage::SessionEnded { .. } => "session's end (before the welcome)",
         HubMessage::Policy(_) => "policy (before the welcome)",
+        HubMessage::Cancel { .. } => "cancel (before the welcome)",
     }
 }
 

@@ -68,6 +68,7 @@ fn hub_with(
         },
         trace: Default::default(),
         progress: None,
+        cancel: Default::default(),
     });
     (caller, devices)
 }

@@ -75,6 +75,7 @@ fn setup_under(
             },
             trace: Default::default(),
             progress: None,
+            cancel: Default::default(),
         }),
         connection,
         inbox,
@@ -988,6 +989,7 @@ async fn a_call_leaves_a_trace_of_its_peer_and_tab() {
         super::Trace {
             peer: Some(("browser", "b1".into())),
             tab_id: Some(9),
+            acted: true,
         }
     );
     // A refused call reaches no peer.
@@ -999,3 +1001,6 @@ async fn a_call_leaves_a_trace_of_its_peer_and_tab() {
 
 #[path = "device_dispatch_tests.rs"]
 mod devices;
+
+#[path = "cancel_tests.rs"]
+mod cancel;

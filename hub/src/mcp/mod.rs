@@ -128,6 +128,10 @@ impl TabwireMcp {
                 .meta
                 .get_progress_token()
                 .map(|token| routing::Progress::new(request.peer.clone(), token)),
+            // rmcp cancels the request's token on `notifications/cancelled`, when a stateless
+            // HTTP client hangs up, and when the transport closes; the session adds its
+            // client's going away (`Session::unless_hung_up`).
+            cancel: request.ct.child_token(),
         })
     }
 
@@ -212,7 +216,8 @@ impl TabwireMcp {
 
     /// Records one ended call in the audit log, if the hub keeps one: who called (from
     /// `request`), where it went (the routing's trace, whatever the peer's kind), and how it
-    /// ended.
+    /// ended: `cancelled` when its client cancelled it before it ended (whatever the tool
+    /// returned, which nobody reads), and then whether any input may have gone out.
     fn audit(
         &self,
         caller: &Caller,
@@ -222,6 +227,7 @@ impl TabwireMcp {
         error: Option<&ToolError>,
         elapsed: std::time::Duration,
     ) {
+        let cancelled = caller.cancel.is_cancelled();
         let Some(log) = &self.hub.audit else { return };
         let parts = request.extensions.get::<axum::http::request::Parts>();
         let session = parts
@@ -241,8 +247,13 @@ impl TabwireMcp {
             peer: trace.peer,
             tab_id: trace.tab_id.or(args.tab_id),
             tool: tool.to_owned(),
-            outcome: error.map_or_else(|| "ok".into(), |error| code_name(error.code)),
-            action_may_have_occurred: error.is_some_and(|error| error.action_may_have_occurred),
+            outcome: match error {
+                _ if cancelled => audit::CANCELLED.into(),
+                None => "ok".into(),
+                Some(error) => code_name(error.code),
+            },
+            action_may_have_occurred: error.is_some_and(|error| error.action_may_have_occurred)
+                || (cancelled && trace.acted),
             duration: elapsed,
             args,
         });
@@ -344,7 +355,12 @@ impl ServerHandler for TabwireMcp {
             );
             return Ok(form.shape(envelope::failure(error)).into());
         };
-        let Some(outcome) = catalogue::dispatch(&caller, name, args).await else {
+        let dispatched = catalogue::dispatch(&caller, name, args);
+        let Some(outcome) = self
+            .session
+            .unless_hung_up(&caller.cancel, dispatched)
+            .await
+        else {
             return Err(McpError::invalid_params(
                 format!("unknown tool {name}; call tools/list"),
                 None,
@@ -368,6 +384,16 @@ impl ServerHandler for TabwireMcp {
             tracing::debug!(%error, "could not tell the client its tool list changed");
         }
         let elapsed_ms = elapsed.as_millis() as u64;
+        if caller.cancel.is_cancelled() {
+            // rmcp drops the response of a cancelled request; nobody reads this one.
+            tracing::info!(
+                session = self.session.id(),
+                account = caller.account.name,
+                tool = name,
+                elapsed_ms,
+                "tool call cancelled by its client"
+            );
+        }
         let result = match outcome {
             Ok(output) => {
                 tracing::debug!(

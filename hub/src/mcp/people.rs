@@ -65,7 +65,8 @@ pub async fn request_human(
         tokio::select! {
             answer = &mut call => break answer?,
             _ = progress.tick() => {
-                if let Some(reporter) = &ctx.progress {
+                // A cancelled call's client has stopped listening for it.
+                if let Some(reporter) = ctx.progress.as_ref().filter(|_| !ctx.cancel.is_cancelled()) {
                     let waited = started.elapsed().as_secs();
                     reporter
                         .report(waited as f64, &format!("waiting for the person at the browser ({waited} s)"))

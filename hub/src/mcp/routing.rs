@@ -36,6 +36,9 @@ pub struct Caller {
     pub trace: Arc<Mutex<Trace>>,
     /// Where to report progress, when the client asked for it (a `progressToken`).
     pub progress: Option<Progress>,
+    /// Fires when the MCP client cancels the call or goes away: from then on the call's
+    /// requests are withdrawn at their peer and no new one is sent.
+    pub cancel: tokio_util::sync::CancellationToken,
 }
 
 /// A call's progress reports: MCP `notifications/progress` with the client's token.
@@ -70,6 +73,9 @@ pub struct Trace {
     pub peer: Option<(&'static str, String)>,
     /// The tab the call named, or else the first one a request named.
     pub tab_id: Option<TabId>,
+    /// Whether a request that changes something was answered as done, or with an error saying
+    /// its input may have gone out: what a cancelled call's record says of its effect.
+    pub acted: bool,
 }
 
 impl Trace {
@@ -314,16 +320,26 @@ impl ToolContext {
             .lock()
             .unwrap()
             .note(Some((connection.noun(), connection.peer_id())), tab_id);
+        let op: tabwire_protocol::Operation = request.into();
+        let mutation = op.is_mutation();
         let result = connection
-            .request(
+            .request_unless(
                 self.tool,
                 tab_id,
                 Some(&self.holder),
-                request.into(),
+                op,
                 deadline,
+                &self.cancel,
             )
-            .await?;
-        A::answer(result).map_err(|other| self.mismatch(&other))
+            .await;
+        let acted = match &result {
+            Ok(_) => mutation,
+            Err(error) => error.action_may_have_occurred,
+        };
+        if acted {
+            self.trace.lock().unwrap().acted = true;
+        }
+        A::answer(result?).map_err(|other| self.mismatch(&other))
     }
 
     /// The error for an answer of the wrong kind: the hub and the peer are different builds.
