@@ -24,9 +24,13 @@
 //!   lapses, and the tab groups that show them.
 //! - [`policy`]: per-origin policy of both owners at the point of effect, and approvals.
 //! - [`hosted`]: hosted mode behind a real TLS proxy.
+//! - [`handshake`]: a local process holding the hub's handshake places while a real browser
+//!   connects.
 //! - [`pairing`]: mutual pairing under attack — a fake hub, fake browsers, malformed hellos,
 //!   revocation, a pairing that survives a hub restart — and a person pairing in the popup.
-//! - [`socket_peers`]: the Unix socket against a process of another user.
+//! - [`socket_peers`]: the Unix socket against a process of another user; [`socket_dir`]: the
+//!   default socket directory taken first by another user (hub and shim move to the same
+//!   private one under the user's home).
 //! - [`structure`]: the source tree's own rules (declared files, no import loops, layers).
 //! - [`widgets`]: third-party widget patterns driven from snapshots (date pickers, shadow-DOM
 //!   to-dos, clickable words, accordions, modal dialogs).
@@ -41,6 +45,7 @@ mod drag;
 mod edges;
 mod fake_adb;
 mod forms;
+mod handshake;
 mod hosted;
 mod injection;
 mod launch;
@@ -51,6 +56,7 @@ mod pairing;
 mod policy;
 mod shadow;
 mod skeleton;
+mod socket_dir;
 mod socket_peers;
 mod structure;
 mod tabs;

@@ -886,6 +886,7 @@ impl FakeBrowser {
                 .exchange
                 .as_ref()
                 .map(|(secret, nb, nh)| pairing::browser_proof(secret, nb, nh)),
+            managed_code: false,
         }
     }
 }
