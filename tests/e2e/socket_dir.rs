@@ -97,12 +97,11 @@ impl Installed {
         let mut hub = RunningHub(spawn(command));
         let stderr = hub.0.stderr.take().unwrap();
         let (lines, heard) = mpsc::channel();
+        // Drained for the hub's life: a hub whose stderr is closed fails its next log line.
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
                 tabwire_e2e::logs::forward_log("hub", &line);
-                if lines.send(line).is_err() {
-                    break;
-                }
+                let _ = lines.send(line);
             }
         });
         let mut before = Vec::new();
@@ -137,9 +136,10 @@ impl Installed {
         let mut stdin = child.stdin.take().unwrap();
         writeln!(stdin, "{initialize}").unwrap();
         let mut answer = String::new();
-        BufReader::new(child.stdout.take().unwrap())
+        BufReader::new(child.stdout.as_mut().unwrap())
             .read_line(&mut answer)
             .unwrap();
+        // End of input ends the shim; its output is read to the end.
         drop(stdin);
         let output = child.wait_with_output().unwrap();
         (String::from_utf8_lossy(&output.stderr).into_owned(), answer)
