@@ -309,6 +309,9 @@ async fn serve<K: Linked>(
         Err(refusal) => {
             tracing::warn!(origin, kind = noun, code = %refusal.code, reason = %refusal.message, "refused");
             note_refusal::<K>(&account, &refusal);
+            // The handshake place is free before the refusal goes out (which may take a moment
+            // for a peer that sent too much: see `refuse`).
+            drop(handshake);
             return refuse(&mut socket, refusal).await;
         }
     };
@@ -746,10 +749,16 @@ async fn pump<K: Linked>(
     }
 }
 
-/// Tells the peer why it is refused (the popup shows it), then closes the socket.
+/// Tells the peer why it is refused (the popup shows it), then closes the socket. A peer that
+/// sent more than a handshake message is still sending: what it sends is read and thrown away
+/// for a moment ([`crate::peer_socket::Guarded::discard`]), so that closing a socket with
+/// unread bytes does not reset the connection before the refusal can be read.
 async fn refuse(socket: &mut PeerSocket, refusal: Refusal) {
     let _ = send(socket, &HubMessage::Refused(refusal)).await;
     let _ = tokio::time::timeout(SEND_TIMEOUT, socket.close(None)).await;
+    if socket.get_ref().exceeded() {
+        socket.get_mut().discard().await;
+    }
 }
 
 /// Sends one message outside the pump (hello replies and refusals), within [`SEND_TIMEOUT`].

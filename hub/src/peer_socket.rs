@@ -194,6 +194,30 @@ impl<S> Guarded<S> {
     }
 }
 
+/// What [`Guarded::discard`] reads at most, and for how long.
+const DISCARD_BYTES: usize = 1 << 20;
+const DISCARD_TIME: std::time::Duration = std::time::Duration::from_secs(1);
+
+impl<S: AsyncRead + Unpin> Guarded<S> {
+    /// Reads and throws away what the peer is still sending (at most 1 MiB, for at most 1 s,
+    /// through an 8 KiB buffer): a socket closed with unread bytes is reset, and the peer would
+    /// lose the refusal sent just before.
+    pub async fn discard(&mut self) {
+        use tokio::io::AsyncReadExt;
+        let mut buffer = [0u8; 8192];
+        let mut left = DISCARD_BYTES;
+        let draining = async {
+            while left > 0 {
+                match self.inner.read(&mut buffer).await {
+                    Ok(0) | Err(_) => break,
+                    Ok(read) => left = left.saturating_sub(read),
+                }
+            }
+        };
+        let _ = tokio::time::timeout(DISCARD_TIME, draining).await;
+    }
+}
+
 impl<S: AsyncRead + Unpin> AsyncRead for Guarded<S> {
     fn poll_read(
         self: Pin<&mut Self>,
