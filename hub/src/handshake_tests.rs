@@ -1,6 +1,7 @@
 //! The peer endpoints before the welcome, under attack with hand-made frames: a first frame
 //! that announces more than a handshake message, a message in small fragments, pings, silence,
-//! and the handshake places held by silent sockets. Each attack is refused by what the socket
+//! and the handshake places held by silent sockets; and a pairing code from a managed policy.
+//! Each attack is refused by what the socket
 //! reads, not after the hub has read what the peer announced (`peer_socket.rs`); after the
 //! welcome the normal limits apply.
 
@@ -218,4 +219,68 @@ async fn after_the_welcome_the_normal_limits_apply() {
         waited += Duration::from_millis(50);
     };
     assert_eq!(gone.map(|reason| reason.len()), Some(200));
+}
+
+/// A browser hello, as JSON, saying whether its code came from a managed policy.
+fn browser_hello(id: &str, managed_code: bool) -> serde_json::Value {
+    let hello = tabwire_protocol::Hello {
+        browser_id: id.to_owned(),
+        browser_name: "Fleet".to_owned(),
+        extension_version: "0.1.0".to_owned(),
+        protocol_version: tabwire_protocol::PROTOCOL_VERSION,
+        chrome_version: "156".to_owned(),
+        proof: None,
+        managed_code,
+    };
+    let mut value = serde_json::to_value(hello).unwrap();
+    value["type"] = json!("hello");
+    value
+}
+
+#[tokio::test]
+async fn a_code_from_a_managed_policy_pairs_only_the_browser_it_was_made_for() {
+    let served = local().await;
+    let state = served.dir.join("state");
+    let origin = [("origin", EXTENSION)];
+    // Made for no one browser: refused after the hub's proof (so its words may be shown), and
+    // closed, since other users may have read it in the policy's file.
+    let unbound = served.code(PairingKind::Browser);
+    let (_ws, answer, _) = exchange(
+        &served,
+        "/browser",
+        &origin,
+        &Secret::Code(unbound.clone()),
+        browser_hello("fleet-1", true),
+    )
+    .await;
+    let refused = refusal(answer);
+    assert_eq!(refused.code, ErrorCode::Forbidden);
+    assert!(
+        refused
+            .message
+            .contains("tabwire-hub pair --browser-id fleet-1"),
+        "{refused:?}"
+    );
+    let gone = refused_at_challenge(&served, "/browser", &origin, &Secret::Code(unbound)).await;
+    assert_eq!(gone.code, ErrorCode::NotPaired, "the code was closed");
+    // Made for fleet-1: another ID is refused and the code stays open; fleet-1 pairs with it.
+    let bound = crate::pairing::new_code_for(&state, TTL, "fleet-1").unwrap();
+    let (_ws, answer, _) = exchange(
+        &served,
+        "/browser",
+        &origin,
+        &Secret::Code(bound.clone()),
+        browser_hello("fleet-2", true),
+    )
+    .await;
+    assert_eq!(refusal(answer).code, ErrorCode::Forbidden);
+    let (_ws, answer, _) = exchange(
+        &served,
+        "/browser",
+        &origin,
+        &Secret::Code(bound),
+        browser_hello("fleet-1", true),
+    )
+    .await;
+    assert!(matches!(answer, HubMessage::Welcome(_)), "{answer:?}");
 }
