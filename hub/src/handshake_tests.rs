@@ -1,9 +1,8 @@
 //! The peer endpoints before the welcome, under attack with hand-made frames: a first frame
 //! that announces more than a handshake message, a message in small fragments, pings, silence,
 //! and the handshake places held by silent sockets; and a pairing code from a managed policy.
-//! Each attack is refused by what the socket
-//! reads, not after the hub has read what the peer announced (`peer_socket.rs`); after the
-//! welcome the normal limits apply.
+//! Each attack is refused by what the socket reads, not after the hub has read what the peer
+//! announced (`peer_socket.rs`); after the welcome the normal limits apply.
 
 use std::time::Duration;
 
