@@ -3,16 +3,19 @@
 //! [`crate::arguments`] to check against the tool's schema.
 //!
 //! The rules, so that tool arguments and the CLI's options never shadow each other:
-//! - Options that choose the hub or the output (`--socket`, `--url`, `--token`, `--ca-cert`,
-//!   `--no-start`, `--no-browser`, `--output`) come before the command; after a tool's name a
-//!   tool may have arguments of the same names (`navigate_to --url`).
+//! - Options that choose the hub or the output (`--socket`, `--url`, `--token-file`,
+//!   `--ca-cert`, `--insecure-http`, `--no-start`, `--no-browser`, `--output`) come before the
+//!   command; after a tool's name a tool may have arguments of the same names
+//!   (`navigate_to --url`).
 //! - `--browser`, `--device` and `--out` may come before the command or among the tool's flags;
 //!   `--json` and `--help` belong to the tool. No tool has arguments of those names.
 //! - A token that starts with `--` is always a flag, so a value that starts with `--` is given
 //!   as `--name=--value`. A flag with no value is a boolean's `true` (the schema checks it).
 //!
 //! Settings also come from the environment (`TABWIRE_SOCKET`, `TABWIRE_URL`, `TABWIRE_TOKEN`,
-//! `TABWIRE_CA_CERT`, `TABWIRE_NO_START`, `TABWIRE_NO_BROWSER`, `TABWIRE_OUTPUT`); a flag wins.
+//! `TABWIRE_TOKEN_FILE`, `TABWIRE_CA_CERT`, `TABWIRE_INSECURE_HTTP`, `TABWIRE_NO_START`,
+//! `TABWIRE_NO_BROWSER`, `TABWIRE_OUTPUT`); a flag wins. The token itself is never a flag: every
+//! user of the machine reads a command line in `ps`.
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -41,8 +44,14 @@ pub struct HubChoice {
     pub socket: Option<PathBuf>,
     /// `--url` / `TABWIRE_URL`: a hosted hub (its origin or its `/mcp` URL).
     pub url: Option<String>,
-    /// `--token` / `TABWIRE_TOKEN`: the hosted hub's agent token. Never printed.
+    /// `TABWIRE_TOKEN`: the hosted hub's agent token. Never printed.
     pub token: Option<String>,
+    /// `--token-file` / `TABWIRE_TOKEN_FILE`: a file of the user's alone holding the token;
+    /// wins over `TABWIRE_TOKEN`.
+    pub token_file: Option<PathBuf>,
+    /// `--insecure-http` / `TABWIRE_INSECURE_HTTP=1`: send the token over plain `http://` to a
+    /// loopback address, where another local user could be listening.
+    pub insecure_http: bool,
     /// `--ca-cert` / `TABWIRE_CA_CERT`: a PEM file of extra certificate authorities to trust
     /// for the hosted hub (a private CA).
     pub ca_cert: Option<PathBuf>,
@@ -131,9 +140,12 @@ Options (before the command):
   --socket PATH     the local hub's socket [TABWIRE_SOCKET]
   --no-start        fail instead of starting a local hub when none runs [TABWIRE_NO_START=1]
   --no-browser      a hub started here launches no browser [TABWIRE_NO_BROWSER=1]
-  --url URL         a hosted hub: https://host[/prefix][/mcp] [TABWIRE_URL]
-  --token TOKEN     its agent token; prefer the variable [TABWIRE_TOKEN]
+  --url URL         a hosted hub: https://host[/prefix][/mcp] [TABWIRE_URL]; its agent
+                    token comes from TABWIRE_TOKEN, never from a flag (others see flags in ps)
+  --token-file FILE the token from a file only you can read (chmod 600) [TABWIRE_TOKEN_FILE]
   --ca-cert FILE    extra CA certificates (PEM) for the hosted hub [TABWIRE_CA_CERT]
+  --insecure-http   allow http:// to a loopback address, where another local user may
+                    listen on a port the proxy left free [TABWIRE_INSECURE_HTTP=1]
   --output text|json  the tool's text (default), or one JSON line for scripts [TABWIRE_OUTPUT]
 Options (before the command or among a tool's flags):
   --browser NAME|ID this call's browser (else this shell session's `select`, else the hub's rule)
@@ -146,6 +158,11 @@ Exit codes: 0 ok, 1 the tool failed, 2 usage or connection error (also one JSON 
 output is JSON). Without --url the local hub is used, and started when none runs (with the
 browser it launches, unless --no-browser); its log is hub.log in the hub's state directory.
 See docs/cli.md.";
+
+/// What `--token` (removed) says: the migration.
+const TOKEN_FLAG_GONE: &str = "--token is no longer taken: other users of the machine read \
+    every command line in ps. Set TABWIRE_TOKEN in the environment, or put the token in a file \
+    only you can read (chmod 600) and pass --token-file FILE";
 
 /// Reads the command line (without the program name) and the environment.
 pub fn parse(
@@ -166,6 +183,10 @@ pub fn parse(
                 .map(PathBuf::from),
             url: env("TABWIRE_URL").filter(|s| !s.is_empty()),
             token: env("TABWIRE_TOKEN").filter(|s| !s.is_empty()),
+            token_file: env("TABWIRE_TOKEN_FILE")
+                .filter(|s| !s.is_empty())
+                .map(PathBuf::from),
+            insecure_http: env_flag(&env, "TABWIRE_INSECURE_HTTP")?,
             ca_cert: env("TABWIRE_CA_CERT")
                 .filter(|s| !s.is_empty())
                 .map(PathBuf::from),
@@ -214,7 +235,9 @@ pub fn parse(
             }
             "socket" => invocation.hub.socket = Some(PathBuf::from(value("a path")?)),
             "url" => invocation.hub.url = Some(value("a URL")?),
-            "token" => invocation.hub.token = Some(value("a token")?),
+            "token" => return Err(usage(TOKEN_FLAG_GONE)),
+            "token-file" => invocation.hub.token_file = Some(PathBuf::from(value("a file")?)),
+            "insecure-http" => invocation.hub.insecure_http = switch(name, inline.as_deref())?,
             "ca-cert" => invocation.hub.ca_cert = Some(PathBuf::from(value("a PEM file")?)),
             "output" => invocation.output = output_choice(&value("text or json")?, "--output")?,
             "browser" => invocation.peers.browser = Some(value("a browser's name or ID")?),
@@ -498,6 +521,37 @@ mod tests {
         .unwrap();
         assert_eq!(invocation.hub.url.as_deref(), Some("https://h/"));
         assert!(parse_with(&["x"], &[("TABWIRE_NO_START", "maybe")]).is_err());
+        let invocation = parse_with(
+            &["--token-file", "/t", "--insecure-http", "x"],
+            &[("TABWIRE_TOKEN_FILE", "/e")],
+        )
+        .unwrap();
+        assert_eq!(invocation.hub.token_file, Some(PathBuf::from("/t")));
+        assert!(invocation.hub.insecure_http);
+        let invocation = parse_with(
+            &["x"],
+            &[("TABWIRE_TOKEN_FILE", "/e"), ("TABWIRE_INSECURE_HTTP", "1")],
+        )
+        .unwrap();
+        assert_eq!(invocation.hub.token_file, Some(PathBuf::from("/e")));
+        assert!(invocation.hub.insecure_http);
+    }
+
+    #[test]
+    fn a_token_on_the_command_line_is_refused_with_the_way_instead() {
+        for args in [
+            &["--token", "s3cret", "list_tabs"][..],
+            &["--token=s3cret", "x"],
+        ] {
+            let error = parse_with(args, &[]).unwrap_err();
+            assert_eq!(error.exit_code(), 2);
+            let said = error.to_string();
+            assert!(
+                said.contains("TABWIRE_TOKEN") && said.contains("--token-file"),
+                "{said}"
+            );
+            assert!(!said.contains("s3cret"), "{said}");
+        }
     }
 
     #[test]

@@ -31,7 +31,7 @@ use std::path::PathBuf;
 
 use rmcp::model::Tool;
 use serde_json::{Map, Value, json};
-use tabwire_protocol::local::default_socket_path_here;
+use tabwire_protocol::local::default_socket_here;
 
 use crate::command::{Command, Invocation, OutputChoice, ToolFlag};
 use crate::error::CliError;
@@ -80,17 +80,26 @@ impl Hub {
     fn of(invocation: &Invocation) -> Result<Hub, CliError> {
         let choice = &invocation.hub;
         match &choice.url {
-            Some(url) => Ok(Hub::Hosted(HostedHub::new(
-                url,
-                choice.token.as_deref(),
-                choice.ca_cert.as_deref(),
-            )?)),
-            None => Ok(Hub::Local(
-                choice
-                    .socket
-                    .clone()
-                    .unwrap_or_else(default_socket_path_here),
-            )),
+            Some(url) => {
+                // A token file (flag or variable) wins over TABWIRE_TOKEN.
+                let token = match &choice.token_file {
+                    Some(path) => Some(hosted::read_token_file(path)?),
+                    None => choice.token.clone(),
+                };
+                Ok(Hub::Hosted(HostedHub::new(
+                    url,
+                    token.as_deref(),
+                    choice.ca_cert.as_deref(),
+                    choice.insecure_http,
+                )?))
+            }
+            None => Ok(Hub::Local(choice.socket.clone().unwrap_or_else(|| {
+                let chosen = default_socket_here();
+                if let Some(why) = &chosen.fell_back {
+                    eprintln!("tabwire: {why}");
+                }
+                chosen.path
+            }))),
         }
     }
 

@@ -18,9 +18,11 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The environment variables only the CLI reads, kept from a hub it starts.
-const CLI_ONLY_VARIABLES: [&str; 7] = [
+const CLI_ONLY_VARIABLES: [&str; 9] = [
     "TABWIRE_URL",
     "TABWIRE_TOKEN",
+    "TABWIRE_TOKEN_FILE",
+    "TABWIRE_INSECURE_HTTP",
     "TABWIRE_CA_CERT",
     "TABWIRE_SESSION",
     "TABWIRE_OUTPUT",

@@ -44,4 +44,8 @@ impl Linked for Browser {
     fn proof(hello: &Hello) -> Option<&str> {
         hello.proof.as_deref()
     }
+
+    fn managed_code(hello: &Hello) -> bool {
+        hello.managed_code
+    }
 }

@@ -313,9 +313,13 @@ impl Config {
             if let Some((flag, _)) = hosted_only.into_iter().find(|(_, given)| *given) {
                 return Err(ConfigError::HostedOnly(flag));
             }
-            let socket = settings
-                .socket
-                .unwrap_or_else(tabwire_protocol::local::default_socket_path_here);
+            let socket = settings.socket.unwrap_or_else(|| {
+                let chosen = tabwire_protocol::local::default_socket_here();
+                if let Some(why) = &chosen.fell_back {
+                    tracing::warn!("{why}");
+                }
+                chosen.path
+            });
             let state_dir = match settings.state_dir {
                 Some(dir) => dir,
                 None => default_state_dir_here().ok_or(ConfigError::NoStateDir)?,

@@ -50,4 +50,8 @@ impl Linked for Device {
     fn proof(hello: &DeviceHello) -> Option<&str> {
         hello.proof.as_deref()
     }
+
+    fn managed_code(_hello: &DeviceHello) -> bool {
+        false
+    }
 }

@@ -45,6 +45,7 @@ fn hello(id: &str, name: &str) -> Hello {
         protocol_version: PROTOCOL_VERSION,
         chrome_version: "156".into(),
         proof: None,
+        managed_code: false,
     }
 }
 

@@ -113,6 +113,7 @@ impl Setup {
                     protocol_version: tabwire_protocol::PROTOCOL_VERSION,
                     chrome_version: "156".into(),
                     proof: None,
+                    managed_code: false,
                 },
                 crate::registry::Owner::fixed("test"),
             )

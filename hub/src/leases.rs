@@ -19,8 +19,8 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use tabwire_protocol::LeaseHolder;
 use tabwire_protocol::leases::MAX_CLIENT_LABEL;
+use tabwire_protocol::{LeaseHolder, shown_name};
 
 /// How long a lease lasts without a changing call when the operator does not say
 /// (`--lease-idle`).
@@ -38,7 +38,7 @@ pub struct ClientLabels {
 impl ClientLabels {
     /// A fresh label for a session of the client named `name`: `Claude Code · 2` for its second.
     pub fn next(&self, name: Option<&str>) -> String {
-        let name = clean_name(name);
+        let name = client_name(name);
         let number = {
             let mut issued = self.issued.lock().unwrap();
             let count = issued.entry(name.clone()).or_default();
@@ -49,29 +49,27 @@ impl ClientLabels {
     }
 }
 
-/// A client's name as shown to people: without control characters or surrounding blanks,
-/// short enough for a tab group's title and the label's number, or [`UNNAMED_CLIENT`].
-fn clean_name(name: Option<&str>) -> String {
-    let name: String = name
-        .unwrap_or_default()
-        .chars()
-        .filter(|c| !c.is_control())
-        .collect();
-    let name: String = name.trim().chars().take(MAX_CLIENT_LABEL - 12).collect();
-    let name = name.trim_end();
+/// A client's name as shown to people — in tab groups' titles, approval questions,
+/// `TAB_LEASED` messages and the audit log: cleaned with the hellos' rule (the protocol's
+/// [`shown_name`]: no control or format characters such as bidi overrides, whitespace runs as
+/// one space), short enough for a tab group's title and the label's number, or
+/// [`UNNAMED_CLIENT`]. The name comes from the client's `initialize`, which any local process
+/// or token holder writes.
+pub fn client_name(name: Option<&str>) -> String {
+    let name = shown_name(name.unwrap_or_default(), MAX_CLIENT_LABEL - 12);
     if name.is_empty() {
         UNNAMED_CLIENT.to_owned()
     } else {
-        name.to_owned()
+        name
     }
 }
 
 /// The holder of a client without an MCP session: its token (`jti`), labelled with its
 /// client's name alone.
-pub fn tokens_holder(jti: &str, client_name: Option<&str>, idle: Duration) -> LeaseHolder {
+pub fn tokens_holder(jti: &str, name: Option<&str>, idle: Duration) -> LeaseHolder {
     LeaseHolder {
         session: format!("token:{jti}"),
-        client: clean_name(client_name),
+        client: client_name(name),
         idle_ms: millis(idle),
     }
 }
@@ -93,7 +91,13 @@ mod tests {
         assert_eq!(labels.next(Some("  Claude Code ")), "Claude Code · 2");
         assert_eq!(labels.next(None), "MCP client · 1");
         assert_eq!(labels.next(Some("\u{7}\n")), "MCP client · 2");
-        assert_eq!(labels.next(Some("a\u{1b}[31mb")), "a[31mb · 1");
+        assert_eq!(labels.next(Some("a\u{1b}[31mb")), "a [31mb · 1");
+        // Format characters hide or reorder what a name says: they go too.
+        assert_eq!(
+            labels.next(Some("Claude\u{202E}edoC\u{2066} \u{200B}")),
+            "ClaudeedoC · 1"
+        );
+        assert_eq!(labels.next(Some("\u{202E}\u{FEFF}")), "MCP client · 3");
         let long = labels.next(Some(&"x".repeat(500)));
         assert!(long.chars().count() <= MAX_CLIENT_LABEL, "{long}");
     }

@@ -43,6 +43,7 @@ pub mod mcp;
 pub mod pairing;
 pub mod peer;
 pub mod peer_link;
+pub mod peer_socket;
 pub mod policy;
 pub mod private_dir;
 pub mod random;
@@ -406,6 +407,13 @@ async fn banner(axum::extract::State(hub): axum::extract::State<Arc<HubState>>) 
 #[cfg(test)]
 #[path = "hosted_tests.rs"]
 mod hosted_tests;
+
+#[cfg(test)]
+mod link_test_kit;
+
+#[cfg(test)]
+#[path = "handshake_tests.rs"]
+mod handshake_tests;
 
 #[cfg(test)]
 #[path = "device_link_tests.rs"]

@@ -78,9 +78,18 @@ pub fn check_peer(stream: &UnixStream, own_uid: u32) -> Result<(), PeerRefused> 
     }
 }
 
-/// The directory must belong to this user and be closed to everyone else.
+/// The directory must belong to this user and be closed to everyone else, and be a directory
+/// itself: a symbolic link there (planted in `/tmp` by someone else, say) is not followed,
+/// since whoever planted it chose where it leads.
 fn ensure_private_dir(dir: &Path) -> io::Result<()> {
     let uid = current_uid();
+    if std::fs::symlink_metadata(dir).is_ok_and(|meta| meta.file_type().is_symlink()) {
+        return Err(invalid(format!(
+            "{} is a symbolic link, which the hub does not follow for its socket's directory; \
+             remove it, or choose a socket path in a directory of your own",
+            dir.display()
+        )));
+    }
     match private_dir::ensure(dir) {
         Ok(()) => Ok(()),
         Err(Unfit::Io(error)) => Err(error),
@@ -136,6 +145,18 @@ mod tests {
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
         let error = bind(&dir.join("hub.sock")).await.unwrap_err();
         assert!(error.to_string().contains("private"), "{error}");
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[tokio::test]
+    async fn refuses_a_link_in_place_of_its_directory() {
+        let dir = scratch("link");
+        std::fs::create_dir_all(dir.join("real")).unwrap();
+        std::fs::set_permissions(dir.join("real"), std::fs::Permissions::from_mode(0o700)).unwrap();
+        std::os::unix::fs::symlink(dir.join("real"), dir.join("link")).unwrap();
+        let error = bind(&dir.join("link").join("hub.sock")).await.unwrap_err();
+        assert!(error.to_string().contains("symbolic link"), "{error}");
+        assert!(!dir.join("real").join("hub.sock").exists());
         std::fs::remove_dir_all(dir).unwrap();
     }
 

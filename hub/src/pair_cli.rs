@@ -18,7 +18,7 @@ use tabwire_hub::pairing;
 
 use crate::token_cli::format_time;
 
-/// `tabwire-hub pair [--device] [--list | --revoke NAME|ID]`.
+/// `tabwire-hub pair [--device | --browser-id ID] [--list | --revoke NAME|ID]`.
 #[derive(Args)]
 pub struct PairArgs {
     /// The hub's state directory (as given to the hub).
@@ -31,6 +31,10 @@ pub struct PairArgs {
     /// registers the devices the backend serves on /device, and works nowhere else.
     #[arg(long, conflicts_with_all = ["list", "revoke"])]
     device: bool,
+    /// Make a code that pairs this browser ID only (the popup shows it): the kind of code a
+    /// managed policy (`pairingCode`) may carry, since other users may read the policy's file.
+    #[arg(long, value_name = "ID", conflicts_with_all = ["list", "revoke", "device"])]
+    browser_id: Option<String>,
     /// List the pairings (kind, ID, name, when paired); never a key.
     #[arg(long, conflicts_with = "revoke")]
     list: bool,
@@ -89,20 +93,48 @@ pub fn run(args: PairArgs) -> anyhow::Result<()> {
     } else {
         pairing::PairingKind::Browser
     };
-    let code = pairing::new_code(&dir, ttl, kind)?;
+    let code = match &args.browser_id {
+        Some(id) => {
+            check_browser_id(id)?;
+            pairing::new_code_for(&dir, ttl, id)?
+        }
+        None => pairing::new_code(&dir, ttl, kind)?,
+    };
     println!("{code}");
     if args.device {
         eprintln!("{}", device_hint(&args.ttl, &dir));
         return Ok(());
     }
+    let only = match &args.browser_id {
+        Some(id) => format!(" It pairs the browser whose ID is {id} and no other."),
+        None => String::new(),
+    };
     eprintln!(
         "Paste this code into the tabwire extension's popup (Pairing code) and press Connect. \
          It works once, within {}, with the hub whose state is in {} (a hub started with \
-         another --state-dir does not know it).",
+         another --state-dir does not know it).{only}",
         args.ttl,
         dir.display()
     );
     Ok(())
+}
+
+/// A browser ID as a hello must carry it (the protocol's rule), so a typo is caught here
+/// rather than by a code nobody can use.
+fn check_browser_id(id: &str) -> anyhow::Result<()> {
+    let fits = !id.is_empty()
+        && id.len() <= tabwire_protocol::messages::MAX_IDENTITY_LEN
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_');
+    if fits {
+        Ok(())
+    } else {
+        anyhow::bail!(
+            "--browser-id {id:?} is no browser ID: the extension's popup shows it (1-64 letters, \
+             digits, '-' or '_')"
+        )
+    }
 }
 
 /// What to do with a device code. Never on tabwire-android's command line: other users of the
@@ -122,6 +154,14 @@ fn device_hint(ttl: &str, dir: &std::path::Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bound_code_names_a_browser_id() {
+        assert!(check_browser_id("3f2a9c1e-77b0-4c1b-9d2e-0a1b2c3d4e5f").is_ok());
+        for bad in ["", "has space", "a/b", &"x".repeat(65)] {
+            assert!(check_browser_id(bad).is_err(), "{bad}");
+        }
+    }
 
     #[test]
     fn a_device_code_goes_in_the_environment_never_the_command_line() {

@@ -157,6 +157,11 @@ struct OpenCode {
     kind: PairingKind,
     /// Seconds since the epoch after which it is refused.
     expires_at: u64,
+    /// A browser code made for one browser (`pair --browser-id`): it pairs that browser ID
+    /// only, so a copy of it read from a file others can read (Chrome's managed policy) pairs
+    /// no one else's program.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    browser_id: Option<String>,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -214,6 +219,18 @@ pub enum PairRefused {
          `tabwire-hub pair --revoke {0}`"
     )]
     IdTaken(String),
+    /// The code was made for another browser ID (`pair --browser-id`); it stays open for it.
+    #[error("this pairing code was made for another browser (ID {0}), not this one")]
+    ForAnother(String),
+    /// The code came from the browser's managed policy but was made for no one browser: the
+    /// hub closed it, since other users of the machine may have read it there.
+    #[error(
+        "this pairing code came from the browser's managed policy, which other users of the \
+         computer may read, and it was not made for this browser, so the hub closed it. Make \
+         one that pairs only this browser with `tabwire-hub pair --browser-id {0}` and put that \
+         in the policy instead"
+    )]
+    ManagedUnbound(String),
     /// The state could not be written.
     #[error(transparent)]
     State(#[from] PairingError),
@@ -305,13 +322,17 @@ impl Pairings {
 
     /// Completes a pairing: consumes `code` and records the peer (of the code's kind) with
     /// `key`. Refused when the code was used or expired meanwhile, or, for a browser, when
-    /// another pairing holds its browser ID (a device backend's key is bound to no one device).
+    /// another pairing holds its browser ID (a device backend's key is bound to no one device),
+    /// when the code was made for another browser ID (the code stays open), or when the browser
+    /// says the code came from its managed policy (`managed`) and it was made for no one browser
+    /// (the code is closed: it sat in a file other users may read).
     pub fn complete(
         &self,
         code: &PairingCode,
         peer_id: &str,
         name: &str,
         key: &[u8; KEY_LEN],
+        managed: bool,
     ) -> Result<Paired, PairRefused> {
         let paired = update(&self.dir, |state| {
             let now = now_secs();
@@ -323,6 +344,16 @@ impl Pairings {
             else {
                 return Err(PairRefused::CodeGone);
             };
+            match &state.codes[at].browser_id {
+                Some(bound) if bound != peer_id => {
+                    return Ok(Err(PairRefused::ForAnother(bound.clone())));
+                }
+                None if managed && state.codes[at].kind == PairingKind::Browser => {
+                    state.codes.remove(at);
+                    return Ok(Err(PairRefused::ManagedUnbound(peer_id.to_owned())));
+                }
+                _ => {}
+            }
             let kind = state.codes.remove(at).kind;
             if kind == PairingKind::Browser
                 && state
@@ -398,6 +429,25 @@ impl Pairings {
 /// Adds a one-time code for a peer of `kind`, valid for `ttl`, and returns it (what
 /// `tabwire-hub pair` prints).
 pub fn new_code(dir: &Path, ttl: Duration, kind: PairingKind) -> Result<PairingCode, PairingError> {
+    add_code(dir, ttl, kind, None)
+}
+
+/// Adds a one-time browser code that pairs `browser_id` only (`tabwire-hub pair --browser-id`),
+/// the kind a managed policy may carry.
+pub fn new_code_for(
+    dir: &Path,
+    ttl: Duration,
+    browser_id: &str,
+) -> Result<PairingCode, PairingError> {
+    add_code(dir, ttl, PairingKind::Browser, Some(browser_id.to_owned()))
+}
+
+fn add_code(
+    dir: &Path,
+    ttl: Duration,
+    kind: PairingKind,
+    browser_id: Option<String>,
+) -> Result<PairingCode, PairingError> {
     ensure_private_dir(dir)?;
     let code = PairingCode::from_random(random_bytes::<CODE_RANDOM_BYTES>()?);
     update(dir, |state| {
@@ -407,6 +457,7 @@ pub fn new_code(dir: &Path, ttl: Duration, kind: PairingKind) -> Result<PairingC
             code: code.as_str().to_owned(),
             kind,
             expires_at: now.saturating_add(ttl.as_secs().max(1)),
+            browser_id,
         });
         Ok(())
     })?;
@@ -618,7 +669,7 @@ mod tests {
         let unused = new_code(&dir, TTL, PairingKind::Browser).unwrap();
         assert_eq!(pairings.paired_with(&used), None);
         pairings
-            .complete(&used, "b1", "Work", &[3; KEY_LEN])
+            .complete(&used, "b1", "Work", &[3; KEY_LEN], false)
             .unwrap();
         assert_eq!(pairings.paired_with(&used).as_deref(), Some("b1"));
         assert_eq!(pairings.paired_with(&unused), None);
@@ -626,9 +677,49 @@ mod tests {
         discard_code(&dir, &unused).unwrap();
         assert!(summary(&dir).unwrap().open_codes.is_empty());
         assert!(matches!(
-            pairings.complete(&unused, "b2", "Other", &[4; KEY_LEN]),
+            pairings.complete(&unused, "b2", "Other", &[4; KEY_LEN], false),
             Err(PairRefused::CodeGone)
         ));
+        std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
+    }
+
+    #[test]
+    fn a_code_made_for_a_browser_pairs_that_browser_only_and_a_managed_code_must_be_one() {
+        let dir = scratch();
+        let pairings = Pairings::open(&dir).unwrap();
+        let bound = new_code_for(&dir, TTL, "b1").unwrap();
+        // Another browser ID is refused, and the code stays open for the right one.
+        assert!(matches!(
+            pairings.complete(&bound, "b2", "Other", &[1; KEY_LEN], true),
+            Err(PairRefused::ForAnother(id)) if id == "b1"
+        ));
+        assert_eq!(summary(&dir).unwrap().open_codes.len(), 1);
+        pairings
+            .complete(&bound, "b1", "Fleet", &[2; KEY_LEN], true)
+            .unwrap();
+        // A code made for no one browser, said to come from a managed policy, is refused and
+        // closed: it sat in a file other users may read.
+        let unbound = new_code(&dir, TTL, PairingKind::Browser).unwrap();
+        let refused = pairings
+            .complete(&unbound, "b3", "Fleet", &[3; KEY_LEN], true)
+            .unwrap_err();
+        assert!(matches!(refused, PairRefused::ManagedUnbound(_)));
+        assert!(
+            refused
+                .to_string()
+                .contains("tabwire-hub pair --browser-id b3"),
+            "{refused}"
+        );
+        assert!(matches!(
+            pairings.complete(&unbound, "b3", "Fleet", &[3; KEY_LEN], false),
+            Err(PairRefused::CodeGone)
+        ));
+        // Pasted or bundled, an unbound code pairs as before.
+        let pasted = new_code(&dir, TTL, PairingKind::Browser).unwrap();
+        pairings
+            .complete(&pasted, "b4", "Home", &[4; KEY_LEN], false)
+            .unwrap();
+        assert!(summary(&dir).unwrap().open_codes.is_empty());
         std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
     }
 
@@ -643,13 +734,13 @@ mod tests {
         };
         assert_eq!(found, code);
         let key = [9u8; KEY_LEN];
-        let paired = pairings.complete(&code, "b1", "Work", &key).unwrap();
+        let paired = pairings.complete(&code, "b1", "Work", &key, false).unwrap();
         assert!(pairings.is_current(&paired.pairing_id));
         // Single use.
         let (nonce, tag) = challenge(&Secret::Code(code.clone()));
         assert!(pairings.find(&nonce, &tag).is_none());
         assert!(matches!(
-            pairings.complete(&code, "b2", "Other", &key),
+            pairings.complete(&code, "b2", "Other", &key, false),
             Err(PairRefused::CodeGone)
         ));
         // The key finds its pairing; another key finds nothing.
@@ -672,11 +763,11 @@ mod tests {
         let pairings = Pairings::open(&dir).unwrap();
         let first = new_code(&dir, TTL, PairingKind::Browser).unwrap();
         pairings
-            .complete(&first, "b1", "Work", &[1; KEY_LEN])
+            .complete(&first, "b1", "Work", &[1; KEY_LEN], false)
             .unwrap();
         let second = new_code(&dir, TTL, PairingKind::Browser).unwrap();
         let refused = pairings
-            .complete(&second, "b1", "Impostor", &[2; KEY_LEN])
+            .complete(&second, "b1", "Impostor", &[2; KEY_LEN], false)
             .unwrap_err();
         assert!(matches!(refused, PairRefused::IdTaken(_)), "{refused}");
         assert!(refused.to_string().contains("pair --revoke b1"));
@@ -695,19 +786,19 @@ mod tests {
         };
         assert_eq!(claim.kind(), PairingKind::Device);
         let device = pairings
-            .complete(&code, "android-1", "Pixel 7", &[3; KEY_LEN])
+            .complete(&code, "android-1", "Pixel 7", &[3; KEY_LEN], false)
             .unwrap();
         assert_eq!(device.kind, PairingKind::Device);
         // A second backend pairing through the same phone is not an ID taken over: a device
         // key is bound to no one device.
         let again = new_code(&dir, TTL, PairingKind::Device).unwrap();
         pairings
-            .complete(&again, "android-1", "Pixel 7", &[4; KEY_LEN])
+            .complete(&again, "android-1", "Pixel 7", &[4; KEY_LEN], false)
             .unwrap();
         // A browser of the same ID is another namespace.
         let browser = new_code(&dir, TTL, PairingKind::Browser).unwrap();
         let browser = pairings
-            .complete(&browser, "android-1", "Work", &[5; KEY_LEN])
+            .complete(&browser, "android-1", "Work", &[5; KEY_LEN], false)
             .unwrap();
         let (nonce, tag) = challenge(&Secret::Key([3; KEY_LEN]));
         assert_eq!(
@@ -749,7 +840,7 @@ mod tests {
         let (nonce, tag) = challenge(&Secret::Code(code.clone()));
         assert!(pairings.find(&nonce, &tag).is_none());
         assert!(matches!(
-            pairings.complete(&code, "b1", "Work", &[1; KEY_LEN]),
+            pairings.complete(&code, "b1", "Work", &[1; KEY_LEN], false),
             Err(PairRefused::CodeGone)
         ));
         std::fs::remove_dir_all(dir.parent().unwrap()).unwrap();
@@ -761,11 +852,11 @@ mod tests {
         let pairings = Pairings::open(&dir).unwrap();
         let a = new_code(&dir, TTL, PairingKind::Browser).unwrap();
         let a = pairings
-            .complete(&a, "id-a", "Work", &[1; KEY_LEN])
+            .complete(&a, "id-a", "Work", &[1; KEY_LEN], false)
             .unwrap();
         let b = new_code(&dir, TTL, PairingKind::Browser).unwrap();
         let b = pairings
-            .complete(&b, "id-b", "Home", &[2; KEY_LEN])
+            .complete(&b, "id-b", "Home", &[2; KEY_LEN], false)
             .unwrap();
         assert_eq!(revoke(&dir, "Work").unwrap(), vec![a.clone()]);
         assert!(revoke(&dir, "nobody").unwrap().is_empty());
@@ -785,15 +876,15 @@ mod tests {
         let pairings = Pairings::open(&dir).unwrap();
         let work = new_code(&dir, TTL, PairingKind::Browser).unwrap();
         let work = pairings
-            .complete(&work, "id-a", "Work", &[1; KEY_LEN])
+            .complete(&work, "id-a", "Work", &[1; KEY_LEN], false)
             .unwrap();
         let phone = new_code(&dir, TTL, PairingKind::Device).unwrap();
         let phone = pairings
-            .complete(&phone, "backend-1", "Work", &[2; KEY_LEN])
+            .complete(&phone, "backend-1", "Work", &[2; KEY_LEN], false)
             .unwrap();
         let posing = new_code(&dir, TTL, PairingKind::Device).unwrap();
         let posing = pairings
-            .complete(&posing, "backend-2", "id-a", &[3; KEY_LEN])
+            .complete(&posing, "backend-2", "id-a", &[3; KEY_LEN], false)
             .unwrap();
         let refused = revoke(&dir, "Work").unwrap_err();
         let PairingError::Ambiguous { matches, .. } = &refused else {

@@ -18,10 +18,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::body::Body;
 use axum::extract::State;
-use axum::extract::ws::rejection::WebSocketUpgradeRejection;
-use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
-use axum::http::{HeaderMap, StatusCode, header};
+use axum::http::{HeaderMap, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
 use serde::de::DeserializeOwned;
@@ -32,10 +31,13 @@ use tabwire_protocol::{
 };
 use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::{Instant, MissedTickBehavior};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
+use tokio_tungstenite::tungstenite::{self, Message};
 
 use crate::accounts::{Account, Registered};
 use crate::auth::{Principal, Role};
 use crate::pairing::{Claim, PairRefused, PairingKind, Pairings};
+use crate::peer_socket::{PeerSocket, Upgrade, handshake_allowance};
 use crate::registry::{Connection, Owner};
 use crate::state::HubState;
 
@@ -54,9 +56,16 @@ const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 const CREDENTIAL_CHECK_INTERVAL: Duration = Duration::from_secs(1);
 
 /// The largest handshake message (challenge, hello) accepted; real ones are a few hundred bytes.
+/// The socket itself reads little more than this for each handshake message
+/// ([`crate::peer_socket`]), so a larger one costs the hub nothing before it is refused.
 const MAX_HANDSHAKE_BYTES: usize = 4096;
 
-/// How long a new connection may take to say hello.
+/// How long a new connection may take from its upgrade to its first message (a challenge or a
+/// hello, which a peer has ready when the socket opens). A silent connection holds one of the
+/// few handshake places of its kind ([`handshake_permit`]) this long at most.
+const FIRST_MESSAGE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long the whole exchange, from the upgrade to the hello, may take.
 const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The largest message accepted from a peer. Observations of big pages run to a few MB.
@@ -109,19 +118,22 @@ pub trait Linked: Registered {
     fn check_hello(hello: &Self::Hello) -> Result<(), Refusal>;
     /// The proof a hello carries after a pairing exchange.
     fn proof(hello: &Self::Hello) -> Option<&str>;
+    /// Whether the hello says the exchange's pairing code came from a managed policy.
+    fn managed_code(hello: &Self::Hello) -> bool;
 }
 
 /// `GET` on a kind's endpoint: checks the Origin and, in hosted mode, the token; then upgrades
-/// to a WebSocket.
+/// to a WebSocket ([`crate::peer_socket`], which limits what a peer may send before its
+/// welcome).
 pub async fn endpoint<K: Linked>(
     State(hub): State<Arc<HubState>>,
-    headers: HeaderMap,
-    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+    mut request: Request<Body>,
 ) -> Response {
+    let headers = request.headers();
     let origin = headers
         .get(header::ORIGIN)
-        .map(|value| value.to_str().unwrap_or("?"));
-    if let Err(reason) = K::check_origin(origin) {
+        .map(|value| value.to_str().unwrap_or("?").to_owned());
+    if let Err(reason) = K::check_origin(origin.as_deref()) {
         tracing::warn!(
             origin,
             path = K::PATH,
@@ -129,32 +141,39 @@ pub async fn endpoint<K: Linked>(
         );
         return (StatusCode::FORBIDDEN, format!("{reason}\n")).into_response();
     }
-    let admitted = admit::<K>(&hub, &headers);
-    let upgrade = match upgrade {
+    let admitted = admit::<K>(&hub, headers);
+    let protocol = subprotocols(headers)
+        .any(|protocol| protocol == SUBPROTOCOL)
+        .then_some(SUBPROTOCOL);
+    let upgrade = match Upgrade::from_request(&mut request) {
         Ok(upgrade) => upgrade,
-        Err(rejection) => {
+        Err(not_upgradable) => {
             return match admitted {
                 Err(refusal) => refusal_status(&refusal),
-                Ok(_) => rejection.into_response(),
+                Ok(_) => not_upgradable.into_response(),
             };
         }
     };
-    let upgrade = if subprotocols(&headers).any(|protocol| protocol == SUBPROTOCOL) {
-        upgrade.protocols([SUBPROTOCOL])
-    } else {
-        upgrade
-    };
-    let origin = origin.unwrap_or("").to_owned();
-    upgrade
-        .max_message_size(MAX_MESSAGE_BYTES)
-        .on_upgrade(move |mut socket| async move {
-            match admitted {
-                Ok(admitted) => serve::<K>(hub, admitted, socket, origin).await,
-                // A browser cannot read the status of a failed handshake, so the refusal is said
-                // over the socket, which then closes; nothing was registered.
-                Err(refusal) => refuse(&mut socket, refusal).await,
+    let config = WebSocketConfig::default().max_message_size(Some(MAX_MESSAGE_BYTES));
+    let (response, socket) =
+        upgrade.accept(protocol, config, handshake_allowance(MAX_HANDSHAKE_BYTES));
+    let origin = origin.unwrap_or_default();
+    tokio::spawn(async move {
+        let mut socket = match socket.await {
+            Ok(socket) => socket,
+            Err(error) => {
+                tracing::debug!(path = K::PATH, %error, "the upgrade did not complete");
+                return;
             }
-        })
+        };
+        match admitted {
+            Ok(admitted) => serve::<K>(hub, admitted, socket, origin).await,
+            // A browser cannot read the status of a failed handshake, so the refusal is said
+            // over the socket, which then closes; nothing was registered.
+            Err(refusal) => refuse(&mut socket, refusal).await,
+        }
+    });
+    response
 }
 
 /// The subprotocols a WebSocket request offers, in order.
@@ -276,7 +295,7 @@ fn refusal_status(refusal: &Refusal) -> Response {
 async fn serve<K: Linked>(
     hub: Arc<HubState>,
     admitted: Admitted,
-    mut socket: WebSocket,
+    mut socket: PeerSocket,
     origin: String,
 ) {
     let Admitted {
@@ -290,6 +309,9 @@ async fn serve<K: Linked>(
         Err(refusal) => {
             tracing::warn!(origin, kind = noun, code = %refusal.code, reason = %refusal.message, "refused");
             note_refusal::<K>(&account, &refusal);
+            // The handshake place is free before the refusal goes out (which may take a moment
+            // for a peer that sent too much: see `refuse`).
+            drop(handshake);
             return refuse(&mut socket, refusal).await;
         }
     };
@@ -322,6 +344,8 @@ async fn serve<K: Linked>(
         origin,
         "connected"
     );
+    // Welcomed: from here on the peer's messages are its answers, up to the normal limits.
+    socket.get_mut().lift();
     // The operator's policy goes with the welcome, before any request can; later changes follow
     // on the credential check's tick.
     let policy = hub.policies.for_account(&account.name);
@@ -376,11 +400,18 @@ struct Proven<H> {
 async fn prove<K: Linked>(
     hub: &HubState,
     principal: Option<Principal>,
-    socket: &mut WebSocket,
+    socket: &mut PeerSocket,
 ) -> Result<Proven<K::Hello>, Refusal> {
-    // One deadline for the whole exchange, so pings cannot keep a silent client around.
-    let deadline = Instant::now() + HELLO_TIMEOUT;
-    let first = receive::<K>(socket, deadline).await?;
+    // One deadline for the whole exchange, so pings cannot keep a silent client around, and a
+    // shorter one for its first message.
+    let start = Instant::now();
+    let deadline = start + HELLO_TIMEOUT;
+    let first = receive::<K>(
+        socket,
+        start + FIRST_MESSAGE_TIMEOUT,
+        "no first message within 2 seconds of opening the connection",
+    )
+    .await?;
     match (&hub.pairings, principal, first) {
         (Some(pairings), _, Incoming::Challenge(challenge)) => {
             prove_paired::<K>(pairings, &challenge, socket, deadline).await
@@ -415,7 +446,7 @@ async fn prove<K: Linked>(
 async fn prove_paired<K: Linked>(
     pairings: &Arc<Pairings>,
     challenge: &Challenge,
-    socket: &mut WebSocket,
+    socket: &mut PeerSocket,
     deadline: Instant,
 ) -> Result<Proven<K::Hello>, Refusal> {
     let noun = K::NOUN;
@@ -453,7 +484,9 @@ async fn prove_paired<K: Linked>(
     send(socket, &proof)
         .await
         .map_err(|()| invalid("connection closed during the handshake"))?;
-    let Incoming::Hello(hello) = receive::<K>(socket, deadline).await? else {
+    let Incoming::Hello(hello) =
+        receive::<K>(socket, deadline, "no hello within 10 seconds").await?
+    else {
         return Err(invalid("expected a hello after the hub's proof"));
     };
     let proved = K::proof(&hello).is_some_and(|proof| {
@@ -478,10 +511,12 @@ async fn prove_paired<K: Linked>(
         Claim::Code(code, _) => {
             let key = pairing::derive_key(&code, &peer_nonce, &hub_nonce);
             let paired = pairings
-                .complete(&code, id, K::name(&hello), &key)
+                .complete(&code, id, K::name(&hello), &key, K::managed_code(&hello))
                 .map_err(|refused| match refused {
                     PairRefused::CodeGone => not_paired(&refused.to_string()),
-                    PairRefused::IdTaken(_) => Refusal {
+                    PairRefused::IdTaken(_)
+                    | PairRefused::ForAnother(_)
+                    | PairRefused::ManagedUnbound(_) => Refusal {
                         code: ErrorCode::Forbidden,
                         message: refused.to_string(),
                     },
@@ -538,14 +573,25 @@ fn invalid(message: &str) -> Refusal {
     }
 }
 
-/// Waits for the next handshake message (a challenge or a hello) and checks it.
+/// Waits for the next handshake message (a challenge or a hello) and checks it; then allows
+/// the socket one more handshake message's worth of bytes.
 async fn receive<K: Linked>(
-    socket: &mut WebSocket,
+    socket: &mut PeerSocket,
     deadline: Instant,
+    late: &str,
 ) -> Result<Incoming<K::Hello>, Refusal> {
+    let too_large = || {
+        invalid(&format!(
+            "the handshake message is over {MAX_HANDSHAKE_BYTES} bytes, the most accepted"
+        ))
+    };
     let text = loop {
-        match tokio::time::timeout_at(deadline, socket.recv()).await {
-            Err(_) => return Err(invalid("no hello within 10 seconds")),
+        match tokio::time::timeout_at(deadline, socket.next()).await {
+            Err(_) => return Err(invalid(late)),
+            // Beyond what the socket lets through before a welcome, or (a frame's header
+            // announcing more than 16 MiB) beyond tungstenite's own frame limit.
+            Ok(Some(Err(tungstenite::Error::Capacity(_)))) => return Err(too_large()),
+            Ok(Some(Err(_))) if socket.get_ref().exceeded() => return Err(too_large()),
             Ok(None | Some(Err(_))) => return Err(invalid("connection closed before hello")),
             Ok(Some(Ok(Message::Text(text)))) => break text,
             Ok(Some(Ok(Message::Ping(_) | Message::Pong(_)))) => continue,
@@ -553,11 +599,11 @@ async fn receive<K: Linked>(
         }
     };
     if text.len() > MAX_HANDSHAKE_BYTES {
-        return Err(invalid(&format!(
-            "the handshake message is {} bytes; at most {MAX_HANDSHAKE_BYTES} are accepted",
-            text.len()
-        )));
+        return Err(too_large());
     }
+    socket
+        .get_mut()
+        .allow(handshake_allowance(MAX_HANDSHAKE_BYTES));
     // Read the protocol version before the strict parse: a message from a newer peer may carry
     // fields this hub does not know, and it deserves "update the hub", not "malformed".
     let value: serde_json::Value =
@@ -616,7 +662,7 @@ fn gone_reason(reason: &str) -> String {
 /// it ended, for the log.
 async fn pump<K: Linked>(
     connection: &Arc<Connection>,
-    socket: WebSocket,
+    socket: PeerSocket,
     mut outbox: tokio::sync::mpsc::UnboundedReceiver<HubMessage>,
     credential: &Owner,
     mut policies: Updates<impl Fn() -> Arc<Policy>>,
@@ -703,14 +749,20 @@ async fn pump<K: Linked>(
     }
 }
 
-/// Tells the peer why it is refused (the popup shows it), then closes the socket.
-async fn refuse(socket: &mut WebSocket, refusal: Refusal) {
+/// Tells the peer why it is refused (the popup shows it), then closes the socket. A peer that
+/// sent more than a handshake message is still sending: what it sends is read and thrown away
+/// for a moment ([`crate::peer_socket::Guarded::discard`]), so that closing a socket with
+/// unread bytes does not reset the connection before the refusal can be read.
+async fn refuse(socket: &mut PeerSocket, refusal: Refusal) {
     let _ = send(socket, &HubMessage::Refused(refusal)).await;
-    let _ = tokio::time::timeout(SEND_TIMEOUT, socket.close()).await;
+    let _ = tokio::time::timeout(SEND_TIMEOUT, socket.close(None)).await;
+    if socket.get_ref().exceeded() {
+        socket.get_mut().discard().await;
+    }
 }
 
 /// Sends one message outside the pump (hello replies and refusals), within [`SEND_TIMEOUT`].
-async fn send(socket: &mut WebSocket, message: &HubMessage) -> Result<(), ()> {
+async fn send(socket: &mut PeerSocket, message: &HubMessage) -> Result<(), ()> {
     let text = serde_json::to_string(message).expect("hub messages always serialise");
     match tokio::time::timeout(SEND_TIMEOUT, socket.send(Message::Text(text.into()))).await {
         Ok(Ok(())) => Ok(()),

@@ -700,6 +700,7 @@ mod tests {
             protocol_version: PROTOCOL_VERSION,
             chrome_version: "156".into(),
             proof: None,
+            managed_code: false,
         }
     }
 

@@ -10,7 +10,8 @@ use clap::Parser;
 #[command(version, about)]
 struct Args {
     /// The hub's Unix socket (the hub's default too): $XDG_RUNTIME_DIR/tabwire/hub.sock, on
-    /// macOS $TMPDIR/tabwire/hub.sock, else /tmp/tabwire-<uid>/hub.sock. Its directory must be
+    /// macOS $TMPDIR/tabwire/hub.sock, else /tmp/tabwire-<uid>/hub.sock, or, when another user
+    /// holds /tmp/tabwire-<uid>, ~/.local/state/tabwire-run/hub.sock. Its directory must be
     /// yours and mode 0700, and the hub must run as you.
     #[arg(long, env = "TABWIRE_SOCKET")]
     socket: Option<PathBuf>,
@@ -32,9 +33,13 @@ fn main() {
 
 async fn shim() -> i32 {
     let args = Args::parse();
-    let socket = args
-        .socket
-        .unwrap_or_else(tabwire_protocol::local::default_socket_path_here);
+    let socket = args.socket.unwrap_or_else(|| {
+        let chosen = tabwire_protocol::local::default_socket_here();
+        if let Some(why) = &chosen.fell_back {
+            eprintln!("tabwire-mcp: {why}");
+        }
+        chosen.path
+    });
     let mut options = tabwire_mcp::Options::new(socket);
     options.startup_wait = Duration::from_secs(args.wait);
     match tabwire_mcp::run(options, tokio::io::stdin(), tokio::io::stdout()).await {

@@ -60,8 +60,8 @@ impl std::fmt::Display for Refusal {
                 match problem {
                     PrivateDirProblem::NotADirectory => write!(
                         f,
-                        "refusing {socket}: {dir} is not a directory; remove it and restart \
-                         tabwire-hub, or pass --socket"
+                        "refusing {socket}: {dir} is not a directory (a symbolic link is not \
+                         followed); remove it and restart tabwire-hub, or pass --socket"
                     ),
                     PrivateDirProblem::Owner(owner) => write!(
                         f,
@@ -114,8 +114,9 @@ pub async fn connect(socket: &Path) -> Result<UnixStream, Failure> {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
-    // A directory that is not there yet is a hub that has not started yet.
-    let meta = std::fs::metadata(dir).map_err(Failure::Unreachable)?;
+    // A directory that is not there yet is a hub that has not started yet. A symbolic link is
+    // not followed: whoever could plant it chose where it leads, so it is no directory here.
+    let meta = std::fs::symlink_metadata(dir).map_err(Failure::Unreachable)?;
     if let Some(problem) = private_dir_problem(&meta, own) {
         return Err(Failure::Refused(Refusal::Directory {
             socket: socket.to_owned(),

@@ -21,7 +21,7 @@
 //! dialect. (A new shim needs a new hub.)
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -224,17 +224,118 @@ impl Platform {
 /// private directory being `$XDG_RUNTIME_DIR` on Linux and `$TMPDIR` on macOS
 /// ([`Platform::private_dir_variable`], read through `env`); without it,
 /// `/tmp/tabwire-<uid>/hub.sock`. Either way the socket sits in a directory of its own that the
-/// hub keeps private to the user. In the shared `/tmp` another user could create that directory
-/// first: the hub then refuses to bind there and the shim to connect (both check its owner and
-/// mode), and each checks the other's user ID on every connection.
+/// hub keeps private to the user.
+///
+/// In the shared `/tmp` another user can create `/tmp/tabwire-<uid>` first, or plant a symbolic
+/// link there. `held` says what is at that path, looked at without following a link
+/// ([`shared_dir_held`] over `symlink_metadata`); when it is anything but this user's own
+/// directory (or nothing yet), the socket goes to a private directory under the user's home
+/// instead ([`fallback_socket_dir`]), and [`DefaultSocket::fell_back`] says why. The hub, the
+/// shim and the CLI each decide this alone and reach the same place, since each looks at the
+/// same path and the same environment; each still checks the directory's owner and mode, and
+/// the other end's user ID on every connection.
 pub fn default_socket_path(
     platform: Platform,
     env: impl Fn(&str) -> Option<String>,
     uid: u32,
-) -> PathBuf {
-    match env(platform.private_dir_variable()).filter(|dir| !dir.is_empty()) {
-        Some(dir) => PathBuf::from(dir).join("tabwire").join("hub.sock"),
-        None => PathBuf::from(format!("/tmp/tabwire-{uid}")).join("hub.sock"),
+    held: impl Fn(&Path) -> Option<SharedDirHeld>,
+) -> DefaultSocket {
+    if let Some(dir) = env(platform.private_dir_variable()).filter(|dir| !dir.is_empty()) {
+        return DefaultSocket {
+            path: PathBuf::from(dir).join("tabwire").join("hub.sock"),
+            fell_back: None,
+        };
+    }
+    let shared = PathBuf::from(format!("/tmp/tabwire-{uid}"));
+    let problem = held(&shared);
+    let fallback = problem.and_then(|problem| {
+        let home = env("HOME").filter(|home| !home.is_empty())?;
+        Some((problem, fallback_socket_dir(&home)))
+    });
+    match fallback {
+        Some((problem, dir)) => DefaultSocket {
+            path: dir.join("hub.sock"),
+            fell_back: Some(format!(
+                "{} {problem}, so it is not used: the socket is in {} instead",
+                shared.display(),
+                dir.display()
+            )),
+        },
+        None => DefaultSocket {
+            path: shared.join("hub.sock"),
+            fell_back: None,
+        },
+    }
+}
+
+/// The default socket's path, and why it is not in the usual place when it is not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DefaultSocket {
+    /// The socket.
+    pub path: PathBuf,
+    /// A sentence for the log (hub) or stderr (shim, CLI): what holds `/tmp/tabwire-<uid>` and
+    /// where the socket went instead.
+    pub fell_back: Option<String>,
+}
+
+/// The private directory under the user's home that the socket moves to when
+/// `/tmp/tabwire-<uid>` is held: `~/.local/state/tabwire-run` (on macOS
+/// `~/Library/Application Support/tabwire-run`), beside, not inside, the hub's default state
+/// directory (which the hub creates private itself, and would refuse to find made by another
+/// path with the umask's mode).
+pub fn fallback_socket_dir(home: &str) -> PathBuf {
+    let home = PathBuf::from(home);
+    if cfg!(target_os = "macos") {
+        home.join("Library/Application Support/tabwire-run")
+    } else {
+        home.join(".local/state/tabwire-run")
+    }
+}
+
+/// What holds the shared `/tmp/tabwire-<uid>` when it is not the user's own directory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SharedDirHeld {
+    /// A symbolic link (never followed), owned by this user ID.
+    Symlink(u32),
+    /// Something other than a directory.
+    NotADirectory,
+    /// A directory of another user: this user ID.
+    Owner(u32),
+}
+
+impl std::fmt::Display for SharedDirHeld {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SharedDirHeld::Symlink(owner) => {
+                write!(
+                    f,
+                    "is a symbolic link (of user {owner}), which is never followed"
+                )
+            }
+            SharedDirHeld::NotADirectory => f.write_str("is not a directory"),
+            SharedDirHeld::Owner(owner) => {
+                write!(
+                    f,
+                    "belongs to user {owner}, who could pose as the hub there"
+                )
+            }
+        }
+    }
+}
+
+/// Judges what `symlink_metadata` found at the shared directory's path for the user `uid`:
+/// `None` when it is the user's own directory.
+#[cfg(unix)]
+pub fn shared_dir_held(meta: &std::fs::Metadata, uid: u32) -> Option<SharedDirHeld> {
+    use std::os::unix::fs::MetadataExt;
+    if meta.file_type().is_symlink() {
+        Some(SharedDirHeld::Symlink(meta.uid()))
+    } else if !meta.is_dir() {
+        Some(SharedDirHeld::NotADirectory)
+    } else if meta.uid() != uid {
+        Some(SharedDirHeld::Owner(meta.uid()))
+    } else {
+        None
     }
 }
 
@@ -281,14 +382,76 @@ pub fn private_dir_problem(meta: &std::fs::Metadata, uid: u32) -> Option<Private
     }
 }
 
-/// [`default_socket_path`] for this process: its platform, environment and user ID.
+/// What makes a file unfit to hold a secret (a token, a pairing code) given by its path rather
+/// than on a command line, which every user of the machine can read in `ps`: it must be a
+/// regular file of the user's that no one else may open (mode 0600 or 0400).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SecretFileProblem {
+    /// It is not a regular file.
+    NotAFile,
+    /// It belongs to another user: this user ID.
+    Owner(u32),
+    /// Other users (its group, or everyone) have permissions on it.
+    OpenToOthers {
+        /// Its permission bits (`mode & 0o777`).
+        mode: u32,
+    },
+}
+
+impl std::fmt::Display for SecretFileProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SecretFileProblem::NotAFile => f.write_str("it is not a regular file"),
+            SecretFileProblem::Owner(owner) => write!(
+                f,
+                "it belongs to user {owner}, who can read the secret in it; use a file of your own"
+            ),
+            SecretFileProblem::OpenToOthers { mode } => write!(
+                f,
+                "other users may open it (mode {mode:o}): run `chmod 600` on it"
+            ),
+        }
+    }
+}
+
+/// Checks an opened file's metadata against [`SecretFileProblem`]'s rule for the user `uid`.
 #[cfg(unix)]
-pub fn default_socket_path_here() -> PathBuf {
+pub fn secret_file_problem(meta: &std::fs::Metadata, uid: u32) -> Option<SecretFileProblem> {
+    use std::os::unix::fs::MetadataExt;
+    if !meta.is_file() {
+        Some(SecretFileProblem::NotAFile)
+    } else if meta.uid() != uid {
+        Some(SecretFileProblem::Owner(meta.uid()))
+    } else if meta.mode() & 0o077 != 0 {
+        Some(SecretFileProblem::OpenToOthers {
+            mode: meta.mode() & 0o777,
+        })
+    } else {
+        None
+    }
+}
+
+/// [`default_socket_path`] for this process: its platform, environment and user ID, and what
+/// is at `/tmp/tabwire-<uid>` now.
+#[cfg(unix)]
+pub fn default_socket_here() -> DefaultSocket {
+    let uid = current_uid();
     default_socket_path(
         Platform::HERE,
         |variable| std::env::var(variable).ok(),
-        current_uid(),
+        uid,
+        |shared| {
+            let meta = std::fs::symlink_metadata(shared).ok()?;
+            shared_dir_held(&meta, uid)
+        },
     )
+}
+
+/// [`default_socket_here`]'s path alone, for callers that only name the place (`doctor`, the
+/// ready block).
+#[cfg(unix)]
+pub fn default_socket_path_here() -> PathBuf {
+    default_socket_here().path
 }
 
 /// Where a local hub keeps its state (paired browsers, the audit log, and the log of a hub that
@@ -449,6 +612,40 @@ mod tests {
     }
 
     #[test]
+    fn secret_files_must_be_the_users_alone() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("tabwire-secret-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("token");
+        std::fs::write(&file, "t0k\n").unwrap();
+        let uid = current_uid();
+        let check = |mode: u32| {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).unwrap();
+            secret_file_problem(&std::fs::metadata(&file).unwrap(), uid)
+        };
+        assert_eq!(check(0o600), None);
+        assert_eq!(check(0o400), None);
+        assert_eq!(
+            check(0o640),
+            Some(SecretFileProblem::OpenToOthers { mode: 0o640 })
+        );
+        assert_eq!(
+            check(0o604),
+            Some(SecretFileProblem::OpenToOthers { mode: 0o604 })
+        );
+        let meta = std::fs::metadata(&file).unwrap();
+        assert_eq!(
+            secret_file_problem(&meta, uid.wrapping_add(1)),
+            Some(SecretFileProblem::Owner(uid))
+        );
+        assert_eq!(
+            secret_file_problem(&std::fs::metadata(&dir).unwrap(), uid),
+            Some(SecretFileProblem::NotAFile)
+        );
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
     fn loopback_hosts() {
         for host in [
             "localhost",
@@ -503,31 +700,99 @@ mod tests {
                     .map(|(_, value)| (*value).to_owned())
             }
         };
-        let both = env(&[
+        let free = |_: &Path| None;
+        let path = |platform, pairs, uid| default_socket_path(platform, env(pairs), uid, free).path;
+        let both = &[
             ("XDG_RUNTIME_DIR", "/run/user/1000"),
             ("TMPDIR", "/var/folders/ab/xyz/T/"),
-        ]);
+        ];
         // Linux: the runtime directory; a TMPDIR (often the shared /tmp) is never used.
         assert_eq!(
-            default_socket_path(Platform::OtherUnix, both, 1000),
+            path(Platform::OtherUnix, both, 1000),
             PathBuf::from("/run/user/1000/tabwire/hub.sock")
         );
         assert_eq!(
-            default_socket_path(Platform::OtherUnix, env(&[("TMPDIR", "/tmp")]), 42),
+            path(Platform::OtherUnix, &[("TMPDIR", "/tmp")], 42),
             PathBuf::from("/tmp/tabwire-42/hub.sock")
         );
         assert_eq!(
-            default_socket_path(Platform::OtherUnix, env(&[("XDG_RUNTIME_DIR", "")]), 0),
+            path(Platform::OtherUnix, &[("XDG_RUNTIME_DIR", "")], 0),
             PathBuf::from("/tmp/tabwire-0/hub.sock")
         );
         // macOS: the per-user TMPDIR, whatever XDG_RUNTIME_DIR says.
         assert_eq!(
-            default_socket_path(Platform::MacOs, both, 501),
+            path(Platform::MacOs, both, 501),
             PathBuf::from("/var/folders/ab/xyz/T/tabwire/hub.sock")
         );
         assert_eq!(
-            default_socket_path(Platform::MacOs, env(&[("XDG_RUNTIME_DIR", "/run/x")]), 501),
+            path(Platform::MacOs, &[("XDG_RUNTIME_DIR", "/run/x")], 501),
             PathBuf::from("/tmp/tabwire-501/hub.sock")
         );
+    }
+
+    #[test]
+    fn a_held_shared_dir_sends_the_socket_home_and_says_why() {
+        let env = |name: &str| (name == "HOME").then(|| "/home/ann".to_owned());
+        for held in [
+            SharedDirHeld::Owner(1001),
+            SharedDirHeld::Symlink(1001),
+            SharedDirHeld::Symlink(1000),
+            SharedDirHeld::NotADirectory,
+        ] {
+            let chosen = default_socket_path(Platform::OtherUnix, env, 1000, |shared| {
+                assert_eq!(shared, Path::new("/tmp/tabwire-1000"));
+                Some(held)
+            });
+            assert_eq!(
+                chosen.path,
+                fallback_socket_dir("/home/ann").join("hub.sock")
+            );
+            let said = chosen.fell_back.unwrap();
+            assert!(
+                said.starts_with("/tmp/tabwire-1000 ") && said.contains(&held.to_string()),
+                "{said}"
+            );
+        }
+        // A private runtime directory is never judged; without a home there is nowhere to go,
+        // and the shared path stays (the owner and mode checks then refuse it).
+        let runtime = |name: &str| match name {
+            "XDG_RUNTIME_DIR" => Some("/run/user/1000".to_owned()),
+            "HOME" => Some("/home/ann".to_owned()),
+            _ => None,
+        };
+        let chosen = default_socket_path(Platform::OtherUnix, runtime, 1000, |_| {
+            panic!("the shared directory is not looked at")
+        });
+        assert_eq!(chosen.fell_back, None);
+        let homeless = default_socket_path(
+            Platform::OtherUnix,
+            |_: &str| None,
+            1000,
+            |_| Some(SharedDirHeld::Owner(1001)),
+        );
+        assert_eq!(homeless.path, PathBuf::from("/tmp/tabwire-1000/hub.sock"));
+        assert_eq!(homeless.fell_back, None);
+    }
+
+    #[test]
+    fn what_holds_the_shared_dir_is_judged_without_following_links() {
+        let root = std::env::temp_dir().join(format!("tabwire-shared-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        std::fs::create_dir_all(root.join("mine")).unwrap();
+        std::fs::write(root.join("file"), "").unwrap();
+        // A link to a directory of the user's own is still a link.
+        std::os::unix::fs::symlink(root.join("mine"), root.join("link")).unwrap();
+        let uid = current_uid();
+        let judge =
+            |name: &str| shared_dir_held(&std::fs::symlink_metadata(root.join(name)).unwrap(), uid);
+        assert_eq!(judge("mine"), None);
+        assert_eq!(judge("link"), Some(SharedDirHeld::Symlink(uid)));
+        assert_eq!(judge("file"), Some(SharedDirHeld::NotADirectory));
+        let meta = std::fs::symlink_metadata(root.join("mine")).unwrap();
+        assert_eq!(
+            shared_dir_held(&meta, uid.wrapping_add(1)),
+            Some(SharedDirHeld::Owner(uid))
+        );
+        std::fs::remove_dir_all(root).unwrap();
     }
 }

@@ -94,6 +94,11 @@ pub struct Hello {
     /// hosted mode, where the token identifies the browser.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub proof: Option<String>,
+    /// The pairing code of this exchange came from the browser's managed policy (a file other
+    /// users of the machine may read, on Linux): the hub pairs it only when it was made for
+    /// this browser ID (`tabwire-hub pair --browser-id`), and closes it otherwise.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub managed_code: bool,
 }
 
 /// The first message to a local hub. It reveals nothing about the browser: the tag is fresh
@@ -202,6 +207,31 @@ pub fn is_hidden_char(c: char) -> bool {
         )
 }
 
+/// A name as people are shown it (a client's name in tab groups, approvals, `TAB_LEASED` and the
+/// audit log; a device's model): without the characters [`is_hidden_char`] names, each run of
+/// whitespace one space, trimmed, and at most `max` characters. Empty when nothing is left, for
+/// the caller to put its own default there. The rule the hellos enforce, applied instead of
+/// refusing where nobody could fix the name.
+pub fn shown_name(text: &str, max: usize) -> String {
+    let words: Vec<String> = text
+        .split(|c: char| c.is_whitespace() || c.is_control())
+        .map(|word| word.chars().filter(|c| !is_hidden_char(*c)).collect())
+        .filter(|word: &String| !word.is_empty())
+        .collect();
+    let joined = words.join(" ");
+    let cut: String = joined.chars().take(max).collect();
+    cut.trim_end().to_owned()
+}
+
+/// The refusal of a hello whose name is empty or only blanks: every list of browsers and
+/// devices names peers by it, and a person picks one by it.
+fn blank_name(field: &str) -> Refusal {
+    Refusal {
+        code: crate::ErrorCode::InvalidArgument,
+        message: format!("the {field} is empty: give it a name people can tell apart"),
+    }
+}
+
 /// Checks a [`Hello`] the way the hub does, so the extension can show the same reason.
 ///
 /// Returns a [`Refusal`] for an incompatible protocol version or a malformed identity.
@@ -222,6 +252,9 @@ pub fn check_hello(hello: &Hello) -> Result<(), Refusal> {
                 "browser ID must be 1-{MAX_IDENTITY_LEN} characters of letters, digits, '-' or '_'"
             ),
         });
+    }
+    if hello.browser_name.trim().is_empty() {
+        return Err(blank_name("browser name"));
     }
     // Every text field ends up in logs and in every `list_browsers`, so each is bounded.
     for (field, value) in [
@@ -326,6 +359,9 @@ pub fn check_device_hello(hello: &DeviceHello) -> Result<(), crate::Refusal> {
         return Err(invalid(format!(
             "device ID must be 1-{MAX_IDENTITY_LEN} characters of letters, digits, '-' or '_'"
         )));
+    }
+    if hello.device_name.trim().is_empty() {
+        return Err(blank_name("device name"));
     }
     for (field, value) in [
         ("device name", &hello.device_name),
@@ -513,6 +549,7 @@ mod tests {
             protocol_version: PROTOCOL_VERSION,
             chrome_version: "156.0.0.0".into(),
             proof: None,
+            managed_code: false,
         }
     }
 
@@ -733,6 +770,42 @@ mod tests {
         let mut fine = device_hello();
         fine.device_name = "Pixel 7 · Mañana 日本".into();
         assert!(check_device_hello(&fine).is_ok());
+    }
+
+    #[test]
+    fn blank_names_are_refused_in_both_hellos() {
+        for blank in ["", " ", "\u{3000}"] {
+            let mut browser = hello();
+            browser.browser_name = blank.into();
+            let refusal = check_hello(&browser).unwrap_err();
+            assert_eq!(refusal.code, ErrorCode::InvalidArgument);
+            assert!(
+                refusal.message.contains("browser name is empty"),
+                "{refusal:?}"
+            );
+            let mut device = device_hello();
+            device.device_name = blank.into();
+            let refusal = check_device_hello(&device).unwrap_err();
+            assert!(
+                refusal.message.contains("device name is empty"),
+                "{refusal:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn shown_names_keep_only_what_people_see() {
+        assert_eq!(shown_name("  Claude Code ", 50), "Claude Code");
+        assert_eq!(shown_name("a\u{1b}[31mb", 50), "a [31mb");
+        assert_eq!(shown_name("Work\u{202E}knaB\u{202C}", 50), "WorkknaB");
+        assert_eq!(shown_name("x\n\t\u{200B} y", 50), "x y");
+        assert_eq!(shown_name("\u{2066}\u{FEFF} \u{7}", 50), "");
+        assert_eq!(shown_name("abc def", 4), "abc");
+        assert_eq!(shown_name(&"é".repeat(100), 64).chars().count(), 64);
+        // What it keeps passes the hellos' rule.
+        let mut browser = hello();
+        browser.browser_name = shown_name("Fleet\u{202E}\u{E0041} one", MAX_IDENTITY_LEN);
+        assert!(check_hello(&browser).is_ok());
     }
 
     #[test]

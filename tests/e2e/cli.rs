@@ -3,6 +3,7 @@
 //! 0/1/2, `tools` and `TOOL --help`, `--browser` and `tabwire select`'s state file per shell
 //! session, a hosted hub through nginx, and a hub started by the CLI itself.
 
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use serde_json::json;
@@ -314,25 +315,46 @@ async fn a_hosted_hub_through_nginx_with_url_and_token() {
         )
         .await;
     assert_eq!(tab_urls(&tabs), [login.as_str()]);
-    // The origin alone names the hub too, and --token works (though the variable is safer).
+    // The origin alone names the hub too, and a token file of the user's alone gives the token.
     let origin = hosted.origin();
-    let snapshot = Shell::new()
-        .run(&[
-            "--url",
-            &origin,
-            "--token",
-            &agent,
-            "--ca-cert",
-            &ca.display().to_string(),
-            "get_page_snapshot",
-            "--query",
-            "Sign in",
-        ])
-        .await;
+    let token_file = scratch.path().join("token");
+    std::fs::write(&token_file, format!("{agent}\n")).unwrap();
+    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let from_file = |extra: &'static [&'static str]| {
+        let mut args = vec![
+            "--url".to_owned(),
+            origin.clone(),
+            "--token-file".to_owned(),
+            token_file.display().to_string(),
+            "--ca-cert".to_owned(),
+            ca.display().to_string(),
+        ];
+        args.extend(extra.iter().map(|arg| (*arg).to_owned()));
+        args
+    };
+    let args = from_file(&["get_page_snapshot", "--query", "Sign in"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let snapshot = Shell::new().run(&args).await;
     assert!(
         snapshot.data().to_string().contains("Sign in"),
         "{snapshot:?}"
     );
+    // A token file others may read is refused, and so is a token on the command line, each
+    // with the way to do it instead; neither repeats the token.
+    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let args = from_file(&["list_tabs"]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let readable = Shell::new().run(&args).await;
+    assert_eq!(readable.error_code(2), "USAGE");
+    assert!(readable.stderr.contains("chmod 600"), "{readable:?}");
+    let flagged = Shell::new()
+        .run(&["--url", &origin, "--token", &agent, "list_tabs"])
+        .await;
+    assert_eq!(flagged.error_code(2), "USAGE");
+    assert!(flagged.stderr.contains("--token-file"), "{flagged:?}");
+    for run in [&readable, &flagged] {
+        assert!(!run.stdout.contains(&agent) && !run.stderr.contains(&agent));
+    }
 
     // A refused token is a connection error, and no output ever shows a token.
     let refused = shell

@@ -31,9 +31,13 @@
 //! - [`covering`]: a denied frame in every output — screenshots painted over, reads, refs,
 //!   observations and captures that leave it out.
 //! - [`hosted`]: hosted mode behind a real TLS proxy.
+//! - [`handshake`]: a local process holding the hub's handshake places while a real browser
+//!   connects.
 //! - [`pairing`]: mutual pairing under attack — a fake hub, fake browsers, malformed hellos,
 //!   revocation, a pairing that survives a hub restart — and a person pairing in the popup.
-//! - [`socket_peers`]: the Unix socket against a process of another user.
+//! - [`socket_peers`]: the Unix socket against a process of another user; [`socket_dir`]: the
+//!   default socket directory taken first by another user (hub and shim move to the same
+//!   private one under the user's home).
 //! - [`structure`]: the source tree's own rules (declared files, no import loops, layers).
 //! - [`widgets`]: third-party widget patterns driven from snapshots (date pickers, shadow-DOM
 //!   to-dos, clickable words, accordions, modal dialogs).
@@ -53,6 +57,7 @@ mod edges;
 mod fake_adb;
 mod file_urls;
 mod forms;
+mod handshake;
 mod hosted;
 mod injection;
 mod launch;
@@ -64,6 +69,7 @@ mod pairing;
 mod policy;
 mod shadow;
 mod skeleton;
+mod socket_dir;
 mod socket_peers;
 mod structure;
 mod tabs;

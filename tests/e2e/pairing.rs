@@ -288,7 +288,7 @@ async fn oversized_and_malformed_hellos_are_refused_and_register_nothing() {
                 hello.extension_version = long.clone();
                 as_json(&hello).unwrap()
             }),
-            "at most 4096 are accepted",
+            "over 4096 bytes",
         ),
         (
             "a chromeVersion of 10,000 characters",
@@ -296,7 +296,7 @@ async fn oversized_and_malformed_hellos_are_refused_and_register_nothing() {
                 hello.chrome_version = long.clone();
                 as_json(&hello).unwrap()
             }),
-            "at most 4096 are accepted",
+            "over 4096 bytes",
         ),
         (
             "an extensionVersion of 65 characters",
@@ -330,7 +330,7 @@ async fn oversized_and_malformed_hellos_are_refused_and_register_nothing() {
                 text.push_str(&" ".repeat(100 * 1024 - text.len()));
                 text
             }),
-            "the handshake message is 102400 bytes; at most 4096 are accepted",
+            "the handshake message is over 4096 bytes, the most accepted",
         ),
         (
             "not JSON",
@@ -887,6 +887,7 @@ impl FakeBrowser {
                 .exchange
                 .as_ref()
                 .map(|(secret, nb, nh)| pairing::browser_proof(secret, nb, nh)),
+            managed_code: false,
         }
     }
 }

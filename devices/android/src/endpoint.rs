@@ -1,19 +1,21 @@
 //! The hub's `/device` URL, what kind of hub it names, and opening a WebSocket to it.
 //!
 //! A hub on plain `ws://` with no token is a local one: each connection starts with the
-//! pairing exchange ([`crate::link`]). A hub on `wss://`, or any hub given a `--token`, is
+//! pairing exchange ([`crate::link`]). A hub on `wss://`, or any hub given a token, is
 //! hosted: the connection carries `Authorization: Bearer TOKEN` and starts with the hello. A
-//! token is never sent over plain `ws://` except to a loopback address, where nothing crosses
-//! a network (a hosted hub's tests run that way), and local mode is refused off loopback: a
-//! local hub binds loopback only, and a pairing exchange relayed over a network would hand a
-//! man in the middle the session. TLS goes through rustls with the platform's
-//! roots, plus `--ca-cert` for a private certificate authority.
+//! token is never sent over plain `ws://` to another machine, and to a loopback address only
+//! with `--insecure-http` (another user of the machine can listen on a loopback port the hub
+//! left free, and would be handed the token); local mode is refused off loopback: a local hub
+//! binds loopback only, and a pairing exchange relayed over a network would hand a man in the
+//! middle the session. The token comes from the environment or a file only the user can read
+//! ([`read_secret_file`]), never the command line. TLS goes through rustls with the
+//! platform's roots, plus `--ca-cert` for a private certificate authority.
 
-use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use tabwire_protocol::local::{current_uid, is_loopback_host, secret_file_problem};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::{HeaderValue, Uri, header};
@@ -67,6 +69,16 @@ pub enum EndpointError {
         /// The URL as given.
         url: String,
     },
+    /// A token over plain `ws://` to a loopback address without `--insecure-http`.
+    #[error(
+        "--hub {url}: the token would go in clear to whatever listens on that loopback port, \
+         which may be another user's program while the hub is not running; use the hub's \
+         wss:// URL, or pass --insecure-http to send it anyway"
+    )]
+    TokenOverPlainLoopback {
+        /// The URL as given.
+        url: String,
+    },
     /// Local mode (pairing, no token) to a hub off this machine over plain `ws://`.
     #[error(
         "--hub {url}: a local hub (plain ws://, no token) is reached on this machine's loopback \
@@ -100,11 +112,13 @@ pub struct HubEndpoint {
 }
 
 impl HubEndpoint {
-    /// Checks the URL and the options that go with it.
+    /// Checks the URL and the options that go with it; `insecure_http` lets a token go over
+    /// plain `ws://` to a loopback address.
     pub fn new(
         url: &str,
         token: Option<String>,
         ca_cert: Option<&Path>,
+        insecure_http: bool,
     ) -> Result<HubEndpoint, EndpointError> {
         let bad = |reason: &str| EndpointError::BadUrl {
             url: url.to_owned(),
@@ -138,8 +152,7 @@ impl HubEndpoint {
         if host.is_empty() {
             return Err(bad("the URL names no host"));
         }
-        let loopback = host.eq_ignore_ascii_case("localhost")
-            || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback());
+        let loopback = is_loopback_host(host);
         // `localhost` also resolves to [::1], where another user's program could listen while
         // the hub holds 127.0.0.1 (docs/pairing.md): dial the address the hub binds.
         let url = if !tls && host.eq_ignore_ascii_case("localhost") {
@@ -155,6 +168,11 @@ impl HubEndpoint {
         let token = token.filter(|token| !token.is_empty()).map(Token);
         if token.is_some() && !tls && !loopback {
             return Err(EndpointError::TokenOverPlainText {
+                url: url.to_owned(),
+            });
+        }
+        if token.is_some() && !tls && !insecure_http {
+            return Err(EndpointError::TokenOverPlainLoopback {
                 url: url.to_owned(),
             });
         }
@@ -299,25 +317,72 @@ fn tls_config(ca_cert: Option<&Path>) -> Result<rustls::ClientConfig, EndpointEr
 #[path = "endpoint_tls_tests.rs"]
 mod tls_tests;
 
+/// A secret (a token, a pairing code) from the file at `path`: a regular file of the user's
+/// that no one else may open, holding one line.
+pub fn read_secret_file(path: &Path) -> Result<String, String> {
+    use std::io::Read;
+    let file = std::fs::File::open(path).map_err(|error| error.to_string())?;
+    let meta = file.metadata().map_err(|error| error.to_string())?;
+    if let Some(problem) = secret_file_problem(&meta, current_uid()) {
+        return Err(problem.to_string());
+    }
+    let mut text = String::new();
+    file.take(64 * 1024)
+        .read_to_string(&mut text)
+        .map_err(|error| error.to_string())?;
+    let secret = text.trim();
+    if secret.is_empty() {
+        return Err("the file is empty".to_owned());
+    }
+    if secret.lines().count() > 1 {
+        return Err("the file holds more than one line; put the secret alone in it".to_owned());
+    }
+    Ok(secret.to_owned())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn local_and_hosted_are_told_apart() {
-        let local = HubEndpoint::new(DEFAULT_HUB, None, None).unwrap();
+        let local = HubEndpoint::new(DEFAULT_HUB, None, None, false).unwrap();
         assert_eq!(local.mode(), &Mode::Local);
         assert!(local.is_loopback());
-        let hosted =
-            HubEndpoint::new("wss://hub.example.com/device", Some("t".into()), None).unwrap();
+        let hosted = HubEndpoint::new(
+            "wss://hub.example.com/device",
+            Some("t".into()),
+            None,
+            false,
+        )
+        .unwrap();
         assert!(matches!(hosted.mode(), Mode::Hosted(Some(_))));
         assert!(!hosted.is_loopback());
-        // A token to a loopback ws:// hub (a hosted hub on this machine) is fine.
-        let loop_hosted = HubEndpoint::new("ws://[::1]:9/device", Some("t".into()), None).unwrap();
+        // A token to a loopback ws:// hub (a hosted hub on this machine) only when asked for.
+        assert_eq!(
+            HubEndpoint::new("ws://[::1]:9/device", Some("t".into()), None, false).unwrap_err(),
+            EndpointError::TokenOverPlainLoopback {
+                url: "ws://[::1]:9/device".into()
+            }
+        );
+        let loop_hosted =
+            HubEndpoint::new("ws://[::1]:9/device", Some("t".into()), None, true).unwrap();
         assert!(matches!(loop_hosted.mode(), Mode::Hosted(Some(_))));
+        let said = HubEndpoint::new(
+            "ws://localhost:9/device",
+            Some("s3cret".into()),
+            None,
+            false,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            said.contains("--insecure-http") && !said.contains("s3cret"),
+            "{said}"
+        );
         // An empty token is no token.
         assert_eq!(
-            HubEndpoint::new(DEFAULT_HUB, Some(String::new()), None)
+            HubEndpoint::new(DEFAULT_HUB, Some(String::new()), None, false)
                 .unwrap()
                 .mode(),
             &Mode::Local
@@ -332,14 +397,19 @@ mod tests {
             "ws://0.0.0.0:17841/device",
         ] {
             assert_eq!(
-                HubEndpoint::new(url, Some("secret".into()), None).unwrap_err(),
+                HubEndpoint::new(url, Some("secret".into()), None, false).unwrap_err(),
                 EndpointError::TokenOverPlainText { url: url.into() },
                 "{url}"
             );
         }
-        let error = HubEndpoint::new("ws://hub.example.com/device", Some("secret".into()), None)
-            .unwrap_err()
-            .to_string();
+        let error = HubEndpoint::new(
+            "ws://hub.example.com/device",
+            Some("secret".into()),
+            None,
+            false,
+        )
+        .unwrap_err()
+        .to_string();
         assert!(!error.contains("secret"), "{error}");
     }
 
@@ -351,7 +421,7 @@ mod tests {
             "ws://0.0.0.0:17841/device",
             "ws://[fe80::1]:17841/device",
         ] {
-            let error = HubEndpoint::new(url, None, None).unwrap_err();
+            let error = HubEndpoint::new(url, None, None, false).unwrap_err();
             assert_eq!(
                 error,
                 EndpointError::LocalOffLoopback { url: url.into() },
@@ -367,20 +437,20 @@ mod tests {
             "ws://localhost/device",
         ] {
             assert_eq!(
-                HubEndpoint::new(url, None, None).unwrap().mode(),
+                HubEndpoint::new(url, None, None, false).unwrap().mode(),
                 &Mode::Local,
                 "{url}"
             );
         }
         // Hosted over TLS needs no loopback.
-        assert!(HubEndpoint::new("wss://hub.example.com/device", None, None).is_ok());
+        assert!(HubEndpoint::new("wss://hub.example.com/device", None, None, false).is_ok());
     }
 
     #[test]
     fn localhost_is_dialled_as_127_0_0_1() {
-        let endpoint = HubEndpoint::new("ws://localhost:17841/device", None, None).unwrap();
+        let endpoint = HubEndpoint::new("ws://localhost:17841/device", None, None, false).unwrap();
         assert_eq!(endpoint.url(), "ws://127.0.0.1:17841/device");
-        let endpoint = HubEndpoint::new("ws://LOCALHOST/device", None, None).unwrap();
+        let endpoint = HubEndpoint::new("ws://LOCALHOST/device", None, None, false).unwrap();
         assert_eq!(endpoint.url(), "ws://127.0.0.1/device");
     }
 
@@ -393,9 +463,35 @@ mod tests {
             ("ws://127.0.0.1/device#x", "fragment"),
             ("not a url", "URL"),
         ] {
-            let error = HubEndpoint::new(url, None, None).unwrap_err().to_string();
+            let error = HubEndpoint::new(url, None, None, false)
+                .unwrap_err()
+                .to_string();
             assert!(error.contains(words), "{url}: {error}");
         }
+    }
+
+    #[test]
+    fn secret_files_are_the_users_alone_and_hold_one_line() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir =
+            std::env::temp_dir().join(format!("tabwire-android-secret-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("code");
+        std::fs::write(&file, "7KQ2M-H9D4X-0RB6T-WC3NP\n").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert_eq!(read_secret_file(&file).unwrap(), "7KQ2M-H9D4X-0RB6T-WC3NP");
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let refused = read_secret_file(&file).unwrap_err();
+        assert!(
+            refused.contains("chmod 600") && !refused.contains("7KQ2M"),
+            "{refused}"
+        );
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::write(&file, "a\nb\n").unwrap();
+        assert!(read_secret_file(&file).unwrap_err().contains("one line"));
+        std::fs::write(&file, "\n").unwrap();
+        assert!(read_secret_file(&file).unwrap_err().contains("empty"));
+        std::fs::remove_dir_all(dir).unwrap();
     }
 
     #[test]
@@ -404,13 +500,14 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let empty = dir.join("empty.pem");
         std::fs::write(&empty, "nothing here\n").unwrap();
-        let error =
-            HubEndpoint::new("wss://hub.example.com/device", None, Some(&empty)).unwrap_err();
+        let error = HubEndpoint::new("wss://hub.example.com/device", None, Some(&empty), false)
+            .unwrap_err();
         assert!(matches!(error, EndpointError::CaCert { .. }), "{error}");
         let missing = HubEndpoint::new(
             "wss://hub.example.com/device",
             None,
             Some(&dir.join("missing.pem")),
+            false,
         );
         assert!(matches!(missing, Err(EndpointError::CaCert { .. })));
         std::fs::remove_dir_all(dir).unwrap();

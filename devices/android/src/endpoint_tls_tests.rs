@@ -93,7 +93,8 @@ async fn a_private_ca_carries_wss_and_the_token() {
     make_certificates(&dir);
     let (url, mut headers) = tls_hub(&dir).await;
 
-    let trusted = HubEndpoint::new(&url, Some("tok-9".into()), Some(&dir.join("ca.pem"))).unwrap();
+    let trusted =
+        HubEndpoint::new(&url, Some("tok-9".into()), Some(&dir.join("ca.pem")), false).unwrap();
     assert!(matches!(trusted.mode(), Mode::Hosted(Some(_))));
     let socket = trusted.connect().await.unwrap();
     assert_eq!(
@@ -103,7 +104,7 @@ async fn a_private_ca_carries_wss_and_the_token() {
     drop(socket);
 
     // Without the CA the hub's certificate is not trusted: no connection, so no token sent.
-    let untrusted = HubEndpoint::new(&url, Some("tok-9".into()), None).unwrap();
+    let untrusted = HubEndpoint::new(&url, Some("tok-9".into()), None, false).unwrap();
     let error = untrusted.connect().await.unwrap_err();
     assert!(error.contains("certificate"), "{error}");
     assert!(headers.try_recv().is_err());

@@ -12,7 +12,7 @@
 use sha2::{Digest, Sha256};
 use tabwire_protocol::devices::{DeviceHello, Platform, check_device_hello};
 use tabwire_protocol::messages::MAX_IDENTITY_LEN;
-use tabwire_protocol::{PROTOCOL_VERSION, Refusal};
+use tabwire_protocol::{PROTOCOL_VERSION, Refusal, shown_name};
 
 use crate::device::DeviceFacts;
 
@@ -98,13 +98,12 @@ pub fn hello(device_id: &str, facts: &DeviceFacts) -> Result<DeviceHello, Refusa
     Ok(hello)
 }
 
-/// Without control characters, trimmed.
+/// What the phone reports, as people are shown it: the hellos' rule (the protocol's
+/// [`shown_name`]: no control or format characters, whitespace runs as one space), so a
+/// model name with a bidi override or a zero-width space names the device instead of getting
+/// it refused.
 fn clean(text: &str) -> String {
-    text.chars()
-        .filter(|c| !c.is_control())
-        .collect::<String>()
-        .trim()
-        .to_owned()
+    shown_name(text, MAX_IDENTITY_LEN)
 }
 
 /// At most the hub's bound, in characters.
@@ -224,6 +223,21 @@ mod tests {
         let hello = super::hello("android-x", &odd).unwrap();
         assert!(hello.model.starts_with("SAMSUNG SM-G973F"));
         assert_eq!(hello.model.chars().count(), MAX_IDENTITY_LEN);
+
+        // Hidden characters in what the phone reports are dropped, not refused.
+        let mut hidden = facts("x");
+        hidden.model = "Pixel\u{202E}7 \u{200B}Pro\u{2066}".into();
+        hidden.manufacturer = "\u{FEFF}Google".into();
+        let hello = super::hello("android-x", &hidden).unwrap();
+        assert_eq!(hello.device_name, "Pixel7 Pro");
+        assert_eq!(hello.model, "Google Pixel7 Pro");
+        let mut invisible = facts("x");
+        invisible.model = "\u{202E}\u{200B}".into();
+        invisible.manufacturer = String::new();
+        assert_eq!(
+            super::hello("android-x", &invisible).unwrap().device_name,
+            "Android device"
+        );
 
         let mut nameless = facts("x");
         nameless.model = String::new();

@@ -8,7 +8,8 @@
 //! [`private_dir_problem`]). A directory or file others could read is refused, not used: its key
 //! may be known to them.
 //!
-//! Without a key the backend pairs with a one-time code: `--pairing-code`, else one it asks the
+//! Without a key the backend pairs with a one-time code: `TABWIRE_PAIRING_CODE` or
+//! `--pairing-code-file`, else one it asks the
 //! hub for by running `tabwire-hub pair --device` (SPEC §9: a process of the same user that can
 //! read the hub's private state may pair without a person). Only one connection pairs at a
 //! time ([`Credentials::secret`] hands the code to one and makes the others wait); the key
@@ -224,7 +225,8 @@ fn describe(problem: PrivateDirProblem) -> String {
 /// Where pairing codes come from when there is no key.
 #[derive(Debug, Clone)]
 pub enum CodeSource {
-    /// `--pairing-code`: tried until the hub says it does not know it.
+    /// A code given (`TABWIRE_PAIRING_CODE`, `--pairing-code-file`): tried until the hub says
+    /// it does not know it.
     Given(PairingCode),
     /// Run `PROGRAM pair --device --ttl 2m` for a fresh code each time.
     HubProgram(PathBuf),
@@ -288,8 +290,9 @@ impl Drop for PairingTicket {
                 && *given == self.code
             {
                 state.source = CodeSource::Nothing(format!(
-                    "the hub at {} does not know the --pairing-code given (mistyped, used or \
-                     expired): run `tabwire-hub pair --device` for a new one and restart with it",
+                    "the hub at {} does not know the pairing code given (mistyped, used or \
+                     expired): run `tabwire-hub pair --device` for a new one and restart with it \
+                     in TABWIRE_PAIRING_CODE (or --pairing-code-file)",
                     self.credentials.hub_url
                 ));
             }
@@ -433,9 +436,10 @@ async fn code_from_hub(program: &Path) -> Result<PairingCode, CannotPair> {
         }
         Ok(Err(error)) => {
             return Err(CannotPair(format!(
-                "cannot pair: no pairing key for this hub, no --pairing-code, and `{shown} pair \
+                "cannot pair: no pairing key for this hub, no pairing code, and `{shown} pair \
                  --device` could not run ({error}). Run `tabwire-hub pair --device` where the hub \
-                 runs and pass the code with --pairing-code, or point --hub-bin at tabwire-hub"
+                 runs and give the code in TABWIRE_PAIRING_CODE (or --pairing-code-file), or \
+                 point --hub-bin at tabwire-hub"
             )));
         }
         Ok(Ok(output)) => output,
@@ -453,7 +457,8 @@ async fn code_from_hub(program: &Path) -> Result<PairingCode, CannotPair> {
             let stderr: String = stderr.trim().chars().take(400).collect();
             Err(CannotPair(format!(
                 "`{shown} pair --device` failed ({}): {stderr}. Is the hub running as you, with \
-                 the same state directory (TABWIRE_STATE_DIR)? Otherwise pass --pairing-code",
+                 the same state directory (TABWIRE_STATE_DIR)? Otherwise give a code in \
+                 TABWIRE_PAIRING_CODE",
                 output.status
             )))
         }
@@ -615,7 +620,7 @@ mod tests {
         // The hub does not know it: no more tries, and a sentence saying what to do.
         second.ticket.unwrap().unknown_code();
         let error = credentials.secret().await.err().unwrap();
-        assert!(error.0.contains("--pairing-code"), "{error}");
+        assert!(error.0.contains("TABWIRE_PAIRING_CODE"), "{error}");
         std::fs::remove_dir_all(root).unwrap();
     }
 

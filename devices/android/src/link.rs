@@ -54,6 +54,10 @@ const MIN_HEARTBEAT: Duration = Duration::from_millis(100);
 const LOST_BACKOFF: (Duration, Duration) = (Duration::from_secs(1), Duration::from_secs(30));
 /// Refusals, hubs that cannot prove themselves, no way to pair: 5 s doubling to 60 s.
 const REFUSED_BACKOFF: (Duration, Duration) = (Duration::from_secs(5), Duration::from_secs(60));
+/// A local hub with no handshake place free: 2 s and up to 3 s more at random, every time. The
+/// places are held by connections that say nothing for 2 s at most, so a program taking them
+/// cannot keep the device out for long, and backends turned away together come back apart.
+const BUSY_RETRY: (Duration, Duration) = (Duration::from_secs(2), Duration::from_secs(3));
 /// The longest reason a [`DeviceMessage::Gone`] carries.
 const MAX_REASON_CHARS: usize = 200;
 /// How long past its deadline a request's task may run before it is given up.
@@ -97,6 +101,9 @@ enum Ended {
     Lost(String),
     /// Refused, an impostor, or no way to pair: retry later.
     Refused(String),
+    /// A local hub had no handshake place free (`LIMIT_EXCEEDED` before its proof): retry
+    /// within a few seconds.
+    Busy(String),
     /// The phone is now reached through another adb serial: the connection was closed and a
     /// fresh one (hello, leases, refs) is dialled at once.
     Moved,
@@ -142,6 +149,11 @@ impl<A: Adb> DeviceLink<A> {
                 Ended::Lost(reason) => {
                     let delay = lost.next_delay();
                     tracing::warn!(device = %device_id, %reason, retry_in_ms = delay.as_millis() as u64, "connection to the hub lost");
+                    delay
+                }
+                Ended::Busy(reason) => {
+                    let delay = busy_delay(random_fraction());
+                    tracing::info!(device = %device_id, %reason, retry_in_ms = delay.as_millis() as u64, "the hub is busy");
                     delay
                 }
                 Ended::Refused(reason) => {
@@ -415,6 +427,13 @@ async fn handshake(
                     }
                     _ => {}
                 }
+                if refusal.code == ErrorCode::LimitExceeded {
+                    return Err(Ended::Busy(format!(
+                        "the hub at {} turned the connection away before proving itself \
+                         (LIMIT_EXCEEDED): other connections were starting there at once",
+                        endpoint.url()
+                    )));
+                }
                 return Err(Ended::Refused(format!(
                     "refused before the hub proved itself ({}): {}",
                     refusal.code.as_str(),
@@ -491,9 +510,10 @@ async fn handshake(
 fn describe_refusal(refusal: &Refusal) -> String {
     let advice = match refusal.code {
         ErrorCode::NotPaired => {
-            " — pair again: `tabwire-hub pair --device` on the hub's machine, then --pairing-code"
+            " — pair again: `tabwire-hub pair --device` on the hub's machine, then give the code \
+             in TABWIRE_PAIRING_CODE"
         }
-        ErrorCode::Unauthorized => " — check --token (or TABWIRE_TOKEN)",
+        ErrorCode::Unauthorized => " — check the token (TABWIRE_TOKEN or --token-file)",
         ErrorCode::ProtocolMismatch => " — run a tabwire-android and a tabwire-hub of one release",
         _ => "",
     };
@@ -631,6 +651,20 @@ fn kind_of(message: &HubMessage) -> &'static str {
         HubMessage::SessionEnded { .. } => "sessionEnded",
         HubMessage::Policy(_) => "policy",
         HubMessage::Cancel { .. } => "cancel",
+    }
+}
+
+/// How long to wait after a busy hub, for `random` in `[0, 1)`.
+fn busy_delay(random: f64) -> Duration {
+    BUSY_RETRY.0 + BUSY_RETRY.1.mul_f64(random.clamp(0.0, 1.0))
+}
+
+/// A number in `[0, 1)` from the kernel's random source (0 when it has none to give).
+fn random_fraction() -> f64 {
+    let mut byte = [0u8; 2];
+    match std::fs::File::open("/dev/urandom").and_then(|mut file| file.read_exact(&mut byte)) {
+        Ok(()) => f64::from(u16::from_le_bytes(byte)) / 65_536.0,
+        Err(_) => 0.0,
     }
 }
 

@@ -132,7 +132,8 @@ fn link(
     let (control, receiver) = watch::channel(Control::Serve(device()));
     let hello = crate::identity::hello("android-R58M12ABCDE", &facts()).unwrap();
     let link = DeviceLink {
-        endpoint: Arc::new(HubEndpoint::new(url, token.map(str::to_owned), None).unwrap()),
+        // The fake hosted hub listens on plain ws:// on loopback: a token goes there by choice.
+        endpoint: Arc::new(HubEndpoint::new(url, token.map(str::to_owned), None, true).unwrap()),
         credentials,
         hello,
         control: receiver,
@@ -472,6 +473,61 @@ async fn a_not_paired_answer_to_the_key_is_logged_and_the_key_kept() {
     control.send_replace(Control::Stop("backend stopped".into()));
     within(running).await.unwrap();
     std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[tokio::test]
+async fn a_busy_local_hub_is_tried_again_within_seconds_and_a_hosted_one_later() {
+    // LIMIT_EXCEEDED before the hub's proof: its handshake places were taken.
+    let hub = FakeHub::start().await;
+    let dir = temp_dir();
+    let credentials = keyed(&dir, &hub.url, [5; KEY_LEN]);
+    let (mut local, _control) = link(&hub.url, None, Some(credentials));
+    let busy = Refusal {
+        code: ErrorCode::LimitExceeded,
+        message: "too many connections starting at once".into(),
+    };
+    let serve = async {
+        let (mut socket, _) = hub.accept().await;
+        let Some(DeviceMessage::Challenge(_)) = receive(&mut socket).await else {
+            panic!("expected a challenge");
+        };
+        send(&mut socket, &HubMessage::Refused(busy.clone())).await;
+    };
+    let mut lost = Backoff::new(LOST_BACKOFF);
+    let mut refused = Backoff::new(REFUSED_BACKOFF);
+    let (ended, ()) = tokio::join!(local.connection(&mut lost, &mut refused), serve);
+    let Ended::Busy(reason) = ended else {
+        panic!("{ended:?}");
+    };
+    assert!(reason.contains("LIMIT_EXCEEDED"), "{reason}");
+    // The hub's own words are not repeated: it had not proved itself.
+    assert!(!reason.contains("too many connections"), "{reason}");
+    // A hosted hub's LIMIT_EXCEEDED comes from a hub its TLS vouches for, after the hello, and
+    // says the account has as many devices as it may: the long wait stays.
+    let hosted = FakeHub::start().await;
+    let (mut remote, _control) = link(&hosted.url, Some("t0k"), None);
+    let serve = async {
+        let (mut socket, _) = hosted.accept().await;
+        let Some(DeviceMessage::Hello(_)) = receive(&mut socket).await else {
+            panic!("expected a hello");
+        };
+        send(&mut socket, &HubMessage::Refused(busy.clone())).await;
+    };
+    let (ended, ()) = tokio::join!(remote.connection(&mut lost, &mut refused), serve);
+    assert!(matches!(ended, Ended::Refused(_)), "{ended:?}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+#[test]
+fn a_busy_hub_is_waited_for_two_to_five_seconds_every_time() {
+    assert_eq!(busy_delay(0.0), Duration::from_secs(2));
+    assert_eq!(busy_delay(0.5), Duration::from_millis(3500));
+    assert!(busy_delay(0.999_99) < Duration::from_secs(5));
+    assert_eq!(busy_delay(3.0), Duration::from_secs(5));
+    for _ in 0..100 {
+        let delay = busy_delay(random_fraction());
+        assert!(delay >= Duration::from_secs(2) && delay < Duration::from_secs(5));
+    }
 }
 
 #[test]

@@ -11,7 +11,7 @@ use clap::Parser;
 use tabwire_android::adb::AdbProgram;
 use tabwire_android::backend::{Backend, check_adb};
 use tabwire_android::device::DeviceOptions;
-use tabwire_android::endpoint::{DEFAULT_HUB, HubEndpoint, Mode};
+use tabwire_android::endpoint::{DEFAULT_HUB, HubEndpoint, Mode, read_secret_file};
 use tabwire_android::keys::{CodeSource, Credentials, KeyStore, default_state_dir};
 use tabwire_protocol::pairing::PairingCode;
 use tabwire_protocol::policy::Policy;
@@ -20,9 +20,11 @@ use tracing_subscriber::EnvFilter;
 /// Serves the Android phones and emulators attached to adb to a tabwire hub: one device
 /// connection per phone, hot-plugged as adb sees them come and go.
 ///
-/// With a local hub (ws://, the default) the backend pairs once — with --pairing-code, or by
-/// running `tabwire-hub pair --device` itself — and keeps the key in --state-dir. With a hosted
-/// hub (wss://) it sends its --token.
+/// With a local hub (ws://, the default) the backend pairs once — with a code from
+/// `tabwire-hub pair --device` (TABWIRE_PAIRING_CODE or --pairing-code-file), or by running
+/// that command itself — and keeps the key in --state-dir. With a hosted hub (wss://) it sends
+/// its token (TABWIRE_TOKEN or --token-file). Secrets never go on the command line: other users
+/// read it in `ps`.
 #[derive(Parser)]
 #[command(version, about)]
 struct Args {
@@ -35,15 +37,17 @@ struct Args {
     /// Serve only this adb serial (repeatable); default: every device adb lists.
     #[arg(long = "serial", value_name = "SERIAL")]
     serials: Vec<String>,
-    /// A hosted hub's device token (prefer the environment variable: arguments are visible to
-    /// other users in `ps`).
-    #[arg(
-        long,
-        env = "TABWIRE_TOKEN",
-        hide_env_values = true,
-        value_name = "TOKEN"
-    )]
+    /// A file holding a hosted hub's device token, readable by you alone (chmod 600); or set
+    /// TABWIRE_TOKEN.
+    #[arg(long, env = "TABWIRE_TOKEN_FILE", value_name = "FILE")]
+    token_file: Option<PathBuf>,
+    /// Removed: a token on the command line is read by every user in `ps`.
+    #[arg(long, hide = true, value_name = "TOKEN")]
     token: Option<String>,
+    /// Send the token over plain ws:// to a loopback address (a hosted hub on this machine
+    /// without TLS), where another local user may listen on a port the hub left free.
+    #[arg(long, env = "TABWIRE_INSECURE_HTTP", value_parser = clap::builder::BoolishValueParser::new())]
+    insecure_http: bool,
     /// Where the pairing key is kept (default: $XDG_STATE_HOME/tabwire-android, else
     /// ~/.local/state/tabwire-android).
     #[arg(long, env = "TABWIRE_ANDROID_STATE_DIR", value_name = "DIR")]
@@ -55,18 +59,16 @@ struct Args {
     /// the stricter of it and the operator's applies.
     #[arg(long, value_name = "FILE")]
     policy: Option<PathBuf>,
-    /// A one-time code from `tabwire-hub pair --device`, to pair with a local hub (prefer the
-    /// environment variable: arguments are visible to other users in `ps`, and whoever uses a
-    /// code first pairs with it).
-    #[arg(
-        long,
-        env = "TABWIRE_PAIRING_CODE",
-        hide_env_values = true,
-        value_name = "CODE"
-    )]
+    /// A file holding a one-time code from `tabwire-hub pair --device`, readable by you alone
+    /// (chmod 600), to pair with a local hub; or set TABWIRE_PAIRING_CODE.
+    #[arg(long, env = "TABWIRE_PAIRING_CODE_FILE", value_name = "FILE")]
+    pairing_code_file: Option<PathBuf>,
+    /// Removed: a code on the command line is read by every user in `ps`, and whoever uses it
+    /// first pairs.
+    #[arg(long, hide = true, value_name = "CODE")]
     pairing_code: Option<String>,
     /// The tabwire-hub program that makes pairing codes when there is neither a key nor a
-    /// --pairing-code (default: the tabwire-hub beside this program, else on PATH).
+    /// pairing code (default: the tabwire-hub beside this program, else on PATH).
     #[arg(long, value_name = "PATH")]
     hub_bin: Option<PathBuf>,
     /// A PEM file of certificate authorities to trust for a wss:// hub, besides the system's.
@@ -102,22 +104,58 @@ fn log_filter() -> EnvFilter {
     })
 }
 
+/// What the removed flags say: where the secret goes now.
+const TOKEN_FLAG_GONE: &str = "--token is no longer taken: other users of the machine read every \
+     command line in ps. Set TABWIRE_TOKEN in the environment, or put the token in a file only \
+     you can read (chmod 600) and pass --token-file FILE";
+const CODE_FLAG_GONE: &str = "--pairing-code is no longer taken: other users of the machine read \
+     every command line in ps, and whoever uses a code first pairs. Set TABWIRE_PAIRING_CODE in \
+     the environment, or put the code in a file only you can read (chmod 600) and pass \
+     --pairing-code-file FILE";
+
+/// A secret from its file (which wins) or its variable; `None` when neither is set.
+fn secret(
+    file: Option<&std::path::Path>,
+    flag: &str,
+    variable: &str,
+) -> anyhow::Result<Option<String>> {
+    match file {
+        Some(path) => read_secret_file(path)
+            .map(Some)
+            .map_err(|why| anyhow::anyhow!("{flag} {}: {why}", path.display())),
+        None => Ok(std::env::var(variable)
+            .ok()
+            .filter(|value| !value.trim().is_empty())),
+    }
+}
+
 async fn run(args: Args) -> anyhow::Result<()> {
+    if args.token.is_some() {
+        anyhow::bail!(TOKEN_FLAG_GONE);
+    }
+    if args.pairing_code.is_some() {
+        anyhow::bail!(CODE_FLAG_GONE);
+    }
+    let token = secret(args.token_file.as_deref(), "--token-file", "TABWIRE_TOKEN")?;
     let endpoint = Arc::new(HubEndpoint::new(
         &args.hub,
-        args.token.clone(),
+        token,
         args.ca_cert.as_deref(),
+        args.insecure_http,
     )?);
     let owner_policy = match &args.policy {
         Some(path) => Some(read_policy(path)?),
         None => None,
     };
-    let pairing_code = args
-        .pairing_code
-        .as_deref()
-        .map(PairingCode::parse)
-        .transpose()
-        .map_err(|error| anyhow::anyhow!("--pairing-code: {error}"))?;
+    let pairing_code = secret(
+        args.pairing_code_file.as_deref(),
+        "--pairing-code-file",
+        "TABWIRE_PAIRING_CODE",
+    )?
+    .as_deref()
+    .map(PairingCode::parse)
+    .transpose()
+    .map_err(|error| anyhow::anyhow!("the pairing code: {error}"))?;
 
     let adb = AdbProgram::choose(args.adb.clone());
     let program = adb.program().display().to_string();
@@ -130,11 +168,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
         Mode::Local => Some(local_credentials(&args, &endpoint, pairing_code)?),
         Mode::Hosted(token) => {
             if pairing_code.is_some() {
-                tracing::warn!("--pairing-code is for a local hub; a hosted hub takes --token");
+                tracing::warn!("a pairing code is for a local hub; a hosted hub takes a token");
             }
             if token.is_none() {
                 tracing::warn!(
-                    "no --token (or TABWIRE_TOKEN) for the hosted hub: it will refuse the devices"
+                    "no token (TABWIRE_TOKEN or --token-file) for the hosted hub: it will refuse \
+                     the devices"
                 );
             }
             None
@@ -194,8 +233,9 @@ fn local_credentials(
         Some(code) => CodeSource::Given(code),
         None if endpoint.is_loopback() => CodeSource::HubProgram(hub_program(args)),
         None => CodeSource::Nothing(format!(
-            "no pairing key for {} and no --pairing-code: run `tabwire-hub pair --device` on the \
-             hub's machine and start tabwire-android with --pairing-code CODE",
+            "no pairing key for {} and no pairing code: run `tabwire-hub pair --device` on the \
+             hub's machine and start tabwire-android with the code in TABWIRE_PAIRING_CODE (or \
+             in a file only you can read, given as --pairing-code-file)",
             endpoint.url()
         )),
     };

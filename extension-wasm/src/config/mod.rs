@@ -15,6 +15,7 @@ pub mod url;
 use serde::{Deserialize, Serialize};
 use tabwire_protocol::messages::MAX_IDENTITY_LEN;
 use tabwire_protocol::pairing::{CodeError, PairingCode};
+use tabwire_protocol::{is_hidden_char, shown_name};
 
 pub use token::{AccessToken, TokenError, validate_access_token};
 pub use url::{UrlError, normalize_server_url};
@@ -139,6 +140,7 @@ impl Layers {
                 "" => Ok(None),
                 code => PairingCode::parse(code).map(Some),
             },
+            pairing_code_managed: self.pairing_code().source == Source::Managed,
         }
     }
 
@@ -180,6 +182,10 @@ pub struct ConnectTarget {
     pub token: Result<Option<AccessToken>, TokenError>,
     /// `Ok(None)`: no code configured; `Err`: a code that cannot be one.
     pub pairing_code: Result<Option<PairingCode>, CodeError>,
+    /// The code comes from the administrator's policy (managed storage), a file other users of
+    /// the machine may read: the hello says so, and the hub pairs it only when it was made for
+    /// this browser (`tabwire-hub pair --browser-id`).
+    pub pairing_code_managed: bool,
 }
 
 /// Why a browser name typed in the popup was refused.
@@ -187,7 +193,8 @@ pub struct ConnectTarget {
 pub enum NameError {
     /// Longer than the hub accepts.
     TooLong,
-    /// Contains a control character (a newline, a tab …).
+    /// Contains a control character (a newline, a tab …) or a format character (a bidi
+    /// override, a zero-width space …), which would hide or reorder what the name says.
     ControlCharacter,
 }
 
@@ -198,9 +205,10 @@ impl std::fmt::Display for NameError {
                 f,
                 "the browser name must be at most {MAX_IDENTITY_LEN} characters"
             ),
-            NameError::ControlCharacter => {
-                f.write_str("the browser name must not contain control characters")
-            }
+            NameError::ControlCharacter => f.write_str(
+                "the browser name must not contain control characters or format characters (bidi \
+                 overrides, zero-width)",
+            ),
         }
     }
 }
@@ -209,10 +217,11 @@ impl std::error::Error for NameError {}
 
 /// Checks a name typed in the popup, with the same limits as the hub's `check_hello`, so the
 /// person typing it hears about a problem at once instead of through a refused connection.
-/// Returns the trimmed name, or the default when it is blank.
+/// Returns the trimmed name, or the default when it is blank: the hub refuses a blank name,
+/// and a browser nobody named is still told apart by its ID.
 pub fn validate_browser_name(input: &str) -> Result<String, NameError> {
     let trimmed = input.trim();
-    if trimmed.chars().any(char::is_control) {
+    if trimmed.chars().any(is_hidden_char) {
         return Err(NameError::ControlCharacter);
     }
     if trimmed.chars().count() > MAX_IDENTITY_LEN {
@@ -226,16 +235,17 @@ pub fn validate_browser_name(input: &str) -> Result<String, NameError> {
 }
 
 /// Makes any configured name acceptable to the hub. Names from a policy or a bundled file are
-/// not typed where an error could be shown, so a bad one is repaired (control characters
-/// dropped, cut to the limit) rather than left to make every connection fail.
+/// not typed where an error could be shown, so a bad one is repaired with the hub's own rule
+/// (the protocol's `shown_name`: control and format characters dropped, cut to the limit)
+/// rather than left to make every connection fail; a name with nothing left, or none at all
+/// (a new install, a launched browser's bundled file without one), is [`DEFAULT_BROWSER_NAME`],
+/// since the hub refuses a blank one.
 pub fn sanitize_browser_name(input: &str) -> String {
-    let cleaned: String = input.chars().filter(|c| !c.is_control()).collect();
-    let cut: String = cleaned.trim().chars().take(MAX_IDENTITY_LEN).collect();
-    let cut = cut.trim();
+    let cut = shown_name(input, MAX_IDENTITY_LEN);
     if cut.is_empty() {
         DEFAULT_BROWSER_NAME.to_owned()
     } else {
-        cut.to_owned()
+        cut
     }
 }
 
@@ -312,6 +322,10 @@ mod tests {
         assert_eq!(validate_browser_name("  Work  ").unwrap(), "Work");
         assert_eq!(validate_browser_name("").unwrap(), "Chrome");
         assert_eq!(
+            validate_browser_name("Work\u{202E}knaB"),
+            Err(NameError::ControlCharacter)
+        );
+        assert_eq!(
             validate_browser_name("a\nb"),
             Err(NameError::ControlCharacter)
         );
@@ -324,8 +338,10 @@ mod tests {
 
     #[test]
     fn configured_names_are_repaired() {
-        assert_eq!(sanitize_browser_name("Wo\trk"), "Work");
+        assert_eq!(sanitize_browser_name("Wo\trk"), "Wo rk");
         assert_eq!(sanitize_browser_name(" \n "), "Chrome");
+        assert_eq!(sanitize_browser_name("Fleet\u{202E}\u{200B}"), "Fleet");
+        assert_eq!(sanitize_browser_name("\u{2066}"), "Chrome");
         assert_eq!(
             sanitize_browser_name(&"y".repeat(100)).chars().count(),
             MAX_IDENTITY_LEN
@@ -421,6 +437,17 @@ mod tests {
         };
         let code = layers.target().pairing_code.unwrap().unwrap();
         assert_eq!(code.as_str(), "JKS5Y881SG6CGYAZJ027");
+        assert!(!layers.target().pairing_code_managed);
+        // From the policy the code is said to be managed, so the hub pairs it only when it was
+        // made for this browser.
+        let managed = Layers {
+            managed: ConfigLayer {
+                pairing_code: Some("jks5y-881sg-6cgya-zj027".into()),
+                ..ConfigLayer::default()
+            },
+            ..Layers::default()
+        };
+        assert!(managed.target().pairing_code_managed);
         assert!(!format!("{layers:?}").contains("jks5y"));
         let bad = Layers {
             user: ConfigLayer {

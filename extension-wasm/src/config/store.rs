@@ -126,15 +126,17 @@ pub async fn save_pairing_key(key: Option<&[u8; KEY_LEN]>) -> Result<(), chrome:
     set_local(&items).await
 }
 
-/// Whether the hub would accept `id` (the same rule as `check_hello`).
+/// Whether the hub would accept `id` (the same rule as `check_hello`, in a hello that is
+/// otherwise fine: the hub refuses a blank name).
 fn is_valid_browser_id(id: &str) -> bool {
     check_hello(&Hello {
         browser_id: id.to_owned(),
-        browser_name: String::new(),
+        browser_name: crate::config::DEFAULT_BROWSER_NAME.to_owned(),
         extension_version: String::new(),
         protocol_version: PROTOCOL_VERSION,
         chrome_version: String::new(),
         proof: None,
+        managed_code: false,
     })
     .is_ok()
 }
@@ -214,6 +216,15 @@ pub async fn load_managed() -> ConfigLayer {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn saved_browser_ids_are_kept_when_the_hub_would_take_them() {
+        // The check borrows the hello's rule; a blank name in it would refuse every ID, and a
+        // new ID at every start would undo every pairing.
+        assert!(is_valid_browser_id("3f2a9c1e-77b0-4c1b-9d2e-0a1b2c3d4e5f"));
+        assert!(!is_valid_browser_id(""));
+        assert!(!is_valid_browser_id("has space"));
+    }
 
     #[test]
     fn only_string_values_count() {

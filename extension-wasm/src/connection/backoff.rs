@@ -2,6 +2,10 @@
 //!
 //! Exponential: 0.5 s doubling to a 10 s ceiling, with ±10 % jitter so that many browsers
 //! behind one restarted hub do not reconnect in lockstep. Reset after a `Welcome`.
+//!
+//! A local hub whose handshake places were all taken ([`busy_retry_ms`]) is tried again within
+//! a few seconds, whatever the backoff: the places are held by connections that say nothing
+//! for 2 s at most, so a program that keeps taking them cannot keep the browser out for long.
 
 /// The first delay.
 pub const INITIAL_MS: f64 = 500.0;
@@ -32,6 +36,17 @@ impl Backoff {
     }
 }
 
+/// The shortest wait after a busy hub, and how much longer a random draw may make it.
+const BUSY_MIN_MS: f64 = 2_000.0;
+const BUSY_SPREAD_MS: f64 = 3_000.0;
+
+/// The wait after a local hub refused `LIMIT_EXCEEDED` before proving itself (its handshake
+/// places were all taken): 2 to 5 s, spread by `random` (in `[0, 1)`) so that browsers turned
+/// away together do not come back together.
+pub fn busy_retry_ms(random: f64) -> f64 {
+    (BUSY_MIN_MS + random.clamp(0.0, 1.0) * BUSY_SPREAD_MS).round()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,5 +75,13 @@ mod tests {
         for _ in 0..100 {
             assert!(many.next_delay_ms(1.0) <= MAX_MS * 1.1);
         }
+    }
+
+    #[test]
+    fn a_busy_hub_is_tried_again_within_a_few_seconds() {
+        assert_eq!(busy_retry_ms(0.0), 2_000.0);
+        assert_eq!(busy_retry_ms(0.5), 3_500.0);
+        assert!(busy_retry_ms(0.999_999) <= 5_000.0);
+        assert_eq!(busy_retry_ms(7.0), 5_000.0);
     }
 }

@@ -4,8 +4,9 @@
 //! One async loop ([`run`]) owns the socket for the worker's life. Its states are the popup's
 //! status line: not configured (no URL: no attempts at all), not paired (a local hub's URL but
 //! no pairing key or code: no attempts either), connecting, connected,
-//! disconnected (waiting out a backoff: 0.5 s doubling to 10 s) and refused (the hub turned the
-//! extension away: wait 60 s or for the user to press Connect). The loop also watches the hub's
+//! disconnected (waiting out a backoff: 0.5 s doubling to 10 s, or 2 to 5 s when a local hub's
+//! handshake places were all taken) and refused (the hub turned the extension away: wait 60 s or
+//! for the user to press Connect). The loop also watches the hub's
 //! heartbeats and gives up on a connection after three silent intervals.
 //!
 //! Never replay: requests are served by tasks holding a [`Link`] to the connection they came
@@ -187,6 +188,9 @@ enum Ended {
     Lost(String),
     /// The hub refused us.
     Refused(String),
+    /// A local hub had no handshake place free (`LIMIT_EXCEEDED` before its proof); retry within
+    /// a few seconds.
+    Busy(String),
     /// The user or a configuration change asked for a fresh start.
     Restart,
 }
@@ -257,6 +261,17 @@ pub async fn run() {
                     select(control.recv(), sleep(deadline - now_ms())).await
                 {}
                 backoff.reset();
+            }
+            Ended::Busy(reason) => {
+                let delay = backoff::busy_retry_ms(js_sys::Math::random());
+                crate::chrome::log!("{reason}; retrying in {delay} ms");
+                let reason = format!("{reason}; trying again in {:.0} s", delay / 1000.0);
+                set_status(Status::Disconnected, Some(reason), Some(url));
+                if let Either::Left(Control::Connect | Control::ConfigChanged) =
+                    select(control.recv(), sleep(delay)).await
+                {
+                    backoff.reset();
+                }
             }
             Ended::Lost(reason) => {
                 let reason = redact(&reason, token.as_ref());
@@ -403,7 +418,7 @@ async fn serve(
                         phase = Phase::Proving;
                     }
                     None => {
-                        if let Err(refusal) = send_hello(socket, target, None) {
+                        if let Err(refusal) = send_hello(socket, target, None, false) {
                             return refusal;
                         }
                         phase = Phase::Greeting;
@@ -449,7 +464,10 @@ async fn serve(
                             &exchange.browser_nonce,
                             &hub_nonce,
                         );
-                        if let Err(refusal) = send_hello(socket, target, Some(proof)) {
+                        // Only a code (not a key) can have come from the policy.
+                        let managed = matches!(exchange.secret, Secret::Code(_))
+                            && target.pairing_code_managed;
+                        if let Err(refusal) = send_hello(socket, target, Some(proof), managed) {
                             return refusal;
                         }
                         phase = Phase::Greeting;
@@ -482,6 +500,9 @@ async fn serve(
                             refusal.code.as_str(),
                             refusal.message
                         );
+                        if refusal.code == ErrorCode::LimitExceeded {
+                            return Ended::Busy(busy(target));
+                        }
                         return Ended::Refused(unproven_refusal(&refusal, exchange, target));
                     }
                     (HubMessage::Refused(refusal), _) => {
@@ -634,6 +655,16 @@ fn unproven_refusal(refusal: &Refusal, exchange: &Exchange, target: &ConnectTarg
     }
 }
 
+/// The popup's sentence for a local hub whose handshake places were all taken. Anyone can
+/// send this code, so it only delays the next attempt by a few seconds.
+fn busy(target: &ConnectTarget) -> String {
+    format!(
+        "the hub at {} turned this connection away (LIMIT_EXCEEDED) before proving itself: other \
+         connections were starting there at once",
+        url_of(target)
+    )
+}
+
 /// The popup's sentence for a hub that failed its proof.
 fn impostor(target: &ConnectTarget, exchange: &Exchange) -> String {
     let url = url_of(target);
@@ -667,9 +698,14 @@ fn keep_pairing(exchange: &Exchange, target: &ConnectTarget) {
     });
 }
 
-/// Sends `Hello` (with the pairing proof for a local hub), or refuses locally when the hub
-/// certainly would (same check as the hub's).
-fn send_hello(socket: &Socket, target: &ConnectTarget, proof: Option<String>) -> Result<(), Ended> {
+/// Sends `Hello` (with the pairing proof for a local hub, and whether its code came from the
+/// managed policy), or refuses locally when the hub certainly would (same check as the hub's).
+fn send_hello(
+    socket: &Socket,
+    target: &ConnectTarget,
+    proof: Option<String>,
+    managed_code: bool,
+) -> Result<(), Ended> {
     let hello = with(|state| Hello {
         browser_id: state.browser_id.clone().unwrap_or_default(),
         browser_name: target.browser_name.clone(),
@@ -677,6 +713,7 @@ fn send_hello(socket: &Socket, target: &ConnectTarget, proof: Option<String>) ->
         protocol_version: PROTOCOL_VERSION,
         chrome_version: chrome::chrome_version_from_user_agent(&chrome::user_agent()),
         proof,
+        managed_code,
     });
     check_hello(&hello).map_err(|refusal| Ended::Refused(refusal.message))?;
     // Questions to a person name the browser as the hub knows it.

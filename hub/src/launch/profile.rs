@@ -471,7 +471,9 @@ mod tests {
 
         // Once paired, no code is minted and the bundled file carries none.
         let code = second.code.unwrap();
-        pairings.complete(&code, "b-1", "Bot", &[7; 32]).unwrap();
+        pairings
+            .complete(&code, "b-1", "Bot", &[7; 32], false)
+            .unwrap();
         let third = prepare(
             &profile,
             &source,

@@ -520,6 +520,7 @@ async fn a_sessions_end_reaches_the_accounts_devices() {
                 protocol_version: PROTOCOL_VERSION,
                 chrome_version: "156".into(),
                 proof: None,
+                managed_code: false,
             },
             Owner::fixed("b"),
         )

@@ -58,6 +58,7 @@ fn setup_under(
                 protocol_version: PROTOCOL_VERSION,
                 chrome_version: "156".into(),
                 proof: None,
+                managed_code: false,
             },
             crate::registry::Owner::fixed("test"),
         )

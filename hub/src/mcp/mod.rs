@@ -243,7 +243,7 @@ impl TabwireMcp {
             client: request
                 .peer
                 .peer_info()
-                .map(|info| info.client_info.name.clone()),
+                .map(|info| leases::client_name(Some(&info.client_info.name))),
             peer: trace.peer,
             tab_id: trace.tab_id.or(args.tab_id),
             tool: tool.to_owned(),
