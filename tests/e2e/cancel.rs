@@ -57,7 +57,7 @@ async fn a_cancelled_batch_frees_its_tab_and_its_click_never_lands() {
         .start_call(
             "run_browser_actions",
             json!({"timeoutMs": 60_000, "steps": [
-                {"kind": "waitFor", "for": "text", "text": "This never appears"},
+                {"kind": "waitFor", "text": "This never appears"},
                 {"kind": "click", "selector": "#increment"},
             ]}),
         )
