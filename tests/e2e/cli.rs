@@ -401,6 +401,16 @@ impl Drop for StartedHub {
     }
 }
 
+/// The PID of the hub a run says it started.
+fn started_pid(run: &Run) -> i32 {
+    run.stderr
+        .split("started tabwire-hub (pid ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .and_then(|pid| pid.parse().ok())
+        .unwrap_or_else(|| panic!("stderr names the hub's PID: {run:?}"))
+}
+
 /// Whether process `pid` is gone: no such process, or a zombie nobody reaped (a container's
 /// PID 1 may not reap the orphans it inherits).
 fn gone(pid: i32) -> bool {
@@ -422,15 +432,8 @@ async fn with_no_hub_running_the_cli_starts_one_and_later_calls_use_it() {
         .env("TABWIRE_PORT", "0");
 
     let first = shell.run(&["--no-browser", "list_browsers"]).await;
-    let mut started = StartedHub(None);
-    let pid: i32 = first
-        .stderr
-        .split("started tabwire-hub (pid ")
-        .nth(1)
-        .and_then(|rest| rest.split(')').next())
-        .and_then(|pid| pid.parse().ok())
-        .unwrap_or_else(|| panic!("stderr names the hub's PID: {first:?}"));
-    started.0 = Some(pid);
+    let pid = started_pid(&first);
+    let mut started = StartedHub(Some(pid));
     assert_eq!(first.data()["browsers"], json!([]));
     let log = state.join("hub.log");
     assert!(
@@ -493,15 +496,8 @@ async fn a_hub_the_cli_started_refuses_file_urls_and_stops_when_unused() {
             "file:///etc/hostname",
         ])
         .await;
-    let mut started = StartedHub(None);
-    let pid: i32 = first
-        .stderr
-        .split("started tabwire-hub (pid ")
-        .nth(1)
-        .and_then(|rest| rest.split(')').next())
-        .and_then(|pid| pid.parse().ok())
-        .unwrap_or_else(|| panic!("stderr names the hub's PID: {first:?}"));
-    started.0 = Some(pid);
+    let pid = started_pid(&first);
+    let mut started = StartedHub(Some(pid));
     assert_eq!(first.error_code(1), "FORBIDDEN", "{first:?}");
     assert!(
         first.json()["error"]["message"]
