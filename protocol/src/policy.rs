@@ -689,7 +689,8 @@ impl fmt::Display for OriginPattern {
 }
 
 /// A URL's origin as rules see it: scheme, lower-case host, port (the scheme's default when
-/// left out). `blob:` URLs are judged by the URL inside; URLs without an origin (`about:`,
+/// left out). `blob:`, `filesystem:` and `view-source:` URLs are judged by the URL inside; URLs
+/// without an origin (`about:`,
 /// `data:`, `chrome:`) match only `*` rules and the default.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct UrlOrigin {
@@ -730,10 +731,20 @@ impl UrlOrigin {
             .chars()
             .filter(|c| !matches!(c, '\t' | '\n' | '\r'))
             .collect();
-        let url = match url.get(..5) {
-            Some(head) if head.eq_ignore_ascii_case("blob:") => &url[5..],
-            _ => url.as_str(),
-        };
+        // A URL that shows another one is judged by the one it shows: a blob's creator,
+        // `filesystem:` storage, and `view-source:` (which a person may open on a file or a
+        // denied page, and which would otherwise have no origin at all).
+        let mut url = url.as_str();
+        while let Some(inner) = ["blob:", "filesystem:", "view-source:"]
+            .iter()
+            .find_map(|prefix| {
+                url.get(..prefix.len())
+                    .filter(|head| head.eq_ignore_ascii_case(prefix))
+                    .map(|_| &url[prefix.len()..])
+            })
+        {
+            url = inner;
+        }
         let Some((scheme, rest)) = url.split_once(':') else {
             return Judged::NoOrigin;
         };
@@ -1047,9 +1058,20 @@ mod tests {
             "  https://bank.ex\tample/ ",
             "HTTPS://BANK.EXAMPLE/",
             "blob:https://bank.example/uuid",
+            "view-source:https://bank.example/",
+            "VIEW-SOURCE:view-source:https://bank.example/",
+            "filesystem:https://bank.example/temporary/x",
         ] {
             assert_eq!(access(&p, url), Access::Deny, "{url}");
         }
+        assert_eq!(
+            access(
+                &Policy::default().denying_files(),
+                "view-source:file:///etc/passwd"
+            ),
+            Access::Deny,
+            "a file's source is a file"
+        );
         // Spellings this parser cannot be sure of are denied.
         for url in [
             "https://bank%2Eexample/",
