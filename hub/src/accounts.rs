@@ -12,6 +12,7 @@ use std::sync::{Arc, Mutex};
 use tabwire_protocol::HubMessage;
 use tokio::sync::Semaphore;
 
+use crate::handshake_places::HandshakePlaces;
 use crate::leases::ClientLabels;
 use crate::peer::{Browser, Device, PeerKind};
 use crate::registry::Registry;
@@ -60,11 +61,11 @@ pub struct Account {
     /// Permits for tool calls running. A call keeps running when its client goes away, so
     /// the request permits alone would not bound the work an account starts.
     pub calls: Arc<Semaphore>,
-    /// Permits for `/browser` connections between upgrade and registration (the hello), so an
+    /// Places for `/browser` connections between upgrade and registration (the hello), so an
     /// account cannot hold many half-open connections on top of its registered browsers.
-    pub handshakes: Arc<Semaphore>,
+    pub handshakes: HandshakePlaces,
     /// The same for `/device` connections.
-    pub device_handshakes: Arc<Semaphore>,
+    pub device_handshakes: HandshakePlaces,
     /// Numbers the account's MCP sessions per client name, for the labels leases show.
     pub client_labels: ClientLabels,
 }
@@ -85,8 +86,8 @@ impl Account {
 pub trait Registered: PeerKind {
     /// The account's registry of this kind.
     fn registry(account: &Account) -> &Registry<Self>;
-    /// The account's permits for connections of this kind in their handshake.
-    fn handshakes(account: &Account) -> &Arc<Semaphore>;
+    /// The account's places for connections of this kind in their handshake.
+    fn handshakes(account: &Account) -> &HandshakePlaces;
 }
 
 impl Registered for Browser {
@@ -94,7 +95,7 @@ impl Registered for Browser {
         &account.browsers
     }
 
-    fn handshakes(account: &Account) -> &Arc<Semaphore> {
+    fn handshakes(account: &Account) -> &HandshakePlaces {
         &account.handshakes
     }
 }
@@ -104,7 +105,7 @@ impl Registered for Device {
         &account.devices
     }
 
-    fn handshakes(account: &Account) -> &Arc<Semaphore> {
+    fn handshakes(account: &Account) -> &HandshakePlaces {
         &account.device_handshakes
     }
 }
@@ -171,8 +172,8 @@ impl Accounts {
                     devices,
                     requests: Arc::new(Semaphore::new(requests)),
                     calls: Arc::new(Semaphore::new(requests)),
-                    handshakes: Arc::new(Semaphore::new(handshakes)),
-                    device_handshakes: Arc::new(Semaphore::new(device_handshakes)),
+                    handshakes: HandshakePlaces::new(handshakes),
+                    device_handshakes: HandshakePlaces::new(device_handshakes),
                     client_labels: ClientLabels::default(),
                 })
             })

@@ -1,6 +1,6 @@
 //! The peer endpoints before the welcome, under attack with hand-made frames: a first frame
 //! that announces more than a handshake message, a message in small fragments, pings, silence,
-//! and the handshake places held by silent sockets; and a pairing code from a managed policy.
+//! and the handshake places held by silent sockets (a newcomer takes theirs); and a pairing code from a managed policy.
 //! Each attack is refused by what the socket reads, not after the hub has read what the peer
 //! announced (`peer_socket.rs`); after the welcome the normal limits apply.
 
@@ -171,25 +171,47 @@ async fn a_connection_that_says_nothing_is_closed_after_two_seconds() {
 }
 
 #[tokio::test]
-async fn silent_sockets_hold_the_handshake_places_for_two_seconds_only() {
+async fn silent_sockets_give_their_handshake_places_to_newcomers_oldest_first() {
     let served = local().await;
     let mut holders = Vec::new();
     for _ in 0..8 {
         holders.push(served.open("/device", &[]).await.unwrap());
     }
-    // The places are taken: a backend now is told to come back.
+    // Every place is held by a silent socket past its grace: a backend that comes now takes
+    // the oldest one's place (that one is told the hub is busy), and is welcomed while the
+    // others still wait.
+    tokio::time::sleep(crate::handshake_places::GRACE + Duration::from_millis(100)).await;
     let code = served.code(PairingKind::Device);
-    let busy = refused_at_challenge(&served, "/device", &[], &Secret::Code(code.clone())).await;
-    assert_eq!(busy.code, ErrorCode::LimitExceeded);
-    // The holders are closed for their silence, and the places are free again.
-    for holder in &mut holders {
-        let refusal = refused(holder).await;
-        assert!(refusal.message.contains("within 2 seconds"), "{refusal:?}");
-    }
     let mut hello = serde_json::to_value(crate::mcp::device_hello("phone-1", "Pixel 7")).unwrap();
     hello["type"] = json!("hello");
     let (_ws, welcome, _) = exchange(&served, "/device", &[], &Secret::Code(code), hello).await;
     assert!(matches!(welcome, HubMessage::Welcome(_)), "{welcome:?}");
+    let evicted = refused(&mut holders[0]).await;
+    assert_eq!(evicted.code, ErrorCode::LimitExceeded, "{evicted:?}");
+    // The rest are closed for their silence after 2 s, not for the newcomer.
+    for holder in &mut holders[1..] {
+        let refusal = refused(holder).await;
+        assert!(refusal.message.contains("within 2 seconds"), "{refusal:?}");
+    }
+}
+
+#[tokio::test]
+async fn connections_that_spoke_keep_their_places_and_a_newcomer_is_told_to_come_back() {
+    let served = local().await;
+    // Eight connections each sent a challenge with a real code and wait in the middle of the
+    // exchange (a slow peer, not a silent one): none may be evicted.
+    let mut speakers = Vec::new();
+    for _ in 0..8 {
+        let code = served.code(PairingKind::Device);
+        let (mut ws, _) = challenge(&served, "/device", &[], &Secret::Code(code)).await;
+        assert!(matches!(hear(&mut ws).await, HubMessage::Proof(_)));
+        speakers.push(ws);
+    }
+    let code = served.code(PairingKind::Device);
+    let busy = refused_at_challenge(&served, "/device", &[], &Secret::Code(code)).await;
+    assert_eq!(busy.code, ErrorCode::LimitExceeded);
+    // They are still in their exchange, each closed by its own 10 s deadline later.
+    drop(speakers);
 }
 
 #[tokio::test]
@@ -262,17 +284,29 @@ async fn a_code_from_a_managed_policy_pairs_only_the_browser_it_was_made_for() {
     );
     let gone = refused_at_challenge(&served, "/browser", &origin, &Secret::Code(unbound)).await;
     assert_eq!(gone.code, ErrorCode::NotPaired, "the code was closed");
-    // Made for fleet-1: another ID is refused and the code stays open; fleet-1 pairs with it.
+    // Made for fleet-1 and read by a thief, who tries it with an ID of its own to learn the
+    // right one from the refusal, then comes back as fleet-1: the refusal names no ID, and the
+    // code is closed at the first wrong ID (a real browser never presents one).
     let bound = crate::pairing::new_code_for(&state, TTL, "fleet-1").unwrap();
     let (_ws, answer, _) = exchange(
         &served,
         "/browser",
         &origin,
         &Secret::Code(bound.clone()),
-        browser_hello("fleet-2", true),
+        browser_hello("thief", true),
     )
     .await;
-    assert_eq!(refusal(answer).code, ErrorCode::Forbidden);
+    let refused = refusal(answer);
+    assert_eq!(refused.code, ErrorCode::Forbidden);
+    assert!(!refused.message.contains("fleet-1"), "{refused:?}");
+    let gone = refused_at_challenge(&served, "/browser", &origin, &Secret::Code(bound)).await;
+    assert_eq!(
+        gone.code,
+        ErrorCode::NotPaired,
+        "the leaked code was closed"
+    );
+    // A code made for fleet-1 and presented by fleet-1 pairs it.
+    let bound = crate::pairing::new_code_for(&state, TTL, "fleet-1").unwrap();
     let (_ws, answer, _) = exchange(
         &served,
         "/browser",
@@ -282,4 +316,44 @@ async fn a_code_from_a_managed_policy_pairs_only_the_browser_it_was_made_for() {
     )
     .await;
     assert!(matches!(answer, HubMessage::Welcome(_)), "{answer:?}");
+}
+
+#[tokio::test]
+async fn a_used_code_tells_the_next_browser_which_pairing_took_it_and_not_its_id() {
+    let served = local().await;
+    let origin = [("origin", EXTENSION)];
+    // A thief read an unbound code from the policy first, and said it was pasted.
+    let code = served.code(PairingKind::Browser);
+    let (_ws, answer, _) = exchange(
+        &served,
+        "/browser",
+        &origin,
+        &Secret::Code(code.clone()),
+        browser_hello("thief-id", false),
+    )
+    .await;
+    assert!(matches!(answer, HubMessage::Welcome(_)), "{answer:?}");
+    let pairing_id = crate::pairing::list(&served.dir.join("state")).unwrap()[0]
+        .pairing_id
+        .clone();
+    // The real browser comes with the same code: after the hub's proof (so its words are
+    // shown), it is told the code was used and which pairing to revoke; the thief's ID is not
+    // said.
+    let (_ws, answer, _) = exchange(
+        &served,
+        "/browser",
+        &origin,
+        &Secret::Code(code),
+        browser_hello("fleet-1", true),
+    )
+    .await;
+    let refused = refusal(answer);
+    assert_eq!(refused.code, ErrorCode::Forbidden);
+    assert!(
+        refused
+            .message
+            .contains(&format!("tabwire-hub pair --revoke {pairing_id}")),
+        "{refused:?}"
+    );
+    assert!(!refused.message.contains("thief-id"), "{refused:?}");
 }

@@ -34,11 +34,13 @@ pub mod chrome;
 pub mod config;
 pub mod device_link;
 pub mod doctor;
+pub mod handshake_places;
 pub mod hosted;
 pub mod launch;
 pub mod leases;
 pub mod local_session;
 pub mod local_socket;
+pub mod loopback_user;
 pub mod mcp;
 pub mod pairing;
 pub mod peer;
@@ -286,11 +288,15 @@ impl Hub {
             }
         });
         let http_task = tokio::spawn(async move {
-            axum::serve(http, app)
-                .with_graceful_shutdown(async move {
-                    let _ = http_stop.wait_for(|stop| *stop).await;
-                })
-                .await
+            // The peer's address lets `/browser` tell which user opened a loopback connection.
+            axum::serve(
+                http,
+                app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+            )
+            .with_graceful_shutdown(async move {
+                let _ = http_stop.wait_for(|stop| *stop).await;
+            })
+            .await
         });
         let mut socket_task = None;
         if let Some((socket, socket_path)) = socket {

@@ -62,9 +62,12 @@ pub async fn serve(state: impl FnOnce(&std::path::Path, u16) -> HubState, hosted
     let router = app(state.clone(), public, cancel.clone());
     let stop = cancel.clone();
     tokio::spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(async move { stop.cancelled().await })
-            .await
+        axum::serve(
+            listener,
+            router.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .with_graceful_shutdown(async move { stop.cancelled().await })
+        .await
     });
     Served {
         state,

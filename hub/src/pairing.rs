@@ -187,6 +187,42 @@ pub enum Claim {
     Paired(Paired),
     /// An open pairing code, and what it pairs.
     Code(PairingCode, PairingKind),
+    /// A code that paired a peer through this hub since it started: presented again, it is
+    /// refused after the hub's proof, in words that say who used it (see [`Used`]).
+    Used(PairingCode, Used),
+}
+
+/// A code's use, kept in memory while the hub runs: enough for a browser that comes later with
+/// the same code (from a managed policy someone else read first) to be told what happened and
+/// what to revoke, and no more (the peer ID stays unsaid: the pairing ID names it for whoever
+/// can run `tabwire-hub pair --list`).
+#[derive(Debug, Clone)]
+pub struct Used {
+    /// What the code paired.
+    pub kind: PairingKind,
+    /// The peer ID it paired (what `paired_with` answers; never sent).
+    peer_id: String,
+    /// The pairing it made.
+    pub pairing_id: String,
+    /// When, in seconds since the epoch.
+    pub at: u64,
+}
+
+impl Used {
+    /// The refusal's sentence.
+    pub fn refusal(&self) -> String {
+        let full = crate::audit::rfc3339(UNIX_EPOCH + Duration::from_secs(self.at));
+        let at = format!("{} {} UTC", &full[..10], &full[11..16]);
+        format!(
+            "this pairing code was used already, at {at}, by pairing {id} (`tabwire-hub pair \
+             --list` shows which {kind}). If that was not one of yours, someone else read the \
+             code (a managed policy's file is readable by every user of the computer): revoke it \
+             with `tabwire-hub pair --revoke {id}`, and put a code made with `tabwire-hub pair \
+             --browser-id ID` in the policy instead",
+            id = self.pairing_id,
+            kind = self.kind,
+        )
+    }
 }
 
 impl Claim {
@@ -194,7 +230,7 @@ impl Claim {
     pub fn secret(&self) -> Secret {
         match self {
             Claim::Paired(paired) => paired.secret().expect("found by its secret"),
-            Claim::Code(code, _) => Secret::Code(code.clone()),
+            Claim::Code(code, _) | Claim::Used(code, _) => Secret::Code(code.clone()),
         }
     }
 
@@ -203,6 +239,7 @@ impl Claim {
         match self {
             Claim::Paired(paired) => paired.kind,
             Claim::Code(_, kind) => *kind,
+            Claim::Used(_, used) => used.kind,
         }
     }
 }
@@ -219,9 +256,15 @@ pub enum PairRefused {
          `tabwire-hub pair --revoke {0}`"
     )]
     IdTaken(String),
-    /// The code was made for another browser ID (`pair --browser-id`); it stays open for it.
-    #[error("this pairing code was made for another browser (ID {0}), not this one")]
-    ForAnother(String),
+    /// The code was made for another browser ID (`pair --browser-id`). The hub closed it: the
+    /// browser it was made for never presents another ID, so whoever did read it somewhere.
+    /// The ID it was made for is never said (to a thief it is the ID to pose as).
+    #[error(
+        "this pairing code was made for another browser, so the hub closed it (whoever holds it \
+         is not the browser it was made for); make a new one with `tabwire-hub pair \
+         --browser-id ID` with the ID this browser's popup shows"
+    )]
+    ForAnother,
     /// The code came from the browser's managed policy but was made for no one browser: the
     /// hub closed it, since other users of the machine may have read it there.
     #[error(
@@ -241,8 +284,9 @@ pub struct Pairings {
     dir: PathBuf,
     cache: Mutex<Cache>,
     /// The pairings this hub completed since it started, by the code each used: how the
-    /// launched browser's first pairing is told from any other (`crate::launch`).
-    made: Mutex<Vec<(PairingCode, String)>>,
+    /// launched browser's first pairing is told from any other (`crate::launch`), and what a
+    /// second peer with the same code is told.
+    made: Mutex<Vec<(PairingCode, Used)>>,
 }
 
 struct Cache {
@@ -306,24 +350,32 @@ impl Pairings {
             pairing::tag_matches(&secret, browser_nonce, tag)
                 .then(|| Claim::Paired(browser.clone()))
         });
-        paired.or_else(|| {
-            cache
-                .state
-                .codes
-                .iter()
-                .filter(|open| open.expires_at > now)
-                .filter_map(|open| Some((PairingCode::parse(&open.code).ok()?, open.kind)))
-                .find(|(code, _)| {
-                    pairing::tag_matches(&Secret::Code(code.clone()), browser_nonce, tag)
-                })
-                .map(|(code, kind)| Claim::Code(code, kind))
-        })
+        let matches = |code: &PairingCode| {
+            pairing::tag_matches(&Secret::Code(code.clone()), browser_nonce, tag)
+        };
+        paired
+            .or_else(|| {
+                cache
+                    .state
+                    .codes
+                    .iter()
+                    .filter(|open| open.expires_at > now)
+                    .filter_map(|open| Some((PairingCode::parse(&open.code).ok()?, open.kind)))
+                    .find(|(code, _)| matches(code))
+                    .map(|(code, kind)| Claim::Code(code, kind))
+            })
+            .or_else(|| {
+                let made = self.made.lock().unwrap();
+                made.iter()
+                    .find(|(code, _)| matches(code))
+                    .map(|(code, used)| Claim::Used(code.clone(), used.clone()))
+            })
     }
 
     /// Completes a pairing: consumes `code` and records the peer (of the code's kind) with
     /// `key`. Refused when the code was used or expired meanwhile, or, for a browser, when
     /// another pairing holds its browser ID (a device backend's key is bound to no one device),
-    /// when the code was made for another browser ID (the code stays open), or when the browser
+    /// when the code was made for another browser ID (the code is closed), or when the browser
     /// says the code came from its managed policy (`managed`) and it was made for no one browser
     /// (the code is closed: it sat in a file other users may read).
     pub fn complete(
@@ -346,7 +398,15 @@ impl Pairings {
             };
             match &state.codes[at].browser_id {
                 Some(bound) if bound != peer_id => {
-                    return Ok(Err(PairRefused::ForAnother(bound.clone())));
+                    tracing::warn!(
+                        made_for = %bound,
+                        presented = %peer_id,
+                        "a pairing code made for one browser was presented with another ID: the \
+                         hub closed it, since it has leaked; make a new one with `tabwire-hub pair \
+                         --browser-id`"
+                    );
+                    state.codes.remove(at);
+                    return Ok(Err(PairRefused::ForAnother));
                 }
                 None if managed && state.codes[at].kind == PairingKind::Browser => {
                     state.codes.remove(at);
@@ -375,10 +435,15 @@ impl Pairings {
             state.browsers.push(paired.clone());
             Ok(Ok(paired))
         })??;
-        self.made
-            .lock()
-            .unwrap()
-            .push((code.clone(), paired.peer_id.clone()));
+        self.made.lock().unwrap().push((
+            code.clone(),
+            Used {
+                kind: paired.kind,
+                peer_id: paired.peer_id.clone(),
+                pairing_id: paired.pairing_id.clone(),
+                at: paired.paired_at,
+            },
+        ));
         self.refresh(true);
         Ok(paired)
     }
@@ -388,7 +453,7 @@ impl Pairings {
         let made = self.made.lock().unwrap();
         made.iter()
             .find(|(used, _)| used == code)
-            .map(|(_, peer)| peer.clone())
+            .map(|(_, used)| used.peer_id.clone())
     }
 
     /// The pairings and the open codes now (the file is read again if it changed).
@@ -688,12 +753,20 @@ mod tests {
         let dir = scratch();
         let pairings = Pairings::open(&dir).unwrap();
         let bound = new_code_for(&dir, TTL, "b1").unwrap();
-        // Another browser ID is refused, and the code stays open for the right one.
+        // Another browser ID is refused without being told the right one, and the code is
+        // closed: presented with a wrong ID, it has leaked, and the right ID no longer helps.
+        let refused = pairings
+            .complete(&bound, "b2", "Other", &[1; KEY_LEN], true)
+            .unwrap_err();
+        assert!(matches!(refused, PairRefused::ForAnother));
+        assert!(!refused.to_string().contains("b1"), "{refused}");
+        assert!(summary(&dir).unwrap().open_codes.is_empty());
         assert!(matches!(
-            pairings.complete(&bound, "b2", "Other", &[1; KEY_LEN], true),
-            Err(PairRefused::ForAnother(id)) if id == "b1"
+            pairings.complete(&bound, "b1", "Fleet", &[2; KEY_LEN], true),
+            Err(PairRefused::CodeGone)
         ));
-        assert_eq!(summary(&dir).unwrap().open_codes.len(), 1);
+        // Presented with its own ID, a bound code pairs.
+        let bound = new_code_for(&dir, TTL, "b1").unwrap();
         pairings
             .complete(&bound, "b1", "Fleet", &[2; KEY_LEN], true)
             .unwrap();
@@ -736,9 +809,12 @@ mod tests {
         let key = [9u8; KEY_LEN];
         let paired = pairings.complete(&code, "b1", "Work", &key, false).unwrap();
         assert!(pairings.is_current(&paired.pairing_id));
-        // Single use.
+        // Single use: found again only as used, by the pairing it made.
         let (nonce, tag) = challenge(&Secret::Code(code.clone()));
-        assert!(pairings.find(&nonce, &tag).is_none());
+        assert!(matches!(
+            pairings.find(&nonce, &tag),
+            Some(Claim::Used(_, used)) if used.pairing_id == paired.pairing_id
+        ));
         assert!(matches!(
             pairings.complete(&code, "b2", "Other", &key, false),
             Err(PairRefused::CodeGone)

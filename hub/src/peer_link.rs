@@ -15,11 +15,12 @@
 //! service worker; a peer silent for three intervals is considered gone. Nothing is replayed:
 //! a connection's end fails its waiting requests at once.
 
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::body::Body;
-use axum::extract::State;
+use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
@@ -29,13 +30,13 @@ use tabwire_protocol::policy::Policy;
 use tabwire_protocol::{
     Challenge, ErrorCode, HubMessage, HubProof, PROTOCOL_VERSION, Refusal, Welcome, check_challenge,
 };
-use tokio::sync::OwnedSemaphorePermit;
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{self, Message};
 
 use crate::accounts::{Account, Registered};
 use crate::auth::{Principal, Role};
+use crate::handshake_places::{Place, Standing};
 use crate::pairing::{Claim, PairRefused, PairingKind, Pairings};
 use crate::peer_socket::{PeerSocket, Upgrade, handshake_allowance};
 use crate::registry::{Connection, Owner};
@@ -62,7 +63,8 @@ const MAX_HANDSHAKE_BYTES: usize = 4096;
 
 /// How long a new connection may take from its upgrade to its first message (a challenge or a
 /// hello, which a peer has ready when the socket opens). A silent connection holds one of the
-/// few handshake places of its kind ([`handshake_permit`]) this long at most.
+/// few handshake places of its kind ([`handshake_permit`]) this long at most, and less when a
+/// newcomer needs the place.
 const FIRST_MESSAGE_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// How long the whole exchange, from the upgrade to the hello, may take.
@@ -141,7 +143,21 @@ pub async fn endpoint<K: Linked>(
         );
         return (StatusCode::FORBIDDEN, format!("{reason}\n")).into_response();
     }
-    let admitted = admit::<K>(&hub, headers);
+    // Who opened it, where the hub can tell and it matters: a local hub's places go to its own
+    // user first (`handshake_places`).
+    let standing = match (
+        &hub.auth,
+        request.extensions().get::<ConnectInfo<SocketAddr>>(),
+    ) {
+        (None, Some(ConnectInfo(peer))) => match crate::loopback_user::is_own(*peer) {
+            Some(true) => Standing::Own,
+            Some(false) => Standing::Stranger,
+            None => Standing::Unknown,
+        },
+        _ => Standing::Unknown,
+    };
+    let headers = request.headers();
+    let admitted = admit::<K>(&hub, headers, standing);
     let protocol = subprotocols(headers)
         .any(|protocol| protocol == SUBPROTOCOL)
         .then_some(SUBPROTOCOL);
@@ -192,16 +208,20 @@ pub struct Admitted {
     /// The token's principal, in hosted mode.
     principal: Option<Principal>,
     /// Held from the upgrade until the peer is registered (or refused).
-    handshake: Option<OwnedSemaphorePermit>,
+    handshake: Option<Place>,
 }
 
 /// Checks the token in hosted mode; local mode admits every connection to its one account, to
 /// prove itself in the handshake. Either way only a few connections of a kind of an account may
 /// be in their handshake at once.
-fn admit<K: Linked>(hub: &HubState, headers: &HeaderMap) -> Result<Admitted, Refusal> {
+fn admit<K: Linked>(
+    hub: &HubState,
+    headers: &HeaderMap,
+    standing: Standing,
+) -> Result<Admitted, Refusal> {
     let Some(auth) = &hub.auth else {
         let account = hub.accounts.local_account();
-        let handshake = handshake_permit::<K>(&account)?;
+        let handshake = handshake_permit::<K>(&account, standing)?;
         return Ok(Admitted {
             account,
             principal: None,
@@ -247,7 +267,7 @@ fn admit<K: Linked>(hub: &HubState, headers: &HeaderMap) -> Result<Admitted, Ref
         });
     }
     let account = hub.accounts.get(&principal.account);
-    let handshake = handshake_permit::<K>(&account)?;
+    let handshake = handshake_permit::<K>(&account, standing)?;
     Ok(Admitted {
         account,
         principal: Some(principal),
@@ -255,26 +275,31 @@ fn admit<K: Linked>(hub: &HubState, headers: &HeaderMap) -> Result<Admitted, Ref
     })
 }
 
-/// A place among the account's connections of kind `K` in their handshake.
-fn handshake_permit<K: Linked>(account: &Account) -> Result<OwnedSemaphorePermit, Refusal> {
-    K::handshakes(account)
-        .clone()
-        .try_acquire_owned()
-        .map_err(|_| {
-            tracing::warn!(
-                account = account.name,
-                path = K::PATH,
-                "refused: too many connections saying hello"
-            );
-            Refusal {
-                code: ErrorCode::LimitExceeded,
-                message: format!(
-                    "too many {} connections of this account are starting at once; try again in a \
-                 few seconds",
-                    K::NOUN
-                ),
-            }
-        })
+/// A place among the account's connections of kind `K` in their handshake, taken from the
+/// oldest that has not spoken yet when all are held ([`crate::handshake_places`]).
+fn handshake_permit<K: Linked>(account: &Account, standing: Standing) -> Result<Place, Refusal> {
+    K::handshakes(account).take(standing).ok_or_else(|| {
+        tracing::warn!(
+            account = account.name,
+            path = K::PATH,
+            ?standing,
+            "refused: too many connections saying hello"
+        );
+        busy::<K>()
+    })
+}
+
+/// The refusal of a connection that found no handshake place, or lost its place to a newcomer
+/// while it was silent.
+fn busy<K: Linked>() -> Refusal {
+    Refusal {
+        code: ErrorCode::LimitExceeded,
+        message: format!(
+            "too many {} connections of this account are starting at once; try again in a few \
+             seconds",
+            K::NOUN
+        ),
+    }
 }
 
 /// The plain HTTP answer for a refused request that was not a WebSocket upgrade.
@@ -304,7 +329,19 @@ async fn serve<K: Linked>(
         handshake,
     } = admitted;
     let noun = K::NOUN;
-    let proven = match prove::<K>(&hub, principal, &mut socket).await {
+    // Until its hello is checked a connection may lose its place to a newcomer
+    // (`handshake_places`): it is then turned away as a busy hub's would be.
+    let mut handshake = handshake;
+    let eviction = handshake.as_mut().and_then(Place::eviction);
+    let proving = prove::<K>(&hub, principal, &mut socket, handshake.as_ref());
+    let proved = match eviction {
+        Some(eviction) => tokio::select! {
+            proved = proving => proved,
+            () = eviction.wait() => Err(busy::<K>()),
+        },
+        None => proving.await,
+    };
+    let proven = match proved {
         Ok(proven) => proven,
         Err(refusal) => {
             tracing::warn!(origin, kind = noun, code = %refusal.code, reason = %refusal.message, "refused");
@@ -401,9 +438,11 @@ async fn prove<K: Linked>(
     hub: &HubState,
     principal: Option<Principal>,
     socket: &mut PeerSocket,
+    place: Option<&Place>,
 ) -> Result<Proven<K::Hello>, Refusal> {
     // One deadline for the whole exchange, so pings cannot keep a silent client around, and a
-    // shorter one for its first message.
+    // shorter one for its first message (once said, only the hub's own user's newcomer may take
+    // the place, and only from another user's connection).
     let start = Instant::now();
     let deadline = start + HELLO_TIMEOUT;
     let first = receive::<K>(
@@ -412,6 +451,9 @@ async fn prove<K: Linked>(
         "no first message within 2 seconds of opening the connection",
     )
     .await?;
+    if let Some(place) = place {
+        place.spoke();
+    }
     match (&hub.pairings, principal, first) {
         (Some(pairings), _, Incoming::Challenge(challenge)) => {
             prove_paired::<K>(pairings, &challenge, socket, deadline).await
@@ -508,6 +550,15 @@ async fn prove_paired<K: Linked>(
             });
         }
         Claim::Paired(paired) => paired,
+        // A code used already: the peer holds it (it proved so), so it may learn which pairing
+        // took it, and the person at a real browser what to revoke.
+        Claim::Used(_, used) => {
+            tracing::warn!(kind = noun, peer = %id, pairing = used.pairing_id, "refused: a used pairing code");
+            return Err(Refusal {
+                code: ErrorCode::Forbidden,
+                message: used.refusal(),
+            });
+        }
         Claim::Code(code, _) => {
             let key = pairing::derive_key(&code, &peer_nonce, &hub_nonce);
             let paired = pairings
@@ -515,7 +566,7 @@ async fn prove_paired<K: Linked>(
                 .map_err(|refused| match refused {
                     PairRefused::CodeGone => not_paired(&refused.to_string()),
                     PairRefused::IdTaken(_)
-                    | PairRefused::ForAnother(_)
+                    | PairRefused::ForAnother
                     | PairRefused::ManagedUnbound(_) => Refusal {
                         code: ErrorCode::Forbidden,
                         message: refused.to_string(),
@@ -756,10 +807,19 @@ async fn pump<K: Linked>(
 async fn refuse(socket: &mut PeerSocket, refusal: Refusal) {
     let _ = send(socket, &HubMessage::Refused(refusal)).await;
     let _ = tokio::time::timeout(SEND_TIMEOUT, socket.close(None)).await;
-    if socket.get_ref().exceeded() {
+    // Draining costs a read buffer per socket for up to a second: a few at a time, across the
+    // hub, so a crowd of oversized senders cannot pile them up (the rest are closed at once,
+    // and may lose the refusal to a reset).
+    static DRAINING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(DRAINING_AT_ONCE);
+    if socket.get_ref().exceeded()
+        && let Ok(_draining) = DRAINING.try_acquire()
+    {
         socket.get_mut().discard().await;
     }
 }
+
+/// How many refused sockets the hub drains at once ([`refuse`]).
+const DRAINING_AT_ONCE: usize = 16;
 
 /// Sends one message outside the pump (hello replies and refusals), within [`SEND_TIMEOUT`].
 async fn send(socket: &mut PeerSocket, message: &HubMessage) -> Result<(), ()> {

@@ -1,86 +1,116 @@
-//! A local hub's handshake places under a local process that holds them (issue 23 §3): eight
-//! sockets with an extension's Origin that say nothing, each opened again as soon as the hub
-//! closes it for its silence. A real browser is turned away (`LIMIT_EXCEEDED`, before the hub
-//! could prove itself) while they are held, tries again within seconds rather than after the
-//! minute a refusal waits, and is connected soon after the places come free.
+//! A local hub's handshake places under another user's process that crowds them (issue 23 §3):
+//! a dozen loops, run as another user of the machine (`nobody`), each opening `/browser` with an
+//! extension's Origin, saying nothing, and opening again the moment the hub closes it (for its
+//! silence, because no place was free, or because a newcomer took its place). More sockets than
+//! places, reopened at once, take every place that comes free before a browser's one connection
+//! could; the hub tells its own user's connections from another user's (`/proc/net/tcp`) and
+//! gives the places to its own (`hub/src/handshake_places.rs`), so the browser connects while
+//! they keep at it.
 
+use std::io::{BufRead, BufReader};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
-use futures_util::StreamExt;
 use tabwire_e2e::scenario::{CONNECT_LIMIT, connected_browser};
 use tabwire_e2e::{Browser, Fixtures, Hub, McpClient, eventually};
-use tokio_tungstenite::tungstenite::client::IntoClientRequest;
-use tokio_tungstenite::tungstenite::http::HeaderValue;
 
 /// The extension's Origin, which anyone can send.
 const ORIGIN: &str = "chrome-extension://hjpjigandemmiglamagndeppmlncdhag";
 
-/// Holds one handshake place: opens a silent socket, and opens another as soon as the hub
-/// closes it, until `stop`.
-async fn hold(url: String, stop: Arc<AtomicBool>) {
-    while !stop.load(Ordering::Relaxed) {
-        let mut request = url.as_str().into_client_request().unwrap();
-        request
-            .headers_mut()
-            .insert("Origin", HeaderValue::from_static(ORIGIN));
-        let Ok((mut socket, _)) = tokio_tungstenite::connect_async(request).await else {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-            continue;
-        };
-        // Until the hub closes it (2 s of silence, or at once when no place was free).
-        loop {
-            tokio::select! {
-                next = socket.next() => if !matches!(next, Some(Ok(_))) { break },
-                () = tokio::time::sleep(Duration::from_millis(50)) => {
-                    if stop.load(Ordering::Relaxed) {
-                        return;
-                    }
-                }
-            }
-        }
+/// The user the crowd runs as.
+const NOBODY: u32 = 65534;
+
+/// Twelve loops in bash (its `/dev/tcp`), each holding one silent upgraded socket at a time and
+/// printing `LIMIT_EXCEEDED` when the hub turned it away for lack of a place.
+const CROWD: &str = r#"
+hold() {
+  while :; do
+    exec 3<>"/dev/tcp/127.0.0.1/$PORT" || { sleep 0.01; continue; }
+    printf 'GET /browser HTTP/1.1\r\nHost: 127.0.0.1:%s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nOrigin: %s\r\n\r\n' "$PORT" "$ORIGIN" >&3
+    grep -ao LIMIT_EXCEEDED <&3
+    exec 3<&-
+  done
+}
+for i in 1 2 3 4 5 6 7 8 9 10 11 12; do hold & done
+wait
+"#;
+
+/// Starts the crowd as `nobody`: directly when the tests run as root (as CI does), else through
+/// `sudo -n` (a password-less sudo). Without either the test cannot play another user, and
+/// fails saying so rather than passing untested.
+fn crowd(port: u16) -> Child {
+    let mut command = if tabwire_protocol::local::current_uid() == 0 {
+        let mut bash = Command::new("bash");
+        bash.uid(NOBODY).gid(NOBODY);
+        bash
+    } else {
+        let mut sudo = Command::new("sudo");
+        sudo.args(["-n", "-u", "#65534", "--", "bash"]);
+        sudo
+    };
+    command
+        .args(["-c", CROWD])
+        .env("PORT", port.to_string())
+        .env("ORIGIN", ORIGIN)
+        .current_dir("/")
+        .process_group(0)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect(
+            "this test runs a process as another user (nobody): run the tests as root, or with a \
+             password-less sudo",
+        )
+}
+
+/// Ends the crowd's process group (all its loops).
+struct Crowd(Child);
+
+impl Drop for Crowd {
+    fn drop(&mut self) {
+        // SAFETY: kill(2) on the process group this test started.
+        unsafe { libc::kill(-(self.0.id() as i32), libc::SIGKILL) };
+        let _ = self.0.wait();
     }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_process_holding_the_handshake_places_keeps_a_browser_out_only_while_it_does() {
+async fn another_users_crowd_on_the_handshake_places_cannot_keep_a_browser_out() {
     let fixtures = Fixtures::serve().await;
     let hub = Hub::spawn();
     let client = McpClient::connect(&hub).await;
-    let stop = Arc::new(AtomicBool::new(false));
-    let holders: Vec<_> = (0..8)
-        .map(|_| tokio::spawn(hold(hub.browser_url(), stop.clone())))
-        .collect();
-    // Give the holders their places before the browser comes.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let browser = Browser::launch(&hub, "Held", &fixtures.url("blank.html"));
+    let port: u16 = hub
+        .browser_url()
+        .trim_start_matches("ws://127.0.0.1:")
+        .trim_end_matches("/browser")
+        .parse()
+        .unwrap();
+    let mut child = crowd(port);
+    let turned_away = Arc::new(AtomicUsize::new(0));
+    let stdout = child.stdout.take().unwrap();
+    let counter = turned_away.clone();
+    std::thread::spawn(move || {
+        for _ in BufReader::new(stdout).lines().map_while(Result::ok) {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    let _crowd = Crowd(child);
+    // The crowd holds every place: some of its own sockets find none.
     eventually(
-        "the browser to be turned away while the places are held",
+        "the crowd to fill the handshake places",
         CONNECT_LIMIT,
-        || async {
-            browser
-                .log_lines()
-                .iter()
-                .any(|line| {
-                    line.contains("before proving itself") && line.contains("LIMIT_EXCEEDED")
-                })
-                .then_some(())
-        },
+        || async { (turned_away.load(Ordering::Relaxed) >= 10).then_some(()) },
     )
     .await;
-    stop.store(true, Ordering::Relaxed);
-    for holder in holders {
-        holder.await.unwrap();
-    }
-    // Well within the 60 s a refusal would have it wait: it was only told the hub was busy.
+    let _browser = Browser::launch(&hub, "Held", &fixtures.url("blank.html"));
     connected_browser(&client, "Held").await;
-    assert!(
-        browser
-            .log_lines()
-            .iter()
-            .any(|line| line.contains("retrying in")),
-        "{:#?}",
-        browser.log_lines()
-    );
+    // The crowd was still at it when the browser got in.
+    let before = turned_away.load(Ordering::Relaxed);
+    eventually("the crowd to go on", CONNECT_LIMIT, || async {
+        (turned_away.load(Ordering::Relaxed) > before).then_some(())
+    })
+    .await;
 }
