@@ -24,8 +24,13 @@ use tokio::net::{UnixListener, UnixStream};
 /// `/tmp`, which clients try when nothing answers in `/tmp`): a hub answering there is running
 /// already, and a second one would split the user's agents between two hubs.
 pub async fn bind(path: &Path, also: Option<&Path>) -> io::Result<UnixListener> {
+    // Only a hub of this user's counts: another user's listener there is no hub the clients
+    // would talk to (they check who listens), so it does not keep this one from starting.
     if let Some(also) = also
-        && tokio::net::UnixStream::connect(also).await.is_ok()
+        && let Ok(there) = tokio::net::UnixStream::connect(also).await
+        && there
+            .peer_cred()
+            .is_ok_and(|cred| cred.uid() == current_uid())
     {
         return Err(io::Error::new(
             io::ErrorKind::AddrInUse,

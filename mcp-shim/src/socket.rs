@@ -109,8 +109,10 @@ pub enum Failure {
 /// Connects to the hub at `socket`, or, when nothing answers there, at `also` (the default
 /// socket's home fallback beside one in `/tmp`: `tabwire_protocol::local::DefaultSocket::also`),
 /// each checked as [`connect`] checks it; returns the connection and the path it went to. A
-/// refusal at either is final; when neither answers, the failure is `socket`'s, the place a
-/// hub is looked for first.
+/// refusal is final, except for an unfit directory at `also` with no socket in it: nothing
+/// there could be the hub, and `also` is only where a hub may be, so that counts as nothing
+/// answering (a hub can still start at `socket`). When neither answers, the failure is
+/// `socket`'s, the place a hub is looked for first.
 pub async fn connect_either<'a>(
     socket: &'a Path,
     also: Option<&'a Path>,
@@ -121,6 +123,11 @@ pub async fn connect_either<'a>(
         (Err(Failure::Unreachable(error)), Some(also)) => match connect(also).await {
             Ok(stream) => Ok((stream, also)),
             Err(Failure::Unreachable(_)) => Err(Failure::Unreachable(error)),
+            Err(Failure::Refused(Refusal::Directory { .. }))
+                if std::fs::symlink_metadata(also).is_err() =>
+            {
+                Err(Failure::Unreachable(error))
+            }
             Err(refused) => Err(refused),
         },
         (Err(failure), _) => Err(failure),

@@ -174,6 +174,32 @@ async fn nothing_at_the_socket_sends_the_shim_to_the_fallback_beside_it() {
         .unwrap_err();
     let message = error.to_string();
     assert!(message.contains(&tmp.display().to_string()), "{message}");
+
+    // A fallback directory that is not fit (open to others, say) but holds no socket is no hub
+    // either: nothing answers, rather than a refusal that would stop `tabwire` from starting a
+    // hub in `/tmp`. With a socket file in it, it is refused as the socket's directory is.
+    let home_dir = home.parent().unwrap();
+    std::fs::set_permissions(home_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut options = Options::new(tmp.clone());
+    options.also = Some(home.clone());
+    options.startup_wait = Duration::from_millis(300);
+    let (_client, task) = start_shim(options);
+    let error = tokio::time::timeout(WAIT, task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(error, ShimError::HubUnreachable { .. }), "{error}");
+    let _listener = UnixListener::bind(&home).unwrap();
+    let mut options = Options::new(tmp.clone());
+    options.also = Some(home.clone());
+    let (_client, task) = start_shim(options);
+    let error = tokio::time::timeout(WAIT, task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(error, ShimError::Refused(_)), "{error}");
 }
 
 #[tokio::test]
