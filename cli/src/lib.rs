@@ -72,7 +72,9 @@ fn format_for(choice: OutputChoice) -> Format {
 
 /// The hub an invocation talks to.
 enum Hub {
-    Local(PathBuf),
+    /// The local hub's socket, and the default's home fallback to try when nothing answers
+    /// there (`DefaultSocket::also`).
+    Local(PathBuf, Option<PathBuf>),
     Hosted(HostedHub),
 }
 
@@ -93,20 +95,23 @@ impl Hub {
                     choice.insecure_http,
                 )?))
             }
-            None => Ok(Hub::Local(choice.socket.clone().unwrap_or_else(|| {
-                let chosen = default_socket_here();
-                if let Some(why) = &chosen.fell_back {
-                    eprintln!("tabwire: {why}");
+            None => Ok(match choice.socket.clone() {
+                Some(socket) => Hub::Local(socket, None),
+                None => {
+                    let chosen = default_socket_here();
+                    if let Some(why) = &chosen.fell_back {
+                        eprintln!("tabwire: {why}");
+                    }
+                    Hub::Local(chosen.path, chosen.also)
                 }
-                chosen.path
-            }))),
+            }),
         }
     }
 
     /// The state file's name for this hub.
     fn key(&self) -> String {
         match self {
-            Hub::Local(socket) => format!(
+            Hub::Local(socket, _) => format!(
                 "socket:{}",
                 std::path::absolute(socket)
                     .unwrap_or_else(|_| socket.clone())
@@ -118,11 +123,11 @@ impl Hub {
 
     /// Opens a session, starting a local hub when none answers (unless told not to).
     async fn connect(&self, invocation: &Invocation) -> Result<Link, CliError> {
-        let socket = match self {
+        let (socket, also) = match self {
             Hub::Hosted(hosted) => return Link::hosted(hosted).await,
-            Hub::Local(socket) => socket,
+            Hub::Local(socket, also) => (socket, also.as_deref()),
         };
-        match Link::local(socket).await {
+        match Link::local(socket, also).await {
             Ok(link) => Ok(link),
             Err(LocalFailure::Refused(refusal)) => Err(CliError::connection(refusal.to_string())),
             Err(LocalFailure::Handshake(error)) => Err(CliError::connection(format!(
@@ -139,7 +144,7 @@ impl Hub {
             Err(LocalFailure::Unreachable(_)) => {
                 let plan =
                     StartPlan::here(invocation.hub.socket.as_deref(), !invocation.hub.no_browser)?;
-                start::start_and_connect(&plan, socket).await
+                start::start_and_connect(&plan, socket, also).await
             }
         }
     }

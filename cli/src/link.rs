@@ -83,15 +83,15 @@ pub enum Called {
 }
 
 impl Link {
-    /// Opens a session with the local hub at `socket`.
-    pub async fn local(socket: &Path) -> Result<Link, LocalFailure> {
-        let stream =
-            tabwire_mcp::socket::connect(socket)
-                .await
-                .map_err(|failure| match failure {
-                    Failure::Unreachable(error) => LocalFailure::Unreachable(error),
-                    Failure::Refused(refusal) => LocalFailure::Refused(refusal),
-                })?;
+    /// Opens a session with the local hub at `socket`, or, when nothing answers there, at
+    /// `also` (the default socket's home fallback: `tabwire_mcp::socket::connect_either`).
+    pub async fn local(socket: &Path, also: Option<&Path>) -> Result<Link, LocalFailure> {
+        let (stream, socket) = tabwire_mcp::socket::connect_either(socket, also)
+            .await
+            .map_err(|failure| match failure {
+                Failure::Unreachable(error) => LocalFailure::Unreachable(error),
+                Failure::Refused(refusal) => LocalFailure::Refused(refusal),
+            })?;
         let service = Client
             .serve(stream)
             .await

@@ -157,9 +157,14 @@ impl StartPlan {
     }
 }
 
-/// Starts a hub as `plan` says and waits until it serves `socket` (and, when it launched a
-/// browser, until a browser is connected); returns the session.
-pub async fn start_and_connect(plan: &StartPlan, socket: &Path) -> Result<Link, CliError> {
+/// Starts a hub as `plan` says and waits until it serves `socket` (or `also`, the default's
+/// home fallback, where it goes when another user took `/tmp/tabwire-<uid>` meanwhile) and,
+/// when it launched a browser, until a browser is connected; returns the session.
+pub async fn start_and_connect(
+    plan: &StartPlan,
+    socket: &Path,
+    also: Option<&Path>,
+) -> Result<Link, CliError> {
     let mut child = plan.spawn()?;
     let pid = child.id();
     eprintln!(
@@ -175,7 +180,7 @@ pub async fn start_and_connect(plan: &StartPlan, socket: &Path) -> Result<Link, 
     eprintln!("tabwire: waiting for the hub's socket…");
     let started = Instant::now();
     let link = loop {
-        match Link::local(socket).await {
+        match Link::local(socket, also).await {
             Ok(link) => break link,
             Err(LocalFailure::Refused(refusal)) => {
                 return Err(CliError::connection(refusal.to_string()));
@@ -192,7 +197,7 @@ pub async fn start_and_connect(plan: &StartPlan, socket: &Path) -> Result<Link, 
         // A hub that stopped is no reason to give up yet: another call's hub may be the one
         // that won the socket. Only when nothing answers is its exit the answer.
         if let Ok(Some(status)) = child.try_wait() {
-            if let Ok(link) = Link::local(socket).await {
+            if let Ok(link) = Link::local(socket, also).await {
                 break link;
             }
             return Err(CliError::connection(format!(

@@ -157,6 +157,10 @@ pub enum Mode {
     Local {
         /// Where the socket is bound.
         socket_path: PathBuf,
+        /// The default socket's home fallback, when `socket_path` is the default in `/tmp`
+        /// (`DefaultSocket::also`): a hub answering there is another hub of this user, which
+        /// clients would find when this one is not yet up, so this one does not start.
+        socket_also: Option<PathBuf>,
         /// The private directory of paired browsers (`crate::pairing`).
         state_dir: PathBuf,
     },
@@ -265,6 +269,7 @@ impl Config {
             idle_exit: None,
             mode: Mode::Local {
                 socket_path,
+                socket_also: None,
                 state_dir,
             },
         })
@@ -313,13 +318,16 @@ impl Config {
             if let Some((flag, _)) = hosted_only.into_iter().find(|(_, given)| *given) {
                 return Err(ConfigError::HostedOnly(flag));
             }
-            let socket = settings.socket.unwrap_or_else(|| {
-                let chosen = tabwire_protocol::local::default_socket_here();
-                if let Some(why) = &chosen.fell_back {
-                    tracing::warn!("{why}");
+            let (socket, socket_also) = match settings.socket {
+                Some(socket) => (socket, None),
+                None => {
+                    let chosen = tabwire_protocol::local::default_socket_here();
+                    if let Some(why) = &chosen.fell_back {
+                        tracing::warn!("{why}");
+                    }
+                    (chosen.path, chosen.also)
                 }
-                chosen.path
-            });
+            };
             let state_dir = match settings.state_dir {
                 Some(dir) => dir,
                 None => default_state_dir_here().ok_or(ConfigError::NoStateDir)?,
@@ -333,6 +341,12 @@ impl Config {
                     (settings.idle_exit > 0).then(|| Duration::from_secs(settings.idle_exit)),
                 );
             config.launch = launch;
+            if let Mode::Local {
+                socket_also: also, ..
+            } = &mut config.mode
+            {
+                *also = socket_also;
+            }
             return Ok(config);
         };
         if settings.socket.is_some() {

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use clap::Args;
 use serde_json::{Value, json};
-use tabwire_protocol::local::{LocalControl, Selections, current_uid, default_socket_path_here};
+use tabwire_protocol::local::{LocalControl, Selections, current_uid, default_socket_here};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tokio::net::unix::{OwnedReadHalf, OwnedWriteHalf};
@@ -56,7 +56,7 @@ enum Unreached {
 
 /// Runs `doctor`; the exit code says what it found.
 pub async fn run(args: DoctorArgs) -> ExitCode {
-    let socket = args.socket.clone().unwrap_or_else(default_socket_path_here);
+    let socket = args.socket.clone().unwrap_or_else(default_socket_answering);
     match ask(&socket).await {
         Ok(report) => {
             print_report(&report, args.json);
@@ -89,6 +89,19 @@ pub async fn run(args: DoctorArgs) -> ExitCode {
             print_checks(&checks, args.json);
             ExitCode::from(2)
         }
+    }
+}
+
+/// The default socket where a hub answers: in `/tmp`, else the home fallback beside it
+/// (`DefaultSocket::also`: a hub that started while another user held `/tmp/tabwire-<uid>`
+/// stays there), as `tabwire-mcp` finds it. The probe only connects; `ask` checks the directory
+/// and the listener's user before anything is said.
+fn default_socket_answering() -> PathBuf {
+    let chosen = default_socket_here();
+    let answers = |path: &Path| std::os::unix::net::UnixStream::connect(path).is_ok();
+    match chosen.also {
+        Some(also) if !answers(&chosen.path) && answers(&also) => also,
+        _ => chosen.path,
     }
 }
 

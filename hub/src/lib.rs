@@ -134,10 +134,11 @@ impl Hub {
         match mode {
             Mode::Local {
                 socket_path,
+                socket_also,
                 state_dir,
             } => {
                 let pairings = Arc::new(pairing::Pairings::open(&state_dir)?);
-                let socket = match local_socket::bind(&socket_path).await {
+                let socket = match local_socket::bind(&socket_path, socket_also.as_deref()).await {
                     Ok(socket) => socket,
                     Err(source) => {
                         return Err(BindError::Socket {

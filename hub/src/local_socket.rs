@@ -19,8 +19,29 @@ use crate::private_dir::{self, Unfit};
 
 use tokio::net::{UnixListener, UnixStream};
 
-/// Creates (or checks) the socket's private directory and binds the socket.
-pub async fn bind(path: &Path) -> io::Result<UnixListener> {
+/// Creates (or checks) the socket's private directory and binds the socket. `also` is the other
+/// place a hub of this user may listen by default (the home fallback beside a default socket in
+/// `/tmp`, which clients try when nothing answers in `/tmp`): a hub answering there is running
+/// already, and a second one would split the user's agents between two hubs.
+pub async fn bind(path: &Path, also: Option<&Path>) -> io::Result<UnixListener> {
+    // Only a hub of this user's counts: another user's listener there is no hub the clients
+    // would talk to (they check who listens), so it does not keep this one from starting.
+    if let Some(also) = also
+        && let Ok(there) = tokio::net::UnixStream::connect(also).await
+        && there
+            .peer_cred()
+            .is_ok_and(|cred| cred.uid() == current_uid())
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::AddrInUse,
+            format!(
+                "another tabwire-hub is already listening on {}, where a hub goes while \
+                 another user holds the socket's usual directory, and where tabwire-mcp finds \
+                 it; use that hub, or stop it first",
+                also.display()
+            ),
+        ));
+    }
     let dir = path
         .parent()
         .filter(|dir| !dir.as_os_str().is_empty())
@@ -94,7 +115,13 @@ fn ensure_private_dir(dir: &Path) -> io::Result<()> {
         Ok(()) => Ok(()),
         Err(Unfit::Io(error)) => Err(error),
         Err(Unfit::Problem(PrivateDirProblem::NotADirectory)) => {
-            Err(invalid(format!("{} is not a directory", dir.display())))
+            // Also another user's link that appeared after the look above: refused unfollowed.
+            Err(invalid(format!(
+                "{} is not a directory of its own (a file, or a symbolic link, which the hub \
+                 does not follow for its socket's directory); remove it, or choose a socket \
+                 path in a directory of your own",
+                dir.display()
+            )))
         }
         Err(Unfit::Problem(PrivateDirProblem::Owner(owner))) => Err(invalid(format!(
             "{} belongs to user {owner}, not to this hub's user ({uid}), and its owner could \
@@ -130,7 +157,7 @@ mod tests {
     async fn creates_a_private_dir_and_a_0600_socket() {
         let dir = scratch("create");
         let path = dir.join("nested").join("hub.sock");
-        let _listener = bind(&path).await.unwrap();
+        let _listener = bind(&path, None).await.unwrap();
         let dir_mode = std::fs::metadata(path.parent().unwrap()).unwrap().mode() & 0o777;
         let sock_mode = std::fs::metadata(&path).unwrap().mode() & 0o777;
         assert_eq!(dir_mode, 0o700);
@@ -143,7 +170,7 @@ mod tests {
         let dir = scratch("shared");
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let error = bind(&dir.join("hub.sock")).await.unwrap_err();
+        let error = bind(&dir.join("hub.sock"), None).await.unwrap_err();
         assert!(error.to_string().contains("private"), "{error}");
         std::fs::remove_dir_all(dir).unwrap();
     }
@@ -154,7 +181,9 @@ mod tests {
         std::fs::create_dir_all(dir.join("real")).unwrap();
         std::fs::set_permissions(dir.join("real"), std::fs::Permissions::from_mode(0o700)).unwrap();
         std::os::unix::fs::symlink(dir.join("real"), dir.join("link")).unwrap();
-        let error = bind(&dir.join("link").join("hub.sock")).await.unwrap_err();
+        let error = bind(&dir.join("link").join("hub.sock"), None)
+            .await
+            .unwrap_err();
         assert!(error.to_string().contains("symbolic link"), "{error}");
         assert!(!dir.join("real").join("hub.sock").exists());
         std::fs::remove_dir_all(dir).unwrap();
@@ -164,7 +193,7 @@ mod tests {
     async fn lets_only_its_own_user_through() {
         let dir = scratch("peer");
         let path = dir.join("hub.sock");
-        let listener = bind(&path).await.unwrap();
+        let listener = bind(&path, None).await.unwrap();
         let _client = UnixStream::connect(&path).await.unwrap();
         let (accepted, _) = listener.accept().await.unwrap();
         let own = current_uid();
@@ -183,16 +212,37 @@ mod tests {
         std::fs::remove_dir_all(dir).unwrap();
     }
 
+    /// The default in `/tmp` and its home fallback are one place to clients: a hub answering
+    /// at the fallback keeps a second from starting in `/tmp`; a dead socket file there does
+    /// not.
+    #[tokio::test]
+    async fn a_hub_answering_at_the_fallback_keeps_another_from_starting() {
+        let dir = scratch("also");
+        let home = dir.join("home").join("hub.sock");
+        let tmp = dir.join("tmp").join("hub.sock");
+        let running = bind(&home, None).await.unwrap();
+        let error = bind(&tmp, Some(&home)).await.unwrap_err();
+        assert_eq!(error.kind(), io::ErrorKind::AddrInUse);
+        assert!(
+            error.to_string().contains(&home.display().to_string()),
+            "{error}"
+        );
+        assert!(!tmp.exists());
+        drop(running);
+        let _bound = bind(&tmp, Some(&home)).await.unwrap();
+        std::fs::remove_dir_all(dir).unwrap();
+    }
+
     #[tokio::test]
     async fn replaces_a_stale_socket_but_not_a_live_one() {
         let dir = scratch("stale");
         let path = dir.join("hub.sock");
-        let live = bind(&path).await.unwrap();
-        let error = bind(&path).await.unwrap_err();
+        let live = bind(&path, None).await.unwrap();
+        let error = bind(&path, None).await.unwrap_err();
         assert_eq!(error.kind(), io::ErrorKind::AddrInUse);
         drop(live); // the file stays behind, like after a crash
         assert!(path.exists());
-        let _again = bind(&path).await.unwrap();
+        let _again = bind(&path, None).await.unwrap();
         std::fs::remove_dir_all(dir).unwrap();
     }
 }

@@ -70,14 +70,18 @@ pub struct Destinations {
     pub file_urls: FileUrls,
     /// The operator's policy.
     pub policy: Arc<Policy>,
+    /// Whether the hub is hosted: whose files a `file://` URL would read (the browser's
+    /// owner's, or the user's own) and so how a refusal is worded.
+    pub hosted: bool,
 }
 
 impl From<FileUrls> for Destinations {
-    /// `file_urls` under a policy that allows everything.
+    /// `file_urls` of a local hub, under a policy that allows everything.
     fn from(file_urls: FileUrls) -> Self {
         Destinations {
             file_urls,
             policy: Arc::new(Policy::default()),
+            hosted: false,
         }
     }
 }
@@ -88,6 +92,7 @@ impl HubState {
         Destinations {
             file_urls: self.file_urls,
             policy: self.policies.for_account(account),
+            hosted: self.is_hosted(),
         }
     }
 

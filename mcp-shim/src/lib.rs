@@ -42,6 +42,11 @@ use tokio::time::Instant;
 pub struct Options {
     /// The hub's Unix socket.
     pub socket: PathBuf,
+    /// Where else the hub may listen when nothing answers at `socket`: the default socket's
+    /// home fallback, when the default is in `/tmp` (a hub that started while another user held
+    /// `/tmp/tabwire-<uid>` stays there after that directory is gone). Tried on every
+    /// connection, after `socket`.
+    pub also: Option<PathBuf>,
     /// How long to keep trying when the hub is not reachable at start.
     pub startup_wait: Duration,
     /// How long a request that arrives while the hub is away is held before it is answered
@@ -54,6 +59,7 @@ impl Options {
     pub fn new(socket: PathBuf) -> Self {
         Options {
             socket,
+            also: None,
             startup_wait: Duration::from_secs(5),
             hold: Duration::from_secs(20),
         }
@@ -98,7 +104,7 @@ where
     I: AsyncRead + Unpin + Send + 'static,
     O: AsyncWrite + Unpin + Send + 'static,
 {
-    let first = connect_within(&options.socket, options.startup_wait).await?;
+    let first = connect_within(&options, options.startup_wait).await?;
     let client = spawn_client_reader(stdin);
     let (to_client, writer) = spawn_client_writer(stdout);
     let mut shim = Shim {
@@ -317,8 +323,8 @@ impl Shim {
     async fn reconnect(&mut self) -> Result<Option<UnixStream>, Refusal> {
         let mut backoff = Duration::from_millis(100);
         loop {
-            match socket::connect(&self.options.socket).await {
-                Ok(stream) => return Ok(Some(stream)),
+            match socket::connect_either(&self.options.socket, self.options.also.as_deref()).await {
+                Ok((stream, _)) => return Ok(Some(stream)),
                 Err(Failure::Refused(refusal)) => return Err(refusal),
                 Err(Failure::Unreachable(_)) => {}
             }
@@ -373,12 +379,13 @@ impl Shim {
 
 /// Connects, retrying with a short backoff while nothing answers, until `wait` has passed; a
 /// refusal is final at once.
-async fn connect_within(path: &std::path::Path, wait: Duration) -> Result<UnixStream, ShimError> {
+async fn connect_within(options: &Options, wait: Duration) -> Result<UnixStream, ShimError> {
+    let path = &options.socket;
     let give_up = Instant::now() + wait;
     let mut backoff = Duration::from_millis(50);
     loop {
-        match socket::connect(path).await {
-            Ok(stream) => return Ok(stream),
+        match socket::connect_either(path, options.also.as_deref()).await {
+            Ok((stream, _)) => return Ok(stream),
             Err(Failure::Refused(refusal)) => return Err(ShimError::Refused(refusal)),
             Err(Failure::Unreachable(reason)) if Instant::now() + backoff > give_up => {
                 return Err(ShimError::HubUnreachable {

@@ -11,8 +11,9 @@ use clap::Parser;
 struct Args {
     /// The hub's Unix socket (the hub's default too): $XDG_RUNTIME_DIR/tabwire/hub.sock, on
     /// macOS $TMPDIR/tabwire/hub.sock, else /tmp/tabwire-<uid>/hub.sock, or, when another user
-    /// holds /tmp/tabwire-<uid>, ~/.local/state/tabwire-run/hub.sock. Its directory must be
-    /// yours and mode 0700, and the hub must run as you.
+    /// holds /tmp/tabwire-<uid> (or held it when the hub started),
+    /// ~/.local/state/tabwire-run/hub.sock. Its directory must be yours and mode 0700, and the
+    /// hub must run as you.
     #[arg(long, env = "TABWIRE_SOCKET")]
     socket: Option<PathBuf>,
     /// Seconds to keep trying when no hub answers at start.
@@ -33,14 +34,18 @@ fn main() {
 
 async fn shim() -> i32 {
     let args = Args::parse();
-    let socket = args.socket.unwrap_or_else(|| {
-        let chosen = tabwire_protocol::local::default_socket_here();
-        if let Some(why) = &chosen.fell_back {
-            eprintln!("tabwire-mcp: {why}");
+    let (socket, also) = match args.socket {
+        Some(socket) => (socket, None),
+        None => {
+            let chosen = tabwire_protocol::local::default_socket_here();
+            if let Some(why) = &chosen.fell_back {
+                eprintln!("tabwire-mcp: {why}");
+            }
+            (chosen.path, chosen.also)
         }
-        chosen.path
-    });
+    };
     let mut options = tabwire_mcp::Options::new(socket);
+    options.also = also;
     options.startup_wait = Duration::from_secs(args.wait);
     match tabwire_mcp::run(options, tokio::io::stdin(), tokio::io::stdout()).await {
         Ok(()) => 0,

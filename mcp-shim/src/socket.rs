@@ -106,6 +106,34 @@ pub enum Failure {
     Refused(Refusal),
 }
 
+/// Connects to the hub at `socket`, or, when nothing answers there, at `also` (the default
+/// socket's home fallback beside one in `/tmp`: `tabwire_protocol::local::DefaultSocket::also`),
+/// each checked as [`connect`] checks it; returns the connection and the path it went to. A
+/// refusal is final, except for an unfit directory at `also` with no socket in it: nothing
+/// there could be the hub, and `also` is only where a hub may be, so that counts as nothing
+/// answering (a hub can still start at `socket`). When neither answers, the failure is
+/// `socket`'s, the place a hub is looked for first.
+pub async fn connect_either<'a>(
+    socket: &'a Path,
+    also: Option<&'a Path>,
+) -> Result<(UnixStream, &'a Path), Failure> {
+    let first = connect(socket).await;
+    match (first, also) {
+        (Ok(stream), _) => Ok((stream, socket)),
+        (Err(Failure::Unreachable(error)), Some(also)) => match connect(also).await {
+            Ok(stream) => Ok((stream, also)),
+            Err(Failure::Unreachable(_)) => Err(Failure::Unreachable(error)),
+            Err(Failure::Refused(Refusal::Directory { .. }))
+                if std::fs::symlink_metadata(also).is_err() =>
+            {
+                Err(Failure::Unreachable(error))
+            }
+            Err(refused) => Err(refused),
+        },
+        (Err(failure), _) => Err(failure),
+    }
+}
+
 /// Connects to the hub at `socket` after checking its directory, then checks who listens.
 pub async fn connect(socket: &Path) -> Result<UnixStream, Failure> {
     let own = current_uid();

@@ -144,6 +144,64 @@ async fn no_hub_means_a_prompt_error() {
     assert!(!message.contains('\n'), "one line: {message}");
 }
 
+/// A hub that started while another user held `/tmp/tabwire-<uid>` listens in the home
+/// fallback, and stays there when that directory goes away: a shim that then finds nothing in
+/// `/tmp` (no directory at all, here) tries the fallback, and talks to the hub there. With no
+/// hub at either place, the error names the first.
+#[tokio::test]
+async fn nothing_at_the_socket_sends_the_shim_to_the_fallback_beside_it() {
+    let tmp = socket_path("either-tmp")
+        .with_file_name("gone")
+        .join("hub.sock");
+    let home = socket_path("either-home");
+    let listener = UnixListener::bind(&home).unwrap();
+    let mut options = Options::new(tmp.clone());
+    options.also = Some(home.clone());
+    let (_client, _task) = start_shim(options);
+    let mut hub = HubSide::accept(&listener).await;
+    assert_eq!(hub.recv().await["tabwire"], "attach");
+    drop(listener);
+    std::fs::remove_file(&home).unwrap();
+
+    let mut options = Options::new(tmp.clone());
+    options.also = Some(home.clone());
+    options.startup_wait = Duration::from_millis(300);
+    let (_client, task) = start_shim(options);
+    let error = tokio::time::timeout(WAIT, task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap_err();
+    let message = error.to_string();
+    assert!(message.contains(&tmp.display().to_string()), "{message}");
+
+    // A fallback directory that is not fit (open to others, say) but holds no socket is no hub
+    // either: nothing answers, rather than a refusal that would stop `tabwire` from starting a
+    // hub in `/tmp`. With a socket file in it, it is refused as the socket's directory is.
+    let home_dir = home.parent().unwrap();
+    std::fs::set_permissions(home_dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut options = Options::new(tmp.clone());
+    options.also = Some(home.clone());
+    options.startup_wait = Duration::from_millis(300);
+    let (_client, task) = start_shim(options);
+    let error = tokio::time::timeout(WAIT, task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(error, ShimError::HubUnreachable { .. }), "{error}");
+    let _listener = UnixListener::bind(&home).unwrap();
+    let mut options = Options::new(tmp.clone());
+    options.also = Some(home.clone());
+    let (_client, task) = start_shim(options);
+    let error = tokio::time::timeout(WAIT, task)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap_err();
+    assert!(matches!(error, ShimError::Refused(_)), "{error}");
+}
+
 #[tokio::test]
 async fn survives_a_hub_restart_without_replaying_anything() {
     let path = socket_path("restart");

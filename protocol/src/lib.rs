@@ -68,8 +68,8 @@ pub use leases::{LeaseHolder, LeaseTable};
 pub use local::{Attached, LocalControl, Selections, ShimDialect, default_socket_path};
 pub use messages::{
     Challenge, ExtensionMessage, Hello, HubMessage, HubProof, MAX_VIEWER_LEN, PROTOCOL_VERSION,
-    Refusal, Request, Response, Welcome, check_challenge, check_hello, is_hidden_char, shown_name,
-    terminal_safe,
+    Refusal, Request, Response, Welcome, check_challenge, check_hello, has_visible_char,
+    is_hidden_char, shown_name, terminal_safe,
 };
 pub use observe::{
     ContentFormat, ContentRequest, CoveredFrame, Delta, FrameInfo, FrameList, GetSelectedText,

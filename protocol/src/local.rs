@@ -231,9 +231,14 @@ impl Platform {
 /// ([`shared_dir_held`] over `symlink_metadata`); when it is anything but this user's own
 /// directory (or nothing yet), the socket goes to a private directory under the user's home
 /// instead ([`fallback_socket_dir`]), and [`DefaultSocket::fell_back`] says why. The hub, the
-/// shim and the CLI each decide this alone and reach the same place, since each looks at the
-/// same path and the same environment; each still checks the directory's owner and mode, and
-/// the other end's user ID on every connection.
+/// shim and the CLI each decide this alone, looking at the same path and the same environment;
+/// each still checks the directory's owner and mode, and the other end's user ID on every
+/// connection.
+///
+/// What is at `/tmp/tabwire-<uid>` can change while a hub runs: another user's directory there
+/// may be removed after the hub went home. So when the socket would be in `/tmp`, the home
+/// fallback is named too ([`DefaultSocket::also`]): a client that finds no hub in `/tmp` tries
+/// there, and a hub refuses to start while another answers there, so that the two never part.
 pub fn default_socket_path(
     platform: Platform,
     env: impl Fn(&str) -> Option<String>,
@@ -244,26 +249,27 @@ pub fn default_socket_path(
         return DefaultSocket {
             path: PathBuf::from(dir).join("tabwire").join("hub.sock"),
             fell_back: None,
+            also: None,
         };
     }
     let shared = PathBuf::from(format!("/tmp/tabwire-{uid}"));
-    let problem = held(&shared);
-    let fallback = problem.and_then(|problem| {
-        let home = env("HOME").filter(|home| !home.is_empty())?;
-        Some((problem, fallback_socket_dir(&home)))
-    });
-    match fallback {
-        Some((problem, dir)) => DefaultSocket {
+    let home = env("HOME")
+        .filter(|home| !home.is_empty())
+        .map(|home| fallback_socket_dir(&home));
+    match (held(&shared), home) {
+        (Some(problem), Some(dir)) => DefaultSocket {
             path: dir.join("hub.sock"),
             fell_back: Some(format!(
                 "{} {problem}, so it is not used: the socket is in {} instead",
                 shared.display(),
                 dir.display()
             )),
+            also: None,
         },
-        None => DefaultSocket {
+        (_, home) => DefaultSocket {
             path: shared.join("hub.sock"),
             fell_back: None,
+            also: home.map(|dir| dir.join("hub.sock")),
         },
     }
 }
@@ -276,6 +282,10 @@ pub struct DefaultSocket {
     /// A sentence for the log (hub) or stderr (shim, CLI): what holds `/tmp/tabwire-<uid>` and
     /// where the socket went instead.
     pub fell_back: Option<String>,
+    /// When `path` is in `/tmp`: the home fallback, where a hub of this user that started
+    /// while `/tmp/tabwire-<uid>` was held still listens after it was freed. Clients try it
+    /// when nothing answers at `path`; a hub does not start while something answers there.
+    pub also: Option<PathBuf>,
 }
 
 /// The private directory under the user's home that the socket moves to when
@@ -772,6 +782,34 @@ mod tests {
         );
         assert_eq!(homeless.path, PathBuf::from("/tmp/tabwire-1000/hub.sock"));
         assert_eq!(homeless.fell_back, None);
+        assert_eq!(homeless.also, None);
+    }
+
+    /// A hub that went home while `/tmp/tabwire-<uid>` was another user's is still there when
+    /// that directory is gone: a socket in `/tmp` always names the home one too, and the home
+    /// one (chosen while `/tmp` is held) names nothing else, since `/tmp` holds no hub of ours.
+    #[test]
+    fn a_socket_in_tmp_names_the_home_fallback_beside_it() {
+        let env = |name: &str| (name == "HOME").then(|| "/home/ann".to_owned());
+        let free = default_socket_path(Platform::OtherUnix, env, 1000, |_| None);
+        assert_eq!(free.path, PathBuf::from("/tmp/tabwire-1000/hub.sock"));
+        assert_eq!(
+            free.also,
+            Some(fallback_socket_dir("/home/ann").join("hub.sock"))
+        );
+        let held = default_socket_path(Platform::OtherUnix, env, 1000, |_| {
+            Some(SharedDirHeld::Owner(1001))
+        });
+        assert_eq!(held.also, None);
+        let runtime = |name: &str| match name {
+            "XDG_RUNTIME_DIR" => Some("/run/user/1000".to_owned()),
+            "HOME" => Some("/home/ann".to_owned()),
+            _ => None,
+        };
+        assert_eq!(
+            default_socket_path(Platform::OtherUnix, runtime, 1000, |_| None).also,
+            None
+        );
     }
 
     #[test]

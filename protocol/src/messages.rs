@@ -174,37 +174,66 @@ pub fn terminal_safe(text: &str) -> std::borrow::Cow<'_, str> {
         .collect()
 }
 
-/// Whether `c` is a character a person does not see as written: a control character, or a
+/// Whether `c` is a character a person does not see as written: a control character, a
 /// format character (Unicode category Cf: bidirectional overrides and isolates U+202A–202E and
 /// U+2066–2069, zero-width spaces and joiners, the BOM, tag characters…), which
-/// [`char::is_control`] lets through and which can reorder or hide text in a name. The Cf
-/// ranges are Unicode 15.1's.
+/// [`char::is_control`] lets through and which can reorder or hide text in a name, or another
+/// default-ignorable code point, which fonts draw as nothing (the combining grapheme joiner
+/// U+034F, variation selectors U+FE00–FE0F and U+E0100–E01EF, the Hangul fillers U+115F,
+/// U+1160, U+3164 and U+FFA0, …): "Work" and "Wo\u{34F}rk" would be two names that look alike.
+/// The ranges are Unicode 15.1's Cf and Default_Ignorable_Code_Point.
 pub fn is_hidden_char(c: char) -> bool {
     c.is_control()
         || matches!(
             c,
             '\u{00AD}'
+                | '\u{034F}'
                 | '\u{0600}'..='\u{0605}'
                 | '\u{061C}'
                 | '\u{06DD}'
                 | '\u{070F}'
                 | '\u{0890}'..='\u{0891}'
                 | '\u{08E2}'
-                | '\u{180E}'
+                | '\u{115F}'..='\u{1160}'
+                | '\u{17B4}'..='\u{17B5}'
+                | '\u{180B}'..='\u{180F}'
                 | '\u{200B}'..='\u{200F}'
                 | '\u{202A}'..='\u{202E}'
                 | '\u{2060}'..='\u{2064}'
                 | '\u{2066}'..='\u{206F}'
+                | '\u{3164}'
+                | '\u{FE00}'..='\u{FE0F}'
                 | '\u{FEFF}'
-                | '\u{FFF9}'..='\u{FFFB}'
+                | '\u{FFA0}'
+                | '\u{FFF0}'..='\u{FFFB}'
                 | '\u{110BD}'
                 | '\u{110CD}'
                 | '\u{13430}'..='\u{1343F}'
                 | '\u{1BCA0}'..='\u{1BCA3}'
                 | '\u{1D173}'..='\u{1D17A}'
-                | '\u{E0001}'
-                | '\u{E0020}'..='\u{E007F}'
+                | '\u{E0000}'..='\u{E0FFF}'
         )
+}
+
+/// Whether `text` holds at least one character that puts ink on the screen: one that is not
+/// whitespace, not hidden ([`is_hidden_char`]), not the blank Braille pattern U+2800 (a symbol
+/// drawn as nothing), and not a combining mark (U+0300–036F, U+1AB0–1AFF, U+1DC0–1DFF,
+/// U+20D0–20FF, U+FE20–FE2F), which marks the letter before it and has none of its own. The
+/// rule for a name a person must tell apart from others: a browser's and a device's.
+pub fn has_visible_char(text: &str) -> bool {
+    text.chars().any(|c| {
+        !(c.is_whitespace()
+            || is_hidden_char(c)
+            || matches!(
+                c,
+                '\u{2800}'
+                    | '\u{0300}'..='\u{036F}'
+                    | '\u{1AB0}'..='\u{1AFF}'
+                    | '\u{1DC0}'..='\u{1DFF}'
+                    | '\u{20D0}'..='\u{20FF}'
+                    | '\u{FE20}'..='\u{FE2F}'
+            ))
+    })
 }
 
 /// A name as people are shown it (a client's name in tab groups, approvals, `TAB_LEASED` and the
@@ -220,15 +249,22 @@ pub fn shown_name(text: &str, max: usize) -> String {
         .collect();
     let joined = words.join(" ");
     let cut: String = joined.chars().take(max).collect();
+    if !has_visible_char(&cut) {
+        return String::new();
+    }
     cut.trim_end().to_owned()
 }
 
-/// The refusal of a hello whose name is empty or only blanks: every list of browsers and
-/// devices names peers by it, and a person picks one by it.
+/// The refusal of a hello whose name shows nothing ([`has_visible_char`]): empty, blanks, or
+/// characters drawn as nothing. Every list of browsers and devices names peers by it, and a
+/// person picks one by it.
 fn blank_name(field: &str) -> Refusal {
     Refusal {
         code: crate::ErrorCode::InvalidArgument,
-        message: format!("the {field} is empty: give it a name people can tell apart"),
+        message: format!(
+            "the {field} is empty (or shows nothing: blanks and invisible characters only): give \
+             it a name people can tell apart"
+        ),
     }
 }
 
@@ -253,7 +289,7 @@ pub fn check_hello(hello: &Hello) -> Result<(), Refusal> {
             ),
         });
     }
-    if hello.browser_name.trim().is_empty() {
+    if !has_visible_char(&hello.browser_name) {
         return Err(blank_name("browser name"));
     }
     // Every text field ends up in logs and in every `list_browsers`, so each is bounded.
@@ -360,7 +396,7 @@ pub fn check_device_hello(hello: &DeviceHello) -> Result<(), crate::Refusal> {
             "device ID must be 1-{MAX_IDENTITY_LEN} characters of letters, digits, '-' or '_'"
         )));
     }
-    if hello.device_name.trim().is_empty() {
+    if !has_visible_char(&hello.device_name) {
         return Err(blank_name("device name"));
     }
     for (field, value) in [
@@ -739,6 +775,12 @@ mod tests {
             '\u{200B}',
             '\u{FEFF}',
             '\u{E0041}',
+            // Default-ignorable: drawn as nothing, so "Work" and "Wo\u{34F}rk" would look alike.
+            '\u{034F}',
+            '\u{FE00}',
+            '\u{FE0F}',
+            '\u{3164}',
+            '\u{E0100}',
         ] {
             assert!(is_hidden_char(hidden), "{:?}", hidden);
             let text = format!("Work{hidden}Bank");
@@ -774,7 +816,19 @@ mod tests {
 
     #[test]
     fn blank_names_are_refused_in_both_hellos() {
-        for blank in ["", " ", "\u{3000}"] {
+        // Blanks, Hangul fillers (letters by category, drawn as nothing), the blank Braille
+        // pattern (a symbol drawn as nothing), and marks with no letter to mark.
+        for blank in [
+            "",
+            " ",
+            "\u{3000}",
+            "\u{3164}",
+            "\u{2800}\u{2800}",
+            "\u{115F}",
+            "\u{FFA0}",
+            "\u{3164} \u{2800}\u{115F}\u{FFA0}",
+            "\u{0301}\u{20DD}",
+        ] {
             let mut browser = hello();
             browser.browser_name = blank.into();
             let refusal = check_hello(&browser).unwrap_err();
@@ -791,6 +845,14 @@ mod tests {
                 "{refusal:?}"
             );
         }
+        // One letter, digit or symbol that shows is a name: a marked letter, a Braille dot,
+        // a lone digit, an emoji, a letter beside a filler.
+        for shown in ["e\u{0301}", "\u{2801}", "7", "😀", "\u{3164}x", "\u{2800}·"] {
+            let mut browser = hello();
+            browser.browser_name = shown.replace('\u{3164}', " ");
+            assert!(check_hello(&browser).is_ok(), "{shown:?}");
+            assert!(has_visible_char(shown), "{shown:?}");
+        }
     }
 
     #[test]
@@ -802,6 +864,12 @@ mod tests {
         assert_eq!(shown_name("\u{2066}\u{FEFF} \u{7}", 50), "");
         assert_eq!(shown_name("abc def", 4), "abc");
         assert_eq!(shown_name(&"é".repeat(100), 64).chars().count(), 64);
+        // Nothing visible is nothing: the caller's default goes there.
+        assert_eq!(
+            shown_name("\u{3164} \u{2800}\u{115F}\u{FFA0}\u{34F}", 50),
+            ""
+        );
+        assert_eq!(shown_name("a\u{FE0F}b", 50), "ab");
         // What it keeps passes the hellos' rule.
         let mut browser = hello();
         browser.browser_name = shown_name("Fleet\u{202E}\u{E0041} one", MAX_IDENTITY_LEN);

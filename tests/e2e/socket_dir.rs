@@ -3,7 +3,8 @@
 //! which plays the other user) each see that `/tmp/tabwire-65534` is not theirs — a directory
 //! of root's, then a link root planted that points at a private directory of the user's own,
 //! which must not be followed — say so, and meet in the same private directory under the
-//! user's home without talking to each other.
+//! user's home without talking to each other. When the other user's directory goes away while
+//! the hub sits there, the shim still finds it, and no second hub starts in `/tmp`.
 
 use std::io::{BufRead, BufReader, ErrorKind, Write};
 use std::os::unix::fs::{PermissionsExt, chown};
@@ -118,6 +119,30 @@ impl Installed {
         }
     }
 
+    /// Starts a hub that must not start: everything it said before it exited. It failing to
+    /// exit would show as it saying that it listens, which fails the test at once.
+    fn second_hub_refused(&self) -> String {
+        let mut command = self.command(&self.hub);
+        command
+            .args(["--host", "127.0.0.1", "--port", "0"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        let mut hub = RunningHub(spawn(command));
+        let stderr = hub.0.stderr.take().unwrap();
+        let mut said = String::new();
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            assert!(
+                !line.starts_with("tabwire-hub listening"),
+                "a second hub started: {said}{line}"
+            );
+            said.push_str(&line);
+            said.push('\n');
+        }
+        assert!(!hub.0.wait().unwrap().success(), "{said}");
+        said
+    }
+
     /// Runs the shim with no `--socket`: what it says on stderr and its first answer to an
     /// MCP `initialize`.
     fn initialize_through_shim(&self) -> (String, String) {
@@ -220,4 +245,24 @@ fn a_taken_shared_directory_sends_hub_and_shim_to_the_same_private_one() {
         assert!(!Path::new(SHARED).join("hub.sock").exists(), "{what}");
         drop(hub);
     }
+
+    // The other user's directory goes away while the user's hub sits in the fallback: a shim
+    // started now finds `/tmp/tabwire-65534` free and nothing there, and still reaches that
+    // hub; a second hub does not start in `/tmp` beside it.
+    clear_shared();
+    std::fs::create_dir(SHARED).unwrap();
+    let (hub, _, socket) = installed.start_hub();
+    assert_eq!(socket, fallback);
+    clear_shared();
+    let (said, answer) = installed.initialize_through_shim();
+    let answer: serde_json::Value = serde_json::from_str(&answer)
+        .unwrap_or_else(|_| panic!("freed: no answer through the shim: {said}"));
+    assert!(answer["result"]["serverInfo"].is_object(), "{answer}");
+    let refused = installed.second_hub_refused();
+    assert!(
+        refused.contains("already listening") && refused.contains(&fallback.display().to_string()),
+        "the second hub says where the first is: {refused}"
+    );
+    assert!(!Path::new(SHARED).join("hub.sock").exists());
+    drop(hub);
 }

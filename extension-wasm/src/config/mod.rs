@@ -15,7 +15,7 @@ pub mod url;
 use serde::{Deserialize, Serialize};
 use tabwire_protocol::messages::MAX_IDENTITY_LEN;
 use tabwire_protocol::pairing::{CodeError, PairingCode};
-use tabwire_protocol::{is_hidden_char, shown_name};
+use tabwire_protocol::{has_visible_char, is_hidden_char, shown_name};
 
 pub use token::{AccessToken, TokenError, validate_access_token};
 pub use url::{UrlError, normalize_server_url};
@@ -227,7 +227,8 @@ pub fn validate_browser_name(input: &str) -> Result<String, NameError> {
     if trimmed.chars().count() > MAX_IDENTITY_LEN {
         return Err(NameError::TooLong);
     }
-    Ok(if trimmed.is_empty() {
+    // Blanks the hub would refuse (U+2800, say, or lone combining marks) count as no name.
+    Ok(if !has_visible_char(trimmed) {
         DEFAULT_BROWSER_NAME.to_owned()
     } else {
         trimmed.to_owned()
@@ -321,6 +322,8 @@ mod tests {
     fn popup_names_are_validated() {
         assert_eq!(validate_browser_name("  Work  ").unwrap(), "Work");
         assert_eq!(validate_browser_name("").unwrap(), "Chrome");
+        assert_eq!(validate_browser_name("\u{2800} \u{301}").unwrap(), "Chrome");
+        assert!(validate_browser_name("Wo\u{34F}rk").is_err());
         assert_eq!(
             validate_browser_name("Work\u{202E}knaB"),
             Err(NameError::ControlCharacter)
@@ -342,6 +345,7 @@ mod tests {
         assert_eq!(sanitize_browser_name(" \n "), "Chrome");
         assert_eq!(sanitize_browser_name("Fleet\u{202E}\u{200B}"), "Fleet");
         assert_eq!(sanitize_browser_name("\u{2066}"), "Chrome");
+        assert_eq!(sanitize_browser_name("\u{3164}\u{2800}\u{FFA0}"), "Chrome");
         assert_eq!(
             sanitize_browser_name(&"y".repeat(100)).chars().count(),
             MAX_IDENTITY_LEN

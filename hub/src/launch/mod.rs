@@ -236,7 +236,7 @@ pub fn validate(
         None => DEFAULT_NAME.to_owned(),
         Some(name) => {
             let trimmed = name.trim();
-            if trimmed.is_empty()
+            if !tabwire_protocol::has_visible_char(trimmed)
                 || trimmed.chars().count() > MAX_IDENTITY_LEN
                 || trimmed.chars().any(tabwire_protocol::is_hidden_char)
             {

@@ -365,9 +365,7 @@ pub(super) fn check_url(url: &str, destinations: &Destinations) -> Result<(), To
     {
         return Err(ToolError::new(
             ErrorCode::Forbidden,
-            "this hub is hosted and refuses file:// URLs: they would read files on the computer \
-             of the person whose browser this is. Use an http(s) URL; only the hub's operator can \
-             allow file URLs (--allow-file-urls)",
+            file_url_refusal(destinations.hosted),
         ));
     }
     let verdict = destinations.policy.verdict(url, Owner::Operator);
@@ -375,6 +373,21 @@ pub(super) fn check_url(url: &str, destinations: &Destinations) -> Result<(), To
         return Err(ToolError::new(ErrorCode::OriginBlocked, why));
     }
     Ok(())
+}
+
+/// Why a `file://` URL is refused, in the words of the hub's mode: a hosted hub's browsers are
+/// other people's computers, and only its operator may open them; a local hub's browser is the
+/// user's own, whose files any agent (or a page steering one) could then read.
+fn file_url_refusal(hosted: bool) -> &'static str {
+    if hosted {
+        "this hub is hosted and refuses file:// URLs: they would read files on the computer of \
+         the person whose browser this is. Use an http(s) URL; only the hub's operator can allow \
+         file URLs (--allow-file-urls)"
+    } else {
+        "this hub refuses file:// URLs: they would let an agent, or a page that steers it, read \
+         any file of the user's on this computer. Use an http(s) URL; the user can allow file \
+         URLs by restarting tabwire-hub with --allow-file-urls"
+    }
 }
 
 #[cfg(test)]
@@ -511,6 +524,7 @@ mod tests {
         let destinations = Destinations {
             file_urls: FileUrls::Allowed,
             policy: std::sync::Arc::new(policy),
+            hosted: true,
         };
         let refused = check_url("https://www.bank.example/login", &destinations).unwrap_err();
         assert_eq!(refused.code, ErrorCode::OriginBlocked);
@@ -542,5 +556,33 @@ mod tests {
         // A malformed URL is still a bad argument, whatever the rule.
         let bad = check_url("file://", &FileUrls::Refused.into()).unwrap_err();
         assert_eq!(bad.code, ErrorCode::InvalidArgument);
+    }
+
+    /// A local hub is not hosted, and its user (not some operator) is who can open file URLs.
+    #[test]
+    fn a_file_url_refusal_speaks_of_the_hubs_own_mode() {
+        let local = check_url("file:///etc/passwd", &FileUrls::Refused.into()).unwrap_err();
+        assert!(!local.message.contains("hosted"), "{}", local.message);
+        assert!(!local.message.contains("operator"), "{}", local.message);
+        assert!(
+            local
+                .message
+                .contains("restarting tabwire-hub with --allow-file-urls"),
+            "{}",
+            local.message
+        );
+        let hosted = Destinations {
+            hosted: true,
+            ..Destinations::from(FileUrls::Refused)
+        };
+        let refused = check_url("file:///etc/passwd", &hosted).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::Forbidden);
+        assert!(
+            refused.message.contains("this hub is hosted")
+                && refused.message.contains("only the hub's operator")
+                && refused.message.contains("--allow-file-urls"),
+            "{}",
+            refused.message
+        );
     }
 }
