@@ -923,9 +923,7 @@ async fn a_hub_that_refuses_file_urls_sends_none_to_the_browser() {
         let error = refused_under(FileUrls::Refused, tool, args.clone()).await;
         assert_eq!(error.code, ErrorCode::Forbidden, "{tool}: {error:?}");
         assert!(
-            error
-                .message
-                .contains("only the hub's operator can allow file URLs"),
+            error.message.contains("file:// URLs") && error.message.contains("--allow-file-urls"),
             "{tool}: {}",
             error.message
         );
