@@ -250,6 +250,21 @@ async fn a_screenshot_paints_over_every_denied_frame_and_shows_the_rest_of_the_p
     let owners = screenshot(&setup, tab, json!({})).await;
     assert_covered(&png_of(&owners), "under the owner's rule", DENIED);
     assert_eq!(covered(&owners, &painted), on_screen);
+
+    // The frame elements hidden for the capture are shown again once it is done (while it
+    // runs, the page's own frame elements read hidden).
+    eventually("the page's frames shown again", CONNECT_LIMIT, || async {
+        let hidden = setup
+            .browser
+            .evaluate_in(
+                "cover.html",
+                "[...document.querySelectorAll('iframe')]\
+                 .filter((f) => getComputedStyle(f).visibility !== 'visible').length",
+            )
+            .await;
+        (hidden == json!(0)).then_some(())
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
