@@ -152,7 +152,7 @@ pub async fn health(tab_id: Option<TabId>, recover_debugger: bool) -> Result<Tab
         active,
         queued,
         debugger_attached: debugger::is_attached(tab),
-        dialog: debugger::dialog(tab),
+        dialog: debugger::judged_dialog(tab).await,
         recovery,
     })
 }
