@@ -106,6 +106,12 @@ extern "C" {
     #[wasm_bindgen(js_namespace = ["chrome", "webNavigation", "onHistoryStateUpdated"], js_name = addListener)]
     pub fn web_navigation_on_history_state_updated(listener: &Function);
 
+    // --- chrome.scripting (styles; scripts go through the collector's glue) ---
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "scripting"], js_name = insertCSS)]
+    pub fn scripting_insert_css(injection: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "scripting"], js_name = removeCSS)]
+    pub fn scripting_remove_css(injection: &JsValue) -> Result<Promise, JsValue>;
+
     // --- chrome.debugger ---
     #[wasm_bindgen(catch, js_namespace = ["chrome", "debugger"], js_name = attach)]
     pub fn debugger_attach(target: &JsValue, version: &str) -> Result<Promise, JsValue>;

@@ -43,11 +43,33 @@ enum Attachment {
     Attached,
 }
 
+/// A JavaScript dialog open in a tab, as Chrome reported it.
+struct OpenDialog {
+    /// Its type and text, as the page wrote them.
+    info: DialogInfo,
+    /// Which opening this is: a judgement of an earlier dialog must not land on a later one.
+    serial: u64,
+    /// Whether agents may read the frame that opened it; `None` while that is being judged.
+    readable: Option<bool>,
+}
+
+impl OpenDialog {
+    /// What agents are told: all of it when they may read its frame, otherwise (or while
+    /// not yet judged) only its type.
+    fn shown(&self) -> DialogInfo {
+        if self.readable == Some(true) {
+            self.info.clone()
+        } else {
+            DialogInfo::withheld(&self.info.kind)
+        }
+    }
+}
+
 /// What the debugger's events told about a tab.
 #[derive(Default)]
 struct TabEvents {
     /// The JavaScript dialog open in the tab.
-    dialog: Option<DialogInfo>,
+    dialog: Option<OpenDialog>,
     /// The drag data of an intercepted HTML5 drag (`Input.dragIntercepted`).
     drag: Option<serde_json::Value>,
 }
@@ -70,6 +92,7 @@ thread_local! {
     static ATTACHED: RefCell<HashMap<TabId, Attachment>> = RefCell::new(HashMap::new());
     static EVENTS: RefCell<HashMap<TabId, TabEvents>> = RefCell::new(HashMap::new());
     static SUBSCRIBERS: RefCell<Subscribers> = RefCell::new(Subscribers::default());
+    static DIALOG_SERIAL: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
 /// Subscribes `handler` to every CDP event.
@@ -92,10 +115,41 @@ fn subscribers<T: Copy>(pick: impl Fn(&Subscribers) -> &Vec<T>) -> Vec<T> {
     SUBSCRIBERS.with(|s| pick(&s.borrow()).clone())
 }
 
-/// The dialog open in `tab`, if tabwire's debugger saw one open.
+/// The dialog open in `tab`, if tabwire's debugger saw one open, as agents may see it (its
+/// text withheld while its frame is not yet judged readable).
 pub fn dialog(tab: TabId) -> Option<DialogInfo> {
-    EVENTS.with(|events| events.borrow().get(&tab).and_then(|e| e.dialog.clone()))
+    EVENTS.with(|events| {
+        events
+            .borrow()
+            .get(&tab)
+            .and_then(|e| e.dialog.as_ref().map(OpenDialog::shown))
+    })
 }
+
+/// The dialog open in `tab` once its frame is judged (or [`JUDGE_WAIT_MS`] passed: it then
+/// stays withheld).
+pub async fn judged_dialog(tab: TabId) -> Option<DialogInfo> {
+    let mut waited = 0.0;
+    loop {
+        let (open, judged) = EVENTS.with(|events| {
+            let events = events.borrow();
+            let open = events.get(&tab).and_then(|e| e.dialog.as_ref());
+            (
+                open.map(OpenDialog::shown),
+                open.is_none_or(|d| d.readable.is_some()),
+            )
+        });
+        if judged || waited >= JUDGE_WAIT_MS {
+            return open;
+        }
+        sleep(DIALOG_POLL_MS).await;
+        waited += DIALOG_POLL_MS;
+    }
+}
+
+/// How long a dialog's frame may take to judge (one `webNavigation.getAllFrames`) before it is
+/// reported withheld.
+const JUDGE_WAIT_MS: f64 = 1000.0;
 
 /// Forgets the dialog of `tab` (it was handled).
 pub fn dialog_closed(tab: TabId) {
@@ -106,10 +160,12 @@ pub fn dialog_closed(tab: TabId) {
     });
 }
 
-/// Completes when a dialog is open in `tab`.
+/// Completes when a dialog is open in `tab` (and its frame judged).
 pub async fn dialog_opened(tab: TabId) -> DialogInfo {
     loop {
-        if let Some(dialog) = dialog(tab) {
+        if dialog(tab).is_some()
+            && let Some(dialog) = judged_dialog(tab).await
+        {
             return dialog;
         }
         sleep(DIALOG_POLL_MS).await;
@@ -148,6 +204,17 @@ pub fn is_attached(tab: TabId) -> bool {
 
 /// The error for an operation that ran into an open dialog.
 pub fn dialog_error(dialog: &DialogInfo) -> OpError {
+    if dialog.withheld {
+        return OpError::new(
+            ErrorCode::DialogOpen,
+            format!(
+                "A JavaScript {} dialog blocks the page. A frame of an origin agents may not \
+                 read opened it, so its text is withheld and it can only be dismissed: call \
+                 handle_dialog with accept false, then retry.",
+                dialog.kind
+            ),
+        );
+    }
     OpError::new(
         ErrorCode::DialogOpen,
         format!(
@@ -177,6 +244,9 @@ fn handle_event(tab: TabId, method: &str, params: JsValue) {
         message: String,
         #[serde(default)]
         default_prompt: String,
+        /// The URL of the frame that opened it.
+        #[serde(default)]
+        url: String,
     }
     #[derive(Deserialize)]
     struct Intercepted {
@@ -188,14 +258,28 @@ fn handle_event(tab: TabId, method: &str, params: JsValue) {
     match method {
         "Page.javascriptDialogOpening" => {
             if let Ok(opening) = chrome::from_js::<Opening>(params) {
-                let dialog = DialogInfo {
-                    kind: opening.kind,
-                    message: opening.message,
-                    default_prompt: opening.default_prompt,
+                let serial = DIALOG_SERIAL.with(|s| {
+                    s.set(s.get() + 1);
+                    s.get()
+                });
+                // With nothing restricted there is nothing to judge.
+                let readable = crate::policy::allows_everything().then_some(true);
+                let dialog = OpenDialog {
+                    info: DialogInfo {
+                        kind: opening.kind,
+                        message: opening.message,
+                        default_prompt: opening.default_prompt,
+                        withheld: false,
+                    },
+                    serial,
+                    readable,
                 };
                 EVENTS.with(|events| {
                     events.borrow_mut().entry(tab).or_default().dialog = Some(dialog)
                 });
+                if readable.is_none() {
+                    wasm_bindgen_futures::spawn_local(judge_dialog(tab, serial, opening.url));
+                }
             }
         }
         "Page.javascriptDialogClosed" => dialog_closed(tab),
@@ -206,6 +290,27 @@ fn handle_event(tab: TabId, method: &str, params: JsValue) {
         }
         _ => {}
     }
+}
+
+/// Judges whether agents may read the frame (at `url`) that opened dialog `serial` of `tab`,
+/// and records it unless that dialog closed meanwhile. A failed read of the frames withholds.
+async fn judge_dialog(tab: TabId, serial: u64, url: String) {
+    let readable = match chrome::active_frames(tab).await {
+        Ok(frames) => crate::policy::dialog_readable(&frames, &url, |url| {
+            crate::policy::verdict(url).access == tabwire_protocol::policy::Access::Deny
+        }),
+        Err(_) => false,
+    };
+    EVENTS.with(|events| {
+        if let Some(open) = events
+            .borrow_mut()
+            .get_mut(&tab)
+            .and_then(|e| e.dialog.as_mut())
+            .filter(|d| d.serial == serial)
+        {
+            open.readable = Some(readable);
+        }
+    });
 }
 
 /// Registers the `onDetach` listener. Called once at worker start.

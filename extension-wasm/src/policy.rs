@@ -253,6 +253,29 @@ pub fn view_frames(
     views
 }
 
+/// Whether agents may read the frame at `url` that opened a JavaScript dialog, among `frames`
+/// (the tab's, as `webNavigation` lists them; `denies` as for [`view_frames`]). Chrome names
+/// only the opener's URL, so every frame showing that URL must be readable, and a URL that
+/// names no frame of its own (a blank or `srcdoc` document, which shows what its parent put
+/// there, or a frame gone meanwhile) is readable only while no frame of the tab is denied.
+pub fn dialog_readable(frames: &[ChromeFrame], url: &str, denies: impl Fn(&str) -> bool) -> bool {
+    if denies(url) {
+        return false;
+    }
+    let views = view_frames(frames, denies);
+    let readable = |frame: &ChromeFrame| {
+        u32::try_from(frame.frame_id)
+            .ok()
+            .and_then(|id| views.get(&id))
+            .is_some_and(FrameView::readable)
+    };
+    let openers: Vec<&ChromeFrame> = frames.iter().filter(|f| f.url == url).collect();
+    if openers.is_empty() || url.to_ascii_lowercase().starts_with("about:") {
+        return views.values().all(FrameView::readable);
+    }
+    openers.into_iter().all(readable)
+}
+
 /// The policy's view of every frame of `tab` now.
 pub async fn frame_views(tab: TabId) -> Result<HashMap<u32, FrameView>, OpError> {
     let frames = chrome::active_frames(tab).await.map_err(|failure| {
@@ -441,5 +464,39 @@ mod tests {
         assert_eq!(denied_at(9), Some(9));
         assert_eq!(views[&7].parent, Some(3));
         assert_eq!(views[&0].parent, None);
+    }
+
+    #[test]
+    fn a_dialog_is_readable_only_when_every_frame_that_may_have_opened_it_is() {
+        let bank = |url: &str| url.starts_with("https://bank.example");
+        let frames = [
+            frame(0, -1, "https://shop.example/"),
+            frame(3, 0, "https://bank.example/account"),
+            // Allowed by its own origin, but framed by the bank.
+            frame(7, 3, "https://pay.example/card"),
+            frame(4, 0, "https://pay.example/card"),
+            frame(5, 0, "https://news.example/"),
+        ];
+        assert!(dialog_readable(&frames, "https://shop.example/", bank));
+        assert!(dialog_readable(&frames, "https://news.example/", bank));
+        assert!(!dialog_readable(
+            &frames,
+            "https://bank.example/account",
+            bank
+        ));
+        // Denied by its URL even when no listed frame shows it (navigated meanwhile).
+        assert!(!dialog_readable(
+            &frames,
+            "https://bank.example/other",
+            bank
+        ));
+        // The same URL allowed at the top level and inside the bank: it may be either.
+        assert!(!dialog_readable(&frames, "https://pay.example/card", bank));
+        // No URL of its own, or none listed: readable only while nothing is denied.
+        assert!(!dialog_readable(&frames, "about:srcdoc", bank));
+        assert!(!dialog_readable(&frames, "https://gone.example/", bank));
+        let allowed = &frames[..1];
+        assert!(dialog_readable(allowed, "about:blank", bank));
+        assert!(dialog_readable(allowed, "https://gone.example/", bank));
     }
 }

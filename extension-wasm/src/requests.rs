@@ -201,7 +201,7 @@ async fn run(
     if let Some(answer) = leases::gate(tab, holder, &op).await? {
         return Ok(answer);
     }
-    if let Some(dialog) = debugger::dialog(tab) {
+    if let Some(dialog) = debugger::judged_dialog(tab).await {
         return Err(debugger::dialog_error(&dialog));
     }
     // A person's approval holds while this request runs, for the origin it was given for.

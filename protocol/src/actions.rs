@@ -814,6 +814,22 @@ pub struct DialogInfo {
     /// A prompt's default text.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub default_prompt: String,
+    /// A frame agents may not read (a denied origin, or inside a denied frame) opened it: its
+    /// message and default text are withheld (empty), and it may only be dismissed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub withheld: bool,
+}
+
+impl DialogInfo {
+    /// What agents are told of a dialog a frame they may not read opened: only its type.
+    pub fn withheld(kind: &str) -> Self {
+        Self {
+            kind: kind.to_owned(),
+            message: String::new(),
+            default_prompt: String::new(),
+            withheld: true,
+        }
+    }
 }
 
 /// Accept or dismiss the JavaScript dialog open in the tab. Runs beside the tab's queue: the

@@ -29,7 +29,10 @@
 //!   lapses, and the tab groups that show them.
 //! - [`policy`]: per-origin policy of both owners at the point of effect, and approvals.
 //! - [`covering`]: a denied frame in every output — screenshots painted over, reads, refs,
-//!   observations and captures that leave it out.
+//!   observations and captures that leave it out; [`denied_dialogs`]: a denied frame's
+//!   JavaScript dialogs, withheld and only dismissed; [`drawing_effects`]: effects that draw a
+//!   denied frame outside its box (filters, reflections, SVG, backdrop filters);
+//!   [`moving_frames`]: a page that moves a denied frame while it is captured.
 //! - [`hosted`]: hosted mode behind a real TLS proxy.
 //! - [`handshake`]: a local process holding the hub's handshake places while a real browser
 //!   connects.
@@ -50,9 +53,11 @@ mod cancel;
 mod capture;
 mod cli;
 mod covering;
+mod denied_dialogs;
 mod devices;
 mod doctor;
 mod drag;
+mod drawing_effects;
 mod edges;
 mod fake_adb;
 mod file_urls;
@@ -63,6 +68,7 @@ mod injection;
 mod launch;
 mod leases;
 mod model_view;
+mod moving_frames;
 mod observation;
 mod ordering;
 mod pairing;

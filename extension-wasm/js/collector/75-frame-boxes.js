@@ -21,17 +21,57 @@
     }
   }
 
+  // Every frame element, and the first element found that blurs or moves what is drawn
+  // behind it (backdrop-filter: it may sit over a frame and draw its pixels elsewhere in its
+  // own box), both in closed shadow roots too.
   function frameElements() {
     const out = [];
+    let backdrop = null;
     const search = (root) => {
       for (const el of root.querySelectorAll(FRAME_ELEMENTS)) out.push(el);
       for (const el of root.querySelectorAll('*')) {
+        if (!backdrop) {
+          const value = getComputedStyle(el).backdropFilter;
+          if (value && value !== 'none') backdrop = 'backdrop-filter';
+        }
         const shadow = shadowOf(el);
         if (shadow) search(shadow);
       }
     };
     search(document);
-    return out;
+    return { elements: out, backdrop };
+  }
+
+  // The first effect on the element, or on anything above it in this document, that can draw
+  // its content outside its border box, which is all getBoundingClientRect tells: a filter
+  // (an SVG feOffset moves it anywhere, drop-shadow and blur spread it), a reflection, or
+  // being inside SVG (foreignObject), whose own transforms and filters the box does not
+  // follow. Null when there is none. What only hides or recolours in place (opacity,
+  // mix-blend-mode, mask, clip-path) and what draws the element's own decoration rather than
+  // its content (outline, box-shadow, border) moves nothing, and is not looked for.
+  function drawingEffect(el) {
+    for (let at = el; at && at.nodeType === 1;) {
+      if (at !== el && typeof SVGElement !== 'undefined' && at instanceof SVGElement) {
+        return 'SVG foreignObject';
+      }
+      const style = getComputedStyle(at);
+      if (style.filter && style.filter !== 'none') return 'filter';
+      const reflect = style.getPropertyValue('-webkit-box-reflect');
+      if (reflect && reflect !== 'none') return '-webkit-box-reflect';
+      const root = at.parentElement ? null : at.getRootNode();
+      at = at.parentElement || (root && root.host) || null;
+    }
+    return null;
+  }
+
+  // Whether a view transition runs in this document: its pseudo-elements draw snapshots of
+  // the old page, frames included, wherever the page's styles put them.
+  function viewTransition() {
+    try {
+      return document.documentElement.matches(':active-view-transition');
+    } catch (e) {
+      return !!document.activeViewTransition;
+    }
   }
 
   // Whether the element, or anything above it, is turned or skewed (or drawn in perspective):
@@ -64,7 +104,10 @@
   // where its content starts and how much it is scaled, and this viewport's size and scroll.
   function frameBoxes() {
     const frames = [];
-    for (const el of frameElements()) {
+    const found = frameElements();
+    let effect = found.backdrop || (viewTransition() ? 'a view transition' : null);
+    for (const el of found.elements) {
+      if (!effect) effect = drawingEffect(el);
       const rect = el.getBoundingClientRect();
       const style = getComputedStyle(el);
       const scaleX = el.offsetWidth > 0 ? rect.width / el.offsetWidth : 1;
@@ -91,6 +134,7 @@
     }
     return ok({
       frames,
+      effect,
       width: window.innerWidth,
       height: window.innerHeight,
       scrollX: window.scrollX,

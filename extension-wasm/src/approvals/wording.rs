@@ -123,6 +123,19 @@ impl Wording {
     }
 }
 
+/// The site a question names: its origin, which only tabwire writes; or, for an address
+/// without one (`about:blank#…`, `data:…`), which the page wrote whole, that address capped and
+/// marked as the page's, so it cannot pose as the question's own words.
+pub fn site(origin: &str) -> String {
+    match tabwire_protocol::policy::origin_of(origin) {
+        Some(parsed) if parsed == origin => parsed,
+        _ => format!(
+            "a page without an origin, at an address it wrote: {}",
+            written(origin, WRITTEN_MAX)
+        ),
+    }
+}
+
 /// Words `question` about `origin` on tab `tab` of the browser named `browser`, asked by
 /// `asker`.
 pub fn wording(
@@ -133,6 +146,7 @@ pub fn wording(
     question: &Question,
 ) -> Wording {
     let browser = written(browser, WRITTEN_MAX);
+    let origin = &site(origin);
     let (title, mut facts) = match question {
         Question::Approval { .. } => (
             format!("{origin} in {browser}: an agent asks to act"),
@@ -202,6 +216,37 @@ mod tests {
             session: Some("s1".into()),
             client: "Claude Code · 2".into(),
         }
+    }
+
+    #[test]
+    fn an_address_without_an_origin_is_capped_and_marked_as_the_pages() {
+        let address = format!(
+            "about:blank#{} \u{202E}https://trusted.example in Work: tabwire checked this, press \
+             Allow once",
+            "x".repeat(200)
+        );
+        let question = Question::Handoff {
+            reason: "log in".into(),
+        };
+        let wording = wording("Work", &address, 7, &asker(), &question);
+        assert!(
+            wording
+                .title
+                .starts_with("a page without an origin, at an address it wrote: about:blank#xxx"),
+            "{}",
+            wording.title
+        );
+        assert!(wording.title.ends_with("in Work: an agent hands you a tab"));
+        let everything = format!("{}\n{}", wording.title, wording.message());
+        assert!(!everything.contains("trusted.example"), "{everything}");
+        assert!(!everything.contains("Allow once"), "{everything}");
+        assert!(wording.title.chars().count() < 160, "{}", wording.title);
+        // A real origin stays as it is.
+        assert_eq!(
+            site("https://bank.example:8443"),
+            "https://bank.example:8443"
+        );
+        assert_eq!(site("http://localhost:9"), "http://localhost:9");
     }
 
     #[test]

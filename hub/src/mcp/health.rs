@@ -11,8 +11,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tabwire_protocol::{
-    DialogHandled, ElementBox, ElementState, GetTabHealth, HandleDialog, ReadStateRequest,
-    TabHealth,
+    DialogHandled, DialogInfo, ElementBox, ElementState, GetTabHealth, HandleDialog,
+    ReadStateRequest, TabHealth,
 };
 
 use super::args::{self, in_range};
@@ -134,9 +134,19 @@ fn dialog_text(handled: &DialogHandled) -> Rendering {
         "Dismissed"
     };
     let mut text = Rendering::hub(format!("{verb} {} ", handled.dialog.kind));
-    text.push_page(&quoted(&handled.dialog.message));
+    push_dialog_text(&mut text, &handled.dialog);
     text.push(&format!(" in tab {}.", handled.tab_id));
     text
+}
+
+/// A dialog's message, quoted as page text; or, for one a frame agents may not read opened,
+/// what the hub says instead.
+fn push_dialog_text(text: &mut Rendering, dialog: &DialogInfo) {
+    if dialog.withheld {
+        text.push("(its text withheld: a frame of an origin agents may not read opened it)");
+    } else {
+        text.push_page(&quoted(&dialog.message));
+    }
 }
 
 /// Arguments of get_tab_health.
@@ -187,8 +197,12 @@ fn health_text(health: &TabHealth) -> Rendering {
     )));
     if let Some(dialog) = &health.dialog {
         let mut line = Rendering::hub(format!("{} dialog open: ", dialog.kind));
-        line.push_page(&quoted(&dialog.message));
-        line.push(" (call handle_dialog)");
+        push_dialog_text(&mut line, dialog);
+        line.push(if dialog.withheld {
+            " (call handle_dialog with accept false)"
+        } else {
+            " (call handle_dialog)"
+        });
         lines.push(line);
     }
     if let Some(recovery) = &health.recovery {
@@ -200,7 +214,7 @@ fn health_text(health: &TabHealth) -> Rendering {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tabwire_protocol::{ActiveWork, DialogInfo, ElementFacts, ErrorCode};
+    use tabwire_protocol::{ActiveWork, ElementFacts, ErrorCode};
 
     #[test]
     fn element_state_arguments_are_bounded() {
@@ -269,6 +283,7 @@ mod tests {
             kind: "confirm".into(),
             message: "Delete?".into(),
             default_prompt: String::new(),
+            withheld: false,
         };
         assert_eq!(
             dialog_text(&DialogHandled {
@@ -298,6 +313,16 @@ mod tests {
             "tab 4 http://x/\npage NOT responsive (no answer within 1 s)\nrunning click_element \
              for 1200 ms of its 5000 ms; 2 queued\ndebugger attached\nconfirm dialog open: \
              \"Delete?\" (call handle_dialog)"
+        );
+        // A denied frame's dialog: its type only, and only dismissing offered.
+        assert_eq!(
+            dialog_text(&DialogHandled {
+                tab_id: 4,
+                dialog: DialogInfo::withheld("prompt"),
+                accepted: false
+            }),
+            "Dismissed prompt (its text withheld: a frame of an origin agents may not read \
+             opened it) in tab 4."
         );
     }
 }

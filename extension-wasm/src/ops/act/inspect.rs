@@ -73,15 +73,27 @@ pub async fn handle_dialog(
         prompt_text,
     } = request;
     let tab = resolve_tab(tab_id).await?.id;
-    let Some(dialog) = debugger::dialog(tab) else {
+    let Some(dialog) = debugger::judged_dialog(tab).await else {
         return Err(OpError::new(
             ErrorCode::NoDialog,
             "No JavaScript dialog is open in this tab (tabwire sees dialogs in tabs it has acted \
              on).",
         ));
     };
+    // A frame agents may not read opened it: accepting would act on that page (confirm its
+    // deletion or payment, type into its prompt); dismissing only unblocks the tab.
+    if dialog.withheld && accept {
+        return Err(OpError::new(
+            ErrorCode::OriginBlocked,
+            format!(
+                "The open {} dialog was opened by a frame of an origin agents may not read or \
+                 act on, so it can only be dismissed: call handle_dialog with accept false.",
+                dialog.kind
+            ),
+        ));
+    }
     let mut params = json!({ "accept": accept });
-    if let Some(text) = prompt_text {
+    if let Some(text) = prompt_text.filter(|_| !dialog.withheld) {
         params["promptText"] = json!(text);
     }
     checkpoint.check()?;
@@ -140,7 +152,7 @@ pub async fn health(tab_id: Option<TabId>, recover_debugger: bool) -> Result<Tab
         active,
         queued,
         debugger_attached: debugger::is_attached(tab),
-        dialog: debugger::dialog(tab),
+        dialog: debugger::judged_dialog(tab).await,
         recovery,
     })
 }

@@ -49,12 +49,22 @@ pub async fn perform(
     {
         Either::Left(outcome) => outcome?,
         Either::Right(dialog) if checkpoint.dispatches() > before => {
-            let summary = format!(
-                "{} done; it opened a {} dialog: \"{}\". Answer it with handle_dialog.",
-                action.name(),
-                dialog.kind,
-                cap(&dialog.message, 200)
-            );
+            let summary = if dialog.withheld {
+                format!(
+                    "{} done; it opened a {} dialog in a frame of an origin agents may not \
+                     read: its text is withheld, and it can only be dismissed (handle_dialog \
+                     with accept false).",
+                    action.name(),
+                    dialog.kind
+                )
+            } else {
+                format!(
+                    "{} done; it opened a {} dialog: \"{}\". Answer it with handle_dialog.",
+                    action.name(),
+                    dialog.kind,
+                    cap(&dialog.message, 200)
+                )
+            };
             return Ok(Outcome {
                 tab_id: tab,
                 summary,

@@ -104,6 +104,11 @@ impl FrameBox {
 pub struct DocumentBoxes {
     /// Every frame element, closed shadow roots included.
     pub frames: Vec<FrameBox>,
+    /// A drawing effect in the document that can draw a frame's pixels outside its box (a
+    /// filter or reflection on a frame element or above one, content in SVG, a backdrop filter,
+    /// a view transition): its frames can be placed no better than the whole document.
+    #[serde(default)]
+    pub effect: Option<String>,
     /// The viewport's width.
     pub width: f64,
     /// The viewport's height.
@@ -124,9 +129,12 @@ pub struct Patch {
     pub frames: Vec<u32>,
 }
 
-/// `frames` and every frame inside them that may not be read: painted over with them, and
-/// named (a denied frame inside a frame that had to be covered whole is why it was).
+/// `frames` and every frame inside them that may not be read and sits in a document agents
+/// may read: painted over with them, and named (a denied frame inside a readable frame that
+/// had to be covered whole is why it was). What a denied frame embeds is painted over with it
+/// but never named: which sites a denied page frames is its content (`list_frames` hides it).
 fn with_hidden_inside(views: &HashMap<u32, FrameView>, frames: Vec<u32>) -> Vec<u32> {
+    let readable = |id: u32| views.get(&id).is_some_and(FrameView::readable);
     let inside = |id: u32| {
         let mut at = views.get(&id).and_then(|v| v.parent);
         while let Some(parent) = at {
@@ -139,7 +147,7 @@ fn with_hidden_inside(views: &HashMap<u32, FrameView>, frames: Vec<u32>) -> Vec<
     };
     let mut all: Vec<u32> = views
         .iter()
-        .filter(|(id, view)| !view.readable() && inside(**id))
+        .filter(|(id, view)| !view.readable() && view.parent.is_some_and(readable) && inside(**id))
         .map(|(id, _)| *id)
         .chain(frames.iter().copied())
         .collect();
@@ -149,10 +157,12 @@ fn with_hidden_inside(views: &HashMap<u32, FrameView>, frames: Vec<u32>) -> Vec<
 }
 
 /// A frame that must not be shown and whose place in the top document cannot be known.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Unplaced {
     /// The frame, or the frame holding it that had to be covered whole.
     pub frame: u32,
+    /// The top document's drawing effect that is why, if that is why.
+    pub effect: Option<String>,
 }
 
 /// The patches that hide every frame of `views` agents may not read, from the documents'
@@ -183,6 +193,7 @@ pub fn plan(
                 .get(&id)
                 .and_then(|set| set.first().copied())
                 .unwrap_or(id),
+            effect: None,
         }),
     };
     for (&id, view) in views {
@@ -230,8 +241,26 @@ pub fn plan(
                 changed |= hide_frame(&mut hide, document)?;
                 continue;
             }
+            // Up to the top: a document with a drawing effect may draw what it holds anywhere
+            // in its own viewport (a frame's content never leaves its frame's box), so it is
+            // covered whole in its parent, and the top document's refuses the capture; a frame
+            // element turned or skewed is covered whole.
             let mut at = document;
-            while parent_of(at).is_some() {
+            loop {
+                if let Some(effect) = boxes.get(&at).and_then(|b| b.effect.clone()) {
+                    if parent_of(at).is_none() {
+                        let frame = hide.get(&document).and_then(|set| set.first().copied());
+                        return Err(Unplaced {
+                            frame: frame.unwrap_or(document),
+                            effect: Some(effect),
+                        });
+                    }
+                    changed |= hide_frame(&mut hide, at)?;
+                    break;
+                }
+                if parent_of(at).is_none() {
+                    break;
+                }
                 if !host(at).is_some_and(|h| h.plain) {
                     changed |= hide_frame(&mut hide, at)?;
                     break;
@@ -364,6 +393,7 @@ mod tests {
     fn document(frames: Vec<FrameBox>, scroll_y: f64) -> DocumentBoxes {
         DocumentBoxes {
             frames,
+            effect: None,
             width: 600.0,
             height: 400.0,
             scroll_x: 0.0,
@@ -461,7 +491,30 @@ mod tests {
         )]);
         let patches = plan(&views, &boxes, &HashMap::new()).unwrap();
         assert_eq!(patches.len(), 1);
-        assert_eq!(patches[0].frames, [4, 9], "both are painted over");
+        assert_eq!(
+            patches[0].frames,
+            [4],
+            "frame 9 is painted over, never named"
+        );
+    }
+
+    #[test]
+    fn a_readable_frame_covered_whole_names_the_denied_frames_it_holds_and_no_deeper() {
+        // Frame 3 (readable) cannot be measured, so it is covered whole in the top document:
+        // the patch names it and frame 6 (denied, its child), but not frame 7 (inside 6).
+        let views = HashMap::from([
+            (0, view(None, None)),
+            (3, view(Some(0), None)),
+            (6, view(Some(3), Some(6))),
+            (7, view(Some(6), Some(6))),
+        ]);
+        let boxes = HashMap::from([(
+            0,
+            document(vec![element(Some(0), 0.0, 0.0, 10.0, 10.0)], 0.0),
+        )]);
+        let patches = plan(&views, &boxes, &HashMap::new()).unwrap();
+        assert_eq!(patches.len(), 1, "{patches:?}");
+        assert_eq!(patches[0].frames, [3, 6]);
     }
 
     #[test]
@@ -565,14 +618,55 @@ mod tests {
         // The top document itself could not be measured: nothing can be placed.
         assert_eq!(
             plan(&views, &HashMap::new(), &indexes),
-            Err(Unplaced { frame: 3 })
+            Err(Unplaced {
+                frame: 3,
+                effect: None
+            })
         );
         // Nor when a denied frame's element is out of reach of the top document.
         let views = HashMap::from([(0, view(None, None)), (5, view(Some(0), Some(5)))]);
         let boxes = HashMap::from([(0, document(vec![], 0.0))]);
         assert_eq!(
             plan(&views, &boxes, &HashMap::new()),
-            Err(Unplaced { frame: 5 })
+            Err(Unplaced {
+                frame: 5,
+                effect: None
+            })
+        );
+    }
+
+    #[test]
+    fn a_drawing_effect_covers_its_document_whole_and_refuses_at_the_top() {
+        let views = HashMap::from([
+            (0, view(None, None)),
+            (3, view(Some(0), None)),
+            (8, view(Some(3), Some(8))),
+        ]);
+        let indexes = HashMap::from([(3, 0)]);
+        let top = || document(vec![element(Some(0), 50.0, 60.0, 300.0, 200.0)], 0.0);
+        let inner = || document(vec![element(Some(0), 10.0, 10.0, 20.0, 20.0)], 0.0);
+        // Without an effect, only the denied frame's element in frame 3 is painted.
+        let boxes = HashMap::from([(0, top()), (3, inner())]);
+        let patches = plan(&views, &boxes, &indexes).unwrap();
+        assert_eq!(patches[0].rect, rect(52.0 + 10.0, 62.0 + 10.0, 20.0, 20.0));
+        // A filter in frame 3 may move the denied frame anywhere in frame 3's viewport: frame
+        // 3's whole element is painted instead.
+        let mut filtered = inner();
+        filtered.effect = Some("filter".into());
+        let boxes = HashMap::from([(0, top()), (3, filtered)]);
+        let patches = plan(&views, &boxes, &indexes).unwrap();
+        assert_eq!(patches.len(), 1, "{patches:?}");
+        assert_eq!(patches[0].rect, rect(50.0, 60.0, 300.0, 200.0));
+        // In the top document it may move it anywhere in the image: refused, saying why.
+        let mut reflected = top();
+        reflected.effect = Some("-webkit-box-reflect".into());
+        let boxes = HashMap::from([(0, reflected), (3, inner())]);
+        assert_eq!(
+            plan(&views, &boxes, &indexes),
+            Err(Unplaced {
+                frame: 8,
+                effect: Some("-webkit-box-reflect".into())
+            })
         );
     }
 

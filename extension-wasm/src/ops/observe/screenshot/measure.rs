@@ -69,6 +69,18 @@ pub async fn measure(tab: TabId) -> Result<Option<Measured>, OpError> {
         .into_iter()
         .collect();
     let patches = plan(&views, &boxes, &indexes).map_err(|unplaced| {
+        if let Some(effect) = &unplaced.effect {
+            return OpError::new(
+                ErrorCode::OriginBlocked,
+                format!(
+                    "The tab shows a frame the policy does not let agents read (frame {}), and \
+                     the page applies a drawing effect ({effect}) that can draw its pixels \
+                     outside the box it is measured in, so no screenshot was taken rather than \
+                     one that might show it. get_page_snapshot reads the rest of the page.",
+                    unplaced.frame
+                ),
+            );
+        }
         OpError::new(
             ErrorCode::OriginBlocked,
             format!(
@@ -94,7 +106,19 @@ pub async fn measure(tab: TabId) -> Result<Option<Measured>, OpError> {
             (*id, origin)
         })
         .collect();
-    Ok(Some(Measured { patches, origins }))
+    // The readable documents that hold a frame agents may not read: their frame elements are
+    // hidden for the capture (`super::hide`).
+    let holders = views
+        .values()
+        .filter(|view| !view.readable())
+        .filter_map(|view| view.parent)
+        .filter(|parent| views.get(parent).is_some_and(FrameView::readable))
+        .collect();
+    Ok(Some(Measured {
+        patches,
+        origins,
+        holders,
+    }))
 }
 
 /// What [`measure`] found.
@@ -104,6 +128,8 @@ pub struct Measured {
     pub patches: Vec<Patch>,
     /// Every frame's origin, for the result's `coveredFrames`.
     pub origins: HashMap<u32, String>,
+    /// The documents agents may read that hold a frame they may not.
+    pub holders: BTreeSet<u32>,
 }
 
 /// Runs a read in several frames with one injection, or one at a time when Chrome refuses one

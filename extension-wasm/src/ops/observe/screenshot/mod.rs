@@ -13,9 +13,12 @@
 //! [`measure`]): where such frames are drawn is measured before and after the capture, the two must agree (else the
 //! capture is taken again, and after [`CAPTURES`] tries refused), and the image — captured as
 //! PNG then, so it is encoded lossily once — is painted over there ([`paint`]) before it leaves
-//! the worker, and the result names them (`coveredFrames`).
+//! the worker, and the result names them (`coveredFrames`). For the capture's duration the frame
+//! elements of the documents holding such frames are hidden ([`hide`]), so a page that moves
+//! one between the measurements still cannot get it drawn.
 
 mod cover;
+mod hide;
 mod measure;
 mod paint;
 
@@ -264,15 +267,23 @@ struct Shot {
 /// How many captures a screenshot takes at most while frames it must cover move.
 const CAPTURES: usize = 3;
 
-/// Captures the area, with the frames agents may not read painted over: where they are drawn
-/// is measured before and after the capture, and the capture is kept only when both agree.
+/// Captures the area, with the frame elements of the documents that hold frames agents may not
+/// read hidden ([`hide`]) and those frames painted over: where they are drawn is measured
+/// before and after the capture, and the capture is kept only when both agree and every
+/// document holding such a frame had its frame elements hidden. Hiding stops the page's
+/// animations of frame elements, which moves them: the next try measures them still.
 async fn capture_covered(
     tab: TabId,
     request: &ScreenshotRequest,
     shot: &Shot,
 ) -> Result<(String, Vec<CoveredFrame>), OpError> {
+    // Shown again when dropped: on every way out, refusals and a dropped request included.
+    let mut hiding = hide::Hiding::new(tab);
     for _ in 0..CAPTURES {
         let before = measure::measure(tab).await?;
+        if let Some(measured) = &before {
+            hiding.hide(&measured.holders).await;
+        }
         let (parts, covered) = parts_in(before.as_ref(), shot);
         // Painted over, the image is encoded again: captured lossless, it is encoded lossily
         // only once.
@@ -283,13 +294,15 @@ async fn capture_covered(
         };
         let data = capture(tab, format, request.quality, shot).await?;
         let after = measure::measure(tab).await?;
-        if parts_in(after.as_ref(), shot) != (parts.clone(), covered.clone()) {
+        if parts_in(after.as_ref(), shot) != (parts.clone(), covered.clone())
+            || after.as_ref().is_some_and(|m| !hiding.tried(&m.holders))
+        {
             continue;
         }
         if parts.is_empty() {
             return Ok((data, covered));
         }
-        let data = paint::cover(&data, &parts, request.format, request.quality).await?;
+        let data = paint::cover(&data, shot.size, &parts, request.format, request.quality).await?;
         return Ok((data, covered));
     }
     Err(OpError::new(

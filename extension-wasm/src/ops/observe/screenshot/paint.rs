@@ -51,10 +51,29 @@ fn failed(step: &str, error: JsValue) -> OpError {
     )
 }
 
-/// Paints `parts` of the PNG image `png` (base64) and returns it encoded as `format` (base64),
-/// with `quality` (0–100) for the lossy formats.
+/// Refuses an image whose size is not the one the parts were computed for: painted at another
+/// scale, the fill would miss what it must hide. A pixel either way is Chrome rounding a
+/// fractional area (the parts carry a pixel of margin on each side for it).
+pub fn check_size(decoded: (u32, u32), expected: (u32, u32)) -> Result<(), OpError> {
+    if decoded.0.abs_diff(expected.0) <= 1 && decoded.1.abs_diff(expected.1) <= 1 {
+        return Ok(());
+    }
+    Err(OpError::new(
+        ErrorCode::Internal,
+        format!(
+            "Chrome captured an image of {}x{} pixels where {}x{} were expected, so the frames \
+             the policy does not let agents read cannot be placed in it: no screenshot is \
+             returned. Retry; if it persists, use get_page_snapshot.",
+            decoded.0, decoded.1, expected.0, expected.1
+        ),
+    ))
+}
+
+/// Paints `parts` of the PNG image `png` (base64), which must be `size` pixels, and returns it
+/// encoded as `format` (base64), with `quality` (0–100) for the lossy formats.
 pub async fn cover(
     png: &str,
+    size: (u32, u32),
     parts: &[Pixels],
     format: ImageFormat,
     quality: Option<u8>,
@@ -79,6 +98,10 @@ pub async fn cover(
     .await
     .map_err(|e| failed("decode", e))?
     .unchecked_into();
+    if let Err(error) = check_size((bitmap.width(), bitmap.height()), size) {
+        bitmap.close();
+        return Err(error);
+    }
     let canvas =
         OffscreenCanvas::new(bitmap.width(), bitmap.height()).map_err(|e| failed("canvas", e))?;
     let context: OffscreenCanvasRenderingContext2d = canvas
@@ -151,6 +174,17 @@ pub fn to_pixels(
 mod tests {
     use super::super::cover::Rect;
     use super::*;
+
+    #[test]
+    fn an_image_of_another_size_is_refused() {
+        assert!(check_size((800, 600), (800, 600)).is_ok());
+        assert!(check_size((801, 599), (800, 600)).is_ok(), "rounding");
+        for decoded in [(400, 300), (1600, 1200), (800, 602), (0, 0)] {
+            let refused = check_size(decoded, (800, 600)).unwrap_err();
+            assert_eq!(refused.code, ErrorCode::Internal);
+            assert!(refused.message.contains("800x600"), "{}", refused.message);
+        }
+    }
 
     #[test]
     fn page_rectangles_become_whole_image_pixels_with_a_margin() {
