@@ -9,6 +9,12 @@
 //! connection is known through a [`Liveness`] handle that the connection closes when it ends,
 //! and the cancel through the request's own handle in its connection's [`Cancels`]: nothing
 //! polls for either.
+//!
+//! Input that a check let through is handed to Chrome as a run (`input`) that Chrome delivers
+//! whether or not the request still waits for it. [`Checkpoint::dispatch`] is the check for
+//! such a run: its [`Dispatch`] lives as long as the run, and [`Checkpoint::delivered`] waits
+//! for the request's runs to end, so a request that was stopped (cancelled, out of time) is
+//! answered only once nothing of its input can land any more.
 
 use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
@@ -195,6 +201,34 @@ impl Drop for Registered {
     }
 }
 
+/// The input runs of one request that Chrome is still delivering, and the task waiting for
+/// them to end (the request's answer: one waiter at most).
+#[derive(Default)]
+struct InFlight {
+    runs: Cell<u32>,
+    waiter: RefCell<Option<Waker>>,
+}
+
+/// One input run of a request, handed to Chrome: dropped when Chrome has delivered it (the run
+/// holds it, not the request, so it outlives a request that stopped waiting).
+pub struct Dispatch {
+    in_flight: Rc<InFlight>,
+}
+
+impl Drop for Dispatch {
+    fn drop(&mut self) {
+        let runs = self.in_flight.runs.get().saturating_sub(1);
+        self.in_flight.runs.set(runs);
+        if runs == 0 {
+            // Taken out of the cell before waking: a waker may poll its task synchronously.
+            let waiter = self.in_flight.waiter.borrow_mut().take();
+            if let Some(waker) = waiter {
+                waker.wake();
+            }
+        }
+    }
+}
+
 /// Whether a request may still act. Operations call [`Checkpoint::check`] immediately before a
 /// click, a keystroke or a navigation is dispatched.
 pub struct Checkpoint {
@@ -206,6 +240,8 @@ pub struct Checkpoint {
     dispatched: Cell<u32>,
     /// Set once the request left its tab's queue.
     running: Cell<bool>,
+    /// The request's input runs Chrome is still delivering.
+    in_flight: Rc<InFlight>,
 }
 
 impl Checkpoint {
@@ -233,6 +269,7 @@ impl Checkpoint {
             timeout,
             dispatched: Cell::new(0),
             running: Cell::new(false),
+            in_flight: Rc::default(),
         }
     }
 
@@ -258,6 +295,28 @@ impl Checkpoint {
         self.check_alive()?;
         self.dispatched.set(self.dispatched.get() + 1);
         Ok(())
+    }
+
+    /// [`Checkpoint::check`] for a run of input that Chrome delivers on its own once handed over
+    /// (`input`): the returned [`Dispatch`] goes with the run and is dropped when it ends.
+    pub fn dispatch(&self) -> Result<Dispatch, OpError> {
+        self.check()?;
+        self.in_flight.runs.set(self.in_flight.runs.get() + 1);
+        Ok(Dispatch {
+            in_flight: self.in_flight.clone(),
+        })
+    }
+
+    /// Completes once none of the request's input runs is still being delivered: at once when
+    /// none was handed over, or all have ended.
+    pub fn delivered(&self) -> impl Future<Output = ()> + '_ {
+        std::future::poll_fn(|cx| {
+            if self.in_flight.runs.get() == 0 {
+                return Poll::Ready(());
+            }
+            *self.in_flight.waiter.borrow_mut() = Some(cx.waker().clone());
+            Poll::Pending
+        })
     }
 
     /// Like [`Checkpoint::check`], for a step that only reads or waits.
@@ -363,6 +422,45 @@ mod tests {
         drop(other);
         assert!(cancels.is_empty());
         assert!(!cancels.cancel(99), "an unknown ID is ignored");
+    }
+
+    #[test]
+    fn a_request_is_delivered_once_its_runs_end_and_no_run_starts_after_a_cancel() {
+        let cancels = Cancels::new();
+        let registered = cancels.register(3);
+        let checkpoint = Checkpoint::cancellable(
+            Liveness::new(),
+            registered.cancel().clone(),
+            60_000,
+            OpError::new(ErrorCode::TabUnresponsive, "late"),
+        );
+        assert!(
+            poll_once(checkpoint.delivered()).is_ready(),
+            "nothing handed over"
+        );
+        let first = checkpoint.dispatch().unwrap();
+        let second = checkpoint.dispatch().unwrap();
+        assert_eq!(checkpoint.dispatches(), 2);
+        let mut delivered = Box::pin(checkpoint.delivered());
+        assert!(poll_once(delivered.as_mut()).is_pending());
+        // Cancelled with both runs in Chrome: no third starts, and the answer waits for both.
+        assert!(cancels.cancel(3));
+        assert_eq!(
+            checkpoint.dispatch().err().map(|e| e.code),
+            Some(ErrorCode::Cancelled)
+        );
+        drop(first);
+        assert!(
+            poll_once(delivered.as_mut()).is_pending(),
+            "one run still lands"
+        );
+        drop(second);
+        assert!(poll_once(delivered.as_mut()).is_ready());
+        assert_eq!(
+            checkpoint.dispatches(),
+            2,
+            "the refused run counts for nothing"
+        );
     }
 
     #[test]

@@ -159,7 +159,11 @@ pub(crate) use log;
 /// What [`log!`] writes.
 #[doc(hidden)]
 pub fn console_log(line: &str) {
+    #[cfg(target_arch = "wasm32")]
     web_sys::console::log_1(&JsValue::from_str(&format!("tabwire: {line}")));
+    // Native unit tests have no console; what they log goes to the test's output.
+    #[cfg(not(target_arch = "wasm32"))]
+    eprintln!("tabwire: {line}");
 }
 
 /// A Chrome API call that threw or whose promise rejected.

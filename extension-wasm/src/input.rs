@@ -4,19 +4,53 @@
 //! must not be cut in half — a press without its release leaves the button held and turns
 //! later mouse moves into drags; a key down without its key up leaves the key stuck — run in a
 //! promise of their own that finishes even when the caller stops waiting (deadline, closed
-//! connection). The caller checks its deadline before starting one, never in the middle.
-//! Typed keys go in pipelined runs: a run's events are all issued at once, Chrome delivers
-//! them in order, and the answers are awaited together.
+//! connection, the hub's cancel). Typed keys go in pipelined runs: a run's events are all
+//! issued at once, Chrome delivers them in order, and the answers are awaited together.
+//!
+//! Every run starts with its request's checkpoint ([`Checkpoint::dispatch`], never in the
+//! middle of a run) and holds, until it ends, both its request's answer and its tab's queue
+//! ([`queue::delivering`]): a request that stopped is answered only once its last event has
+//! landed, and the next request on the tab starts only then, so the two never interleave
+//! (issue 23). At most the run already handed to Chrome completes after a cancel. A run
+//! holds them no longer than [`HOLD_LIMIT_MS`], or until a JavaScript dialog blocks its page:
+//! a page that stopped answering must not keep its tab from everyone.
+
+use std::pin::pin;
 
 use serde_json::{Value, json};
 use tabwire_protocol::{ErrorCode, MouseButton, OpError, TabId};
 use wasm_bindgen::JsValue;
 
-use crate::checkpoint::Checkpoint;
+use crate::checkpoint::{Checkpoint, Dispatch};
 use crate::debugger::{self, send, send_attached};
+use crate::queue::{self, Delivering};
+use crate::timer::{Either, select, sleep};
 
 /// Events sent one after the other on the tab's debugger session.
 type Events = Vec<(&'static str, Value)>;
+
+/// How long a run may hold its tab and its request's answer. Runs take milliseconds (a drag's
+/// path in a shown tab, under a second); one still going after this is stuck in a page that
+/// stopped answering, and goes on without holding anything.
+pub const HOLD_LIMIT_MS: f64 = 5_000.0;
+
+/// A run's hold on its request's answer and its tab's queue, taken when the checkpoint lets
+/// it through and dropped when the run ends.
+struct Handed {
+    tab: TabId,
+    _request: Dispatch,
+    _queue: Delivering,
+}
+
+/// Passes the checkpoint for a run on `tab` and takes the run's hold.
+fn begin(tab: TabId, checkpoint: &Checkpoint) -> Result<Handed, OpError> {
+    let request = checkpoint.dispatch()?;
+    Ok(Handed {
+        tab,
+        _request: request,
+        _queue: queue::delivering(tab),
+    })
+}
 
 /// Sends `events` in order; on failure, says how many went out before it.
 async fn send_all(tab: TabId, events: Events) -> Result<(), (usize, OpError)> {
@@ -48,28 +82,59 @@ async fn send_pipelined(tab: TabId, events: Events) -> Result<(), (usize, OpErro
 /// Runs `events` in order as a promise that finishes even if nobody awaits it any more (see the
 /// module's comment). The session must already be attached: nothing here waits for an attach.
 /// An error says the action may have happened only when an event had gone out before it.
-async fn unstoppable(tab: TabId, events: Events) -> Result<(), OpError> {
-    regardless(send_all(tab, events)).await
+async fn unstoppable(handed: Handed, events: Events) -> Result<(), OpError> {
+    let tab = handed.tab;
+    regardless(handed, done(send_all(tab, events)))
+        .await
+        .map(|_| ())
 }
 
 /// Like [`unstoppable`], with the events pipelined ([`send_pipelined`]).
-async fn unstoppable_pipelined(tab: TabId, events: Events) -> Result<(), OpError> {
-    regardless(send_pipelined(tab, events)).await
+async fn unstoppable_pipelined(handed: Handed, events: Events) -> Result<(), OpError> {
+    let tab = handed.tab;
+    regardless(handed, done(send_pipelined(tab, events)))
+        .await
+        .map(|_| ())
 }
 
-/// Runs `sending` to its end in a promise of its own, whether or not the caller still waits.
+/// A run's outcome as its promise settles.
+async fn done(
+    sending: impl Future<Output = Result<(), (usize, OpError)>>,
+) -> Result<JsValue, JsValue> {
+    sending
+        .await
+        .map(|()| JsValue::UNDEFINED)
+        .map_err(encode_failure)
+}
+
+/// Runs `sending` to its end in a promise of its own, whether or not the caller still waits,
+/// holding `handed` until it ends, a dialog blocks the page or [`HOLD_LIMIT_MS`] pass.
 async fn regardless(
-    sending: impl Future<Output = Result<(), (usize, OpError)>> + 'static,
-) -> Result<(), OpError> {
+    handed: Handed,
+    sending: impl Future<Output = Result<JsValue, JsValue>> + 'static,
+) -> Result<JsValue, OpError> {
     let run = wasm_bindgen_futures::future_to_promise(async move {
-        sending
-            .await
-            .map(|()| JsValue::UNDEFINED)
-            .map_err(encode_failure)
+        let tab = handed.tab;
+        let mut sending = pin!(sending);
+        let blocked = select(sleep(HOLD_LIMIT_MS), debugger::dialog_opened(tab));
+        match select(sending.as_mut(), blocked).await {
+            Either::Left(outcome) => {
+                drop(handed);
+                outcome
+            }
+            Either::Right(why) => {
+                let why = match why {
+                    Either::Left(()) => format!("still going after {HOLD_LIMIT_MS} ms"),
+                    Either::Right(_) => "a dialog blocks its page".to_owned(),
+                };
+                crate::chrome::log!("tab {tab}: an input run no longer holds the tab ({why})");
+                drop(handed);
+                sending.await
+            }
+        }
     });
     wasm_bindgen_futures::JsFuture::from(run)
         .await
-        .map(|_| ())
         .map_err(decode_failure)
 }
 
@@ -94,16 +159,11 @@ fn mouse(kind: &str, x: f64, y: f64, button: &str, buttons: u32, count: u32) -> 
     json!({"type": kind, "x": x, "y": y, "button": button, "buttons": buttons, "clickCount": count})
 }
 
-/// Moves the mouse to (x, y), CSS pixels of the viewport.
-pub async fn move_to(tab: TabId, x: f64, y: f64) -> Result<(), OpError> {
-    unstoppable(
-        tab,
-        vec![(
-            "Input.dispatchMouseEvent",
-            mouse("mouseMoved", x, y, "none", 0, 0),
-        )],
-    )
-    .await
+/// Moves the mouse to (x, y), CSS pixels of the viewport, once the checkpoint lets it.
+pub async fn move_to(tab: TabId, x: f64, y: f64, checkpoint: &Checkpoint) -> Result<(), OpError> {
+    let handed = begin(tab, checkpoint)?;
+    let moved = mouse("mouseMoved", x, y, "none", 0, 0);
+    unstoppable(handed, vec![("Input.dispatchMouseEvent", moved)]).await
 }
 
 /// Clicks (x, y) `count` times with `button`, moving the mouse there first when `with_move`.
@@ -124,10 +184,14 @@ pub async fn click(
 ) -> Result<(), OpError> {
     let (x, y) = at;
     if with_move {
-        checkpoint.check()?;
-        move_to(tab, x, y).await?;
+        move_to(tab, x, y, checkpoint).await?;
     }
-    checkpoint.check()?;
+    let handed = begin(tab, checkpoint)?;
+    unstoppable(handed, click_events(at, button, count)).await
+}
+
+/// A click's presses, each followed by its release, in one run.
+fn click_events((x, y): (f64, f64), button: MouseButton, count: u32) -> Events {
     let (name, bit) = button.cdp();
     let mut events = Vec::new();
     for n in 1..=count.max(1) {
@@ -140,7 +204,7 @@ pub async fn click(
             mouse("mouseReleased", x, y, name, 0, n),
         ));
     }
-    unstoppable(tab, events).await
+    events
 }
 
 /// The first move of a drag, in CSS pixels along its way: past the distance at which pages
@@ -196,8 +260,14 @@ fn drag_path(from: (f64, f64), to: (f64, f64)) -> Vec<(f64, f64)> {
 /// back to tabwire (`Input.dragIntercepted`); the rest of the path is then delivered as drag
 /// events (`Input.dispatchDragEvent`, which headless and headed Chrome both honour) and the
 /// drop at `to`, instead of mouse moves the page would not see during a drag. Returns whether
-/// an HTML5 drag was delivered.
-pub async fn drag(tab: TabId, from: (f64, f64), to: (f64, f64)) -> Result<bool, OpError> {
+/// an HTML5 drag was delivered. The checkpoint is passed before interception is turned on.
+pub async fn drag(
+    tab: TabId,
+    from: (f64, f64),
+    to: (f64, f64),
+    checkpoint: &Checkpoint,
+) -> Result<bool, OpError> {
+    let handed = begin(tab, checkpoint)?;
     debugger::take_drag(tab);
     send(tab, "Input.setInterceptDrags", &json!({"enabled": true})).await?;
     let press = vec![
@@ -218,7 +288,7 @@ pub async fn drag(tab: TabId, from: (f64, f64), to: (f64, f64)) -> Result<bool, 
         ),
         ("Input.setInterceptDrags", json!({"enabled": false})),
     ];
-    let run = wasm_bindgen_futures::future_to_promise(async move {
+    let run = async move {
         let pressed = press.len();
         let mut moved = send_all(tab, press).await;
         // Mouse moves with the button held, until one starts an HTML5 drag.
@@ -264,12 +334,11 @@ pub async fn drag(tab: TabId, from: (f64, f64), to: (f64, f64)) -> Result<bool, 
         moved.map_err(encode_failure)?;
         let html5 = dropped.map_err(|(_, error)| encode_failure((1, error)))?;
         released.map_err(|(_, error)| encode_failure((1, error)))?;
-        Ok(JsValue::from_bool(html5))
-    });
-    wasm_bindgen_futures::JsFuture::from(run)
+        Ok::<_, JsValue>(JsValue::from_bool(html5))
+    };
+    regardless(handed, run)
         .await
         .map(|value| value.as_bool().unwrap_or(false))
-        .map_err(decode_failure)
 }
 
 /// A key as CDP wants it.
@@ -383,14 +452,22 @@ fn key_events(def: &KeyDef, modifiers: u8) -> Events {
     ]
 }
 
-/// Presses and releases one key with `modifiers` held.
-pub async fn press_key(tab: TabId, def: &KeyDef, modifiers: u8) -> Result<(), OpError> {
-    unstoppable(tab, key_events(def, modifiers)).await
+/// Presses and releases one key with `modifiers` held, once the checkpoint lets it.
+pub async fn press_key(
+    tab: TabId,
+    def: &KeyDef,
+    modifiers: u8,
+    checkpoint: &Checkpoint,
+) -> Result<(), OpError> {
+    let handed = begin(tab, checkpoint)?;
+    unstoppable(handed, key_events(def, modifiers)).await
 }
 
-/// Inserts `text` into the focused element as one trusted edit.
-pub async fn insert_text(tab: TabId, text: &str) -> Result<(), OpError> {
-    unstoppable(tab, vec![("Input.insertText", json!({ "text": text }))]).await
+/// Inserts `text` into the focused element as one trusted edit, once the checkpoint lets it.
+pub async fn insert_text(tab: TabId, text: &str, checkpoint: &Checkpoint) -> Result<(), OpError> {
+    let handed = begin(tab, checkpoint)?;
+    let insert = ("Input.insertText", json!({ "text": text }));
+    unstoppable(handed, vec![insert]).await
 }
 
 /// How many characters' key events go to Chrome in one pipelined run: enough that sending
@@ -401,7 +478,7 @@ const KEYS_PER_RUN: usize = 20;
 
 /// Types `text` into the focused element as a key down/up per character, in pipelined runs
 /// of [`KEYS_PER_RUN`] characters. The checkpoint is passed before every run: a long text
-/// stops at the deadline, between two keys.
+/// stops at the deadline or a cancel between two runs, and the run under way lands whole.
 pub async fn type_keys(tab: TabId, text: &str, checkpoint: &Checkpoint) -> Result<(), OpError> {
     let chars: Vec<char> = text.chars().collect();
     let mut typed = 0;
@@ -426,8 +503,10 @@ pub async fn type_keys(tab: TabId, text: &str, checkpoint: &Checkpoint) -> Resul
             }
             error
         };
-        checkpoint.check().map_err(stopped)?;
-        unstoppable_pipelined(tab, events).await.map_err(stopped)?;
+        let handed = begin(tab, checkpoint).map_err(stopped)?;
+        unstoppable_pipelined(handed, events)
+            .await
+            .map_err(stopped)?;
         typed += chunk.len();
     }
     Ok(())
@@ -482,6 +561,42 @@ mod tests {
         // Shorter than the first move: straight there, twice.
         assert_eq!(drag_path((0.0, 0.0), (4.0, 0.0)), [(4.0, 0.0), (4.0, 0.0)]);
         assert_eq!(drag_path((5.0, 5.0), (5.0, 5.0)), [(5.0, 5.0), (5.0, 5.0)]);
+    }
+
+    /// What a run leaves held: the buttons and keys pressed and not released at its end.
+    fn held_after(events: &Events) -> Vec<String> {
+        let mut held = Vec::new();
+        for (method, params) in events {
+            let what = match *method {
+                "Input.dispatchMouseEvent" => params["button"].to_string(),
+                "Input.dispatchKeyEvent" => params["key"].to_string(),
+                _ => continue,
+            };
+            match params["type"].as_str().unwrap() {
+                "mousePressed" | "keyDown" | "rawKeyDown" => held.push(what),
+                "mouseReleased" | "keyUp" => {
+                    let at = held.iter().position(|h| *h == what);
+                    held.remove(at.expect("a release follows its press"));
+                }
+                _ => {}
+            }
+        }
+        held
+    }
+
+    #[test]
+    fn every_press_is_released_in_its_own_run() {
+        // A run is handed to Chrome whole and lands whole, even after a cancel: a press and its
+        // release are never in two runs, so a cancel between runs leaves nothing held.
+        for count in 1..=3 {
+            let events = click_events((5.0, 5.0), MouseButton::Right, count);
+            assert_eq!(events.len() as u32, 2 * count);
+            assert!(held_after(&events).is_empty());
+        }
+        for (key, modifiers) in [("a", 0), ("Enter", 0), ("c", 2), ("F5", 8)] {
+            let events = key_events(&key_def(key, modifiers).unwrap(), modifiers);
+            assert!(held_after(&events).is_empty(), "{key}");
+        }
     }
 
     #[test]

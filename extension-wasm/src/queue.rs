@@ -6,6 +6,12 @@
 //! line (it never runs: `QUEUE_TIMEOUT`). The [`Permit`] an admitted request holds frees the
 //! tab when dropped, however the request ends. The lanes also answer `get_tab_health`: what
 //! runs, since when, against which deadline, and how many wait.
+//!
+//! A request that stops (cancelled, out of time, its connection gone) frees its tab at once,
+//! but input it had already handed to Chrome (`input`: a run of keys, a drag's path, a press
+//! and its release) goes on being delivered. Such a run holds the tab too, through its
+//! [`Delivering`]: the next request is admitted only once it has ended, so its own input
+//! never lands in the middle of the stopped one's (issue 23).
 
 use std::cell::RefCell;
 use std::collections::{HashMap, VecDeque};
@@ -31,9 +37,22 @@ struct Running {
 struct Lane {
     running: Option<Running>,
     waiting: VecDeque<(u64, Option<Waker>)>,
+    /// Input runs Chrome is still delivering on the tab, whether or not their request still
+    /// runs: while any is, nothing is admitted.
+    delivering: u32,
 }
 
 impl Lane {
+    /// Whether the first in line may start: nothing runs and no input is still landing.
+    fn is_free(&self) -> bool {
+        self.running.is_none() && self.delivering == 0
+    }
+
+    /// Whether the lane holds nothing at all (and can be forgotten).
+    fn is_empty(&self) -> bool {
+        self.is_free() && self.waiting.is_empty()
+    }
+
     fn wake_first(&mut self) {
         if let Some((_, Some(waker))) = self.waiting.front_mut() {
             waker.wake_by_ref();
@@ -92,7 +111,7 @@ impl Future for Admission {
             let mut lanes = lanes.borrow_mut();
             let lane = lanes.lanes.entry(this.tab).or_default();
             let first = lane.waiting.front().map(|(ticket, _)| *ticket) == Some(this.ticket);
-            if first && lane.running.is_none() {
+            if first && lane.is_free() {
                 lane.waiting.pop_front();
                 lane.running = Some(Running {
                     ticket: this.ticket,
@@ -124,7 +143,7 @@ impl Drop for Admission {
             if let Some(lane) = lanes.lanes.get_mut(&self.tab) {
                 lane.waiting.retain(|(ticket, _)| *ticket != self.ticket);
                 // The one behind may now be first.
-                if lane.running.is_none() {
+                if lane.is_free() {
                     lane.wake_first();
                 }
             }
@@ -148,8 +167,43 @@ impl Drop for Permit {
             if lane.running.as_ref().map(|r| r.ticket) == Some(self.ticket) {
                 lane.running = None;
             }
-            lane.wake_first();
-            if lane.running.is_none() && lane.waiting.is_empty() {
+            // Input of this request still landing keeps the next one waiting (`Delivering`).
+            if lane.is_free() {
+                lane.wake_first();
+            }
+            if lane.is_empty() {
+                lanes.lanes.remove(&self.tab);
+            }
+        });
+    }
+}
+
+/// Records that an input run on `tab` was handed to Chrome: the tab admits nobody until the
+/// returned guard, which goes with the run, is dropped at its end.
+pub fn delivering(tab: TabId) -> Delivering {
+    LANES.with(|lanes| {
+        lanes.borrow_mut().lanes.entry(tab).or_default().delivering += 1;
+    });
+    Delivering { tab }
+}
+
+/// An input run Chrome is still delivering on a tab; dropping it lets the next request in.
+pub struct Delivering {
+    tab: TabId,
+}
+
+impl Drop for Delivering {
+    fn drop(&mut self) {
+        LANES.with(|lanes| {
+            let mut lanes = lanes.borrow_mut();
+            let Some(lane) = lanes.lanes.get_mut(&self.tab) else {
+                return;
+            };
+            lane.delivering = lane.delivering.saturating_sub(1);
+            if lane.is_free() {
+                lane.wake_first();
+            }
+            if lane.is_empty() {
                 lanes.lanes.remove(&self.tab);
             }
         });
@@ -185,9 +239,9 @@ pub fn try_admit(tab: TabId, tool: &str) -> Option<Permit> {
     }
 }
 
-/// Whether nothing runs or waits in `tab`.
+/// Whether nothing runs, waits or still lands in `tab`.
 pub fn is_idle(tab: TabId) -> bool {
-    matches!(status(tab), (None, 0))
+    LANES.with(|lanes| lanes.borrow().lanes.get(&tab).is_none_or(Lane::is_empty))
 }
 
 #[cfg(test)]
@@ -276,6 +330,85 @@ mod tests {
         assert_eq!(status(11).1, 0);
         drop(next);
         assert!(is_idle(11));
+    }
+
+    /// A waker that records being woken.
+    struct Flag(std::sync::atomic::AtomicBool);
+
+    impl std::task::Wake for Flag {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.store(true, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    impl Flag {
+        fn new() -> std::sync::Arc<Flag> {
+            std::sync::Arc::new(Flag(std::sync::atomic::AtomicBool::new(false)))
+        }
+
+        fn take(&self) -> bool {
+            self.0.swap(false, std::sync::atomic::Ordering::SeqCst)
+        }
+    }
+
+    /// The admission rule (issue 23): a request that stopped frees its place, but the input it
+    /// handed to Chrome still holds the tab; the next request is let in when that run ends.
+    #[test]
+    fn input_still_landing_keeps_the_next_request_out_until_it_ends() {
+        let Poll::Ready(typing) = poll_once(admit(21, "type_text", 1000)) else {
+            panic!("an idle tab admits at once");
+        };
+        // A run of keys handed to Chrome, and one more (a press, then its release).
+        let keys = delivering(21);
+        let press = delivering(21);
+        let flag = Flag::new();
+        let waker = Waker::from(flag.clone());
+        let mut cx = Context::from_waker(&waker);
+        let mut next = Box::pin(admit(21, "type_text", 1000));
+        assert!(next.as_mut().poll(&mut cx).is_pending());
+
+        // The typing is cancelled: its permit goes at once, its runs do not.
+        drop(typing);
+        assert!(
+            next.as_mut().poll(&mut cx).is_pending(),
+            "the keys still land"
+        );
+        assert!(!is_idle(21));
+        assert!(try_admit(21, "get_tab_health").is_none());
+        let (active, queued) = status(21);
+        assert!(active.is_none());
+        assert_eq!(queued, 1);
+        flag.take();
+        drop(keys);
+        assert!(
+            !flag.take(),
+            "one run still lands: nobody is woken for nothing"
+        );
+        assert!(next.as_mut().poll(&mut cx).is_pending());
+
+        // The last run ends: the next request is woken and admitted.
+        drop(press);
+        assert!(
+            flag.take(),
+            "the end of the last run wakes the first in line"
+        );
+        let Poll::Ready(permit) = next.as_mut().poll(&mut cx) else {
+            panic!("admitted once the input has landed");
+        };
+        assert_eq!(status(21).0.unwrap().tool, "type_text");
+        drop(permit);
+        assert!(is_idle(21));
+
+        // A run that ends while its request still runs lets nobody overtake that request.
+        let Poll::Ready(clicking) = poll_once(admit(22, "click_element", 1000)) else {
+            panic!("an idle tab admits at once");
+        };
+        let mut behind = Box::pin(admit(22, "snapshot", 1000));
+        assert!(behind.as_mut().poll(&mut cx).is_pending());
+        drop(delivering(22));
+        assert!(behind.as_mut().poll(&mut cx).is_pending());
+        drop(clicking);
+        assert!(behind.as_mut().poll(&mut cx).is_ready());
     }
 
     #[test]

@@ -14,7 +14,11 @@
 //! operation is dropped the same way — still queued, it leaves the line and never runs;
 //! running, it stops at its next await, and its checkpoint refuses any input after the cancel
 //! — and the hub is answered `CANCELLED`, with `actionMayHaveOccurred` when a checkpoint had
-//! let input through. The tab is free for the next request as soon as the cancel is read.
+//! let input through. The request is registered for cancels by the connection's message loop
+//! ([`accept`]), before its task exists, so a cancel right behind it is never lost. The tab is
+//! free for the next request as soon as the cancel is read, unless input the request had
+//! already handed to Chrome is still landing: then the next request, and the cancelled one's
+//! answer, wait for that run to end (milliseconds; see `input`).
 //!
 //! Operations on a tab wait for their turn in the tab's queue (`queue`); one whose deadline
 //! passes there never starts and gets `QUEUE_TIMEOUT`. Listing tabs, a tab's health and
@@ -35,7 +39,7 @@ use tabwire_protocol::{
 };
 
 use crate::calllog::{self, CallRecord};
-use crate::checkpoint::{Cancels, Checkpoint, Liveness};
+use crate::checkpoint::{Cancels, Checkpoint, Liveness, Registered};
 use crate::chrome_tabs::resolve_tab;
 use crate::ops;
 use crate::timer::{Either, now_ms, select, sleep};
@@ -45,13 +49,46 @@ use crate::{debugger, leases, queue};
 /// Requests slower than this are logged even when they succeed.
 const SLOW_REQUEST_MS: u32 = 1000;
 
-/// Runs `request`, which came on the connection of `liveness`, and answers it with `send`
-/// (which refuses once that connection is gone: the answer is then only recorded). The hub
-/// may cancel it through the connection's `cancels` until it is answered.
-pub async fn handle(
+/// A request the connection took in: cancellable from the moment it was read.
+pub struct Accepted {
     request: Request,
+    registered: Registered,
+}
+
+/// Takes `request` in, registering it with its connection's `cancels` at once, in the
+/// connection's message loop before its task is spawned: a cancel the loop reads before the
+/// task first runs finds the request, and it never starts (issue 23).
+pub fn accept(request: Request, cancels: &Cancels) -> Accepted {
+    let registered = cancels.register(request.id);
+    Accepted {
+        request,
+        registered,
+    }
+}
+
+impl Accepted {
+    /// Runs the request, which came on the connection of `liveness`, and answers it with
+    /// `send` (which refuses once that connection is gone: the answer is then only recorded).
+    /// The hub may cancel it until it is answered.
+    pub async fn serve(
+        self,
+        liveness: Liveness,
+        send: impl FnOnce(&str) -> Result<(), &'static str>,
+    ) {
+        let Accepted {
+            request,
+            registered,
+        } = self;
+        serve(request, registered, liveness, send).await;
+    }
+}
+
+/// [`Accepted::serve`], with the request's registration in its connection's cancels, dropped
+/// once it is answered.
+async fn serve(
+    request: Request,
+    registered: Registered,
     liveness: Liveness,
-    cancels: &Cancels,
     send: impl FnOnce(&str) -> Result<(), &'static str>,
 ) {
     let started = now_ms();
@@ -64,7 +101,6 @@ pub async fn handle(
         viewer,
         op,
     } = request;
-    let registered = cancels.register(id);
     let cancel = registered.cancel();
     let timeout = deadline_error(&op, deadline_ms);
     let checkpoint = Checkpoint::cancellable(
@@ -73,35 +109,48 @@ pub async fn handle(
         deadline_ms,
         timeout.clone(),
     );
-    let stop = select(
-        sleep(deadline_ms as f64),
-        select(liveness.closed(), cancel.cancelled()),
-    );
-    // A request that names no viewer (none does from this hub) is a viewer of its own, "".
-    let viewer = viewer.unwrap_or_default();
-    let caller = Caller {
-        holder: holder.as_ref(),
-        viewer: &viewer,
-    };
-    let work = async {
-        if viewer.chars().count() > MAX_VIEWER_LEN {
-            return Err(OpError::new(
-                ErrorCode::InvalidArgument,
-                format!("the request's viewer is longer than {MAX_VIEWER_LEN} characters"),
-            ));
+    let outcome = if cancel.is_cancelled() {
+        // Cancelled before its task first ran: it never starts.
+        Err(cancelled_error(&checkpoint))
+    } else {
+        let stop = select(
+            sleep(deadline_ms as f64),
+            select(liveness.closed(), cancel.cancelled()),
+        );
+        // A request that names no viewer (none does from this hub) is a viewer of its own, "".
+        let viewer = viewer.unwrap_or_default();
+        let caller = Caller {
+            holder: holder.as_ref(),
+            viewer: &viewer,
+        };
+        let work = async {
+            if viewer.chars().count() > MAX_VIEWER_LEN {
+                return Err(OpError::new(
+                    ErrorCode::InvalidArgument,
+                    format!("the request's viewer is longer than {MAX_VIEWER_LEN} characters"),
+                ));
+            }
+            run(tab_id, caller, op, &tool, deadline_ms, &checkpoint).await
+        };
+        // The work is dropped when `select` returns: a queued request leaves its tab's line, a
+        // running one frees its place in it. Input it had handed to Chrome still lands, and
+        // holds the tab meanwhile (`input`); the answer waits for it too, so nothing of a
+        // stopped request happens after its answer.
+        match select(work, stop).await {
+            Either::Left(outcome) => outcome,
+            Either::Right(Either::Left(())) => {
+                checkpoint.delivered().await;
+                Err(timeout_error(timeout, &checkpoint, deadline_ms))
+            }
+            Either::Right(Either::Right(Either::Left(()))) => {
+                crate::chrome::log!("request {id} {tool}: stopped, its connection closed");
+                return;
+            }
+            Either::Right(Either::Right(Either::Right(()))) => {
+                checkpoint.delivered().await;
+                Err(cancelled_error(&checkpoint))
+            }
         }
-        run(tab_id, caller, op, &tool, deadline_ms, &checkpoint).await
-    };
-    // The work is dropped when `select` returns: a queued request leaves its tab's line, a
-    // running one frees the tab, before anything is answered.
-    let outcome = match select(work, stop).await {
-        Either::Left(outcome) => outcome,
-        Either::Right(Either::Left(())) => Err(timeout_error(timeout, &checkpoint, deadline_ms)),
-        Either::Right(Either::Right(Either::Left(()))) => {
-            crate::chrome::log!("request {id} {tool}: stopped, its connection closed");
-            return;
-        }
-        Either::Right(Either::Right(Either::Right(()))) => Err(cancelled_error(&checkpoint)),
     };
     drop(registered);
     let error_code = outcome.as_ref().err().map(|e| e.code.as_str().to_owned());
@@ -461,6 +510,52 @@ mod tests {
             error
                 .message
                 .contains("5000 ms deadline, so this one never started")
+        );
+    }
+
+    /// Issue 23: the connection's loop reads a request, spawns its task, and may read the
+    /// hub's cancel for it before that task first runs. The cancel must find the request.
+    #[test]
+    fn a_cancel_read_before_the_task_first_runs_still_cancels_it() {
+        let cancels = Cancels::new();
+        let click = tabwire_protocol::ActRequest {
+            action: Action::Hover {
+                target: Target::Css("#menu".into()),
+            },
+            observe: None,
+        };
+        let request = Request {
+            id: 41,
+            tab_id: Some(5),
+            deadline_ms: 30_000,
+            tool: "hover".into(),
+            holder: None,
+            viewer: Some("s".into()),
+            op: click.into(),
+        };
+        // What the loop does on the request: the task is spawned, not run yet.
+        let accepted = accept(request, &cancels);
+        // The next message the loop reads: the hub's cancel.
+        assert!(cancels.cancel(41), "the cancel finds the request");
+        // The task's first poll answers without running anything (running would call Chrome,
+        // which a native test has not got).
+        let answer = std::cell::RefCell::new(None);
+        let served = crate::timer::tests::poll_once(accepted.serve(Liveness::new(), |text| {
+            *answer.borrow_mut() = Some(text.to_owned());
+            Ok(())
+        }));
+        assert!(served.is_ready(), "answered at its first poll");
+        let text = answer.take().expect("an answer was sent");
+        let ExtensionMessage::Response(response) = serde_json::from_str(&text).unwrap() else {
+            panic!("not a response: {text}");
+        };
+        assert_eq!(response.id, 41);
+        let error = response.error.expect("an error");
+        assert_eq!(error.code, ErrorCode::Cancelled);
+        assert!(!error.action_may_have_occurred, "it never ran");
+        assert!(
+            cancels.is_empty(),
+            "answered, it can no longer be cancelled"
         );
     }
 

@@ -6,6 +6,10 @@
 //! "At once" is shown without timing figures: the next call is given a deadline far shorter
 //! than the cancelled call's (3 s against 30 s or more), so it could only succeed if the queue
 //! was freed; "never ran" by counters the fixture pages and the fake adb keep.
+//!
+//! "Never after the cancel" is shown by the page's own log of the keys it heard: the run of
+//! keys already handed to Chrome lands whole, before the cancelled call's answer (the audit
+//! record's time) and before the next call's first key, never in its field.
 
 use std::time::Duration;
 
@@ -127,6 +131,95 @@ async fn a_cancelled_batch_frees_its_tab_and_its_click_never_lands() {
         .call("get_page_content", json!({"selector": "#count"}))
         .await;
     assert_eq!(read.data()["content"].as_str().unwrap().trim(), "Count: 1");
+}
+
+/// The keys `slow-keys.html` heard, in order: `{field, key, at}`.
+async fn keys_heard(setup: &OneBrowser) -> Vec<Value> {
+    let keys = setup.evaluate("slow-keys.html", "window.keys").await;
+    keys.as_array().expect("the page's key log").clone()
+}
+
+/// A field's value on `slow-keys.html`.
+async fn field(setup: &OneBrowser, id: &str) -> String {
+    let expression = format!("document.getElementById('{id}').value");
+    let value = setup.evaluate("slow-keys.html", &expression).await;
+    value.as_str().expect("a field's value").to_owned()
+}
+
+/// Issue 23's review: a cancel used to answer, and free the tab, while the run of keys already
+/// handed to Chrome was still landing, so the next call's typing could start in the middle of
+/// it (its focus moved to another field, where the cancelled keys then went).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cancelled_typing_lands_its_last_keys_before_its_answer_and_the_next_typing() {
+    let setup = OneBrowser::on("Work", "slow-keys.html").await;
+    // About 8 s of keys at the page's 4 ms a key, in runs of 20.
+    let long = "a".repeat(2000);
+    let typing = setup
+        .client
+        .start_call(
+            "type_text",
+            json!({"selector": "#first", "text": long, "inputMethod": "keys",
+                   "timeoutMs": 60_000, "observe": false}),
+        )
+        .await;
+    eventually("the typing to be under way", CONNECT_LIMIT, || async {
+        (field(&setup, "first").await.len() >= 40).then_some(())
+    })
+    .await;
+
+    // Cancelled mid-typing, and at once another call types into the other field.
+    typing.cancel().await;
+    let next = setup
+        .call(
+            "type_text",
+            json!({"selector": "#second", "text": "0123456789", "timeoutMs": 30_000,
+                   "observe": false}),
+        )
+        .await;
+    assert_eq!(next.data()["value"], "0123456789", "{}", next.text);
+
+    // The fields did not mix: the second has exactly its own text, the first only the
+    // cancelled call's keys, and fewer than all of them.
+    assert_eq!(field(&setup, "second").await, "0123456789");
+    let first = field(&setup, "first").await;
+    assert!(first.chars().all(|c| c == 'a'), "{first}");
+    assert!(first.len() < long.len(), "the typing was cancelled");
+
+    // The page heard every cancelled key in the first field, all of them before the next
+    // call's first key.
+    let keys = keys_heard(&setup).await;
+    let cancelled: Vec<&Value> = keys.iter().filter(|k| k["key"] == "a").collect();
+    assert_eq!(
+        cancelled.len(),
+        first.len(),
+        "each key landed once, in its field"
+    );
+    assert!(cancelled.iter().all(|k| k["field"] == "first"), "{keys:?}");
+    let last_cancelled = keys.iter().rposition(|k| k["key"] == "a").unwrap();
+    let first_next = keys
+        .iter()
+        .position(|k| k["key"] == "0")
+        .expect("the next call's keys");
+    assert!(last_cancelled < first_next, "interleaved: {keys:?}");
+    assert!(
+        keys[first_next..].iter().all(|k| k["field"] == "second"),
+        "{keys:?}"
+    );
+
+    // The cancelled call was answered after its last key landed (both times in milliseconds
+    // of the same clock, in the same RFC 3339 form, so they compare as text).
+    let typed = records_of(&setup.hub, "type_text", 2).await;
+    let record = typed
+        .iter()
+        .find(|record| record["outcome"] == "cancelled")
+        .expect("the cancelled typing's record");
+    assert_eq!(record["actionMayHaveOccurred"], true, "{record}");
+    let answered = record["time"].as_str().unwrap();
+    let last_key = cancelled.last().unwrap()["at"].as_str().unwrap();
+    assert!(
+        last_key <= answered,
+        "a key landed at {last_key}, after the answer at {answered}"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -164,8 +164,9 @@ impl<A: Adb> Device<A> {
     }
 
     /// [`Device::execute`] for an operation the hub may cancel through `cancel`: waiting for
-    /// its turn, it leaves the queue and never runs; running, it stops at its next await, and
-    /// the answer is `CANCELLED`, saying whether input had gone out.
+    /// its turn, it leaves the queue and never runs; running, it stops at its next await (an
+    /// input command under way first runs to its end), and the answer is `CANCELLED`, saying
+    /// whether input had gone out.
     pub async fn execute_unless(
         &self,
         op: DeviceOp,
@@ -206,10 +207,12 @@ impl<A: Adb> Device<A> {
             cancel,
         };
         let outcome = tokio::select! {
-            // An operation that finished wins over a cancel that came with its end.
+            // An operation that finished wins over a cancel that came with its end. An input
+            // command under way when the cancel comes runs to its end first: the device stays
+            // this operation's, and its answer waits, until nothing of it can land any more.
             biased;
             outcome = run.execute(op) => outcome,
-            () = cancel.cancelled() => Err(OpError::cancelled(cancel.input_sent())),
+            () = cancel.cancelled_between_inputs() => Err(OpError::cancelled(cancel.input_sent())),
         };
         match outcome {
             Err(_) if cancel.is_cancelled() => {

@@ -1,6 +1,6 @@
 //! Operations the hub cancels, against the scripted phone: a queued one leaves the queue and
-//! never runs, a running one stops where it is and frees the device for the next, and the
-//! answer says whether its input went out.
+//! never runs, a running one stops where it is and frees the device for the next (once an
+//! input command under way has landed whole), and the answer says whether its input went out.
 
 use super::*;
 use crate::cancel::Cancel;
@@ -100,4 +100,53 @@ async fn a_cancelled_operation_makes_no_more_adb_calls() {
         .unwrap_err();
     assert_eq!(error.code, ErrorCode::Cancelled);
     assert_eq!(phone.calls(), 0);
+}
+
+/// Issue 23: an input command already under way when the cancel comes is not killed half-way
+/// (a swipe's finger left down, or the device finishing it behind the next call's back): it
+/// lands whole, and only then is the operation answered and the device free for the next.
+#[tokio::test]
+async fn an_input_command_under_way_lands_whole_before_the_answer_and_the_next_call() {
+    let inputs = Arc::new(tokio::sync::Semaphore::new(0));
+    let phone = Phone::with(|f| f.hold_inputs = Some(inputs.clone()));
+    let device = Arc::new(device(&phone, DeviceOptions::default()));
+    snapshot(&device).await.unwrap();
+    let (stop, cancel) = Cancel::new();
+    // A tap that would look at the screen afterwards: the look is what the cancel stops.
+    let tapping = {
+        let device = device.clone();
+        tokio::spawn(async move {
+            device
+                .execute_unless(tap(6, true), holder("a"), "a", SECONDS, &cancel)
+                .await
+        })
+    };
+    // The tap's input line is under way on the device.
+    while !phone.last_line().starts_with("n=0; g() {") {
+        tokio::task::yield_now().await;
+    }
+    let calls = phone.calls();
+    stop.cancel();
+    let next = {
+        let device = device.clone();
+        tokio::spawn(async move { snapshot(&device).await })
+    };
+    for _ in 0..50 {
+        tokio::task::yield_now().await;
+    }
+    assert!(
+        !tapping.is_finished(),
+        "the answer waits for the command under way"
+    );
+    assert_eq!(phone.calls(), calls, "the next call waits for the device");
+
+    // The line ends: its input landed whole, then the answer (no look after it), then the
+    // next call.
+    inputs.add_permits(1);
+    let error = tapping.await.unwrap().unwrap_err();
+    assert_eq!(error.code, ErrorCode::Cancelled);
+    assert!(error.action_may_have_occurred, "{error:?}");
+    assert_eq!(phone.inputs(), ["input tap 540 570"]);
+    next.await.unwrap().unwrap();
+    assert!(phone.calls() > calls);
 }

@@ -39,6 +39,8 @@ struct Fake {
     gone: bool,
     /// Dumps wait for this before answering.
     hold: Option<Arc<tokio::sync::Semaphore>>,
+    /// Input lines wait for this before their input lands.
+    hold_inputs: Option<Arc<tokio::sync::Semaphore>>,
 }
 
 #[derive(Default)]
@@ -131,11 +133,17 @@ impl Adb for Phone {
                     status: Some(1),
                 });
             }
-            fake.hold.clone()
+            (fake.hold.clone(), fake.hold_inputs.clone())
         };
         let (verb, line) = (args[2], args[3]);
+        let (hold, hold_inputs) = hold;
         if line.contains("uiautomator dump")
             && let Some(hold) = hold
+        {
+            let _permit = hold.acquire().await.unwrap();
+        }
+        if line.starts_with("n=0; g() {")
+            && let Some(hold) = hold_inputs
         {
             let _permit = hold.acquire().await.unwrap();
         }

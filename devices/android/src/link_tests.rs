@@ -541,3 +541,39 @@ fn backoff_doubles_to_its_bound() {
     let delays: Vec<u64> = (0..6).map(|_| refused.next_delay().as_secs()).collect();
     assert_eq!(delays, [5, 10, 20, 40, 60, 60]);
 }
+
+/// Issue 23: the loop reads a request, starts its task, and may read the hub's cancel for it
+/// before that task first runs. `start` registers the request before spawning its task, so
+/// the cancel finds it and the request never runs.
+#[tokio::test]
+async fn a_cancel_read_before_the_task_first_runs_still_cancels_it() {
+    let device = device();
+    let mut tasks = JoinSet::new();
+    let (responses, mut outgoing) = mpsc::unbounded_channel();
+    let cancellers = Cancellers::default();
+    let request = Request {
+        id: 12,
+        tab_id: None,
+        deadline_ms: 5_000,
+        tool: "release_device".into(),
+        holder: None,
+        viewer: None,
+        op: Operation::Device(DeviceOp::Release(ReleaseDevice {})),
+    };
+    assert!(start(&mut tasks, &device, request, &responses, &cancellers).is_none());
+    // What the loop does on `cancel {id: 12}`, with the task not yet polled (nothing here
+    // has awaited since it was spawned).
+    cancellers
+        .lock()
+        .unwrap()
+        .get(&12)
+        .expect("registered before its task runs")
+        .cancel();
+    let response = within(outgoing.recv()).await.unwrap();
+    assert_eq!(response.id, 12);
+    let error = response.error.expect("cancelled, not released");
+    assert_eq!(error.code, ErrorCode::Cancelled);
+    assert!(!error.action_may_have_occurred);
+    within(tasks.join_next()).await;
+    assert!(cancellers.lock().unwrap().is_empty(), "answered, it leaves");
+}

@@ -156,12 +156,13 @@ impl<A: Adb> Run<'_, A> {
     }
 
     /// [`Run::shell`] for a line that sends input (a tap, keys, an app launched or stopped):
-    /// from here on a cancel says the action may have happened.
+    /// from here on a cancel says the action may have happened, and a cancel that arrives
+    /// while the line runs lets it run to its end (see [`crate::cancel`]).
     pub(crate) async fn input_shell(&self, line: &str) -> Result<(String, AdbOutput), OpError> {
         if self.cancel.is_cancelled() {
             return Err(OpError::cancelled(self.cancel.input_sent()));
         }
-        self.cancel.input_going_out();
+        let _under_way = self.cancel.input_going_out();
         self.shell(line).await
     }
 

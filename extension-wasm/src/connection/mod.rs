@@ -521,13 +521,11 @@ async fn serve(
                             ws: socket.handle(),
                             liveness: liveness.clone(),
                         };
-                        let (liveness, cancels) = (liveness.clone(), cancels.clone());
-                        spawn_local(async move {
-                            requests::handle(request, liveness, &cancels, move |text| {
-                                link.send(text)
-                            })
-                            .await
-                        });
+                        // Cancellable from here, before its task exists: a cancel read
+                        // before the task first runs still finds it.
+                        let accepted = requests::accept(request, &cancels);
+                        let liveness = liveness.clone();
+                        spawn_local(accepted.serve(liveness, move |text| link.send(text)));
                     }
                     (HubMessage::Cancel { id }, Phase::Live { .. }) => {
                         // A request answered already has nothing left to stop.

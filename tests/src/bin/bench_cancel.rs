@@ -7,8 +7,10 @@
 //! waiting) before `notifications/cancelled` is sent, timing the queued read's answer from the
 //! cancel; once sending the read right after the cancel, timed the same way. The queued read's
 //! answer includes its own run, so the time from the cancel to its start is at most that. The
-//! same read on an idle tab is timed for reference. Prints medians and 90th percentiles;
-//! asserts nothing.
+//! same read on an idle tab is timed for reference. Then, on the slow-keys fixture (4 ms a
+//! key), a long `type_text` (keys) is cancelled mid-typing and the read sent right after: its
+//! answer waits for the run of keys already handed to Chrome to land. Prints medians and 90th
+//! percentiles; asserts nothing.
 
 use std::time::{Duration, Instant};
 
@@ -76,9 +78,40 @@ async fn main() {
             queued_behind.push(answered.duration_since(sent));
         }
     }
+
+    // Cancelled mid-typing: the next call waits for the run of keys under way.
+    let slow = fixtures.url("slow-keys.html");
+    client.call("navigate_to", json!({"url": slow})).await;
+    loaded_tab(&client, json!({}), &slow).await;
+    let mut after_typing = Vec::with_capacity(runs);
+    for round in 0..runs + 2 {
+        let typing = client
+            .start_call(
+                "type_text",
+                json!({"selector": "#first", "text": "a".repeat(2000), "inputMethod": "keys",
+                       "clear": true, "timeoutMs": 60_000, "observe": false}),
+            )
+            .await;
+        queue_holds_tool(&client, "type_text", 0).await;
+        // Into its keys (a bench may sleep; the tests may not).
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let sent = Instant::now();
+        typing.cancel().await;
+        timed_tool_call(
+            &client,
+            "read_element_state",
+            &json!({"selector": "#second"}),
+        )
+        .await;
+        if round >= 2 {
+            after_typing.push(sent.elapsed());
+        }
+    }
+
     let (a50, a90) = p50_p90(&mut alone);
     let (q50, q90) = p50_p90(&mut queued_behind);
     let (s50, s90) = p50_p90(&mut sent_after);
+    let (t50, t90) = p50_p90(&mut after_typing);
     println!(
         "\ncancel → next call on the same tab (local hub, headless Chromium; {runs} runs after 2 \
          warm-up runs)"
@@ -102,6 +135,12 @@ async fn main() {
         ms(s50),
         ms(s90)
     );
+    println!(
+        "| the read sent right after cancelling a typing (4 ms a key, runs of 20 keys): from \
+         notifications/cancelled to its answer | {} | {} |",
+        ms(t50),
+        ms(t90)
+    );
 }
 
 /// Starts a wait on the active tab that never matches.
@@ -116,13 +155,18 @@ async fn start_wait(client: &McpClient) -> tabwire_e2e::client::InFlight {
 
 /// Waits until the active tab runs the wait with `queued` requests behind it.
 async fn queue_holds(client: &McpClient, queued: u64) {
+    queue_holds_tool(client, "wait_for", queued).await;
+}
+
+/// Waits until the active tab runs `tool` with `queued` requests behind it.
+async fn queue_holds_tool(client: &McpClient, tool: &str, queued: u64) {
     eventually(
-        "the tab's queue to hold the wait",
+        "the tab's queue to hold the call",
         Duration::from_secs(30),
         || async {
             let health = client.call("get_tab_health", json!({})).await;
             let data = &health.structured["data"];
-            let running = data["active"]["tool"] == "wait_for";
+            let running = data["active"]["tool"] == tool;
             (running && data["queued"] == queued).then_some(())
         },
     )

@@ -100,16 +100,16 @@ pub async fn type_text(
             let editable = Some((typing.clear, typing.allow_readonly));
             let node = focus(tab, &prepared, editable, checkpoint).await?.node;
             debugger::ensure_attached(tab).await?;
-            if typing.input_method == InputMethod::Insert || typing.text.is_empty() {
-                checkpoint.check()?;
-            }
+            // Each input call passes the checkpoint right before its input goes out.
             match (typing.input_method, typing.text.is_empty()) {
                 // Clearing with nothing to type: delete the selected content.
                 (_, true) if typing.clear => {
-                    input::press_key(tab, &input::key_def("Delete", 0)?, 0).await?
+                    input::press_key(tab, &input::key_def("Delete", 0)?, 0, checkpoint).await?
                 }
                 (_, true) => {}
-                (InputMethod::Insert, false) => input::insert_text(tab, typing.text).await?,
+                (InputMethod::Insert, false) => {
+                    input::insert_text(tab, typing.text, checkpoint).await?
+                }
                 (InputMethod::Keys, false) => {
                     input::type_keys(tab, typing.text, checkpoint).await?
                 }
@@ -217,14 +217,12 @@ pub async fn keyboard(
     if plan.insert.is_empty() && plan.keys.is_empty() {
         if clear {
             // Clearing with nothing to type: delete the selected content.
-            checkpoint.check()?;
-            input::press_key(tab, &input::key_def("Delete", 0)?, 0).await?;
+            input::press_key(tab, &input::key_def("Delete", 0)?, 0, checkpoint).await?;
         }
         return Ok(Keyboard::Typed(Box::new(focused.node)));
     }
     if !plan.insert.is_empty() {
-        checkpoint.check()?;
-        input::insert_text(tab, &plan.insert).await?;
+        input::insert_text(tab, &plan.insert, checkpoint).await?;
     }
     input::type_keys(tab, &plan.keys, checkpoint)
         .await
@@ -334,8 +332,7 @@ pub async fn press_key(
         focused_line = Some(render_node(&node, Some(&url), Detail::Full));
     }
     debugger::ensure_attached(tab).await?;
-    checkpoint.check()?;
-    input::press_key(tab, &def, modifiers).await?;
+    input::press_key(tab, &def, modifiers, checkpoint).await?;
     let chord = chord(key, modifiers);
     let summary = match &focused_line {
         Some(line) => format!("Pressed {chord} in {line}"),

@@ -209,8 +209,7 @@ pub async fn hover(
     let at = retrying(checkpoint, || locate(tab, target)).await?;
     let brought = bring_forward(tab, &at).await?;
     debugger::ensure_attached(tab).await?;
-    checkpoint.check()?;
-    input::move_to(tab, at.x, at.y).await?;
+    input::move_to(tab, at.x, at.y, checkpoint).await?;
     let summary = format!("Hovering over {}", at.line);
     let facts = ActionFacts::Hover {
         target: at.line,
@@ -261,8 +260,7 @@ pub async fn drag(
     };
     let brought = bring_forward(tab, &start).await?;
     debugger::ensure_attached(tab).await?;
-    checkpoint.check()?;
-    let html5 = input::drag(tab, (start.x, start.y), end).await?;
+    let html5 = input::drag(tab, (start.x, start.y), end, checkpoint).await?;
     let onto = match (&end_line, to) {
         (Some(line), DragTo::Target { position, .. }) if !position.is_center() => {
             format!("{line} (position {})", position_name(*position))
