@@ -10,7 +10,8 @@
 //! - [`state`]: what every connection shares; [`accounts`]: the unit of isolation, each with a
 //!   [`registry`] per [`peer`] kind; [`session`]: a session's selected peers.
 //! - [`peer_link`]: what the peer endpoints share — origin check, pairing or token, hello,
-//!   heartbeats; [`browser_link`] and [`device_link`]: `/browser` and `/device`.
+//!   heartbeats; [`peer_read`]: reading what a peer sends (text in, typed message out);
+//!   [`browser_link`] and [`device_link`]: `/browser` and `/device`.
 //! - [`local_socket`], [`local_session`]: the Unix socket, one connection as one MCP session;
 //!   [`private_dir`]: the rule and the lock for directories only the hub's user may enter.
 //! - [`pairing`]: local mode's paired browsers and one-time pairing codes; [`random`]: the bytes
@@ -45,6 +46,7 @@ pub mod mcp;
 pub mod pairing;
 pub mod peer;
 pub mod peer_link;
+pub mod peer_read;
 pub mod peer_socket;
 pub mod policy;
 pub mod private_dir;

@@ -28,7 +28,7 @@ use serde::de::DeserializeOwned;
 use tabwire_protocol::pairing;
 use tabwire_protocol::policy::Policy;
 use tabwire_protocol::{
-    Challenge, ErrorCode, HubMessage, HubProof, PROTOCOL_VERSION, Refusal, Welcome, check_challenge,
+    Challenge, ErrorCode, HubMessage, HubProof, PROTOCOL_VERSION, Refusal, Welcome,
 };
 use tokio::time::{Instant, MissedTickBehavior};
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
@@ -72,9 +72,6 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The largest message accepted from a peer. Observations of big pages run to a few MB.
 const MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
-
-/// The longest reason a peer may give for going away; longer ones are cut.
-const MAX_GONE_REASON: usize = 200;
 
 /// The subprotocol peers offer and the hub selects. In hosted mode the extension offers a
 /// second one, `tabwire.bearer.<token>`, because a browser's WebSocket cannot send an
@@ -617,7 +614,7 @@ fn not_paired(message: &str) -> Refusal {
     }
 }
 
-fn invalid(message: &str) -> Refusal {
+pub(crate) fn invalid(message: &str) -> Refusal {
     Refusal {
         code: ErrorCode::InvalidArgument,
         message: message.to_owned(),
@@ -655,25 +652,7 @@ async fn receive<K: Linked>(
     socket
         .get_mut()
         .allow(handshake_allowance(MAX_HANDSHAKE_BYTES));
-    // Read the protocol version before the strict parse: a message from a newer peer may carry
-    // fields this hub does not know, and it deserves "update the hub", not "malformed".
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|_| invalid("hello is not JSON"))?;
-    if let Some(theirs) = value.get("protocolVersion").and_then(|v| v.as_u64())
-        && theirs != u64::from(PROTOCOL_VERSION)
-    {
-        return Err(Refusal::protocol_mismatch(
-            u32::try_from(theirs).unwrap_or(u32::MAX),
-        ));
-    }
-    match serde_json::from_value::<K::Message>(value).map(K::incoming) {
-        Ok(Incoming::Hello(hello)) => K::check_hello(&hello).map(|()| Incoming::Hello(hello)),
-        Ok(Incoming::Challenge(challenge)) => {
-            check_challenge(&challenge).map(|()| Incoming::Challenge(challenge))
-        }
-        Ok(_) => Err(invalid("the first message must be a hello")),
-        Err(error) => Err(invalid(&format!("malformed hello: {error}"))),
-    }
+    crate::peer_read::handshake::<K>(&text)
 }
 
 /// The operator's policy as a connection last sent it, and where the current one comes from.
@@ -691,21 +670,6 @@ impl<F: Fn() -> Arc<Policy>> Updates<F> {
         }
         self.sent = current;
         Some((*self.sent).clone())
-    }
-}
-
-/// A peer's reason for going away as `list_*` shows it: one line, bounded, without the format
-/// characters (bidi overrides, zero-width) that would reorder or hide what it says.
-fn gone_reason(reason: &str) -> String {
-    let line: String = reason
-        .chars()
-        .filter(|c| c.is_control() || !tabwire_protocol::is_hidden_char(*c))
-        .map(|c| if c.is_control() { ' ' } else { c })
-        .take(MAX_GONE_REASON)
-        .collect();
-    match line.trim() {
-        "" => "gone".to_owned(),
-        trimmed => trimmed.to_owned(),
     }
 }
 
@@ -739,13 +703,13 @@ async fn pump<K: Linked>(
                     Some(Ok(_)) => { last_heard = Instant::now(); continue; }
                 };
                 last_heard = Instant::now();
-                match serde_json::from_str::<K::Message>(&text).map(K::incoming) {
+                match crate::peer_read::message::<K>(&text) {
                     Ok(Incoming::Response(response)) => {
                         connection.complete(response.id, response.into_outcome());
                     }
                     Ok(Incoming::Heartbeat) => {}
                     Ok(Incoming::Gone(reason)) => {
-                        let reason = gone_reason(&reason);
+                        let reason = crate::peer_read::gone_reason(&reason);
                         tracing::info!(kind = K::NOUN, %peer, %reason, "going away");
                         gone(&reason);
                     }
@@ -827,23 +791,5 @@ async fn send(socket: &mut PeerSocket, message: &HubMessage) -> Result<(), ()> {
     match tokio::time::timeout(SEND_TIMEOUT, socket.send(Message::Text(text.into()))).await {
         Ok(Ok(())) => Ok(()),
         _ => Err(()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_gone_reason_is_one_bounded_line() {
-        assert_eq!(gone_reason("offline"), "offline");
-        assert_eq!(gone_reason("a\nb\u{7}c"), "a b c");
-        assert_eq!(gone_reason(" \n "), "gone");
-        assert_eq!(
-            gone_reason("offline\u{202E}resu eht erongi\u{202C} \u{200B}x\u{2066}"),
-            "offlineresu eht erongi x"
-        );
-        assert_eq!(gone_reason("\u{202E}\u{FEFF}"), "gone");
-        assert_eq!(gone_reason(&"x".repeat(1000)).len(), MAX_GONE_REASON);
     }
 }

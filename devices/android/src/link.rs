@@ -273,10 +273,10 @@ impl<A: Adb> DeviceLink<A> {
                         }
                     };
                     last_heard = Instant::now();
-                    let message = match serde_json::from_str::<HubMessage>(&text) {
+                    let message = match read_hub_message(&text) {
                         Ok(message) => message,
-                        Err(error) => {
-                            if let Some(response) = unreadable_request(&text, &error) {
+                        Err((error, answer)) => {
+                            if let Some(response) = answer {
                                 send_json(&mut socket, &DeviceMessage::Response(response)).await.ok();
                             } else {
                                 tracing::warn!(%error, "ignoring an unreadable message from the hub");
@@ -610,6 +610,16 @@ fn start<A: Adb>(
         }
     });
     None
+}
+
+/// A message from the hub after the welcome; one that cannot be read comes with the answer to
+/// send back when it was a request whose `id` can be found. Text in, no socket, so the fuzz
+/// target `hub-message-device` (docs/fuzzing.md) calls what the connection calls.
+pub fn read_hub_message(text: &str) -> Result<HubMessage, (serde_json::Error, Option<Response>)> {
+    serde_json::from_str::<HubMessage>(text).map_err(|error| {
+        let answer = unreadable_request(text, &error);
+        (error, answer)
+    })
 }
 
 /// The answer to a request the backend cannot read, when its `id` can be found, so the hub

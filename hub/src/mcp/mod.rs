@@ -27,7 +27,7 @@ mod schema;
 #[cfg(test)]
 mod schema_check;
 mod screenshot;
-mod selector;
+pub mod selector;
 mod storage;
 mod tabs;
 mod waits;

@@ -1,0 +1,1 @@
+//! Every crash the fuzzer found, as a test named after it: the input, fed to the same target.
