@@ -37,6 +37,12 @@ pub const NASTY_STRINGS: &[&str] = &[
     "\u{10FFFF}",
 ];
 
+/// The deepest nesting a JSON edit adds around a node.
+const MAX_NESTING: usize = 300;
+/// The longest input made: past every limit the hub puts on a message before parsing it
+/// (a handshake message: 4 KiB), short of making the run slow.
+pub const MAX_INPUT: usize = 256 * 1024;
+
 /// Characters inserted one at a time.
 const CHARS: &[char] = &[
     '{', '}', '[', ']', '"', '\'', ',', ':', '\\', '/', '<', '>', '=', '&', ';', '(', ')', '*',
@@ -132,7 +138,7 @@ pub fn value(rng: &mut Rng, strings: &[&str]) -> Value {
             .map_or(Value::Null, Value::Number),
         5 => Value::String(rng.pick(NASTY_STRINGS).to_string()),
         6 if !strings.is_empty() => Value::String(rng.pick(strings).to_string()),
-        7 => Value::String("x".repeat(rng.size())),
+        7 => Value::String(rng.pick(&["x", "é", "🔥", "\u{202e}"]).repeat(rng.size())),
         8 => Value::Array((0..rng.below(4)).map(|_| Value::Null).collect()),
         9 => Value::Object(Map::new()),
         _ => Value::Number(Number::from(rng.below(100) as u64)),
@@ -222,7 +228,8 @@ fn edit(rng: &mut Rng, node: &mut Value, keys: &[&str], strings: &[&str], others
             if let Value::Array(items) = node
                 && let Some(first) = items.first().cloned()
             {
-                let times = rng.size();
+                let each = first.to_string().len().max(1);
+                let times = rng.size().min(MAX_INPUT / each);
                 items.extend(std::iter::repeat_n(first, times));
                 return;
             }
@@ -247,9 +254,11 @@ fn edit(rng: &mut Rng, node: &mut Value, keys: &[&str], strings: &[&str], others
         }
         _ => {
             // Deep nesting around the node.
+            // Past serde_json's limit (128), below what the generator's own recursion over the
+            // value (cloning, printing, dropping) can take on the fuzzing thread's stack.
             let depth = 1 + rng.size();
             let mut nested = node.clone();
-            for _ in 0..depth.min(5000) {
+            for _ in 0..depth.min(MAX_NESTING) {
                 nested = Value::Array(vec![nested]);
             }
             *node = nested;

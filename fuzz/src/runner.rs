@@ -221,3 +221,30 @@ pub fn run(target: &Target, settings: Settings) -> Report {
     let _ = watchdog.join();
     report
 }
+
+/// Feeds one `input` to `target` (on a thread like the run's): how long it took, and "ok" or the
+/// panic's message. For replaying a finding and for the regression tests.
+pub fn replay(target: &Target, input: &str) -> (Duration, String) {
+    install_hook();
+    let build = target.build;
+    let input = input.to_owned();
+    std::thread::Builder::new()
+        .name(format!("fuzz-{}", target.name))
+        .stack_size(STACK)
+        .spawn(move || {
+            let mut harness = build();
+            let at = Instant::now();
+            let outcome = catch_unwind(AssertUnwindSafe(|| harness.run(&input)));
+            let took = at.elapsed();
+            let what = match outcome {
+                Ok(()) => "ok".to_owned(),
+                Err(_) => LAST_PANIC
+                    .with(|last| last.borrow_mut().take())
+                    .unwrap_or_else(|| "a panic".to_owned()),
+            };
+            (took, what)
+        })
+        .expect("a fuzzing thread")
+        .join()
+        .expect("the fuzzing thread catches its panics")
+}

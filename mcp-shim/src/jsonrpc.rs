@@ -63,9 +63,18 @@ pub const OUTCOME_UNKNOWN: i64 = -32001;
 pub const NOT_SENT: i64 = -32002;
 
 /// An error response for request `id` (given as JSON text, as [`classify`] returns it).
+///
+/// The ID goes back as the very text `classify` made, not read and printed again: an ID past
+/// 2^64 is read as a float, and each reading and printing could move it (found by the fuzz
+/// target `shim-lines`; with serde_json's `float_roundtrip` the one reading in `classify` is
+/// exact), leaving the client an answer it cannot match to its request.
 pub fn error_response(id: &str, code: i64, message: &str) -> String {
-    let id: Value = serde_json::from_str(id).unwrap_or(Value::Null);
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}}).to_string()
+    let id = match serde_json::from_str::<Value>(id) {
+        Ok(_) => id.trim(),
+        Err(_) => "null",
+    };
+    let error = json!({"code": code, "message": message});
+    format!(r#"{{"jsonrpc":"2.0","id":{id},"error":{error}}}"#)
 }
 
 /// The cached `initialize` request with its ID replaced, for replaying the handshake.
@@ -122,5 +131,36 @@ mod tests {
         assert_eq!(value["error"]["code"], OUTCOME_UNKNOWN);
         let line = error_response("7", NOT_SENT, "down");
         assert_eq!(serde_json::from_str::<Value>(&line).unwrap()["id"], 7);
+        assert_eq!(
+            serde_json::from_str::<Value>(&error_response("not json", NOT_SENT, "x")).unwrap()["id"],
+            Value::Null
+        );
+    }
+
+    /// Found by the fuzz target `shim-lines`: an ID past 2^64 came back as another number.
+    #[test]
+    fn shim_lines_an_id_past_u64_comes_back_as_the_same_number() {
+        for line in [
+            r#"{"jsonrpc":"2.0","id":118446744073709551616,"method":"tools/call"}"#,
+            r#"{"id":18446744073709573709573709573709573709551615,"jsonrpc":"2.0","method":"initialize"}"#,
+            r#"{"jsonrpc":"2.0","id":1.5e300,"method":"ping"}"#,
+        ] {
+            let Kind::Request { id, .. } = classify(line) else {
+                panic!("{line}")
+            };
+            let answer = error_response(&id, NOT_SENT, "not sent");
+            assert_eq!(
+                classify(&answer),
+                Kind::Response { id: id.clone() },
+                "{answer}"
+            );
+            let sent: f64 = serde_json::from_str::<Value>(line).unwrap()["id"]
+                .as_f64()
+                .unwrap();
+            let back: f64 = serde_json::from_str::<Value>(&answer).unwrap()["id"]
+                .as_f64()
+                .unwrap();
+            assert_eq!(sent, back, "{answer}");
+        }
     }
 }

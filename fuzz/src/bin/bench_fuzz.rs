@@ -2,7 +2,7 @@
 //! inputs run, panics, inputs past the per-input budget, the slowest input and the rate.
 //! Exits 1 when any input panicked or ran past the budget (docs/fuzzing.md).
 //!
-//! `bench-fuzz [--inputs N] [--seed S] [--target NAME] [--budget-ms MS] [--list]`
+//! `bench-fuzz [--inputs N] [--seed S] [--target NAME] [--budget-ms MS] [--list] [--replay FILE]`
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -18,6 +18,7 @@ fn main() -> ExitCode {
         stuck: Duration::from_secs(30),
     };
     let mut only: Option<String> = None;
+    let mut replay: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         let mut value = |name: &str| {
@@ -29,6 +30,7 @@ fn main() -> ExitCode {
             "--seed" => settings.seed = number(&value("--seed")),
             "--target" => only = Some(value("--target")),
             "--budget-ms" => settings.budget = Duration::from_millis(number(&value("--budget-ms"))),
+            "--replay" => replay = Some(value("--replay")),
             "--list" => {
                 for target in all() {
                     println!("{:<24} {}", target.name, target.entry);
@@ -45,6 +47,21 @@ fn main() -> ExitCode {
         .collect();
     if targets.is_empty() {
         usage("no such target (--list shows them)");
+    }
+    if let Some(file) = replay {
+        // One input, read from a file, fed to the targets chosen: a finding reproduced.
+        let input = std::fs::read(&file).unwrap_or_else(|error| usage(&format!("{file}: {error}")));
+        let input = String::from_utf8_lossy(&input);
+        for target in &targets {
+            let (took, outcome) = tabwire_fuzz::runner::replay(target, &input);
+            println!(
+                "{}: {:.3} ms, {}",
+                target.name,
+                took.as_secs_f64() * 1000.0,
+                outcome
+            );
+        }
+        return ExitCode::SUCCESS;
     }
     println!(
         "bench-fuzz: {} inputs per target, seed {}, budget {:?} per input",
@@ -96,7 +113,7 @@ fn usage(problem: &str) -> ! {
         eprintln!("bench-fuzz: {problem}");
     }
     eprintln!(
-        "usage: bench-fuzz [--inputs N (1000000)] [--seed S (24)] [--target NAME] [--budget-ms MS (1000)] [--list]"
+        "usage: bench-fuzz [--inputs N (1000000)] [--seed S (24)] [--target NAME] [--budget-ms MS (1000)] [--list] [--replay FILE]"
     );
     std::process::exit(2)
 }

@@ -66,8 +66,20 @@ impl Samples {
         &self.texts
     }
 
-    /// The next input.
+    /// The next input, at most [`mutate::MAX_INPUT`] bytes.
     pub fn generate(&self, rng: &mut Rng) -> String {
+        let mut input = self.make(rng);
+        if input.len() > mutate::MAX_INPUT {
+            let mut end = mutate::MAX_INPUT;
+            while !input.is_char_boundary(end) {
+                end -= 1;
+            }
+            input.truncate(end);
+        }
+        input
+    }
+
+    fn make(&self, rng: &mut Rng) -> String {
         match rng.below(20) {
             0 => rng.pick(&self.texts).clone(),
             1..=13 if !self.values.is_empty() => {
