@@ -27,6 +27,21 @@ fn shim_lines_an_id_past_u64_comes_back_as_the_same_number() {
     }
 }
 
+/// Not a crash but a slow input, found reading what `android-xml` could reach and confirmed with
+/// `bench-fuzz --replay`: a dump full of `&#` without `;` was read in quadratic time (240 KB:
+/// 0.9 s). Fixed in `tabwire_android::hierarchy` (a reference is looked for within 16
+/// characters); its unit test `android_xml_a_reference_is_read_within_a_few_characters` is the
+/// one that fails without the fix, this one feeds the whole input through the target.
+#[test]
+fn android_xml_a_dump_full_of_unterminated_references() {
+    let head = "<?xml version='1.0' encoding='UTF-8' standalone='yes' ?><hierarchy rotation=\"0\">";
+    let input = format!(
+        "{head}<node index=\"0\" text=\"{}\" bounds=\"[0,0][10,10]\"/></hierarchy>",
+        "&#".repeat(120_000)
+    );
+    passes(&texts::ANDROID_XML, &input);
+}
+
 /// Inputs at the edges (empty, a NUL, an empty object or array, a byte-order mark) pass every
 /// target.
 #[test]
