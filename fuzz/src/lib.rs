@@ -24,8 +24,9 @@ mod tests {
     use crate::runner::{Settings, run};
     use crate::targets::all;
 
-    /// CI's short run: every target, a few thousand inputs each, no panic and no input past
-    /// the budget. The bench (`bench-fuzz`) runs a million per target.
+    /// CI's short run: every target, a few thousand inputs each, no panic and no hang. The
+    /// budget is a hang detector, not a speed figure (a debug build on a shared machine): the
+    /// bench (`bench-fuzz`, release) runs a million per target and reports the slowest input.
     #[test]
     fn every_target_survives_a_short_run() {
         for target in all() {
@@ -34,8 +35,8 @@ mod tests {
                 Settings {
                     inputs: 3000,
                     seed: 24,
-                    budget: Duration::from_secs(2),
-                    stuck: Duration::from_secs(60),
+                    budget: Duration::from_secs(20),
+                    stuck: Duration::from_secs(120),
                 },
             );
             assert_eq!(report.inputs, 3000);

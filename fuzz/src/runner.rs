@@ -1,6 +1,6 @@
 //! Runs a target's inputs: each under `catch_unwind` (a panic is a finding, with the input that
-//! caused it), timed (the slowest input is reported, and one past the per-input budget is a
-//! hang), on a thread with tokio's worker stack size (2 MiB), so a recursion that would overflow
+//! caused it), timed in the thread's CPU time, so a busy machine does not make an input look
+//! slow (the slowest input is reported, and one past the per-input budget is a hang), on a thread with tokio's worker stack size (2 MiB), so a recursion that would overflow
 //! a hub worker overflows here too. A watchdog thread ends the process with the input that
 //! never finished, since a real infinite loop cannot be caught.
 
@@ -55,7 +55,7 @@ pub struct Report {
     pub hangs: Vec<Finding>,
     /// How many ran past it in all.
     pub hang_count: u64,
-    /// The slowest input's time, and its length in bytes.
+    /// The slowest input's time (the fuzzing thread's CPU time).
     pub slowest: Duration,
     /// The slowest input's length.
     pub slowest_len: usize,
@@ -77,13 +77,29 @@ pub struct Settings {
     pub inputs: u64,
     /// The generator's seed.
     pub seed: u64,
-    /// An input that runs longer is a hang (reported, the run goes on).
+    /// An input that takes more CPU time is a hang (reported, the run goes on).
     pub budget: Duration,
     /// An input still running after this ends the process (an infinite loop).
     pub stuck: Duration,
 }
 
 const KEPT_FINDINGS: usize = 5;
+
+/// The calling thread's CPU time: what an input costs, without the time the thread waited for
+/// a core on a shared machine (the watchdog, which looks for inputs that never end, uses the
+/// wall clock).
+fn thread_cpu() -> Duration {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid timespec for the call to write.
+    let result = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    if result != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(now.tv_sec as u64, now.tv_nsec as u32)
+}
 /// Tokio's default worker thread stack.
 const STACK: usize = 2 * 1024 * 1024;
 
@@ -176,8 +192,9 @@ pub fn run(target: &Target, settings: Settings) -> Report {
                 current.lock().unwrap().clone_from(&input);
                 let at = Instant::now();
                 started.store((at - epoch).as_nanos().max(1) as u64, Ordering::Relaxed);
+                let cpu = thread_cpu();
                 let outcome = catch_unwind(AssertUnwindSafe(|| harness.run(&input)));
-                let took = at.elapsed();
+                let took = thread_cpu().saturating_sub(cpu);
                 started.store(0, Ordering::Relaxed);
                 report.inputs += 1;
                 if took > report.slowest {
@@ -222,7 +239,7 @@ pub fn run(target: &Target, settings: Settings) -> Report {
     report
 }
 
-/// Feeds one `input` to `target` (on a thread like the run's): how long it took, and "ok" or the
+/// Feeds one `input` to `target` (on a thread like the run's): its CPU time, and "ok" or the
 /// panic's message. For replaying a finding and for the regression tests.
 pub fn replay(target: &Target, input: &str) -> (Duration, String) {
     install_hook();
@@ -233,9 +250,9 @@ pub fn replay(target: &Target, input: &str) -> (Duration, String) {
         .stack_size(STACK)
         .spawn(move || {
             let mut harness = build();
-            let at = Instant::now();
+            let cpu = thread_cpu();
             let outcome = catch_unwind(AssertUnwindSafe(|| harness.run(&input)));
-            let took = at.elapsed();
+            let took = thread_cpu().saturating_sub(cpu);
             let what = match outcome {
                 Ok(()) => "ok".to_owned(),
                 Err(_) => LAST_PANIC

@@ -277,7 +277,7 @@ impl<A: Adb> DeviceLink<A> {
                         Ok(message) => message,
                         Err((error, answer)) => {
                             if let Some(response) = answer {
-                                send_json(&mut socket, &DeviceMessage::Response(response)).await.ok();
+                                send_json(&mut socket, &DeviceMessage::Response(*response)).await.ok();
                             } else {
                                 tracing::warn!(%error, "ignoring an unreadable message from the hub");
                             }
@@ -615,9 +615,11 @@ fn start<A: Adb>(
 /// A message from the hub after the welcome; one that cannot be read comes with the answer to
 /// send back when it was a request whose `id` can be found. Text in, no socket, so the fuzz
 /// target `hub-message-device` (docs/fuzzing.md) calls what the connection calls.
-pub fn read_hub_message(text: &str) -> Result<HubMessage, (serde_json::Error, Option<Response>)> {
+pub fn read_hub_message(
+    text: &str,
+) -> Result<HubMessage, (serde_json::Error, Option<Box<Response>>)> {
     serde_json::from_str::<HubMessage>(text).map_err(|error| {
-        let answer = unreadable_request(text, &error);
+        let answer = unreadable_request(text, &error).map(Box::new);
         (error, answer)
     })
 }
