@@ -73,6 +73,13 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest message accepted from a peer. Observations of big pages run to a few MB.
 const MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
 
+/// How much a connection's socket reads at once, and so the read buffer every connection keeps
+/// touched for its whole life: tungstenite zero-fills its buffer up to this much before each
+/// read, so its default (128 KiB) made an idle browser cost the hub over 150 KiB of memory
+/// (`bench-load`). Peers' messages are mostly a few hundred bytes; a large one (an observation,
+/// a screenshot) is still read whole, in reads of this size.
+const READ_BUFFER_BYTES: usize = 16 * 1024;
+
 /// The longest reason a peer may give for going away; longer ones are cut.
 const MAX_GONE_REASON: usize = 200;
 
@@ -170,7 +177,9 @@ pub async fn endpoint<K: Linked>(
             };
         }
     };
-    let config = WebSocketConfig::default().max_message_size(Some(MAX_MESSAGE_BYTES));
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(MAX_MESSAGE_BYTES))
+        .read_buffer_size(READ_BUFFER_BYTES);
     let (response, socket) =
         upgrade.accept(protocol, config, handshake_allowance(MAX_HANDSHAKE_BYTES));
     let origin = origin.unwrap_or_default();
