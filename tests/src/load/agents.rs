@@ -33,10 +33,7 @@ impl Session {
         connections: usize,
     ) -> Result<Session, String> {
         let mut headers = reqwest::header::HeaderMap::new();
-        headers.insert(
-            reqwest::header::HOST,
-            host.parse().map_err(|_| "bad host")?,
-        );
+        headers.insert(reqwest::header::HOST, host.parse().map_err(|_| "bad host")?);
         let client = reqwest::Client::builder()
             .default_headers(headers)
             .no_proxy()
@@ -113,7 +110,8 @@ impl Session {
         let text = tokio::time::timeout(CALL_LIMIT, exchange)
             .await
             .map_err(|_| format!("no answer within {} s", CALL_LIMIT.as_secs()))??;
-        let message = answer_of(&text, id).ok_or_else(|| format!("no answer in: {}", cut(&text)))?;
+        let message =
+            answer_of(&text, id).ok_or_else(|| format!("no answer in: {}", cut(&text)))?;
         if let Some(error) = message.get("error") {
             return Err(format!("JSON-RPC error: {error}"));
         }
@@ -151,7 +149,10 @@ fn answer_of(body: &str, id: u64) -> Option<Value> {
 
 /// At most a line's worth of `text`, for error samples.
 fn cut(text: &str) -> String {
-    text.chars().take(160).collect::<String>().replace('\n', " ")
+    text.chars()
+        .take(160)
+        .collect::<String>()
+        .replace('\n', " ")
 }
 
 #[cfg(test)]

@@ -89,8 +89,8 @@ impl HubProcess {
 
     /// Its resident memory, KiB (`VmRSS`).
     pub fn rss_kib(&self) -> u64 {
-        let status =
-            std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
         status
             .lines()
             .find_map(|line| line.strip_prefix("VmRSS:"))
@@ -217,5 +217,8 @@ pub fn issue_many(
         }
         Ok(())
     })?;
-    Ok(tokens.into_iter().map(|t| t.expect("every token issued")).collect())
+    Ok(tokens
+        .into_iter()
+        .map(|t| t.expect("every token issued"))
+        .collect())
 }

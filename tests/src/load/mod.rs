@@ -130,8 +130,7 @@ impl Report {
 
     /// Hub memory per idle browser connection, in KiB.
     pub fn kib_per_connection(&self) -> f64 {
-        self.rss_kib[1].saturating_sub(self.rss_kib[0]) as f64
-            / self.config.browsers.max(1) as f64
+        self.rss_kib[1].saturating_sub(self.rss_kib[0]) as f64 / self.config.browsers.max(1) as f64
     }
 
     /// The hub's CPU time per call, in microseconds.
@@ -284,8 +283,13 @@ pub async fn run(config: Config) -> anyhow::Result<Report> {
     let mut sessions = Vec::new();
     for n in 0..config.sessions {
         let account = n % accounts;
-        match agents::Session::open(hub.addr, &hub.host, &agent_tokens[account], config.in_flight)
-            .await
+        match agents::Session::open(
+            hub.addr,
+            &hub.host,
+            &agent_tokens[account],
+            config.in_flight,
+        )
+        .await
         {
             Ok(session) => sessions.push((account, Arc::new(session))),
             Err(error) => errors.lock().unwrap().note(format!("session {n}: {error}")),
@@ -312,7 +316,9 @@ pub async fn run(config: Config) -> anyhow::Result<Report> {
                     browsers.get(turn % browsers.len().max(1)).cloned()
                 };
                 if let Some(browser) = next_browser()
-                    && let Err(error) = session.call("list_tabs", json!({"browserId": browser})).await
+                    && let Err(error) = session
+                        .call("list_tabs", json!({"browserId": browser}))
+                        .await
                 {
                     errors.lock().unwrap().note(format!("warm-up: {error}"));
                 }
@@ -366,7 +372,9 @@ pub async fn run(config: Config) -> anyhow::Result<Report> {
     latencies.sort();
     let mut errors = std::mem::take(&mut *errors.lock().unwrap());
     if dropped > 0 {
-        errors.note(format!("{dropped} browser connections ended during the run"));
+        errors.note(format!(
+            "{dropped} browser connections ended during the run"
+        ));
         errors.count += dropped - 1;
     }
     if unexpected > 0 {
