@@ -53,22 +53,24 @@ pub fn answer_result(bytes: usize) -> String {
         status: "complete".to_owned(),
         blocked: false,
     };
+    let serialised = |tabs: &[TabInfo]| {
+        let result = OpResult::from(TabList {
+            tabs: tabs.to_vec(),
+        });
+        serde_json::to_string(&result).expect("results serialise")
+    };
     let mut tabs = vec![tab(0)];
-    let mut list = TabList { tabs: tabs.clone() };
-    let mut result: OpResult = list.into();
-    let mut text = serde_json::to_string(&result).expect("results serialise");
+    let mut text = serialised(&tabs);
     while text.len() < bytes {
         tabs.push(tab(tabs.len() as u32));
-        list = TabList { tabs: tabs.clone() };
-        result = list.into();
-        text = serde_json::to_string(&result).expect("results serialise");
+        text = serialised(&tabs);
     }
     text
 }
 
 /// The text of the extension's answer to request `id` with a serialised `result`: spliced
 /// rather than serialised per answer, so the load generator spends its CPU on the hub, not on
-/// itself. [`tests::the_spliced_answer_is_a_protocol_response`] pins it to the protocol's shape.
+/// itself. The test `the_spliced_answer_is_a_protocol_response` pins it to the protocol's shape.
 fn answer(id: u64, result: &str) -> String {
     format!(r#"{{"type":"response","id":{id},"result":{result}}}"#)
 }
