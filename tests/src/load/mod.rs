@@ -111,6 +111,9 @@ pub struct Report {
     pub hub_warning_samples: Vec<String>,
     /// How long connecting the browsers took.
     pub connect_time: Duration,
+    /// The share of a core the hub used with every browser connected and idle (heartbeats,
+    /// each connection's credential check every second).
+    pub idle_cores: f64,
 }
 
 impl Report {
@@ -179,14 +182,15 @@ impl Report {
         ));
         out.push_str(&format!(
             "hub CPU {:.2} s = {:.2} cores busy, i.e. {:.0} calls/s per hub core; load tool CPU \
-             {:.0} µs per call; {} browsers connected in {:.1} s; {} requests served; {} hub \
-             warnings\n",
+             {:.0} µs per call; {} browsers connected in {:.1} s, then idle the hub used {:.1} % \
+             of a core; {} requests served; {} hub warnings\n",
             self.hub_cpu.as_secs_f64(),
             self.hub_cpu.as_secs_f64() / self.elapsed.as_secs_f64().max(1e-9),
             1e6 / self.hub_cpu_per_call_us().max(1e-9),
             self.own_cpu_per_call_us(),
             c.browsers,
             self.connect_time.as_secs_f64(),
+            self.idle_cores * 100.0,
             self.served,
             self.hub_warnings,
         ));
@@ -276,7 +280,11 @@ pub async fn run(config: Config) -> anyhow::Result<Report> {
     }
     let connect_time = started.elapsed();
     // Idle: only heartbeats and credential checks from here until the calls.
+    let idle_cpu_before = hub.cpu_time();
+    let idle_began = Instant::now();
     tokio::time::sleep(Duration::from_secs(2)).await;
+    let idle_cores = hub.cpu_time().saturating_sub(idle_cpu_before).as_secs_f64()
+        / idle_began.elapsed().as_secs_f64();
     let rss_connected = hub.rss_kib();
 
     // The sessions, then one warm-up call from each caller, then the timed phase.
@@ -395,6 +403,7 @@ pub async fn run(config: Config) -> anyhow::Result<Report> {
         hub_warnings,
         hub_warning_samples,
         connect_time,
+        idle_cores,
         config,
     })
 }
