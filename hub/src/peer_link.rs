@@ -73,6 +73,13 @@ const HELLO_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest message accepted from a peer. Observations of big pages run to a few MB.
 const MAX_MESSAGE_BYTES: usize = 32 * 1024 * 1024;
 
+/// How much a connection's socket reads at once, and so the read buffer every connection keeps
+/// touched for its whole life: tungstenite zero-fills its buffer up to this much before each
+/// read, so its default (128 KiB) made an idle browser cost the hub over 150 KiB of memory
+/// (`bench-load`). Peers' messages are mostly a few hundred bytes; a large one (an observation,
+/// a screenshot) is still read whole, in reads of this size.
+const READ_BUFFER_BYTES: usize = 16 * 1024;
+
 /// The subprotocol peers offer and the hub selects. In hosted mode the extension offers a
 /// second one, `tabwire.bearer.<token>`, because a browser's WebSocket cannot send an
 /// `Authorization` header; a device backend may send either.
@@ -167,7 +174,9 @@ pub async fn endpoint<K: Linked>(
             };
         }
     };
-    let config = WebSocketConfig::default().max_message_size(Some(MAX_MESSAGE_BYTES));
+    let config = WebSocketConfig::default()
+        .max_message_size(Some(MAX_MESSAGE_BYTES))
+        .read_buffer_size(READ_BUFFER_BYTES);
     let (response, socket) =
         upgrade.accept(protocol, config, handshake_allowance(MAX_HANDSHAKE_BYTES));
     let origin = origin.unwrap_or_default();
@@ -791,5 +800,79 @@ async fn send(socket: &mut PeerSocket, message: &HubMessage) -> Result<(), ()> {
     match tokio::time::timeout(SEND_TIMEOUT, socket.send(Message::Text(text.into()))).await {
         Ok(Ok(())) => Ok(()),
         _ => Err(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link_test_kit::{EXTENSION, hear, hosted, say};
+    use tabwire_protocol::{ExtensionMessage, ListTabs, TabInfo, TabList};
+
+    /// The socket reads [`READ_BUFFER_BYTES`] at a time; an answer forty times that (a big
+    /// observation, a screenshot) still reaches the request whole.
+    #[tokio::test]
+    async fn an_answer_far_larger_than_the_read_buffer_arrives_whole() {
+        let served = hosted().await;
+        let token = served.token("alice", Role::Browser);
+        let protocols = format!("tabwire, tabwire.bearer.{token}");
+        let mut ws = served
+            .open(
+                "/browser",
+                &[
+                    ("origin", EXTENSION),
+                    ("sec-websocket-protocol", &protocols),
+                ],
+            )
+            .await
+            .unwrap();
+        say(
+            &mut ws,
+            serde_json::json!({
+                "type": "hello", "browserId": "big-1", "browserName": "Big",
+                "extensionVersion": "0.1.0", "protocolVersion": PROTOCOL_VERSION,
+                "chromeVersion": "156"
+            }),
+        )
+        .await;
+        assert!(matches!(hear(&mut ws).await, HubMessage::Welcome(_)));
+        let connection = served
+            .state
+            .accounts
+            .get("alice")
+            .browsers
+            .connection("big-1")
+            .unwrap();
+        let asked = tokio::spawn(async move {
+            let op = ListTabs {}.into();
+            connection
+                .request("list_tabs", None, None, op, Duration::from_secs(10))
+                .await
+        });
+        let request = loop {
+            if let HubMessage::Request(request) = hear(&mut ws).await {
+                break request;
+            }
+        };
+        let title = "x".repeat(40 * READ_BUFFER_BYTES);
+        let tabs = TabList {
+            tabs: vec![TabInfo {
+                tab_id: 1,
+                window_id: 1,
+                active: true,
+                url: "https://big.example/".to_owned(),
+                title: title.clone(),
+                status: "complete".to_owned(),
+                blocked: false,
+            }],
+        };
+        let answer = ExtensionMessage::Response(tabwire_protocol::Response::new(
+            request.id,
+            Ok(tabs.into()),
+        ));
+        say(&mut ws, serde_json::to_value(answer).unwrap()).await;
+        let outcome = asked.await.unwrap().expect("the large answer arrives");
+        let list = TabList::try_from(outcome).unwrap();
+        assert_eq!(list.tabs[0].title, title);
     }
 }

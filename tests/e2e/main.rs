@@ -44,6 +44,8 @@
 //! - [`structure`]: the source tree's own rules (declared files, no import loops, layers).
 //! - [`widgets`]: third-party widget patterns driven from snapshots (date pickers, shadow-DOM
 //!   to-dos, clickable words, accordions, modal dialogs).
+//! - [`load`]: the load tool's short run — a hosted hub, simulated browsers over accounts, MCP
+//!   sessions calling them; no errors (the figures are `bench-load`'s).
 //! - [`views`]: each session's view is its own — two sessions on one tab and on one phone,
 //!   automatic deltas and `since` against what each was shown.
 
@@ -67,6 +69,7 @@ mod hosted;
 mod injection;
 mod launch;
 mod leases;
+mod load;
 mod model_view;
 mod moving_frames;
 mod observation;

@@ -23,6 +23,7 @@ pub mod hosted;
 pub mod hub;
 pub mod image;
 pub mod launched;
+pub mod load;
 pub mod logs;
 pub mod model;
 pub mod proxy;
