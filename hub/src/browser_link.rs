@@ -11,7 +11,8 @@ use tabwire_protocol::{ExtensionMessage, Hello, Refusal, check_hello};
 use crate::auth::Role;
 use crate::pairing::PairingKind;
 use crate::peer::Browser;
-use crate::peer_link::{Incoming, Linked};
+use crate::peer_link::Linked;
+use crate::peer_read::{Incoming, Reads};
 
 impl Linked for Browser {
     const PATH: &'static str = "/browser";
@@ -19,7 +20,6 @@ impl Linked for Browser {
     const PAIRING: PairingKind = PairingKind::Browser;
     const HOW_TO_PAIR: &'static str = "run `tabwire-hub pair` on the hub's machine and paste the \
                                        code into the extension's popup";
-    type Message = ExtensionMessage;
 
     fn check_origin(origin: Option<&str>) -> Result<(), &'static str> {
         match origin {
@@ -27,6 +27,18 @@ impl Linked for Browser {
             _ => Err("only the tabwire browser extension may connect here"),
         }
     }
+
+    fn proof(hello: &Hello) -> Option<&str> {
+        hello.proof.as_deref()
+    }
+
+    fn managed_code(hello: &Hello) -> bool {
+        hello.managed_code
+    }
+}
+
+impl Reads for Browser {
+    type Message = ExtensionMessage;
 
     fn incoming(message: ExtensionMessage) -> Incoming<Hello> {
         match message {
@@ -39,13 +51,5 @@ impl Linked for Browser {
 
     fn check_hello(hello: &Hello) -> Result<(), Refusal> {
         check_hello(hello)
-    }
-
-    fn proof(hello: &Hello) -> Option<&str> {
-        hello.proof.as_deref()
-    }
-
-    fn managed_code(hello: &Hello) -> bool {
-        hello.managed_code
     }
 }

@@ -14,7 +14,8 @@ use tabwire_protocol::{DeviceHello, DeviceMessage, Refusal, check_device_hello};
 use crate::auth::Role;
 use crate::pairing::PairingKind;
 use crate::peer::Device;
-use crate::peer_link::{Incoming, Linked};
+use crate::peer_link::Linked;
+use crate::peer_read::{Incoming, Reads};
 
 impl Linked for Device {
     const PATH: &'static str = "/device";
@@ -24,7 +25,6 @@ impl Linked for Device {
                                        give the code to tabwire-android in its environment \
                                        (TABWIRE_PAIRING_CODE), or run tabwire-android on the \
                                        hub's machine, which pairs itself";
-    type Message = DeviceMessage;
 
     fn check_origin(origin: Option<&str>) -> Result<(), &'static str> {
         match origin {
@@ -32,6 +32,18 @@ impl Linked for Device {
             Some(_) => Err("only a device backend may connect here, and web pages never"),
         }
     }
+
+    fn proof(hello: &DeviceHello) -> Option<&str> {
+        hello.proof.as_deref()
+    }
+
+    fn managed_code(_hello: &DeviceHello) -> bool {
+        false
+    }
+}
+
+impl Reads for Device {
+    type Message = DeviceMessage;
 
     fn incoming(message: DeviceMessage) -> Incoming<DeviceHello> {
         match message {
@@ -45,13 +57,5 @@ impl Linked for Device {
 
     fn check_hello(hello: &DeviceHello) -> Result<(), Refusal> {
         check_device_hello(hello)
-    }
-
-    fn proof(hello: &DeviceHello) -> Option<&str> {
-        hello.proof.as_deref()
-    }
-
-    fn managed_code(_hello: &DeviceHello) -> bool {
-        false
     }
 }

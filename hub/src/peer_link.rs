@@ -24,7 +24,6 @@ use axum::extract::{ConnectInfo, State};
 use axum::http::{HeaderMap, Request, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use futures_util::{SinkExt, StreamExt};
-use serde::de::DeserializeOwned;
 use tabwire_protocol::pairing;
 use tabwire_protocol::policy::Policy;
 use tabwire_protocol::{
@@ -38,6 +37,7 @@ use crate::accounts::{Account, Registered};
 use crate::auth::{Principal, Role};
 use crate::handshake_places::{Place, Standing};
 use crate::pairing::{Claim, PairRefused, PairingKind, Pairings};
+use crate::peer_read::{Incoming, Reads, invalid};
 use crate::peer_socket::{PeerSocket, Upgrade, handshake_allowance};
 use crate::registry::{Connection, Owner};
 use crate::state::HubState;
@@ -86,25 +86,8 @@ const READ_BUFFER_BYTES: usize = 16 * 1024;
 pub const SUBPROTOCOL: &str = "tabwire";
 const BEARER_SUBPROTOCOL: &str = "tabwire.bearer.";
 
-/// What a peer sends, in the words every kind shares.
-// Built from one message and matched at once; boxing the response would buy nothing (as for
-// the protocol's own message enums).
-#[allow(clippy::large_enum_variant)]
-pub enum Incoming<H> {
-    /// The first message to a local hub: the pairing exchange's challenge.
-    Challenge(Challenge),
-    /// Who the peer is.
-    Hello(H),
-    /// The answer to one request.
-    Response(tabwire_protocol::Response),
-    /// A heartbeat echo.
-    Heartbeat,
-    /// The peer is going away, and why (shown by `list_*`).
-    Gone(String),
-}
-
 /// A kind of peer with an endpoint of its own.
-pub trait Linked: Registered {
+pub trait Linked: Registered + Reads {
     /// The endpoint's path, for logs (`/browser`).
     const PATH: &'static str;
     /// The token role its connections need in hosted mode.
@@ -113,15 +96,9 @@ pub trait Linked: Registered {
     const PAIRING: PairingKind;
     /// What a person does to pair one, for refusals (`run ... and paste the code ...`).
     const HOW_TO_PAIR: &'static str;
-    /// What its peers send.
-    type Message: DeserializeOwned;
 
     /// `Ok` for an `Origin` header (or its absence) the endpoint accepts; else the reason.
     fn check_origin(origin: Option<&str>) -> Result<(), &'static str>;
-    /// A message in the shared words.
-    fn incoming(message: Self::Message) -> Incoming<Self::Hello>;
-    /// The hello's own checks (version, bounded fields).
-    fn check_hello(hello: &Self::Hello) -> Result<(), Refusal>;
     /// The proof a hello carries after a pairing exchange.
     fn proof(hello: &Self::Hello) -> Option<&str>;
     /// Whether the hello says the exchange's pairing code came from a managed policy.
@@ -619,13 +596,6 @@ fn pairing_random<const N: usize>() -> Result<[u8; N], Refusal> {
 fn not_paired(message: &str) -> Refusal {
     Refusal {
         code: ErrorCode::NotPaired,
-        message: message.to_owned(),
-    }
-}
-
-pub(crate) fn invalid(message: &str) -> Refusal {
-    Refusal {
-        code: ErrorCode::InvalidArgument,
         message: message.to_owned(),
     }
 }

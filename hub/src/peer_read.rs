@@ -3,16 +3,52 @@
 //! typed message or refusal out, with no socket, so the fuzz targets (`fuzz/`,
 //! docs/fuzzing.md) call exactly what [`crate::peer_link`] calls on every frame.
 
-use tabwire_protocol::{PROTOCOL_VERSION, Refusal, check_challenge};
+use serde::de::DeserializeOwned;
+use tabwire_protocol::{Challenge, ErrorCode, PROTOCOL_VERSION, Refusal, check_challenge};
 
-use crate::peer_link::{Incoming, Linked, invalid};
+use crate::peer::PeerKind;
+
+/// What a peer sends, in the words every kind shares.
+// Built from one message and matched at once; boxing the response would buy nothing (as for
+// the protocol's own message enums).
+#[allow(clippy::large_enum_variant)]
+pub enum Incoming<H> {
+    /// The first message to a local hub: the pairing exchange's challenge.
+    Challenge(Challenge),
+    /// Who the peer is.
+    Hello(H),
+    /// The answer to one request.
+    Response(tabwire_protocol::Response),
+    /// A heartbeat echo.
+    Heartbeat,
+    /// The peer is going away, and why (shown by `list_*`).
+    Gone(String),
+}
+
+/// How a kind's peers' messages read (the reading half of [`crate::peer_link::Linked`]).
+pub trait Reads: PeerKind {
+    /// What its peers send.
+    type Message: DeserializeOwned;
+    /// A message in the shared words.
+    fn incoming(message: Self::Message) -> Incoming<Self::Hello>;
+    /// The hello's own checks (version, bounded fields).
+    fn check_hello(hello: &Self::Hello) -> Result<(), Refusal>;
+}
+
+/// A refusal for a malformed handshake message.
+pub(crate) fn invalid(message: &str) -> Refusal {
+    Refusal {
+        code: ErrorCode::InvalidArgument,
+        message: message.to_owned(),
+    }
+}
 
 /// The longest reason a peer may give for going away; longer ones are cut.
 pub const MAX_GONE_REASON: usize = 200;
 
 /// A handshake message (a challenge or a hello), checked: the protocol version first, then the
 /// strict parse, then the hello's or challenge's own checks.
-pub fn handshake<K: Linked>(text: &str) -> Result<Incoming<K::Hello>, Refusal> {
+pub fn handshake<K: Reads>(text: &str) -> Result<Incoming<K::Hello>, Refusal> {
     // Read the protocol version before the strict parse: a message from a newer peer may carry
     // fields this hub does not know, and it deserves "update the hub", not "malformed".
     let value: serde_json::Value =
@@ -35,7 +71,7 @@ pub fn handshake<K: Linked>(text: &str) -> Result<Incoming<K::Hello>, Refusal> {
 }
 
 /// A message after the welcome; an unreadable one is logged and ignored by the caller.
-pub fn message<K: Linked>(text: &str) -> Result<Incoming<K::Hello>, serde_json::Error> {
+pub fn message<K: Reads>(text: &str) -> Result<Incoming<K::Hello>, serde_json::Error> {
     serde_json::from_str::<K::Message>(text).map(K::incoming)
 }
 

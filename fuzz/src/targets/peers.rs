@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use tabwire_hub::pairing::{self as hub_pairing, PairingKind, Pairings};
 use tabwire_hub::peer::{Browser, Device};
-use tabwire_hub::peer_link::{Incoming, Linked};
+use tabwire_hub::peer_link::Linked;
 use tabwire_hub::peer_read;
+use tabwire_hub::peer_read::{Incoming, Reads};
 use tabwire_protocol::devices::{DeviceHello, Platform, ScreenSize};
 use tabwire_protocol::pairing::{self, PairingCode, Secret};
 use tabwire_protocol::{
@@ -232,7 +233,7 @@ struct Handshake<K> {
     kind: std::marker::PhantomData<K>,
 }
 
-impl<K: Linked> Harness for Handshake<K> {
+impl<K: Reads> Harness for Handshake<K> {
     fn generate(&mut self, rng: &mut Rng) -> String {
         self.samples.generate(rng)
     }
@@ -247,7 +248,7 @@ struct Message<K> {
     kind: std::marker::PhantomData<K>,
 }
 
-impl<K: Linked> Harness for Message<K> {
+impl<K: Reads> Harness for Message<K> {
     fn generate(&mut self, rng: &mut Rng) -> String {
         self.samples.generate(rng)
     }
