@@ -322,6 +322,13 @@ fn append(path: &Path) -> io::Result<File> {
         .open(path)
 }
 
+/// `YYYY-MM-DD HH:MM UTC` for seconds since the epoch ([`rfc3339`], shortened), as the CLI's
+/// listings and the hub's sentences show a time.
+pub fn minute_utc(secs: u64) -> String {
+    let full = rfc3339(SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(secs));
+    format!("{} {} UTC", &full[..10], &full[11..16])
+}
+
 /// `time` in RFC 3339, UTC, with milliseconds: `2026-12-02T04:05:06.789Z`.
 pub fn rfc3339(time: SystemTime) -> String {
     let since = time

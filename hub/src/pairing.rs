@@ -211,8 +211,7 @@ pub struct Used {
 impl Used {
     /// The refusal's sentence.
     pub fn refusal(&self) -> String {
-        let full = crate::audit::rfc3339(UNIX_EPOCH + Duration::from_secs(self.at));
-        let at = format!("{} {} UTC", &full[..10], &full[11..16]);
+        let at = crate::audit::minute_utc(self.at);
         format!(
             "this pairing code was used already, at {at}, by pairing {id} (`tabwire-hub pair \
              --list` shows which {kind}). If that was not one of yours, someone else read the \

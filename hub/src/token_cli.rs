@@ -181,9 +181,7 @@ fn print_row([jti, account, role, issued, expires, status, note]: [&str; 7]) {
 
 /// `YYYY-MM-DD HH:MM UTC` for seconds since the epoch (the audit log's RFC 3339, shortened).
 pub(crate) fn format_time(secs: u64) -> String {
-    let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs);
-    let full = tabwire_hub::audit::rfc3339(time);
-    format!("{} {} UTC", &full[..10], &full[11..16])
+    tabwire_hub::audit::minute_utc(secs)
 }
 
 #[cfg(test)]
