@@ -1,6 +1,6 @@
 //! Accounts: the unit of isolation in hosted mode.
 //!
-//! Each account owns its own peer registries ([`Registry`] of browsers and of devices), so every lookup a tool
+//! Each account owns its own peer registries (a [`Registry`] per kind), so every lookup a tool
 //! makes — listing, selecting, routing by `browserId`, picking the lone connected browser —
 //! happens inside the caller's account and cannot name another account's peer: to a caller, a
 //! browser of another account and a browser that never existed are the same thing. Local mode
@@ -9,13 +9,13 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use tabwire_protocol::HubMessage;
+use tabwire_protocol::{HubMessage, KINDS, Kind, KindSet, Listing, OpError};
 use tokio::sync::Semaphore;
 
 use crate::handshake_places::HandshakePlaces;
 use crate::leases::ClientLabels;
-use crate::peer::{Browser, Device, PeerKind};
-use crate::registry::Registry;
+use crate::peer::{Browser, Device, PeerKind, Reach};
+use crate::registry::{Connection, Registry};
 
 /// The one account of local mode.
 pub const LOCAL_ACCOUNT: &str = "local";
@@ -23,10 +23,8 @@ pub const LOCAL_ACCOUNT: &str = "local";
 /// Per-account limits of hosted mode (docs/hosted.md).
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
-    /// Browsers connected at once.
-    pub browsers: usize,
-    /// Devices connected at once.
-    pub devices: usize,
+    /// Peers of each kind connected at once, by [`Kind::index`].
+    pub peers: [usize; KINDS.len()],
     /// MCP sessions (with an `Mcp-Session-Id`) alive at once.
     pub sessions: usize,
     /// `/mcp` requests (POST, DELETE) open at once, until their answers are complete; also
@@ -36,11 +34,17 @@ pub struct Limits {
     pub body_bytes: usize,
 }
 
+impl Limits {
+    /// How many peers of `kind` an account may have connected at once.
+    pub fn peers(&self, kind: Kind) -> usize {
+        self.peers[kind.index()]
+    }
+}
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {
-            browsers: 8,
-            devices: 8,
+            peers: KINDS.map(|spec| spec.per_account),
             sessions: 32,
             requests: 32,
             body_bytes: 4 * 1024 * 1024,
@@ -61,24 +65,96 @@ pub struct Account {
     /// Permits for tool calls running. A call keeps running when its client goes away, so
     /// the request permits alone would not bound the work an account starts.
     pub calls: Arc<Semaphore>,
-    /// Places for `/browser` connections between upgrade and registration (the hello), so an
-    /// account cannot hold many half-open connections on top of its registered browsers.
-    pub handshakes: HandshakePlaces,
-    /// The same for `/device` connections.
-    pub device_handshakes: HandshakePlaces,
+    /// Places for each kind's connections between upgrade and registration (the hello), by
+    /// [`Kind::index`], so an account cannot hold many half-open connections on top of its
+    /// registered peers.
+    pub handshakes: [HandshakePlaces; KINDS.len()],
     /// Numbers the account's MCP sessions per client name, for the labels leases show.
     pub client_labels: ClientLabels,
 }
 
 impl Account {
+    /// The account's registry of `kind`, for what every kind shares. This match and the
+    /// registries' fields are the only places the account names its kinds.
+    pub fn peers(&self, kind: Kind) -> &dyn Peers {
+        match kind {
+            Kind::Browser => &self.browsers,
+            Kind::Device => &self.devices,
+        }
+    }
+
     /// Tells every connected peer of the account, of every kind, that an MCP session ended,
     /// so the leases it held lapse.
     pub fn session_ended(&self, session: &str) {
         let ended = HubMessage::SessionEnded {
             session: session.to_owned(),
         };
-        self.browsers.broadcast(&ended);
-        self.devices.broadcast(&ended);
+        for kind in Kind::ALL {
+            self.peers(kind).broadcast(&ended);
+        }
+    }
+
+    /// The kinds listed only while one is connected ([`Listing::WhileConnected`]) that have
+    /// one connected now: whose tools a listing for this account shows besides the others.
+    pub fn present(&self) -> KindSet {
+        KINDS
+            .iter()
+            .filter(|spec| spec.listing == Listing::WhileConnected)
+            .map(|spec| spec.kind)
+            .filter(|kind| self.peers(*kind).any_connected())
+            .collect()
+    }
+}
+
+/// A registry of any kind, with what the code written once for every kind asks of it.
+pub trait Peers: Send + Sync {
+    /// Its kind.
+    fn kind(&self) -> Kind;
+    /// Sends `message` to every connected peer.
+    fn broadcast(&self, message: &HubMessage);
+    /// Whether any peer is connected.
+    fn any_connected(&self) -> bool;
+    /// Changes of [`Peers::any_connected`].
+    fn watch_connected(&self) -> tokio::sync::watch::Receiver<bool>;
+    /// The connection of the peer `id`, or the kind's not-found or disconnected error.
+    fn connection(&self, id: &str) -> Result<Arc<Connection>, OpError>;
+    /// The connected peers' IDs and names, in the registry's order.
+    fn connected(&self) -> Vec<(String, String)>;
+    /// What a person does to connect one.
+    fn connect_hint(&self, reach: &Reach) -> String;
+}
+
+impl<K: PeerKind> Peers for Registry<K> {
+    fn kind(&self) -> Kind {
+        K::SPEC.kind
+    }
+
+    fn broadcast(&self, message: &HubMessage) {
+        Registry::broadcast(self, message);
+    }
+
+    fn any_connected(&self) -> bool {
+        Registry::any_connected(self)
+    }
+
+    fn watch_connected(&self) -> tokio::sync::watch::Receiver<bool> {
+        Registry::watch_connected(self)
+    }
+
+    fn connection(&self, id: &str) -> Result<Arc<Connection>, OpError> {
+        Registry::connection(self, id)
+    }
+
+    fn connected(&self) -> Vec<(String, String)> {
+        self.list()
+            .into_iter()
+            .filter(|peer| peer.connected)
+            .map(|peer| (peer.id().to_owned(), peer.name().to_owned()))
+            .collect()
+    }
+
+    fn connect_hint(&self, reach: &Reach) -> String {
+        K::connect_hint(reach)
     }
 }
 
@@ -87,16 +163,14 @@ pub trait Registered: PeerKind {
     /// The account's registry of this kind.
     fn registry(account: &Account) -> &Registry<Self>;
     /// The account's places for connections of this kind in their handshake.
-    fn handshakes(account: &Account) -> &HandshakePlaces;
+    fn handshakes(account: &Account) -> &HandshakePlaces {
+        &account.handshakes[Self::SPEC.kind.index()]
+    }
 }
 
 impl Registered for Browser {
     fn registry(account: &Account) -> &Registry<Browser> {
         &account.browsers
-    }
-
-    fn handshakes(account: &Account) -> &HandshakePlaces {
-        &account.handshakes
     }
 }
 
@@ -104,9 +178,13 @@ impl Registered for Device {
     fn registry(account: &Account) -> &Registry<Device> {
         &account.devices
     }
+}
 
-    fn handshakes(account: &Account) -> &HandshakePlaces {
-        &account.device_handshakes
+/// A registry of kind `K`, with hosted mode's limit of its kind (`peers`) or local mode's none.
+fn registry<K: PeerKind>(peers: Option<[usize; KINDS.len()]>) -> Registry<K> {
+    match peers {
+        Some(peers) => Registry::with_limit(peers[K::SPEC.kind.index()]),
+        None => Registry::default(),
     }
 }
 
@@ -149,31 +227,22 @@ impl Accounts {
         let mut map = self.map.lock().unwrap();
         map.entry(name.to_owned())
             .or_insert_with(|| {
-                let (browsers, devices, requests, handshakes, device_handshakes) = match self.limits
-                {
-                    Some(limits) => (
-                        Registry::with_limit(limits.browsers),
-                        Registry::with_limit(limits.devices),
-                        limits.requests,
-                        limits.browsers,
-                        limits.devices,
-                    ),
+                // Local mode has no limits, but bounds what unproven connections can hold.
+                let (peers, handshakes, requests) = match self.limits {
+                    Some(limits) => (Some(limits.peers), limits.peers, limits.requests),
                     None => (
-                        Registry::default(),
-                        Registry::default(),
+                        None,
+                        [LOCAL_HANDSHAKES; KINDS.len()],
                         Semaphore::MAX_PERMITS,
-                        LOCAL_HANDSHAKES,
-                        LOCAL_HANDSHAKES,
                     ),
                 };
                 Arc::new(Account {
                     name: name.to_owned(),
-                    browsers,
-                    devices,
+                    browsers: registry(peers),
+                    devices: registry(peers),
                     requests: Arc::new(Semaphore::new(requests)),
                     calls: Arc::new(Semaphore::new(requests)),
-                    handshakes: HandshakePlaces::new(handshakes),
-                    device_handshakes: HandshakePlaces::new(device_handshakes),
+                    handshakes: handshakes.map(HandshakePlaces::new),
                     client_labels: ClientLabels::default(),
                 })
             })

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
+use tabwire_protocol::Kind;
 use tabwire_protocol::local::PrivateDirProblem;
 use tabwire_protocol::pairing::{decode_hex, encode_hex};
 
@@ -41,24 +42,21 @@ const LEEWAY_SECS: u64 = 30;
 /// How often, at most, the revocation file is looked at.
 const REVOCATION_RECHECK: Duration = Duration::from_secs(1);
 
-/// What a token allows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// What a token allows: `agent` on `/mcp`, or a peer kind's noun (`browser`, `device`) on
+/// that kind's endpoint (a device token serves every device its machine has attached).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
     /// An MCP client on `/mcp`.
     Agent,
-    /// An extension on `/browser`.
-    Browser,
-    /// A device backend on `/device` (one token serves every device its machine has attached).
-    Device,
+    /// A peer of the kind on its endpoint.
+    Peer(Kind),
 }
 
 impl std::fmt::Display for Role {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Role::Agent => "agent",
-            Role::Browser => "browser",
-            Role::Device => "device",
+            Role::Peer(kind) => kind.spec().noun,
         })
     }
 }
@@ -68,17 +66,43 @@ impl std::str::FromStr for Role {
     fn from_str(s: &str) -> Result<Self, InvalidRole> {
         match s {
             "agent" => Ok(Role::Agent),
-            "browser" => Ok(Role::Browser),
-            "device" => Ok(Role::Device),
-            other => Err(InvalidRole(other.to_owned())),
+            other => Kind::from_noun(other)
+                .map(Role::Peer)
+                .ok_or_else(|| InvalidRole(other.to_owned())),
         }
     }
 }
 
-/// A role other than `agent`, `browser` or `device`.
+impl Serialize for Role {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Role {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A role other than `agent` or a peer kind's noun.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("role must be agent, browser or device, not {0:?}")]
+#[error("role must be agent, {roles}, not {role:?}", roles = peer_roles(), role = .0)]
 pub struct InvalidRole(pub String);
+
+/// The peer kinds' roles, for the message of [`InvalidRole`] (`browser or device`).
+fn peer_roles() -> String {
+    let nouns: Vec<&str> = tabwire_protocol::KINDS
+        .iter()
+        .map(|spec| spec.noun)
+        .collect();
+    match nouns.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
 
 /// An account name outside the rules of [`check_account`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

@@ -15,6 +15,8 @@ use std::time::Duration;
 
 use jsonwebtoken::Algorithm;
 
+use tabwire_protocol::KINDS;
+
 use crate::accounts::Limits;
 use crate::auth::{AuthError, Authenticator, KeySource};
 use crate::hosted::{InvalidOrigin, PublicOrigin};
@@ -92,12 +94,9 @@ pub struct Settings {
     #[arg(long, env = "TABWIRE_LEASE_IDLE", default_value_t = DEFAULT_LEASE_IDLE.as_secs(),
           value_parser = clap::value_parser!(u64).range(1..=86_400))]
     pub lease_idle: u64,
-    /// Hosted mode: browsers one account may have connected at once.
-    #[arg(long, default_value_t = Limits::default().browsers)]
-    pub max_browsers_per_account: usize,
-    /// Hosted mode: devices one account may have connected at once.
-    #[arg(long, default_value_t = Limits::default().devices)]
-    pub max_devices_per_account: usize,
+    /// Hosted mode: peers of each kind one account may have connected at once.
+    #[command(flatten)]
+    pub max_peers_per_account: PeerLimits,
     /// Hosted mode: MCP sessions (with an Mcp-Session-Id) one account may keep open.
     #[arg(long, default_value_t = Limits::default().sessions)]
     pub max_sessions_per_account: usize,
@@ -129,6 +128,49 @@ pub struct Settings {
     /// WAYLAND_DISPLAY is set, with a window otherwise (and on macOS).
     #[arg(long, env = "TABWIRE_HEADLESS", value_enum)]
     pub headless: Option<Headless>,
+}
+
+/// Hosted mode's limit of each kind of peer per account, by its kind's index: one flag per row
+/// of the kinds table (`--max-browsers-per-account`, `--max-devices-per-account`), its default
+/// the row's `per_account`.
+#[derive(Debug, Clone)]
+pub struct PeerLimits(pub [usize; KINDS.len()]);
+
+impl clap::FromArgMatches for PeerLimits {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        Ok(PeerLimits(KINDS.map(|spec| {
+            matches
+                .get_one::<usize>(spec.limit_flag)
+                .copied()
+                .unwrap_or(spec.per_account)
+        })))
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl clap::Args for PeerLimits {
+    fn augment_args(command: clap::Command) -> clap::Command {
+        KINDS.iter().fold(command, |command, spec| {
+            command.arg(
+                clap::Arg::new(spec.limit_flag)
+                    .long(spec.limit_flag)
+                    .value_name("N")
+                    .value_parser(clap::value_parser!(usize))
+                    .help(format!(
+                        "Hosted mode: {} one account may have connected at once [default: {}]",
+                        spec.plural, spec.per_account
+                    )),
+            )
+        })
+    }
+
+    fn augment_args_for_update(command: clap::Command) -> clap::Command {
+        Self::augment_args(command)
+    }
 }
 
 /// A configuration that keeps every rule of its mode.
@@ -389,8 +431,7 @@ impl Config {
         let auth = Authenticator::load(&auth_dir, &source)?;
         let audit_dir = settings.audit_dir.unwrap_or_else(|| auth_dir.join("audit"));
         let limits = Limits {
-            browsers: settings.max_browsers_per_account.max(1),
-            devices: settings.max_devices_per_account.max(1),
+            peers: settings.max_peers_per_account.0.map(|limit| limit.max(1)),
             sessions: settings.max_sessions_per_account.max(1),
             requests: settings.max_requests_per_account.max(1),
             body_bytes: settings.max_body_bytes.max(1024),
@@ -762,7 +803,16 @@ mod tests {
             panic!("{config:?}")
         };
         assert_eq!(hosted.public.prefix(), "/team");
-        assert_eq!(hosted.limits.browsers, 1, "limits are at least 1");
+        assert_eq!(
+            hosted.limits.peers(tabwire_protocol::Kind::Browser),
+            1,
+            "limits are at least 1"
+        );
+        assert_eq!(
+            hosted.limits.peers(tabwire_protocol::Kind::Device),
+            tabwire_protocol::Kind::Device.spec().per_account,
+            "the default"
+        );
     }
 
     #[test]

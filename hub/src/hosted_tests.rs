@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use tabwire_protocol::Kind;
 
 use axum::body::Body;
 use axum::http::{Request, Response, StatusCode};
@@ -311,7 +312,7 @@ async fn host_origin_and_prefix_are_checked() {
 #[tokio::test]
 async fn a_device_token_is_refused_on_mcp() {
     let setup = Setup::new("https://hub.example:8443", Limits::default());
-    let device = setup.token("alice", Role::Device);
+    let device = setup.token("alice", Role::Peer(Kind::Device));
     let refused = setup.send(initialize(HOST, "/mcp", &device)).await;
     assert_eq!(refused.status(), StatusCode::FORBIDDEN);
     assert!(body_text(refused).await.contains("agent token"));

@@ -10,33 +10,32 @@
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
-use tabwire_protocol::{DeviceHello, ErrorCode, Hello};
+use tabwire_protocol::{DeviceHello, ErrorCode, Hello, Kind, KindSpec};
 
-/// A kind of peer.
+/// A kind of peer: its row of the kinds table ([`KINDS`](tabwire_protocol::KINDS)) and its
+/// typed parts. The constants are the row's, named here for the code that is generic over kinds.
 pub trait PeerKind: Sized + Send + Sync + 'static {
+    /// Its row of the kinds table.
+    const SPEC: &'static KindSpec;
     /// How messages name one (`browser`); also its key in a session's selections.
-    const NOUN: &'static str;
+    const NOUN: &'static str = Self::SPEC.noun;
     /// The argument that names one explicitly (`browserId`).
-    const ID_ARG: &'static str;
+    const ID_ARG: &'static str = Self::SPEC.id_arg;
     /// The tool that lists them (`list_browsers`).
-    const LIST_TOOL: &'static str;
+    const LIST_TOOL: &'static str = Self::SPEC.list_tool;
     /// The tool that selects one (`select_browser`).
-    const SELECT_TOOL: &'static str;
+    const SELECT_TOOL: &'static str = Self::SPEC.select_tool;
     /// No peer with that ID is known (or it belongs to another account).
-    const NOT_FOUND: ErrorCode;
+    const NOT_FOUND: ErrorCode = Self::SPEC.not_found;
     /// Several are connected and the session chose none.
-    const NOT_SELECTED: ErrorCode;
+    const NOT_SELECTED: ErrorCode = Self::SPEC.not_selected;
     /// It is known but not connected.
-    const DISCONNECTED: ErrorCode;
-    /// How many IDs of this kind one credential (a pairing, a token) may hold at once: one
-    /// browser profile per pairing or token, while one device backend serves every phone
-    /// attached to its machine over one credential.
-    const PER_CREDENTIAL: usize;
-    /// Whether what a peer of this kind says about itself (its name, model, versions) is the
-    /// peer's words, fenced like page text where an agent reads it: a device's name and model
-    /// come from the phone (`ro.product.model`…), which a rooted phone or a malicious backend
-    /// controls. A browser's name is typed by its profile's owner: the hub shows it as its own.
-    const NAMES_FROM_PEER: bool;
+    const DISCONNECTED: ErrorCode = Self::SPEC.disconnected;
+    /// How many IDs of this kind one credential may hold at once ([`KindSpec::per_credential`]).
+    const PER_CREDENTIAL: usize = Self::SPEC.per_credential;
+    /// Whether what a peer says about itself is the peer's words
+    /// ([`KindSpec::names_from_peer`]).
+    const NAMES_FROM_PEER: bool = Self::SPEC.names_from_peer;
 
     /// What the peer says about itself when it connects.
     type Hello: Clone + Send + Sync + 'static;
@@ -58,23 +57,29 @@ pub trait PeerKind: Sized + Send + Sync + 'static {
 }
 
 /// Whether the names of the peers of the kind called `noun` are the peers' words
-/// ([`PeerKind::NAMES_FROM_PEER`]), for reports that carry the kind as text.
+/// ([`KindSpec::names_from_peer`]), for reports that carry the kind as text.
 pub fn names_from_peer(noun: &str) -> bool {
-    match noun {
-        n if n == Browser::NOUN => Browser::NAMES_FROM_PEER,
-        // A kind not known here is treated as untrusted.
-        _ => true,
-    }
+    // A kind not known here is treated as untrusted.
+    Kind::from_noun(noun).is_none_or(|kind| kind.spec().names_from_peer)
 }
 
 /// How peers reach this hub, for the hints given to the people who connect them.
 pub struct Reach<'a> {
-    /// The WebSocket URL of `/browser`.
+    /// The WebSocket URL of `/browser`; every kind's endpoint is beside it.
     pub browser_url: &'a str,
-    /// The WebSocket URL of `/device`.
-    pub device_url: &'a str,
     /// Whether connecting takes a token (hosted mode).
     pub hosted: bool,
+}
+
+impl Reach<'_> {
+    /// The WebSocket URL of the endpoint of `kind`.
+    pub fn url(&self, kind: &KindSpec) -> String {
+        let browser = Kind::Browser.spec().path;
+        match self.browser_url.strip_suffix(browser) {
+            Some(base) => format!("{base}{}", kind.path),
+            None => self.browser_url.to_owned(),
+        }
+    }
 }
 
 /// A Chrome profile running the tabwire extension.
@@ -94,15 +99,7 @@ impl From<SelectBrowserArgs> for String {
 }
 
 impl PeerKind for Browser {
-    const NOUN: &'static str = "browser";
-    const ID_ARG: &'static str = "browserId";
-    const LIST_TOOL: &'static str = "list_browsers";
-    const SELECT_TOOL: &'static str = "select_browser";
-    const NOT_FOUND: ErrorCode = ErrorCode::BrowserNotFound;
-    const NOT_SELECTED: ErrorCode = ErrorCode::BrowserNotSelected;
-    const DISCONNECTED: ErrorCode = ErrorCode::BrowserDisconnected;
-    const PER_CREDENTIAL: usize = 1;
-    const NAMES_FROM_PEER: bool = false;
+    const SPEC: &'static KindSpec = Kind::Browser.spec();
 
     type Hello = Hello;
     type SelectArgs = SelectBrowserArgs;
@@ -138,13 +135,13 @@ impl PeerKind for Browser {
             format!(
                 "In Chrome, open the tabwire extension's popup, set Server URL to {}, paste a \
                  browser token of this account in Access token and press Connect",
-                reach.browser_url
+                reach.url(Self::SPEC)
             )
         } else {
             format!(
                 "In Chrome, open the tabwire extension's popup, set Server URL to {} and press \
                  Connect",
-                reach.browser_url
+                reach.url(Self::SPEC)
             )
         }
     }
@@ -167,19 +164,8 @@ impl From<SelectDeviceArgs> for String {
     }
 }
 
-/// How many devices one backend's credential may have connected at once.
-pub const DEVICES_PER_CREDENTIAL: usize = 16;
-
 impl PeerKind for Device {
-    const NOUN: &'static str = "device";
-    const ID_ARG: &'static str = "deviceId";
-    const LIST_TOOL: &'static str = "list_devices";
-    const SELECT_TOOL: &'static str = "select_device";
-    const NOT_FOUND: ErrorCode = ErrorCode::DeviceNotFound;
-    const NOT_SELECTED: ErrorCode = ErrorCode::DeviceNotSelected;
-    const DISCONNECTED: ErrorCode = ErrorCode::DeviceDisconnected;
-    const PER_CREDENTIAL: usize = DEVICES_PER_CREDENTIAL;
-    const NAMES_FROM_PEER: bool = true;
+    const SPEC: &'static KindSpec = Kind::Device.spec();
 
     type Hello = DeviceHello;
     type SelectArgs = SelectDeviceArgs;
@@ -218,14 +204,14 @@ impl PeerKind for Device {
             format!(
                 "Attach the phone by USB (USB debugging on) to a machine that runs \
                  `tabwire-android --hub {}` with a device token of this account",
-                reach.device_url
+                reach.url(Self::SPEC)
             )
         } else {
             format!(
                 "Attach the phone by USB (USB debugging on) and run `tabwire-android` on this \
                  machine (it connects to {}; pair it once with a code from `tabwire-hub pair \
                  --device`)",
-                reach.device_url
+                reach.url(Self::SPEC)
             )
         }
     }

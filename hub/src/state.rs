@@ -124,7 +124,6 @@ impl HubState {
     pub fn reach(&self) -> Reach<'_> {
         Reach {
             browser_url: &self.browser_url,
-            device_url: &self.device_url,
             hosted: self.is_hosted(),
         }
     }

@@ -13,6 +13,7 @@ use tabwire_protocol::{
     DeviceActed, DeviceHello, ErrorCode, Hello, HubMessage, OpResult, Operation, PROTOCOL_VERSION,
     Request, Selections,
 };
+use tabwire_protocol::{Kind, KindSet};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::super::catalogue::{self, dispatch};
@@ -239,7 +240,11 @@ async fn browser_and_device_selections_are_independent_and_restored_from_the_shi
     assert_eq!(caller.session.selected::<Browser>().as_deref(), Some("b9"));
     assert_eq!(caller.session.selected::<Device>().as_deref(), Some("d1"));
     // And the browser's selection still routes browser tools (b9 has not reconnected).
-    let ctx = caller.context("list_tabs", Group::Browser, Default::default());
+    let ctx = caller.context(
+        "list_tabs",
+        Group::Peer(tabwire_protocol::Kind::Browser),
+        Default::default(),
+    );
     assert_eq!(
         ctx.connection().err().unwrap().code,
         ErrorCode::BrowserDisconnected
@@ -407,18 +412,18 @@ async fn without_a_device_the_tools_are_unlisted_but_answer_with_the_connect_hin
 async fn the_device_tools_are_listed_while_a_device_is_connected() {
     let (caller, _) = local(&[]);
     let account = caller.account.clone();
-    let names = |devices: bool| -> Vec<String> {
-        catalogue::listed(|_| false, devices)
+    let names = |present: KindSet| -> Vec<String> {
+        catalogue::listed(|_| false, present)
             .map(|tool| tool.name.to_string())
             .collect()
     };
-    let without = names(account.devices.any_connected());
+    let without = names(account.present());
     assert!(
         !without.iter().any(|name| name.contains("device")),
         "{without:?}"
     );
     let session = &caller.session;
-    session.listed_devices(false);
+    session.listed_peers(account.present());
     let mut watch = account.devices.watch_connected();
     let (first, _a) = account
         .devices
@@ -434,11 +439,15 @@ async fn the_device_tools_are_listed_while_a_device_is_connected() {
         .unwrap();
     assert!(*watch.borrow_and_update());
     assert!(
-        session.devices_changed(true),
+        session.peers_changed(account.present()),
         "the first device changes the list"
     );
-    assert!(!session.devices_changed(true), "and says so once");
-    let with = names(account.devices.any_connected());
+    assert_eq!(account.present(), KindSet::EMPTY.with(Kind::Device));
+    assert!(
+        !session.peers_changed(account.present()),
+        "and says so once"
+    );
+    let with = names(account.present());
     for tool in [
         "list_devices",
         "select_device",
@@ -454,10 +463,10 @@ async fn the_device_tools_are_listed_while_a_device_is_connected() {
     watch.changed().await.unwrap();
     assert!(!*watch.borrow_and_update());
     assert!(
-        session.devices_changed(false),
+        session.peers_changed(account.present()),
         "the last device's end changes it back"
     );
-    assert_eq!(names(account.devices.any_connected()), without);
+    assert_eq!(names(account.present()), without);
 }
 
 /// Another account's device is, to a caller, a device that never existed.

@@ -383,7 +383,11 @@ async fn tab_tools_have_a_fixed_deadline() {
 async fn a_selected_browser_that_is_gone_is_reported_in_one_clean_sentence() {
     let (caller, _connection, _inbox) = setup();
     caller.session.select::<Browser>("elsewhere");
-    let ctx = caller.context("list_tabs", Group::Browser, Default::default());
+    let ctx = caller.context(
+        "list_tabs",
+        Group::Peer(tabwire_protocol::Kind::Browser),
+        Default::default(),
+    );
     let error = ctx.connection().err().expect("not connected");
     assert_eq!(error.code, ErrorCode::BrowserDisconnected);
     assert!(!error.message.contains("  "), "{}", error.message);
