@@ -20,6 +20,8 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use tabwire_protocol::Kind;
+
 use crate::error::CliError;
 
 /// What one invocation asks for.
@@ -75,10 +77,20 @@ pub enum OutputChoice {
 /// Peers chosen for this call.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PeerChoice {
-    /// `--browser NAME|ID`.
-    pub browser: Option<String>,
-    /// `--device NAME|ID`.
-    pub device: Option<String>,
+    /// `--browser NAME|ID`, `--device NAME|ID`: a flag per kind of the kinds table, by noun.
+    pub given: std::collections::BTreeMap<Kind, String>,
+}
+
+impl PeerChoice {
+    /// The peer of `kind` given for this call.
+    pub fn get(&self, kind: Kind) -> Option<&str> {
+        self.given.get(&kind).map(String::as_str)
+    }
+}
+
+/// The kind whose flag (`--browser`) is `--name`.
+fn peer_flag(name: &str) -> Option<Kind> {
+    Kind::from_noun(name)
 }
 
 /// The commands.
@@ -240,8 +252,11 @@ pub fn parse(
             "insecure-http" => invocation.hub.insecure_http = switch(name, inline.as_deref())?,
             "ca-cert" => invocation.hub.ca_cert = Some(PathBuf::from(value("a PEM file")?)),
             "output" => invocation.output = output_choice(&value("text or json")?, "--output")?,
-            "browser" => invocation.peers.browser = Some(value("a browser's name or ID")?),
-            "device" => invocation.peers.device = Some(value("a device's name or ID")?),
+            name if peer_flag(name).is_some() => {
+                let kind = peer_flag(name).expect("a peer flag");
+                let value = value(&format!("a {}'s name or ID", kind.spec().noun))?;
+                invocation.peers.given.insert(kind, value);
+            }
             "out" => invocation.out = Some(PathBuf::from(value("a file")?)),
             "no-start" => invocation.hub.no_start = switch(name, inline.as_deref())?,
             "no-browser" => invocation.hub.no_browser = switch(name, inline.as_deref())?,
@@ -278,9 +293,11 @@ fn select(rest: &[String], invocation: &mut Invocation) -> Result<Command, CliEr
     for flag in flags(rest)? {
         match (flag.name.as_str(), flag.value) {
             ("clear", value) => clear = switch("clear", value.as_deref())?,
-            ("browser", Some(value)) => invocation.peers.browser = Some(value),
-            ("device", Some(value)) => invocation.peers.device = Some(value),
-            ("browser" | "device", None) => {
+            (name, Some(value)) if peer_flag(name).is_some() => {
+                let kind = peer_flag(name).expect("a peer flag");
+                invocation.peers.given.insert(kind, value);
+            }
+            (name, None) if peer_flag(name).is_some() => {
                 return Err(usage(format!("--{} needs a name or ID", flag.name)));
             }
             ("help", _) => return Ok(Command::Help),
@@ -291,7 +308,7 @@ fn select(rest: &[String], invocation: &mut Invocation) -> Result<Command, CliEr
             }
         }
     }
-    if clear && (invocation.peers.browser.is_some() || invocation.peers.device.is_some()) {
+    if clear && !invocation.peers.given.is_empty() {
         return Err(usage(
             "tabwire select: --clear forgets the choices; give it alone",
         ));
@@ -328,8 +345,11 @@ fn tool_call(
                 }
                 json = Some(value(flag, "a JSON object (or - for stdin)")?);
             }
-            "browser" => invocation.peers.browser = Some(value(flag, "a browser's name or ID")?),
-            "device" => invocation.peers.device = Some(value(flag, "a device's name or ID")?),
+            name if peer_flag(name).is_some() => {
+                let kind = peer_flag(name).expect("a peer flag");
+                let value = value(flag, &format!("a {}'s name or ID", kind.spec().noun))?;
+                invocation.peers.given.insert(kind, value);
+            }
             "out" => invocation.out = Some(PathBuf::from(value(flag, "a file")?)),
             _ => tool_flags.push(flag),
         }
@@ -461,7 +481,7 @@ mod tests {
             invocation.hub.url.as_deref(),
             Some("https://hub.example/mcp")
         );
-        assert_eq!(invocation.peers.browser.as_deref(), Some("Work"));
+        assert_eq!(invocation.peers.get(Kind::Browser), Some("Work"));
         assert_eq!(
             invocation.command,
             Command::Call {
@@ -558,7 +578,7 @@ mod tests {
     fn select_forms() {
         let invocation = call(&["select", "--browser", "Work Chrome"]);
         assert_eq!(invocation.command, Command::Select { clear: false });
-        assert_eq!(invocation.peers.browser.as_deref(), Some("Work Chrome"));
+        assert_eq!(invocation.peers.get(Kind::Browser), Some("Work Chrome"));
         assert_eq!(
             call(&["select", "--clear"]).command,
             Command::Select { clear: true }

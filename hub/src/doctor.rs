@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tabwire_protocol::local::{PrivateDirProblem, current_uid, private_dir_problem};
-use tabwire_protocol::{ErrorCode, PROTOCOL_VERSION};
+use tabwire_protocol::{ErrorCode, Listing, PROTOCOL_VERSION};
 
 use crate::accounts::Account;
 use crate::pairing::{PairingKind, PairingSummary};
@@ -473,10 +473,11 @@ fn peers_check<K: Linked>(
         }
         return Check::pass(&name, detail).quoting_peer(K::NAMES_FROM_PEER);
     }
-    if known.is_empty() && K::NOUN == Device::NOUN {
+    // A kind whose tools are listed only while one is connected is optional.
+    if known.is_empty() && K::SPEC.listing == Listing::WhileConnected {
         return Check::pass(
             &name,
-            "none known (device tools are listed while a phone is connected)",
+            format!("none known ({noun} tools are listed while one is connected)"),
         );
     }
     let detail = if away.is_empty() {
