@@ -24,7 +24,7 @@ use tabwire_protocol::{ErrorCode, Listing, PROTOCOL_VERSION};
 
 use crate::accounts::Account;
 use crate::pairing::{PairingKind, PairingSummary};
-use crate::peer::{Browser, Device, PeerKind};
+use crate::peer::{Browser, Device};
 use crate::peer_link::Linked;
 use crate::policy::{FileUrls, PolicySource};
 use crate::state::HubState;
