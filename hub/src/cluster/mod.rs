@@ -241,6 +241,9 @@ impl Cluster {
 
     /// Publishes `message` on `subject`, in the background (callers may be synchronous).
     fn publish(&self, subject: String, message: &ClusterMessage) {
+        if self.stopped.is_cancelled() {
+            return;
+        }
         let client = self.client.clone();
         let payload = message.to_bytes();
         self.spawn(async move {
