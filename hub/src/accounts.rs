@@ -6,16 +6,18 @@
 //! browser of another account and a browser that never existed are the same thing. Local mode
 //! has one account, [`LOCAL_ACCOUNT`], with no limits.
 
+use std::any::Any;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use tabwire_protocol::{HubMessage, KINDS, Kind, KindSet, Listing, OpError};
 use tokio::sync::Semaphore;
 
 use crate::handshake_places::HandshakePlaces;
 use crate::leases::ClientLabels;
-use crate::peer::{Browser, Device, PeerKind, Reach};
-use crate::registry::{Connection, Registry};
+use crate::peer::{PeerKind, Reach, each_kind};
+use crate::registry::{Connection, Refused, Registry};
 
 /// The one account of local mode.
 pub const LOCAL_ACCOUNT: &str = "local";
@@ -56,10 +58,9 @@ impl Default for Limits {
 pub struct Account {
     /// The account's name (a token's `sub`).
     pub name: String,
-    /// The account's browsers.
-    pub browsers: Registry<Browser>,
-    /// The account's devices.
-    pub devices: Registry<Device>,
+    /// The account's registry of each kind, by [`Kind::index`] ([`Account::peers`],
+    /// [`Account::registry`]).
+    registries: [Box<dyn Peers>; KINDS.len()],
     /// Permits for `/mcp` requests in flight.
     pub requests: Arc<Semaphore>,
     /// Permits for tool calls running. A call keeps running when its client goes away, so
@@ -76,13 +77,17 @@ pub struct Account {
 }
 
 impl Account {
-    /// The account's registry of `kind`, for what every kind shares. This match and the
-    /// registries' fields are the only places the account names its kinds.
+    /// The account's registry of `kind`, for what every kind shares.
     pub fn peers(&self, kind: Kind) -> &dyn Peers {
-        match kind {
-            Kind::Browser => &self.browsers,
-            Kind::Device => &self.devices,
-        }
+        &*self.registries[kind.index()]
+    }
+
+    /// The account's registry of kind `K`, typed.
+    pub fn registry<K: PeerKind>(&self) -> &Registry<K> {
+        self.registries[K::SPEC.kind.index()]
+            .as_any()
+            .downcast_ref()
+            .expect("each kind's registry sits at its kind's index")
     }
 
     /// Tells every connected peer of the account, of every kind, that an MCP session ended,
@@ -117,10 +122,39 @@ impl Account {
     }
 }
 
+/// A peer as the code written once for every kind sees it ([`Peers::known`]).
+#[derive(Debug, Clone)]
+pub struct PeerView {
+    /// Its ID.
+    pub id: String,
+    /// The name its user gave it (the peer's words where its kind says so).
+    pub name: String,
+    /// Whether it is connected now.
+    pub connected: bool,
+    /// Its software's versions in a few words ([`PeerKind::versions`]).
+    pub versions: String,
+    /// The protocol version its hello named.
+    pub protocol_version: u32,
+    /// How long ago it disconnected, while it is not connected.
+    pub disconnected_for: Option<Duration>,
+    /// Why it went away, in its own words.
+    pub gone: Option<String>,
+}
+
 /// A registry of any kind, with what the code written once for every kind asks of it.
 pub trait Peers: Send + Sync {
     /// Its kind.
     fn kind(&self) -> Kind;
+    /// The registry itself, for [`Account::registry`].
+    fn as_any(&self) -> &dyn Any;
+    /// Every peer it knows, connected or not, in the registry's order.
+    fn known(&self) -> Vec<PeerView>;
+    /// The handshakes it turned away lately, oldest first.
+    fn refusals(&self) -> Vec<Refused>;
+    /// Makes it part of the replica cluster.
+    fn join(&self, link: crate::cluster::Link);
+    /// Asks again whether any peer is connected (presence changed elsewhere).
+    fn recheck_connected(&self);
     /// Sends `message` to every connected peer.
     fn broadcast(&self, message: &HubMessage);
     /// Whether any peer is connected.
@@ -138,6 +172,37 @@ pub trait Peers: Send + Sync {
 impl<K: PeerKind> Peers for Registry<K> {
     fn kind(&self) -> Kind {
         K::SPEC.kind
+    }
+
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+
+    fn known(&self) -> Vec<PeerView> {
+        self.list()
+            .into_iter()
+            .map(|peer| PeerView {
+                id: peer.id().to_owned(),
+                name: peer.name().to_owned(),
+                connected: peer.connected,
+                versions: K::versions(&peer.hello),
+                protocol_version: K::protocol_version(&peer.hello),
+                disconnected_for: peer.disconnected_for,
+                gone: peer.gone,
+            })
+            .collect()
+    }
+
+    fn refusals(&self) -> Vec<Refused> {
+        Registry::refusals(self)
+    }
+
+    fn join(&self, link: crate::cluster::Link) {
+        Registry::join(self, link);
+    }
+
+    fn recheck_connected(&self) {
+        Registry::recheck_connected(self);
     }
 
     fn broadcast(&self, message: &HubMessage) {
@@ -169,34 +234,26 @@ impl<K: PeerKind> Peers for Registry<K> {
     }
 }
 
-/// A kind of peer an account keeps a registry of.
+/// A kind of peer an account keeps a registry of: every kind, for code generic over kinds.
 pub trait Registered: PeerKind {
     /// The account's registry of this kind.
-    fn registry(account: &Account) -> &Registry<Self>;
+    fn registry(account: &Account) -> &Registry<Self> {
+        account.registry::<Self>()
+    }
     /// The account's places for connections of this kind in their handshake.
     fn handshakes(account: &Account) -> &HandshakePlaces {
         &account.handshakes[Self::SPEC.kind.index()]
     }
 }
 
-impl Registered for Browser {
-    fn registry(account: &Account) -> &Registry<Browser> {
-        &account.browsers
-    }
-}
-
-impl Registered for Device {
-    fn registry(account: &Account) -> &Registry<Device> {
-        &account.devices
-    }
-}
+impl<K: PeerKind> Registered for K {}
 
 /// A registry of kind `K`, with hosted mode's limit of its kind (`peers`) or local mode's none.
-fn registry<K: PeerKind>(peers: Option<[usize; KINDS.len()]>) -> Registry<K> {
-    match peers {
-        Some(peers) => Registry::with_limit(peers[K::SPEC.kind.index()]),
-        None => Registry::default(),
-    }
+fn registry<K: PeerKind>(peers: Option<[usize; KINDS.len()]>) -> Box<dyn Peers> {
+    Box::new(match peers {
+        Some(peers) => Registry::<K>::with_limit(peers[K::SPEC.kind.index()]),
+        None => Registry::<K>::default(),
+    })
 }
 
 /// Every account seen since the hub started.
@@ -265,8 +322,7 @@ impl Accounts {
                 };
                 let account = Arc::new(Account {
                     name: name.to_owned(),
-                    browsers: registry(peers),
-                    devices: registry(peers),
+                    registries: each_kind!(K => registry::<K>(peers)),
                     requests: Arc::new(Semaphore::new(requests)),
                     calls: Arc::new(Semaphore::new(requests)),
                     handshakes: handshakes.map(HandshakePlaces::new),

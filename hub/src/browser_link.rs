@@ -13,9 +13,6 @@ use crate::peer_link::Linked;
 use crate::peer_read::{Incoming, Reads};
 
 impl Linked for Browser {
-    const HOW_TO_PAIR: &'static str = "run `tabwire-hub pair` on the hub's machine and paste the \
-                                       code into the extension's popup";
-
     fn check_origin(origin: Option<&str>) -> Result<(), &'static str> {
         match origin {
             Some(origin) if origin.starts_with("chrome-extension://") => Ok(()),

@@ -16,11 +16,6 @@ use crate::peer_link::Linked;
 use crate::peer_read::{Incoming, Reads};
 
 impl Linked for Device {
-    const HOW_TO_PAIR: &'static str = "run `tabwire-hub pair --device` on the hub's machine and \
-                                       give the code to tabwire-android in its environment \
-                                       (TABWIRE_PAIRING_CODE), or run tabwire-android on the \
-                                       hub's machine, which pairs itself";
-
     fn check_origin(origin: Option<&str>) -> Result<(), &'static str> {
         match origin {
             None => Ok(()),

@@ -15,6 +15,7 @@ use tokio_tungstenite::tungstenite;
 use crate::auth::Role;
 use crate::link_test_kit::*;
 use crate::pairing::PairingKind;
+use crate::peer::{Browser, Device};
 
 fn hello(id: &str) -> DeviceHello {
     crate::mcp::device_hello(id, "Pixel 7")
@@ -90,7 +91,7 @@ async fn a_backend_pairs_once_and_its_key_registers_its_devices_only_on_device()
             .state
             .accounts
             .local_account()
-            .browsers
+            .registry::<Browser>()
             .list()
             .is_empty()
     );
@@ -144,7 +145,7 @@ async fn a_device_key_cannot_register_a_browser_id_even_with_a_hello_of_one() {
             .state
             .accounts
             .local_account()
-            .browsers
+            .registry::<Browser>()
             .list()
             .is_empty()
     );
@@ -289,7 +290,7 @@ async fn a_device_that_goes_away_fails_its_request_at_once_and_says_why() {
         .state
         .accounts
         .get("alice")
-        .devices
+        .registry::<Device>()
         .connection("phone-1")
         .unwrap();
     let waiting = tokio::spawn(async move {

@@ -117,11 +117,6 @@ impl PublicOrigin {
         self.ws_url("browser")
     }
 
-    /// The URL a device backend should be given.
-    pub fn device_url(&self) -> String {
-        self.ws_url("device")
-    }
-
     fn ws_url(&self, endpoint: &str) -> String {
         format!(
             "{}://{}{}/{endpoint}",

@@ -16,6 +16,7 @@ use tower::ServiceExt;
 use crate::accounts::Limits;
 use crate::auth::{self, Authenticator, KeySource, Role};
 use crate::hosted::PublicOrigin;
+use crate::peer::Browser;
 use crate::state::{FileUrls, HubState};
 use crate::{accounts, app};
 
@@ -57,7 +58,6 @@ impl Setup {
             pairings: None,
             accounts: accounts::Accounts::hosted(limits),
             browser_url: public.browser_url(),
-            device_url: public.device_url(),
             auth: Some(auth),
             file_urls: FileUrls::Refused,
             audit: audit.then(|| crate::audit::AuditLog::open(&dir.join("audit")).unwrap()),
@@ -106,7 +106,7 @@ impl Setup {
         self.state
             .accounts
             .get(account)
-            .browsers
+            .registry::<Browser>()
             .connect(
                 tabwire_protocol::Hello {
                     browser_id: "b1".into(),

@@ -69,6 +69,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::net::{TcpListener, UnixListener};
 use tokio_util::sync::CancellationToken;
 
+use crate::peer::PeerKind;
+
 pub use config::{Config, ConfigError, DEFAULT_PORT, HostedConfig, Mode, Settings};
 pub use state::HubState;
 
@@ -224,7 +226,6 @@ impl Hub {
                         accounts,
                         cluster,
                         browser_url: config.public.browser_url(),
-                        device_url: config.public.device_url(),
                         auth: Some(config.auth),
                         pairings: None,
                         file_urls,
@@ -383,17 +384,21 @@ impl Hub {
     }
 }
 
-/// The HTTP routes: `/browser` and `/device` always; in hosted mode also `/mcp`, both at the root and under
-/// the public origin's prefix, behind the Host check; `/healthz` unchecked.
+/// The HTTP routes: every peer kind's endpoint (`/browser`, `/device`) always; in hosted mode
+/// also `/mcp`, both at the root and under the public origin's prefix, behind the Host check;
+/// `/healthz` unchecked.
 fn app(
     state: Arc<HubState>,
     public: Option<hosted::PublicOrigin>,
     cancel: CancellationToken,
 ) -> Router {
-    let browser = Router::new()
-        .route("/", get(banner))
-        .route("/browser", get(peer_link::endpoint::<peer::Browser>))
-        .route("/device", get(peer_link::endpoint::<peer::Device>))
+    let endpoints = peer::each_kind!(K => (K::SPEC.path, get(peer_link::endpoint::<K>)));
+    let browser = endpoints
+        .into_iter()
+        .fold(
+            Router::new().route("/", get(banner)),
+            |router, (path, endpoint)| router.route(path, endpoint),
+        )
         .with_state(state.clone());
     let healthz = Router::new().route("/healthz", get(|| async { "ok\n" }));
     let Some(public) = public else {

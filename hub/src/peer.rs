@@ -7,10 +7,59 @@
 //! it and which error codes its failures carry; where an account keeps its registry is said in
 //! [`crate::accounts`]. See ARCHITECTURE.md for adding a kind.
 
+use std::path::Path;
+
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value, json};
-use tabwire_protocol::{DeviceHello, ErrorCode, Hello, Kind, KindSpec};
+use tabwire_protocol::{DeviceHello, ErrorCode, Hello, KINDS, Kind, KindSpec};
+
+/// `each_kind!(K => expr)`: an array of `expr` in the kinds table's order, with `K` standing
+/// for each kind's type in turn. This is the one list of the kinds' types: the accounts'
+/// registries, the hub's endpoints and the per-kind texts below are made from it, and the
+/// check after it fails the build while it and [`KINDS`] disagree.
+macro_rules! each_kind {
+    ($kind:ident => $body:expr) => {
+        [
+            {
+                type $kind = $crate::peer::Browser;
+                $body
+            },
+            {
+                type $kind = $crate::peer::Device;
+                $body
+            },
+        ]
+    };
+}
+pub(crate) use each_kind;
+
+// A typed kind per row of the kinds table, at its row's index.
+const _: () = {
+    let order = each_kind!(K => K::SPEC.kind.index());
+    assert!(
+        order.len() == KINDS.len(),
+        "each_kind! lists every kind of KINDS"
+    );
+    let mut at = 0;
+    while at < order.len() {
+        assert!(
+            order[at] == at,
+            "each_kind! lists the kinds in KINDS' order"
+        );
+        at += 1;
+    }
+};
+
+/// What a person does to pair a peer of `kind` ([`PeerKind::HOW_TO_PAIR`]).
+pub fn how_to_pair(kind: Kind) -> &'static str {
+    each_kind!(K => K::HOW_TO_PAIR)[kind.index()]
+}
+
+/// What to do with a pairing code for `kind` just made ([`PeerKind::code_hint`]).
+pub fn code_hint(kind: Kind, ttl: &str, state_dir: &Path) -> String {
+    each_kind!(K => K::code_hint as fn(&str, &Path) -> String)[kind.index()](ttl, state_dir)
+}
 
 /// A kind of peer: its row of the kinds table ([`KINDS`](tabwire_protocol::KINDS)) and its
 /// typed parts. The constants are the row's, named here for the code that is generic over kinds.
@@ -52,8 +101,15 @@ pub trait PeerKind: Sized + Send + Sync + 'static {
     fn protocol_version(hello: &Self::Hello) -> u32;
     /// Its software's versions in a few words, for `doctor` (`extension 0.1.0, Chrome 156`).
     fn versions(hello: &Self::Hello) -> String;
+    /// What a person does to pair one with a local hub, for refusals and `doctor` (`run ...
+    /// and paste the code ...`).
+    const HOW_TO_PAIR: &'static str;
+
     /// What a person does to connect one, for messages to agents ("In Chrome, …").
     fn connect_hint(reach: &Reach) -> String;
+    /// What to do with a pairing code `tabwire-hub pair` just made for this kind, valid for
+    /// `ttl`, with the hub whose state is in `state_dir`.
+    fn code_hint(ttl: &str, state_dir: &Path) -> String;
 }
 
 /// Whether the names of the peers of the kind called `noun` are the peers' words
@@ -100,6 +156,8 @@ impl From<SelectBrowserArgs> for String {
 
 impl PeerKind for Browser {
     const SPEC: &'static KindSpec = Kind::Browser.spec();
+    const HOW_TO_PAIR: &'static str = "run `tabwire-hub pair` on the hub's machine and paste the \
+                                       code into the extension's popup";
 
     type Hello = Hello;
     type SelectArgs = SelectBrowserArgs;
@@ -145,6 +203,15 @@ impl PeerKind for Browser {
             )
         }
     }
+
+    fn code_hint(ttl: &str, state_dir: &Path) -> String {
+        format!(
+            "Paste this code into the tabwire extension's popup (Pairing code) and press Connect. \
+             It works once, within {ttl}, with the hub whose state is in {} (a hub started with \
+             another --state-dir does not know it).",
+            state_dir.display()
+        )
+    }
 }
 
 /// A mobile device, served by a device backend (`tabwire-android`) over one `/device`
@@ -166,6 +233,10 @@ impl From<SelectDeviceArgs> for String {
 
 impl PeerKind for Device {
     const SPEC: &'static KindSpec = Kind::Device.spec();
+    const HOW_TO_PAIR: &'static str = "run `tabwire-hub pair --device` on the hub's machine and \
+                                       give the code to tabwire-android in its environment \
+                                       (TABWIRE_PAIRING_CODE), or run tabwire-android on the \
+                                       hub's machine, which pairs itself";
 
     type Hello = DeviceHello;
     type SelectArgs = SelectDeviceArgs;
@@ -214,5 +285,42 @@ impl PeerKind for Device {
                 reach.url(Self::SPEC)
             )
         }
+    }
+
+    /// Never on tabwire-android's command line: other users of the machine read every
+    /// process's arguments (`ps`, /proc/PID/cmdline); its environment is private to its user.
+    fn code_hint(ttl: &str, state_dir: &Path) -> String {
+        format!(
+            "Give this code to tabwire-android on the machine the phones are attached to, in its \
+             environment: TABWIRE_PAIRING_CODE=<code> tabwire-android (not as a command-line \
+             argument, which other users can read in ps). On the hub's own machine \
+             tabwire-android pairs itself without a code. It works once, within {ttl}, with the \
+             hub whose state is in {}.",
+            state_dir.display()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_kind_lists_the_kinds_table() {
+        let kinds = each_kind!(K => K::SPEC.kind);
+        assert_eq!(kinds, Kind::ALL);
+        for kind in Kind::ALL {
+            assert!(!how_to_pair(kind).is_empty(), "{kind}");
+            let hint = code_hint(kind, "10m", Path::new("/state"));
+            assert!(hint.contains("10m") && hint.contains("/state"), "{hint}");
+        }
+    }
+
+    #[test]
+    fn a_device_code_goes_in_the_environment_never_the_command_line() {
+        let hint = code_hint(Kind::Device, "10m", Path::new("/state"));
+        assert!(hint.contains("TABWIRE_PAIRING_CODE="), "{hint}");
+        assert!(!hint.contains("--pairing-code"), "{hint}");
+        assert!(!hint.contains("pairing code option"), "{hint}");
     }
 }

@@ -94,8 +94,6 @@ pub trait Linked: Registered + Reads {
     const ROLE: Role = Role::Peer(Self::SPEC.kind);
     /// The pairing kind its connections need in local mode.
     const PAIRING: PairingKind = Self::SPEC.kind;
-    /// What a person does to pair one, for refusals (`run ... and paste the code ...`).
-    const HOW_TO_PAIR: &'static str;
 
     /// `Ok` for an `Origin` header (or its absence) the endpoint accepts; else the reason.
     fn check_origin(origin: Option<&str>) -> Result<(), &'static str>;
@@ -777,6 +775,7 @@ async fn send(socket: &mut PeerSocket, message: &HubMessage) -> Result<(), ()> {
 mod tests {
     use super::*;
     use crate::link_test_kit::{EXTENSION, hear, hosted, say};
+    use crate::peer::Browser;
     use tabwire_protocol::{ExtensionMessage, Kind, ListTabs, TabInfo, TabList};
 
     /// The socket reads [`READ_BUFFER_BYTES`] at a time; an answer forty times that (a big
@@ -810,7 +809,7 @@ mod tests {
             .state
             .accounts
             .get("alice")
-            .browsers
+            .registry::<Browser>()
             .connection("big-1")
             .unwrap();
         let asked = tokio::spawn(async move {

@@ -266,7 +266,7 @@ mod tests {
         let mut inboxes = Vec::new();
         for id in ["b1", "b2"] {
             let (_connection, inbox) = account
-                .browsers
+                .registry::<Browser>()
                 .connect(
                     Hello {
                         browser_id: id.into(),

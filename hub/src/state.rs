@@ -25,8 +25,6 @@ pub struct HubState {
     pub accounts: Accounts,
     /// The URL an extension should be given to reach this hub, for messages to the user.
     pub browser_url: String,
-    /// The URL a device backend should be given, likewise.
-    pub device_url: String,
     /// Token checks, in hosted mode.
     pub auth: Option<Arc<Authenticator>>,
     /// The paired browsers, in local mode.
@@ -102,10 +100,6 @@ impl HubState {
     pub fn local(browser_url: String, pairings: Arc<Pairings>) -> Self {
         HubState {
             accounts: Accounts::local(),
-            device_url: match browser_url.strip_suffix("/browser") {
-                Some(base) => format!("{base}/device"),
-                None => browser_url.clone(),
-            },
             browser_url,
             auth: None,
             pairings: Some(pairings),

@@ -45,6 +45,9 @@ pub struct KindSpec {
     pub noun: &'static str,
     /// The plural, as listings name them (`browsers`: `list_browsers`' array).
     pub plural: &'static str,
+    /// What holds a credential of this kind (a pairing, a token), as `doctor` and `pair` name
+    /// it: a browser holds its own; a device backend holds one for the devices it serves.
+    pub holder: &'static str,
     /// The hub's WebSocket endpoint (`/browser`).
     pub path: &'static str,
     /// The argument that names one explicitly (`browserId`).
@@ -91,6 +94,7 @@ pub const KINDS: [KindSpec; 2] = [
         kind: Kind::Browser,
         noun: "browser",
         plural: "browsers",
+        holder: "browser",
         path: "/browser",
         id_arg: "browserId",
         list_tool: "list_browsers",
@@ -108,6 +112,7 @@ pub const KINDS: [KindSpec; 2] = [
         kind: Kind::Device,
         noun: "device",
         plural: "devices",
+        holder: "device backend",
         path: "/device",
         id_arg: "deviceId",
         list_tool: "list_devices",

@@ -54,7 +54,6 @@ async fn session_ids_name_their_replica_and_another_replica_s_are_gone() {
         pairings: None,
         accounts: Accounts::hosted(Limits::default()).with_cluster(cluster.clone()),
         browser_url: public.browser_url(),
-        device_url: public.device_url(),
         auth: Some(auth),
         file_urls: FileUrls::Refused,
         audit: None,

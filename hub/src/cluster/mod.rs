@@ -264,13 +264,13 @@ impl Cluster {
     /// Makes `account`'s registries part of the cluster and remembers the account for the
     /// sessions other replicas see end.
     pub fn join(self: &Arc<Self>, account: &Arc<Account>) {
-        use crate::accounts::Registered;
         let link = Link {
             cluster: self.clone(),
             account: account.name.clone(),
         };
-        crate::peer::Browser::registry(account).join(link.clone());
-        crate::peer::Device::registry(account).join(link);
+        for kind in tabwire_protocol::Kind::ALL {
+            account.peers(kind).join(link.clone());
+        }
         self.accounts
             .lock()
             .unwrap()
@@ -326,7 +326,6 @@ impl Cluster {
     /// Tells the registries of `account` (every account for `None`) to recompute whether any
     /// peer is connected, for whoever lists tools by it (device tools).
     fn recheck_connected(&self, account: Option<&str>) {
-        use crate::accounts::Registered;
         let accounts: Vec<Arc<Account>> = self
             .accounts
             .lock()
@@ -336,8 +335,9 @@ impl Cluster {
             .filter_map(|(_, weak)| weak.upgrade())
             .collect();
         for account in accounts {
-            crate::peer::Browser::registry(&account).recheck_connected();
-            crate::peer::Device::registry(&account).recheck_connected();
+            for kind in tabwire_protocol::Kind::ALL {
+                account.peers(kind).recheck_connected();
+            }
         }
     }
 

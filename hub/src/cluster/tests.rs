@@ -14,6 +14,7 @@ use super::nats_test_server::NatsServer;
 use super::wire::ClusterMessage;
 use super::{Cluster, subjects};
 use crate::accounts::{Account, Accounts, Limits};
+use crate::peer::{Browser, Device};
 use crate::registry::{Connection, Owner};
 
 const ACCOUNT: &str = "acme";
@@ -96,7 +97,7 @@ type Answer = Arc<dyn Fn(&Request) -> Option<Result<OpResult, OpError>> + Send +
 fn peer(replica: &Replica, id: &str, answer: Answer) -> (Arc<Connection>, Arc<Mutex<Seen>>) {
     let (connection, mut outbox) = replica
         .account()
-        .browsers
+        .registry::<Browser>()
         .connect(hello(id), Owner::fixed(&format!("token:{id}")))
         .unwrap();
     let seen = Arc::new(Mutex::new(Seen::default()));
@@ -140,7 +141,10 @@ async fn until(what: &str, ready: impl Fn() -> bool) {
 async fn sees_remote(replica: &Replica, id: &str) {
     let account = replica.account();
     until(&format!("{} sees {id}", replica.cluster.node()), || {
-        account.browsers.get(id).is_some_and(|info| info.connected)
+        account
+            .registry::<Browser>()
+            .get(id)
+            .is_some_and(|info| info.connected)
     })
     .await;
 }
@@ -169,7 +173,7 @@ async fn a_call_through_one_replica_reaches_the_peer_another_holds() {
     );
     let (_conn, seen) = peer(&a, "b1", answering(tabs("Home")));
     sees_remote(&b, "b1").await;
-    let remote = b.account().browsers.connection("b1").unwrap();
+    let remote = b.account().registry::<Browser>().connection("b1").unwrap();
     assert!(remote.is_remote());
     assert_eq!(
         list_tabs(&remote, Some(&holder("s1"))).await.unwrap(),
@@ -184,12 +188,18 @@ async fn a_call_through_one_replica_reaches_the_peer_another_holds() {
         "the caller's session travels"
     );
     // The owner's own calls skip NATS.
-    assert!(!a.account().browsers.connection("b1").unwrap().is_remote());
+    assert!(
+        !a.account()
+            .registry::<Browser>()
+            .connection("b1")
+            .unwrap()
+            .is_remote()
+    );
     // Another account sees nothing of it.
     assert_eq!(
         b.accounts
             .get("other")
-            .browsers
+            .registry::<Browser>()
             .connection("b1")
             .err()
             .unwrap()
@@ -204,8 +214,8 @@ async fn a_peer_connected_nowhere_is_disconnected_at_once() {
     let b = Replica::start(&nats, "n2").await;
     // Known to this replica (it was connected here), now gone everywhere.
     let (conn, _seen) = peer(&b, "b1", answering(tabs("x")));
-    b.account().browsers.disconnect(&conn);
-    let remote = b.account().browsers.connection("b1").unwrap();
+    b.account().registry::<Browser>().disconnect(&conn);
+    let remote = b.account().registry::<Browser>().connection("b1").unwrap();
     assert!(remote.is_remote());
     let error = remote
         .request(
@@ -235,7 +245,7 @@ async fn an_owner_that_dies_fails_its_calls_in_flight_as_outcome_unknown() {
     );
     let (_conn, seen) = peer(&a, "b1", Arc::new(|_| None));
     sees_remote(&b, "b1").await;
-    let remote = b.account().browsers.connection("b1").unwrap();
+    let remote = b.account().registry::<Browser>().connection("b1").unwrap();
     let call = tokio::spawn(async move {
         remote
             .request(
@@ -277,14 +287,14 @@ async fn a_takeover_fences_the_older_owner_and_a_call_runs_once() {
     tokio::time::timeout(Duration::from_secs(20), old.replaced())
         .await
         .expect("the old owner drops its stale connection");
-    a.account().browsers.disconnect(&old);
+    a.account().registry::<Browser>().disconnect(&old);
     let b_account = b.account();
     until("B hears that only C holds b1", || {
         let remote = b.cluster.remote_peers::<crate::peer::Browser>(ACCOUNT);
         remote.len() == 1 && remote[0].node == "n3"
     })
     .await;
-    let remote = b_account.browsers.connection("b1").unwrap();
+    let remote = b_account.registry::<Browser>().connection("b1").unwrap();
     assert_eq!(list_tabs(&remote, None).await.unwrap(), tabs("new"));
     assert_eq!(new_seen.lock().unwrap().requests.len(), 1);
     assert!(
@@ -292,7 +302,7 @@ async fn a_takeover_fences_the_older_owner_and_a_call_runs_once() {
         "the stale socket never answers"
     );
     // A now reaches it over NATS too.
-    let from_a = a.account().browsers.connection("b1").unwrap();
+    let from_a = a.account().registry::<Browser>().connection("b1").unwrap();
     assert!(from_a.is_remote());
     assert_eq!(list_tabs(&from_a, None).await.unwrap(), tabs("new"));
     assert_eq!(new_seen.lock().unwrap().requests.len(), 2);
@@ -356,7 +366,7 @@ async fn a_three_megabyte_answer_arrives_whole() {
     assert!(title.len() >= 3 * 1024 * 1024);
     let (_conn, _seen) = peer(&a, "b1", answering(tabs(&title)));
     sees_remote(&b, "b1").await;
-    let remote = b.account().browsers.connection("b1").unwrap();
+    let remote = b.account().registry::<Browser>().connection("b1").unwrap();
     assert_eq!(list_tabs(&remote, None).await.unwrap(), tabs(&title));
 }
 
@@ -372,7 +382,7 @@ async fn presence_lists_a_remote_peer_and_forgets_it_once_its_owner_is_gone() {
     sees_remote(&b, "b1").await;
     let listed: Vec<(String, bool)> = b
         .account()
-        .browsers
+        .registry::<Browser>()
         .list()
         .iter()
         .map(|info| (info.id().to_owned(), info.connected))
@@ -382,10 +392,18 @@ async fn presence_lists_a_remote_peer_and_forgets_it_once_its_owner_is_gone() {
     // The owner dies without a word: its peers vanish once its presence expires.
     a.cluster.stop().await;
     let account = b.account();
-    until("B forgets b1", || account.browsers.get("b1").is_none()).await;
-    assert_eq!(account.browsers.list().len(), 1);
+    until("B forgets b1", || {
+        account.registry::<Browser>().get("b1").is_none()
+    })
+    .await;
+    assert_eq!(account.registry::<Browser>().list().len(), 1);
     assert_eq!(
-        account.browsers.connection("b1").err().unwrap().code,
+        account
+            .registry::<Browser>()
+            .connection("b1")
+            .err()
+            .unwrap()
+            .code,
         ErrorCode::BrowserNotFound
     );
 }
@@ -423,8 +441,8 @@ async fn a_lease_taken_through_one_replica_holds_for_a_call_through_another() {
     let (_conn, seen) = peer(&a, "b1", leasing());
     sees_remote(&b, "b1").await;
     sees_remote(&c, "b1").await;
-    let via_b = b.account().browsers.connection("b1").unwrap();
-    let via_c = c.account().browsers.connection("b1").unwrap();
+    let via_b = b.account().registry::<Browser>().connection("b1").unwrap();
+    let via_c = c.account().registry::<Browser>().connection("b1").unwrap();
     let click = |connection: Arc<Connection>, session: &'static str| async move {
         connection
             .request(
@@ -475,7 +493,7 @@ async fn a_cancel_reaches_the_owner_and_its_answer_comes_back() {
     );
     let (_conn, seen) = peer(&a, "b1", Arc::new(|_| None));
     sees_remote(&b, "b1").await;
-    let remote = b.account().browsers.connection("b1").unwrap();
+    let remote = b.account().registry::<Browser>().connection("b1").unwrap();
     let cancel = CancellationToken::new();
     let call = {
         let cancel = cancel.clone();
@@ -523,13 +541,13 @@ async fn another_credential_cannot_take_a_peer_id_held_on_another_replica() {
     sees_remote(&b, "b1").await;
     let refused = b
         .account()
-        .browsers
+        .registry::<Browser>()
         .connect(hello("b1"), Owner::fixed("token:mallory"))
         .err()
         .expect("refused");
     assert_eq!(refused.code, ErrorCode::Forbidden, "{refused:?}");
     // The real browser stays reachable, through B too.
-    let remote = b.account().browsers.connection("b1").unwrap();
+    let remote = b.account().registry::<Browser>().connection("b1").unwrap();
     assert_eq!(list_tabs(&remote, None).await.unwrap(), tabs("real"));
     assert_eq!(seen.lock().unwrap().requests.len(), 1);
 }
@@ -542,11 +560,11 @@ async fn a_device_on_another_replica_counts_for_the_device_tools() {
         Replica::start(&nats, "n2").await,
     );
     let b_account = b.account();
-    let mut present = b_account.devices.watch_connected();
+    let mut present = b_account.registry::<Device>().watch_connected();
     assert!(!*present.borrow());
     let (_device, _outbox) = a
         .account()
-        .devices
+        .registry::<Device>()
         .connect(
             crate::mcp::device_hello("d1", "Pixel"),
             Owner::fixed("token:backend"),
@@ -556,7 +574,13 @@ async fn a_device_on_another_replica_counts_for_the_device_tools() {
         .await
         .expect("B lists device tools")
         .unwrap();
-    assert!(b_account.devices.connection("d1").unwrap().is_remote());
+    assert!(
+        b_account
+            .registry::<Device>()
+            .connection("d1")
+            .unwrap()
+            .is_remote()
+    );
     a.cluster.stop().await;
     tokio::time::timeout(Duration::from_secs(20), present.wait_for(|any| !*any))
         .await
@@ -575,7 +599,7 @@ async fn without_nats_remote_calls_fail_at_once_local_ones_go_on_and_all_recover
     let (_far, far_seen) = peer(&a, "b1", Arc::new(|_| None));
     let (near, _near_seen) = peer(&b, "b2", answering(tabs("near")));
     sees_remote(&b, "b1").await;
-    let remote = b.account().browsers.connection("b1").unwrap();
+    let remote = b.account().registry::<Browser>().connection("b1").unwrap();
     let in_flight = {
         let remote = remote.clone();
         tokio::spawn(async move {
@@ -603,7 +627,7 @@ async fn without_nats_remote_calls_fail_at_once_local_ones_go_on_and_all_recover
         "{refused:?}"
     );
     // A peer on this replica does not need NATS.
-    let local = b.account().browsers.connection("b2").unwrap();
+    let local = b.account().registry::<Browser>().connection("b2").unwrap();
     assert!(!local.is_remote());
     let answering_near = tokio::spawn(async move { list_tabs(&local, None).await });
     assert_eq!(answering_near.await.unwrap().unwrap(), tabs("near"));
@@ -614,7 +638,7 @@ async fn without_nats_remote_calls_fail_at_once_local_ones_go_on_and_all_recover
     until("A reconnects", || a.cluster.is_connected()).await;
     let mut recovered = false;
     for _ in 0..100 {
-        let remote = b.account().browsers.connection("b1").unwrap();
+        let remote = b.account().registry::<Browser>().connection("b1").unwrap();
         let outcome = remote
             .request(
                 "list_tabs",

@@ -16,8 +16,9 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::args::{ActionOptions, NoArgs};
+use super::devices::DeviceRoute;
 use super::envelope::{ToolError, ToolOutput};
-use super::routing::{BrowserRoute, Caller, DeviceRoute, Group, NoRoute, TabRoute, ToolContext};
+use super::routing::{BrowserRoute, Caller, Group, NoRoute, TabRoute, ToolContext};
 use super::{
     act, actions, batch, capture, devices, doctor, health, input, observe, optin, peers, people,
     schema, screenshot, storage, tabs, waits,

@@ -49,7 +49,7 @@ fn setup_under(
     });
     let account = hub.accounts.local_account();
     let (connection, inbox) = account
-        .browsers
+        .registry::<Browser>()
         .connect(
             Hello {
                 browser_id: "b1".into(),

@@ -138,22 +138,6 @@ pub struct TabRoute {
     pub browser_id: Option<String>,
 }
 
-/// The routing arguments of device tools.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct DeviceRoute {
-    pub device_id: Option<String>,
-}
-
-impl From<DeviceRoute> for Route {
-    fn from(route: DeviceRoute) -> Self {
-        Route {
-            peer_id: route.device_id,
-            tab_id: None,
-        }
-    }
-}
-
 /// The (absent) routing arguments of the hub's own tools.
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct NoRoute {}
