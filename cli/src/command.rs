@@ -20,7 +20,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-use tabwire_protocol::Kind;
+use tabwire_protocol::{KINDS, Kind};
 
 use crate::error::CliError;
 
@@ -132,15 +132,39 @@ pub struct ToolFlag {
     pub value: Option<String>,
 }
 
-/// The CLI's usage, for `--help`.
-pub const USAGE: &str = "\
+/// The CLI's usage, for `--help`: [`USAGE`] with a `--NOUN` flag per kind of the kinds table.
+pub fn help_text() -> String {
+    let choices: Vec<String> = KINDS
+        .iter()
+        .map(|spec| format!("[--{} NAME|ID]", spec.noun))
+        .collect();
+    let options: Vec<String> = KINDS
+        .iter()
+        .enumerate()
+        .map(|(at, spec)| {
+            let flag = format!("--{} NAME|ID", spec.noun);
+            let rule = if at == 0 {
+                " (else this shell session's `select`, else the hub's rule)"
+            } else {
+                ""
+            };
+            format!("  {flag:<17} this call's {}{rule}", spec.noun)
+        })
+        .collect();
+    USAGE
+        .replace("{choices}", &choices.join(" "))
+        .replace("{options}\n", &format!("{}\n", options.join("\n")))
+}
+
+/// The CLI's usage, with `{choices}` and `{options}` where the kinds' flags go.
+const USAGE: &str = "\
 tabwire: call tabwire's browser and device tools from a shell.
 
 Usage:
   tabwire [OPTIONS] TOOL [--ARG VALUE]... [--json '{...}']   call a tool
   tabwire [OPTIONS] TOOL --help                             one tool's description and arguments
   tabwire [OPTIONS] tools                                   every tool with its input schema
-  tabwire [OPTIONS] select [--browser NAME|ID] [--device NAME|ID] [--clear]
+  tabwire [OPTIONS] select {choices} [--clear]
                                                            keep a choice for this shell session
 
 Tool arguments: --tabId 3 or --tab-id 3; values are read by the argument's type (integer,
@@ -160,8 +184,7 @@ Options (before the command):
                     listen on a port the proxy left free [TABWIRE_INSECURE_HTTP=1]
   --output text|json  the tool's text (default), or one JSON line for scripts [TABWIRE_OUTPUT]
 Options (before the command or among a tool's flags):
-  --browser NAME|ID this call's browser (else this shell session's `select`, else the hub's rule)
-  --device NAME|ID  this call's device
+{options}
   --out FILE        write an image in the answer (a screenshot) to FILE
 
 Output: the tool's text, page text between fence lines; with --output json exactly one JSON
@@ -302,8 +325,13 @@ fn select(rest: &[String], invocation: &mut Invocation) -> Result<Command, CliEr
             }
             ("help", _) => return Ok(Command::Help),
             (name, _) => {
+                let flags: Vec<String> = KINDS
+                    .iter()
+                    .map(|spec| format!("--{}", spec.noun))
+                    .collect();
                 return Err(usage(format!(
-                    "tabwire select takes --browser, --device and --clear, not --{name}"
+                    "tabwire select takes {} and --clear, not --{name}",
+                    flags.join(", ")
                 )));
             }
         }
@@ -615,5 +643,19 @@ mod tests {
             panic!("a call");
         };
         assert_eq!(flags[0].value.as_deref(), Some("-200"));
+    }
+
+    #[test]
+    fn usage_names_a_flag_per_kind() {
+        let text = help_text();
+        assert!(!text.contains('{'), "{text}");
+        assert!(
+            text.contains("select [--browser NAME|ID] [--device NAME|ID] [--clear]"),
+            "{text}"
+        );
+        assert!(text.contains(
+            "  --browser NAME|ID this call's browser (else this shell session's `select`, else \
+             the hub's rule)\n  --device NAME|ID  this call's device\n  --out FILE"
+        ));
     }
 }

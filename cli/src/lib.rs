@@ -154,7 +154,7 @@ async fn execute(invocation: &Invocation, format: Format) -> Result<u8, CliError
     match &invocation.command {
         // Help is for people (and agents reading it): text, however stdout is connected.
         Command::Help => {
-            output::print_either(Format::Text, &Value::Null, command::USAGE);
+            output::print_either(Format::Text, &Value::Null, &command::help_text());
             Ok(0)
         }
         Command::Version => {
