@@ -277,13 +277,13 @@ impl Cluster {
     /// Makes `account`'s registries part of the cluster and remembers the account for the
     /// sessions other replicas see end.
     pub fn join(self: &Arc<Self>, account: &Arc<Account>) {
-        use crate::accounts::Registered;
         let link = Link {
             cluster: self.clone(),
             account: account.name.clone(),
         };
-        crate::peer::Browser::registry(account).join(link.clone());
-        crate::peer::Device::registry(account).join(link);
+        for registry in registries(account) {
+            registry.join(link.clone());
+        }
         self.accounts
             .lock()
             .unwrap()
@@ -339,7 +339,6 @@ impl Cluster {
     /// Tells the registries of `account` (every account for `None`) to recompute whether any
     /// peer is connected, for whoever lists tools by it (device tools).
     fn recheck_connected(&self, account: Option<&str>) {
-        use crate::accounts::Registered;
         let accounts: Vec<Arc<Account>> = self
             .accounts
             .lock()
@@ -349,8 +348,9 @@ impl Cluster {
             .filter_map(|(_, weak)| weak.upgrade())
             .collect();
         for account in accounts {
-            crate::peer::Browser::registry(&account).recheck_connected();
-            crate::peer::Device::registry(&account).recheck_connected();
+            for registry in registries(&account) {
+                registry.recheck_connected();
+            }
         }
     }
 
@@ -432,6 +432,31 @@ impl Cluster {
             other => tracing::debug!(subject, "cluster: unexpected {other:?}"),
         }
     }
+}
+
+/// What the cluster asks of an account's registry, whatever its kind.
+trait Joined {
+    fn join(&self, link: Link);
+    fn recheck_connected(&self);
+}
+
+impl<K: PeerKind> Joined for crate::registry::Registry<K> {
+    fn join(&self, link: Link) {
+        crate::registry::Registry::join(self, link);
+    }
+
+    fn recheck_connected(&self) {
+        crate::registry::Registry::recheck_connected(self);
+    }
+}
+
+/// An account's registries, one per kind: the one place the cluster names the kinds.
+fn registries(account: &Account) -> [&dyn Joined; 2] {
+    use crate::accounts::Registered;
+    [
+        crate::peer::Browser::registry(account),
+        crate::peer::Device::registry(account),
+    ]
 }
 
 /// Delivers a subscription's messages while the cluster lives.
