@@ -114,6 +114,10 @@ pub struct Cluster {
     on_revoked: Mutex<Option<RevokedHook>>,
     /// Stops every task of this replica's cluster side (hub shutdown; a test's dead replica).
     stopped: CancellationToken,
+    /// The replies to this replica's remote calls: one subscription (`<prefix>.*`) shared by
+    /// every call, each call's messages handed to it by its inbox's last token.
+    inbox_prefix: String,
+    waiting: Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<async_nats::Message>>>,
 }
 
 /// A registry's place in the cluster: the replica and the account it belongs to.
@@ -162,6 +166,7 @@ impl Cluster {
             .connect(url)
             .await?;
         state_tx.send_replace(true);
+        let client_inbox = client.new_inbox();
         let cluster = Arc::new(Cluster {
             client,
             node: node.to_owned(),
@@ -175,7 +180,15 @@ impl Cluster {
             heard: Mutex::default(),
             on_revoked: Mutex::default(),
             stopped: CancellationToken::new(),
+            inbox_prefix: client_inbox,
+            waiting: Mutex::default(),
         });
+        let replies = cluster
+            .client
+            .subscribe(format!("{}.*", cluster.inbox_prefix))
+            .await
+            .map_err(|error| std::io::Error::other(error.to_string()))?;
+        cluster.spawn(caller::hand_out(Arc::downgrade(&cluster), replies));
         for subject in [
             subjects::ALL_FENCES.to_owned(),
             subjects::ALL_PRESENCE.to_owned(),
@@ -268,8 +281,8 @@ impl Cluster {
             cluster: self.clone(),
             account: account.name.clone(),
         };
-        for kind in tabwire_protocol::Kind::ALL {
-            account.peers(kind).join(link.clone());
+        for registry in registries(account) {
+            registry.join(link.clone());
         }
         self.accounts
             .lock()
@@ -335,8 +348,8 @@ impl Cluster {
             .filter_map(|(_, weak)| weak.upgrade())
             .collect();
         for account in accounts {
-            for kind in tabwire_protocol::Kind::ALL {
-                account.peers(kind).recheck_connected();
+            for registry in registries(&account) {
+                registry.recheck_connected();
             }
         }
     }
@@ -419,6 +432,14 @@ impl Cluster {
             other => tracing::debug!(subject, "cluster: unexpected {other:?}"),
         }
     }
+}
+
+/// An account's registries, one per kind (`Account::peers`: what every kind shares, joining
+/// the cluster among it).
+fn registries(account: &Account) -> impl Iterator<Item = &dyn crate::accounts::Peers> {
+    tabwire_protocol::Kind::ALL
+        .into_iter()
+        .map(|kind| account.peers(kind))
 }
 
 /// Delivers a subscription's messages while the cluster lives.

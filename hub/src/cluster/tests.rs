@@ -693,3 +693,54 @@ async fn a_revocation_found_on_one_replica_reaches_a_replica_without_the_file() 
     assert!(auth_a.verify(&token).is_err());
     let _ = std::fs::remove_dir_all(&scratch);
 }
+
+#[tokio::test]
+async fn tools_on_one_replica_list_and_choose_the_lone_browser_another_holds() {
+    let nats = NatsServer::start();
+    let (a, b) = (
+        Replica::start(&nats, "n1").await,
+        Replica::start(&nats, "n2").await,
+    );
+    let (_conn, seen) = peer(&a, "b1", answering(tabs("Home")));
+    sees_remote(&b, "b1").await;
+    let Replica { cluster, accounts } = b;
+    let hub = Arc::new(crate::state::HubState {
+        accounts,
+        cluster: Some(cluster),
+        ..crate::state::HubState::local(
+            "ws://127.0.0.1:1/browser".into(),
+            crate::pairing::Pairings::for_tests(),
+        )
+    });
+    let caller = crate::mcp::Caller {
+        account: hub.accounts.get(ACCOUNT),
+        hub,
+        session: Arc::new(crate::session::Session::new(
+            "s1".into(),
+            Default::default(),
+            None,
+        )),
+        holder: holder("s1"),
+        trace: Default::default(),
+        progress: None,
+        cancel: Default::default(),
+    };
+    let listed = crate::mcp::catalogue::dispatch(&caller, "list_browsers", Default::default())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(format!("{listed:?}").contains("b1"), "{listed:?}");
+    // No browserId and none selected: the lone connected browser is chosen, across replicas.
+    crate::mcp::catalogue::dispatch(&caller, "list_tabs", Default::default())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(seen.lock().unwrap().requests.len(), 1);
+    let trace = caller.trace.lock().unwrap().clone();
+    assert_eq!(trace.peer, Some(("browser", "b1".to_owned())));
+    assert_eq!(
+        trace.owner.as_deref(),
+        Some("n1"),
+        "the audit log names the owner"
+    );
+}
