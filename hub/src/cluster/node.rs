@@ -242,7 +242,8 @@ impl Cluster {
     pub async fn stop(&self) {
         self.stopped.cancel();
         self.owned.lock().unwrap().clear();
-        let _ = self.client.drain().await;
+        // Bounded: with NATS unreachable, a drain would wait for a server that is not there.
+        let _ = tokio::time::timeout(Duration::from_secs(2), self.client.drain()).await;
     }
 
     /// Makes `account`'s registries part of the cluster and remembers the account for the
