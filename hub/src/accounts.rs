@@ -17,7 +17,7 @@ use tokio::sync::Semaphore;
 use crate::handshake_places::HandshakePlaces;
 use crate::leases::ClientLabels;
 use crate::peer::{PeerKind, Reach, each_kind};
-use crate::registry::{Connection, Refused, Registry};
+use crate::registry::{Connection, Elsewhere, Refused, Registry};
 
 /// The one account of local mode.
 pub const LOCAL_ACCOUNT: &str = "local";
@@ -73,7 +73,7 @@ pub struct Account {
     /// Numbers the account's MCP sessions per client name, for the labels leases show.
     pub client_labels: ClientLabels,
     /// The replica cluster (`--cluster`), which hears of the account's ended sessions.
-    pub cluster: Option<Arc<crate::cluster::Cluster>>,
+    pub cluster: Option<Arc<dyn Replicas>>,
 }
 
 impl Account {
@@ -122,6 +122,14 @@ impl Account {
     }
 }
 
+/// The replica cluster accounts belong to (`crate::cluster` implements it).
+pub trait Replicas: Send + Sync {
+    /// `account` was just created on this replica: its registries join the cluster.
+    fn joined(&self, account: &Arc<Account>);
+    /// An MCP session of `account` ended here: the other replicas tell their peers.
+    fn session_ended(&self, account: &str, session: &str);
+}
+
 /// A peer as the code written once for every kind sees it ([`Peers::known`]).
 #[derive(Debug, Clone)]
 pub struct PeerView {
@@ -152,7 +160,7 @@ pub trait Peers: Send + Sync {
     /// The handshakes it turned away lately, oldest first.
     fn refusals(&self) -> Vec<Refused>;
     /// Makes it part of the replica cluster.
-    fn join(&self, link: crate::cluster::Link);
+    fn join(&self, link: Arc<dyn Elsewhere>);
     /// Asks again whether any peer is connected (presence changed elsewhere).
     fn recheck_connected(&self);
     /// Sends `message` to every connected peer.
@@ -197,7 +205,7 @@ impl<K: PeerKind> Peers for Registry<K> {
         Registry::refusals(self)
     }
 
-    fn join(&self, link: crate::cluster::Link) {
+    fn join(&self, link: Arc<dyn Elsewhere>) {
         Registry::join(self, link);
     }
 
@@ -261,7 +269,7 @@ pub struct Accounts {
     map: Mutex<HashMap<String, Arc<Account>>>,
     limits: Option<Limits>,
     /// The replica cluster every account joins (`--cluster`).
-    cluster: Option<Arc<crate::cluster::Cluster>>,
+    cluster: Option<Arc<dyn Replicas>>,
 }
 
 /// Connections of local mode that may be in their handshake at once. Anyone on the machine can
@@ -290,14 +298,9 @@ impl Accounts {
 
     /// The same accounts as replicas of `cluster`: each account's peers are owned here or
     /// reached through NATS.
-    pub fn with_cluster(mut self, cluster: Arc<crate::cluster::Cluster>) -> Self {
+    pub fn with_cluster(mut self, cluster: Arc<dyn Replicas>) -> Self {
         self.cluster = Some(cluster);
         self
-    }
-
-    /// The replica cluster, with `--cluster`.
-    pub fn cluster(&self) -> Option<&Arc<crate::cluster::Cluster>> {
-        self.cluster.as_ref()
     }
 
     /// The limits, in hosted mode.
@@ -330,7 +333,7 @@ impl Accounts {
                     cluster: self.cluster.clone(),
                 });
                 if let Some(cluster) = &self.cluster {
-                    cluster.join(&account);
+                    cluster.joined(&account);
                 }
                 account
             })
