@@ -20,6 +20,8 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use tabwire_protocol::{KINDS, Kind};
+
 use crate::error::CliError;
 
 /// What one invocation asks for.
@@ -75,10 +77,20 @@ pub enum OutputChoice {
 /// Peers chosen for this call.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PeerChoice {
-    /// `--browser NAME|ID`.
-    pub browser: Option<String>,
-    /// `--device NAME|ID`.
-    pub device: Option<String>,
+    /// `--browser NAME|ID`, `--device NAME|ID`: a flag per kind of the kinds table, by noun.
+    pub given: std::collections::BTreeMap<Kind, String>,
+}
+
+impl PeerChoice {
+    /// The peer of `kind` given for this call.
+    pub fn get(&self, kind: Kind) -> Option<&str> {
+        self.given.get(&kind).map(String::as_str)
+    }
+}
+
+/// The kind whose flag (`--browser`) is `--name`.
+fn peer_flag(name: &str) -> Option<Kind> {
+    Kind::from_noun(name)
 }
 
 /// The commands.
@@ -120,15 +132,39 @@ pub struct ToolFlag {
     pub value: Option<String>,
 }
 
-/// The CLI's usage, for `--help`.
-pub const USAGE: &str = "\
+/// The CLI's usage, for `--help`: [`USAGE`] with a `--NOUN` flag per kind of the kinds table.
+pub fn help_text() -> String {
+    let choices: Vec<String> = KINDS
+        .iter()
+        .map(|spec| format!("[--{} NAME|ID]", spec.noun))
+        .collect();
+    let options: Vec<String> = KINDS
+        .iter()
+        .enumerate()
+        .map(|(at, spec)| {
+            let flag = format!("--{} NAME|ID", spec.noun);
+            let rule = if at == 0 {
+                " (else this shell session's `select`, else the hub's rule)"
+            } else {
+                ""
+            };
+            format!("  {flag:<17} this call's {}{rule}", spec.noun)
+        })
+        .collect();
+    USAGE
+        .replace("{choices}", &choices.join(" "))
+        .replace("{options}\n", &format!("{}\n", options.join("\n")))
+}
+
+/// The CLI's usage, with `{choices}` and `{options}` where the kinds' flags go.
+const USAGE: &str = "\
 tabwire: call tabwire's browser and device tools from a shell.
 
 Usage:
   tabwire [OPTIONS] TOOL [--ARG VALUE]... [--json '{...}']   call a tool
   tabwire [OPTIONS] TOOL --help                             one tool's description and arguments
   tabwire [OPTIONS] tools                                   every tool with its input schema
-  tabwire [OPTIONS] select [--browser NAME|ID] [--device NAME|ID] [--clear]
+  tabwire [OPTIONS] select {choices} [--clear]
                                                            keep a choice for this shell session
 
 Tool arguments: --tabId 3 or --tab-id 3; values are read by the argument's type (integer,
@@ -148,8 +184,7 @@ Options (before the command):
                     listen on a port the proxy left free [TABWIRE_INSECURE_HTTP=1]
   --output text|json  the tool's text (default), or one JSON line for scripts [TABWIRE_OUTPUT]
 Options (before the command or among a tool's flags):
-  --browser NAME|ID this call's browser (else this shell session's `select`, else the hub's rule)
-  --device NAME|ID  this call's device
+{options}
   --out FILE        write an image in the answer (a screenshot) to FILE
 
 Output: the tool's text, page text between fence lines; with --output json exactly one JSON
@@ -240,8 +275,11 @@ pub fn parse(
             "insecure-http" => invocation.hub.insecure_http = switch(name, inline.as_deref())?,
             "ca-cert" => invocation.hub.ca_cert = Some(PathBuf::from(value("a PEM file")?)),
             "output" => invocation.output = output_choice(&value("text or json")?, "--output")?,
-            "browser" => invocation.peers.browser = Some(value("a browser's name or ID")?),
-            "device" => invocation.peers.device = Some(value("a device's name or ID")?),
+            name if peer_flag(name).is_some() => {
+                let kind = peer_flag(name).expect("a peer flag");
+                let value = value(&format!("a {}'s name or ID", kind.spec().noun))?;
+                invocation.peers.given.insert(kind, value);
+            }
             "out" => invocation.out = Some(PathBuf::from(value("a file")?)),
             "no-start" => invocation.hub.no_start = switch(name, inline.as_deref())?,
             "no-browser" => invocation.hub.no_browser = switch(name, inline.as_deref())?,
@@ -278,20 +316,27 @@ fn select(rest: &[String], invocation: &mut Invocation) -> Result<Command, CliEr
     for flag in flags(rest)? {
         match (flag.name.as_str(), flag.value) {
             ("clear", value) => clear = switch("clear", value.as_deref())?,
-            ("browser", Some(value)) => invocation.peers.browser = Some(value),
-            ("device", Some(value)) => invocation.peers.device = Some(value),
-            ("browser" | "device", None) => {
+            (name, Some(value)) if peer_flag(name).is_some() => {
+                let kind = peer_flag(name).expect("a peer flag");
+                invocation.peers.given.insert(kind, value);
+            }
+            (name, None) if peer_flag(name).is_some() => {
                 return Err(usage(format!("--{} needs a name or ID", flag.name)));
             }
             ("help", _) => return Ok(Command::Help),
             (name, _) => {
+                let flags: Vec<String> = KINDS
+                    .iter()
+                    .map(|spec| format!("--{}", spec.noun))
+                    .collect();
                 return Err(usage(format!(
-                    "tabwire select takes --browser, --device and --clear, not --{name}"
+                    "tabwire select takes {} and --clear, not --{name}",
+                    flags.join(", ")
                 )));
             }
         }
     }
-    if clear && (invocation.peers.browser.is_some() || invocation.peers.device.is_some()) {
+    if clear && !invocation.peers.given.is_empty() {
         return Err(usage(
             "tabwire select: --clear forgets the choices; give it alone",
         ));
@@ -328,8 +373,11 @@ fn tool_call(
                 }
                 json = Some(value(flag, "a JSON object (or - for stdin)")?);
             }
-            "browser" => invocation.peers.browser = Some(value(flag, "a browser's name or ID")?),
-            "device" => invocation.peers.device = Some(value(flag, "a device's name or ID")?),
+            name if peer_flag(name).is_some() => {
+                let kind = peer_flag(name).expect("a peer flag");
+                let value = value(flag, &format!("a {}'s name or ID", kind.spec().noun))?;
+                invocation.peers.given.insert(kind, value);
+            }
             "out" => invocation.out = Some(PathBuf::from(value(flag, "a file")?)),
             _ => tool_flags.push(flag),
         }
@@ -461,7 +509,7 @@ mod tests {
             invocation.hub.url.as_deref(),
             Some("https://hub.example/mcp")
         );
-        assert_eq!(invocation.peers.browser.as_deref(), Some("Work"));
+        assert_eq!(invocation.peers.get(Kind::Browser), Some("Work"));
         assert_eq!(
             invocation.command,
             Command::Call {
@@ -558,7 +606,7 @@ mod tests {
     fn select_forms() {
         let invocation = call(&["select", "--browser", "Work Chrome"]);
         assert_eq!(invocation.command, Command::Select { clear: false });
-        assert_eq!(invocation.peers.browser.as_deref(), Some("Work Chrome"));
+        assert_eq!(invocation.peers.get(Kind::Browser), Some("Work Chrome"));
         assert_eq!(
             call(&["select", "--clear"]).command,
             Command::Select { clear: true }
@@ -595,5 +643,22 @@ mod tests {
             panic!("a call");
         };
         assert_eq!(flags[0].value.as_deref(), Some("-200"));
+    }
+
+    #[test]
+    fn usage_names_a_flag_per_kind() {
+        let text = help_text();
+        assert!(
+            !text.contains("{choices}") && !text.contains("{options}"),
+            "{text}"
+        );
+        assert!(
+            text.contains("select [--browser NAME|ID] [--device NAME|ID] [--clear]"),
+            "{text}"
+        );
+        assert!(text.contains(
+            "  --browser NAME|ID this call's browser (else this shell session's `select`, else \
+             the hub's rule)\n  --device NAME|ID  this call's device\n  --out FILE"
+        ));
     }
 }

@@ -154,7 +154,7 @@ async fn execute(invocation: &Invocation, format: Format) -> Result<u8, CliError
     match &invocation.command {
         // Help is for people (and agents reading it): text, however stdout is connected.
         Command::Help => {
-            output::print_either(Format::Text, &Value::Null, command::USAGE);
+            output::print_either(Format::Text, &Value::Null, &command::help_text());
             Ok(0)
         }
         Command::Version => {
@@ -221,10 +221,7 @@ async fn call_on(
     let mut flagged = Vec::new();
     let mut chosen = Vec::new();
     for kind in PeerKind::ALL {
-        let given = match kind {
-            PeerKind::Browser => invocation.peers.browser.as_deref(),
-            PeerKind::Device => invocation.peers.device.as_deref(),
-        };
+        let given = invocation.peers.get(kind);
         if let Some(given) = given {
             chosen.push((kind, select::resolve(link, kind, given).await?));
             flagged.push(kind);
@@ -254,27 +251,29 @@ async fn call_on(
             Some(schema) => schema
                 .get("properties")
                 .and_then(Value::as_object)
-                .is_some_and(|properties| properties.contains_key(kind.id_arg())),
+                .is_some_and(|properties| properties.contains_key(kind.spec().id_arg)),
             // A tool the hub does not list: only an explicit --browser/--device is passed on.
             None => flagged.contains(&kind),
         };
         if takes_id {
             // An ID in the call's own arguments wins.
             arguments
-                .entry(kind.id_arg())
+                .entry(kind.spec().id_arg)
                 .or_insert_with(|| Value::String(id));
         } else if flagged.contains(&kind) {
             eprintln!(
                 "tabwire: {tool} does not route to a {} (it takes no {}); --{} was not used",
-                kind.noun(),
-                kind.id_arg(),
-                kind.noun()
+                kind.spec().noun,
+                kind.spec().id_arg,
+                kind.spec().noun
             );
         }
     }
     match link.call(tool, arguments).await? {
         Called::Result(result) => {
-            if format == Format::Text && matches!(tool, "select_browser" | "select_device") {
+            if format == Format::Text
+                && PeerKind::of_peer_tool(tool).is_some_and(|kind| kind.spec().select_tool == tool)
+            {
                 eprintln!(
                     "tabwire: a selection made with {tool} lasts for this call only; use \
                      `tabwire select` to keep one for this shell session"
@@ -347,10 +346,7 @@ async fn select_command(
     let hub = Hub::of(invocation)?;
     let file = StateFile::new(&select::state_dir(&env)?, ShellSession::here(env));
     let key = hub.key();
-    let given = [
-        (PeerKind::Browser, invocation.peers.browser.as_deref()),
-        (PeerKind::Device, invocation.peers.device.as_deref()),
-    ];
+    let given = PeerKind::ALL.map(|kind| (kind, invocation.peers.get(kind)));
     if clear {
         file.store(&key, None)?;
     } else if given.iter().any(|(_, value)| value.is_some()) {
@@ -361,7 +357,7 @@ async fn select_command(
             let Some(value) = value else { continue };
             match select::resolve(&link, kind, value).await {
                 Ok(id) => {
-                    choices.ids.insert(kind.noun().to_owned(), id);
+                    choices.ids.insert(kind.spec().noun.to_owned(), id);
                 }
                 Err(error) => {
                     failure = Some(error);

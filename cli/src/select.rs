@@ -28,48 +28,14 @@ use tabwire_protocol::local::{Platform, current_uid, private_dir_problem};
 use crate::error::CliError;
 use crate::link::Link;
 
-/// A kind of peer, as the hub names its tools and arguments.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PeerKind {
-    /// A browser.
-    Browser,
-    /// A device.
-    Device,
-}
-
-impl PeerKind {
-    /// Both kinds.
-    pub const ALL: [PeerKind; 2] = [PeerKind::Browser, PeerKind::Device];
-
-    /// `browser` / `device`.
-    pub fn noun(self) -> &'static str {
-        match self {
-            PeerKind::Browser => "browser",
-            PeerKind::Device => "device",
-        }
-    }
-
-    /// The routing argument: `browserId` / `deviceId`.
-    pub fn id_arg(self) -> &'static str {
-        match self {
-            PeerKind::Browser => "browserId",
-            PeerKind::Device => "deviceId",
-        }
-    }
-
-    /// The listing tool.
-    pub fn list_tool(self) -> &'static str {
-        match self {
-            PeerKind::Browser => "list_browsers",
-            PeerKind::Device => "list_devices",
-        }
-    }
-}
+/// A kind of peer, as the hub names its tools and arguments: a row of the protocol crate's
+/// kinds table (its noun, ID argument and listing tool).
+pub use tabwire_protocol::Kind as PeerKind;
 
 /// Finds the peer `given` names (an ID or a name) among those the hub lists.
 pub async fn resolve(link: &Link, kind: PeerKind, given: &str) -> Result<String, CliError> {
-    let data = link.data_of(kind.list_tool()).await?;
-    let peers = data[format!("{}s", kind.noun())]
+    let data = link.data_of(kind.spec().list_tool).await?;
+    let peers = data[kind.spec().plural]
         .as_array()
         .cloned()
         .unwrap_or_default();
@@ -78,7 +44,7 @@ pub async fn resolve(link: &Link, kind: PeerKind, given: &str) -> Result<String,
 
 /// [`resolve`]'s choice among listed peers (`{browserId, name, connected, …}`).
 pub fn pick(kind: PeerKind, given: &str, peers: &[Value]) -> Result<String, CliError> {
-    let id_of = |peer: &Value| peer[kind.id_arg()].as_str().map(str::to_owned);
+    let id_of = |peer: &Value| peer[kind.spec().id_arg].as_str().map(str::to_owned);
     if let Some(id) = peers
         .iter()
         .filter_map(id_of)
@@ -107,7 +73,7 @@ pub fn pick(kind: PeerKind, given: &str, peers: &[Value]) -> Result<String, CliE
     let line = |peer: &Value| {
         format!(
             "  {} name={} {}",
-            peer[kind.id_arg()].as_str().unwrap_or("?"),
+            peer[kind.spec().id_arg].as_str().unwrap_or("?"),
             peer["name"],
             if peer["connected"] == json!(true) {
                 "connected"
@@ -120,7 +86,7 @@ pub fn pick(kind: PeerKind, given: &str, peers: &[Value]) -> Result<String, CliE
         let candidates: Vec<Value> = peers
             .iter()
             .map(|peer| {
-                json!({kind.id_arg(): peer[kind.id_arg()], "name": peer["name"],
+                json!({kind.spec().id_arg: peer[kind.spec().id_arg], "name": peer["name"],
                        "connected": peer["connected"]})
             })
             .collect();
@@ -135,13 +101,13 @@ pub fn pick(kind: PeerKind, given: &str, peers: &[Value]) -> Result<String, CliE
             Err(CliError::Usage {
                 message: format!(
                     "--{} {given:?}: no {} has that name or ID",
-                    kind.noun(),
-                    kind.noun()
+                    kind.spec().noun,
+                    kind.spec().noun
                 ),
                 help: Some(if all.is_empty() {
-                    format!("No {} is known to the hub.", kind.noun())
+                    format!("No {} is known to the hub.", kind.spec().noun)
                 } else {
-                    format!("Known {}s:\n{lines}", kind.noun())
+                    format!("Known {}s:\n{lines}", kind.spec().noun)
                 }),
                 candidates: Some(candidates),
             })
@@ -151,9 +117,9 @@ pub fn pick(kind: PeerKind, given: &str, peers: &[Value]) -> Result<String, CliE
             Err(CliError::Usage {
                 message: format!(
                     "--{} {given:?}: {} {}s have that name; give an ID",
-                    kind.noun(),
+                    kind.spec().noun,
                     several.len(),
-                    kind.noun()
+                    kind.spec().noun
                 ),
                 help: Some(lines),
                 candidates: Some(candidates),
@@ -172,7 +138,7 @@ pub struct Choices {
 impl Choices {
     /// The ID chosen for `kind`.
     pub fn get(&self, kind: PeerKind) -> Option<&str> {
-        self.ids.get(kind.noun()).map(String::as_str)
+        self.ids.get(kind.spec().noun).map(String::as_str)
     }
 }
 

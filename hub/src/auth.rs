@@ -20,6 +20,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use jsonwebtoken::jwk::JwkSet;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
+use tabwire_protocol::Kind;
 use tabwire_protocol::local::PrivateDirProblem;
 use tabwire_protocol::pairing::{decode_hex, encode_hex};
 
@@ -41,24 +42,21 @@ const LEEWAY_SECS: u64 = 30;
 /// How often, at most, the revocation file is looked at.
 const REVOCATION_RECHECK: Duration = Duration::from_secs(1);
 
-/// What a token allows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
+/// What a token allows: `agent` on `/mcp`, or a peer kind's noun (`browser`, `device`) on
+/// that kind's endpoint (a device token serves every device its machine has attached).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
     /// An MCP client on `/mcp`.
     Agent,
-    /// An extension on `/browser`.
-    Browser,
-    /// A device backend on `/device` (one token serves every device its machine has attached).
-    Device,
+    /// A peer of the kind on its endpoint.
+    Peer(Kind),
 }
 
 impl std::fmt::Display for Role {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
             Role::Agent => "agent",
-            Role::Browser => "browser",
-            Role::Device => "device",
+            Role::Peer(kind) => kind.spec().noun,
         })
     }
 }
@@ -68,17 +66,43 @@ impl std::str::FromStr for Role {
     fn from_str(s: &str) -> Result<Self, InvalidRole> {
         match s {
             "agent" => Ok(Role::Agent),
-            "browser" => Ok(Role::Browser),
-            "device" => Ok(Role::Device),
-            other => Err(InvalidRole(other.to_owned())),
+            other => Kind::from_noun(other)
+                .map(Role::Peer)
+                .ok_or_else(|| InvalidRole(other.to_owned())),
         }
     }
 }
 
-/// A role other than `agent`, `browser` or `device`.
+impl Serialize for Role {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+impl<'de> Deserialize<'de> for Role {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        text.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A role other than `agent` or a peer kind's noun.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("role must be agent, browser or device, not {0:?}")]
+#[error("role must be agent, {roles}, not {role:?}", roles = peer_roles(), role = .0)]
 pub struct InvalidRole(pub String);
+
+/// The peer kinds' roles, for the message of [`InvalidRole`] (`browser or device`).
+fn peer_roles() -> String {
+    let nouns: Vec<&str> = tabwire_protocol::KINDS
+        .iter()
+        .map(|spec| spec.noun)
+        .collect();
+    match nouns.split_last() {
+        Some((last, [])) => (*last).to_owned(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
 
 /// An account name outside the rules of [`check_account`].
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -456,6 +480,27 @@ impl Authenticator {
         }
         Ok(())
     }
+
+    /// Counts `jti` as revoked: another replica of a cluster announced it (docs/cluster.md).
+    pub fn revoked_elsewhere(&self, jti: &str) {
+        self.revoked
+            .elsewhere
+            .lock()
+            .unwrap()
+            .insert(jti.to_owned());
+    }
+
+    /// Calls `announce` with each token newly found in the revocation list, so a cluster's
+    /// other replicas learn it; re-reads the list if due.
+    pub fn announce_revocations(&self, announce: impl Fn(&str) + Send + Sync + 'static) {
+        *self.revoked.announce.lock().unwrap() = Some(Box::new(announce));
+    }
+
+    /// Re-reads the revocation list if it is due (a cluster replica does it every second, so
+    /// new revocations are announced without waiting for a token check).
+    pub fn recheck_revocations(&self) {
+        self.revoked.contains("");
+    }
 }
 
 /// An account name: 1–64 characters from `A-Z a-z 0-9 . _ @ -`.
@@ -476,6 +521,11 @@ pub fn check_account(account: &str) -> Result<(), InvalidAccount> {
 struct Revocations {
     path: PathBuf,
     state: Mutex<RevocationState>,
+    /// Tokens other replicas of a cluster announced as revoked.
+    elsewhere: Mutex<HashSet<String>>,
+    /// Tells a cluster's other replicas of a token newly found in the file.
+    #[allow(clippy::type_complexity)]
+    announce: Mutex<Option<Box<dyn Fn(&str) + Send + Sync>>>,
 }
 
 #[derive(Default)]
@@ -493,6 +543,8 @@ impl Revocations {
         Revocations {
             path,
             state: Mutex::new(RevocationState::default()),
+            elsewhere: Mutex::default(),
+            announce: Mutex::default(),
         }
     }
 
@@ -507,7 +559,7 @@ impl Revocations {
             self.refresh_now();
         }
         let state = self.state.lock().unwrap();
-        state.unreadable || state.jtis.contains(jti)
+        state.unreadable || state.jtis.contains(jti) || self.elsewhere.lock().unwrap().contains(jti)
     }
 
     fn refresh_now(&self) {
@@ -522,7 +574,12 @@ impl Revocations {
         match std::fs::read_to_string(&self.path) {
             Ok(text) => {
                 state.unreadable = false;
-                state.jtis = parse_revocations(&text);
+                let before = std::mem::replace(&mut state.jtis, parse_revocations(&text));
+                if let Some(announce) = &*self.announce.lock().unwrap() {
+                    for jti in state.jtis.difference(&before) {
+                        announce(jti);
+                    }
+                }
                 tracing::info!(revoked = state.jtis.len(), file = %self.path.display(), "revocation list loaded");
             }
             // A missing file means nothing is revoked; any other failure keeps the last list.

@@ -1,4 +1,5 @@
 use super::*;
+use tabwire_protocol::Kind;
 
 fn temp_dir(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!(
@@ -58,7 +59,7 @@ fn an_issued_token_verifies_as_its_account_and_role() {
     let (token, record, created) = issue(
         &dir,
         "alice",
-        Role::Browser,
+        Role::Peer(Kind::Browser),
         Duration::from_secs(3600),
         "laptop",
     )
@@ -67,7 +68,7 @@ fn an_issued_token_verifies_as_its_account_and_role() {
     let auth = Authenticator::load(&dir, &KeySource::Secret).unwrap();
     let principal = auth.verify(&token).unwrap();
     assert_eq!(principal.account, "alice");
-    assert_eq!(principal.role, Role::Browser);
+    assert_eq!(principal.role, Role::Peer(Kind::Browser));
     assert_eq!(principal.jti, record.jti);
     // The ledger records the token without the token.
     let ledger = std::fs::read_to_string(dir.join(ISSUED_FILE)).unwrap();
@@ -175,8 +176,14 @@ fn bad_tokens_are_refused() {
 #[test]
 fn a_revoked_token_is_refused_by_a_running_hub_within_a_second() {
     let dir = temp_dir("revoke");
-    let (token, record, _) =
-        issue(&dir, "bob", Role::Browser, Duration::from_secs(3600), "").unwrap();
+    let (token, record, _) = issue(
+        &dir,
+        "bob",
+        Role::Peer(Kind::Browser),
+        Duration::from_secs(3600),
+        "",
+    )
+    .unwrap();
     let (other, _, _) = issue(&dir, "bob", Role::Agent, Duration::from_secs(3600), "").unwrap();
     let auth = Authenticator::load(&dir, &KeySource::Secret).unwrap();
     let principal = auth.verify(&token).unwrap();
@@ -200,7 +207,7 @@ fn a_revoked_token_is_refused_by_a_running_hub_within_a_second() {
 fn an_accepted_token_stops_being_valid_when_it_expires() {
     let principal = Principal {
         account: "a".into(),
-        role: Role::Browser,
+        role: Role::Peer(Kind::Browser),
         jti: "j".into(),
         expires_at: now_secs() - LEEWAY_SECS - 1,
     };
@@ -458,7 +465,14 @@ fn a_damaged_ledger_line_is_skipped() {
     let (_, record, _) = issue(&dir, "erin", Role::Agent, Duration::from_secs(600), "").unwrap();
     let ledger = dir.join(ISSUED_FILE);
     write_line(&mut append(&ledger).unwrap(), &ledger, "{\"jti\":\"half").unwrap();
-    issue(&dir, "erin", Role::Browser, Duration::from_secs(600), "").unwrap();
+    issue(
+        &dir,
+        "erin",
+        Role::Peer(Kind::Browser),
+        Duration::from_secs(600),
+        "",
+    )
+    .unwrap();
     let listed = issued(&dir).unwrap();
     assert_eq!(listed.len(), 2);
     assert_eq!(listed[0].jti, record.jti);

@@ -8,19 +8,11 @@
 
 use tabwire_protocol::{ExtensionMessage, Hello, Refusal, check_hello};
 
-use crate::auth::Role;
-use crate::pairing::PairingKind;
 use crate::peer::Browser;
 use crate::peer_link::Linked;
 use crate::peer_read::{Incoming, Reads};
 
 impl Linked for Browser {
-    const PATH: &'static str = "/browser";
-    const ROLE: Role = Role::Browser;
-    const PAIRING: PairingKind = PairingKind::Browser;
-    const HOW_TO_PAIR: &'static str = "run `tabwire-hub pair` on the hub's machine and paste the \
-                                       code into the extension's popup";
-
     fn check_origin(origin: Option<&str>) -> Result<(), &'static str> {
         match origin {
             Some(origin) if origin.starts_with("chrome-extension://") => Ok(()),

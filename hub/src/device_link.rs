@@ -5,27 +5,17 @@
 //! carries an `Origin` header (every browser sends one) is refused before anything else. In
 //! local mode a backend proves a pairing of the device kind (`tabwire-hub pair --device`),
 //! whose one key registers the devices the backend serves, up to
-//! [`crate::peer::DEVICES_PER_CREDENTIAL`] at once; in hosted mode it brings a device token
+//! `KindSpec::per_credential` of the kinds table at once; in hosted mode it brings a device token
 //! (`Authorization: Bearer`, or the `tabwire.bearer.<token>` subprotocol). A backend says why a
 //! device went away (`gone`) before closing its connection, and `list_devices` shows it.
 
 use tabwire_protocol::{DeviceHello, DeviceMessage, Refusal, check_device_hello};
 
-use crate::auth::Role;
-use crate::pairing::PairingKind;
 use crate::peer::Device;
 use crate::peer_link::Linked;
 use crate::peer_read::{Incoming, Reads};
 
 impl Linked for Device {
-    const PATH: &'static str = "/device";
-    const ROLE: Role = Role::Device;
-    const PAIRING: PairingKind = PairingKind::Device;
-    const HOW_TO_PAIR: &'static str = "run `tabwire-hub pair --device` on the hub's machine and \
-                                       give the code to tabwire-android in its environment \
-                                       (TABWIRE_PAIRING_CODE), or run tabwire-android on the \
-                                       hub's machine, which pairs itself";
-
     fn check_origin(origin: Option<&str>) -> Result<(), &'static str> {
         match origin {
             None => Ok(()),

@@ -3,6 +3,7 @@
 //! wrong role; and a backend's devices registered, said gone and cut off mid-request.
 
 use std::time::Duration;
+use tabwire_protocol::Kind;
 
 use serde_json::{Value, json};
 use tabwire_protocol::devices::DeviceTap;
@@ -14,6 +15,7 @@ use tokio_tungstenite::tungstenite;
 use crate::auth::Role;
 use crate::link_test_kit::*;
 use crate::pairing::PairingKind;
+use crate::peer::{Browser, Device};
 
 fn hello(id: &str) -> DeviceHello {
     crate::mcp::device_hello(id, "Pixel 7")
@@ -89,7 +91,7 @@ async fn a_backend_pairs_once_and_its_key_registers_its_devices_only_on_device()
             .state
             .accounts
             .local_account()
-            .browsers
+            .registry::<Browser>()
             .list()
             .is_empty()
     );
@@ -143,7 +145,7 @@ async fn a_device_key_cannot_register_a_browser_id_even_with_a_hello_of_one() {
             .state
             .accounts
             .local_account()
-            .browsers
+            .registry::<Browser>()
             .list()
             .is_empty()
     );
@@ -152,7 +154,7 @@ async fn a_device_key_cannot_register_a_browser_id_even_with_a_hello_of_one() {
 #[tokio::test]
 async fn malformed_and_oversized_hellos_are_refused_and_register_nothing() {
     let served = hosted().await;
-    let token = served.token("alice", Role::Device);
+    let token = served.token("alice", Role::Peer(Kind::Device));
     let bearer = format!("Bearer {token}");
     let mut bad_id = hello_json("phone:1");
     bad_id["deviceId"] = json!("192.168.1.5:5555");
@@ -205,7 +207,7 @@ async fn only_device_tokens_open_device_and_they_open_nothing_else() {
     // No token: refused.
     let mut ws = served.open("/device", &[]).await.unwrap();
     assert_eq!(refusal(hear(&mut ws).await).code, ErrorCode::Unauthorized);
-    for role in [Role::Browser, Role::Agent] {
+    for role in [Role::Peer(Kind::Browser), Role::Agent] {
         let token = served.token("alice", role);
         let mut ws = served
             .open("/device", &[("authorization", &format!("Bearer {token}"))])
@@ -219,7 +221,7 @@ async fn only_device_tokens_open_device_and_they_open_nothing_else() {
         );
     }
     // A device token on /browser.
-    let device = served.token("alice", Role::Device);
+    let device = served.token("alice", Role::Peer(Kind::Device));
     let mut ws = served
         .open(
             "/browser",
@@ -260,7 +262,7 @@ async fn only_device_tokens_open_device_and_they_open_nothing_else() {
     assert!(served.devices("bob").is_empty());
     // Another account's backend with the same phone ID gets a device of its own; alice's
     // stays hers.
-    let bobs = served.token("bob", Role::Device);
+    let bobs = served.token("bob", Role::Peer(Kind::Device));
     let mut ws = served
         .open("/device", &[("authorization", &format!("Bearer {bobs}"))])
         .await
@@ -277,7 +279,7 @@ async fn only_device_tokens_open_device_and_they_open_nothing_else() {
 #[tokio::test]
 async fn a_device_that_goes_away_fails_its_request_at_once_and_says_why() {
     let served = hosted().await;
-    let token = served.token("alice", Role::Device);
+    let token = served.token("alice", Role::Peer(Kind::Device));
     let mut ws = served
         .open("/device", &[("authorization", &format!("Bearer {token}"))])
         .await
@@ -288,7 +290,7 @@ async fn a_device_that_goes_away_fails_its_request_at_once_and_says_why() {
         .state
         .accounts
         .get("alice")
-        .devices
+        .registry::<Device>()
         .connection("phone-1")
         .unwrap();
     let waiting = tokio::spawn(async move {

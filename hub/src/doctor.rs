@@ -20,12 +20,11 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use tabwire_protocol::local::{PrivateDirProblem, current_uid, private_dir_problem};
-use tabwire_protocol::{ErrorCode, PROTOCOL_VERSION};
+use tabwire_protocol::{ErrorCode, KINDS, Kind, Listing, PROTOCOL_VERSION};
 
 use crate::accounts::Account;
-use crate::pairing::{PairingKind, PairingSummary};
-use crate::peer::{Browser, Device, PeerKind};
-use crate::peer_link::Linked;
+use crate::pairing::PairingSummary;
+use crate::peer::how_to_pair;
 use crate::policy::{FileUrls, PolicySource};
 use crate::state::HubState;
 
@@ -183,25 +182,30 @@ pub fn report(hub: &HubState, account: &Account) -> Report {
     if let Some(summary) = &pairing {
         checks.push(pairing_check(summary));
     }
-    checks.push(peers_check::<Browser>(
-        hub,
-        account,
-        pairing.as_ref(),
-        &mut peers,
-    ));
-    checks.push(peers_check::<Device>(
-        hub,
-        account,
-        pairing.as_ref(),
-        &mut peers,
-    ));
+    for kind in Kind::ALL {
+        checks.push(peers_check(
+            kind,
+            hub,
+            account,
+            pairing.as_ref(),
+            &mut peers,
+        ));
+    }
     if let Some(launched) = &hub.layout.launched {
         checks.push(launched_check(launched, account));
     }
-    checks.push(refusals_check::<Browser>(account, hosted));
-    checks.push(refusals_check::<Device>(account, hosted));
+    for kind in Kind::ALL {
+        checks.push(refusals_check(kind, account, hosted));
+    }
     checks.push(policy_check(hub, account));
     checks.push(audit_check(hub));
+    if let Some(cluster) = &hub.cluster {
+        let name = crate::cluster::doctor::NAME;
+        checks.push(match crate::cluster::doctor::check(&cluster.status()) {
+            Ok(detail) => Check::pass(name, detail),
+            Err((detail, fix)) => Check::fail(name, detail, fix),
+        });
+    }
     Report {
         hub_version: env!("CARGO_PKG_VERSION").to_owned(),
         protocol_version: PROTOCOL_VERSION,
@@ -373,8 +377,11 @@ impl Check {
 /// Local mode's pairings and open codes.
 pub fn pairing_check(summary: &PairingSummary) -> Check {
     let name = "pairing";
-    let browsers = summary.count(PairingKind::Browser);
-    let backends = summary.count(PairingKind::Device);
+    // Per kind, what holds its pairings: `1 browser and 0 device backends paired`.
+    let counts: Vec<(usize, &str)> = KINDS
+        .iter()
+        .map(|spec| (summary.count(spec.kind), spec.holder))
+        .collect();
     let now = crate::pairing::now();
     let codes: Vec<String> = summary
         .open_codes
@@ -382,9 +389,12 @@ pub fn pairing_check(summary: &PairingSummary) -> Check {
         .map(|(kind, expires)| format!("{kind}, {} left", ago(expires.saturating_sub(now))))
         .collect();
     let mut detail = format!(
-        "{browsers} browser{} and {backends} device backend{} paired",
-        plural(browsers),
-        plural(backends)
+        "{} paired",
+        and_list(
+            counts
+                .iter()
+                .map(|(count, holder)| format!("{count} {holder}{}", plural(*count)))
+        )
     );
     if !codes.is_empty() {
         detail.push_str(&format!(
@@ -394,7 +404,7 @@ pub fn pairing_check(summary: &PairingSummary) -> Check {
             codes.join("; ")
         ));
     }
-    if browsers + backends == 0 && codes.is_empty() {
+    if counts.iter().all(|(count, _)| *count == 0) && codes.is_empty() {
         return Check::fail(
             name,
             "nothing is paired with this hub",
@@ -405,47 +415,51 @@ pub fn pairing_check(summary: &PairingSummary) -> Check {
     Check::pass(name, detail)
 }
 
-/// The account's peers of kind `K` (added to `peers`): browsers must have one connected;
-/// devices are optional, but known devices none of which is connected are a problem.
-fn peers_check<K: Linked>(
+/// The account's peers of `kind` (added to `peers`): a kind whose tools are always listed
+/// (browsers) must have one connected; the others (devices) are optional, but known ones none
+/// of which is connected are a problem.
+fn peers_check(
+    kind: Kind,
     hub: &HubState,
     account: &Account,
     pairing: Option<&PairingSummary>,
     peers: &mut Vec<PeerStatus>,
 ) -> Check {
-    let noun = K::NOUN;
-    let name = format!("{noun}s");
-    let known = K::registry(account).list();
+    let spec = kind.spec();
+    let noun = spec.noun;
+    let name = spec.plural;
+    let registry = account.peers(kind);
+    let known = registry.known();
     for peer in &known {
         peers.push(PeerStatus {
             kind: noun.to_owned(),
-            id: peer.id().to_owned(),
-            name: peer.name().to_owned(),
+            id: peer.id.clone(),
+            name: peer.name.clone(),
             connected: peer.connected,
-            versions: K::versions(&peer.hello),
-            protocol_version: K::protocol_version(&peer.hello),
-            protocol_matches: K::protocol_version(&peer.hello) == PROTOCOL_VERSION,
+            versions: peer.versions.clone(),
+            protocol_version: peer.protocol_version,
+            protocol_matches: peer.protocol_version == PROTOCOL_VERSION,
             disconnected_secs: peer.disconnected_for.map(|d| d.as_secs()),
             reason: peer.gone.clone(),
         });
     }
     let connected: Vec<_> = known.iter().filter(|peer| peer.connected).collect();
-    let hint = K::connect_hint(&hub.reach());
+    let hint = registry.connect_hint(&hub.reach());
     if let Some(peer) = connected
         .iter()
-        .find(|peer| K::protocol_version(&peer.hello) != PROTOCOL_VERSION)
+        .find(|peer| peer.protocol_version != PROTOCOL_VERSION)
     {
         return Check::fail(
-            &name,
+            name,
             format!(
                 "{noun} {} ({}) speaks protocol {}, the hub {PROTOCOL_VERSION}",
-                quoted(peer.name()),
-                peer.id(),
-                K::protocol_version(&peer.hello)
+                quoted(&peer.name),
+                peer.id,
+                peer.protocol_version
             ),
             format!("update the {noun}'s software and tabwire-hub to the same tabwire release"),
         )
-        .quoting_peer(K::NAMES_FROM_PEER);
+        .quoting_peer(spec.names_from_peer);
     }
     let away: Vec<String> = known
         .iter()
@@ -455,7 +469,7 @@ fn peers_check<K: Linked>(
                 .disconnected_for
                 .map(|d| format!(", disconnected {} ago", ago(d.as_secs())))
                 .unwrap_or_default();
-            format!("{} ({}{when})", quoted(peer.name()), peer.id())
+            format!("{} ({}{when})", quoted(&peer.name), peer.id)
         })
         .collect();
     if !connected.is_empty() {
@@ -464,19 +478,20 @@ fn peers_check<K: Linked>(
             connected.len(),
             connected
                 .iter()
-                .map(|peer| format!("{} ({})", quoted(peer.name()), K::versions(&peer.hello)))
+                .map(|peer| format!("{} ({})", quoted(&peer.name), peer.versions))
                 .collect::<Vec<_>>()
                 .join(", ")
         );
         if !away.is_empty() {
             detail.push_str(&format!("; not connected: {}", away.join(", ")));
         }
-        return Check::pass(&name, detail).quoting_peer(K::NAMES_FROM_PEER);
+        return Check::pass(name, detail).quoting_peer(spec.names_from_peer);
     }
-    if known.is_empty() && K::NOUN == Device::NOUN {
+    // A kind whose tools are listed only while one is connected is optional.
+    if known.is_empty() && spec.listing == Listing::WhileConnected {
         return Check::pass(
-            &name,
-            "none known (device tools are listed while a phone is connected)",
+            name,
+            format!("none known ({noun} tools are listed while one is connected)"),
         );
     }
     let detail = if away.is_empty() {
@@ -485,13 +500,13 @@ fn peers_check<K: Linked>(
         format!("no {noun} is connected; known: {}", away.join(", "))
     };
     // In local mode a peer that was never paired cannot connect at all: pairing comes first.
-    let unpaired = pairing.is_some_and(|summary| summary.count(K::PAIRING) == 0);
+    let unpaired = pairing.is_some_and(|summary| summary.count(kind) == 0);
     let fix = if unpaired && known.is_empty() {
-        format!("pair one first: {}", K::HOW_TO_PAIR)
+        format!("pair one first: {}", how_to_pair(kind))
     } else {
         hint
     };
-    Check::fail(&name, detail, fix).quoting_peer(K::NAMES_FROM_PEER && !away.is_empty())
+    Check::fail(name, detail, fix).quoting_peer(spec.names_from_peer && !away.is_empty())
 }
 
 /// The browser the hub launched (`--launch-browser`): connected, or why not and what to do.
@@ -504,11 +519,11 @@ fn launched_check(launched: &crate::launch::Launched, account: &Account) -> Chec
     }
 }
 
-/// The latest handshake of kind `K` the hub turned away for this account, if any.
-fn refusals_check<K: Linked>(account: &Account, hosted: bool) -> Check {
-    let noun = K::NOUN;
-    let name = format!("refused {noun}s");
-    let refusals = K::registry(account).refusals();
+/// The latest handshake of `kind` the hub turned away for this account, if any.
+fn refusals_check(kind: Kind, account: &Account, hosted: bool) -> Check {
+    let noun = kind.spec().noun;
+    let name = format!("refused {}", kind.spec().plural);
+    let refusals = account.peers(kind).refusals();
     let Some(latest) = refusals.last() else {
         return Check::pass(&name, format!("no {noun} was turned away lately"));
     };
@@ -526,12 +541,15 @@ fn refusals_check<K: Linked>(account: &Account, hosted: bool) -> Check {
             "run the {noun}'s software and tabwire-hub from the same tabwire release (the \
              message says which side is older)"
         ),
-        ErrorCode::NotPaired if !hosted => K::HOW_TO_PAIR.to_owned(),
+        ErrorCode::NotPaired if !hosted => how_to_pair(kind).to_owned(),
         ErrorCode::LimitExceeded => {
             format!("disconnect a {noun} of this account, or ask the operator for a higher limit")
         }
         _ if hosted => format!("give each {noun} a valid token of its own, of this account"),
-        _ => format!("each {noun} needs a pairing of its own: {}", K::HOW_TO_PAIR),
+        _ => format!(
+            "each {noun} needs a pairing of its own: {}",
+            how_to_pair(kind)
+        ),
     };
     // The message may name what the refused peer sent (the ID it chose, a version): its words.
     Check::fail(&name, detail, fix).quoting_peer(true)
@@ -648,6 +666,16 @@ fn ago(secs: u64) -> String {
         s if s < 2 * 3600 => format!("{} min", s / 60),
         s if s < 2 * 86_400 => format!("{} h", s / 3600),
         s => format!("{} days", s / 86_400),
+    }
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: impl Iterator<Item = String>) -> String {
+    let items: Vec<String> = items.collect();
+    match items.split_last() {
+        None => String::new(),
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} and {last}", rest.join(", ")),
     }
 }
 

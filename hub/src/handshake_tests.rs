@@ -5,6 +5,7 @@
 //! announced (`peer_socket.rs`); after the welcome the normal limits apply.
 
 use std::time::Duration;
+use tabwire_protocol::Kind;
 
 use futures_util::StreamExt;
 use serde_json::json;
@@ -45,7 +46,7 @@ async fn write_raw(ws: &mut Ws, bytes: &[u8]) {
 /// first) and a hosted hub's `/device` (token first).
 async fn endpoints() -> Vec<(Served, &'static str, Vec<(&'static str, String)>)> {
     let hosted = hosted().await;
-    let bearer = format!("Bearer {}", hosted.token("alice", Role::Device));
+    let bearer = format!("Bearer {}", hosted.token("alice", Role::Peer(Kind::Device)));
     vec![
         (
             local().await,

@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 use std::time::Duration;
+use tabwire_protocol::Kind;
 
 use axum::body::Body;
 use axum::http::{Request, Response, StatusCode};
@@ -15,6 +16,7 @@ use tower::ServiceExt;
 use crate::accounts::Limits;
 use crate::auth::{self, Authenticator, KeySource, Role};
 use crate::hosted::PublicOrigin;
+use crate::peer::Browser;
 use crate::state::{FileUrls, HubState};
 use crate::{accounts, app};
 
@@ -56,13 +58,13 @@ impl Setup {
             pairings: None,
             accounts: accounts::Accounts::hosted(limits),
             browser_url: public.browser_url(),
-            device_url: public.device_url(),
             auth: Some(auth),
             file_urls: FileUrls::Refused,
             audit: audit.then(|| crate::audit::AuditLog::open(&dir.join("audit")).unwrap()),
             lease_idle: crate::leases::DEFAULT_LEASE_IDLE,
             policies: Arc::new(crate::policy::Policies::allow_all()),
             layout: Default::default(),
+            cluster: None,
         });
         Setup {
             router: app(state.clone(), Some(public), CancellationToken::new()),
@@ -104,7 +106,7 @@ impl Setup {
         self.state
             .accounts
             .get(account)
-            .browsers
+            .registry::<Browser>()
             .connect(
                 tabwire_protocol::Hello {
                     browser_id: "b1".into(),
@@ -311,7 +313,7 @@ async fn host_origin_and_prefix_are_checked() {
 #[tokio::test]
 async fn a_device_token_is_refused_on_mcp() {
     let setup = Setup::new("https://hub.example:8443", Limits::default());
-    let device = setup.token("alice", Role::Device);
+    let device = setup.token("alice", Role::Peer(Kind::Device));
     let refused = setup.send(initialize(HOST, "/mcp", &device)).await;
     assert_eq!(refused.status(), StatusCode::FORBIDDEN);
     assert!(body_text(refused).await.contains("agent token"));

@@ -32,6 +32,7 @@ pub mod audit;
 pub mod auth;
 pub mod browser_link;
 pub mod chrome;
+pub mod cluster;
 pub mod config;
 pub mod device_link;
 pub mod doctor;
@@ -68,6 +69,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::net::{TcpListener, UnixListener};
 use tokio_util::sync::CancellationToken;
 
+use crate::peer::PeerKind;
+
 pub use config::{Config, ConfigError, DEFAULT_PORT, HostedConfig, Mode, Settings};
 pub use state::HubState;
 
@@ -99,6 +102,14 @@ pub enum BindError {
     /// The operator's policy file.
     #[error(transparent)]
     Policy(#[from] policy::PolicyFileError),
+    /// The replica cluster's NATS server (`--cluster`).
+    #[error("cannot join the cluster at {url}: {source}")]
+    Cluster {
+        /// The NATS server's URL.
+        url: String,
+        /// What the NATS client said.
+        source: async_nats::ConnectError,
+    },
 }
 
 /// A hub with its listeners bound.
@@ -126,6 +137,7 @@ impl Hub {
             launch,
             file_urls,
             idle_exit,
+            cluster,
         } = config.into_parts();
         let http = TcpListener::bind(addr)
             .await
@@ -183,13 +195,37 @@ impl Hub {
                 let policies =
                     policy::Policies::hosted(&config.auth_dir, policy_file.as_deref(), fallback)?
                         .with_file_urls(file_urls);
+                let cluster = match cluster {
+                    Some(settings) => Some(
+                        cluster::Cluster::connect(&settings.url, &settings.node_id)
+                            .await
+                            .map_err(|source| BindError::Cluster {
+                                url: settings.url.clone(),
+                                source,
+                            })?,
+                    ),
+                    None => None,
+                };
+                let mut accounts = accounts::Accounts::hosted(config.limits);
+                if let Some(cluster) = &cluster {
+                    accounts = accounts.with_cluster(cluster.clone());
+                    let auth = config.auth.clone();
+                    cluster.on_revoked(move |jti| auth.revoked_elsewhere(jti));
+                    let announcer = Arc::downgrade(cluster);
+                    config.auth.announce_revocations(move |jti| {
+                        if let Some(cluster) = announcer.upgrade() {
+                            cluster.revoked(jti);
+                        }
+                    });
+                    cluster.watch_revocations(config.auth.clone());
+                }
                 Ok(Hub {
                     http,
                     socket: None,
                     state: Arc::new(HubState {
-                        accounts: accounts::Accounts::hosted(config.limits),
+                        accounts,
+                        cluster,
                         browser_url: config.public.browser_url(),
-                        device_url: config.public.device_url(),
                         auth: Some(config.auth),
                         pairings: None,
                         file_urls,
@@ -334,6 +370,9 @@ impl Hub {
         }
         shutdown.await;
         tracing::info!("shutting down");
+        if let Some(cluster) = &state.cluster {
+            cluster.stop().await;
+        }
         cancel.cancel();
         let _ = stop_tx.send(true);
         if let Some((task, socket_path)) = socket_task {
@@ -345,17 +384,21 @@ impl Hub {
     }
 }
 
-/// The HTTP routes: `/browser` and `/device` always; in hosted mode also `/mcp`, both at the root and under
-/// the public origin's prefix, behind the Host check; `/healthz` unchecked.
+/// The HTTP routes: every peer kind's endpoint (`/browser`, `/device`) always; in hosted mode
+/// also `/mcp`, both at the root and under the public origin's prefix, behind the Host check;
+/// `/healthz` unchecked.
 fn app(
     state: Arc<HubState>,
     public: Option<hosted::PublicOrigin>,
     cancel: CancellationToken,
 ) -> Router {
-    let browser = Router::new()
-        .route("/", get(banner))
-        .route("/browser", get(peer_link::endpoint::<peer::Browser>))
-        .route("/device", get(peer_link::endpoint::<peer::Device>))
+    let endpoints = peer::each_kind!(K => (K::SPEC.path, get(peer_link::endpoint::<K>)));
+    let browser = endpoints
+        .into_iter()
+        .fold(
+            Router::new().route("/", get(banner)),
+            |router, (path, endpoint)| router.route(path, endpoint),
+        )
         .with_state(state.clone());
     let healthz = Router::new().route("/healthz", get(|| async { "ok\n" }));
     let Some(public) = public else {

@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::auth::{self, Authenticator, KeySource, Role};
 use crate::hosted::PublicOrigin;
 use crate::pairing::{PairingKind, Pairings};
+use crate::peer::Device;
 use crate::state::{FileUrls, HubState};
 use crate::{accounts, app};
 
@@ -102,13 +103,13 @@ pub async fn hosted() -> Served {
                 pairings: None,
                 accounts: accounts::Accounts::hosted(accounts::Limits::default()),
                 browser_url: public.browser_url(),
-                device_url: public.device_url(),
                 auth: Some(auth),
                 file_urls: FileUrls::Refused,
                 audit: None,
                 lease_idle: crate::leases::DEFAULT_LEASE_IDLE,
                 policies: Arc::new(crate::policy::Policies::allow_all()),
                 layout: Default::default(),
+                cluster: None,
             }
         },
         true,
@@ -152,7 +153,7 @@ impl Served {
         self.state
             .accounts
             .get(account)
-            .devices
+            .registry::<Device>()
             .list()
             .into_iter()
             .map(|d| (d.id().to_owned(), d.connected, d.gone.clone()))

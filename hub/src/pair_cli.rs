@@ -10,11 +10,13 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Args;
+use clap::{Arg, ArgAction, ArgGroup, ArgMatches, Args, Command, FromArgMatches};
 
 use tabwire_hub::auth;
 use tabwire_hub::config::default_state_dir_here;
 use tabwire_hub::pairing;
+use tabwire_hub::peer::code_hint;
+use tabwire_protocol::{KINDS, Kind};
 
 use crate::token_cli::format_time;
 
@@ -27,13 +29,12 @@ pub struct PairArgs {
     /// How long the code can be used: a number followed by s, m or h (at most 24h).
     #[arg(long, default_value = "10m", conflicts_with_all = ["list", "revoke"])]
     ttl: String,
-    /// Make a code for a device backend (`tabwire-android`) rather than a browser: its key
-    /// registers the devices the backend serves on /device, and works nowhere else.
-    #[arg(long, conflicts_with_all = ["list", "revoke"])]
-    device: bool,
+    /// `--device`…: the kind the code is for.
+    #[command(flatten)]
+    kind: CodeKind,
     /// Make a code that pairs this browser ID only (the popup shows it): the kind of code a
     /// managed policy (`pairingCode`) may carry, since other users may read the policy's file.
-    #[arg(long, value_name = "ID", conflicts_with_all = ["list", "revoke", "device"])]
+    #[arg(long, value_name = "ID", conflicts_with_all = ["list", "revoke", KIND_FLAGS])]
     browser_id: Option<String>,
     /// List the pairings (kind, ID, name, when paired); never a key.
     #[arg(long, conflicts_with = "revoke")]
@@ -42,6 +43,62 @@ pub struct PairArgs {
     /// about a second.
     #[arg(long, value_name = "NAME|ID")]
     revoke: Option<String>,
+}
+
+/// The group of the `--NOUN` flags.
+const KIND_FLAGS: &str = "kind";
+
+/// The kind a code is for: [`Kind::default`] (browsers) unless a flag `--NOUN` of another kind
+/// of the kinds table (`--device`) says otherwise.
+#[derive(Clone, Copy, Default)]
+struct CodeKind(Kind);
+
+impl CodeKind {
+    /// The kinds with a flag of their own.
+    fn flagged() -> impl Iterator<Item = &'static tabwire_protocol::KindSpec> {
+        KINDS.iter().filter(|spec| spec.kind != Kind::default())
+    }
+}
+
+impl FromArgMatches for CodeKind {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let flagged = CodeKind::flagged().find(|spec| matches.get_flag(spec.noun));
+        Ok(CodeKind(flagged.map(|spec| spec.kind).unwrap_or_default()))
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = CodeKind::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl Args for CodeKind {
+    fn augment_args(command: Command) -> Command {
+        let default = Kind::default().spec();
+        CodeKind::flagged()
+            .fold(command, |command, spec| {
+                command.arg(
+                    Arg::new(spec.noun)
+                        .long(spec.noun)
+                        .action(ArgAction::SetTrue)
+                        .conflicts_with_all(["list", "revoke"])
+                        .help(format!(
+                            "Make a code for a {} rather than a {}: its key registers the {} it \
+                             serves on {}, and works nowhere else",
+                            spec.holder, default.holder, spec.plural, spec.path
+                        )),
+                )
+            })
+            .group(
+                ArgGroup::new(KIND_FLAGS)
+                    .args(CodeKind::flagged().map(|spec| spec.noun))
+                    .multiple(false),
+            )
+    }
+
+    fn augment_args_for_update(command: Command) -> Command {
+        CodeKind::augment_args(command)
+    }
 }
 
 /// Runs `pair`.
@@ -88,11 +145,7 @@ pub fn run(args: PairArgs) -> anyhow::Result<()> {
     if ttl > Duration::from_secs(24 * 3600) {
         anyhow::bail!("a pairing code may last at most 24h (it is a secret while it lasts)");
     }
-    let kind = if args.device {
-        pairing::PairingKind::Device
-    } else {
-        pairing::PairingKind::Browser
-    };
+    let kind = args.kind.0;
     let code = match &args.browser_id {
         Some(id) => {
             check_browser_id(id)?;
@@ -101,21 +154,11 @@ pub fn run(args: PairArgs) -> anyhow::Result<()> {
         None => pairing::new_code(&dir, ttl, kind)?,
     };
     println!("{code}");
-    if args.device {
-        eprintln!("{}", device_hint(&args.ttl, &dir));
-        return Ok(());
-    }
     let only = match &args.browser_id {
         Some(id) => format!(" It pairs the browser whose ID is {id} and no other."),
         None => String::new(),
     };
-    eprintln!(
-        "Paste this code into the tabwire extension's popup (Pairing code) and press Connect. \
-         It works once, within {}, with the hub whose state is in {} (a hub started with \
-         another --state-dir does not know it).{only}",
-        args.ttl,
-        dir.display()
-    );
+    eprintln!("{}{only}", code_hint(kind, &args.ttl, &dir));
     Ok(())
 }
 
@@ -137,20 +180,6 @@ fn check_browser_id(id: &str) -> anyhow::Result<()> {
     }
 }
 
-/// What to do with a device code. Never on tabwire-android's command line: other users of the
-/// machine read every process's arguments (`ps`, /proc/PID/cmdline); its environment is
-/// private to its user.
-fn device_hint(ttl: &str, dir: &std::path::Path) -> String {
-    format!(
-        "Give this code to tabwire-android on the machine the phones are attached to, in its \
-         environment: TABWIRE_PAIRING_CODE=<code> tabwire-android (not as a command-line \
-         argument, which other users can read in ps). On the hub's own machine tabwire-android \
-         pairs itself without a code. It works once, within {ttl}, with the hub whose state is \
-         in {}.",
-        dir.display()
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,11 +192,28 @@ mod tests {
         }
     }
 
+    /// `tabwire-hub pair ARGS…` as the binary parses it.
+    fn parse(args: &[&str]) -> Result<PairArgs, clap::Error> {
+        #[derive(clap::Parser)]
+        struct Pair {
+            #[command(flatten)]
+            args: PairArgs,
+        }
+        let args = std::iter::once("pair").chain(args.iter().copied());
+        <Pair as clap::Parser>::try_parse_from(args).map(|pair| pair.args)
+    }
+
     #[test]
-    fn a_device_code_goes_in_the_environment_never_the_command_line() {
-        let hint = device_hint("10m", std::path::Path::new("/state"));
-        assert!(hint.contains("TABWIRE_PAIRING_CODE="), "{hint}");
-        assert!(!hint.contains("--pairing-code"), "{hint}");
-        assert!(!hint.contains("pairing code option"), "{hint}");
+    fn a_flag_per_kind_of_the_table_says_whom_the_code_is_for() {
+        assert_eq!(parse(&[]).unwrap().kind.0, Kind::default());
+        for spec in CodeKind::flagged() {
+            let flag = format!("--{}", spec.noun);
+            assert_eq!(parse(&[&flag]).unwrap().kind.0, spec.kind, "{flag}");
+            assert!(parse(&[&flag, "--browser-id", "b1"]).is_err(), "{flag}");
+            assert!(parse(&[&flag, "--list"]).is_err(), "{flag}");
+        }
+        assert_eq!(parse(&["--device"]).unwrap().kind.0, Kind::Device);
+        assert!(parse(&["--browser-id", "b1"]).is_ok());
+        assert!(parse(&["--phone"]).is_err(), "not a kind");
     }
 }

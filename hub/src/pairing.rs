@@ -3,7 +3,7 @@
 //!
 //! Every pairing and code has a kind ([`PairingKind`]): a browser's key registers its one
 //! browser ID on `/browser`; a device backend's registers the device IDs of the phones it
-//! serves on `/device` (up to [`crate::peer::DEVICES_PER_CREDENTIAL`] at once). Neither works
+//! serves on `/device` (up to `KindSpec::per_credential` of the kinds table at once). Neither works
 //! on the other endpoint. Records written before devices existed have no kind and are
 //! browsers'; browser records are still written without one, so an older hub reads the file.
 //!
@@ -28,6 +28,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use serde::{Deserialize, Serialize};
 
 use crate::private_dir::Unfit;
+use tabwire_protocol::Kind;
 use tabwire_protocol::local::PrivateDirProblem;
 use tabwire_protocol::pairing::{
     self, CODE_RANDOM_BYTES, KEY_LEN, NONCE_LEN, PairingCode, Secret, decode_hex, encode_hex,
@@ -93,30 +94,13 @@ fn io_error(action: &'static str, path: &Path) -> impl FnOnce(io::Error) -> Pair
     }
 }
 
-/// What kind of peer a pairing (or a code) is for.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PairingKind {
-    /// A browser profile (the extension), on `/browser`.
-    #[default]
-    Browser,
-    /// A device backend (`tabwire-android`), on `/device`.
-    Device,
-}
+/// What kind of peer a pairing (or a code) is for: a peer kind, written in the file as its noun
+/// (absent for a browser, as before device pairings).
+pub type PairingKind = Kind;
 
-impl PairingKind {
-    fn is_browser(&self) -> bool {
-        *self == PairingKind::Browser
-    }
-}
-
-impl std::fmt::Display for PairingKind {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            PairingKind::Browser => "browser",
-            PairingKind::Device => "device",
-        })
-    }
+/// Whether `kind` is the one records written before device pairings meant (and leave unsaid).
+fn is_browser(kind: &PairingKind) -> bool {
+    *kind == PairingKind::default()
 }
 
 /// A browser or a device backend paired with this hub.
@@ -126,7 +110,7 @@ pub struct Paired {
     /// Identifies this pairing (not the peer): the credential its peer IDs are bound to.
     pub pairing_id: String,
     /// Browser or device backend.
-    #[serde(default, skip_serializing_if = "PairingKind::is_browser")]
+    #[serde(default, skip_serializing_if = "is_browser")]
     pub kind: PairingKind,
     /// A browser's: the browser ID it paired with, the only ID its key may register. A device
     /// backend's: the device it paired through (its key registers whichever devices the
@@ -153,7 +137,7 @@ struct OpenCode {
     /// The normalised code.
     code: String,
     /// What it pairs.
-    #[serde(default, skip_serializing_if = "PairingKind::is_browser")]
+    #[serde(default, skip_serializing_if = "is_browser")]
     kind: PairingKind,
     /// Seconds since the epoch after which it is refused.
     expires_at: u64,
@@ -414,7 +398,7 @@ impl Pairings {
                 _ => {}
             }
             let kind = state.codes.remove(at).kind;
-            if kind == PairingKind::Browser
+            if kind.spec().binds_one_id()
                 && state
                     .browsers
                     .iter()

@@ -88,14 +88,12 @@ const BEARER_SUBPROTOCOL: &str = "tabwire.bearer.";
 
 /// A kind of peer with an endpoint of its own.
 pub trait Linked: Registered + Reads {
-    /// The endpoint's path, for logs (`/browser`).
-    const PATH: &'static str;
+    /// The endpoint's path (`/browser`).
+    const PATH: &'static str = Self::SPEC.path;
     /// The token role its connections need in hosted mode.
-    const ROLE: Role;
+    const ROLE: Role = Role::Peer(Self::SPEC.kind);
     /// The pairing kind its connections need in local mode.
-    const PAIRING: PairingKind;
-    /// What a person does to pair one, for refusals (`run ... and paste the code ...`).
-    const HOW_TO_PAIR: &'static str;
+    const PAIRING: PairingKind = Self::SPEC.kind;
 
     /// `Ok` for an `Origin` header (or its absence) the endpoint accepts; else the reason.
     fn check_origin(origin: Option<&str>) -> Result<(), &'static str>;
@@ -526,7 +524,7 @@ async fn prove_paired<K: Linked>(
     let id = K::id(&hello);
     let paired = match claim {
         // A browser's pairing registers its one browser ID; a device backend's, its devices.
-        Claim::Paired(paired) if paired.kind == PairingKind::Browser && paired.peer_id != id => {
+        Claim::Paired(paired) if paired.kind.spec().binds_one_id() && paired.peer_id != id => {
             return Err(Refusal {
                 code: ErrorCode::Forbidden,
                 message: format!("this pairing belongs to another {noun} ID"),
@@ -777,14 +775,15 @@ async fn send(socket: &mut PeerSocket, message: &HubMessage) -> Result<(), ()> {
 mod tests {
     use super::*;
     use crate::link_test_kit::{EXTENSION, hear, hosted, say};
-    use tabwire_protocol::{ExtensionMessage, ListTabs, TabInfo, TabList};
+    use crate::peer::Browser;
+    use tabwire_protocol::{ExtensionMessage, Kind, ListTabs, TabInfo, TabList};
 
     /// The socket reads [`READ_BUFFER_BYTES`] at a time; an answer forty times that (a big
     /// observation, a screenshot) still reaches the request whole.
     #[tokio::test]
     async fn an_answer_far_larger_than_the_read_buffer_arrives_whole() {
         let served = hosted().await;
-        let token = served.token("alice", Role::Browser);
+        let token = served.token("alice", Role::Peer(Kind::Browser));
         let protocols = format!("tabwire, tabwire.bearer.{token}");
         let mut ws = served
             .open(
@@ -810,7 +809,7 @@ mod tests {
             .state
             .accounts
             .get("alice")
-            .browsers
+            .registry::<Browser>()
             .connection("big-1")
             .unwrap();
         let asked = tokio::spawn(async move {

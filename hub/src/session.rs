@@ -7,11 +7,11 @@
 //! browser across a hub restart without the hub storing anything on disk.
 
 use std::collections::BTreeSet;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use tabwire_protocol::{LeaseHolder, LocalControl, Selections, ShimDialect};
+use tabwire_protocol::{Kind, KindSet, LeaseHolder, LocalControl, Selections, ShimDialect};
 use tokio::sync::mpsc;
 
 use crate::accounts::Account;
@@ -34,11 +34,12 @@ pub struct Session {
     /// Who the session is to leases, made with its first tool call (the client's name is known
     /// from `initialize` on); dropped with the session, which ends its leases.
     lease: OnceLock<SessionLease>,
-    /// Whether the client was last shown the device tools (in a listing, or by being told its
-    /// list changed when the account's first device connected).
-    devices_shown: AtomicBool,
-    /// Set once something watches the account's devices for this session.
-    watching_devices: AtomicBool,
+    /// The kinds listed only while connected ([`tabwire_protocol::Listing::WhileConnected`])
+    /// whose tools the client was last shown (in a listing, or by being told its list changed
+    /// when the account's first peer of the kind connected), as [`KindSet`] bits.
+    peers_shown: AtomicU32,
+    /// Set once something watches the account's peers for this session.
+    watching_peers: AtomicBool,
     /// Cancelled when the session ends, which stops what watches for it.
     ended: tokio_util::sync::CancellationToken,
     /// Cancelled when the session's client went away (its input ended), which cancels the
@@ -61,8 +62,8 @@ impl Session {
             shown: Mutex::default(),
             listing_changed: AtomicBool::new(false),
             lease: OnceLock::new(),
-            devices_shown: AtomicBool::new(false),
-            watching_devices: AtomicBool::new(false),
+            peers_shown: AtomicU32::new(KindSet::EMPTY.bits()),
+            watching_peers: AtomicBool::new(false),
             ended: tokio_util::sync::CancellationToken::new(),
             hung_up: tokio_util::sync::CancellationToken::new(),
         }
@@ -91,20 +92,22 @@ impl Session {
         }
     }
 
-    /// Records that a listing went out with the device tools (`true`) or without them.
-    pub fn listed_devices(&self, shown: bool) {
-        self.devices_shown.store(shown, Ordering::Relaxed);
+    /// Records that a listing went out with the tools of the kinds `shown` (of those listed
+    /// only while connected).
+    pub fn listed_peers(&self, shown: KindSet) {
+        self.peers_shown.store(shown.bits(), Ordering::Relaxed);
     }
 
-    /// Whether the client must be told its tool list changed because the account's devices
-    /// came or went (`present`) since it was last shown; records that it is being told.
-    pub fn devices_changed(&self, present: bool) -> bool {
-        self.devices_shown.swap(present, Ordering::Relaxed) != present
+    /// Whether the client must be told its tool list changed because the account's peers of
+    /// kinds listed only while connected came or went (`present`) since it was last shown;
+    /// records that it is being told.
+    pub fn peers_changed(&self, present: KindSet) -> bool {
+        self.peers_shown.swap(present.bits(), Ordering::Relaxed) != present.bits()
     }
 
-    /// True the first time only: the caller starts watching the account's devices.
-    pub fn start_watching_devices(&self) -> bool {
-        !self.watching_devices.swap(true, Ordering::Relaxed)
+    /// True the first time only: the caller starts watching the account's peers.
+    pub fn start_watching_peers(&self) -> bool {
+        !self.watching_peers.swap(true, Ordering::Relaxed)
     }
 
     /// Completes when the session ends.
@@ -124,10 +127,15 @@ impl Session {
 
     /// The selected peer of kind `K`, if any.
     pub fn selected<K: PeerKind>(&self) -> Option<String> {
+        self.selected_of(K::SPEC.kind)
+    }
+
+    /// The selected peer of `kind`, if any.
+    pub fn selected_of(&self, kind: Kind) -> Option<String> {
         self.selected
             .lock()
             .unwrap()
-            .get(K::NOUN)
+            .get(kind.spec().noun)
             .map(str::to_owned)
     }
 
@@ -153,9 +161,14 @@ impl Session {
 
     /// Selects a peer of kind `K` and tells the shim, so the choice survives a reconnect.
     pub fn select<K: PeerKind>(&self, id: &str) {
+        self.select_of(K::SPEC.kind, id);
+    }
+
+    /// Selects a peer of `kind` and tells the shim, so the choice survives a reconnect.
+    pub fn select_of(&self, kind: Kind, id: &str) {
         let changed = {
             let mut selected = self.selected.lock().unwrap();
-            selected.set(K::NOUN, id).then(|| selected.clone())
+            selected.set(kind.spec().noun, id).then(|| selected.clone())
         };
         if let (Some(selected), Some((control, dialect))) = (changed, &self.control)
             && let Some(state) = LocalControl::state(&selected, *dialect)
@@ -253,7 +266,7 @@ mod tests {
         let mut inboxes = Vec::new();
         for id in ["b1", "b2"] {
             let (_connection, inbox) = account
-                .browsers
+                .registry::<Browser>()
                 .connect(
                     Hello {
                         browser_id: id.into(),

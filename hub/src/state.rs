@@ -25,8 +25,6 @@ pub struct HubState {
     pub accounts: Accounts,
     /// The URL an extension should be given to reach this hub, for messages to the user.
     pub browser_url: String,
-    /// The URL a device backend should be given, likewise.
-    pub device_url: String,
     /// Token checks, in hosted mode.
     pub auth: Option<Arc<Authenticator>>,
     /// The paired browsers, in local mode.
@@ -41,6 +39,8 @@ pub struct HubState {
     pub policies: Arc<Policies>,
     /// Where the hub listens and keeps its files, for `doctor`.
     pub layout: Layout,
+    /// The replica cluster this hub is part of (`--cluster`); `None` for a lone hub.
+    pub cluster: Option<Arc<crate::cluster::Cluster>>,
 }
 
 /// Where a hub listens and keeps its files, and the browser it launched: what `doctor` checks
@@ -100,10 +100,6 @@ impl HubState {
     pub fn local(browser_url: String, pairings: Arc<Pairings>) -> Self {
         HubState {
             accounts: Accounts::local(),
-            device_url: match browser_url.strip_suffix("/browser") {
-                Some(base) => format!("{base}/device"),
-                None => browser_url.clone(),
-            },
             browser_url,
             auth: None,
             pairings: Some(pairings),
@@ -112,6 +108,7 @@ impl HubState {
             lease_idle: DEFAULT_LEASE_IDLE,
             policies: Arc::new(Policies::local(None).expect("no file to read")),
             layout: Layout::default(),
+            cluster: None,
         }
     }
 
@@ -124,7 +121,6 @@ impl HubState {
     pub fn reach(&self) -> Reach<'_> {
         Reach {
             browser_url: &self.browser_url,
-            device_url: &self.device_url,
             hosted: self.is_hosted(),
         }
     }

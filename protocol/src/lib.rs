@@ -35,6 +35,7 @@ pub mod actions;
 pub mod capture;
 pub mod devices;
 pub mod errors;
+pub mod kinds;
 pub mod leases;
 pub mod local;
 pub mod messages;
@@ -64,6 +65,7 @@ pub use devices::{
     check_device_hello,
 };
 pub use errors::{ErrorCategory, ErrorCode, OpError};
+pub use kinds::{KINDS, Kind, KindSet, KindSpec, Listing};
 pub use leases::{LeaseHolder, LeaseTable};
 pub use local::{Attached, LocalControl, Selections, ShimDialect, default_socket_path};
 pub use messages::{

@@ -179,8 +179,8 @@ fn jwt() -> Jwt {
     let mut tokens = Vec::new();
     for (account, role) in [
         ("acme", Role::Agent),
-        ("acme", Role::Browser),
-        ("b-2", Role::Device),
+        ("acme", Role::Peer(tabwire_protocol::Kind::Browser)),
+        ("b-2", Role::Peer(tabwire_protocol::Kind::Device)),
     ] {
         let (token, _, _) =
             auth::issue(&auth_dir, account, role, Duration::from_secs(3600), "fuzz")

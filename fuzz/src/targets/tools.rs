@@ -8,6 +8,7 @@ use tabwire_hub::HubState;
 use tabwire_hub::mcp::Caller;
 use tabwire_hub::mcp::catalogue::{catalogue, dispatch};
 use tabwire_hub::pairing::Pairings;
+use tabwire_hub::peer::{Browser, Device};
 use tabwire_hub::registry::{Connection, Owner};
 use tabwire_hub::session::Session;
 use tabwire_protocol::devices::{DeviceHello, Platform, ScreenSize};
@@ -321,7 +322,7 @@ fn tool_args() -> ToolArgs {
     let hub = Arc::new(HubState::local("ws://127.0.0.1:1/browser".into(), pairings));
     let account = hub.accounts.local_account();
     let (browser, browser_inbox) = account
-        .browsers
+        .registry::<Browser>()
         .connect(
             Hello {
                 browser_id: "b1".into(),
@@ -336,7 +337,7 @@ fn tool_args() -> ToolArgs {
         )
         .expect("a browser");
     let (device, device_inbox) = account
-        .devices
+        .registry::<Device>()
         .connect(
             DeviceHello {
                 device_id: "android-R58M12ABCDE".into(),

@@ -6,6 +6,7 @@
 
 use super::{Launched, Phase};
 use crate::accounts::Account;
+use crate::peer::Browser;
 
 /// The launched browser's state for `doctor`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,7 +37,7 @@ pub fn judge(launched: &Launched, account: &Account) -> Verdict {
     let peer = status
         .browser_id
         .as_deref()
-        .and_then(|id| account.browsers.get(id));
+        .and_then(|id| account.registry::<Browser>().get(id));
     if let Some(peer) = peer.as_ref().filter(|peer| peer.connected) {
         let process = match (&status.phase, status.pid) {
             (Phase::InUse, Some(pid)) => format!("Chromium PID {pid}, not started by this hub"),
@@ -148,7 +149,7 @@ mod tests {
             status.browser_id = Some("b1".into());
         });
         let (_connection, _outbox) = account
-            .browsers
+            .registry::<Browser>()
             .connect(hello("b1"), Owner::fixed("test"))
             .unwrap();
         let check = judge(&launched, &account);

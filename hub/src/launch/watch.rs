@@ -19,6 +19,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::profile;
 use super::{Launched, Phase, chrome_hint};
 use crate::chrome::{self, Kind};
+use crate::peer::Browser;
 use crate::state::HubState;
 
 /// How long the hub waits for the launched browser to connect before saying what it knows.
@@ -142,7 +143,7 @@ impl Watch {
                     let peer = self
                         .browser_id
                         .as_deref()
-                        .and_then(|id| account.browsers.get(id))
+                        .and_then(|id| account.registry::<Browser>().get(id))
                         .filter(|peer| peer.connected);
                     if let Some(peer) = peer {
                         connected = true;

@@ -11,6 +11,7 @@ use tabwire_protocol::{
 use super::{acted, object, setup};
 use crate::mcp::catalogue::dispatch;
 use crate::mcp::{Caller, ToolError, ToolOutput};
+use crate::peer::Device;
 use crate::registry::Owner;
 use crate::session::Session;
 
@@ -165,7 +166,7 @@ async fn a_cancelled_device_call_is_withdrawn_at_its_backend() {
     ));
     let account = hub.accounts.local_account();
     let (connection, mut inbox) = account
-        .devices
+        .registry::<Device>()
         .connect(
             crate::mcp::device_hello("d1", "Phone"),
             Owner::fixed("backend"),

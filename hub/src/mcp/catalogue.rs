@@ -16,13 +16,15 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 
 use super::args::{ActionOptions, NoArgs};
+use super::devices::DeviceRoute;
 use super::envelope::{ToolError, ToolOutput};
-use super::routing::{BrowserRoute, Caller, DeviceRoute, Group, NoRoute, TabRoute, ToolContext};
+use super::routing::{BrowserRoute, Caller, Group, NoRoute, TabRoute, ToolContext};
 use super::{
     act, actions, batch, capture, devices, doctor, health, input, observe, optin, peers, people,
     schema, screenshot, storage, tabs, waits,
 };
-use crate::peer::{Browser, Device, PeerKind, SelectBrowserArgs, SelectDeviceArgs};
+use crate::peer::{Browser, Device, SelectBrowserArgs, SelectDeviceArgs};
+use tabwire_protocol::{Kind, KindSet, Listing};
 
 /// MCP's tool annotations, set per tool. Only the hints that differ from MCP's defaults
 /// (`readOnlyHint: false`, `destructiveHint: true`, `idempotentHint: false`,
@@ -149,6 +151,16 @@ macro_rules! handle {
     };
 }
 
+/// A row's group: `Hub`, or the name of a peer kind (`Browser`, a [`Kind`] variant).
+macro_rules! group {
+    (Hub) => {
+        Group::Hub
+    };
+    ($kind:ident) => {
+        Group::Peer(Kind::$kind)
+    };
+}
+
 /// Declares every tool once: name, group, routing arguments, hints, own arguments, options,
 /// handler, description.
 macro_rules! catalogue {
@@ -164,7 +176,7 @@ macro_rules! catalogue {
                 tool.annotations = $hints.annotations();
                 Entry {
                     tool,
-                    group: Group::$group,
+                    group: group!($group),
                     hints: $hints,
                 }
             },)*]
@@ -180,7 +192,7 @@ macro_rules! catalogue {
                 $($name => Some(
                     match schema::parse_args::<ToolArgs<$args, $route, $options>>(args) {
                         Ok(parsed) => {
-                            let ctx: ToolContext = caller.context($name, Group::$group, parsed.route.into());
+                            let ctx: ToolContext = caller.context($name, group!($group), parsed.route.into());
                             handle!($handler, &ctx, parsed, $options).await
                         }
                         Err(error) => Err(error),
@@ -261,24 +273,30 @@ pub fn catalogue() -> &'static [Entry] {
 }
 
 /// The `tools/list` definitions of the tools listed by default, of the opt-in groups that
-/// `shows` says are shown, and of the device tools when `devices` (the caller's account has a
-/// device connected: SPEC §7, a session without devices does not pay for their tools).
+/// `shows` says are shown, and of the peer kinds listed only while one is connected
+/// ([`Listing::WhileConnected`]: SPEC §7, a session without devices does not pay for their
+/// tools) that are `present` (the caller's account has one connected).
 pub fn listed(
     shows: impl Fn(optin::OptIn) -> bool,
-    devices: bool,
+    present: KindSet,
 ) -> impl Iterator<Item = &'static Tool> {
     catalogue()
         .iter()
-        .filter(move |entry| devices || !is_device_tool(entry))
+        .filter(move |entry| {
+            kind_of(entry)
+                .is_none_or(|kind| kind.spec().listing == Listing::Always || present.contains(kind))
+        })
         .map(|entry| &entry.tool)
         .filter(move |tool| optin::OptIn::of(&tool.name).is_none_or(&shows))
 }
 
-/// Whether a tool is about devices: listed only while the account has one connected.
-fn is_device_tool(entry: &Entry) -> bool {
-    entry.group == Group::Device
-        || entry.tool.name == Device::LIST_TOOL
-        || entry.tool.name == Device::SELECT_TOOL
+/// The kind of peer a tool is about, whose listing rule it follows: its group's, or the kind
+/// whose `list_*`/`select_*` it is.
+fn kind_of(entry: &Entry) -> Option<Kind> {
+    match entry.group {
+        Group::Peer(kind) => Some(kind),
+        Group::Hub => Kind::of_peer_tool(&entry.tool.name),
+    }
 }
 
 /// Every tool's `tools/list` definition.
@@ -421,7 +439,7 @@ mod tests {
         assert!(
             catalogue()
                 .iter()
-                .filter(|entry| matches!(entry.group, Group::Browser | Group::Device))
+                .filter(|entry| matches!(entry.group, Group::Peer(_)))
                 .all(|entry| entry.hints.open_world)
         );
     }

@@ -13,6 +13,7 @@ use tabwire_protocol::{
     DeviceActed, DeviceHello, ErrorCode, Hello, HubMessage, OpResult, Operation, PROTOCOL_VERSION,
     Request, Selections,
 };
+use tabwire_protocol::{Kind, KindSet};
 use tokio::sync::mpsc::UnboundedReceiver;
 
 use super::super::catalogue::{self, dispatch};
@@ -51,7 +52,7 @@ fn hub_with(
         .iter()
         .map(|id| {
             account
-                .devices
+                .registry::<Device>()
                 .connect(hello(id, &format!("Phone {id}")), Owner::fixed("backend"))
                 .unwrap()
         })
@@ -178,9 +179,9 @@ async fn several_devices_need_a_choice_and_a_gone_one_is_never_replaced() {
     let (gone, _) = &devices[0];
     caller
         .account
-        .devices
+        .registry::<Device>()
         .gone(gone, "unauthorized: accept the USB debugging prompt");
-    caller.account.devices.disconnect(gone);
+    caller.account.registry::<Device>().disconnect(gone);
     let error = fails(&caller, "device_tap", json!({"ref": "@d1"})).await;
     assert_eq!(error.code, ErrorCode::DeviceDisconnected);
     assert!(
@@ -239,7 +240,11 @@ async fn browser_and_device_selections_are_independent_and_restored_from_the_shi
     assert_eq!(caller.session.selected::<Browser>().as_deref(), Some("b9"));
     assert_eq!(caller.session.selected::<Device>().as_deref(), Some("d1"));
     // And the browser's selection still routes browser tools (b9 has not reconnected).
-    let ctx = caller.context("list_tabs", Group::Browser, Default::default());
+    let ctx = caller.context(
+        "list_tabs",
+        Group::Peer(tabwire_protocol::Kind::Browser),
+        Default::default(),
+    );
     assert_eq!(
         ctx.connection().err().unwrap().code,
         ErrorCode::BrowserDisconnected
@@ -407,25 +412,25 @@ async fn without_a_device_the_tools_are_unlisted_but_answer_with_the_connect_hin
 async fn the_device_tools_are_listed_while_a_device_is_connected() {
     let (caller, _) = local(&[]);
     let account = caller.account.clone();
-    let names = |devices: bool| -> Vec<String> {
-        catalogue::listed(|_| false, devices)
+    let names = |present: KindSet| -> Vec<String> {
+        catalogue::listed(|_| false, present)
             .map(|tool| tool.name.to_string())
             .collect()
     };
-    let without = names(account.devices.any_connected());
+    let without = names(account.present());
     assert!(
         !without.iter().any(|name| name.contains("device")),
         "{without:?}"
     );
     let session = &caller.session;
-    session.listed_devices(false);
-    let mut watch = account.devices.watch_connected();
+    session.listed_peers(account.present());
+    let mut watch = account.registry::<Device>().watch_connected();
     let (first, _a) = account
-        .devices
+        .registry::<Device>()
         .connect(hello("d1", "A"), Owner::fixed("x"))
         .unwrap();
     let (second, _b) = account
-        .devices
+        .registry::<Device>()
         .connect(hello("d2", "B"), Owner::fixed("x"))
         .unwrap();
     tokio::time::timeout(Duration::from_secs(1), watch.changed())
@@ -434,11 +439,15 @@ async fn the_device_tools_are_listed_while_a_device_is_connected() {
         .unwrap();
     assert!(*watch.borrow_and_update());
     assert!(
-        session.devices_changed(true),
+        session.peers_changed(account.present()),
         "the first device changes the list"
     );
-    assert!(!session.devices_changed(true), "and says so once");
-    let with = names(account.devices.any_connected());
+    assert_eq!(account.present(), KindSet::EMPTY.with(Kind::Device));
+    assert!(
+        !session.peers_changed(account.present()),
+        "and says so once"
+    );
+    let with = names(account.present());
     for tool in [
         "list_devices",
         "select_device",
@@ -447,17 +456,17 @@ async fn the_device_tools_are_listed_while_a_device_is_connected() {
     ] {
         assert!(with.iter().any(|name| name == tool), "{tool}");
     }
-    account.devices.disconnect(&first);
-    assert!(account.devices.any_connected(), "one is left");
+    account.registry::<Device>().disconnect(&first);
+    assert!(account.registry::<Device>().any_connected(), "one is left");
     assert!(!watch.has_changed().unwrap());
-    account.devices.disconnect(&second);
+    account.registry::<Device>().disconnect(&second);
     watch.changed().await.unwrap();
     assert!(!*watch.borrow_and_update());
     assert!(
-        session.devices_changed(false),
+        session.peers_changed(account.present()),
         "the last device's end changes it back"
     );
-    assert_eq!(names(account.devices.any_connected()), without);
+    assert_eq!(names(account.present()), without);
 }
 
 /// Another account's device is, to a caller, a device that never existed.
@@ -466,7 +475,7 @@ async fn another_accounts_device_is_indistinguishable_from_none() {
     let accounts = Accounts::hosted(crate::accounts::Limits::default());
     let theirs = accounts.get("bob");
     let (_conn, mut inbox) = theirs
-        .devices
+        .registry::<Device>()
         .connect(hello("bobs-phone", "Bob"), Owner::fixed("token:bob"))
         .unwrap();
     let (caller, _) = hub_with(accounts, "alice", &[], Selections::default());
@@ -511,7 +520,7 @@ async fn a_sessions_end_reaches_the_accounts_devices() {
     // A browser of the account hears it too.
     let (_b, mut browser) = caller
         .account
-        .browsers
+        .registry::<Browser>()
         .connect(
             Hello {
                 browser_id: "b1".into(),
@@ -540,7 +549,7 @@ async fn a_backend_credential_holds_many_devices_and_a_browser_credential_one() 
     for n in 0..Device::PER_CREDENTIAL {
         held.push(
             account
-                .devices
+                .registry::<Device>()
                 .connect(
                     hello(&format!("p{n}"), "P"),
                     Owner::fixed("pairing:backend"),
@@ -549,19 +558,22 @@ async fn a_backend_credential_holds_many_devices_and_a_browser_credential_one() 
         );
     }
     let refused = account
-        .devices
+        .registry::<Device>()
         .connect(hello("one-more", "P"), Owner::fixed("pairing:backend"))
         .err()
         .unwrap();
     assert_eq!(refused.code, ErrorCode::Forbidden);
     // A device that went away stays listed (with its reason) while the credential has room.
-    account.devices.gone(&held[0].0, "offline");
-    account.devices.disconnect(&held[0].0);
+    account.registry::<Device>().gone(&held[0].0, "offline");
+    account.registry::<Device>().disconnect(&held[0].0);
     account
-        .devices
+        .registry::<Device>()
         .connect(hello("one-more", "P"), Owner::fixed("pairing:backend"))
         .unwrap();
-    assert_eq!(account.devices.list().len(), Device::PER_CREDENTIAL);
+    assert_eq!(
+        account.registry::<Device>().list().len(),
+        Device::PER_CREDENTIAL
+    );
     assert_eq!(Browser::PER_CREDENTIAL, 1);
 }
 
@@ -600,7 +612,7 @@ async fn a_devices_name_is_its_words_and_fenced() {
     );
     // Selecting a disconnected device names it in the error: fenced too.
     let (gone, _) = &devices[1];
-    caller.account.devices.disconnect(gone);
+    caller.account.registry::<Device>().disconnect(gone);
     let error = fails(&caller, "select_device", json!({"deviceId": "d2"})).await;
     assert_eq!(error.code, ErrorCode::DeviceDisconnected);
     assert!(error.quotes_page, "{}", error.message);

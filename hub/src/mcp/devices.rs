@@ -28,8 +28,9 @@ use super::act::drop_window_defaults;
 use super::args::{ActionOptions, NoArgs, in_range, mirror, query, short_text};
 use super::envelope::{Image, Rendering, ToolError, ToolOutput, quoted};
 use super::observe::{Changes, Window, render_changes, render_full, snapshot_budget};
-use super::routing::ToolContext;
+use super::routing::{Route, ToolContext};
 use super::screenshot::{DEFAULT_MAX_WIDTH, human_size, image_bytes};
+use crate::peer::Device;
 use crate::registry::Connection;
 
 /// A snapshot dumps the hierarchy at least once (≥ 1 s each on a device).
@@ -53,13 +54,35 @@ const MAX_TAG_LEN: usize = 100;
 const DEFAULT_LOG_ENTRIES: u32 = 100;
 const DEFAULT_LOG_CHARS: u32 = 8000;
 
+// A kind's routing arguments live with its tools. Plain comments, not doc comments, on the
+// fields (as in `routing.rs`): INSTRUCTIONS describes `deviceId` once.
+/// The routing arguments of device tools.
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DeviceRoute {
+    pub device_id: Option<String>,
+}
+
+impl From<DeviceRoute> for Route {
+    fn from(route: DeviceRoute) -> Self {
+        Route {
+            peer_id: route.device_id,
+            tab_id: None,
+        }
+    }
+}
+
 /// The device's connection and the name agents know it by.
 fn device(ctx: &ToolContext) -> Result<(std::sync::Arc<Connection>, String), ToolError> {
     let connection = ctx.connection()?;
-    let name = ctx.account.devices.get(connection.peer_id()).map_or_else(
-        || connection.peer_id().to_owned(),
-        |info| info.name().to_owned(),
-    );
+    let name = ctx
+        .account
+        .registry::<Device>()
+        .get(connection.peer_id())
+        .map_or_else(
+            || connection.peer_id().to_owned(),
+            |info| info.name().to_owned(),
+        );
     Ok((connection, name))
 }
 

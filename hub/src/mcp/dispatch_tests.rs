@@ -49,7 +49,7 @@ fn setup_under(
     });
     let account = hub.accounts.local_account();
     let (connection, inbox) = account
-        .browsers
+        .registry::<Browser>()
         .connect(
             Hello {
                 browser_id: "b1".into(),
@@ -383,7 +383,11 @@ async fn tab_tools_have_a_fixed_deadline() {
 async fn a_selected_browser_that_is_gone_is_reported_in_one_clean_sentence() {
     let (caller, _connection, _inbox) = setup();
     caller.session.select::<Browser>("elsewhere");
-    let ctx = caller.context("list_tabs", Group::Browser, Default::default());
+    let ctx = caller.context(
+        "list_tabs",
+        Group::Peer(tabwire_protocol::Kind::Browser),
+        Default::default(),
+    );
     let error = ctx.connection().err().expect("not connected");
     assert_eq!(error.code, ErrorCode::BrowserDisconnected);
     assert!(!error.message.contains("  "), "{}", error.message);
@@ -989,6 +993,7 @@ async fn a_call_leaves_a_trace_of_its_peer_and_tab() {
             peer: Some(("browser", "b1".into())),
             tab_id: Some(9),
             acted: true,
+            owner: None,
         }
     );
     // A refused call reaches no peer.

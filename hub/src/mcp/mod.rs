@@ -147,11 +147,11 @@ impl TabwireMcp {
         }
     }
 
-    /// Tells the client its tool list changed whenever the account's first device connects
-    /// or its last one disconnects (the device tools are listed only meanwhile), for as long
-    /// as the session lives. Started once per session; not for stateless HTTP requests, which
-    /// have no session to tell.
-    fn watch_devices(&self, extensions: &rmcp::model::Extensions, peer: &rmcp::Peer<RoleServer>) {
+    /// Tells the client its tool list changed whenever the account's first peer of a kind
+    /// listed only while connected (devices) connects or its last one disconnects (the kind's
+    /// tools are listed only meanwhile), for as long as the session lives. Started once per
+    /// session; not for stateless HTTP requests, which have no session to tell.
+    fn watch_peers(&self, extensions: &rmcp::model::Extensions, peer: &rmcp::Peer<RoleServer>) {
         let stateless = self.account.is_none()
             && extensions
                 .get::<axum::http::request::Parts>()
@@ -162,10 +162,26 @@ impl TabwireMcp {
         let Some(account) = self.account_of(extensions) else {
             return;
         };
-        if !self.session.start_watching_devices() {
+        if !self.session.start_watching_peers() {
             return;
         }
-        let mut present = account.devices.watch_connected();
+        let watched = tabwire_protocol::KINDS
+            .iter()
+            .filter(|spec| spec.listing == tabwire_protocol::Listing::WhileConnected);
+        for spec in watched {
+            self.watch_kind(&account, spec.kind, peer);
+        }
+    }
+
+    /// [`Self::watch_peers`] for one kind.
+    fn watch_kind(
+        &self,
+        account: &Arc<Account>,
+        kind: tabwire_protocol::Kind,
+        peer: &rmcp::Peer<RoleServer>,
+    ) {
+        let mut present = account.peers(kind).watch_connected();
+        let account = Arc::downgrade(account);
         let session = Arc::downgrade(&self.session);
         let ended = self.session.ended();
         let peer = peer.clone();
@@ -176,12 +192,12 @@ impl TabwireMcp {
                     () = &mut ended => break,
                     changed = present.changed() => if changed.is_err() { break },
                 }
-                let now = *present.borrow_and_update();
-                let Some(session) = session.upgrade() else {
+                present.borrow_and_update();
+                let (Some(session), Some(account)) = (session.upgrade(), account.upgrade()) else {
                     break;
                 };
-                if session.devices_changed(now) {
-                    tracing::debug!(session = session.id(), devices = now, "tool list changed");
+                if session.peers_changed(account.present()) {
+                    tracing::debug!(session = session.id(), %kind, "tool list changed");
                     if peer.notify_tool_list_changed().await.is_err() {
                         break;
                     }
@@ -256,6 +272,8 @@ impl TabwireMcp {
                 || (cancelled && trace.acted),
             duration: elapsed,
             args,
+            replica: self.hub.cluster.as_ref().map(|c| c.node().to_owned()),
+            owner: trace.owner,
         });
     }
 }
@@ -293,7 +311,7 @@ impl ServerHandler for TabwireMcp {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        self.watch_devices(&context.extensions, &context.peer);
+        self.watch_peers(&context.extensions, &context.peer);
     }
 
     async fn list_tools(
@@ -301,14 +319,16 @@ impl ServerHandler for TabwireMcp {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        self.watch_devices(&context.extensions, &context.peer);
+        self.watch_peers(&context.extensions, &context.peer);
         let shows = |group: optin::OptIn| self.session.shows(group.name());
-        let devices = self
+        let present = self
             .account_of(&context.extensions)
-            .is_some_and(|account| account.devices.any_connected());
-        self.session.listed_devices(devices);
+            .map_or(tabwire_protocol::KindSet::EMPTY, |account| {
+                account.present()
+            });
+        self.session.listed_peers(present);
         Ok(ListToolsResult::with_all_items(
-            catalogue::listed(shows, devices).cloned().collect(),
+            catalogue::listed(shows, present).cloned().collect(),
         ))
     }
 
@@ -322,7 +342,7 @@ impl ServerHandler for TabwireMcp {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let caller = self.caller(&context)?;
-        self.watch_devices(&context.extensions, &context.peer);
+        self.watch_peers(&context.extensions, &context.peer);
         let form = envelope::Form::asked_by(context.client_capabilities().as_ref());
         let name = request.name.as_ref();
         // Held while the tool runs: a call goes on when its HTTP client goes away, so this, not
@@ -375,10 +395,8 @@ impl ServerHandler for TabwireMcp {
             outcome.as_ref().err(),
             elapsed,
         );
-        let devices_changed = self
-            .session
-            .devices_changed(caller.account.devices.any_connected());
-        if (self.session.take_listing_changed() | devices_changed)
+        let peers_changed = self.session.peers_changed(caller.account.present());
+        if (self.session.take_listing_changed() | peers_changed)
             && let Err(error) = context.peer.notify_tool_list_changed().await
         {
             tracing::debug!(%error, "could not tell the client its tool list changed");
@@ -472,15 +490,23 @@ mod tests {
     #[test]
     fn peer_tools_accept_an_explicit_peer_id() {
         for entry in catalogue::catalogue() {
-            let (argument, other) = match entry.group {
-                routing::Group::Browser => ("browserId", "deviceId"),
-                routing::Group::Device => ("deviceId", "browserId"),
-                routing::Group::Hub => continue,
+            let routing::Group::Peer(kind) = entry.group else {
+                continue;
             };
+            let argument = kind.spec().id_arg;
             let properties = &entry.tool.input_schema["properties"];
             let id = properties.get(argument);
             assert!(id.is_some(), "{} lacks {argument}", entry.tool.name);
-            assert!(properties.get(other).is_none(), "{}", entry.tool.name);
+            for other in tabwire_protocol::KINDS
+                .iter()
+                .filter(|other| other.kind != kind)
+            {
+                assert!(
+                    properties.get(other.id_arg).is_none(),
+                    "{}",
+                    entry.tool.name
+                );
+            }
             assert!(
                 id.unwrap().get("description").is_none(),
                 "{}: {argument} is described in INSTRUCTIONS",
@@ -514,8 +540,10 @@ mod tests {
                 serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"tools": tools}});
             serde_json::to_string(&response).unwrap().chars().count() / 4
         };
-        let listed: Vec<&Tool> = catalogue::listed(|_| false, false).collect();
-        let with_devices: Vec<&Tool> = catalogue::listed(|_| false, true).collect();
+        let listed: Vec<&Tool> =
+            catalogue::listed(|_| false, tabwire_protocol::KindSet::EMPTY).collect();
+        let with_devices: Vec<&Tool> =
+            catalogue::listed(|_| false, tabwire_protocol::KindSet::all()).collect();
         let all: Vec<&Tool> = catalogue::tools().collect();
         let (tokens, device_tokens, all_tokens) = (size(&listed), size(&with_devices), size(&all));
         println!(

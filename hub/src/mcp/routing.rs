@@ -12,11 +12,10 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
-use tabwire_protocol::{Ask, ErrorCode, LeaseHolder, OpResult, TabId};
+use tabwire_protocol::{Ask, ErrorCode, Kind, LeaseHolder, OpResult, TabId};
 
 use super::envelope::ToolError;
-use crate::accounts::{Account, Registered};
-use crate::peer::{Browser, Device};
+use crate::accounts::Account;
 use crate::registry::Connection;
 use crate::session::Session;
 use crate::state::HubState;
@@ -76,6 +75,8 @@ pub struct Trace {
     /// Whether a request that changes something was answered as done, or with an error saying
     /// its input may have gone out: what a cancelled call's record says of its effect.
     pub acted: bool,
+    /// In a cluster: the replica that answered, when the peer was on another one.
+    pub owner: Option<String>,
 }
 
 impl Trace {
@@ -106,10 +107,8 @@ impl Caller {
 pub enum Group {
     /// The hub itself: peers and sessions, no peer to call.
     Hub,
-    /// A browser: every tool takes `browserId`.
-    Browser,
-    /// A mobile device: every tool takes `deviceId`.
-    Device,
+    /// A peer of the kind: every tool takes the kind's ID argument (`browserId`).
+    Peer(Kind),
 }
 
 /// Where a call goes, from the routing arguments of its group. Declared once per group and
@@ -137,22 +136,6 @@ pub struct BrowserRoute {
 pub struct TabRoute {
     pub tab_id: Option<TabId>,
     pub browser_id: Option<String>,
-}
-
-/// The routing arguments of device tools.
-#[derive(Debug, Default, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct DeviceRoute {
-    pub device_id: Option<String>,
-}
-
-impl From<DeviceRoute> for Route {
-    fn from(route: DeviceRoute) -> Self {
-        Route {
-            peer_id: route.device_id,
-            tab_id: None,
-        }
-    }
 }
 
 /// The (absent) routing arguments of the hub's own tools.
@@ -212,24 +195,22 @@ impl ToolContext {
         self.hub.destinations(&self.account.name)
     }
 
-    /// The connection of the peer of kind `K` a call should use, chosen by `explicit` (its ID
+    /// The connection of the peer of `kind` a call should use, chosen by `explicit` (its ID
     /// argument) or the session.
-    pub fn peer<K: Registered>(
-        &self,
-        explicit: Option<&str>,
-    ) -> Result<Arc<Connection>, ToolError> {
-        let registry = K::registry(&self.account);
-        let noun = K::NOUN;
+    pub fn peer(&self, kind: Kind, explicit: Option<&str>) -> Result<Arc<Connection>, ToolError> {
+        let spec = kind.spec();
+        let registry = self.account.peers(kind);
+        let noun = spec.noun;
         if let Some(id) = explicit {
             return registry.connection(id).map_err(ToolError::from);
         }
-        if let Some(selected) = self.session.selected::<K>() {
+        if let Some(selected) = self.session.selected_of(kind) {
             return registry.connection(&selected).map_err(|error| {
-                if error.code == K::NOT_FOUND {
+                if error.code == spec.not_found {
                     // A selection restored after a hub restart names a peer that has not
                     // reconnected yet: it is the session's, just not here right now.
                     ToolError::new(
-                        K::DISCONNECTED,
+                        spec.disconnected,
                         format!(
                             "the selected {noun} ({selected}) is not connected to this hub; \
                              tabwire never switches to another {noun} on its own. Wait for it \
@@ -241,42 +222,38 @@ impl ToolContext {
                 }
             });
         }
-        let connected: Vec<_> = registry
-            .list()
-            .into_iter()
-            .filter(|p| p.connected)
-            .collect();
+        let connected = registry.connected();
         match connected.as_slice() {
             [] => Err(ToolError::new(
-                K::NOT_FOUND,
+                spec.not_found,
                 format!(
                     "no {noun} is connected to this hub. {}",
-                    K::connect_hint(&self.hub.reach())
+                    registry.connect_hint(&self.hub.reach())
                 ),
             )),
-            [only] => {
-                self.session.select::<K>(only.id());
-                tracing::info!(session = self.session.id(), kind = noun, peer = %only.id(), "selected the only one connected");
-                registry.connection(only.id()).map_err(ToolError::from)
+            [(only, _)] => {
+                self.session.select_of(kind, only);
+                tracing::info!(session = self.session.id(), kind = noun, peer = %only, "selected the only one connected");
+                registry.connection(only).map_err(ToolError::from)
             }
             several => {
                 let mut error = ToolError::new(
-                    K::NOT_SELECTED,
+                    spec.not_selected,
                     format!(
                         "{} {noun}s are connected; call {} with one of them (or pass {})",
                         several.len(),
-                        K::SELECT_TOOL,
-                        K::ID_ARG
+                        spec.select_tool,
+                        spec.id_arg
                     ),
                 );
                 error.candidates = Some(
                     several
                         .iter()
-                        .map(|p| json!({K::ID_ARG: p.id(), "name": p.name()}))
+                        .map(|(id, name)| json!({spec.id_arg: id, "name": name}))
                         .collect(),
                 );
                 // A device's name is the phone's words: its candidates are fenced.
-                error.candidates_quote_page = K::NAMES_FROM_PEER;
+                error.candidates_quote_page = spec.names_from_peer;
                 Err(error)
             }
         }
@@ -287,8 +264,7 @@ impl ToolContext {
     pub fn connection(&self) -> Result<Arc<Connection>, ToolError> {
         let explicit = self.route.peer_id.as_deref();
         match self.group {
-            Group::Browser => self.peer::<Browser>(explicit),
-            Group::Device => self.peer::<Device>(explicit),
+            Group::Peer(kind) => self.peer(kind, explicit),
             Group::Hub => Err(ToolError::new(
                 ErrorCode::Internal,
                 format!("{} is a tool of the hub: it calls no peer", self.tool),
@@ -338,6 +314,9 @@ impl ToolContext {
         };
         if acted {
             self.trace.lock().unwrap().acted = true;
+        }
+        if let Some(owner) = connection.owner_node() {
+            self.trace.lock().unwrap().owner = Some(owner.to_owned());
         }
         A::answer(result?).map_err(|other| self.mismatch(&other))
     }
