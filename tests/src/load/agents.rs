@@ -169,10 +169,10 @@ impl Session {
     }
 
     /// Calls `tool`, and after `after` sends `notifications/cancelled` for it; then waits at most
-    /// `limit` (from the call's start) for the call's answer stream to end, and drops it
-    /// otherwise: a cancelled call is owed no answer (MCP), so a stream still open is not a
-    /// call past its deadline, only one the hub holds for nobody. `Called::error` is
-    /// `CANCELLED` when no answer came.
+    /// `limit` (from the call's start) for the call's answer stream to end. A cancelled call is
+    /// owed no answer (MCP): the hub ends its stream with none, which is `CANCELLED` here. A
+    /// stream still open at the limit is `NO_ANSWER` with [`Called::no_answer`]: the hub holds
+    /// the call past its deadline for nobody.
     pub async fn call_and_cancel(
         &self,
         tool: &str,
@@ -219,13 +219,13 @@ impl Session {
                 }
                 called
             }
-            // The stream stayed open: the cancel stands as the call's end.
+            // The stream stayed open past the limit: the hub holds the call for nobody.
             Err(_) => Called {
-                error: Some("CANCELLED".to_owned()),
-                detail: "no answer after the cancel (none is owed)".to_owned(),
+                error: Some("NO_ANSWER".to_owned()),
+                detail: "the stream stayed open after the cancel, past the limit".to_owned(),
                 bytes: 0,
                 took: began.elapsed(),
-                no_answer: false,
+                no_answer: true,
             },
         };
         if let Some(told) = told {

@@ -225,7 +225,7 @@ impl Report {
             before = sample.at;
             let errors: u64 = i.errors.values().sum();
             out.push_str(&format!(
-                "| {}{} s | {:.1} | {} | {} | {:.0} | {} | {} | {:.1} | {} ({}) | {} |\n",
+                "| {} s{} | {:.1} | {} | {} | {:.0} | {} | {} | {:.1} | {} ({}) | {} |\n",
                 sample.at.as_secs(),
                 if sample.at < self.warmup {
                     " (warm-up)"
