@@ -127,8 +127,8 @@ impl Kind {
 pub fn expected(kind: Kind, code: &str, flapped: bool) -> bool {
     match code {
         "CANCELLED" => kind == Kind::CancelledWait,
-        // A wait whose cancel reached the hub after its browser had answered nothing yet but
-        // before the hub registered it still ends at its own timeout.
+        // A wait whose cancel reached the hub before the call did: a cancel for a request the
+        // server has not seen is ignored, and the wait ends at its own timeout.
         "WAIT_TIMEOUT" => kind == Kind::CancelledWait,
         "BROWSER_DISCONNECTED" | "BROWSER_NOT_FOUND" => flapped && kind.reaches_browser(),
         _ => false,
