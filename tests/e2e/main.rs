@@ -46,6 +46,9 @@
 //!   to-dos, clickable words, accordions, modal dialogs).
 //! - [`load`]: the load tool's short run — a hosted hub, simulated browsers over accounts, MCP
 //!   sessions calling them; no errors (the figures are `bench-load`'s).
+//! - [`soak`]: the soak's short run — 50 sessions' mixed workload against simulated browsers
+//!   that reconnect; every call answered before its deadline + grace, no descriptor leak, no
+//!   unexpected failure (memory over time is `bench-soak`'s).
 //! - [`views`]: each session's view is its own — two sessions on one tab and on one phone,
 //!   automatic deltas and `since` against what each was shown.
 
@@ -78,6 +81,7 @@ mod pairing;
 mod policy;
 mod shadow;
 mod skeleton;
+mod soak;
 mod socket_dir;
 mod socket_peers;
 mod structure;

@@ -29,6 +29,7 @@ pub mod model;
 pub mod proxy;
 pub mod scenario;
 pub mod scratch;
+pub mod soak;
 pub mod structure;
 pub mod wait;
 

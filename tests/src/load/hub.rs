@@ -99,6 +99,19 @@ impl HubProcess {
             .unwrap_or(0)
     }
 
+    /// Its process ID.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// How many file descriptors it has open (the entries of `/proc/PID/fd`); 0 when they
+    /// cannot be read.
+    pub fn open_fds(&self) -> u64 {
+        std::fs::read_dir(format!("/proc/{}/fd", self.child.id()))
+            .map(|entries| entries.count() as u64)
+            .unwrap_or(0)
+    }
+
     /// The CPU time it has used, user and system (`/proc/PID/stat`).
     pub fn cpu_time(&self) -> Duration {
         let stat =

@@ -13,6 +13,7 @@
 
 pub mod agents;
 mod hub;
+pub mod pages;
 pub mod peers;
 
 use std::path::PathBuf;
@@ -22,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-pub use hub::HubProcess;
+pub use hub::{HubProcess, issue, issue_many, raise_open_files};
 
 /// What a run does.
 #[derive(Debug, Clone)]

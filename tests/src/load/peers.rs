@@ -1,8 +1,11 @@
 //! Simulated browsers: WebSocket clients of `/browser` that speak the extension's protocol (the
 //! `protocol` crate's messages) with a hosted hub's handshake — a `browser` token in the
 //! `tabwire.bearer.` subprotocol, the extension's Origin, a hello, the welcome — and then answer
-//! every `ListTabs` request with a fixed tab list after a fixed delay, and echo heartbeats.
+//! every `ListTabs` request with a fixed tab list after a fixed delay, and echo heartbeats. The
+//! soak's requests (snapshots, clicks, typing, waits: [`super::pages`]) are answered too, and a
+//! `cancel` for a request still held is answered `CANCELLED` at once.
 
+use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -10,16 +13,17 @@ use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
 use tabwire_protocol::{
-    ErrorCode, ExtensionMessage, Hello, HubMessage, ListTabs, OpError, OpResult, Operation,
-    PROTOCOL_VERSION, Response, TabInfo, TabList,
+    ExtensionMessage, Hello, HubMessage, OpResult, Operation, PROTOCOL_VERSION, TabInfo, TabList,
+    TabsOp,
 };
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
-use tokio::task::JoinHandle;
+use tokio::task::{AbortHandle, JoinHandle};
 use tokio_tungstenite::tungstenite::Message;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 
+use super::pages::{self, Reply};
 use crate::hosted::EXTENSION_ORIGIN;
 
 /// How a simulated browser answers.
@@ -85,6 +89,8 @@ pub struct Counts {
     /// Messages that were not what the extension expects (an unreadable message, a request for
     /// another operation, a `refused`).
     pub unexpected: AtomicU64,
+    /// Cancels that found their request still held (and answered it `CANCELLED`).
+    pub cancels: AtomicU64,
 }
 
 /// A browser welcomed by the hub, serving requests until [`Peer::stop`] (or drop).
@@ -187,9 +193,10 @@ type Socket = tokio_tungstenite::WebSocketStream<TcpStream>;
 /// Answers requests and heartbeats until the socket ends.
 async fn serve(socket: Socket, behaviour: Behaviour, counts: Arc<Counts>) {
     let (mut sink, mut stream) = socket.split();
-    // Delayed answers come back here to go out on the one sink.
-    let (delayed_tx, mut delayed) = mpsc::unbounded_channel::<String>();
-    let list_tabs = Operation::from(ListTabs {});
+    // Delayed answers come back here, with their request's ID, to go out on the one sink.
+    let (delayed_tx, mut delayed) = mpsc::unbounded_channel::<(u64, String)>();
+    // Requests held until their time is up, which a cancel answers early.
+    let mut held: HashMap<u64, AbortHandle> = HashMap::new();
     loop {
         tokio::select! {
             next = stream.next() => {
@@ -201,20 +208,43 @@ async fn serve(socket: Socket, behaviour: Behaviour, counts: Arc<Counts>) {
                     }
                     Some(Ok(_)) => continue,
                 };
-                let reply = match serde_json::from_str::<HubMessage>(&text) {
-                    Ok(HubMessage::Request(request)) if request.op == list_tabs => {
+                let (id, reply) = match serde_json::from_str::<HubMessage>(&text) {
+                    Ok(HubMessage::Request(request))
+                        if matches!(request.op, Operation::Tabs(TabsOp::ListTabs(_))) =>
+                    {
                         counts.served.fetch_add(1, Ordering::Relaxed);
-                        answer(request.id, &behaviour.result)
+                        (request.id, answer(request.id, &behaviour.result))
                     }
-                    Ok(HubMessage::Request(request)) => {
-                        counts.unexpected.fetch_add(1, Ordering::Relaxed);
-                        let error = OpError::new(
-                            ErrorCode::InvalidArgument,
-                            "the simulated browser answers listTabs only",
-                        );
-                        let response = ExtensionMessage::Response(Response::new(request.id, Err(error)));
-                        serde_json::to_string(&response).expect("responses serialise")
-                    }
+                    Ok(HubMessage::Request(request)) => match pages::reply(&request) {
+                        Reply::Answer(text) => {
+                            counts.served.fetch_add(1, Ordering::Relaxed);
+                            (request.id, text)
+                        }
+                        Reply::Held { after, text } => {
+                            counts.served.fetch_add(1, Ordering::Relaxed);
+                            let delayed_tx = delayed_tx.clone();
+                            let id = request.id;
+                            let task = tokio::spawn(async move {
+                                tokio::time::sleep(after).await;
+                                let _ = delayed_tx.send((id, text));
+                            });
+                            held.insert(id, task.abort_handle());
+                            continue;
+                        }
+                        Reply::Unknown(text) => {
+                            counts.unexpected.fetch_add(1, Ordering::Relaxed);
+                            (request.id, text)
+                        }
+                    },
+                    Ok(HubMessage::Cancel { id }) => match held.remove(&id) {
+                        Some(task) => {
+                            task.abort();
+                            counts.cancels.fetch_add(1, Ordering::Relaxed);
+                            (id, pages::cancelled(id))
+                        }
+                        // A request already answered: the hub drops a late cancel's target.
+                        None => continue,
+                    },
                     Ok(HubMessage::Heartbeat { seq }) => {
                         let echo = ExtensionMessage::Heartbeat { seq };
                         let text = serde_json::to_string(&echo).expect("heartbeats serialise");
@@ -224,9 +254,9 @@ async fn serve(socket: Socket, behaviour: Behaviour, counts: Arc<Counts>) {
                         }
                         continue;
                     }
-                    // A cancelled request is answered anyway: the hub drops an answer it no
-                    // longer waits for.
-                    Ok(HubMessage::Cancel { .. } | HubMessage::Policy(_) | HubMessage::SessionEnded { .. }) => continue,
+                    // A cancelled request that is not held is answered anyway: the hub drops an
+                    // answer it no longer waits for.
+                    Ok(HubMessage::Policy(_) | HubMessage::SessionEnded { .. }) => continue,
                     Ok(_) | Err(_) => {
                         counts.unexpected.fetch_add(1, Ordering::Relaxed);
                         continue;
@@ -242,11 +272,12 @@ async fn serve(socket: Socket, behaviour: Behaviour, counts: Arc<Counts>) {
                     let delay = behaviour.delay;
                     tokio::spawn(async move {
                         tokio::time::sleep(delay).await;
-                        let _ = delayed_tx.send(reply);
+                        let _ = delayed_tx.send((id, reply));
                     });
                 }
             }
-            Some(reply) = delayed.recv() => {
+            Some((id, reply)) = delayed.recv() => {
+                held.remove(&id);
                 if sink.send(Message::Text(reply.into())).await.is_err() {
                     counts.dropped.fetch_add(1, Ordering::Relaxed);
                     return;
