@@ -46,6 +46,9 @@
 //!   to-dos, clickable words, accordions, modal dialogs).
 //! - [`load`]: the load tool's short run — a hosted hub, simulated browsers over accounts, MCP
 //!   sessions calling them; no errors (the figures are `bench-load`'s).
+//! - [`cluster`]: hub replicas on NATS — three replicas, a real browser behind a TCP balancer
+//!   and simulated ones, agents on other replicas, leases and isolation across replicas, a
+//!   replica killed; nginx's `deploy/nginx-replicas.conf` keeping MCP sessions on their replica.
 //! - [`views`]: each session's view is its own — two sessions on one tab and on one phone,
 //!   automatic deltas and `since` against what each was shown.
 
@@ -54,6 +57,7 @@ mod audit;
 mod cancel;
 mod capture;
 mod cli;
+mod cluster;
 mod covering;
 mod denied_dialogs;
 mod devices;
