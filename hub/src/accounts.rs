@@ -68,12 +68,23 @@ pub struct Account {
     pub device_handshakes: HandshakePlaces,
     /// Numbers the account's MCP sessions per client name, for the labels leases show.
     pub client_labels: ClientLabels,
+    /// The replica cluster (`--cluster`), which hears of the account's ended sessions.
+    pub cluster: Option<Arc<crate::cluster::Cluster>>,
 }
 
 impl Account {
     /// Tells every connected peer of the account, of every kind, that an MCP session ended,
     /// so the leases it held lapse.
     pub fn session_ended(&self, session: &str) {
+        self.session_ended_here(session);
+        if let Some(cluster) = &self.cluster {
+            cluster.session_ended(&self.name, session);
+        }
+    }
+
+    /// [`Account::session_ended`] for the peers connected to this replica only (another
+    /// replica said the session ended).
+    pub fn session_ended_here(&self, session: &str) {
         let ended = HubMessage::SessionEnded {
             session: session.to_owned(),
         };
@@ -114,6 +125,8 @@ impl Registered for Device {
 pub struct Accounts {
     map: Mutex<HashMap<String, Arc<Account>>>,
     limits: Option<Limits>,
+    /// The replica cluster every account joins (`--cluster`).
+    cluster: Option<Arc<crate::cluster::Cluster>>,
 }
 
 /// Connections of local mode that may be in their handshake at once. Anyone on the machine can
@@ -127,6 +140,7 @@ impl Accounts {
         Accounts {
             map: Mutex::new(HashMap::new()),
             limits: None,
+            cluster: None,
         }
     }
 
@@ -135,7 +149,20 @@ impl Accounts {
         Accounts {
             map: Mutex::new(HashMap::new()),
             limits: Some(limits),
+            cluster: None,
         }
+    }
+
+    /// The same accounts as replicas of `cluster`: each account's peers are owned here or
+    /// reached through NATS.
+    pub fn with_cluster(mut self, cluster: Arc<crate::cluster::Cluster>) -> Self {
+        self.cluster = Some(cluster);
+        self
+    }
+
+    /// The replica cluster, with `--cluster`.
+    pub fn cluster(&self) -> Option<&Arc<crate::cluster::Cluster>> {
+        self.cluster.as_ref()
     }
 
     /// The limits, in hosted mode.
@@ -166,7 +193,7 @@ impl Accounts {
                         LOCAL_HANDSHAKES,
                     ),
                 };
-                Arc::new(Account {
+                let account = Arc::new(Account {
                     name: name.to_owned(),
                     browsers,
                     devices,
@@ -175,7 +202,12 @@ impl Accounts {
                     handshakes: HandshakePlaces::new(handshakes),
                     device_handshakes: HandshakePlaces::new(device_handshakes),
                     client_labels: ClientLabels::default(),
-                })
+                    cluster: self.cluster.clone(),
+                });
+                if let Some(cluster) = &self.cluster {
+                    cluster.join(&account);
+                }
+                account
             })
             .clone()
     }

@@ -56,6 +56,10 @@ pub struct Record {
     pub duration: Duration,
     /// What of the arguments may be kept.
     pub args: ArgsSummary,
+    /// In a cluster: the replica the call came through (its node ID).
+    pub replica: Option<String>,
+    /// In a cluster: the replica holding the peer, when not the one the call came through.
+    pub owner: Option<String>,
 }
 
 /// The outcome of a call its MCP client cancelled (or abandoned by going away) before it
@@ -153,6 +157,12 @@ impl Record {
         }
         if let Some(length) = self.args.text_length {
             line.insert("textLength".into(), length.into());
+        }
+        if let Some(replica) = &self.replica {
+            line.insert("replica".into(), replica.clone().into());
+        }
+        if let Some(owner) = &self.owner {
+            line.insert("owner".into(), owner.clone().into());
         }
         let mut text = Value::Object(line).to_string();
         text.push('\n');
@@ -383,7 +393,23 @@ mod tests {
             action_may_have_occurred: false,
             duration: Duration::from_micros(12_500),
             args: ArgsSummary::of(args.as_object().unwrap()),
+            replica: None,
+            owner: None,
         }
+    }
+
+    #[test]
+    fn a_clustered_record_names_its_replica_and_the_peer_s_owner() {
+        let mut clustered = record("acme", json!({}));
+        assert!(
+            !clustered.to_line().contains("replica"),
+            "a lone hub says nothing"
+        );
+        clustered.replica = Some("n2".into());
+        clustered.owner = Some("n1".into());
+        let line: Value = serde_json::from_str(&clustered.to_line()).unwrap();
+        assert_eq!(line["replica"], "n2");
+        assert_eq!(line["owner"], "n1");
     }
 
     #[test]

@@ -456,6 +456,27 @@ impl Authenticator {
         }
         Ok(())
     }
+
+    /// Counts `jti` as revoked: another replica of a cluster announced it (docs/cluster.md).
+    pub fn revoked_elsewhere(&self, jti: &str) {
+        self.revoked
+            .elsewhere
+            .lock()
+            .unwrap()
+            .insert(jti.to_owned());
+    }
+
+    /// Calls `announce` with each token newly found in the revocation list, so a cluster's
+    /// other replicas learn it; re-reads the list if due.
+    pub fn announce_revocations(&self, announce: impl Fn(&str) + Send + Sync + 'static) {
+        *self.revoked.announce.lock().unwrap() = Some(Box::new(announce));
+    }
+
+    /// Re-reads the revocation list if it is due (a cluster replica does it every second, so
+    /// new revocations are announced without waiting for a token check).
+    pub fn recheck_revocations(&self) {
+        self.revoked.contains("");
+    }
 }
 
 /// An account name: 1–64 characters from `A-Z a-z 0-9 . _ @ -`.
@@ -476,6 +497,11 @@ pub fn check_account(account: &str) -> Result<(), InvalidAccount> {
 struct Revocations {
     path: PathBuf,
     state: Mutex<RevocationState>,
+    /// Tokens other replicas of a cluster announced as revoked.
+    elsewhere: Mutex<HashSet<String>>,
+    /// Tells a cluster's other replicas of a token newly found in the file.
+    #[allow(clippy::type_complexity)]
+    announce: Mutex<Option<Box<dyn Fn(&str) + Send + Sync>>>,
 }
 
 #[derive(Default)]
@@ -493,6 +519,8 @@ impl Revocations {
         Revocations {
             path,
             state: Mutex::new(RevocationState::default()),
+            elsewhere: Mutex::default(),
+            announce: Mutex::default(),
         }
     }
 
@@ -507,7 +535,7 @@ impl Revocations {
             self.refresh_now();
         }
         let state = self.state.lock().unwrap();
-        state.unreadable || state.jtis.contains(jti)
+        state.unreadable || state.jtis.contains(jti) || self.elsewhere.lock().unwrap().contains(jti)
     }
 
     fn refresh_now(&self) {
@@ -522,7 +550,12 @@ impl Revocations {
         match std::fs::read_to_string(&self.path) {
             Ok(text) => {
                 state.unreadable = false;
-                state.jtis = parse_revocations(&text);
+                let before = std::mem::replace(&mut state.jtis, parse_revocations(&text));
+                if let Some(announce) = &*self.announce.lock().unwrap() {
+                    for jti in state.jtis.difference(&before) {
+                        announce(jti);
+                    }
+                }
                 tracing::info!(revoked = state.jtis.len(), file = %self.path.display(), "revocation list loaded");
             }
             // A missing file means nothing is revoked; any other failure keeps the last list.

@@ -129,6 +129,22 @@ pub struct Settings {
     /// WAYLAND_DISPLAY is set, with a window otherwise (and on macOS).
     #[arg(long, env = "TABWIRE_HEADLESS", value_enum)]
     pub headless: Option<Headless>,
+    /// Hosted mode: run as one replica of several sharing this NATS server
+    /// (nats://HOST:PORT; docs/cluster.md).
+    #[arg(long, env = "TABWIRE_CLUSTER", value_name = "URL")]
+    pub cluster: Option<String>,
+    /// With --cluster: this replica's ID (1-32 of a-z, 0-9, '-'); default a random one.
+    #[arg(long, env = "TABWIRE_NODE_ID", value_name = "ID")]
+    pub node_id: Option<String>,
+}
+
+/// `--cluster` and `--node-id`, validated.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterSettings {
+    /// The NATS server's URL.
+    pub url: String,
+    /// This replica's node ID.
+    pub node_id: String,
 }
 
 /// A configuration that keeps every rule of its mode.
@@ -148,6 +164,8 @@ pub struct Config {
     file_urls: FileUrls,
     /// Local mode: how long the hub may sit unused before it stops (`--idle-exit`).
     idle_exit: Option<Duration>,
+    /// Hosted mode: the replica cluster to join (`--cluster`).
+    cluster: Option<ClusterSettings>,
 }
 
 /// How the hub serves agents.
@@ -246,6 +264,9 @@ pub enum ConfigError {
     /// The launched browser's settings make no launched browser.
     #[error(transparent)]
     Launch(#[from] launch::SettingsError),
+    /// `--cluster` or `--node-id` is malformed, or `--node-id` came alone.
+    #[error("{0}")]
+    Cluster(String),
 }
 
 impl Config {
@@ -267,6 +288,7 @@ impl Config {
             launch: None,
             file_urls: FileUrls::Refused,
             idle_exit: None,
+            cluster: None,
             mode: Mode::Local {
                 socket_path,
                 socket_also: None,
@@ -286,6 +308,7 @@ impl Config {
             launch: None,
             file_urls: FileUrls::Refused,
             idle_exit: None,
+            cluster: None,
         }
     }
 
@@ -311,6 +334,8 @@ impl Config {
         let launch = launch::validate(given, settings.auth_dir.is_some(), places)?;
         let Some(auth_dir) = settings.auth_dir else {
             let hosted_only = [
+                ("--cluster", settings.cluster.is_some()),
+                ("--node-id", settings.node_id.is_some()),
                 ("--public-origin", settings.public_origin.is_some()),
                 ("--jwks", settings.jwks.is_some()),
                 ("--jwt-issuer", settings.jwt_issuer.is_some()),
@@ -358,6 +383,20 @@ impl Config {
         if settings.idle_exit > 0 {
             return Err(ConfigError::LocalOnly("--idle-exit"));
         }
+        let cluster = match (settings.cluster, settings.node_id) {
+            (None, None) => None,
+            (None, Some(_)) => {
+                return Err(ConfigError::Cluster(
+                    "--node-id names this hub as a replica: give --cluster too".into(),
+                ));
+            }
+            (Some(url), node_id) => {
+                crate::cluster::check_url(&url).map_err(ConfigError::Cluster)?;
+                let node_id = node_id.unwrap_or_else(crate::cluster::random_node_id);
+                crate::cluster::check_node_id(&node_id).map_err(ConfigError::Cluster)?;
+                Some(ClusterSettings { url, node_id })
+            }
+        };
         let public = PublicOrigin::parse(
             settings
                 .public_origin
@@ -395,7 +434,7 @@ impl Config {
             requests: settings.max_requests_per_account.max(1),
             body_bytes: settings.max_body_bytes.max(1024),
         };
-        Ok(Config::hosted(
+        let mut config = Config::hosted(
             http,
             HostedConfig {
                 public,
@@ -407,7 +446,20 @@ impl Config {
         .with_audit_dir(Some(audit_dir))
         .with_policy(settings.policy)
         .with_lease_idle(Duration::from_secs(settings.lease_idle))
-        .with_file_urls(file_urls(settings.allow_file_urls)))
+        .with_file_urls(file_urls(settings.allow_file_urls));
+        config.cluster = cluster;
+        Ok(config)
+    }
+
+    /// The replica cluster to join, in hosted mode with `--cluster`.
+    pub fn cluster(&self) -> Option<&ClusterSettings> {
+        self.cluster.as_ref()
+    }
+
+    /// The same hosted configuration as a replica of `cluster`.
+    pub fn with_cluster(mut self, cluster: Option<ClusterSettings>) -> Config {
+        self.cluster = cluster;
+        self
     }
 
     /// The same configuration with the operator's policy in `file`, when given.
@@ -489,6 +541,7 @@ impl Config {
             launch: self.launch,
             file_urls: self.file_urls,
             idle_exit: self.idle_exit,
+            cluster: self.cluster,
         }
     }
 }
@@ -511,6 +564,7 @@ pub(crate) struct Parts {
     pub launch: Option<LaunchSettings>,
     pub file_urls: FileUrls,
     pub idle_exit: Option<Duration>,
+    pub cluster: Option<ClusterSettings>,
 }
 
 // The state directory's default lives with the socket's in the protocol crate: the `tabwire`
@@ -698,6 +752,56 @@ mod tests {
             "{launching:?}"
         );
         assert!(config(&[]).unwrap().launch().is_none());
+    }
+
+    #[test]
+    fn the_cluster_is_hosted_only_and_its_flags_are_checked() {
+        for (flags, flag) in [
+            (&["--cluster", "nats://127.0.0.1:4222"][..], "--cluster"),
+            (&["--node-id", "n1"][..], "--node-id"),
+        ] {
+            let error = config(flags).unwrap_err();
+            assert!(
+                matches!(error, ConfigError::HostedOnly(named) if named == flag),
+                "{error}"
+            );
+        }
+        let dir = auth_dir();
+        let auth = dir.path().to_str().unwrap();
+        let hosted = |extra: &[&str]| {
+            let mut flags = vec!["--auth-dir", auth, "--public-origin", "https://hub.example"];
+            flags.extend(extra);
+            config(&flags)
+        };
+        assert_eq!(
+            hosted(&[]).unwrap().cluster(),
+            None,
+            "nothing changes without it"
+        );
+        let named = hosted(&["--cluster", "nats://10.0.0.5:4222", "--node-id", "n-1"]).unwrap();
+        assert_eq!(
+            named.cluster(),
+            Some(&ClusterSettings {
+                url: "nats://10.0.0.5:4222".into(),
+                node_id: "n-1".into()
+            })
+        );
+        let random = hosted(&["--cluster", "nats://h:4222"]).unwrap();
+        let id = &random.cluster().unwrap().node_id;
+        assert_eq!(id.len(), 8, "{id}");
+        assert!(crate::cluster::check_node_id(id).is_ok());
+        for bad in [
+            &["--node-id", "n1"][..],
+            &["--cluster", "http://h:4222"],
+            &["--cluster", "nats://"],
+            &["--cluster", "nats://h:1", "--node-id", "N1"],
+            &["--cluster", "nats://h:1", "--node-id", "a.b"],
+            &["--cluster", "nats://h:1", "--node-id", ""],
+            &["--cluster", "nats://h:1", "--node-id", &"n".repeat(33)],
+        ] {
+            let error = hosted(bad).unwrap_err();
+            assert!(matches!(error, ConfigError::Cluster(_)), "{bad:?}: {error}");
+        }
     }
 
     #[test]

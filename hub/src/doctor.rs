@@ -202,6 +202,9 @@ pub fn report(hub: &HubState, account: &Account) -> Report {
     checks.push(refusals_check::<Device>(account, hosted));
     checks.push(policy_check(hub, account));
     checks.push(audit_check(hub));
+    if let Some(cluster) = &hub.cluster {
+        checks.push(crate::cluster::doctor::check(&cluster.status()));
+    }
     Report {
         hub_version: env!("CARGO_PKG_VERSION").to_owned(),
         protocol_version: PROTOCOL_VERSION,

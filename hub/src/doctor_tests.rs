@@ -327,6 +327,8 @@ fn dropped_audit_records_are_counted() {
             action_may_have_occurred: false,
             duration: Duration::ZERO,
             args: Default::default(),
+            replica: None,
+            owner: None,
         });
     }
     hub.audit = Some(log);

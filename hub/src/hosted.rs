@@ -367,6 +367,21 @@ pub async fn mcp_gate(
             Some("this is a browser or device token; /mcp needs an agent token"),
         );
     }
+    // In a cluster, clients see `<node>.<rmcp id>` (docs/cluster.md, MCP affinity): rmcp
+    // gets its own ID back, and a session of another replica is gone here.
+    if let Some(cluster) = &gate.hub.cluster
+        && let Some(tagged) = request.headers().get(SESSION_HEADER)
+    {
+        let local = tagged
+            .to_str()
+            .ok()
+            .and_then(|id| crate::cluster::local_session(cluster.node(), id))
+            .and_then(|id| axum::http::HeaderValue::from_str(id).ok());
+        let Some(local) = local else {
+            return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
+        };
+        request.headers_mut().insert(SESSION_HEADER, local);
+    }
     let session: Option<Arc<str>> = request
         .headers()
         .get(SESSION_HEADER)
@@ -384,7 +399,8 @@ pub async fn mcp_gate(
     // a client's idle streams would starve its own tool calls).
     if request.method() == axum::http::Method::GET {
         request.extensions_mut().insert(principal.clone());
-        let response = next.run(request).await;
+        let mut response = next.run(request).await;
+        tag_session(&gate, &mut response);
         return until_token_ends(response, gate.auth.clone(), principal, None);
     }
     let Ok(permit) = account.requests.clone().try_acquire_owned() else {
@@ -426,8 +442,26 @@ pub async fn mcp_gate(
             )),
         );
     }
+    let mut response = response;
+    tag_session(&gate, &mut response);
     // The permit is held until the response body (an SSE stream, perhaps) is finished.
     until_token_ends(response, gate.auth.clone(), principal, Some(permit))
+}
+
+/// In a cluster, names this replica in the session ID rmcp gives out.
+fn tag_session(gate: &McpGate, response: &mut Response) {
+    let Some(cluster) = &gate.hub.cluster else {
+        return;
+    };
+    let tagged = response
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|id| id.to_str().ok())
+        .map(|id| crate::cluster::tag_session(cluster.node(), id))
+        .and_then(|id| axum::http::HeaderValue::from_str(&id).ok());
+    if let Some(tagged) = tagged {
+        response.headers_mut().insert(SESSION_HEADER, tagged);
+    }
 }
 
 #[cfg(test)]

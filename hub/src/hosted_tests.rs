@@ -63,6 +63,7 @@ impl Setup {
             lease_idle: crate::leases::DEFAULT_LEASE_IDLE,
             policies: Arc::new(crate::policy::Policies::allow_all()),
             layout: Default::default(),
+            cluster: None,
         });
         Setup {
             router: app(state.clone(), Some(public), CancellationToken::new()),

@@ -32,6 +32,7 @@ pub mod audit;
 pub mod auth;
 pub mod browser_link;
 pub mod chrome;
+pub mod cluster;
 pub mod config;
 pub mod device_link;
 pub mod doctor;
@@ -99,6 +100,14 @@ pub enum BindError {
     /// The operator's policy file.
     #[error(transparent)]
     Policy(#[from] policy::PolicyFileError),
+    /// The replica cluster's NATS server (`--cluster`).
+    #[error("cannot join the cluster at {url}: {source}")]
+    Cluster {
+        /// The NATS server's URL.
+        url: String,
+        /// What the NATS client said.
+        source: async_nats::ConnectError,
+    },
 }
 
 /// A hub with its listeners bound.
@@ -126,6 +135,7 @@ impl Hub {
             launch,
             file_urls,
             idle_exit,
+            cluster,
         } = config.into_parts();
         let http = TcpListener::bind(addr)
             .await
@@ -183,11 +193,36 @@ impl Hub {
                 let policies =
                     policy::Policies::hosted(&config.auth_dir, policy_file.as_deref(), fallback)?
                         .with_file_urls(file_urls);
+                let cluster = match cluster {
+                    Some(settings) => Some(
+                        cluster::Cluster::connect(&settings.url, &settings.node_id)
+                            .await
+                            .map_err(|source| BindError::Cluster {
+                                url: settings.url.clone(),
+                                source,
+                            })?,
+                    ),
+                    None => None,
+                };
+                let mut accounts = accounts::Accounts::hosted(config.limits);
+                if let Some(cluster) = &cluster {
+                    accounts = accounts.with_cluster(cluster.clone());
+                    let auth = config.auth.clone();
+                    cluster.on_revoked(move |jti| auth.revoked_elsewhere(jti));
+                    let announcer = Arc::downgrade(cluster);
+                    config.auth.announce_revocations(move |jti| {
+                        if let Some(cluster) = announcer.upgrade() {
+                            cluster.revoked(jti);
+                        }
+                    });
+                    cluster.watch_revocations(config.auth.clone());
+                }
                 Ok(Hub {
                     http,
                     socket: None,
                     state: Arc::new(HubState {
-                        accounts: accounts::Accounts::hosted(config.limits),
+                        accounts,
+                        cluster,
                         browser_url: config.public.browser_url(),
                         device_url: config.public.device_url(),
                         auth: Some(config.auth),
@@ -334,6 +369,9 @@ impl Hub {
         }
         shutdown.await;
         tracing::info!("shutting down");
+        if let Some(cluster) = &state.cluster {
+            cluster.stop().await;
+        }
         cancel.cancel();
         let _ = stop_tx.send(true);
         if let Some((task, socket_path)) = socket_task {

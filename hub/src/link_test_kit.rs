@@ -109,6 +109,7 @@ pub async fn hosted() -> Served {
                 lease_idle: crate::leases::DEFAULT_LEASE_IDLE,
                 policies: Arc::new(crate::policy::Policies::allow_all()),
                 layout: Default::default(),
+                cluster: None,
             }
         },
         true,

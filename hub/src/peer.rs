@@ -39,7 +39,7 @@ pub trait PeerKind: Sized + Send + Sync + 'static {
     const NAMES_FROM_PEER: bool;
 
     /// What the peer says about itself when it connects.
-    type Hello: Clone + Send + Sync + 'static;
+    type Hello: Clone + Send + Sync + serde::Serialize + DeserializeOwned + 'static;
     /// The arguments of [`PeerKind::SELECT_TOOL`]: the peer's ID under [`PeerKind::ID_ARG`].
     type SelectArgs: DeserializeOwned + JsonSchema + Into<String>;
 

@@ -101,6 +101,8 @@ pub struct Registry<K: PeerKind> {
     any_connected: tokio::sync::watch::Sender<bool>,
     /// The latest handshakes refused since a peer of this kind last connected.
     refusals: Mutex<Vec<Refused>>,
+    /// The replica cluster this registry is part of (`--cluster`), with its account.
+    cluster: std::sync::OnceLock<crate::cluster::Link>,
     kind: PhantomData<K>,
 }
 
@@ -158,6 +160,7 @@ impl<K: PeerKind> Default for Registry<K> {
             next_connection: AtomicU64::new(0),
             any_connected: tokio::sync::watch::Sender::new(false),
             refusals: Mutex::default(),
+            cluster: std::sync::OnceLock::new(),
             kind: PhantomData,
         }
     }
@@ -198,13 +201,28 @@ impl<K: PeerKind> Registry<K> {
             next_request: AtomicU64::new(1),
             since: Instant::now(),
             replaced: tokio::sync::Notify::new(),
+            remote: None,
+            owner: std::sync::OnceLock::new(),
         });
+        let clustered_hello = self.cluster.get().map(|_| hello.clone());
+        let owner_credential = owner.credential.clone();
         let replaced = {
             let mut peers = self.peers.lock().unwrap();
-            if let Some(existing) = peers.get(&id)
-                && existing.owner.credential != owner.credential
-                && existing.owner.check().is_ok()
-            {
+            let elsewhere = self.cluster.get().and_then(|link| {
+                link.cluster
+                    .remote_peers::<K>(&link.account)
+                    .into_iter()
+                    .find(|remote| {
+                        serde_json::from_value::<K::Hello>(remote.peer.hello.clone())
+                            .is_ok_and(|hello| K::id(&hello) == id)
+                    })
+                    .map(|remote| remote.peer.credential)
+            });
+            let taken_elsewhere = elsewhere.is_some_and(|held| held != owner.credential);
+            let taken_here = peers.get(&id).is_some_and(|existing| {
+                existing.owner.credential != owner.credential && existing.owner.check().is_ok()
+            });
+            if taken_here || taken_elsewhere {
                 return Err(OpError::new(
                     ErrorCode::Forbidden,
                     format!(
@@ -294,8 +312,11 @@ impl<K: PeerKind> Registry<K> {
         self.refusals.lock().unwrap().clear();
         if let Some(old) = replaced {
             tracing::warn!(peer = %old.peer_id, kind = K::NOUN, "reconnected; closing the previous connection");
-            old.fail_all(&format!("the {} opened a new connection", K::NOUN));
-            old.replaced.notify_one();
+            old.fence(&format!("the {} opened a new connection", K::NOUN));
+        }
+        if let (Some(link), Some(hello)) = (self.cluster.get(), clustered_hello) {
+            link.cluster
+                .own::<K>(&link.account, &hello, &owner_credential, &connection);
         }
         Ok((connection, outbox_rx))
     }
@@ -309,9 +330,13 @@ impl<K: PeerKind> Registry<K> {
                 entry.connection = None;
                 entry.last_change = Instant::now();
             }
-            let any = peers.values().any(|entry| entry.connection.is_some());
+            let any = peers.values().any(|entry| entry.connection.is_some())
+                || !self.remote_peers().is_empty();
             self.any_connected
                 .send_if_modified(|was| std::mem::replace(was, any) != any);
+        }
+        if let Some(link) = self.cluster.get() {
+            link.cluster.disown(&link.account, K::NOUN, connection);
         }
         connection.fail_all(&format!("the {} disconnected", K::NOUN));
     }
@@ -348,6 +373,16 @@ impl<K: PeerKind> Registry<K> {
             .collect()
     }
 
+    /// Recomputes whether any peer is connected, here or (in a cluster) on another replica:
+    /// the cluster calls it when what other replicas hold changes.
+    pub fn recheck_connected(&self) {
+        let peers = self.peers.lock().unwrap();
+        let any = peers.values().any(|entry| entry.connection.is_some())
+            || !self.remote_peers().is_empty();
+        self.any_connected
+            .send_if_modified(|was| std::mem::replace(was, any) != any);
+    }
+
     /// Whether any peer is connected, now and as it changes.
     pub fn watch_connected(&self) -> tokio::sync::watch::Receiver<bool> {
         self.any_connected.subscribe()
@@ -372,10 +407,25 @@ impl<K: PeerKind> Registry<K> {
         }
     }
 
-    /// Every known peer, connected ones first, then by name.
+    /// Makes this registry part of a replica cluster: peers other replicas hold are listed
+    /// and reached through it, and peers connecting here are owned here.
+    pub fn join(&self, link: crate::cluster::Link) {
+        let _ = self.cluster.set(link);
+    }
+
+    /// Every known peer, connected ones first, then by name; with a cluster, also the peers
+    /// other replicas hold (a peer connected elsewhere shows as connected).
     pub fn list(&self) -> Vec<PeerInfo<K>> {
         let peers = self.peers.lock().unwrap();
         let mut list: Vec<PeerInfo<K>> = peers.values().map(Entry::info).collect();
+        drop(peers);
+        for remote in self.remote_peers() {
+            match list.iter_mut().find(|info| info.id() == remote.id()) {
+                Some(known) if known.connected => {}
+                Some(known) => *known = remote,
+                None => list.push(remote),
+            }
+        }
         list.sort_by(|a, b| {
             b.connected
                 .cmp(&a.connected)
@@ -385,16 +435,88 @@ impl<K: PeerKind> Registry<K> {
         list
     }
 
-    /// One peer by ID.
+    /// One peer by ID (with a cluster, also one another replica holds).
     pub fn get(&self, id: &str) -> Option<PeerInfo<K>> {
-        self.peers.lock().unwrap().get(id).map(Entry::info)
+        let local = self.peers.lock().unwrap().get(id).map(Entry::info);
+        if local.as_ref().is_some_and(|info| info.connected) {
+            return local;
+        }
+        self.remote_peers()
+            .into_iter()
+            .find(|remote| remote.id() == id)
+            .or(local)
+    }
+
+    /// The peers of this kind other replicas say they hold (none without a cluster).
+    fn remote_peers(&self) -> Vec<PeerInfo<K>> {
+        let Some(link) = self.cluster.get() else {
+            return Vec::new();
+        };
+        let mut seen = std::collections::HashSet::new();
+        link.cluster
+            .remote_peers::<K>(&link.account)
+            .into_iter()
+            .filter_map(|remote| {
+                let hello: K::Hello = serde_json::from_value(remote.peer.hello).ok()?;
+                seen.insert(K::id(&hello).to_owned()).then(|| PeerInfo {
+                    hello,
+                    connected: true,
+                    connected_for: Some(Duration::from_millis(remote.peer.connected_ms)),
+                    gone: None,
+                    disconnected_for: None,
+                })
+            })
+            .collect()
+    }
+
+    /// A connection to a peer another replica may hold: its calls go over NATS.
+    fn remote_connection(&self, link: &crate::cluster::Link, id: &str) -> Arc<Connection> {
+        let (outbox, _) = mpsc::unbounded_channel();
+        Arc::new(Connection {
+            number: self.next_connection.fetch_add(1, Ordering::Relaxed),
+            peer_id: id.to_owned(),
+            noun: K::NOUN,
+            disconnected: K::DISCONNECTED,
+            outbox,
+            pending: Mutex::new(HashMap::new()),
+            next_request: AtomicU64::new(1),
+            since: Instant::now(),
+            replaced: tokio::sync::Notify::new(),
+            remote: Some(crate::cluster::Remote {
+                cluster: link.cluster.clone(),
+                account: link.account.clone(),
+            }),
+            owner: std::sync::OnceLock::new(),
+        })
     }
 
     /// The open connection of a peer: [`PeerKind::NOT_FOUND`] for an unknown ID,
     /// [`PeerKind::DISCONNECTED`] for a known peer that is not connected.
+    ///
+    /// With a cluster, a peer not connected here goes over NATS when this replica knows it
+    /// (it was connected here once) or another replica says it holds it; NATS then tells
+    /// whether any replica does.
     pub fn connection(&self, id: &str) -> Result<Arc<Connection>, OpError> {
         let peers = self.peers.lock().unwrap();
         let noun = K::NOUN;
+        if let Some(link) = self.cluster.get() {
+            let here = peers.get(id);
+            if let Some(connection) = here.and_then(|entry| entry.connection.clone()) {
+                return Ok(connection);
+            }
+            let known = here.is_some();
+            drop(peers);
+            if known || self.remote_peers().iter().any(|info| info.id() == id) {
+                return Ok(self.remote_connection(link, id));
+            }
+            return Err(OpError::new(
+                K::NOT_FOUND,
+                format!(
+                    "no {noun} with ID {id} is known to this hub; call {}",
+                    K::LIST_TOOL
+                ),
+            ));
+        }
         match peers.get(id) {
             None => Err(OpError::new(
                 K::NOT_FOUND,
@@ -487,6 +609,10 @@ pub struct Connection {
     /// Signalled when a newer connection of the same browser took over; the connection loop
     /// then closes this socket.
     replaced: tokio::sync::Notify,
+    /// For a peer held by another replica: how to reach it (`None` for a socket here).
+    remote: Option<crate::cluster::Remote>,
+    /// The replica that answered the last call on a remote connection, for the audit log.
+    owner: std::sync::OnceLock<String>,
 }
 
 impl Connection {
@@ -503,6 +629,38 @@ impl Connection {
     /// The peer's kind, as its noun (`browser`).
     pub fn noun(&self) -> &'static str {
         self.noun
+    }
+
+    /// Numbers this connection among its registry's.
+    pub fn number(&self) -> u64 {
+        self.number
+    }
+
+    /// The code of a request this connection's end cut off (`BROWSER_DISCONNECTED`).
+    pub fn disconnected_code(&self) -> ErrorCode {
+        self.disconnected
+    }
+
+    /// Whether the peer is held by another replica (calls go over NATS).
+    pub fn is_remote(&self) -> bool {
+        self.remote.is_some()
+    }
+
+    /// The replica that answered a call on this remote connection.
+    pub fn owner_node(&self) -> Option<&str> {
+        self.owner.get().map(String::as_str)
+    }
+
+    /// Records which replica answered (a remote connection's peer has one owner at a time).
+    pub(crate) fn note_owner(&self, node: &str) {
+        let _ = self.owner.set(node.to_owned());
+    }
+
+    /// Ends this connection because a newer one of the same peer took over (here or on
+    /// another replica): its waiting requests fail at once, its loop closes the socket.
+    pub(crate) fn fence(&self, why: &str) {
+        self.fail_all(why);
+        self.replaced.notify_one();
     }
 
     /// Sends an operation and waits for its response, at most `deadline` plus a short grace.
@@ -536,6 +694,11 @@ impl Connection {
         deadline: Duration,
         cancel: &CancellationToken,
     ) -> Result<OpResult, OpError> {
+        if let Some(remote) = &self.remote {
+            return remote
+                .request(self, tool, tab_id, holder, op, deadline, cancel)
+                .await;
+        }
         if cancel.is_cancelled() {
             return Err(OpError::new(
                 ErrorCode::Cancelled,

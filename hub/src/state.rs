@@ -41,6 +41,8 @@ pub struct HubState {
     pub policies: Arc<Policies>,
     /// Where the hub listens and keeps its files, for `doctor`.
     pub layout: Layout,
+    /// The replica cluster this hub is part of (`--cluster`); `None` for a lone hub.
+    pub cluster: Option<Arc<crate::cluster::Cluster>>,
 }
 
 /// Where a hub listens and keeps its files, and the browser it launched: what `doctor` checks
@@ -112,6 +114,7 @@ impl HubState {
             lease_idle: DEFAULT_LEASE_IDLE,
             policies: Arc::new(Policies::local(None).expect("no file to read")),
             layout: Layout::default(),
+            cluster: None,
         }
     }
 

@@ -989,6 +989,7 @@ async fn a_call_leaves_a_trace_of_its_peer_and_tab() {
             peer: Some(("browser", "b1".into())),
             tab_id: Some(9),
             acted: true,
+            owner: None,
         }
     );
     // A refused call reaches no peer.

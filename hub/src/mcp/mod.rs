@@ -256,6 +256,8 @@ impl TabwireMcp {
                 || (cancelled && trace.acted),
             duration: elapsed,
             args,
+            replica: self.hub.cluster.as_ref().map(|c| c.node().to_owned()),
+            owner: trace.owner,
         });
     }
 }

@@ -76,6 +76,8 @@ pub struct Trace {
     /// Whether a request that changes something was answered as done, or with an error saying
     /// its input may have gone out: what a cancelled call's record says of its effect.
     pub acted: bool,
+    /// In a cluster: the replica that answered, when the peer was on another one.
+    pub owner: Option<String>,
 }
 
 impl Trace {
@@ -338,6 +340,9 @@ impl ToolContext {
         };
         if acted {
             self.trace.lock().unwrap().acted = true;
+        }
+        if let Some(owner) = connection.owner_node() {
+            self.trace.lock().unwrap().owner = Some(owner.to_owned());
         }
         A::answer(result?).map_err(|other| self.mismatch(&other))
     }

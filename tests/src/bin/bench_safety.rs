@@ -196,6 +196,8 @@ fn audit_cost() {
             action_may_have_occurred: false,
             duration: Duration::from_micros(900),
             args: summary,
+            replica: None,
+            owner: None,
         });
         times.push(started.elapsed());
         std::thread::sleep(Duration::from_micros(500));
