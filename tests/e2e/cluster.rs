@@ -131,17 +131,18 @@ async fn create(client: &McpClient, browser: &str, url: &str) -> Reply {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn three_replicas_share_browsers_and_leases_keep_accounts_apart_and_survive_a_kill() {
     let fixtures = Fixtures::serve().await;
-    // The balancer first: its address is the replicas' public origin (the extension dials
-    // ws://127.0.0.1:PORT, so that is the Host every replica must expect).
-    let balancer = Balancer::start(Vec::new()).await;
-    let mut replicas = replicas(&format!("http://{}", balancer.addr));
+    // The balancer first: its address is the replicas' public origin. It terminates TLS: the
+    // extension sends its token over wss:// only.
+    let balancer = Balancer::start_tls(Vec::new()).await;
+    let port = balancer.addr.port();
+    let mut replicas = replicas(&format!("https://localhost:{port}"));
     let addrs: Vec<SocketAddr> = replicas.hubs.iter().map(|hub| hub.addr).collect();
     balancer.set_backends(addrs.clone());
 
     // Alice's real browser lands on n1, the first replica that accepts.
     let board = fixtures.url("board.html");
     let alice_token = replicas.issue("alice", "browser").unwrap();
-    let server = format!("ws://{}/browser", balancer.addr);
+    let server = format!("wss://localhost:{port}/browser");
     let _chrome = Browser::launch_hosted(&server, &alice_token, "Alice", &board);
     // Simulated browsers: one of Alice's on n3, a slow one of hers on n1, Bob's on n2.
     let journal = Arc::new(Journal::default());

@@ -5,14 +5,21 @@
 //!
 //! This is how the tests give one browser several replicas: the extension keeps one server URL
 //! (the balancer's), rather than learning a list of server URLs — what a deployment does with
-//! nginx or Caddy in front (deploy/nginx-replicas.conf), in a few lines.
+//! nginx or Caddy in front (deploy/nginx-replicas.conf), in a few lines. The extension sends its
+//! token only over `wss://`, so [`Balancer::start_tls`] also terminates TLS (a test CA's
+//! certificate for `localhost`), as the proxy of a deployment does.
 
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
+use tokio_rustls::TlsAcceptor;
+
+use crate::proxy::Certificates;
+use crate::scratch::Scratch;
 
 /// A running balancer; it stops (and drops every connection it carries) when dropped.
 pub struct Balancer {
@@ -22,12 +29,42 @@ pub struct Balancer {
     routed: Arc<Mutex<Vec<SocketAddr>>>,
     tasks: Arc<Mutex<Vec<JoinHandle<()>>>>,
     accept: JoinHandle<()>,
+    _certificates: Option<Scratch>,
 }
 
 impl Balancer {
     /// Listens on a free loopback port, forwarding to `backends` in order of preference (see
     /// [`Balancer::set_backends`] to give them once they are started).
     pub async fn start(backends: Vec<SocketAddr>) -> Balancer {
+        Balancer::listen(backends, None).await
+    }
+
+    /// The same, taking TLS connections (a certificate for `localhost` from a test CA that
+    /// nobody trusts: Chromium runs with `--ignore-certificate-errors`) and forwarding what is
+    /// inside them as plain HTTP, as a TLS-terminating proxy does.
+    pub async fn start_tls(backends: Vec<SocketAddr>) -> Balancer {
+        use rustls::pki_types::pem::PemObject;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+
+        crate::hosted::install_crypto();
+        let dir = Scratch::new("balancer");
+        let certs = Certificates::make(dir.path());
+        let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(&certs.leaf)
+            .expect("the leaf certificate")
+            .map(|cert| cert.expect("a PEM certificate"))
+            .collect();
+        let key = PrivateKeyDer::from_pem_file(&certs.leaf_key).expect("the leaf's key");
+        let config = rustls::ServerConfig::builder()
+            .with_no_client_auth()
+            .with_single_cert(chain, key)
+            .expect("a TLS server configuration");
+        let mut balancer =
+            Balancer::listen(backends, Some(TlsAcceptor::from(Arc::new(config)))).await;
+        balancer._certificates = Some(dir);
+        balancer
+    }
+
+    async fn listen(backends: Vec<SocketAddr>, tls: Option<TlsAcceptor>) -> Balancer {
         let backends = Arc::new(Mutex::new(backends));
         let listener = TcpListener::bind("127.0.0.1:0")
             .await
@@ -38,17 +75,19 @@ impl Balancer {
         let accept = {
             let (backends, routed, tasks) = (backends.clone(), routed.clone(), tasks.clone());
             tokio::spawn(async move {
-                while let Ok((mut client, _)) = listener.accept().await {
+                while let Ok((client, _)) = listener.accept().await {
                     let backends = backends.lock().unwrap().clone();
-                    let routed = routed.clone();
+                    let (routed, tls) = (routed.clone(), tls.clone());
                     let task = tokio::spawn(async move {
-                        let Some((backend, mut upstream)) = first_accepting(&backends).await else {
-                            return; // No replica accepts: the client sees its connection close.
-                        };
-                        routed.lock().unwrap().push(backend);
                         let _ = client.set_nodelay(true);
-                        let _ = upstream.set_nodelay(true);
-                        let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
+                        match tls {
+                            Some(tls) => {
+                                if let Ok(client) = tls.accept(client).await {
+                                    forward(client, &backends, &routed).await;
+                                }
+                            }
+                            None => forward(client, &backends, &routed).await,
+                        }
                     });
                     let mut tasks = tasks.lock().unwrap();
                     tasks.retain(|task| !task.is_finished());
@@ -62,6 +101,7 @@ impl Balancer {
             routed,
             tasks,
             accept,
+            _certificates: None,
         }
     }
 
@@ -74,6 +114,20 @@ impl Balancer {
     pub fn routed(&self) -> Vec<SocketAddr> {
         self.routed.lock().unwrap().clone()
     }
+}
+
+/// Copies between `client` and the first of `backends` that accepts, until either ends.
+async fn forward<S: AsyncRead + AsyncWrite + Unpin>(
+    mut client: S,
+    backends: &[SocketAddr],
+    routed: &Mutex<Vec<SocketAddr>>,
+) {
+    let Some((backend, mut upstream)) = first_accepting(backends).await else {
+        return; // No replica accepts: the client sees its connection close.
+    };
+    routed.lock().unwrap().push(backend);
+    let _ = upstream.set_nodelay(true);
+    let _ = tokio::io::copy_bidirectional(&mut client, &mut upstream).await;
 }
 
 /// The first of `backends` that accepts a connection within a second.
