@@ -16,14 +16,10 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::agents::{Outcome, Session};
+pub use super::cluster_report::{CROSS, SAME};
 use super::cluster_report::{Call, Phase, Report};
 use super::peers::{self, Behaviour, Counts, Moves, Roam, Target};
 use crate::cluster::{Replicas, Setup};
-
-/// Scenario (a)'s two phases.
-pub const SAME: &str = "a: same replica";
-/// See [`SAME`].
-pub const CROSS: &str = "a: across replicas";
 
 /// What a run does.
 #[derive(Debug, Clone)]
@@ -57,6 +53,21 @@ impl Config {
             phase: Duration::from_secs(5),
             delay: Duration::from_millis(5),
         }
+    }
+
+    /// The run in a sentence, for the report.
+    fn describe(&self) -> String {
+        format!(
+            "{} replicas + nats-server; {} simulated browsers over {} accounts; a session per \
+             account on each replica, {} calls in flight each; create_tab with a unique URL per \
+             call, answered after {} ms; {} s phases.",
+            self.replicas,
+            self.browsers,
+            self.accounts,
+            self.in_flight,
+            self.delay.as_millis(),
+            self.phase.as_secs(),
+        )
     }
 
     /// The hub's limit flags: room for every browser of an account on one replica (after a
@@ -109,7 +120,7 @@ pub async fn run(config: Config) -> anyhow::Result<Report> {
     super::raise_open_files();
     crate::hosted::install_crypto();
     let mut world = World::start(config).await?;
-    let mut report = Report::new(&world.config);
+    let mut report = Report::new(world.config.describe());
 
     // (a) Steady: the same calls to browsers on the caller's replica, then on the others.
     for name in [SAME, CROSS] {

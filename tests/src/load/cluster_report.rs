@@ -6,8 +6,12 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use super::agents::Outcome;
-use super::cluster::{CROSS, Config, SAME};
 use super::peers::Moved;
+
+/// Scenario (a)'s two phases: calls to browsers on the caller's own replica…
+pub const SAME: &str = "a: same replica";
+/// …and to browsers on the other replicas.
+pub const CROSS: &str = "a: across replicas";
 
 /// One call of a run.
 #[derive(Debug, Clone)]
@@ -52,11 +56,26 @@ impl Call {
                     ""
                 };
                 let text: String = text.chars().take(140).collect();
-                format!("{code}{acted}: {}", text.replace('\n', " "))
+                format!("{code}{acted}: {}", any_browser(&text.replace('\n', " ")))
             }
             Outcome::Failed(why) => why.chars().take(140).collect(),
         }
     }
+}
+
+/// `text` with the number of every simulated browser's ID replaced by `N`, so that failures
+/// that differ only by browser count as one.
+fn any_browser(text: &str) -> String {
+    const ID: &str = "cluster-browser-";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(ID) {
+        out.push_str(&rest[..at + ID.len()]);
+        out.push('N');
+        rest = rest[at + ID.len()..].trim_start_matches(|c: char| c.is_ascii_digit());
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A phase of a run: its calls, sorted by when they began.
@@ -142,8 +161,8 @@ fn secs(d: Duration) -> String {
 /// Everything a run measured.
 #[derive(Debug, Clone)]
 pub struct Report {
-    /// What was run.
-    pub config: Config,
+    /// What was run, in a sentence.
+    pub setup: String,
     /// The phases, in the order they ran.
     pub phases: Vec<Phase>,
     /// When nats-server was killed, and started again.
@@ -168,10 +187,10 @@ pub struct Report {
 }
 
 impl Report {
-    /// An empty report of `config`.
-    pub fn new(config: &Config) -> Report {
+    /// An empty report of a run described by `setup`.
+    pub fn new(setup: String) -> Report {
         Report {
-            config: config.clone(),
+            setup,
             phases: Vec::new(),
             nats_stop: None,
             nats_restart: None,
@@ -203,12 +222,13 @@ impl Report {
         let mut rows: Vec<[String; 9]> = Vec::new();
         let mut notes: Vec<String> = Vec::new();
         let row = |name: &str, f: &Figures, added: String, failover: String, dups: String| {
+            let latency = |d: Duration| if f.ok == 0 { "—".to_owned() } else { ms(d) };
             [
                 name.to_owned(),
                 f.calls.to_string(),
                 format!("{:.0}", f.per_second),
-                ms(f.p50),
-                ms(f.p99),
+                latency(f.p50),
+                latency(f.p99),
                 added,
                 f.errors().to_string(),
                 failover,
@@ -414,18 +434,10 @@ impl Report {
         for row in rows {
             out.push_str(&format!("| {} |\n", row.join(" | ")));
         }
-        let c = &self.config;
         out.push_str(&format!(
-            "\n{} replicas + nats-server; {} simulated browsers over {} accounts; a session per \
-             account on each replica, {} calls in flight each; create_tab with a unique URL per \
-             call, answered after {} ms; {} s phases. {} distinct URLs run, {} run more than \
-             once; {} unexpected messages at the browsers.\n",
-            c.replicas,
-            c.browsers,
-            c.accounts,
-            c.in_flight,
-            c.delay.as_millis(),
-            c.phase.as_secs(),
+            "\n{} {} distinct URLs run, {} run more than once; {} unexpected messages at the \
+             browsers.\n",
+            self.setup,
             self.distinct_keys,
             self.duplicates.len(),
             self.unexpected,
@@ -440,5 +452,19 @@ impl Report {
             out.push_str(&format!("hub: {warning}\n"));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_that_differ_by_browser_only_read_the_same() {
+        assert_eq!(
+            any_browser("browser cluster-browser-12 (n1) and cluster-browser-3"),
+            "browser cluster-browser-N (n1) and cluster-browser-N"
+        );
+        assert_eq!(any_browser("no browser here"), "no browser here");
     }
 }
