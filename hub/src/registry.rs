@@ -330,8 +330,7 @@ impl<K: PeerKind> Registry<K> {
                 entry.connection = None;
                 entry.last_change = Instant::now();
             }
-            let any = peers.values().any(|entry| entry.connection.is_some())
-                || !self.remote_peers().is_empty();
+            let any = peers.values().any(|entry| entry.connection.is_some()) || self.any_remote();
             self.any_connected
                 .send_if_modified(|was| std::mem::replace(was, any) != any);
         }
@@ -377,8 +376,7 @@ impl<K: PeerKind> Registry<K> {
     /// the cluster calls it when what other replicas hold changes.
     pub fn recheck_connected(&self) {
         let peers = self.peers.lock().unwrap();
-        let any = peers.values().any(|entry| entry.connection.is_some())
-            || !self.remote_peers().is_empty();
+        let any = peers.values().any(|entry| entry.connection.is_some()) || self.any_remote();
         self.any_connected
             .send_if_modified(|was| std::mem::replace(was, any) != any);
     }
@@ -445,6 +443,13 @@ impl<K: PeerKind> Registry<K> {
             .into_iter()
             .find(|remote| remote.id() == id)
             .or(local)
+    }
+
+    /// Whether another replica says it holds a peer of this kind (without reading them).
+    fn any_remote(&self) -> bool {
+        self.cluster
+            .get()
+            .is_some_and(|link| !link.cluster.remote_peers::<K>(&link.account).is_empty())
     }
 
     /// The peers of this kind other replicas say they hold (none without a cluster).

@@ -15,6 +15,17 @@ use crate::auth::{self, Authenticator, KeySource, Role};
 use crate::hosted::PublicOrigin;
 use crate::state::{FileUrls, HubState};
 
+#[test]
+fn session_ids_carry_their_replica() {
+    use crate::cluster::{local_session, tag_session};
+    let tagged = tag_session("n1", "6f1c-uuid");
+    assert_eq!(tagged, "n1.6f1c-uuid");
+    assert_eq!(local_session("n1", &tagged), Some("6f1c-uuid"));
+    for other in ["n2.6f1c-uuid", "n1x.6f1c", "6f1c-uuid", "n1", ""] {
+        assert_eq!(local_session("n1", other), None, "{other}");
+    }
+}
+
 const HOST: &str = "hub.example:8443";
 
 fn post(token: &str, session: Option<&str>, body: serde_json::Value) -> Request<Body> {

@@ -1,7 +1,7 @@
 //! The caller's side: a call for a peer another replica holds.
 //!
-//! The call is published once to the peer's subject with a fresh inbox as its reply subject,
-//! and never re-sent. The inbox then hears `Accepted` at once, `Working` every 500 ms while the
+//! The call is published once to the peer's subject with its own inbox as reply subject (under
+//! the replica's one inbox subscription), and never re-sent. The inbox then hears `Accepted` at once, `Working` every 500 ms while the
 //! owner runs it, and the `Answer` (whole or in chunks). The outcomes that are not the peer's
 //! own answer:
 //! - NATS says no one listens on the subject ("no responders"): the peer is connected to no
@@ -72,12 +72,14 @@ impl Remote {
             ));
         }
         let client = &cluster.client;
-        let inbox = client.new_inbox();
-        let mut replies = match client.subscribe(inbox.clone()).await {
-            Ok(replies) => replies,
-            Err(error) => return not_sent(format!("cannot reach the other replicas: {error}")),
-        };
         let call_uid = uuid::Uuid::new_v4().simple().to_string();
+        let inbox = format!("{}.{call_uid}", cluster.inbox_prefix);
+        let (tx, mut replies) = tokio::sync::mpsc::unbounded_channel();
+        cluster.waiting.lock().unwrap().insert(call_uid.clone(), tx);
+        let _waiting = Waiting {
+            cluster,
+            call_uid: &call_uid,
+        };
         let call = ClusterMessage::Call {
             account: self.account.clone(),
             kind: noun.to_owned(),
@@ -116,7 +118,7 @@ impl Remote {
         loop {
             let message = tokio::select! {
                 biased;
-                message = replies.next() => message,
+                message = replies.recv() => message,
                 () = cancel.cancelled(), if !cancel_sent => {
                     cancel_sent = true;
                     if let Some(node) = &owner {
@@ -201,6 +203,37 @@ impl Remote {
                 }
                 _ => {}
             }
+        }
+    }
+}
+
+/// Forgets a call's place among the waiting when it ends, however it ends.
+struct Waiting<'a> {
+    cluster: &'a Cluster,
+    call_uid: &'a str,
+}
+
+impl Drop for Waiting<'_> {
+    fn drop(&mut self) {
+        self.cluster.waiting.lock().unwrap().remove(self.call_uid);
+    }
+}
+
+/// Hands each reply on this replica's inbox subscription to the call it is for.
+pub(super) async fn hand_out(
+    cluster: std::sync::Weak<Cluster>,
+    mut replies: async_nats::Subscriber,
+) {
+    while let Some(message) = replies.next().await {
+        let Some(cluster) = cluster.upgrade() else {
+            return;
+        };
+        let Some(call_uid) = message.subject.as_str().rsplit('.').next() else {
+            continue;
+        };
+        let waiter = cluster.waiting.lock().unwrap().get(call_uid).cloned();
+        if let Some(waiter) = waiter {
+            let _ = waiter.send(message);
         }
     }
 }

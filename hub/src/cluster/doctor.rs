@@ -41,17 +41,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn session_ids_carry_their_replica() {
-        use crate::cluster::{local_session, tag_session};
-        let tagged = tag_session("n1", "6f1c-uuid");
-        assert_eq!(tagged, "n1.6f1c-uuid");
-        assert_eq!(local_session("n1", &tagged), Some("6f1c-uuid"));
-        for other in ["n2.6f1c-uuid", "n1x.6f1c", "6f1c-uuid", "n1", ""] {
-            assert_eq!(local_session("n1", other), None, "{other}");
-        }
-    }
-
-    #[test]
     fn the_check_names_the_node_and_fails_without_nats() {
         let mut status = Status {
             node: "n1".into(),

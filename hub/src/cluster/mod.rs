@@ -114,6 +114,10 @@ pub struct Cluster {
     on_revoked: Mutex<Option<RevokedHook>>,
     /// Stops every task of this replica's cluster side (hub shutdown; a test's dead replica).
     stopped: CancellationToken,
+    /// The replies to this replica's remote calls: one subscription (`<prefix>.*`) shared by
+    /// every call, each call's messages handed to it by its inbox's last token.
+    inbox_prefix: String,
+    waiting: Mutex<HashMap<String, tokio::sync::mpsc::UnboundedSender<async_nats::Message>>>,
 }
 
 /// A registry's place in the cluster: the replica and the account it belongs to.
@@ -162,6 +166,7 @@ impl Cluster {
             .connect(url)
             .await?;
         state_tx.send_replace(true);
+        let client_inbox = client.new_inbox();
         let cluster = Arc::new(Cluster {
             client,
             node: node.to_owned(),
@@ -175,7 +180,15 @@ impl Cluster {
             heard: Mutex::default(),
             on_revoked: Mutex::default(),
             stopped: CancellationToken::new(),
+            inbox_prefix: client_inbox,
+            waiting: Mutex::default(),
         });
+        let replies = cluster
+            .client
+            .subscribe(format!("{}.*", cluster.inbox_prefix))
+            .await
+            .map_err(|error| std::io::Error::other(error.to_string()))?;
+        cluster.spawn(caller::hand_out(Arc::downgrade(&cluster), replies));
         for subject in [
             subjects::ALL_FENCES.to_owned(),
             subjects::ALL_PRESENCE.to_owned(),
@@ -241,6 +254,9 @@ impl Cluster {
 
     /// Publishes `message` on `subject`, in the background (callers may be synchronous).
     fn publish(&self, subject: String, message: &ClusterMessage) {
+        if self.stopped.is_cancelled() {
+            return;
+        }
         let client = self.client.clone();
         let payload = message.to_bytes();
         self.spawn(async move {
@@ -261,13 +277,13 @@ impl Cluster {
     /// Makes `account`'s registries part of the cluster and remembers the account for the
     /// sessions other replicas see end.
     pub fn join(self: &Arc<Self>, account: &Arc<Account>) {
-        use crate::accounts::Registered;
         let link = Link {
             cluster: self.clone(),
             account: account.name.clone(),
         };
-        crate::peer::Browser::registry(account).join(link.clone());
-        crate::peer::Device::registry(account).join(link);
+        for registry in registries(account) {
+            registry.join(link.clone());
+        }
         self.accounts
             .lock()
             .unwrap()
@@ -323,7 +339,6 @@ impl Cluster {
     /// Tells the registries of `account` (every account for `None`) to recompute whether any
     /// peer is connected, for whoever lists tools by it (device tools).
     fn recheck_connected(&self, account: Option<&str>) {
-        use crate::accounts::Registered;
         let accounts: Vec<Arc<Account>> = self
             .accounts
             .lock()
@@ -333,8 +348,9 @@ impl Cluster {
             .filter_map(|(_, weak)| weak.upgrade())
             .collect();
         for account in accounts {
-            crate::peer::Browser::registry(&account).recheck_connected();
-            crate::peer::Device::registry(&account).recheck_connected();
+            for registry in registries(&account) {
+                registry.recheck_connected();
+            }
         }
     }
 
@@ -416,6 +432,31 @@ impl Cluster {
             other => tracing::debug!(subject, "cluster: unexpected {other:?}"),
         }
     }
+}
+
+/// What the cluster asks of an account's registry, whatever its kind.
+trait Joined {
+    fn join(&self, link: Link);
+    fn recheck_connected(&self);
+}
+
+impl<K: PeerKind> Joined for crate::registry::Registry<K> {
+    fn join(&self, link: Link) {
+        crate::registry::Registry::join(self, link);
+    }
+
+    fn recheck_connected(&self) {
+        crate::registry::Registry::recheck_connected(self);
+    }
+}
+
+/// An account's registries, one per kind: the one place the cluster names the kinds.
+fn registries(account: &Account) -> [&dyn Joined; 2] {
+    use crate::accounts::Registered;
+    [
+        crate::peer::Browser::registry(account),
+        crate::peer::Device::registry(account),
+    ]
 }
 
 /// Delivers a subscription's messages while the cluster lives.

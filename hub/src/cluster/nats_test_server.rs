@@ -18,6 +18,13 @@ impl NatsServer {
     /// Starts one on a free loopback port (`-p -1`; `-p 0` takes 4222) and waits for its
     /// "Listening for client connections" line.
     pub fn start() -> NatsServer {
+        NatsServer::start_on(None)
+    }
+
+    /// Starts one on `port` (the port of a server stopped before, to bring it back), or on a
+    /// free one.
+    pub fn start_on(port: Option<u16>) -> NatsServer {
+        let port = port.map_or_else(|| "-1".to_owned(), |port| port.to_string());
         let program = std::env::var("TABWIRE_NATS_SERVER").unwrap_or_else(|_| {
             if std::path::Path::new(NATS_SERVER).exists() {
                 NATS_SERVER.to_owned()
@@ -26,7 +33,7 @@ impl NatsServer {
             }
         });
         let mut child = Command::new(&program)
-            .args(["-a", "127.0.0.1", "-p", "-1"])
+            .args(["-a", "127.0.0.1", "-p", &port])
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -67,6 +74,13 @@ impl NatsServer {
             child,
             url: format!("nats://{addr}"),
         }
+    }
+}
+
+impl NatsServer {
+    /// The port it listens on.
+    pub fn port(&self) -> u16 {
+        self.url.rsplit(':').next().unwrap().parse().unwrap()
     }
 }
 

@@ -563,3 +563,160 @@ async fn a_device_on_another_replica_counts_for_the_device_tools() {
         .expect("B stops listing them once the device's replica is gone")
         .unwrap();
 }
+
+#[tokio::test]
+async fn without_nats_remote_calls_fail_at_once_local_ones_go_on_and_all_recovers() {
+    let nats = NatsServer::start();
+    let port = nats.port();
+    let (a, b) = (
+        Replica::start(&nats, "n1").await,
+        Replica::start(&nats, "n2").await,
+    );
+    let (_far, far_seen) = peer(&a, "b1", Arc::new(|_| None));
+    let (near, _near_seen) = peer(&b, "b2", answering(tabs("near")));
+    sees_remote(&b, "b1").await;
+    let remote = b.account().browsers.connection("b1").unwrap();
+    let in_flight = {
+        let remote = remote.clone();
+        tokio::spawn(async move {
+            remote
+                .request("hover", None, None, hover(), Duration::from_secs(60))
+                .await
+        })
+    };
+    until("the far peer got the click", || {
+        far_seen.lock().unwrap().requests.len() == 1
+    })
+    .await;
+    drop(nats);
+    let error = in_flight.await.unwrap().unwrap_err();
+    assert_eq!(error.code, ErrorCode::BrowserDisconnected, "{error:?}");
+    assert!(error.action_may_have_occurred, "{error:?}");
+    assert!(
+        error.message.contains("lost its connection to NATS"),
+        "{error:?}"
+    );
+    until("B knows NATS is gone", || !b.cluster.is_connected()).await;
+    let refused = list_tabs(&remote, None).await.unwrap_err();
+    assert!(
+        refused.message.contains("lost its connection to NATS"),
+        "{refused:?}"
+    );
+    // A peer on this replica does not need NATS.
+    let local = b.account().browsers.connection("b2").unwrap();
+    assert!(!local.is_remote());
+    let answering_near = tokio::spawn(async move { list_tabs(&local, None).await });
+    assert_eq!(answering_near.await.unwrap().unwrap(), tabs("near"));
+    drop(near);
+    // The server comes back on its port: the replicas reconnect and resubscribe by themselves.
+    let _back = NatsServer::start_on(Some(port));
+    until("B reconnects", || b.cluster.is_connected()).await;
+    until("A reconnects", || a.cluster.is_connected()).await;
+    let mut recovered = false;
+    for _ in 0..100 {
+        let remote = b.account().browsers.connection("b1").unwrap();
+        let outcome = remote
+            .request(
+                "list_tabs",
+                None,
+                None,
+                ListTabs {}.into(),
+                Duration::from_millis(200),
+            )
+            .await;
+        // The far peer never answers: a bridge timeout means the call reached it.
+        if outcome.is_err_and(|error| error.code == ErrorCode::BridgeTimeout) {
+            recovered = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(recovered, "calls cross replicas again");
+}
+
+#[tokio::test]
+async fn a_revocation_found_on_one_replica_reaches_a_replica_without_the_file() {
+    use crate::auth::{self, Authenticator, KeySource, Role};
+    let nats = NatsServer::start();
+    let (a, b) = (
+        Replica::start(&nats, "n1").await,
+        Replica::start(&nats, "n2").await,
+    );
+    let scratch = std::env::temp_dir().join(format!(
+        "tabwire-cluster-revoked-{}",
+        uuid::Uuid::new_v4().simple()
+    ));
+    let (dir_a, dir_b) = (scratch.join("a"), scratch.join("b"));
+    let (token, record, _) =
+        auth::issue(&dir_a, ACCOUNT, Role::Agent, Duration::from_secs(600), "").unwrap();
+    // B has the same key but its own (empty) revocation list.
+    auth::issue(&dir_b, "setup", Role::Agent, Duration::from_secs(600), "").unwrap();
+    std::fs::copy(dir_a.join(auth::SECRET_FILE), dir_b.join(auth::SECRET_FILE)).unwrap();
+    let auth_a = Arc::new(Authenticator::load(&dir_a, &KeySource::Secret).unwrap());
+    let auth_b = Arc::new(Authenticator::load(&dir_b, &KeySource::Secret).unwrap());
+    let announcer = a.cluster.clone();
+    auth_a.announce_revocations(move |jti| announcer.revoked(jti));
+    a.cluster.watch_revocations(auth_a.clone());
+    let hearer = auth_b.clone();
+    b.cluster
+        .on_revoked(move |jti| hearer.revoked_elsewhere(jti));
+    assert!(auth_b.verify(&token).is_ok());
+    auth::revoke(&dir_a, std::slice::from_ref(&record.jti)).unwrap();
+    until("B refuses the revoked token", || {
+        auth_b.verify(&token).is_err()
+    })
+    .await;
+    assert!(auth_a.verify(&token).is_err());
+    let _ = std::fs::remove_dir_all(&scratch);
+}
+
+#[tokio::test]
+async fn tools_on_one_replica_list_and_choose_the_lone_browser_another_holds() {
+    let nats = NatsServer::start();
+    let (a, b) = (
+        Replica::start(&nats, "n1").await,
+        Replica::start(&nats, "n2").await,
+    );
+    let (_conn, seen) = peer(&a, "b1", answering(tabs("Home")));
+    sees_remote(&b, "b1").await;
+    let Replica { cluster, accounts } = b;
+    let hub = Arc::new(crate::state::HubState {
+        accounts,
+        cluster: Some(cluster),
+        ..crate::state::HubState::local(
+            "ws://127.0.0.1:1/browser".into(),
+            crate::pairing::Pairings::for_tests(),
+        )
+    });
+    let caller = crate::mcp::Caller {
+        account: hub.accounts.get(ACCOUNT),
+        hub,
+        session: Arc::new(crate::session::Session::new(
+            "s1".into(),
+            Default::default(),
+            None,
+        )),
+        holder: holder("s1"),
+        trace: Default::default(),
+        progress: None,
+        cancel: Default::default(),
+    };
+    let listed = crate::mcp::catalogue::dispatch(&caller, "list_browsers", Default::default())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(format!("{listed:?}").contains("b1"), "{listed:?}");
+    // No browserId and none selected: the lone connected browser is chosen, across replicas.
+    crate::mcp::catalogue::dispatch(&caller, "list_tabs", Default::default())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(seen.lock().unwrap().requests.len(), 1);
+    let trace = caller.trace.lock().unwrap().clone();
+    assert_eq!(trace.peer, Some(("browser", "b1".to_owned())));
+    assert_eq!(
+        trace.owner.as_deref(),
+        Some("n1"),
+        "the audit log names the owner"
+    );
+}
