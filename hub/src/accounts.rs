@@ -69,7 +69,7 @@ pub struct Account {
     /// Numbers the account's MCP sessions per client name, for the labels leases show.
     pub client_labels: ClientLabels,
     /// The replica cluster (`--cluster`), which hears of the account's ended sessions.
-    pub cluster: Option<Arc<crate::cluster::Cluster>>,
+    pub cluster: Option<Arc<dyn Replicas>>,
 }
 
 impl Account {
@@ -91,6 +91,14 @@ impl Account {
         self.browsers.broadcast(&ended);
         self.devices.broadcast(&ended);
     }
+}
+
+/// The replica cluster accounts belong to (`crate::cluster` implements it).
+pub trait Replicas: Send + Sync {
+    /// `account` was just created on this replica: its registries join the cluster.
+    fn joined(&self, account: &Arc<Account>);
+    /// An MCP session of `account` ended here: the other replicas tell their peers.
+    fn session_ended(&self, account: &str, session: &str);
 }
 
 /// A kind of peer an account keeps a registry of.
@@ -126,7 +134,7 @@ pub struct Accounts {
     map: Mutex<HashMap<String, Arc<Account>>>,
     limits: Option<Limits>,
     /// The replica cluster every account joins (`--cluster`).
-    cluster: Option<Arc<crate::cluster::Cluster>>,
+    cluster: Option<Arc<dyn Replicas>>,
 }
 
 /// Connections of local mode that may be in their handshake at once. Anyone on the machine can
@@ -155,14 +163,9 @@ impl Accounts {
 
     /// The same accounts as replicas of `cluster`: each account's peers are owned here or
     /// reached through NATS.
-    pub fn with_cluster(mut self, cluster: Arc<crate::cluster::Cluster>) -> Self {
+    pub fn with_cluster(mut self, cluster: Arc<dyn Replicas>) -> Self {
         self.cluster = Some(cluster);
         self
-    }
-
-    /// The replica cluster, with `--cluster`.
-    pub fn cluster(&self) -> Option<&Arc<crate::cluster::Cluster>> {
-        self.cluster.as_ref()
     }
 
     /// The limits, in hosted mode.
@@ -205,7 +208,7 @@ impl Accounts {
                     cluster: self.cluster.clone(),
                 });
                 if let Some(cluster) = &self.cluster {
-                    cluster.join(&account);
+                    cluster.joined(&account);
                 }
                 account
             })

@@ -203,7 +203,11 @@ pub fn report(hub: &HubState, account: &Account) -> Report {
     checks.push(policy_check(hub, account));
     checks.push(audit_check(hub));
     if let Some(cluster) = &hub.cluster {
-        checks.push(crate::cluster::doctor::check(&cluster.status()));
+        let name = crate::cluster::doctor::NAME;
+        checks.push(match crate::cluster::doctor::check(&cluster.status()) {
+            Ok(detail) => Check::pass(name, detail),
+            Err((detail, fix)) => Check::fail(name, detail, fix),
+        });
     }
     Report {
         hub_version: env!("CARGO_PKG_VERSION").to_owned(),

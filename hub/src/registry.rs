@@ -89,6 +89,51 @@ impl<K: PeerKind> PeerInfo<K> {
     }
 }
 
+/// How a registry reaches the peers other hub replicas hold: one account's place in a replica
+/// cluster (`crate::cluster` implements it). It knows no kinds, so hellos cross as JSON.
+pub trait Elsewhere: Send + Sync {
+    /// This replica now holds `connection`, of a peer of kind `kind` with this hello, connected
+    /// with `credential` (its name, never a secret).
+    fn own(
+        &self,
+        kind: &'static str,
+        hello: serde_json::Value,
+        credential: &str,
+        connection: &Arc<Connection>,
+    );
+    /// It no longer holds the peer of `connection`, if that is the connection it owns it by.
+    fn disown(&self, kind: &'static str, connection: &Connection);
+    /// The peers of `kind` other replicas say they hold.
+    fn peers(&self, kind: &'static str) -> Vec<RemotePeer>;
+    /// [`Connection::request_unless`] for `connection`, a peer another replica holds.
+    #[allow(clippy::too_many_arguments)]
+    fn request<'a>(
+        &'a self,
+        connection: &'a Connection,
+        tool: &'a str,
+        tab_id: Option<TabId>,
+        holder: Option<&'a LeaseHolder>,
+        op: Operation,
+        deadline: Duration,
+        cancel: &'a CancellationToken,
+    ) -> Answering<'a>;
+}
+
+/// The answer of a call to a peer on another replica, on its way.
+pub type Answering<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<OpResult, OpError>> + Send + 'a>>;
+
+/// A peer another replica holds, as it said.
+#[derive(Debug, Clone)]
+pub struct RemotePeer {
+    /// Its hello, as the kind's JSON.
+    pub hello: serde_json::Value,
+    /// How long its connection has been open.
+    pub connected_ms: u64,
+    /// The credential it connected with.
+    pub credential: String,
+}
+
 /// All peers of kind `K` an account has seen since the hub started.
 pub struct Registry<K: PeerKind> {
     peers: Mutex<HashMap<String, Entry<K>>>,
@@ -102,7 +147,7 @@ pub struct Registry<K: PeerKind> {
     /// The latest handshakes refused since a peer of this kind last connected.
     refusals: Mutex<Vec<Refused>>,
     /// The replica cluster this registry is part of (`--cluster`), with its account.
-    cluster: std::sync::OnceLock<crate::cluster::Link>,
+    cluster: std::sync::OnceLock<Arc<dyn Elsewhere>>,
     kind: PhantomData<K>,
 }
 
@@ -209,14 +254,13 @@ impl<K: PeerKind> Registry<K> {
         let replaced = {
             let mut peers = self.peers.lock().unwrap();
             let elsewhere = self.cluster.get().and_then(|link| {
-                link.cluster
-                    .remote_peers::<K>(&link.account)
+                link.peers(K::NOUN)
                     .into_iter()
                     .find(|remote| {
-                        serde_json::from_value::<K::Hello>(remote.peer.hello.clone())
+                        serde_json::from_value::<K::Hello>(remote.hello.clone())
                             .is_ok_and(|hello| K::id(&hello) == id)
                     })
-                    .map(|remote| remote.peer.credential)
+                    .map(|remote| remote.credential)
             });
             let taken_elsewhere = elsewhere.is_some_and(|held| held != owner.credential);
             let taken_here = peers.get(&id).is_some_and(|existing| {
@@ -315,8 +359,8 @@ impl<K: PeerKind> Registry<K> {
             old.fence(&format!("the {} opened a new connection", K::NOUN));
         }
         if let (Some(link), Some(hello)) = (self.cluster.get(), clustered_hello) {
-            link.cluster
-                .own::<K>(&link.account, &hello, &owner_credential, &connection);
+            let hello = serde_json::to_value(&hello).unwrap_or_default();
+            link.own(K::NOUN, hello, &owner_credential, &connection);
         }
         Ok((connection, outbox_rx))
     }
@@ -335,7 +379,7 @@ impl<K: PeerKind> Registry<K> {
                 .send_if_modified(|was| std::mem::replace(was, any) != any);
         }
         if let Some(link) = self.cluster.get() {
-            link.cluster.disown(&link.account, K::NOUN, connection);
+            link.disown(K::NOUN, connection);
         }
         connection.fail_all(&format!("the {} disconnected", K::NOUN));
     }
@@ -407,7 +451,7 @@ impl<K: PeerKind> Registry<K> {
 
     /// Makes this registry part of a replica cluster: peers other replicas hold are listed
     /// and reached through it, and peers connecting here are owned here.
-    pub fn join(&self, link: crate::cluster::Link) {
+    pub fn join(&self, link: Arc<dyn Elsewhere>) {
         let _ = self.cluster.set(link);
     }
 
@@ -449,7 +493,7 @@ impl<K: PeerKind> Registry<K> {
     fn any_remote(&self) -> bool {
         self.cluster
             .get()
-            .is_some_and(|link| !link.cluster.remote_peers::<K>(&link.account).is_empty())
+            .is_some_and(|link| !link.peers(K::NOUN).is_empty())
     }
 
     /// The peers of this kind other replicas say they hold (none without a cluster).
@@ -458,15 +502,14 @@ impl<K: PeerKind> Registry<K> {
             return Vec::new();
         };
         let mut seen = std::collections::HashSet::new();
-        link.cluster
-            .remote_peers::<K>(&link.account)
+        link.peers(K::NOUN)
             .into_iter()
             .filter_map(|remote| {
-                let hello: K::Hello = serde_json::from_value(remote.peer.hello).ok()?;
+                let hello: K::Hello = serde_json::from_value(remote.hello).ok()?;
                 seen.insert(K::id(&hello).to_owned()).then(|| PeerInfo {
                     hello,
                     connected: true,
-                    connected_for: Some(Duration::from_millis(remote.peer.connected_ms)),
+                    connected_for: Some(Duration::from_millis(remote.connected_ms)),
                     gone: None,
                     disconnected_for: None,
                 })
@@ -475,7 +518,7 @@ impl<K: PeerKind> Registry<K> {
     }
 
     /// A connection to a peer another replica may hold: its calls go over NATS.
-    fn remote_connection(&self, link: &crate::cluster::Link, id: &str) -> Arc<Connection> {
+    fn remote_connection(&self, link: &Arc<dyn Elsewhere>, id: &str) -> Arc<Connection> {
         let (outbox, _) = mpsc::unbounded_channel();
         Arc::new(Connection {
             number: self.next_connection.fetch_add(1, Ordering::Relaxed),
@@ -487,10 +530,7 @@ impl<K: PeerKind> Registry<K> {
             next_request: AtomicU64::new(1),
             since: Instant::now(),
             replaced: tokio::sync::Notify::new(),
-            remote: Some(crate::cluster::Remote {
-                cluster: link.cluster.clone(),
-                account: link.account.clone(),
-            }),
+            remote: Some(link.clone()),
             owner: std::sync::OnceLock::new(),
         })
     }
@@ -615,7 +655,7 @@ pub struct Connection {
     /// then closes this socket.
     replaced: tokio::sync::Notify,
     /// For a peer held by another replica: how to reach it (`None` for a socket here).
-    remote: Option<crate::cluster::Remote>,
+    remote: Option<Arc<dyn Elsewhere>>,
     /// The replica that answered the last call on a remote connection, for the audit log.
     owner: std::sync::OnceLock<String>,
 }

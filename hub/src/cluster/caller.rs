@@ -19,10 +19,10 @@ use futures_util::StreamExt;
 use tabwire_protocol::{ErrorCode, LeaseHolder, OpError, OpResult, Operation, TabId};
 use tokio_util::sync::CancellationToken;
 
-use super::owner::CHUNK_HEADER;
-use super::wire::ClusterMessage;
-use super::{Cluster, subjects};
-use crate::registry::Connection;
+use super::subjects;
+use super::wire::{CHUNK_HEADER, ClusterMessage};
+use super::{Cluster, Link};
+use crate::registry::{Answering, Connection, Elsewhere, RemotePeer};
 
 /// How long a caller waits without hearing from the owner before it takes it for dead.
 pub const SILENCE: Duration = Duration::from_millis(1500);
@@ -31,17 +31,54 @@ pub const SILENCE: Duration = Duration::from_millis(1500);
 /// own bridge grace, plus the hop).
 const ANSWER_GRACE: Duration = Duration::from_secs(4);
 
-/// How a registry reaches a peer another replica holds: the link of a remote [`Connection`].
-#[derive(Clone)]
-pub struct Remote {
-    pub cluster: Arc<Cluster>,
-    pub account: String,
+/// A registry's way to the other replicas, for its account.
+impl Elsewhere for Link {
+    fn own(
+        &self,
+        kind: &'static str,
+        hello: serde_json::Value,
+        credential: &str,
+        connection: &Arc<Connection>,
+    ) {
+        self.cluster
+            .own(&self.account, kind, hello, credential, connection);
+    }
+
+    fn disown(&self, kind: &'static str, connection: &Connection) {
+        self.cluster.disown(&self.account, kind, connection);
+    }
+
+    fn peers(&self, kind: &'static str) -> Vec<RemotePeer> {
+        self.cluster
+            .presence
+            .remote(&self.account, kind)
+            .into_iter()
+            .map(|remote| RemotePeer {
+                hello: remote.peer.hello,
+                connected_ms: remote.peer.connected_ms,
+                credential: remote.peer.credential,
+            })
+            .collect()
+    }
+
+    fn request<'a>(
+        &'a self,
+        connection: &'a Connection,
+        tool: &'a str,
+        tab_id: Option<TabId>,
+        holder: Option<&'a LeaseHolder>,
+        op: Operation,
+        deadline: Duration,
+        cancel: &'a CancellationToken,
+    ) -> Answering<'a> {
+        Box::pin(self.call(connection, tool, tab_id, holder, op, deadline, cancel))
+    }
 }
 
-impl Remote {
+impl Link {
     /// [`Connection::request_unless`] for a peer on another replica.
     #[allow(clippy::too_many_arguments)]
-    pub async fn request(
+    async fn call(
         &self,
         connection: &Connection,
         tool: &str,
@@ -219,21 +256,23 @@ impl Drop for Waiting<'_> {
     }
 }
 
-/// Hands each reply on this replica's inbox subscription to the call it is for.
-pub(super) async fn hand_out(
-    cluster: std::sync::Weak<Cluster>,
-    mut replies: async_nats::Subscriber,
-) {
-    while let Some(message) = replies.next().await {
-        let Some(cluster) = cluster.upgrade() else {
-            return;
-        };
-        let Some(call_uid) = message.subject.as_str().rsplit('.').next() else {
-            continue;
-        };
-        let waiter = cluster.waiting.lock().unwrap().get(call_uid).cloned();
-        if let Some(waiter) = waiter {
-            let _ = waiter.send(message);
+impl Cluster {
+    /// Hands each reply on this replica's inbox subscription to the call it is for.
+    pub(super) async fn hand_out(
+        cluster: std::sync::Weak<Cluster>,
+        mut replies: async_nats::Subscriber,
+    ) {
+        while let Some(message) = replies.next().await {
+            let Some(cluster) = cluster.upgrade() else {
+                return;
+            };
+            let Some(call_uid) = message.subject.as_str().rsplit('.').next() else {
+                continue;
+            };
+            let waiter = cluster.waiting.lock().unwrap().get(call_uid).cloned();
+            if let Some(waiter) = waiter {
+                let _ = waiter.send(message);
+            }
         }
     }
 }

@@ -1,13 +1,13 @@
 //! `doctor`'s `cluster` check: NATS connected, this replica's node ID, the replicas heard from.
 
 use super::Status;
-use crate::doctor::Check;
 
 /// The check's name.
 pub const NAME: &str = "cluster";
 
-/// The check for a replica whose cluster says `status`.
-pub fn check(status: &Status) -> Check {
+/// What the check says for a replica whose cluster says `status`: its detail when it passes,
+/// its detail and the fix when it fails (`doctor.rs` makes the `Check`).
+pub fn check(status: &Status) -> Result<String, (String, String)> {
     let others = if status.replicas.is_empty() {
         "no other replica heard from".to_owned()
     } else {
@@ -19,20 +19,17 @@ pub fn check(status: &Status) -> Check {
         )
     };
     if status.connected {
-        Check::pass(
-            NAME,
-            format!("node {} on {}; {others}", status.node, status.url),
-        )
+        Ok(format!("node {} on {}; {others}", status.node, status.url))
     } else {
-        Check::fail(
-            NAME,
+        Err((
             format!(
                 "node {}: not connected to NATS at {}; peers on other replicas cannot be reached \
                  (peers on this one still can)",
                 status.node, status.url
             ),
-            "check that nats-server runs and this host reaches it; the hub reconnects by itself",
-        )
+            "check that nats-server runs and this host reaches it; the hub reconnects by itself"
+                .to_owned(),
+        ))
     }
 }
 
@@ -48,14 +45,12 @@ mod tests {
             connected: true,
             replicas: vec!["n2".into(), "n3".into()],
         };
-        let ok = check(&status);
-        assert!(ok.ok);
+        let ok = check(&status).unwrap();
         assert!(
-            ok.detail.contains("node n1")
-                && ok.detail.contains("2 other replicas heard from (n2, n3)"),
-            "{ok:?}"
+            ok.contains("node n1") && ok.contains("2 other replicas heard from (n2, n3)"),
+            "{ok}"
         );
         status.connected = false;
-        assert!(!check(&status).ok);
+        assert!(check(&status).is_err());
     }
 }

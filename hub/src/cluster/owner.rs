@@ -14,46 +14,29 @@ use futures_util::StreamExt;
 use tabwire_protocol::{ErrorCode, OpError};
 use tokio_util::sync::CancellationToken;
 
+use super::Cluster;
 use super::fence::{Epoch, PeerKey};
-use super::wire::{ClusterMessage, PresentPeer};
-use super::{Cluster, subjects};
-use crate::peer::PeerKind;
+use super::held::Owned;
+use super::subjects;
+use super::wire::{CHUNK_BYTES, CHUNK_HEADER, ClusterMessage, PresentPeer};
 use crate::registry::Connection;
 
 /// How often the owner tells a caller that it still runs its call.
 pub const WORKING_EVERY: Duration = Duration::from_millis(500);
 
-/// The largest piece of an answer in one NATS message. nats-server's default `max_payload`
-/// is 1 MiB; half of it leaves room for headers and a server configured lower.
-pub const CHUNK_BYTES: usize = 512 * 1024;
-
-/// The header that numbers the pieces of a chunked answer: `index/count`.
-pub const CHUNK_HEADER: &str = "Tw-Chunk";
-
-/// A peer this replica owns.
-pub struct Owned {
-    number: u64,
-    epoch: Epoch,
-    hello: serde_json::Value,
-    credential: String,
-    since: Instant,
-    connection: Arc<Connection>,
-    /// Ends the subscription to the peer's subject.
-    listening: CancellationToken,
-}
-
 impl Cluster {
     /// Becomes the owner of the peer whose `connection` just registered here.
-    pub fn own<K: PeerKind>(
+    pub fn own(
         self: &Arc<Self>,
         account: &str,
-        hello: &K::Hello,
+        kind: &str,
+        hello: serde_json::Value,
         credential: &str,
         connection: &Arc<Connection>,
     ) {
         let key: PeerKey = (
             account.to_owned(),
-            K::NOUN.to_owned(),
+            kind.to_owned(),
             connection.peer_id().to_owned(),
         );
         let epoch = self.fences.take(&key, &self.node);
@@ -63,7 +46,7 @@ impl Cluster {
             Owned {
                 number: connection.number(),
                 epoch: epoch.clone(),
-                hello: serde_json::to_value(hello).unwrap_or_default(),
+                hello,
                 credential: credential.to_owned(),
                 since: Instant::now(),
                 connection: connection.clone(),

@@ -77,6 +77,19 @@ pub fn account_of(subject: &str) -> Option<String> {
     decode(subject.split('.').nth(2)?)
 }
 
+/// The `Mcp-Session-Id` a client sees for rmcp's session `id` on replica `node`:
+/// `<node>.<id>`, so a load balancer can send the session's requests to the replica that holds
+/// it (MCP sessions live in one replica's memory).
+pub fn tag_session(node: &str, id: &str) -> String {
+    format!("{node}.{id}")
+}
+
+/// rmcp's session ID in a client's `Mcp-Session-Id`, if the session is `node`'s; `None` for a
+/// session of another replica (the client is told the session is gone: it starts a new one).
+pub fn local_session<'a>(node: &str, tagged: &'a str) -> Option<&'a str> {
+    tagged.strip_prefix(node)?.strip_prefix('.')
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

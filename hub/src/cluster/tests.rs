@@ -720,3 +720,92 @@ async fn tools_on_one_replica_list_and_choose_the_lone_browser_another_holds() {
         "the audit log names the owner"
     );
 }
+
+/// A hosted hub serving the real `/device` endpoint as replica `node`, with its keys in `auth`.
+async fn served_replica(
+    nats: &NatsServer,
+    node: &str,
+    auth: &std::path::Path,
+) -> crate::link_test_kit::Served {
+    use crate::auth::{Authenticator, KeySource};
+    let cluster = Cluster::connect(&nats.url, node).await.unwrap();
+    let auth = Arc::new(Authenticator::load(auth, &KeySource::Secret).unwrap());
+    crate::link_test_kit::serve(
+        move |_, _| {
+            let public = crate::hosted::PublicOrigin::parse(crate::link_test_kit::PUBLIC).unwrap();
+            crate::state::HubState {
+                pairings: None,
+                accounts: Accounts::hosted(Limits::default()).with_cluster(cluster.clone()),
+                browser_url: public.browser_url(),
+                device_url: public.device_url(),
+                auth: Some(auth),
+                file_urls: crate::state::FileUrls::Refused,
+                audit: None,
+                lease_idle: crate::leases::DEFAULT_LEASE_IDLE,
+                policies: Arc::new(crate::policy::Policies::allow_all()),
+                layout: Default::default(),
+                cluster: Some(cluster),
+            }
+        },
+        true,
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_device_reconnecting_through_another_replica_closes_its_stale_socket() {
+    use crate::auth::{self, Role};
+    use crate::link_test_kit::{hear, say};
+    use futures_util::StreamExt;
+    let nats = NatsServer::start();
+    let keys = crate::link_test_kit::scratch();
+    let (token, _, _) =
+        auth::issue(&keys, ACCOUNT, Role::Device, Duration::from_secs(600), "").unwrap();
+    let bearer = format!("Bearer {token}");
+    let (a, c) = (
+        served_replica(&nats, "n1", &keys).await,
+        served_replica(&nats, "n3", &keys).await,
+    );
+    let mut hello = serde_json::to_value(crate::mcp::device_hello("p1", "Pixel")).unwrap();
+    hello["type"] = serde_json::json!("hello");
+    let mut stale = a
+        .open("/device", &[("authorization", &bearer)])
+        .await
+        .unwrap();
+    say(&mut stale, hello.clone()).await;
+    assert!(matches!(hear(&mut stale).await, HubMessage::Welcome(_)));
+    let a_account = a.state.accounts.get(ACCOUNT);
+    until("C sees p1 on A", || {
+        c.state
+            .accounts
+            .get(ACCOUNT)
+            .devices
+            .get("p1")
+            .is_some_and(|p| p.connected)
+    })
+    .await;
+    let mut fresh = c
+        .open("/device", &[("authorization", &bearer)])
+        .await
+        .unwrap();
+    say(&mut fresh, hello).await;
+    assert!(matches!(hear(&mut fresh).await, HubMessage::Welcome(_)));
+    // A hears the takeover and closes the stale socket.
+    let closed = tokio::time::timeout(Duration::from_secs(20), async {
+        while let Some(Ok(message)) = stale.next().await {
+            if matches!(message, tokio_tungstenite::tungstenite::Message::Close(_)) {
+                break;
+            }
+        }
+    })
+    .await;
+    assert!(closed.is_ok(), "the stale socket was closed");
+    until("A reaches p1 through C", || {
+        a_account
+            .devices
+            .connection("p1")
+            .is_ok_and(|c| c.is_remote())
+    })
+    .await;
+    let _ = std::fs::remove_dir_all(&keys);
+}

@@ -4,6 +4,13 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tabwire_protocol::{LeaseHolder, OpError, OpResult, Operation, TabId};
 
+/// The largest piece of an answer in one NATS message. nats-server's default `max_payload`
+/// is 1 MiB; half of it leaves room for headers and a server configured lower.
+pub const CHUNK_BYTES: usize = 512 * 1024;
+
+/// The header that numbers the pieces of a chunked answer: `index/count`.
+pub const CHUNK_HEADER: &str = "Tw-Chunk";
+
 /// Every message replicas exchange (JSON, tagged by `type`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
