@@ -1,7 +1,8 @@
 //! Hub replicas for the cluster benchmark and tests: a `nats-server` ([`crate::nats`]) and N
 //! hosted `tabwire-hub --cluster nats://… --node-id nK` processes ([`HubProcess`]) on loopback,
 //! sharing one auth directory (one secret, one revocation list) and one public origin (the
-//! address of whatever stands in front of them: a balancer, nginx, or nothing).
+//! address of whatever stands in front of them: a balancer, nginx, or nothing), each with its
+//! own audit directory (docs/cluster.md).
 
 use std::path::{Path, PathBuf};
 
@@ -46,7 +47,7 @@ pub struct Replicas {
     /// The shared auth directory.
     pub auth_dir: PathBuf,
     setup: Setup,
-    _dir: Scratch,
+    dir: Scratch,
 }
 
 impl Replicas {
@@ -62,7 +63,7 @@ impl Replicas {
             nats,
             auth_dir,
             setup,
-            _dir: dir,
+            dir,
         };
         for index in 0..replicas.setup.replicas {
             let hub = replicas.start_one(index)?;
@@ -77,6 +78,8 @@ impl Replicas {
             self.nats.url(),
             "--node-id".to_owned(),
             node_id(index),
+            "--audit-dir".to_owned(),
+            self.audit_dir(index).display().to_string(),
         ];
         flags.extend(self.setup.flags.iter().cloned());
         let options = Options {
@@ -90,6 +93,11 @@ impl Replicas {
         };
         HubProcess::start_with(&self.setup.hub, &self.auth_dir, &flags, options)
             .with_context(|| format!("start replica {}", node_id(index)))
+    }
+
+    /// Replica `index`'s audit directory.
+    pub fn audit_dir(&self, index: usize) -> PathBuf {
+        self.dir.path().join(format!("audit-{}", node_id(index)))
     }
 
     /// `token issue` for `account` with `role` (`agent`, `browser`, `device`).
