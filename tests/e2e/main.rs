@@ -49,6 +49,9 @@
 //! - [`soak`]: the soak's short run — 50 sessions' mixed workload against simulated browsers
 //!   that reconnect; every call answered before its deadline + grace, no descriptor leak, no
 //!   unexpected failure (memory over time is `bench-soak`'s).
+//! - [`cluster`]: hub replicas on NATS — three replicas, a real browser behind a TCP balancer
+//!   and simulated ones, agents on other replicas, leases and isolation across replicas, a
+//!   replica killed; nginx's `deploy/nginx-replicas.conf` keeping MCP sessions on their replica.
 //! - [`views`]: each session's view is its own — two sessions on one tab and on one phone,
 //!   automatic deltas and `since` against what each was shown.
 
@@ -57,6 +60,7 @@ mod audit;
 mod cancel;
 mod capture;
 mod cli;
+mod cluster;
 mod covering;
 mod denied_dialogs;
 mod devices;

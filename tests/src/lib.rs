@@ -11,11 +11,13 @@
 //! their handle drops, and scratch directories are removed.
 
 pub mod artifacts;
+pub mod balancer;
 pub mod bench;
 pub mod bench_mobile;
 pub mod browser;
 pub mod cli;
 pub mod client;
+pub mod cluster;
 pub mod device;
 pub mod fake_adb;
 pub mod fixtures;
@@ -26,6 +28,7 @@ pub mod launched;
 pub mod load;
 pub mod logs;
 pub mod model;
+pub mod nats;
 pub mod proxy;
 pub mod scenario;
 pub mod scratch;

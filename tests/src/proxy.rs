@@ -154,19 +154,8 @@ impl Nginx {
     /// Starts nginx on `port` (see [`free_port`]) with TLS for `localhost`, proxying the
     /// repository's locations to the hub at `upstream`, and waits until it accepts connections.
     pub fn start(port: u16, upstream: SocketAddr) -> Nginx {
-        let dir = Scratch::new("nginx");
-        // Workers run as `nobody` when the test runs as root: they need to reach the prefix
-        // and write its temp dirs. The master (root) reads the config and the key.
+        let (dir, certs, temp) = Nginx::prefix();
         let prefix = dir.path();
-        std::fs::set_permissions(prefix, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let certs = Certificates::make(prefix);
-        let temp = prefix.join("temp");
-        for name in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
-            let path = temp.join(name);
-            std::fs::create_dir_all(&path).unwrap();
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o777)).unwrap();
-        }
-        std::fs::create_dir_all(prefix.join("logs")).unwrap();
         let locations = locations_conf();
         assert!(
             locations.exists(),
@@ -205,6 +194,33 @@ impl Nginx {
             locations = locations.display(),
             prefix = PREFIX,
         );
+        Nginx::launch(dir, port, certs, &config)
+    }
+
+    /// A prefix directory nginx's workers can use, with the test CA's certificates and the
+    /// temp directories; returns it, the certificates and the temp directory.
+    fn prefix() -> (Scratch, Certificates, PathBuf) {
+        let dir = Scratch::new("nginx");
+        // Workers run as `nobody` when the test runs as root: they need to reach the prefix
+        // and write its temp dirs. The master (root) reads the config and the key.
+        let prefix = dir.path();
+        std::fs::set_permissions(prefix, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let certs = Certificates::make(prefix);
+        let temp = prefix.join("temp");
+        for name in ["client_body", "proxy", "fastcgi", "uwsgi", "scgi"] {
+            let path = temp.join(name);
+            std::fs::create_dir_all(&path).unwrap();
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o777)).unwrap();
+        }
+        std::fs::create_dir_all(prefix.join("logs")).unwrap();
+        (dir, certs, temp)
+    }
+
+    /// Writes `config` as the prefix's `nginx.conf`, starts nginx on it and waits until it
+    /// accepts connections on `port`.
+    fn launch(dir: Scratch, port: u16, certs: Certificates, config: &str) -> Nginx {
+        let prefix = dir.path();
+        let locations = locations_conf();
         let conf = prefix.join("nginx.conf");
         std::fs::write(&conf, config).unwrap();
         // A relative `include` inside the locations file resolves against the config's
@@ -249,6 +265,72 @@ impl Nginx {
             std::thread::sleep(Duration::from_millis(50));
         }
         nginx
+    }
+
+    /// Starts nginx on `port` with the repository's `deploy/nginx-replicas.conf` for three hub
+    /// replicas at `replicas` (node IDs n1, n2, n3): its addresses, certificate paths and
+    /// listening ports replaced by the test's, everything else as operators use it. Panics when
+    /// the file no longer has what is replaced (the test would not be running it).
+    pub fn start_replicas(port: u16, replicas: &[SocketAddr]) -> Nginx {
+        assert_eq!(
+            replicas.len(),
+            3,
+            "deploy/nginx-replicas.conf is for 3 replicas"
+        );
+        let (dir, certs, temp) = Nginx::prefix();
+        let file = repo_root().join("deploy/nginx-replicas.conf");
+        let mut site = std::fs::read_to_string(&file)
+            .unwrap_or_else(|error| panic!("read {}: {error}", file.display()));
+        let mut replace = |from: &str, to: &str| {
+            assert!(
+                site.contains(from),
+                "{} no longer contains {from:?}: adapt the test",
+                file.display()
+            );
+            site = site.replace(from, to);
+        };
+        for (n, replica) in replicas.iter().enumerate() {
+            replace(&format!("127.0.0.1:{}", 17841 + n), &replica.to_string());
+        }
+        replace("    listen [::]:80;\n", "");
+        replace("    listen [::]:443 ssl http2;\n", "");
+        replace("listen 80;", &format!("listen 127.0.0.1:{};", free_port()));
+        replace(
+            "listen 443 ssl http2;",
+            &format!("listen 127.0.0.1:{port} ssl;"),
+        );
+        replace("server_name tabwire.example.com;", "server_name localhost;");
+        replace(
+            "/etc/letsencrypt/live/tabwire.example.com/fullchain.pem",
+            &certs.leaf.display().to_string(),
+        );
+        replace(
+            "/etc/letsencrypt/live/tabwire.example.com/privkey.pem",
+            &certs.leaf_key.display().to_string(),
+        );
+        let site_path = dir.path().join("replicas.conf");
+        std::fs::write(&site_path, site).unwrap();
+        let config = format!(
+            "worker_processes 1;\n\
+             pid {pid};\n\
+             error_log stderr notice;\n\
+             events {{ worker_connections 512; }}\n\
+             http {{\n\
+             \x20 log_format tabwire '$request_method $request_uri $status sid=$http_mcp_session_id \
+             upstream=$upstream_addr';\n\
+             \x20 access_log /dev/stderr tabwire;\n\
+             \x20 client_body_temp_path {t}/client_body;\n\
+             \x20 proxy_temp_path {t}/proxy;\n\
+             \x20 fastcgi_temp_path {t}/fastcgi;\n\
+             \x20 uwsgi_temp_path {t}/uwsgi;\n\
+             \x20 scgi_temp_path {t}/scgi;\n\
+             \x20 include {site};\n\
+             }}\n",
+            pid = dir.path().join("nginx.pid").display(),
+            t = temp.display(),
+            site = site_path.display(),
+        );
+        Nginx::launch(dir, port, certs, &config)
     }
 
     /// The public origin clients use: `https://localhost:PORT`.

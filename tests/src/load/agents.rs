@@ -19,6 +19,24 @@ use serde_json::{Value, json};
 /// How long one call may take before the load tool counts it failed.
 const CALL_LIMIT: Duration = Duration::from_secs(30);
 
+/// How a call ended ([`Session::outcome`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The tool succeeded.
+    Done,
+    /// The tool failed with an error envelope.
+    Refused {
+        /// Its code (`BROWSER_DISCONNECTED`, …).
+        code: String,
+        /// Whether it says the action may have happened (`actionMayHaveOccurred`).
+        may_have_acted: bool,
+        /// The text the agent reads.
+        text: String,
+    },
+    /// No tool answer: the HTTP request, the session or the JSON-RPC call failed.
+    Failed(String),
+}
+
 /// One MCP session.
 pub struct Session {
     client: reqwest::Client,
@@ -127,6 +145,16 @@ impl Session {
     /// Calls `tool` with `arguments`; `Err` with a line saying why when the HTTP request, the
     /// JSON-RPC call or the tool failed.
     pub async fn call(&self, tool: &str, arguments: Value) -> Result<(), String> {
+        match self.outcome(tool, arguments).await {
+            Outcome::Done => Ok(()),
+            Outcome::Refused { text, .. } => Err(format!("tool error: {}", cut(&text))),
+            Outcome::Failed(why) => Err(why),
+        }
+    }
+
+    /// Calls `tool` with `arguments` and says how it ended: the tool's error code apart from
+    /// failures of HTTP or JSON-RPC (a replica that died, a session it no longer knows).
+    pub async fn outcome(&self, tool: &str, arguments: Value) -> Outcome {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let body = json!({
             "jsonrpc": "2.0", "id": id, "method": "tools/call",
@@ -141,20 +169,32 @@ impl Session {
             }
             Ok(text)
         };
-        let text = tokio::time::timeout(CALL_LIMIT, exchange)
-            .await
-            .map_err(|_| format!("no answer within {} s", CALL_LIMIT.as_secs()))??;
-        let message =
-            answer_of(&text, id).ok_or_else(|| format!("no answer in: {}", cut(&text)))?;
+        let text = match tokio::time::timeout(CALL_LIMIT, exchange).await {
+            Ok(Ok(text)) => text,
+            Ok(Err(why)) => return Outcome::Failed(why),
+            Err(_) => {
+                return Outcome::Failed(format!("no answer within {} s", CALL_LIMIT.as_secs()));
+            }
+        };
+        let Some(message) = answer_of(&text, id) else {
+            return Outcome::Failed(format!("no answer in: {}", cut(&text)));
+        };
         if let Some(error) = message.get("error") {
-            return Err(format!("JSON-RPC error: {error}"));
+            return Outcome::Failed(format!("JSON-RPC error: {error}"));
         }
         let result = &message["result"];
         if result["isError"] == true {
-            let said = result["content"][0]["text"].as_str().unwrap_or("");
-            return Err(format!("tool error: {}", cut(said)));
+            let error = &result["structuredContent"]["error"];
+            return Outcome::Refused {
+                code: error["code"].as_str().unwrap_or("").to_owned(),
+                may_have_acted: error["actionMayHaveOccurred"] == true,
+                text: result["content"][0]["text"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned(),
+            };
         }
-        Ok(())
+        Outcome::Done
     }
 
     /// Calls `tool` with `arguments`, waiting at most `limit` for the whole answer: how it ended

@@ -12,9 +12,24 @@ use std::time::Duration;
 
 use anyhow::{Context, bail};
 
+/// How [`HubProcess::start_with`] starts a hub, beyond its flags.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// `--public-origin` (default `http://localhost:PORT`, its own port): replicas behind one
+    /// balancer share the balancer's.
+    pub public_origin: Option<String>,
+    /// `TABWIRE_LOG` (default `warn`).
+    pub log: Option<String>,
+    /// A piece of a log line to wait for after the ready line (a replica's `joined nats://`).
+    pub wait_for: Option<String>,
+    /// Forward every log line to the test's output under this name.
+    pub forward_as: Option<String>,
+}
+
 /// A running hosted hub.
 pub struct HubProcess {
     child: Child,
+    killed: bool,
     /// Where it listens.
     pub addr: SocketAddr,
     /// The `Host` of its public origin, `localhost:PORT`.
@@ -28,15 +43,33 @@ impl HubProcess {
     /// FLAGS…`, logging warnings only (a log line per connection or call would be part of
     /// what is measured); waits for its ready line.
     pub fn start(program: &Path, auth_dir: &Path, flags: &[String]) -> anyhow::Result<Self> {
+        HubProcess::start_with(program, auth_dir, flags, Options::default())
+    }
+
+    /// The same with [`Options`]. `host` is the public origin's host (and port).
+    pub fn start_with(
+        program: &Path,
+        auth_dir: &Path,
+        flags: &[String],
+        options: Options,
+    ) -> anyhow::Result<Self> {
         let port = crate::proxy::free_port();
-        let host = format!("localhost:{port}");
+        let origin = options
+            .public_origin
+            .clone()
+            .unwrap_or_else(|| format!("http://localhost:{port}"));
+        let host = origin
+            .split_once("://")
+            .map(|(_, rest)| rest.split('/').next().unwrap_or(rest))
+            .unwrap_or(&origin)
+            .to_owned();
         let mut child = Command::new(program)
             .args(["--host", "127.0.0.1", "--port", &port.to_string()])
             .arg("--auth-dir")
             .arg(auth_dir)
-            .args(["--public-origin", &format!("http://{host}")])
+            .args(["--public-origin", &origin])
             .args(flags)
-            .env("TABWIRE_LOG", "warn")
+            .env("TABWIRE_LOG", options.log.as_deref().unwrap_or("warn"))
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -46,10 +79,20 @@ impl HubProcess {
         let warnings = Arc::new(AtomicU64::new(0));
         let warning_samples = Arc::new(Mutex::new(Vec::new()));
         let (ready_tx, ready) = mpsc::channel();
+        let (joined_tx, joined) = mpsc::channel();
         {
             let (warnings, samples) = (warnings.clone(), warning_samples.clone());
+            let (wait_for, forward_as) = (options.wait_for.clone(), options.forward_as.clone());
             std::thread::spawn(move || {
                 for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                    if let Some(name) = &forward_as {
+                        crate::logs::forward_log(name, &line);
+                    }
+                    if let Some(piece) = &wait_for
+                        && line.contains(piece.as_str())
+                    {
+                        let _ = joined_tx.send(());
+                    }
                     if let Some(rest) = line.strip_prefix("tabwire-hub listening http=") {
                         let _ = ready_tx.send(rest.to_owned());
                     } else if line.contains("WARN") || line.contains("ERROR") {
@@ -64,6 +107,7 @@ impl HubProcess {
         }
         let mut hub = HubProcess {
             child,
+            killed: false,
             addr: SocketAddr::from(([127, 0, 0, 1], port)),
             host,
             warnings,
@@ -75,6 +119,14 @@ impl HubProcess {
                 hub.addr = addr
                     .parse()
                     .with_context(|| format!("ready line: {line}"))?;
+                if let Some(piece) = &options.wait_for
+                    && joined.recv_timeout(Duration::from_secs(20)).is_err()
+                {
+                    bail!(
+                        "the hub never logged {piece:?}; its warnings: {:?}",
+                        hub.warning_samples.lock().unwrap()
+                    );
+                }
                 Ok(hub)
             }
             Err(_) => {
@@ -138,10 +190,26 @@ impl HubProcess {
     }
 }
 
+impl HubProcess {
+    /// `kill -9` by its PID, then reaps it: sockets close as the kernel tears the process
+    /// down, nothing of the hub's own runs.
+    pub fn kill(&mut self) {
+        if !self.killed {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+            self.killed = true;
+        }
+    }
+
+    /// Whether [`HubProcess::kill`] was called.
+    pub fn is_killed(&self) -> bool {
+        self.killed
+    }
+}
+
 impl Drop for HubProcess {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        self.kill();
     }
 }
 

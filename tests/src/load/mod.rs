@@ -12,6 +12,8 @@
 //! was doing.
 
 pub mod agents;
+pub mod cluster;
+pub mod cluster_report;
 mod hub;
 pub mod pages;
 pub mod peers;
@@ -23,7 +25,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-pub use hub::{HubProcess, issue, issue_many, raise_open_files};
+pub use hub::{HubProcess, Options, issue, issue_many, own_cpu_time, raise_open_files};
 
 /// What a run does.
 #[derive(Debug, Clone)]

@@ -4,17 +4,22 @@
 //! every `ListTabs` request with a fixed tab list after a fixed delay, and echo heartbeats. The
 //! soak's requests (snapshots, clicks, typing, waits: [`super::pages`]) are answered too, and a
 //! `cancel` for a request still held is answered `CANCELLED` at once.
+//!
+//! For the replica runs (`bench-cluster`, the cluster e2e) they also answer `CreateTab`, writing
+//! its URL — which the caller makes unique per call — in a [`Journal`], so a call that ran twice
+//! shows as a duplicate; and a roaming browser ([`connect_roaming`]) dials the next replica of
+//! its list when its connection ends, as the extension behind a balancer would.
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use futures_util::{SinkExt, StreamExt};
 use tabwire_protocol::{
-    ExtensionMessage, Hello, HubMessage, OpResult, Operation, PROTOCOL_VERSION, TabInfo, TabList,
-    TabsOp,
+    ExtensionMessage, Hello, HubMessage, OpResult, Operation, PROTOCOL_VERSION, Response, TabInfo,
+    TabList, TabsOp, TabsResult,
 };
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
@@ -33,6 +38,8 @@ pub struct Behaviour {
     pub delay: Duration,
     /// The `result` of every answer, serialised once ([`answer_result`]).
     pub result: Arc<str>,
+    /// Where every `CreateTab` run is written.
+    pub journal: Arc<Journal>,
 }
 
 impl Behaviour {
@@ -41,7 +48,52 @@ impl Behaviour {
         Behaviour {
             delay,
             result: answer_result(answer_bytes).into(),
+            journal: Arc::default(),
         }
+    }
+}
+
+/// The unique key of every request the simulated browsers ran — the URL of each `CreateTab`,
+/// which the callers make unique per call — with how many times it ran. A key seen twice is a
+/// call executed twice: what "at most once" forbids.
+#[derive(Debug, Default)]
+pub struct Journal {
+    runs: Mutex<HashMap<String, u32>>,
+}
+
+impl Journal {
+    /// Notes one run of `key`.
+    pub fn record(&self, key: &str) {
+        *self.runs.lock().unwrap().entry(key.to_owned()).or_default() += 1;
+    }
+
+    /// How many times `key` ran.
+    pub fn times(&self, key: &str) -> u32 {
+        self.runs.lock().unwrap().get(key).copied().unwrap_or(0)
+    }
+
+    /// Distinct keys run.
+    pub fn len(&self) -> usize {
+        self.runs.lock().unwrap().len()
+    }
+
+    /// Whether nothing ran.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The keys run more than once, with their counts, sorted.
+    pub fn duplicates(&self) -> Vec<(String, u32)> {
+        let mut twice: Vec<(String, u32)> = self
+            .runs
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|&(_, &n)| n > 1)
+            .map(|(key, &n)| (key.clone(), n))
+            .collect();
+        twice.sort();
+        twice
     }
 }
 
@@ -129,6 +181,14 @@ pub async fn connect(
     behaviour: Behaviour,
     counts: Arc<Counts>,
 ) -> Result<Peer, String> {
+    let socket = handshake(dial).await?;
+    Ok(Peer {
+        task: tokio::spawn(serve(socket, behaviour, counts)),
+    })
+}
+
+/// Opens `/browser`, says hello and waits for the welcome.
+async fn handshake(dial: Dial<'_>) -> Result<Socket, String> {
     let url = format!("ws://{}/browser", dial.addr);
     let mut request = url.into_client_request().map_err(|e| e.to_string())?;
     let headers = request.headers_mut();
@@ -183,12 +243,129 @@ pub async fn connect(
     .await
     .map_err(|_| "no welcome within 30 s".to_owned())?;
     welcomed?;
-    Ok(Peer {
-        task: tokio::spawn(serve(socket, behaviour, counts)),
-    })
+    Ok(socket)
+}
+
+/// A replica a roaming browser may dial.
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// Its HTTP address.
+    pub addr: SocketAddr,
+    /// The `Host` its public origin names.
+    pub host: String,
+}
+
+/// A browser that knows every replica: it dials `targets[first]`, and whenever its connection
+/// ends it dials the next replica of the list (wrapping around) until one welcomes it.
+pub struct Roam {
+    /// The replicas, in the order it tries them.
+    pub targets: Arc<Vec<Target>>,
+    /// The one it dials first.
+    pub first: usize,
+    /// Its `browser` token.
+    pub token: String,
+    /// Its browser ID.
+    pub browser_id: String,
+}
+
+/// One reconnection of a roaming browser.
+#[derive(Debug, Clone)]
+pub struct Moved {
+    /// Its browser ID.
+    pub browser_id: String,
+    /// The replica (index into the targets) it lost.
+    pub from: usize,
+    /// The replica that welcomed it.
+    pub to: usize,
+    /// When its connection ended.
+    pub lost: Instant,
+    /// When the new replica welcomed it.
+    pub welcomed: Instant,
+}
+
+/// Every reconnection of the roaming browsers, in order.
+#[derive(Debug, Default)]
+pub struct Moves {
+    moves: Mutex<Vec<Moved>>,
+}
+
+impl Moves {
+    /// Every reconnection so far.
+    pub fn all(&self) -> Vec<Moved> {
+        self.moves.lock().unwrap().clone()
+    }
+}
+
+/// Connects a roaming browser ([`Roam`]) and serves, reconnecting as it says, until the
+/// returned [`Peer`] is stopped. Fails only when its first replica does not welcome it.
+/// Between rounds of refused dials it waits 100 ms (the extension waits longer: its backoff
+/// starts at a second).
+pub async fn connect_roaming(
+    roam: Roam,
+    behaviour: Behaviour,
+    counts: Arc<Counts>,
+    moves: Arc<Moves>,
+) -> Result<Peer, String> {
+    let dial = |index: usize| Dial {
+        addr: roam.targets[index].addr,
+        host: &roam.targets[index].host,
+        token: &roam.token,
+        browser_id: &roam.browser_id,
+    };
+    let first = roam.first % roam.targets.len().max(1);
+    let socket = handshake(dial(first)).await?;
+    let task = tokio::spawn(async move {
+        let dial = |index: usize| Dial {
+            addr: roam.targets[index].addr,
+            host: &roam.targets[index].host,
+            token: &roam.token,
+            browser_id: &roam.browser_id,
+        };
+        let mut socket = socket;
+        let mut at = first;
+        loop {
+            serve(socket, behaviour.clone(), counts.clone()).await;
+            let lost = Instant::now();
+            let mut next = at;
+            socket = loop {
+                next = (next + 1) % roam.targets.len();
+                if let Ok(socket) = handshake(dial(next)).await {
+                    break socket;
+                }
+                if next == at {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+            };
+            moves.moves.lock().unwrap().push(Moved {
+                browser_id: roam.browser_id.clone(),
+                from: at,
+                to: next,
+                lost,
+                welcomed: Instant::now(),
+            });
+            at = next;
+        }
+    });
+    Ok(Peer { task })
 }
 
 type Socket = tokio_tungstenite::WebSocketStream<TcpStream>;
+
+/// The answer to `CreateTab` request `id`: a background tab showing `url`.
+fn created(id: u64, url: String) -> String {
+    let tab = TabInfo {
+        tab_id: (id % 1_000_000) as u32 + 2,
+        window_id: 1,
+        active: false,
+        url,
+        title: "Created".to_owned(),
+        status: "complete".to_owned(),
+        blocked: false,
+    };
+    let result = OpResult::Tabs(TabsResult::Tab(tab));
+    let response = ExtensionMessage::Response(Response::new(id, Ok(result)));
+    serde_json::to_string(&response).expect("responses serialise")
+}
 
 /// Answers requests and heartbeats until the socket ends.
 async fn serve(socket: Socket, behaviour: Behaviour, counts: Arc<Counts>) {
@@ -214,6 +391,17 @@ async fn serve(socket: Socket, behaviour: Behaviour, counts: Arc<Counts>) {
                     {
                         counts.served.fetch_add(1, Ordering::Relaxed);
                         (request.id, answer(request.id, &behaviour.result))
+                    }
+                    Ok(HubMessage::Request(request))
+                        if matches!(request.op, Operation::Tabs(TabsOp::Create(_))) =>
+                    {
+                        let Operation::Tabs(TabsOp::Create(create)) = &request.op else {
+                            unreachable!("matched above");
+                        };
+                        counts.served.fetch_add(1, Ordering::Relaxed);
+                        let url = create.url.clone().unwrap_or_default();
+                        behaviour.journal.record(&url);
+                        (request.id, created(request.id, url))
                     }
                     Ok(HubMessage::Request(request)) => match pages::reply(&request) {
                         Reply::Answer(text) => {
@@ -302,6 +490,28 @@ mod tests {
         assert_eq!(response.id, 7);
         let list = TabList::try_from(response.into_outcome().unwrap()).unwrap();
         assert!(list.tabs.len() > 1);
+    }
+
+    #[test]
+    fn the_created_tab_answer_is_a_protocol_response() {
+        let parsed: ExtensionMessage =
+            serde_json::from_str(&created(9, "https://load.example/k".into())).unwrap();
+        let ExtensionMessage::Response(response) = parsed else {
+            panic!("not a response: {parsed:?}");
+        };
+        let tab = TabInfo::try_from(response.into_outcome().unwrap()).unwrap();
+        assert_eq!(tab.url, "https://load.example/k");
+    }
+
+    #[test]
+    fn the_journal_finds_a_key_run_twice() {
+        let journal = Journal::default();
+        journal.record("a");
+        journal.record("b");
+        assert!(journal.duplicates().is_empty());
+        journal.record("a");
+        assert_eq!(journal.duplicates(), [("a".to_owned(), 2)]);
+        assert_eq!((journal.len(), journal.times("a")), (2, 2));
     }
 
     #[test]
