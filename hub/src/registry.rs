@@ -105,6 +105,8 @@ pub trait Elsewhere: Send + Sync {
     fn disown(&self, kind: &'static str, connection: &Connection);
     /// The peers of `kind` other replicas say they hold.
     fn peers(&self, kind: &'static str) -> Vec<RemotePeer>;
+    /// Whether the other replicas can be reached now (this replica is connected to NATS).
+    fn reachable(&self) -> bool;
     /// [`Connection::request_unless`] for `connection`, a peer another replica holds.
     #[allow(clippy::too_many_arguments)]
     fn request<'a>(
@@ -553,6 +555,17 @@ impl<K: PeerKind> Registry<K> {
             drop(peers);
             if known || self.remote_peers().iter().any(|info| info.id() == id) {
                 return Ok(self.remote_connection(link, id));
+            }
+            if !link.reachable() {
+                // What other replicas hold is unknown while NATS is: not "no such peer".
+                return Err(OpError::new(
+                    K::DISCONNECTED,
+                    format!(
+                        "{noun} {id} is not connected to this replica, and this replica has \
+                         lost its connection to the other replicas (NATS), so it cannot reach \
+                         or list theirs; try again shortly"
+                    ),
+                ));
             }
             return Err(OpError::new(
                 K::NOT_FOUND,

@@ -61,6 +61,10 @@ impl Elsewhere for Link {
             .collect()
     }
 
+    fn reachable(&self) -> bool {
+        self.cluster.is_connected()
+    }
+
     fn request<'a>(
         &'a self,
         connection: &'a Connection,

@@ -440,11 +440,26 @@ async fn listen(cluster: Weak<Cluster>, mut subscriber: async_nats::Subscriber) 
     }
 }
 
-/// Repeats what this replica holds, and that it is alive, every [`PRESENCE_EVERY`].
+/// Repeats what this replica holds, and that it is alive, every [`PRESENCE_EVERY`], and at
+/// once when the connection to NATS comes back, so that other replicas list its peers again
+/// without waiting for the next tick.
 async fn refresh(cluster: Weak<Cluster>) {
     let mut every = tokio::time::interval(PRESENCE_EVERY);
+    let Some(mut connected) = cluster.upgrade().map(|cluster| cluster.connected.clone()) else {
+        return;
+    };
     loop {
-        every.tick().await;
+        tokio::select! {
+            _ = every.tick() => {}
+            changed = connected.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+                if !*connected.borrow_and_update() {
+                    continue;
+                }
+            }
+        }
         let Some(cluster) = cluster.upgrade() else {
             return;
         };

@@ -632,13 +632,32 @@ async fn without_nats_remote_calls_fail_at_once_local_ones_go_on_and_all_recover
     let answering_near = tokio::spawn(async move { list_tabs(&local, None).await });
     assert_eq!(answering_near.await.unwrap().unwrap(), tabs("near"));
     drop(near);
+    // Once what A said has expired, B still does not call its peer unknown: it says why.
+    tokio::time::sleep(super::presence::PRESENCE_TTL + Duration::from_millis(500)).await;
+    let unknown = b
+        .account()
+        .registry::<Browser>()
+        .connection("b1")
+        .err()
+        .expect("no way to b1 while NATS is down");
+    assert_eq!(unknown.code, ErrorCode::BrowserDisconnected, "{unknown:?}");
+    assert!(
+        unknown
+            .message
+            .contains("lost its connection to the other replicas"),
+        "{unknown:?}"
+    );
     // The server comes back on its port: the replicas reconnect and resubscribe by themselves.
     let _back = NatsServer::start_on(Some(port));
     until("B reconnects", || b.cluster.is_connected()).await;
     until("A reconnects", || a.cluster.is_connected()).await;
     let mut recovered = false;
     for _ in 0..100 {
-        let remote = b.account().registry::<Browser>().connection("b1").unwrap();
+        // Until A says again that it holds b1, B does not know where it is.
+        let Ok(remote) = b.account().registry::<Browser>().connection("b1") else {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            continue;
+        };
         let outcome = remote
             .request(
                 "list_tabs",
