@@ -236,21 +236,8 @@ impl<K: PeerKind> Registry<K> {
         hello: K::Hello,
         owner: Owner,
     ) -> Result<(Arc<Connection>, mpsc::UnboundedReceiver<HubMessage>), OpError> {
-        let (outbox, outbox_rx) = mpsc::unbounded_channel();
         let id = K::id(&hello).to_owned();
-        let connection = Arc::new(Connection {
-            number: self.next_connection.fetch_add(1, Ordering::Relaxed),
-            peer_id: id.clone(),
-            noun: K::NOUN,
-            disconnected: K::DISCONNECTED,
-            outbox,
-            pending: Mutex::new(HashMap::new()),
-            next_request: AtomicU64::new(1),
-            since: Instant::now(),
-            replaced: tokio::sync::Notify::new(),
-            remote: None,
-            owner: std::sync::OnceLock::new(),
-        });
+        let (connection, outbox_rx) = self.new_connection(&id, None);
         let clustered_hello = self.cluster.get().map(|_| hello.clone());
         let owner_credential = owner.credential.clone();
         let replaced = {
@@ -521,8 +508,18 @@ impl<K: PeerKind> Registry<K> {
 
     /// A connection to a peer another replica may hold: its calls go over NATS.
     fn remote_connection(&self, link: &Arc<dyn Elsewhere>, id: &str) -> Arc<Connection> {
-        let (outbox, _) = mpsc::unbounded_channel();
-        Arc::new(Connection {
+        self.new_connection(id, Some(link.clone())).0
+    }
+
+    /// A fresh connection of peer `id` (over NATS when `remote`), and the receiving end of its
+    /// outbox, which a remote connection never reads.
+    fn new_connection(
+        &self,
+        id: &str,
+        remote: Option<Arc<dyn Elsewhere>>,
+    ) -> (Arc<Connection>, mpsc::UnboundedReceiver<HubMessage>) {
+        let (outbox, outbox_rx) = mpsc::unbounded_channel();
+        let connection = Arc::new(Connection {
             number: self.next_connection.fetch_add(1, Ordering::Relaxed),
             peer_id: id.to_owned(),
             noun: K::NOUN,
@@ -532,9 +529,10 @@ impl<K: PeerKind> Registry<K> {
             next_request: AtomicU64::new(1),
             since: Instant::now(),
             replaced: tokio::sync::Notify::new(),
-            remote: Some(link.clone()),
+            remote,
             owner: std::sync::OnceLock::new(),
-        })
+        });
+        (connection, outbox_rx)
     }
 
     /// The open connection of a peer: [`PeerKind::NOT_FOUND`] for an unknown ID,
