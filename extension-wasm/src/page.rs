@@ -60,8 +60,31 @@ fn collector_build() -> String {
     format!("{COLLECTOR_HASH:016x}")
 }
 
+/// Whether snapshots check the page model against a fresh walk (set once at start-up from the
+/// bundled config.json; the end-to-end tests set it).
+static CHECK_PAGE_MODEL: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Turns the page model's check mode on for this worker's life.
+pub fn check_page_model() {
+    CHECK_PAGE_MODEL.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether the page model's check mode is on.
+pub fn checks_page_model() -> bool {
+    CHECK_PAGE_MODEL.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The check mode's failure: the kept page model of `tab`'s frame `frame` differed from a
+/// fresh walk (`mismatch` says where). Logged too, as a test's log is where it is looked for.
+pub fn page_model_differs(tab: TabId, frame: u32, mismatch: &str) -> OpError {
+    let message = format!("page model check: tab {tab} frame {frame}: {mismatch}");
+    crate::chrome::log!("{message}");
+    OpError::new(ErrorCode::Internal, message)
+}
+
 /// The lines of a snapshot that the wasm may show, which the page sends nodes for.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct PageWindow {
     /// The first line.
     pub offset: u32,
@@ -69,6 +92,11 @@ pub struct PageWindow {
     pub lines: u32,
     /// Most characters.
     pub chars: u32,
+    /// The page model's generation of the baseline a delta will compare with: the page also
+    /// sends the nodes outside the window that changed after it (`changedOutside` in
+    /// js/collector/25-model.js).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub changed_since: Option<u64>,
 }
 
 /// What the page is asked to do: a command of the collector, named by its `command` tag (the
@@ -105,6 +133,15 @@ pub enum PageCommand {
         /// no one (a wait looking for the line that holds a text), which leaves that alone.
         #[serde(skip_serializing_if = "Option::is_none")]
         viewer: Option<u32>,
+        /// The query of the observation, when it has one and no window: the page sends only
+        /// the nodes it may match (a superset of those the engine keeps; see
+        /// `queryCandidates` in js/collector/25-model.js).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        query: Option<String>,
+        /// Also walk the document afresh and report where the kept page model differs
+        /// ([`check_page_model`]).
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        check: bool,
     },
     /// Count, over the whole document (hidden elements and open shadow roots included), the
     /// elements carrying each of these anchor sets.
@@ -679,6 +716,8 @@ mod tests {
                 window: None,
                 include_hidden: false,
                 viewer: Some(2),
+                query: None,
+                check: false,
             },
         })
         .unwrap();

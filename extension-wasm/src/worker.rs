@@ -48,11 +48,14 @@ pub fn start() {
     spawn_local(async {
         let local = store::load_local().await;
         let bundled = store::load_bundled().await;
+        if bundled.check_page_model {
+            crate::page::check_page_model();
+        }
         refs::store::load_all().await;
         crate::policy::load_owner().await;
         connection::with(|state| {
             state.layers.user = local.user;
-            state.layers.bundled = bundled;
+            state.layers.bundled = bundled.layer;
             state.browser_id = Some(local.browser_id);
             state.pairing_key = local.pairing_key;
             state.config_loaded = true;

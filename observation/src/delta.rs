@@ -95,6 +95,9 @@ pub struct Baseline {
     /// The lines of the frames inlined under its iframes, as they were shown (a later delta
     /// compares the frames' lines with these).
     pub frames: Vec<ObservedNode>,
+    /// The browser page model's generation it was made from (0 where there is none): a delta
+    /// against it also names what changed outside its window after it.
+    pub page_generation: u64,
 }
 
 /// The list around a window, as a delta compares it.
@@ -137,6 +140,11 @@ impl Baselines {
             .rev()
             .find(|b| &b.params == params)
             .map(|b| b.version)
+    }
+
+    /// The newest baseline, whatever its parameters: what the viewer saw last.
+    pub fn newest(&self) -> Option<&Baseline> {
+        self.kept.back()
     }
 
     /// The baseline of `version`, if it is kept.
@@ -341,6 +349,7 @@ mod tests {
                 entries: vec![],
                 view: View::default(),
                 frames: vec![],
+                page_generation: 0,
             });
         }
         assert_eq!(kept.versions(), (3..=10).collect::<Vec<_>>());
@@ -359,6 +368,7 @@ mod tests {
             entries: vec![],
             view: View::default(),
             frames: vec![],
+            page_generation: 0,
         }
     }
 

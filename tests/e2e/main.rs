@@ -81,6 +81,7 @@ mod model_view;
 mod moving_frames;
 mod observation;
 mod ordering;
+mod page_model;
 mod pairing;
 mod policy;
 mod shadow;

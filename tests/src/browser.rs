@@ -50,6 +50,19 @@ pub struct Browser {
 /// A well-formed pairing code that no hub issued.
 pub const UNISSUED_PAIRING_CODE: &str = "7KQ2M-H9D4X-0RB6T-WC3NP";
 
+/// Whether the extensions these helpers launch check their page model against a fresh walk on
+/// every snapshot (`checkPageModel` in the bundled config.json; js/collector/25-model.js): in
+/// the tests (debug builds) they do, so every end-to-end test also proves the model; the
+/// benchmarks (release builds) measure the model alone. `TABWIRE_CHECK_PAGE_MODEL=1` or `=0`
+/// overrides it.
+pub fn checks_page_model() -> bool {
+    match std::env::var("TABWIRE_CHECK_PAGE_MODEL").as_deref() {
+        Ok("1") => true,
+        Ok("0") => false,
+        _ => cfg!(debug_assertions),
+    }
+}
+
 /// How many of the extension's log lines a [`Browser`] keeps.
 const MAX_LOG_LINES: usize = 2000;
 
@@ -113,6 +126,12 @@ impl Browser {
         let dir = Scratch::new("chromium");
         let extension = dir.path().join("extension");
         copy_dir(&artifacts().extension, &extension);
+        let mut config = config;
+        if let Some(fields) = config.as_object_mut() {
+            fields
+                .entry("checkPageModel")
+                .or_insert(checks_page_model().into());
+        }
         std::fs::write(extension.join("config.json"), config.to_string()).unwrap();
         patch(&extension);
         let profile = dir.path().join("profile");

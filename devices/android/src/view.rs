@@ -197,6 +197,7 @@ impl Views {
             entries,
             view: around,
             frames: Vec::new(),
+            page_generation: 0,
         });
         DeviceObservation {
             package: screen.package.clone(),

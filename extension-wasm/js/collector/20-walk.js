@@ -61,22 +61,32 @@
   // subtree flow up (in `acc`) to the nearest prose container or row cell, leaving out what
   // is shown as a node of its own. A prose or row line is reserved in document order before
   // its descendants' lines and filled in once its text is known.
-  function walk(root, group, layout, labels, focused, keepHidden) {
+  //
+  // `from` is for the page model (25-model.js): the state the walk starts in (a subtree walked
+  // again starts where the whole walk was when it reached it) and `records`, where every
+  // element visited on its own — one whose words flow into no line around it, so walking it
+  // again gives its lines whatever its siblings do — is recorded with that state and the range
+  // of `nodes` it produced. With `from`, the nodes are returned as reserved, unfilled slots
+  // (null) included, which is how the ranges count them.
+  function walk(root, group, layout, labels, focused, keepHidden, from) {
     const vw = window.innerWidth;
     const vh = window.innerHeight;
     const nodes = [];
     // How many concealing elements enclose the nodes being walked (always 0 with keepHidden;
     // once inside one, the elements below are not checked again).
-    let quiet = 0;
+    let quiet = from ? from.quiet : 0;
     // Whether the text nodes of the element being walked are in a font too small to read.
-    let tinyText = false;
+    let tinyText = from ? from.tiny : false;
     // Only the words people can see, unless hidden text is kept.
     const visibleOnly = !keepHidden;
 
     // How many boundaries (dialogs, menus, listboxes, grids, forms) enclose the nodes being walked.
-    let depth = 0;
+    let depth = from ? from.depth : 0;
     // The key of the innermost popup (see POPUP_ROLES) around the nodes being walked.
-    let popup = null;
+    let popup = from ? from.popup : null;
+    // The page model's records, and the innermost one open.
+    const records = from ? from.records : null;
+    let open = null;
 
     const place = (fact, rect, nodeGroup) => {
       if (nodeGroup !== null) fact.group = nodeGroup;
@@ -246,6 +256,19 @@
     };
 
     const visit = (el, ctx, nodeGroup, inLayout, acc) => {
+      if (records === null || acc !== null) {
+        visitElement(el, ctx, nodeGroup, inLayout, acc);
+        return;
+      }
+      const record = { el, ctx, group: nodeGroup, layout: inLayout, quiet, tiny: tinyText, depth, popup, start: nodes.length, end: 0, parent: open, level: open === null ? 0 : open.level + 1, live: true };
+      records.push(record);
+      open = record;
+      visitElement(el, ctx, nodeGroup, inLayout, acc);
+      open = record.parent;
+      record.end = nodes.length;
+    };
+
+    const visitElement = (el, ctx, nodeGroup, inLayout, acc) => {
       const tag = el.tagName;
       if (SKIP_TAGS.has(tag)) return;
       if (tag === 'BR') {
@@ -414,77 +437,8 @@
       if (block && acc !== null) acc.text += ' ';
     };
 
-    visit(root, FREE, group, layout, null);
-    return nodes.filter((n) => n !== null);
-  }
-
-  // The last walk of the whole document, reused while nothing that could change what it found
-  // has happened since: no mutation of the document or of an open shadow root it entered
-  // (a MutationObserver), no event that can change styles or form state without one (pointer
-  // and focus moves for :hover and :focus-within, input, clicks, transitions and animations,
-  // loads, popovers, resizes), no style sheet added or grown, and no command of tabwire's other
-  // than a read. A page's script that sets `.checked` or a value without any event, and CSS that
-  // only such a property selects, goes unseen until one of those happens. Facts that change
-  // silently (boxes, values, states) are read afresh for every node sent.
-  const WATCH = { subtree: true, childList: true, attributes: true, characterData: true };
-  const STALE_EVENTS = ['mouseover', 'mouseout', 'focusin', 'focusout', 'input', 'change', 'click', 'keydown', 'keyup', 'toggle', 'transitionrun', 'transitionend', 'transitioncancel', 'animationstart', 'animationiteration', 'animationend', 'load', 'error', 'fullscreenchange'];
-  const cache = ids.walkCache || (ids.walkCache = watchDocument());
-  function watchDocument() {
-    const watched = { nodes: null, stamp: '', roots: new WeakSet(), observer: new MutationObserver(forgetWalk) };
-    watched.observer.observe(document, WATCH);
-    for (const type of STALE_EVENTS) document.addEventListener(type, forgetWalk, { capture: true, passive: true });
-    window.addEventListener('resize', forgetWalk, { passive: true });
-    window.addEventListener('pageshow', forgetWalk, { passive: true });
-    return watched;
-  }
-  // A declaration, not a constant: `watchDocument` hands it out before `cache` is set.
-  function forgetWalk() {
-    cache.nodes = null;
-  }
-  function watchRoot(root) {
-    if (cache.roots.has(root)) return;
-    cache.roots.add(root);
-    cache.observer.observe(root, WATCH);
-    // Events that do not leave a shadow root (load, change, toggle, transitions) are heard there.
-    for (const type of STALE_EVENTS) root.addEventListener(type, forgetWalk, { capture: true, passive: true });
-  }
-  // What can change what the walk finds without a mutation it observes: style sheets added or
-  // grown, a shadow root attached (no mutation record says so), a custom element upgraded (it
-  // matches :defined from then on). (While an animation runs, nothing is reused at all.)
-  function pageStamp() {
-    let rules = 0;
-    for (const sheet of document.styleSheets) {
-      try { rules += sheet.cssRules.length; } catch (e) { rules += 1; }
-    }
-    for (const sheet of document.adoptedStyleSheets) rules += sheet.cssRules.length;
-    let hosts = 0;
-    let undefinedElements = 0;
-    const count = (root) => {
-      for (const el of root.querySelectorAll('*')) {
-        if (el.localName.includes('-') && !el.matches(':defined')) undefinedElements += 1;
-        if (el.shadowRoot !== null) {
-          hosts += 1;
-          for (const sheet of el.shadowRoot.adoptedStyleSheets) rules += sheet.cssRules.length;
-          count(el.shadowRoot);
-        }
-      }
-    };
-    count(document);
-    return `${document.styleSheets.length}/${rules}/${hosts}/${undefinedElements}`;
-  }
-
-  // Every node of the document: the cached walk when it still holds, else a new one. A window
-  // takes its nodes afresh (their boxes, values and states) in `windowOf`.
-  function documentNodes(window, keepHidden) {
-    const stamp = pageStamp();
-    if (cache.observer.takeRecords().length > 0 || stamp !== cache.stamp || cache.keepHidden !== keepHidden || document.getAnimations().length > 0) cache.nodes = null;
-    if (cache.nodes !== null && window) return { nodes: cache.nodes, reused: true };
-    const nodes = walk(document.documentElement, null, false, labelIds(), deepActiveElement(), keepHidden);
-    cache.observer.takeRecords();
-    cache.nodes = nodes;
-    cache.stamp = stamp;
-    cache.keepHidden = keepHidden;
-    return { nodes, reused: false };
+    visit(root, from ? from.ctx : FREE, group, layout, null);
+    return from ? nodes : nodes.filter((n) => n !== null);
   }
 
   // A cached node with the facts that change without a mutation read again.
@@ -527,7 +481,7 @@
       }
       found.last = index;
     });
-    const byViewer = cache.popups || (cache.popups = new Map());
+    const byViewer = model.popups || (model.popups = new Map());
     const seen = byViewer.get(viewer) || new Map();
     const sent = new Set(value.nodes.map((node) => node.key));
     const focused = deepActiveElement();
@@ -594,6 +548,7 @@
     value.after = after;
     value.afterChars = afterChars;
     value.nodes = nodes.slice(first, end);
+    if (reused && window.changedSince !== undefined) changedOutside(value, nodes, first, end, window.changedSince);
     if (reused) {
       const focused = deepActiveElement();
       value.nodes = value.nodes.map((node) => refreshed(node, focused));
@@ -622,7 +577,8 @@
       if (hiddenScope) {
         nodes = [];
       } else if (root === document.documentElement) {
-        ({ nodes, reused } = documentNodes(args.window, keepHidden));
+        nodes = modelNodes(keepHidden);
+        reused = true;
       } else {
         nodes = walk(root, group, layout, labelIds(), deepActiveElement(), keepHidden);
       }
@@ -635,7 +591,16 @@
       if (!el || !el.isConnected) gone.push(key);
     }
     const value = { url: cap(location.href, URL_MAX), title: cap(document.title, TITLE_MAX), doc: ids.token, nodes, gone };
-    if (args.window) windowOf(value, args.window, reused);
+    if (reused) value.generation = model.generation;
+    if (args.window) {
+      windowOf(value, args.window, reused);
+    } else if (reused) {
+      // No window: every node the query may match (or every node), with its facts read afresh.
+      const focused = deepActiveElement();
+      const sent = args.query ? queryCandidates(nodes, args.query) : nodes;
+      value.nodes = sent.map((node) => refreshed(node, focused));
+    }
+    if (args.check && root === document.documentElement) checkModel(value, nodes, keepHidden);
     if (root === document.documentElement && args.viewer !== undefined) popupsAround(value, nodes, Boolean(args.window), reused, args.viewer);
     if (scopeRebound !== null) value.scopeRebound = scopeRebound;
     value.ms = Math.round((performance.now() - started) * 10) / 10;

@@ -62,6 +62,7 @@
     if (el.tagName.toLowerCase() !== anchors.tag || type !== (anchors.type || '') || nodeName(el) !== identity.name) {
       return fail('STALE_REF', `${ref} is stale: that element has been removed, and the element that now has ${what} is a different one (its tag, type or name changed). Take a new snapshot and use a ref from it.`);
     }
+    actedOn(el);
     return { el, rebound: keyOf(el) };
   }
 
@@ -85,6 +86,7 @@
       if (matches.length > 1) {
         return fail('SELECTOR_NOT_UNIQUE', `\`${target.css}\` matches ${matches.length} elements; it must match exactly one. Make the selector more specific or use a ref from a snapshot.`);
       }
+      actedOn(matches[0]);
       return { el: matches[0] };
     }
     if (target.doc !== ids.token) {
@@ -92,6 +94,7 @@
     }
     const el = elementByKey(target.key);
     if (!el || !el.isConnected) return rebind(target);
+    actedOn(el);
     return { el };
   }
 

@@ -39,8 +39,8 @@
     const args = JSON.parse(argsJson);
     const command = args.command;
     REDACTED = args.redacted;
-    // Anything but a read may change the page: the next snapshot walks it again.
-    if (!READS.has(command)) forgetWalk();
+    // Anything but a read may change the page: what it acts on is walked again (25-model.js).
+    startCommand(READS.has(command));
     let reply;
     try {
       const handler = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : null;

@@ -31,6 +31,9 @@ const PAIRING_KEY: &str = "pairingKey";
 /// The values read from one storage area or file, by key.
 type Items = HashMap<String, Value>;
 
+/// The bundled file's switch for the page model's check mode.
+const CHECK_PAGE_MODEL: &str = "checkPageModel";
+
 fn layer_from(items: &Items) -> ConfigLayer {
     let text = |key: &str| items.get(key).and_then(Value::as_str).map(str::to_owned);
     ConfigLayer {
@@ -175,29 +178,43 @@ async fn set_local(items: &Value) -> Result<(), chrome::JsFailure> {
         .map(|_| ())
 }
 
+/// What the bundled `config.json` holds: a configuration layer, and the test suite's switches.
+#[derive(Debug, Default)]
+pub struct Bundled {
+    /// The configuration it sets.
+    pub layer: ConfigLayer,
+    /// `"checkPageModel": true`: every snapshot of a whole document also walks it afresh and
+    /// fails if the kept page model differs (the end-to-end tests run with it; see
+    /// js/collector/25-model.js).
+    pub check_page_model: bool,
+}
+
 /// Reads the bundled `config.json`, if the extension folder has one.
-pub async fn load_bundled() -> ConfigLayer {
+pub async fn load_bundled() -> Bundled {
     let url = chrome::runtime_get_url("config.json");
     let Ok(response) = chrome::call(chrome::fetch(&url)).await else {
         // No file: the normal case for an installed extension.
-        return ConfigLayer::default();
+        return Bundled::default();
     };
     let response: FetchResponse = response.unchecked_into();
     if !response.ok() {
-        return ConfigLayer::default();
+        return Bundled::default();
     }
     let text = match chrome::call(response.text()).await {
         Ok(text) => text.as_string().unwrap_or_default(),
         Err(e) => {
             crate::chrome::log!("could not read the bundled config.json: {e}");
-            return ConfigLayer::default();
+            return Bundled::default();
         }
     };
     match serde_json::from_str::<Items>(&text) {
-        Ok(items) => layer_from(&items),
+        Ok(items) => Bundled {
+            layer: layer_from(&items),
+            check_page_model: items.get(CHECK_PAGE_MODEL) == Some(&Value::Bool(true)),
+        },
         Err(e) => {
             crate::chrome::log!("ignoring the bundled config.json: it is not a JSON object ({e})");
-            ConfigLayer::default()
+            Bundled::default()
         }
     }
 }

@@ -271,7 +271,13 @@ pub async fn observe_after(
     // A dialog the page opens meanwhile would hold the snapshot until the deadline.
     let stopped = select(sleep(budget), debugger::dialog_opened(tab));
     match select(
-        snapshot::snapshot(Some(tab), request, viewer, checkpoint),
+        snapshot::observe(
+            Some(tab),
+            request,
+            viewer,
+            snapshot::Changes::SinceLastView,
+            checkpoint,
+        ),
         stopped,
     )
     .await

@@ -58,6 +58,23 @@ pub struct SnapshotFacts {
     pub scope_rebound: Option<u32>,
     /// How long the walk took in the page, in milliseconds.
     pub ms: f64,
+    /// In the check mode ([`crate::page::checks_page_model`]): where the kept page model
+    /// differed from a fresh walk.
+    pub model_mismatch: Option<String>,
+    /// The page model's generation these facts come from (0: a walk of a scope, no model).
+    pub generation: u64,
+    /// Nodes outside the window that changed after the generation the request named.
+    pub changed: Option<ChangedOutside>,
+}
+
+/// Nodes outside a window that changed since a delta's baseline.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
+pub struct ChangedOutside {
+    /// How many changed.
+    pub count: u32,
+    /// The first of them.
+    pub nodes: Vec<PageNode>,
 }
 
 /// Where the observation comes from.
@@ -244,6 +261,7 @@ pub fn observe(
     );
 
     let params = Params::of(request);
+    let page_generation = facts.generation;
     let view = View {
         total_nodes: shown.total_nodes,
         truncated: shown.truncated(),
@@ -254,6 +272,37 @@ pub fn observe(
             .of(source.viewer)
             .and_then(|kept| kept.matching(since, &params))
     });
+    if let Some(changed) = &facts.changed {
+        // A popup that opened outside the view is shown above already.
+        let in_popups: HashSet<u32> = facts
+            .outside
+            .iter()
+            .flat_map(|popup| popup.nodes.iter().map(|node| node.key))
+            .collect();
+        let mut nodes = Vec::new();
+        for unit in window::units(&changed.nodes, Some(&facts.url)) {
+            if in_popups.contains(&unit.key) {
+                continue;
+            }
+            let index = doc.refs.assign(unit.key, last_index);
+            nodes.extend(observed_lines(
+                &unit,
+                0..unit.lines.len(),
+                element_ref(source.frame, index),
+                changed.nodes[unit.node].depth,
+                |key| element_ref(source.frame, doc.refs.assign(key, last_index)),
+            ));
+        }
+        let shown = changed.nodes.len() as u32;
+        let note = match changed.count {
+            1 => "changed outside this view".to_owned(),
+            n if n == shown => format!("changed outside this view ({n} lines)"),
+            n => format!("changed outside this view ({n} lines; the first {shown})"),
+        };
+        if !nodes.is_empty() {
+            outside.push(Outside { note, nodes });
+        }
+    }
     let (nodes, delta_part) = match baseline {
         Some(baseline) => {
             let diff = delta::diff(&baseline.entries, &entries);
@@ -305,6 +354,7 @@ pub fn observe(
                 entries,
                 view,
                 frames,
+                page_generation,
             });
             doc.version
         }
@@ -477,6 +527,60 @@ mod tests {
             ]
         );
         assert_eq!(second.version, 2);
+    }
+
+    #[test]
+    fn what_changed_outside_the_window_is_named_with_refs() {
+        let mut tables = RefTables::default();
+        let req = SnapshotRequest {
+            max_nodes: 2,
+            ..request()
+        };
+        let shown = vec![button(1, "One"), button(2, "Two")];
+        let first = snap(&mut tables, &req, facts(shown.clone()));
+        assert!(first.outside.is_empty());
+        // The page reports two nodes below the window that changed since; it sends the first.
+        let status = PageNode::new(40, "status", "Saved");
+        let popup = PageNode::new(41, "listbox", "Choices");
+        let changed = SnapshotFacts {
+            changed: Some(ChangedOutside {
+                count: 3,
+                nodes: vec![status, popup.clone()],
+            }),
+            outside: vec![PagePopup {
+                key: 41,
+                role: "listbox".into(),
+                name: "Choices".into(),
+                count: 0,
+                nodes: vec![popup],
+            }],
+            ..facts(shown)
+        };
+        let delta = snap(
+            &mut tables,
+            &SnapshotRequest {
+                since: Some(first.version),
+                ..req
+            },
+            changed,
+        );
+        let note = delta
+            .outside
+            .iter()
+            .find(|o| o.note.starts_with("changed outside"))
+            .expect("the changes outside are named");
+        assert_eq!(
+            note.note,
+            "changed outside this view (3 lines; the first 2)"
+        );
+        // The popup is shown as a popup, not twice.
+        let texts: Vec<String> = note.nodes.iter().map(|n| n.text.clone()).collect();
+        assert_eq!(texts, [r#"status "Saved""#]);
+        assert!(note.nodes[0].element_ref.is_some());
+        // Nothing in the window changed: it is still a delta, and not an unchanged one.
+        let part = delta.delta.as_ref().expect("a delta");
+        assert!(part.changed.is_empty());
+        assert_ne!(delta.version, first.version);
     }
 
     #[test]

@@ -87,6 +87,10 @@ async fn line_where(
         window: None,
         include_hidden: false,
         viewer: None,
+        query: None,
+        // Not checked: a wait polls this walk many times within its timeout, and observations
+        // check the same model on every call.
+        check: false,
     };
     let reply =
         page::run::<SnapshotFacts>(tab, TOP_FRAME, &command, MissingFrame::Requested).await?;

@@ -81,8 +81,30 @@ pub async fn snapshot(
     viewer: &str,
     checkpoint: &Checkpoint,
 ) -> Result<Observation, OpError> {
+    observe(tab_id, request, viewer, Changes::SinceBaseline, checkpoint).await
+}
+
+/// What an observation says about the lines outside its window that changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Changes {
+    /// Those that changed since the delta's baseline (nothing for a full window).
+    SinceBaseline,
+    /// Those that changed since the viewer's latest observation of the document, whatever
+    /// its window: what an action's observation shows, even when it is a full window of its
+    /// own budget (the agent's last view was a snapshot with another one).
+    SinceLastView,
+}
+
+/// [`snapshot`], saying what changed outside the window as `changes` asks.
+pub async fn observe(
+    tab_id: Option<TabId>,
+    request: SnapshotRequest,
+    viewer: &str,
+    changes: Changes,
+    checkpoint: &Checkpoint,
+) -> Result<Observation, OpError> {
     let tab = resolve_tab(tab_id).await?.id;
-    let observed = observe_document(tab, &request, viewer, checkpoint).await?;
+    let observed = observe_document(tab, &request, viewer, changes, checkpoint).await?;
     let observation = if request.frame_id.is_none() {
         with_frames(tab, &request, observed, viewer, checkpoint).await
     } else {
@@ -288,7 +310,14 @@ fn inline_frames<'a>(
                 since: None,
                 include_hidden: request.include_hidden,
             };
-            let Ok(child) = observe_document(tab, &child_request, at.viewer, at.checkpoint).await
+            let Ok(child) = observe_document(
+                tab,
+                &child_request,
+                at.viewer,
+                Changes::SinceBaseline,
+                at.checkpoint,
+            )
+            .await
             else {
                 continue;
             };
@@ -366,15 +395,27 @@ async fn observe_document(
     tab: TabId,
     request: &SnapshotRequest,
     viewer: &str,
+    changes: Changes,
     checkpoint: &Checkpoint,
 ) -> Result<Observed, OpError> {
     let scope = ReadScope::prepare(tab, request.frame_id, request.scope.as_ref())?;
     let frame = scope.frame;
-    let (ticket, known, viewer_number) = refs::with_tables(|tables| {
+    let (ticket, known, viewer_number, changed_since) = refs::with_tables(|tables| {
+        // The page model's generation of the baseline a delta will compare with.
+        let changed_since = (|| {
+            let views = tables.get(tab, frame)?.doc.as_ref()?.views.of(viewer)?;
+            let baseline = match (request.since, changes) {
+                (Some(since), _) => views.matching(since, &Params::of(request)),
+                (None, Changes::SinceLastView) => views.newest(),
+                (None, Changes::SinceBaseline) => None,
+            };
+            Some(baseline?.page_generation)
+        })();
         (
             tables.begin(tab, frame),
             tables.live_keys(tab, frame),
             tables.viewer_number(viewer),
+            changed_since,
         )
     });
     let missing = scope.missing_frame();
@@ -389,13 +430,19 @@ async fn observe_document(
                 offset: request.offset,
                 lines: request.max_nodes,
                 chars: request.max_chars,
+                changed_since,
             }),
             include_hidden: request.include_hidden,
             viewer: Some(viewer_number),
+            query: request.query.clone(),
+            check: page::checks_page_model(),
         },
         missing,
     )
     .await?;
+    if let Some(mismatch) = &reply.value.model_mismatch {
+        return Err(page::page_model_differs(tab, frame, mismatch));
+    }
     let page_ms = now_ms() - asked;
     scope.check_document(&reply.document_id)?;
     let mut reply = reply;
