@@ -7,7 +7,7 @@
 //! says it did.
 
 use serde_json::{Value, json};
-use tabwire_e2e::scenario::{OneBrowser, inline_ref, ref_of};
+use tabwire_e2e::scenario::{OneBrowser, element_state, inline_ref, ref_of};
 
 /// The text of mailbox.html's status line.
 async fn status(setup: &OneBrowser) -> Value {
@@ -96,6 +96,16 @@ async fn no_outcome_claims_text_or_a_choice_went_into_a_disabled_field() {
         "{}",
         snapshot.text
     );
+    // Disabled by an ancestor's aria-disabled is disabled too, in the line and in the state.
+    assert!(
+        snapshot.text.contains("textbox \"Inner note\" [disabled]"),
+        "{}",
+        snapshot.text
+    );
+    let state = setup
+        .call("read_element_state", json!({"selector": "#inner"}))
+        .await;
+    assert_eq!(element_state(&state)["disabled"], true, "{}", state.text);
     for mode in [None, Some("native"), Some("trusted")] {
         let mut args = json!({"selector": locked, "text": "hello"});
         if let Some(mode) = mode {

@@ -503,7 +503,8 @@
     if (tag === 'OPTION' ? el.selected : el.getAttribute('aria-selected') === 'true') states.push('selected');
     const details = tag === 'SUMMARY' && el.parentElement && el.parentElement.tagName === 'DETAILS' ? el.parentElement : null;
     if (el.getAttribute('aria-expanded') === 'true' || (details && details.open)) states.push('expanded');
-    if (el.matches(':disabled') || el.getAttribute('aria-disabled') === 'true') states.push('disabled');
+    // (`markedDisabled`: aria-disabled here or on an ancestor, or inert: what type_text refuses.)
+    if (el.matches(':disabled') || markedDisabled(el)) states.push('disabled');
     if (el.required || el.getAttribute('aria-required') === 'true') states.push('required');
     const textField = (tag === 'INPUT' && !BUTTON_INPUT_TYPES.has(el.type) && el.type !== 'checkbox' && el.type !== 'radio') || tag === 'TEXTAREA';
     if ((textField && el.readOnly) || el.getAttribute('aria-readonly') === 'true') states.push('readonly');

@@ -156,8 +156,8 @@
     if (tag === 'OPTION') state.selected = el.selected;
     if (tag === 'SELECT') state.selectedText = cap(Array.from(el.selectedOptions, optionText).join(', '), args.maxChars);
     if (FORM_CONTROLS.has(tag)) {
-      if (tag === 'INPUT' || tag === 'TEXTAREA') state.readonly = el.readOnly;
-      state.disabled = el.matches(':disabled');
+      if (tag === 'INPUT' || tag === 'TEXTAREA') state.readonly = el.readOnly || markedReadonly(el);
+      state.disabled = el.matches(':disabled') || markedDisabled(el);
       if (tag !== 'BUTTON') state.required = el.required;
     }
     state.visible = visible(el) && !(tag === 'INPUT' && el.type === 'hidden');
