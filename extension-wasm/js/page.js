@@ -77,3 +77,23 @@ export async function runInPage(tabId, frameId, build, argsJson) {
   }
   return answer(injection || {});
 }
+
+/**
+ * Resolves once the tab's top document has run an animation frame and the tasks queued by its
+ * callbacks (a framework's render after a hover), or after 100 ms in a tab that draws no
+ * frames. It runs in the ISOLATED world, whose timers the page cannot replace. A click waits
+ * for it between the mouse's move and its press, as a hand rests there for a moment.
+ */
+export async function nextFrame(tabId) {
+  await chrome.scripting.executeScript({
+    target: { tabId, frameIds: [0] },
+    world: 'ISOLATED',
+    func: () => new Promise((resolve) => {
+      const limit = setTimeout(resolve, 100);
+      requestAnimationFrame(() => setTimeout(() => {
+        clearTimeout(limit);
+        resolve();
+      }, 0));
+    }),
+  });
+}

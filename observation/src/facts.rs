@@ -38,6 +38,10 @@ pub struct PageNode {
     pub href: Option<String>,
     /// A heading's level.
     pub level: Option<u32>,
+    /// The format a date, time, month or week field takes its value in (`YYYY-MM-DD`,
+    /// `HH:MM`, `YYYY-MM-DDTHH:MM`, `YYYY-MM`, `YYYY-Www`): rendered after the name, and what
+    /// `type_text` and `fill_form` accept for it.
+    pub format: Option<String>,
     /// A select's first options.
     pub options: Vec<PageOption>,
     /// For an iframe: the frame's ID, to observe it with `frameId` (filled in by the wasm from

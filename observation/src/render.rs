@@ -56,6 +56,9 @@ pub fn render_node(node: &PageNode, document_url: Option<&str>, detail: Detail) 
     if !name.is_empty() {
         line.push_str(&format!(" \"{name}\""));
     }
+    if let Some(format) = node.format.as_deref().filter(|f| !f.is_empty()) {
+        line.push_str(&format!(" ({})", one_line(format)));
+    }
     if detail == Detail::Full
         && let Some(value) = node.value.as_deref().filter(|v| !v.is_empty())
     {
@@ -264,6 +267,22 @@ mod tests {
         let line = render(&n);
         assert_eq!(line.chars().count(), MAX_LINE_CHARS);
         assert!(line.ends_with('…'));
+    }
+
+    #[test]
+    fn a_date_field_says_its_format_with_or_without_its_value() {
+        let mut due = node("textbox", "Due");
+        due.format = Some("YYYY-MM-DD".into());
+        assert_eq!(render(&due), "textbox \"Due\" (YYYY-MM-DD)");
+        due.value = Some("2026-12-03".into());
+        assert_eq!(
+            render(&due),
+            "textbox \"Due\" (YYYY-MM-DD) = \"2026-12-03\""
+        );
+        assert_eq!(
+            render_node(&due, Some(URL), Detail::WithoutValue),
+            "textbox \"Due\" (YYYY-MM-DD)"
+        );
     }
 
     /// A node as a device backend fills it in: no URL, no href, no frame.

@@ -61,6 +61,7 @@ mod cancel;
 mod capture;
 mod cli;
 mod cluster;
+mod controls;
 mod covering;
 mod denied_dialogs;
 mod devices;

@@ -69,6 +69,16 @@
     return null;
   }
 
+  // Inputs whose value has a format of its own (date, time, month, week): their line says it,
+  // as `textbox "Due" (YYYY-MM-DD)`, and type_text and fill_form take the value in it.
+  const FIELD_FORMATS = {
+    date: { format: 'YYYY-MM-DD', what: 'a date as YYYY-MM-DD (e.g. 2026-12-03)' },
+    time: { format: 'HH:MM', what: 'a time as HH:MM or HH:MM:SS, 24-hour (e.g. 13:45)' },
+    'datetime-local': { format: 'YYYY-MM-DDTHH:MM', what: 'a date and time as YYYY-MM-DDTHH:MM (e.g. 2026-12-03T13:45)' },
+    month: { format: 'YYYY-MM', what: 'a month as YYYY-MM (e.g. 2026-12)' },
+    week: { format: 'YYYY-Www', what: 'a week as YYYY-Www (e.g. 2026-W49)' },
+  };
+
   const focusable = (el) => el.hasAttribute('tabindex') && el.tabIndex >= 0;
 
   function roleOf(el, layout) {
@@ -87,24 +97,120 @@
   }
 
   // Elements without a role of their own that an agent can still operate, as the words a line
-  // calls them by: `clickable` (an onclick attribute, an <a> without href, or the element where
-  // a pointer cursor starts: listeners added by script are invisible from the extension's
-  // world, and the cursor is what a page shows people instead), `focusable` (a tabindex of 0 or
-  // more and nothing else). Labels are left out: their control is what is operated. `style` is
-  // the element's computed style, already read by the caller.
+  // calls them by: `clickable` (an onclick attribute, an <a> without href, an element a style
+  // sheet gives a pointer cursor of its own — also one set only under `:hover`, see
+  // `pointerRules` — or the element where an inherited pointer cursor starts: listeners added
+  // by script are invisible from the extension's world, and the cursor is what a page shows
+  // people instead), `focusable` (a tabindex of 0 or more and nothing else). Labels are left
+  // out: their control is what is operated. `style` is the element's computed style, already
+  // read by the caller.
   const NOT_OPERABLE_TAGS = new Set(['HTML', 'BODY', 'LABEL', 'MAIN', 'SECTION', 'ARTICLE', 'NAV', 'HEADER', 'FOOTER', 'ASIDE', 'FORM', 'TABLE', 'TBODY', 'THEAD', 'TFOOT', 'UL', 'OL', 'DL']);
   function operableRole(el, style) {
     if (NOT_OPERABLE_TAGS.has(el.tagName)) return null;
     if (el.hasAttribute('onclick') || (el.tagName === 'A' && !el.hasAttribute('href'))) return 'clickable';
     if (style.cursor === 'pointer') {
       const parent = el.parentElement || (el.parentNode && el.parentNode.host) || null;
-      if (parent === null || getComputedStyle(parent).cursor !== 'pointer') return 'clickable';
+      if (parent === null || getComputedStyle(parent).cursor !== 'pointer' || ownPointer(el)) return 'clickable';
+    } else if (ownPointer(el)) {
+      // A pointer cursor set only under `:hover`: the element is operable wherever the mouse is.
+      return 'clickable';
     }
     return focusable(el) ? 'focusable' : null;
   }
 
+  // Pointer cursors the page's style sheets set on elements themselves, rather than by
+  // inheritance: the selectors of the style rules that set `cursor: pointer`, with `:hover`
+  // removed (`.icon:hover { cursor: pointer }` makes `.icon` clickable before any mouse
+  // comes near it), read once per style sheet and again only when its rule count changes
+  // (a WeakMap by sheet), and matched once per walk and tree (document or shadow root, with
+  // that tree's own sheets) with one querySelectorAll. A rule's media or supports condition
+  // is not evaluated (a pointer rule for wide screens counts on narrow ones), nested CSS rules
+  // and cross-origin sheets (whose rules cannot be read) are not seen, and neither is a cursor
+  // set by script on hover. An inline `style="cursor: pointer"` counts as the element's own.
+  const sheetPointers = ids.sheetPointers || (ids.sheetPointers = new WeakMap());
+  // Per call: the tree's selector list and the elements it matches, by tree.
+  let pointerTrees = null;
+
+  // The selectors of one sheet's pointer rules, `:hover` removed.
+  function pointerSelectorsOf(sheet) {
+    let rules;
+    try { rules = sheet.cssRules; } catch (e) { return []; }
+    const cached = sheetPointers.get(sheet);
+    if (cached !== undefined && cached.count === rules.length) return cached.selectors;
+    const selectors = [];
+    const visitRules = (list, depth) => {
+      for (const rule of list) {
+        if (rule.selectorText !== undefined) {
+          if (rule.style.cursor === 'pointer') {
+            for (const part of splitSelectors(rule.selectorText)) {
+              const plain = part.replace(/:hover\b/g, '').trim();
+              if (plain && !/[:(]$/.test(plain) && validSelector(plain)) selectors.push(plain);
+            }
+          }
+        } else if (rule.cssRules && depth < 4) {
+          visitRules(rule.cssRules, depth + 1);
+        }
+      }
+    };
+    visitRules(rules, 0);
+    sheetPointers.set(sheet, { count: rules.length, selectors });
+    return selectors;
+  }
+
+  // A selector list's parts, split at the commas outside parentheses and brackets.
+  function splitSelectors(text) {
+    const parts = [];
+    let depth = 0;
+    let start = 0;
+    for (let i = 0; i < text.length; i++) {
+      const c = text[i];
+      if (c === '(' || c === '[') depth += 1;
+      else if (c === ')' || c === ']') depth -= 1;
+      else if (c === ',' && depth === 0) {
+        parts.push(text.slice(start, i));
+        start = i + 1;
+      }
+    }
+    parts.push(text.slice(start));
+    return parts;
+  }
+
+  const selectorProbe = document.createDocumentFragment();
+  function validSelector(selector) {
+    try {
+      selectorProbe.querySelector(selector);
+      return true;
+    } catch (e) {
+      return false;
+    }
+  }
+
+  // The tree's pointer rules: {selector (one list, or '' when none), matched (a Set)}.
+  function pointerTree(root) {
+    if (pointerTrees === null) pointerTrees = new Map();
+    let tree = pointerTrees.get(root);
+    if (tree !== undefined) return tree;
+    const selectors = [];
+    const sheets = root.styleSheets ? Array.from(root.styleSheets) : [];
+    if (root.adoptedStyleSheets) sheets.push(...root.adoptedStyleSheets);
+    for (const sheet of sheets) for (const selector of pointerSelectorsOf(sheet)) selectors.push(selector);
+    const selector = Array.from(new Set(selectors)).join(',');
+    tree = { selector, matched: selector ? new Set(root.querySelectorAll(selector)) : new Set() };
+    pointerTrees.set(root, tree);
+    return tree;
+  }
+
+  // Whether `el` has a pointer cursor of its own (see `pointerTree`).
+  function ownPointer(el) {
+    if (el.hasAttribute('style') && el.style.cursor === 'pointer') return true;
+    const matched = pointerTree(el.getRootNode()).matched;
+    return matched.size > 0 && matched.has(el);
+  }
+
   // Whether `el` holds something that is operated on its own (a control, a link, a field, a
   // labelled or focusable element): such an element is a container, not one clickable thing.
+  // (An element with a pointer cursor or click handler of its own inside a clickable one is
+  // an inline ref in the clickable one's line: see `operable` in 20-walk.js.)
   const INNER_CONTROLS = 'a[href],button,input,select,textarea,[role],[tabindex],[onclick],[contenteditable]';
   const holdsControls = (el) => el.querySelector(INNER_CONTROLS) !== null || (el.shadowRoot !== null && el.shadowRoot.querySelector(INNER_CONTROLS) !== null);
 
@@ -397,7 +503,8 @@
     if (tag === 'OPTION' ? el.selected : el.getAttribute('aria-selected') === 'true') states.push('selected');
     const details = tag === 'SUMMARY' && el.parentElement && el.parentElement.tagName === 'DETAILS' ? el.parentElement : null;
     if (el.getAttribute('aria-expanded') === 'true' || (details && details.open)) states.push('expanded');
-    if (el.matches(':disabled') || el.getAttribute('aria-disabled') === 'true') states.push('disabled');
+    // (`markedDisabled`: aria-disabled here or on an ancestor, or inert: what type_text refuses.)
+    if (el.matches(':disabled') || markedDisabled(el)) states.push('disabled');
     if (el.required || el.getAttribute('aria-required') === 'true') states.push('required');
     const textField = (tag === 'INPUT' && !BUTTON_INPUT_TYPES.has(el.type) && el.type !== 'checkbox' && el.type !== 'radio') || tag === 'TEXTAREA';
     if ((textField && el.readOnly) || el.getAttribute('aria-readonly') === 'true') states.push('readonly');
@@ -463,6 +570,7 @@
     if (states.length) fact.states = states;
     if (role === 'link' && typeof el.href === 'string' && el.href) fact.href = cap(el.href, HREF_MAX);
     if (role === 'heading') fact.level = headingLevel(el);
+    if (el.tagName === 'INPUT' && el.type in FIELD_FORMATS) fact.format = FIELD_FORMATS[el.type].format;
     if (el.tagName === 'SELECT') {
       fact.options = Array.from(el.options).slice(0, OPTIONS_MAX).map((o) => ({ text: cap(collapse(o.label || o.text), NAME_MAX), selected: o.selected }));
     }

@@ -2,22 +2,30 @@
 // js/collector/ in name order when the extension is built. This part puts text into fields: the
 // native setter for native typing, focus for trusted typing (keys, the default, included).
 
-  // The kind of text field `el` is: 'input', 'area' (a textarea) or 'editable'
-  // (contenteditable); null when it takes no typed text.
+  // The kind of text field `el` is: 'input', 'area' (a textarea), 'editable'
+  // (contenteditable) or 'formatted' (a date, time, month or week input, whose value is set in
+  // its own format: see FIELD_FORMATS); null when it takes no typed text.
   function textKind(el) {
-    if (el.tagName === 'INPUT') return TEXT_INPUT_TYPES.has(el.type) ? 'input' : null;
+    if (el.tagName === 'INPUT') return TEXT_INPUT_TYPES.has(el.type) ? 'input' : el.type in FIELD_FORMATS ? 'formatted' : null;
     if (el.tagName === 'TEXTAREA') return 'area';
     return el.isContentEditable ? 'editable' : null;
   }
 
-  // Why a control refuses input, or null: it is disabled, or read-only (unless allowed; the
-  // attribute is never touched).
+  // Whether the page says `el` is disabled without the browser enforcing it: aria-disabled on
+  // it or on an ancestor (ARIA disables a widget's descendants too), or an inert subtree. Keys
+  // may still reach such a field while the page ignores them, so nothing would be typed while
+  // the outcome said it was.
+  const markedDisabled = (el) => el.closest('[aria-disabled="true"]') !== null || el.closest('[inert]') !== null;
+  const markedReadonly = (el) => el.getAttribute('aria-readonly') === 'true';
+
+  // Why a control refuses input, or null: it is disabled (natively, or as its ARIA says), or
+  // read-only (natively or as its ARIA says; unless allowed; the attribute is never touched).
   function refusal(el, allowReadonly) {
-    if (el.matches(':disabled')) {
-      return fail('NOT_EDITABLE', `${labelOf(el)} is disabled; it does not accept input. Wait for the page to enable it, or pick another element.`);
+    if (el.matches(':disabled') || markedDisabled(el)) {
+      return fail('NOT_EDITABLE', `${labelOf(el)} is disabled; it does not accept input, and nothing was changed. Wait for the page to enable it, or pick another element.`);
     }
-    if (el.readOnly === true && !allowReadonly) {
-      return fail('NOT_EDITABLE', `${labelOf(el)} is read-only; it does not accept text. If it is a picker that reads typed text anyway, use type_text with allowReadonly: true.`);
+    if ((el.readOnly === true || markedReadonly(el)) && !allowReadonly) {
+      return fail('NOT_EDITABLE', `${labelOf(el)} is read-only; it does not accept text, and nothing was typed. If it is a picker that reads typed text anyway, use type_text with allowReadonly: true.`);
     }
     return null;
   }
@@ -26,9 +34,29 @@
   function textField(el, allowReadonly) {
     const kind = textKind(el);
     if (!kind) {
-      return fail('NOT_EDITABLE', `${labelOf(el)} does not accept text: only text inputs, textareas and contenteditable elements do.`);
+      return fail('NOT_EDITABLE', `${labelOf(el)} does not accept text: only text, date and time inputs, textareas and contenteditable elements do.`);
     }
     return refusal(el, allowReadonly) || { kind };
+  }
+
+  // Whether `value` is a valid value of an input of `type` (the browser's own parser decides).
+  function fits(type, value) {
+    const probe = document.createElement('input');
+    probe.type = type;
+    probe.value = value;
+    return probe.value !== '';
+  }
+
+  // The text for a date or time field, which takes only its own format (see FIELD_FORMATS),
+  // checked: {text}, or INVALID_ARGUMENT naming the format. Nothing is changed. Such a value is
+  // always replaced whole (a date appended to a date is no date), whatever `clear` says.
+  function formattedText(el, text) {
+    const type = el.type;
+    const trimmed = text.trim();
+    if (trimmed !== '' && !fits(type, trimmed)) {
+      return fail('INVALID_ARGUMENT', `${labelOf(el)} is a ${type} field and takes ${FIELD_FORMATS[type].what}; "${cap(text, NAME_MAX)}" is not one, and nothing was typed.`);
+    }
+    return { text: trimmed };
   }
 
   // Selects the field's whole content (`clear`: what is typed next replaces it), or puts the
@@ -71,7 +99,7 @@
       else if (clear) document.execCommand('delete');
       return cap(el.innerText, TYPED_VALUE_MAX);
     }
-    setValue(el, clear ? text : el.value + text, text);
+    setValue(el, clear || kind === 'formatted' ? text : el.value + text, text);
     return fieldValue(el);
   }
 
@@ -81,8 +109,14 @@
     const el = found.el;
     const field = textField(el, args.allowReadonly);
     if (field.error) return field;
+    let text = args.text;
+    if (field.kind === 'formatted') {
+      const checked = formattedText(el, text);
+      if (checked.error) return checked;
+      text = checked.text;
+    }
     el.scrollIntoView(TO_CENTRE);
-    const value = enterText(el, field.kind, args.text, args.clear);
+    const value = enterText(el, field.kind, text, args.clear);
     return done(found, { value, node: describe(el, deepActiveElement()) });
   }
 
@@ -105,13 +139,15 @@
     if (args.editable) {
       const field = textField(el, args.allowReadonly);
       if (field.error) return field;
+      // (A date or time field, kind 'formatted', is then set natively by `type`, in its own
+      // format: keys reach Chrome's picker segment by segment, in the locale's order.)
       reply.kind = field.kind;
       reply.readonly = el.readOnly === true;
     }
     el.scrollIntoView(TO_CENTRE);
     el.focus({ preventScroll: true });
     const kind = textKind(el);
-    if (kind && (args.editable || args.clear)) placeCaret(el, kind, args.clear);
+    if (kind && kind !== 'formatted' && (args.editable || args.clear)) placeCaret(el, kind, args.clear);
     if (args.editable) reply.focused = holdsFocus(el, kind);
     reply.node = describe(el, deepActiveElement());
     return done(found, reply);

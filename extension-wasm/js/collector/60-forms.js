@@ -101,6 +101,11 @@
       return fail('SELECTOR_NOT_UNIQUE', `${matches.length} visible elements have the text ${shown}; select_option needs exactly one. Close the other lists, or click the option you mean by its ref from a snapshot.`);
     }
     const el = matches[0];
+    // A disabled option (or one in a disabled list) would take the click and change nothing,
+    // while the outcome said it was chosen.
+    if (el.matches(':disabled') || markedDisabled(el)) {
+      return fail('NOT_EDITABLE', `The option ${shown} is disabled; nothing was chosen. Pick another option.`);
+    }
     // 'nearest' scrolls the dropdown's own list just enough, and leaves the page where it is.
     el.scrollIntoView({ block: 'nearest', inline: 'nearest', behavior: 'instant' });
     const point = hitPoint(el);
@@ -151,8 +156,8 @@
     if (tag === 'OPTION') state.selected = el.selected;
     if (tag === 'SELECT') state.selectedText = cap(Array.from(el.selectedOptions, optionText).join(', '), args.maxChars);
     if (FORM_CONTROLS.has(tag)) {
-      if (tag === 'INPUT' || tag === 'TEXTAREA') state.readonly = el.readOnly;
-      state.disabled = el.matches(':disabled');
+      if (tag === 'INPUT' || tag === 'TEXTAREA') state.readonly = el.readOnly || markedReadonly(el);
+      state.disabled = el.matches(':disabled') || markedDisabled(el);
       if (tag !== 'BUTTON') state.required = el.required;
     }
     state.visible = visible(el) && !(tag === 'INPUT' && el.type === 'hidden');
@@ -178,20 +183,9 @@
   // browser empties a value that does not fit, so fill_form checks it first.
   const FORMATS = {
     number: 'a number such as 42 or 3.5',
-    date: 'a date as YYYY-MM-DD',
-    time: 'a time as HH:MM or HH:MM:SS',
-    'datetime-local': 'a date and time as YYYY-MM-DDTHH:MM',
-    month: 'a month as YYYY-MM',
-    week: 'a week as YYYY-Www (e.g. 2024-W05)',
     color: 'a colour as #rrggbb',
   };
-
-  function fits(type, value) {
-    const probe = document.createElement('input');
-    probe.type = type;
-    probe.value = value;
-    return probe.value !== '';
-  }
+  for (const [type, format] of Object.entries(FIELD_FORMATS)) FORMATS[type] = format.what;
 
   // How fill_form sets a field: 'check' (checkbox, radio), 'select', or a text kind.
   function fillKind(el) {
@@ -314,7 +308,9 @@
     if (checked.error) return checked;
     return ok({
       fields: checked.fields.map(({ found, el }) => {
-        const field = { typed: textKind(el) !== null };
+        const kind = textKind(el);
+        // Date and time fields are set natively, in their own format (see `formattedText`).
+        const field = { typed: kind !== null && kind !== 'formatted' };
         if (found.rebound) field.rebound = found.rebound;
         return field;
       }),

@@ -36,6 +36,7 @@
 
   return function run(argsJson) {
     labelMaps = null;
+    pointerTrees = null;
     const args = JSON.parse(argsJson);
     const command = args.command;
     REDACTED = args.redacted;
@@ -49,6 +50,7 @@
       reply = fail('INTERNAL', `tabwire's page script failed: ${e && e.message ? e.message : e}`);
     } finally {
       labelMaps = null;
+      pointerTrees = null;
     }
     return JSON.stringify(reply);
   };

@@ -64,7 +64,8 @@ pub struct TypeArgs {
 // Without mode or inputMethod, the protocol's `TypeMode::Auto` (docs/actions.md).
 pub const TYPE_TEXT: &str = "Type real keys into a field (appends; clear replaces; over 100 \
 chars: one insertion, then the last key). mode native: value setter; trusted: one insertion (keys \
-with inputMethod). Returns the value.";
+with inputMethod). Date/time fields take the format their line shows, e.g. (YYYY-MM-DD), and are \
+replaced. Returns the value.";
 
 impl ActionTool for TypeArgs {
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {
@@ -225,7 +226,8 @@ pub enum FieldValueArg {
 }
 
 pub const FILL_FORM: &str = "Fill one form's fields, all checked first. Returns each field's \
-value and validation message; submit requests submission.";
+value and validation message; submit requests submission. Date/time fields take the format \
+their line shows.";
 
 impl ActionTool for FillFormArgs {
     fn into_action(self, _timeout_ms: u32) -> Result<Action, ToolError> {

@@ -312,7 +312,7 @@ async fn fill_with_keys(
             .map_err(after_start(started))?;
         // A field keys cannot reach is set in the page, as type_text would set it (the page
         // refused a read-only one before any key, as read-only fields are not allowed here).
-        if let Keyboard::Refused(_) = keyed {
+        if let Keyboard::Refused(_) | Keyboard::Formatted = keyed {
             run.push(page_field);
         }
     }

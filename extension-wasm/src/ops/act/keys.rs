@@ -98,7 +98,13 @@ pub async fn type_text(
         }
         TypeMode::Trusted => {
             let editable = Some((typing.clear, typing.allow_readonly));
-            let node = focus(tab, &prepared, editable, checkpoint).await?.node;
+            let focused = focus(tab, &prepared, editable, checkpoint).await?;
+            if focused.kind.as_deref() == Some(FORMATTED) {
+                // No key reaches a date field as text: it is set in its format, as `Auto` does.
+                let (node, value) = native(tab, &prepared, typing, checkpoint).await?;
+                return Ok(typed_outcome(tab, &url, &node, value, ""));
+            }
+            let node = focused.node;
             debugger::ensure_attached(tab).await?;
             // Each input call passes the checkpoint right before its input goes out.
             match (typing.input_method, typing.text.is_empty()) {
@@ -120,14 +126,19 @@ pub async fn type_text(
             (node, value)
         }
     };
-    let line = render_node(&node, Some(&url), Detail::WithoutValue);
+    Ok(typed_outcome(tab, &url, &node, value, &note))
+}
+
+/// The outcome of typing into `node`, which now holds `value`.
+fn typed_outcome(tab: TabId, url: &str, node: &PageNode, value: String, note: &str) -> Outcome {
+    let line = render_node(node, Some(url), Detail::WithoutValue);
     // The value is in the facts and in the observation's line for the field.
     let summary = format!("Typed into {line}{note}");
     let facts = ActionFacts::Type {
         target: line,
         value,
     };
-    Ok(Outcome::new(tab, summary, facts))
+    Outcome::new(tab, summary, facts)
 }
 
 /// The default typing: keys ([`keyboard`]), or the value setter for a field keys cannot
@@ -161,6 +172,10 @@ async fn auto(
             let (node, value) = native(tab, prepared, typing, checkpoint).await?;
             Ok((node, value, Some(why)))
         }
+        Keyboard::Formatted => {
+            let (node, value) = native(tab, prepared, typing, checkpoint).await?;
+            Ok((node, value, None))
+        }
     }
 }
 
@@ -192,7 +207,14 @@ pub enum Keyboard {
     /// `allowReadonly` accepted it), or it did not take the focus (it is not rendered), so
     /// keys would go elsewhere. Says which, for the summary.
     Refused(&'static str),
+    /// A date, time, month or week field: its value is set natively in its own format (keys
+    /// reach Chrome's picker segment by segment, in the locale's order), which the page checks
+    /// before changing anything. Nothing was typed.
+    Formatted,
 }
+
+/// The kind the page gives a date, time, month or week field (see [`Keyboard::Formatted`]).
+const FORMATTED: &str = "formatted";
 
 /// The default typing: focuses the field (selecting its content when `clear`) and types
 /// `text` with trusted keys, per [`keyboard_plan`]. The debugger must be attached.
@@ -206,6 +228,9 @@ pub async fn keyboard(
 ) -> Result<Keyboard, OpError> {
     let (clear, _) = field;
     let focused = focus(tab, prepared, Some(field), checkpoint).await?;
+    if focused.kind.as_deref() == Some(FORMATTED) {
+        return Ok(Keyboard::Formatted);
+    }
     if focused.readonly {
         return Ok(Keyboard::Refused("it is read-only"));
     }
