@@ -22,8 +22,9 @@ use crate::scratch::Scratch;
 
 /// The npm package.
 pub const PACKAGE: &str = "@playwright/mcp";
-/// The version PLATFORM.md found working with Node 20 and Debian Chromium.
-pub const VERSION: &str = "0.0.83";
+/// The newest version on npm when the big-page steps were added (issue 25); 0.0.83, which
+/// PLATFORM.md found working with Node 20 and Debian Chromium, took the same flags.
+pub const VERSION: &str = "0.0.86";
 
 /// A running playwright-mcp with its browser.
 pub struct Playwright {
@@ -282,7 +283,7 @@ impl Playwright {
 }
 
 /// The ref on the first line containing `needle`, from `[ref=…]`.
-fn ref_on_line(snapshot: &str, needle: &str) -> Option<String> {
+pub fn ref_on_line(snapshot: &str, needle: &str) -> Option<String> {
     let line = snapshot.lines().find(|line| line.contains(needle))?;
     let (_, after) = line.split_once("[ref=")?;
     Some(after.split_once(']')?.0.to_owned())

@@ -29,18 +29,22 @@ const CLICK_P50_SHARE: f64 = 1.0 / 20.0;
 /// tabwire's login scenario must cost at most this share of the peer's tokens.
 const LOGIN_TOKENS_SHARE: f64 = 1.0;
 
-/// Renders the whole report.
+/// Renders the whole report: the fixture part, then the big-page and corpus tables
+/// ([`super::steps_report`]), each only when it ran.
 pub fn render(results: &Results) -> String {
     let mut out = String::new();
-    header(&mut out, results);
-    snapshots(&mut out, results);
-    row_scenario(&mut out, results);
-    login_scenario(&mut out, results);
-    deltas(&mut out, results);
-    cheap_calls(&mut out, results);
-    tools(&mut out, results);
-    screenshots(&mut out, results);
-    targets(&mut out, results);
+    if results.parts.fixtures {
+        header(&mut out, results);
+        snapshots(&mut out, results);
+        row_scenario(&mut out, results);
+        login_scenario(&mut out, results);
+        deltas(&mut out, results);
+        cheap_calls(&mut out, results);
+        tools(&mut out, results);
+        screenshots(&mut out, results);
+        targets(&mut out, results);
+    }
+    super::steps_report::render(&mut out, results);
     out
 }
 
