@@ -23,34 +23,11 @@ if [[ "$installed" != "$pinned" ]]; then
   exit 1
 fi
 
-# binaryen's wasm-opt shrinks the wasm by a tenth more; Chrome compiles it on every service-worker
-# start. Without it the build stops rather than ship a slower extension (extension/README.md).
-if ! command -v wasm-opt >/dev/null; then
-  echo "build.sh: wasm-opt (binaryen) is not installed; scripts/start and scripts/test install it, or install it yourself: apt-get install binaryen (Fedora: dnf install binaryen; macOS: brew install binaryen)" >&2
-  exit 1
-fi
-
 cargo build --quiet -p tabwire-extension --target wasm32-unknown-unknown --profile wasm-release
 # The name section (function names for stack traces) is a quarter of the file; panics are
 # logged with their message by the wasm itself, so it is dropped.
 wasm-bindgen --target web --no-typescript --remove-name-section --out-dir extension/pkg \
   "$target_dir/wasm32-unknown-unknown/wasm-release/tabwire_extension.wasm"
-
-# `wasm-opt -Oz` takes about 40 s of CPU, and every test run builds the extension: its output is
-# kept beside its input in the target directory and reused while the input is byte for byte the
-# same. The input is removed first, so an interrupted run never pairs an old input with a new
-# output.
-wasm=extension/pkg/tabwire_extension_bg.wasm
-cache="$target_dir/wasm-opt"
-mkdir -p "$cache"
-if ! cmp -s "$wasm" "$cache/input.wasm" || [[ ! -f "$cache/output.wasm" ]]; then
-  rm -f "$cache/input.wasm"
-  wasm-opt -Oz "$wasm" -o "$cache/output.wasm.$$"
-  mv "$cache/output.wasm.$$" "$cache/output.wasm"
-  cp "$wasm" "$cache/input.wasm.$$"
-  mv "$cache/input.wasm.$$" "$cache/input.wasm"
-fi
-cp "$cache/output.wasm" "$wasm"
 
 # The in-page collector is injected as a file (once per document), so it ships beside the wasm:
 # its parts joined in the order of their names, as extension-wasm/build.rs joins them for the
