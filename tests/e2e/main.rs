@@ -41,6 +41,8 @@
 //! - [`socket_peers`]: the Unix socket against a process of another user; [`socket_dir`]: the
 //!   default socket directory taken first by another user (hub and shim move to the same
 //!   private one under the user's home).
+//! - [`extension_size`]: the built extension's wasm stays at most 600 KB (compiled on every
+//!   service-worker start).
 //! - [`structure`]: the source tree's own rules (declared files, no import loops, layers).
 //! - [`widgets`]: third-party widget patterns driven from snapshots (date pickers, shadow-DOM
 //!   to-dos, clickable words, accordions, modal dialogs).
@@ -69,6 +71,7 @@ mod doctor;
 mod drag;
 mod drawing_effects;
 mod edges;
+mod extension_size;
 mod fake_adb;
 mod file_urls;
 mod forms;
