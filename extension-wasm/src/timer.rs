@@ -73,6 +73,34 @@ pub async fn select<A: Future, B: Future>(a: A, b: B) -> Either<A::Output, B::Ou
     .await
 }
 
+/// Runs two futures at once and completes with both outputs once both have finished: two
+/// answers awaited together cost the slower one, not their sum.
+pub async fn join<A: Future, B: Future>(a: A, b: B) -> (A::Output, B::Output) {
+    let mut a = pin!(a);
+    let mut b = pin!(b);
+    let (mut left, mut right) = (None, None);
+    poll_fn(|cx| {
+        if left.is_none()
+            && let Poll::Ready(value) = a.as_mut().poll(cx)
+        {
+            left = Some(value);
+        }
+        if right.is_none()
+            && let Poll::Ready(value) = b.as_mut().poll(cx)
+        {
+            right = Some(value);
+        }
+        match (left.take(), right.take()) {
+            (Some(l), Some(r)) => Poll::Ready((l, r)),
+            (l, r) => {
+                (left, right) = (l, r);
+                Poll::Pending
+            }
+        }
+    })
+    .await
+}
+
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
@@ -98,5 +126,27 @@ pub(crate) mod tests {
             Poll::Ready(Either::Right("b"))
         );
         assert!(poll_once(select(pending::<u8>(), pending::<u8>())).is_pending());
+    }
+
+    #[test]
+    fn a_join_waits_for_both_and_polls_each_to_its_end_once() {
+        assert_eq!(poll_once(join(ready(1), ready("b"))), Poll::Ready((1, "b")));
+        assert!(poll_once(join(pending::<u8>(), ready("b"))).is_pending());
+        assert!(poll_once(join(ready(1), pending::<u8>())).is_pending());
+        // A future that needs two polls: the finished one is not polled again meanwhile.
+        let mut polls = 0;
+        let mut twice = std::future::poll_fn(|cx| {
+            polls += 1;
+            if polls == 2 {
+                Poll::Ready(polls)
+            } else {
+                cx.waker().wake_by_ref();
+                Poll::Pending
+            }
+        });
+        let mut joined = pin!(join(ready("a"), &mut twice));
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(joined.as_mut().poll(&mut cx).is_pending());
+        assert_eq!(joined.as_mut().poll(&mut cx), Poll::Ready(("a", 2)));
     }
 }

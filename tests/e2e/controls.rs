@@ -81,6 +81,38 @@ async fn the_first_trusted_click_works_on_a_widget_that_arms_itself_on_hover() {
     assert_eq!(status(&setup).await, "Snoozed");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_click_where_the_pointer_already_rests_presses_without_moving_and_lands() {
+    let setup = OneBrowser::on("Work", "mailbox.html").await;
+    setup
+        .evaluate(
+            "mailbox.html",
+            "window.moves = 0; window.archives = 0; \
+             document.addEventListener('mousemove', () => { window.moves += 1; }, true); \
+             document.getElementById('archive').addEventListener('click', () => { window.archives += 1; }); 0",
+        )
+        .await;
+    // The first click moves there (the page sees the move, and the icon arms itself).
+    setup.click("#archive").await;
+    let moves = setup.evaluate("mailbox.html", "window.moves").await;
+    assert!(moves.as_u64().unwrap() >= 1, "{moves}");
+    assert_eq!(status(&setup).await, "Archived");
+    // The pointer rests on the icon: the next click presses where it is, and counts.
+    let again = setup.click("#archive").await;
+    assert!(!again.is_error, "{}", again.text);
+    assert_eq!(setup.evaluate("mailbox.html", "window.archives").await, 2);
+    assert_eq!(setup.evaluate("mailbox.html", "window.moves").await, moves);
+    // Another element: the pointer moves again, and that element arms itself first.
+    setup.click("#snooze").await;
+    assert_eq!(status(&setup).await, "Snoozed");
+    let after = setup.evaluate("mailbox.html", "window.moves").await;
+    assert!(after.as_u64() > moves.as_u64(), "{after} after {moves}");
+    assert_eq!(
+        setup.evaluate("mailbox.html", "window.ignoredClicks").await,
+        0
+    );
+}
+
 /// How many changes disabled.html's fields heard (and threw away).
 async fn changes(setup: &OneBrowser) -> Value {
     setup.evaluate("disabled.html", "window.changes").await

@@ -6,11 +6,24 @@
     const found = resolveTarget(args.target);
     if (found.error) return found;
     const el = found.el;
+    const before = el.getBoundingClientRect();
     el.scrollIntoView(TO_CENTRE);
     const node = describe(el, deepActiveElement());
     const point = hitPoint(el);
     if (point.error) return point;
-    return done(found, { x: point.x, y: point.y, node });
+    return done(found, { x: point.x, y: point.y, node, underPointer: underPointer(el, before, point) });
+  }
+
+  // Whether the pointer already rests on the element at `point` itself (not on one of its
+  // children), by the page's own hover state, and nothing scrolled `el` (which would leave that
+  // state stale): a move there would then enter nothing, so the click goes without its move
+  // and the frame it waits for (input.rs).
+  function underPointer(el, before, point) {
+    const after = el.getBoundingClientRect();
+    if (after.left !== before.left || after.top !== before.top) return false;
+    const root = el.getRootNode();
+    const hit = (typeof root.elementFromPoint === 'function' ? root : document).elementFromPoint(point.x, point.y);
+    return !!hit && hit.matches(':hover') && hit.querySelector(':hover') === null;
   }
 
   // `element.click()`: untrusted, no hit test, so it reaches elements under overlays too.

@@ -27,6 +27,7 @@ use crate::chrome_tabs::resolve_tab;
 use crate::ops::target::{self, PreparedTarget};
 use crate::page::{self, PageCommand};
 use crate::refs::TOP_FRAME;
+use crate::timer::join;
 use crate::{debugger, input};
 use tabwire_observation::{Detail, PageNode, render_node};
 
@@ -83,7 +84,29 @@ pub async fn type_text(
     typing: &Typing<'_>,
     checkpoint: &Checkpoint,
 ) -> Result<Outcome, OpError> {
-    let url = resolve_tab(Some(tab)).await?.url;
+    // The tab's URL only renders the field's line: it is read beside the typing.
+    let (url, typed) = join(
+        resolve_tab(Some(tab)),
+        typed_into(tab, target, typing, checkpoint),
+    )
+    .await;
+    match (url, typed) {
+        (Ok(url), Ok((node, value, note))) => Ok(typed_outcome(tab, &url.url, &node, value, &note)),
+        // A tab that is gone is the first thing to say, unless input had gone out.
+        (Err(gone), Err(error)) if !error.action_may_have_occurred => Err(gone),
+        (_, Err(error)) => Err(error),
+        (Err(gone), Ok(_)) => Err(gone.action_may_have_occurred()),
+    }
+}
+
+/// Types into the target: the field as the page described it, its value, and a note on how
+/// it was typed when that is not by keys.
+async fn typed_into(
+    tab: TabId,
+    target: &Target,
+    typing: &Typing<'_>,
+    checkpoint: &Checkpoint,
+) -> Result<(PageNode, String, String), OpError> {
     let prepared = target::prepare(tab, target, TOP_FRAME)?;
     let missing = prepared.missing_frame();
     let mut note = String::new();
@@ -102,7 +125,7 @@ pub async fn type_text(
             if focused.kind.as_deref() == Some(FORMATTED) {
                 // No key reaches a date field as text: it is set in its format, as `Auto` does.
                 let (node, value) = native(tab, &prepared, typing, checkpoint).await?;
-                return Ok(typed_outcome(tab, &url, &node, value, ""));
+                return Ok((node, value, note));
             }
             let node = focused.node;
             debugger::ensure_attached(tab).await?;
@@ -126,7 +149,7 @@ pub async fn type_text(
             (node, value)
         }
     };
-    Ok(typed_outcome(tab, &url, &node, value, &note))
+    Ok((node, value, note))
 }
 
 /// The outcome of typing into `node`, which now holds `value`.

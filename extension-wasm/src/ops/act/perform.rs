@@ -271,8 +271,8 @@ pub async fn observe_after(
     // A dialog the page opens meanwhile would hold the snapshot until the deadline.
     let stopped = select(sleep(budget), debugger::dialog_opened(tab));
     match select(
-        snapshot::observe(
-            Some(tab),
+        snapshot::observe_tab(
+            tab,
             request,
             viewer,
             snapshot::Changes::SinceLastView,

@@ -30,6 +30,7 @@ use crate::ops::observe::frames;
 use crate::ops::target;
 use crate::page::{self, PageCommand};
 use crate::refs::TOP_FRAME;
+use crate::timer::join;
 use crate::{debugger, input};
 use tabwire_observation::{Detail, PageNode, render_node};
 
@@ -39,6 +40,10 @@ struct ClickPoint {
     y: f64,
     node: PageNode,
     rebound: Option<u32>,
+    /// The pointer already rests on the element at the point (`underPointer` in
+    /// 40-pointer.js); only the click command reports it.
+    #[serde(default, rename = "underPointer")]
+    under_pointer: bool,
 }
 
 #[derive(Deserialize)]
@@ -74,13 +79,33 @@ pub struct Located {
     pub line: String,
     /// Whether the tab is the selected tab of its window (mouse moves reach only those).
     pub shown: bool,
+    /// Whether the pointer already rests on the element at the point, in the top document,
+    /// and nothing was scrolled to bring it there: a move would enter nothing.
+    pub under_pointer: bool,
 }
 
 /// Scrolls the target into view (through its frames), checks its centre is not covered, and
 /// returns the point in the top viewport.
 pub async fn locate(tab: TabId, target: &Target) -> Result<Located, OpError> {
-    // One read of the tab gives the URL (for link lines) and whether it is shown.
-    let chrome_tab = get_tab(tab).await?;
+    // One read of the tab gives the URL (for link lines) and whether it is shown; it travels
+    // beside the page's work rather than before it.
+    let (chrome_tab, point) = join(get_tab(tab), point_in_top(tab, target)).await;
+    let chrome_tab = chrome_tab?;
+    let (x, y, node, under_pointer) = point?;
+    // A tenth of a pixel is precise enough to say where the click landed, and shorter.
+    let round = |v: f64| (v * 10.0).round() / 10.0;
+    Ok(Located {
+        x: round(x),
+        y: round(y),
+        line: render_node(&node, chrome_tab.url.as_deref(), Detail::Full),
+        shown: chrome_tab.active,
+        under_pointer,
+    })
+}
+
+/// The target's centre in the top viewport, the target as the page describes it, and whether
+/// the pointer already rests there (see [`Located::under_pointer`]).
+async fn point_in_top(tab: TabId, target: &Target) -> Result<(f64, f64, PageNode, bool), OpError> {
     let prepared = target::prepare(tab, target, TOP_FRAME)?;
     let missing = prepared.missing_frame();
     let chain = frames::chain(tab, prepared.frame)
@@ -128,14 +153,9 @@ pub async fn locate(tab: TabId, target: &Target) -> Result<Located, OpError> {
         .await?;
         (x, y) = (hit.value.x, hit.value.y);
     }
-    // A tenth of a pixel is precise enough to say where the click landed, and shorter.
-    let round = |v: f64| (v * 10.0).round() / 10.0;
-    Ok(Located {
-        x: round(x),
-        y: round(y),
-        line: render_node(&point.node, chrome_tab.url.as_deref(), Detail::Full),
-        shown: chrome_tab.active,
-    })
+    // In a frame, scrolling its ancestors may have moved it under a pointer that stood still.
+    let under_pointer = point.under_pointer && indexes.is_empty();
+    Ok((x, y, point.node, under_pointer))
 }
 
 /// Clicks the target: trusted mouse input (`count` presses of `button`), or `element.click()`.
@@ -152,7 +172,10 @@ pub async fn click(
     }
     let at = retrying(checkpoint, || locate(tab, target)).await?;
     debugger::ensure_attached(tab).await?;
-    input::click(tab, (at.x, at.y), button, count, at.shown, checkpoint).await?;
+    // A hand already resting on the element presses without moving (and without the pause
+    // a move is given): no widget is armed by a move that enters nothing.
+    let with_move = at.shown && !at.under_pointer;
+    input::click(tab, (at.x, at.y), button, count, with_move, checkpoint).await?;
     let what = match (button, count) {
         (MouseButton::Left, 1) => "Clicked".to_string(),
         (MouseButton::Left, 2) => "Double-clicked".to_string(),

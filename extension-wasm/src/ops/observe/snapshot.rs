@@ -104,6 +104,18 @@ pub async fn observe(
     checkpoint: &Checkpoint,
 ) -> Result<Observation, OpError> {
     let tab = resolve_tab(tab_id).await?.id;
+    observe_tab(tab, request, viewer, changes, checkpoint).await
+}
+
+/// [`observe`] for a tab the call has just acted on: Chrome's view of it is not read again (a
+/// round trip to the browser, about as long as the page's own work on a small page).
+pub async fn observe_tab(
+    tab: TabId,
+    request: SnapshotRequest,
+    viewer: &str,
+    changes: Changes,
+    checkpoint: &Checkpoint,
+) -> Result<Observation, OpError> {
     let observed = observe_document(tab, &request, viewer, changes, checkpoint).await?;
     let observation = if request.frame_id.is_none() {
         with_frames(tab, &request, observed, viewer, checkpoint).await
