@@ -79,39 +79,21 @@ export async function runInPage(tabId, frameId, build, argsJson) {
 }
 
 /**
- * Resolves once the tab's top document has seen the pointer at (x, y), CSS pixels of its
- * viewport, and has then run one animation frame and the tasks queued by its callbacks (a
- * framework's render after a hover); after 100 ms in a tab that draws no frames. A click waits
+ * Resolves once the tab's top document has run an animation frame and the tasks queued by its
+ * callbacks (a framework's render after a hover), or after 100 ms in a tab that draws no
+ * frames. It runs in the ISOLATED world, whose timers the page cannot replace. A click waits
  * for it between the mouse's move and its press, as a hand rests there for a moment.
- *
- * It is injected together with the move, so it may start before or after Chrome delivers the
- * move (moves are delivered at the start of a frame, before its animation callbacks). The
- * element at the point turns `:hover` when the move is delivered (an iframe's element too,
- * when the point is in the frame): once it is, one more frame. If it never does (a page that
- * hides hover), three frames. It runs in the ISOLATED world, whose timers the page cannot
- * replace.
  */
-export async function afterMove(tabId, x, y) {
+export async function nextFrame(tabId) {
   await chrome.scripting.executeScript({
     target: { tabId, frameIds: [0] },
     world: 'ISOLATED',
-    func: (x, y) => new Promise((resolve) => {
+    func: () => new Promise((resolve) => {
       const limit = setTimeout(resolve, 100);
-      const done = () => setTimeout(() => {
+      requestAnimationFrame(() => setTimeout(() => {
         clearTimeout(limit);
         resolve();
-      }, 0);
-      const hovered = () => {
-        const el = document.elementFromPoint(x, y);
-        return !!el && el.matches(':hover');
-      };
-      let frames = 0;
-      const tick = () => {
-        frames += 1;
-        requestAnimationFrame(hovered() || frames >= 3 ? done : tick);
-      };
-      requestAnimationFrame(hovered() ? done : tick);
+      }, 0));
     }),
-    args: [x, y],
   });
 }
