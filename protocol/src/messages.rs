@@ -16,7 +16,7 @@ use crate::{LeaseHolder, OpError, OpResult, Operation, TabId};
 
 /// The protocol version this build speaks. The hub accepts an extension only when both sides
 /// speak the same version; it is raised whenever a message changes shape.
-pub const PROTOCOL_VERSION: u32 = 11;
+pub const PROTOCOL_VERSION: u32 = 12;
 
 /// A message from the extension to the hub.
 // A message is built, sent and dropped once; boxing the response to even out the variants'

@@ -199,6 +199,10 @@ pub struct Observation {
     /// query, offset or budget: `nodes` is then a full observation to use as the new baseline.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub reset: bool,
+    /// True when `total_nodes` and the omitted counts are estimates: the page had not read the
+    /// whole document yet (a first snapshot of a big page reads only as far as its window).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
     /// Popups (a listbox, menu, dialog, alert or tooltip) that opened since the last
     /// observation of the document and that the window leaves out, with their lines; and those
     /// shown that way before that have closed.

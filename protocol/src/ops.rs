@@ -385,6 +385,7 @@ mod tests {
                 view_changed: false,
             }),
             reset: false,
+            estimated: false,
             outside: Vec::new(),
         });
         let json = serde_json::to_string(&result).unwrap();

@@ -195,3 +195,52 @@ async fn a_delta_names_what_changed_outside_its_window() {
     let again = setup.snapshot(json!({ "since": version })).await;
     assert!(again.text.contains("no changes"), "{}", again.text);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_snapshot_reads_only_its_window_and_the_rest_after() {
+    let setup = OneBrowser::on("Rows", "rows.html?rows=2000").await;
+    // The walk stops at the window: the lines after it are counted by an estimate, and said
+    // to be. (With the check mode on, the same call also read the rest, checked that the
+    // window sent is the one the whole model gives, and that the whole model equals a fresh
+    // walk: an error otherwise.)
+    let first = setup.snapshot(json!({})).await;
+    assert!(!first.is_error, "{}", first.text);
+    assert_eq!(first.data()["estimated"], true, "{}", first.text);
+    assert!(first.text.contains(" of about "), "{}", first.text);
+    assert!(first.text.contains("button \"Select 1\""), "{}", first.text);
+    assert!(!first.text.contains("Select 1999\""), "{}", first.text);
+    // The model is whole now: counts are exact.
+    let again = setup.snapshot(json!({})).await;
+    assert!(again.data().get("estimated").is_none(), "{}", again.text);
+    assert!(!again.text.contains(" of about "), "{}", again.text);
+
+    // A query on a fresh load searches the whole page, not only what the window read.
+    let url = setup.fixtures.url("rows.html?rows=2000");
+    let loaded = setup.call("navigate_to", json!({ "url": url })).await;
+    assert!(!loaded.is_error, "{}", loaded.text);
+    let found = setup.snapshot(json!({ "query": "Select 1999" })).await;
+    assert!(
+        found.text.contains("button \"Select 1999\""),
+        "{}",
+        found.text
+    );
+    assert!(found.data().get("estimated").is_none(), "{}", found.text);
+
+    // A popup far below the window is sent whole by a first snapshot, as before: it is
+    // looked for in the part not read yet.
+    let loaded = setup.call("navigate_to", json!({ "url": url })).await;
+    assert!(!loaded.is_error, "{}", loaded.text);
+    setup
+        .evaluate(
+            "rows.html",
+            "document.querySelector('#ledger tbody tr:nth-child(1700) td').insertAdjacentHTML('beforeend', '<div role=\"dialog\" aria-label=\"Deep dialog\"><button>Inside it</button></div>')",
+        )
+        .await;
+    let popup = setup.snapshot(json!({})).await;
+    assert_eq!(popup.data()["estimated"], true, "{}", popup.text);
+    assert!(
+        popup.text.contains("Deep dialog") && popup.text.contains("Inside it"),
+        "{}",
+        popup.text
+    );
+}

@@ -68,6 +68,14 @@
   // again gives its lines whatever its siblings do — is recorded with that state and the range
   // of `nodes` it produced. With `from`, the nodes are returned as reserved, unfilled slots
   // (null) included, which is how the ranges count them.
+  //
+  // `from.deferAfter` (the page model's first walk, 25-model.js): once that many nodes are
+  // placed, every further element that would be visited on its own is recorded unwalked, as a
+  // `pending` record with an empty range, read nothing of, and filled in later from its saved
+  // state. Such an element's lines all come after the nodes placed so far, so the first
+  // `deferAfter` lines are final. It is not deferred while an enclosing container (whose line
+  // shows when anything inside it does) has nothing inside yet: filling it in then changes no
+  // line around it.
   function walk(root, group, layout, labels, focused, keepHidden, from) {
     const vw = window.innerWidth;
     const vh = window.innerHeight;
@@ -87,8 +95,14 @@
     // The page model's records, and the innermost one open.
     const records = from ? from.records : null;
     let open = null;
+    // Nodes placed so far, the count past which elements are deferred, and the slots of the
+    // containers open around the element being walked.
+    let placed = 0;
+    const deferAfter = from && from.deferAfter !== undefined ? from.deferAfter : Infinity;
+    const containers = [];
 
     const place = (fact, rect, nodeGroup) => {
+      placed += 1;
       if (nodeGroup !== null) fact.group = nodeGroup;
       if (depth > 0) fact.depth = depth;
       if (popup !== null) fact.popup = popup;
@@ -260,8 +274,13 @@
         visitElement(el, ctx, nodeGroup, inLayout, acc);
         return;
       }
-      const record = { el, ctx, group: nodeGroup, layout: inLayout, quiet, tiny: tinyText, depth, popup, start: nodes.length, end: 0, parent: open, level: open === null ? 0 : open.level + 1, live: true };
+      const record = { el, ctx, group: nodeGroup, layout: inLayout, quiet, tiny: tinyText, depth, popup, start: nodes.length, end: 0, parent: open, level: open === null ? 0 : open.level + 1, live: true, pending: false };
       records.push(record);
+      if (placed >= deferAfter && containers.every((slot) => nodes.length > slot + 1)) {
+        record.pending = true;
+        record.end = record.start;
+        return;
+      }
       open = record;
       visitElement(el, ctx, nodeGroup, inLayout, acc);
       open = record.parent;
@@ -343,10 +362,14 @@
         // The boundary's line, shown when something inside it is.
         const slot = nodes.length;
         nodes.push(null);
+        // Its line depends on whether anything inside it is shown (`walkAgain` in 25-model.js).
+        if (open !== null && open.el === el) open.container = true;
         depth += 1;
         // Words directly in the container (a dialog's question) join its name.
         const own = ctx === FREE && hasOwnText(el) ? { text: '', words: false } : null;
+        containers.push(slot);
         children(el, own === null ? ctx : PROSE, myGroup, inLayout, own === null ? acc : own, shown);
+        containers.pop();
         depth -= 1;
         const words = own !== null && own.words ? cap(collapse(own.text), PROSE_MAX) : '';
         if (shown && (nodes.length > slot + 1 || words)) {
@@ -547,6 +570,15 @@
     }
     value.after = after;
     value.afterChars = afterChars;
+    if (reused && model.pending) {
+      // Lines the model has not walked yet (25-model.js) are counted by an estimate.
+      const pending = pendingEstimate(model);
+      if (pending.pending) {
+        value.after += pending.lines;
+        value.afterChars += pending.chars;
+        value.estimated = true;
+      }
+    }
     value.nodes = nodes.slice(first, end);
     if (reused && window.changedSince !== undefined) changedOutside(value, nodes, first, end, window.changedSince);
     if (reused) {
@@ -577,7 +609,9 @@
       if (hiddenScope) {
         nodes = [];
       } else if (root === document.documentElement) {
-        nodes = modelNodes(keepHidden);
+        // A window (not a query) needs only the nodes up to its last line walked; the rest of
+        // the document is walked after the answer (25-model.js).
+        nodes = modelNodes(keepHidden, args.window && !args.query ? args.window.offset + args.window.lines : undefined);
         reused = true;
       } else {
         nodes = walk(root, group, layout, labelIds(), deepActiveElement(), keepHidden);
@@ -600,7 +634,20 @@
       const sent = args.query ? queryCandidates(nodes, args.query) : nodes;
       value.nodes = sent.map((node) => refreshed(node, focused));
     }
-    if (args.check && root === document.documentElement) checkModel(value, nodes, keepHidden);
+    if (args.check && root === document.documentElement) {
+      if (model.pending) {
+        // The check compares the whole model, and the window this call sent must be the one
+        // the whole model gives.
+        const sent = value.nodes.map((node) => node.key).join(',');
+        completeModel();
+        nodes = model.nodes;
+        const whole = { nodes };
+        if (args.window) windowOf(whole, args.window, false);
+        const expected = whole.nodes.map((node) => node.key).join(',');
+        if (args.window && (expected !== sent || whole.before !== value.before)) value.modelMismatch = `the window of a walk that stopped early is ${cap(sent, 300)} (after ${value.before} lines), the whole model's ${cap(expected, 300)} (after ${whole.before})`;
+      }
+      if (value.modelMismatch === undefined) checkModel(value, nodes, keepHidden);
+    }
     if (root === document.documentElement && args.viewer !== undefined) popupsAround(value, nodes, Boolean(args.window), reused, args.viewer);
     if (scopeRebound !== null) value.scopeRebound = scopeRebound;
     value.ms = Math.round((performance.now() - started) * 10) / 10;

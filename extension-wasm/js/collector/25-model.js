@@ -25,6 +25,11 @@
 // A page's script that sets `.checked` or a value without any event, and a rule edited in place
 // (`rule.style.display = …`), go unseen until one of those happens; facts that change silently
 // (boxes, values, states) are read afresh for every node sent.
+//
+// A whole walk for a snapshot with a window stops reading once the window's last line is
+// placed: the elements after it are recorded pending (`walk`'s `deferAfter`), counted by an
+// estimate (`pendingEstimate`) and filled in after the answer in idle slices (`fillPending`).
+// A query, a call without a window and the check mode fill in the rest first.
 
   const WATCH = { subtree: true, childList: true, attributes: true, characterData: true };
   const TARGET_EVENTS = ['focusin', 'focusout', 'input', 'change', 'click', 'keydown', 'keyup', 'toggle', 'load', 'error', 'transitionend', 'transitioncancel', 'animationend', 'animationcancel'];
@@ -235,8 +240,18 @@
     return null;
   }
 
-  // The whole document's nodes (reserved slots left out), brought up to date.
-  function modelNodes(keepHidden) {
+  // The whole document's nodes (reserved slots left out), brought up to date. With
+  // `deferAfter` (a snapshot that shows only a window), a whole walk stops reading once that
+  // many nodes are placed and leaves the rest pending (`walk` in 20-walk.js), filled in later
+  // in idle slices (`fillPending`); without it, pending elements are filled in first, so the
+  // nodes are those of the whole document.
+  function modelNodes(keepHidden, deferAfter) {
+    modelNodesOf(keepHidden, deferAfter);
+    if (deferAfter === undefined && model.pending) completeModel();
+    return model.nodes;
+  }
+
+  function modelNodesOf(keepHidden, deferAfter) {
     const m = model;
     const stamp = pageStamp();
     noteMutations(m, m.observer.takeRecords());
@@ -263,7 +278,9 @@
     m.walkedWhole = m.whole;
     if (m.whole) {
       m.generation += 1;
-      wholeWalk(m, keepHidden);
+      wholeWalk(m, keepHidden, deferAfter);
+      // A walk that stopped early is checked (against a fresh one) once it is complete.
+      m.walkedWhole = !m.pending;
       return m.nodes;
     }
     if (dirty.length === 0) return m.nodes;
@@ -281,18 +298,178 @@
     return m.nodes;
   }
 
-  function wholeWalk(m, keepHidden) {
+  function wholeWalk(m, keepHidden, deferAfter) {
     const records = [];
     const before = m.nodes;
-    m.raw = walk(document.documentElement, null, false, labelIds(), deepActiveElement(), keepHidden, { ctx: FREE, quiet: 0, tiny: false, depth: 0, popup: null, records });
+    m.raw = walk(document.documentElement, null, false, labelIds(), deepActiveElement(), keepHidden, { ctx: FREE, quiet: 0, tiny: false, depth: 0, popup: null, records, deferAfter });
     keepUnchanged(m, before || [], m.raw);
     m.records = records;
     m.byEl = new WeakMap();
-    for (const record of records) m.byEl.set(record.el, record);
+    let pending = false;
+    for (const record of records) {
+      m.byEl.set(record.el, record);
+      if (record.pending) pending = true;
+    }
     m.nodes = m.raw.filter((n) => n !== null);
     m.keepHidden = keepHidden;
     m.whole = false;
+    m.pending = pending;
     m.observer.takeRecords();
+    if (pending) {
+      // Popups are sent whole wherever they are (`popupsAround`): those in a deferred part
+      // are walked now.
+      const holding = new Set();
+      for (const el of document.querySelectorAll(POPUP_SELECTOR)) {
+        const record = nearestRecord(m, el);
+        if (record && record.pending) holding.add(record);
+      }
+      if (holding.size) fillPending(m, Infinity, holding);
+      scheduleFill(m);
+    }
+  }
+
+  // Elements that may have a popup role (a superset of POPUP_ROLES; a select's own listbox is
+  // none). Popups inside a shadow root in a deferred part are found once it is filled in.
+  const POPUP_SELECTOR = 'dialog, [role~="listbox" i], [role~="menu" i], [role~="dialog" i], [role~="alertdialog" i], [role~="tooltip" i], [role~="alert" i]';
+
+  // How long one idle slice of filling in pending elements may take, in milliseconds: short
+  // enough that the page's own work and tabwire's next call wait little for it.
+  const FILL_SLICE_MS = 8;
+
+  // Fills in the model's pending elements in slices between the page's tasks, so later calls
+  // find the whole document walked.
+  function scheduleFill(m) {
+    if (m.fillTimer !== undefined || !m.pending) return;
+    m.fillTimer = setTimeout(() => {
+      m.fillTimer = undefined;
+      // The per-call caches (label and pointer-rule lookups) are a call's; a slice is one too.
+      labelMaps = null;
+      pointerTrees = null;
+      try {
+        fillPending(m, performance.now() + FILL_SLICE_MS, null);
+      } finally {
+        labelMaps = null;
+        pointerTrees = null;
+      }
+      scheduleFill(m);
+    }, 0);
+  }
+
+  // Every pending element filled in now (a query, a check, a call without a window).
+  function completeModel() {
+    fillPending(model, Infinity, null);
+  }
+
+  // Walks pending elements (all, or those in `only`) from their saved state until `deadline`,
+  // and puts their nodes and records in place in one pass. Their nodes count as unchanged
+  // since the walk that deferred them: no one was shown them before, so no delta names them.
+  function fillPending(m, deadline, only) {
+    noteMutations(m, m.observer.takeRecords());
+    if (m.whole || !m.pending) {
+      // A whole walk is due: the next snapshot makes it, and what is pending goes with it.
+      if (m.whole) m.pending = false;
+      return;
+    }
+    const labels = labelIds();
+    const focused = deepActiveElement();
+    const fills = new Map();
+    let left = false;
+    for (const record of m.records) {
+      if (!record.pending || !record.live || (only !== null && !only.has(record))) continue;
+      if (fills.size > 0 && performance.now() > deadline) {
+        left = true;
+        break;
+      }
+      const fresh = [];
+      const raw = record.el.isConnected ? walk(record.el, record.group, record.layout, labels, focused, m.keepHidden, { ctx: record.ctx, quiet: record.quiet, tiny: record.tiny, depth: record.depth, popup: record.popup, records: fresh }) : [];
+      fills.set(record, { raw, fresh });
+    }
+    if (fills.size > 0) putFills(m, fills);
+    if (only !== null) left = m.records.some((record) => record.pending && record.live);
+    m.pending = left;
+  }
+
+  // Puts filled-in pending records (each a leaf with an empty range) and their nodes in place:
+  // a record's range moves by the nodes filled in before it in record order (records are in
+  // document order, each before its descendants), and its end also by those inside it.
+  function putFills(m, fills) {
+    const raw = [];
+    const records = [];
+    const open = [];
+    let moved = 0;
+    let copied = 0;
+    const close = (level) => {
+      while (open.length > 0 && open[open.length - 1].level >= level) open.pop().end += moved;
+    };
+    for (const record of m.records) {
+      close(record.level);
+      const fill = fills.get(record);
+      if (fill === undefined) {
+        record.start += moved;
+        records.push(record);
+        open.push(record);
+        continue;
+      }
+      for (let i = copied; i < record.start; i++) raw.push(m.raw[i]);
+      copied = record.start;
+      const start = record.start + moved;
+      record.live = false;
+      if (fill.fresh.length === 0) {
+        // Its element left the document: an empty range in its place.
+        records.push({ ...record, start, end: start, pending: false, live: true });
+        continue;
+      }
+      for (const node of fill.raw) raw.push(node);
+      for (const fresh of fill.fresh) {
+        fresh.start += start;
+        fresh.end += start;
+        fresh.level += record.level;
+        m.byEl.set(fresh.el, fresh);
+        records.push(fresh);
+      }
+      fill.fresh[0].parent = record.parent;
+      moved += fill.raw.length;
+    }
+    close(-1);
+    for (let i = copied; i < m.raw.length; i++) raw.push(m.raw[i]);
+    m.raw = raw;
+    m.records = records;
+    m.nodes = raw.filter((n) => n !== null);
+  }
+
+  // The lines and characters pending elements will likely add: each as many lines as its
+  // walked siblings of the same tag have on average (one when it has none), each line as many
+  // characters as the walked lines on average.
+  function pendingEstimate(m) {
+    const siblings = new Map();
+    let any = false;
+    const of = (record) => {
+      let bySibling = siblings.get(record.parent);
+      if (bySibling === undefined) siblings.set(record.parent, bySibling = new Map());
+      let found = bySibling.get(record.el.tagName);
+      if (found === undefined) bySibling.set(record.el.tagName, found = { walked: 0, lines: 0, pending: 0 });
+      return found;
+    };
+    for (const record of m.records) {
+      if (!record.live) continue;
+      const found = of(record);
+      if (record.pending) {
+        found.pending += 1;
+        any = true;
+      } else {
+        found.walked += 1;
+        found.lines += record.end - record.start;
+      }
+    }
+    let lines = 0;
+    for (const bySibling of siblings.values()) {
+      for (const found of bySibling.values()) {
+        if (found.pending > 0) lines += found.walked > 0 ? Math.round((found.pending * found.lines) / found.walked) : found.pending;
+      }
+    }
+    let chars = 0;
+    for (const node of m.nodes) chars += charsOf(node);
+    return { pending: any, lines, chars: m.nodes.length ? Math.round((lines * chars) / m.nodes.length) : 0 };
   }
 
   // Walks `record`'s element again from its saved state and puts its nodes and records in
@@ -326,7 +503,23 @@
       }
       for (let up = record.parent; up !== null; up = up.parent) up.end += delta;
     }
-    if ((oldLength === 0) !== (raw.length === 0) && record.parent !== null) walkAgain(m, record.parent, labels, focused, keepHidden);
+    if ((oldLength === 0) !== (raw.length === 0)) {
+      const container = flippedContainer(record, delta);
+      if (container !== null) walkAgain(m, container, labels, focused, keepHidden);
+    }
+  }
+
+  // The nearest container around `record` (a record whose line shows when anything inside it
+  // does, see `walk`) that went from holding nothing to holding something or the reverse, now
+  // that `record`'s range changed by `delta` from or to nothing. Going up stops at the first
+  // enclosing range that was not empty and is not: nothing above it can tell.
+  function flippedContainer(record, delta) {
+    for (let up = record.parent; up !== null; up = up.parent) {
+      const length = up.end - up.start;
+      if (up.container) return (length - 1 === 0) !== (length - 1 - delta === 0) ? up : null;
+      if ((length === 0) === (length - delta === 0)) return null;
+    }
+    return null;
   }
 
   // A node's facts as the model compares them: not its box or whether it is in view (they

@@ -200,6 +200,7 @@ pub(super) mod tests {
             next_offset: None,
             delta: None,
             reset: false,
+            estimated: false,
             outside: Vec::new(),
         }
     }

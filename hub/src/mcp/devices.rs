@@ -270,6 +270,7 @@ fn render_observation(name: &str, observation: &DeviceObservation) -> Rendering 
         omitted_chars: observation.omitted_chars,
         next_offset: observation.next_offset,
         narrow: "query",
+        estimated: false,
     };
     if let Some(delta) = &observation.delta {
         let head = format!("version {}{}", observation.version, notes(observation));

@@ -313,6 +313,8 @@ pub(super) struct Window {
     pub next_offset: Option<u32>,
     /// What narrows the list (`query/selector`), for the footer.
     pub narrow: &'static str,
+    /// Whether the counts are estimates (the page was not read to its end yet).
+    pub estimated: bool,
 }
 
 /// A full observation's lines, for any peer: the header, a note when a delta's baseline was
@@ -339,8 +341,9 @@ pub(super) fn render_full(
         let shown_from = window.offset + 1;
         // Lines of this list only: a browser's inlined frames' lines are not positions of it.
         let shown_to = window.offset + (window.total_nodes - window.omitted_nodes);
+        let about = if window.estimated { "about " } else { "" };
         let mut footer = format!(
-            "[nodes {shown_from}-{shown_to} of {}; {} not shown ({} chars)",
+            "[nodes {shown_from}-{shown_to} of {about}{}; {about}{} not shown ({about}{} chars)",
             window.total_nodes, window.omitted_nodes, window.omitted_chars
         );
         if let Some(next) = window.next_offset {
@@ -381,8 +384,9 @@ pub(super) fn render_changes<R: std::fmt::Display>(
                 .next_offset
                 .map(|next| format!(", next: offset={next}"))
                 .unwrap_or_default();
+            let about = if window.estimated { "about " } else { "" };
             format!(
-                " [the view now has {} nodes and is truncated{next}]",
+                " [the view now has {about}{} nodes and is truncated{next}]",
                 window.total_nodes
             )
         }
@@ -425,6 +429,7 @@ fn window(observation: &Observation) -> Window {
         omitted_chars: observation.omitted_chars,
         next_offset: observation.next_offset,
         narrow: "query/selector",
+        estimated: observation.estimated,
     }
 }
 
@@ -536,6 +541,7 @@ mod tests {
             next_offset: Some(2),
             delta: None,
             reset: false,
+            estimated: false,
             outside: Vec::new(),
         }
     }
@@ -549,6 +555,22 @@ mod tests {
              @e2 textbox \"Username\"\n\
              [nodes 1-2 of 5; 3 not shown (61 chars); next: offset=2; or narrow with query/selector]"
         );
+    }
+
+    #[test]
+    fn estimated_counts_say_about() {
+        // A first snapshot of a big page counts what it has not read yet by an estimate.
+        let mut estimated = observation();
+        estimated.estimated = true;
+        assert_eq!(
+            render_observation(&estimated),
+            "tab 4 \"Log in\" http://127.0.0.1/login (version 3)\n\
+             @e1 heading[1] \"Welcome\"\n\
+             @e2 textbox \"Username\"\n\
+             [nodes 1-2 of about 5; about 3 not shown (about 61 chars); next: offset=2; or narrow with query/selector]"
+        );
+        assert_eq!(observation_data(&estimated)["estimated"], true);
+        assert!(observation_data(&observation()).get("estimated").is_none());
     }
 
     #[test]

@@ -137,6 +137,7 @@ pub fn observe(tab: u32, max_nodes: u32, max_chars: u32, offset: u32) -> Observa
         next_offset: (index < PAGE_NODES).then_some(index),
         delta: None,
         reset: false,
+        estimated: false,
         outside: Vec::new(),
     }
 }

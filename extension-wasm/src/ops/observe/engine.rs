@@ -48,6 +48,9 @@ pub struct SnapshotFacts {
     pub after: u32,
     /// See `after`.
     pub after_chars: u32,
+    /// Whether `after` and `after_chars` are estimates: the page model had not walked the
+    /// whole document yet (`pendingEstimate` in js/collector/25-model.js).
+    pub estimated: bool,
     /// Popups that opened outside the window.
     pub outside: Vec<PagePopup>,
     /// Popups sent that way before that have closed.
@@ -376,6 +379,7 @@ pub fn observe(
         next_offset: shown.next_offset,
         delta: delta_part,
         reset,
+        estimated: facts.estimated,
         outside,
     };
     Observed {

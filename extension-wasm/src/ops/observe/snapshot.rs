@@ -383,10 +383,15 @@ fn inline_frames<'a>(
                 .collect();
             nodes.extend(child_observation.nodes.into_iter().map(under));
             if let Some(next) = child_observation.next_offset {
+                let about = if child_observation.estimated {
+                    "about "
+                } else {
+                    ""
+                };
                 nodes.push(ObservedNode {
                     element_ref: None,
                     text: format!(
-                        "(frame {}: {} more lines; snapshot it with frameId {} and offset {next})",
+                        "(frame {}: {about}{} more lines; snapshot it with frameId {} and offset {next})",
                         shown.frame, child_observation.omitted_nodes, shown.frame
                     ),
                     depth: step,
