@@ -238,7 +238,8 @@
   // The whole document's nodes (reserved slots left out), brought up to date.
   function modelNodes(keepHidden) {
     const m = model;
-    const stamp = pageStamp();
+    // Walks with and without the main world's answers about listeners are not mixed.
+    const stamp = pageStamp() + listenerStamp;
     noteMutations(m, m.observer.takeRecords());
     if (m.raw === null || stamp !== m.stamp || m.keepHidden !== keepHidden) m.whole = true;
     m.stamp = stamp;
