@@ -13,6 +13,11 @@
 //!    most [`MOST_ELEMENTS`], in document order) are resolved (`DOM.resolveNode`) and handed
 //!    to the answerer (`Runtime.callFunctionOn`), all pipelined.
 //!
+//! The document and the answerer stay with the tab ([`Kept`]): later observations take one
+//! round trip (the listing) unless an element started listening (it is resolved and handed
+//! over) or stopped (the answerer starts afresh); a navigation makes the kept objects fail
+//! and everything is done anew.
+//!
 //! At the start of its walk the collector dispatches the question event on `window`; the
 //! answerer dispatches a marker event on each element it holds (weakly), which the collector
 //! records. Elements of other frames' documents are refused by `callFunctionOn` (another
@@ -20,8 +25,9 @@
 //!
 //! Measured (headless Chromium, CDP over a pipe): the listing costs ~3 ms on a 10,000-row
 //! table with one delegated listener, but ~0.1 ms per listener (Chrome resolves each handler's
-//! source): 1.1–1.8 s with a listener on each of 10,000 rows. A document whose listing held
-//! more than [`MOST_LISTENERS`] listeners is not listed again while the tab stays on its URL.
+//! source): 1.1–1.8 s with a listener on each of 10,000 rows. A listing of more than
+//! [`COSTLY_LISTENERS`] that took more than [`COSTLY_MS`] is not taken again while the tab stays on its URL: later observations there
+//! use the elements it handed over.
 //! `getEventListeners` of DevTools' command line, which would answer per element, is not
 //! available to extensions (`Runtime.evaluate` with `includeCommandLineAPI` through
 //! `chrome.debugger` throws "getEventListeners is not defined").
@@ -34,16 +40,22 @@ use serde_json::json;
 use tabwire_protocol::TabId;
 use tabwire_protocol::policy::Need;
 
+use crate::timer::now_ms;
 use crate::{chrome, debugger, policy};
 
 /// The most elements handed to the collector per observation.
 const MOST_ELEMENTS: usize = 300;
-/// The most listeners a document may have for its listing to be taken again.
-const MOST_LISTENERS: usize = 1500;
+/// A listing that took longer (ms) is not taken again while the tab stays on its URL.
+const COSTLY_MS: f64 = 25.0;
+/// ... when it listed more listeners than this (a short list is slow only on a loaded machine).
+const COSTLY_LISTENERS: usize = 100;
 /// The event types that make an element clickable.
 const CLICK_TYPES: [&str; 5] = ["click", "mousedown", "mouseup", "pointerdown", "pointerup"];
-/// Where the remote objects of one listing live, released together.
+/// Where the kept remote objects of a tab's top document live (its `document` and the
+/// answerer's hand-over function), released when a listing with them fails.
 const GROUP: &str = "tabwire-listeners";
+/// Where the elements one listing resolves live, released after it.
+const RESOLVED: &str = "tabwire-listeners-resolved";
 
 thread_local! {
     /// The question's event name: random per worker, so a page cannot guess it in advance.
@@ -52,8 +64,20 @@ thread_local! {
         (js_sys::Math::random() * 4_294_967_296.0) as u32,
         (js_sys::Math::random() * 4_294_967_296.0) as u32
     );
-    /// The URL of each tab whose document had too many listeners to list.
+    /// The URL of each tab whose document's listing was costly (see [`COSTLY_MS`]).
     static TOO_MANY: RefCell<HashMap<TabId, String>> = RefCell::new(HashMap::new());
+    /// What each tab's top document holds of the last listing.
+    static KEPT: RefCell<HashMap<TabId, Kept>> = RefCell::new(HashMap::new());
+}
+
+/// A tab's top document as the last listing left it: its `document` and its answerer's
+/// hand-over function as remote objects (valid until the document's context goes: a
+/// navigation makes the next listing fail with them and start over), and the elements handed
+/// over already.
+struct Kept {
+    document: String,
+    register: String,
+    handed: HashSet<u64>,
 }
 
 /// How a tab's debugger session is got for the listing.
@@ -103,9 +127,15 @@ struct Listener {
 /// debugger session to list them with, or the listing failed (the page is then walked
 /// without listeners).
 pub async fn question(tab: TabId, attach: Attach) -> Option<String> {
-    if let Some(too_many) = TOO_MANY.with(|t| t.borrow().get(&tab).cloned()) {
+    if let Some(costly) = TOO_MANY.with(|t| t.borrow().get(&tab).cloned()) {
         match policy::frame_url(tab, 0).await {
-            Ok(url) if url == too_many => return None,
+            // The last listing stands (the answerer still holds its elements; after a reload
+            // it is gone, does not answer, and nothing is found).
+            Ok(url) if url == costly => {
+                return KEPT
+                    .with(|k| k.borrow().contains_key(&tab))
+                    .then(|| NAME.with(Clone::clone));
+            }
             _ => TOO_MANY.with(|t| t.borrow_mut().remove(&tab)),
         };
     }
@@ -118,22 +148,44 @@ pub async fn question(tab: TabId, attach: Attach) -> Option<String> {
         debugger::ensure_attached(tab).await.ok()?;
     }
     let name = NAME.with(Clone::clone);
-    let result = list(tab, &name).await;
-    // Whatever happened, the listing's remote objects are let go.
+    // A listing with the kept objects: a single round trip when nothing new listens.
+    let mut result = match KEPT.with(|k| k.borrow_mut().remove(&tab)) {
+        Some(kept) => list(tab, kept).await,
+        None => Err("nothing kept".to_owned()),
+    };
+    if result.is_err() {
+        let _ = debugger::issue_attached(
+            tab,
+            "Runtime.releaseObjectGroup",
+            &json!({ "objectGroup": GROUP }),
+        )
+        .await;
+        result = match install(tab, &name).await {
+            Ok(kept) => list(tab, kept).await,
+            Err(why) => Err(why),
+        };
+    }
+    // The resolved elements are let go; the document and the answerer are kept.
     let _ = debugger::issue_attached(
         tab,
         "Runtime.releaseObjectGroup",
-        &json!({ "objectGroup": GROUP }),
+        &json!({ "objectGroup": RESOLVED }),
     )
     .await;
-    if let Err(why) = &result {
-        chrome::log!("tab {tab}: listeners not listed ({why})");
+    match result {
+        Ok(kept) => {
+            KEPT.with(|k| k.borrow_mut().insert(tab, kept));
+            Some(name)
+        }
+        Err(why) => {
+            chrome::log!("tab {tab}: listeners not listed ({why})");
+            None
+        }
     }
-    result.ok().map(|()| name)
 }
 
-/// Steps 1 to 3 of the module's description.
-async fn list(tab: TabId, name: &str) -> Result<(), String> {
+/// Step 1: installs the answerer in the top document's main world.
+async fn install(tab: TabId, name: &str) -> Result<Kept, String> {
     let installer = format!(
         "(() => {{ const name = {name:?}; let held = []; \
          window.dispatchEvent(new Event(name + '-off')); \
@@ -156,21 +208,37 @@ async fn list(tab: TabId, name: &str) -> Result<(), String> {
     let document = evaluate("document");
     let register = object_of(register.await)?;
     let document = object_of(document.await)?;
+    Ok(Kept {
+        document,
+        register,
+        handed: HashSet::new(),
+    })
+}
+
+/// Steps 2 and 3: lists the listeners and hands the elements not handed yet to the answerer.
+async fn list(tab: TabId, mut kept: Kept) -> Result<Kept, String> {
+    let asked = now_ms();
     let listing = debugger::issue_attached(
         tab,
         "DOMDebugger.getEventListeners",
-        &json!({ "objectId": document, "depth": -1, "pierce": true }),
+        &json!({ "objectId": kept.document, "depth": -1, "pierce": true }),
     )
     .await
     .map_err(|e| e.message)?;
     let listing: Listing = chrome::from_js(listing).map_err(|e| e.message)?;
-    if listing.listeners.len() > MOST_LISTENERS
+    if now_ms() - asked > COSTLY_MS
+        && listing.listeners.len() > COSTLY_LISTENERS
         && let Ok(url) = policy::frame_url(tab, 0).await
     {
+        chrome::log!(
+            "tab {tab}: listing {} listeners took {:.0} ms: not listed again on this URL",
+            listing.listeners.len(),
+            now_ms() - asked
+        );
         TOO_MANY.with(|t| t.borrow_mut().insert(tab, url));
     }
     let mut seen = HashSet::new();
-    let ids: Vec<u64> = listing
+    let listed: Vec<u64> = listing
         .listeners
         .iter()
         .filter(|l| CLICK_TYPES.contains(&l.kind.as_str()))
@@ -178,13 +246,22 @@ async fn list(tab: TabId, name: &str) -> Result<(), String> {
         .filter(|id| seen.insert(*id))
         .take(MOST_ELEMENTS)
         .collect();
+    // An element handed over that no longer listens (or left): the answerer starts afresh.
+    let listed_set: HashSet<u64> = listed.iter().copied().collect();
+    if kept.handed.iter().any(|id| !listed_set.contains(id)) {
+        return Err("an element stopped listening".to_owned());
+    }
+    let ids: Vec<u64> = listed
+        .into_iter()
+        .filter(|id| !kept.handed.contains(id))
+        .collect();
     let resolving: Vec<_> = ids
         .iter()
         .map(|id| {
             debugger::issue_attached(
                 tab,
                 "DOM.resolveNode",
-                &json!({ "backendNodeId": id, "objectGroup": GROUP }),
+                &json!({ "backendNodeId": id, "objectGroup": RESOLVED }),
             )
         })
         .collect();
@@ -207,16 +284,18 @@ async fn list(tab: TabId, name: &str) -> Result<(), String> {
             &json!({
                 "objectId": element,
                 "functionDeclaration": "function (register) { if (this.nodeType === 1) register(this); }",
-                "arguments": [{ "objectId": register }],
+                "arguments": [{ "objectId": kept.register }],
                 "silent": true,
             }),
         ));
     }
+    // Each id once: an element of another frame's document is refused (another context) and
+    // not tried again.
+    kept.handed.extend(ids);
     for handed in handing {
-        // Refused for an element of another frame's document: it stays unlisted.
         let _ = handed.await;
     }
-    Ok(())
+    Ok(kept)
 }
 
 /// The object id of a `Runtime.evaluate` answer.
@@ -237,4 +316,5 @@ fn object_of(
 /// Forgets what was learnt about `tab`'s documents (it closed).
 pub fn forget(tab: TabId) {
     TOO_MANY.with(|t| t.borrow_mut().remove(&tab));
+    KEPT.with(|k| k.borrow_mut().remove(&tab));
 }

@@ -272,4 +272,18 @@ async fn elements_with_only_a_click_listener_get_refs_and_delegation_does_not() 
     let again = setup.snapshot(json!({})).await;
     inline_ref(&again, "Edit");
     inline_ref(&again, "Star");
+    // A listener taken away and another added, with no change to the document: the next look
+    // follows both.
+    setup
+        .evaluate("listeners.html", "window.moveListener(); true")
+        .await;
+    let moved = setup.snapshot(json!({})).await;
+    assert!(!moved.text.contains("Edit]"), "{}", moved.text);
+    let draft = inline_ref(&moved, "Draft");
+    inline_ref(&moved, "Star");
+    setup.click(&draft).await;
+    assert_eq!(
+        clicks(&setup).await,
+        json!(["edit:true", "star:true", "draft:true"])
+    );
 }

@@ -28,7 +28,9 @@
     }
     if (!answered) return '';
     listenedSet = found;
-    return `|listeners ${found.size}`;
+    // Which elements, not only how many: one that stopped listening and another that started
+    // between calls walk the document again.
+    return `|listeners ${Array.from(found, keyOf).sort((a, b) => a - b).join(',')}`;
   }
 
   // Table parts are read as row lines, and a listener on a row or cell is mostly delegation.
