@@ -28,9 +28,17 @@
     }
     if (!answered) return '';
     listenedSet = found;
-    // Which elements, not only how many: one that stopped listening and another that started
-    // between calls walk the document again.
-    return `|listeners ${Array.from(found, keyOf).sort((a, b) => a - b).join(',')}`;
+    return '|listeners';
+  }
+
+  // The page model (25-model.js) walks again where an element started or stopped listening
+  // since the last call (a listener added or removed touches no attribute or text).
+  function touchListened(m) {
+    const now = listenedSet || new Set();
+    const before = m.listened || new Set();
+    for (const el of now) if (!before.has(el)) touch(m, el);
+    for (const el of before) if (!now.has(el)) touch(m, el);
+    m.listened = now;
   }
 
   // Table parts are read as row lines, and a listener on a row or cell is mostly delegation.

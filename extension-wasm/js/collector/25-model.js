@@ -241,6 +241,7 @@
     // Walks with and without the main world's answers about listeners are not mixed.
     const stamp = pageStamp() + listenerStamp;
     noteMutations(m, m.observer.takeRecords());
+    touchListened(m);
     if (m.raw === null || stamp !== m.stamp || m.keepHidden !== keepHidden) m.whole = true;
     m.stamp = stamp;
     let dirty = [];
