@@ -266,3 +266,56 @@ async fn date_and_time_fields_say_their_format_and_take_type_text_in_it() {
     assert_eq!(field(&setup, "start").await, json!(["09:30", 2, 2]));
     assert_eq!(field(&setup, "day").await, json!(["2027-01-02", 2, 2]));
 }
+
+/// What listeners.html recorded: the clicks its script listeners heard.
+async fn clicks(setup: &OneBrowser) -> Value {
+    setup.evaluate("listeners.html", "window.clicks").await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn elements_with_only_a_click_listener_get_refs_and_delegation_does_not() {
+    let setup = OneBrowser::on("Work", "listeners.html").await;
+    // A fresh tab, nothing done in it yet: the first look finds them.
+    let snapshot = setup.snapshot(json!({})).await;
+    let text = &snapshot.text;
+    let edit = inline_ref(&snapshot, "Edit");
+    let star = inline_ref(&snapshot, "Star");
+    // Inside the line of the words around them.
+    let line = text
+        .lines()
+        .find(|line| line.contains("Quarterly notes"))
+        .unwrap();
+    assert!(line.contains(&format!("[{edit} Edit]")), "{text}");
+    assert!(line.contains(&format!("[{star} Star]")), "{text}");
+    // The delegated listener on #board makes neither it nor its children clickable.
+    assert!(!text.contains("clickable"), "{text}");
+    assert!(!text.contains("Draft]"), "{text}");
+    assert!(!text.contains("plain words]"), "{text}");
+    // One trusted click each, and the page heard it at once.
+    setup.click(&edit).await;
+    assert_eq!(clicks(&setup).await, json!(["edit:true"]));
+    setup.click(&star).await;
+    assert_eq!(clicks(&setup).await, json!(["edit:true", "star:true"]));
+    assert_eq!(
+        setup.evaluate("listeners.html", "window.delegated").await,
+        2
+    );
+    // Still found after acting (the page model keeps them).
+    let again = setup.snapshot(json!({})).await;
+    inline_ref(&again, "Edit");
+    inline_ref(&again, "Star");
+    // A listener taken away and another added, with no change to the document: the next look
+    // follows both.
+    setup
+        .evaluate("listeners.html", "window.moveListener(); true")
+        .await;
+    let moved = setup.snapshot(json!({})).await;
+    assert!(!moved.text.contains("Edit]"), "{}", moved.text);
+    let draft = inline_ref(&moved, "Draft");
+    inline_ref(&moved, "Star");
+    setup.click(&draft).await;
+    assert_eq!(
+        clicks(&setup).await,
+        json!(["edit:true", "star:true", "draft:true"])
+    );
+}

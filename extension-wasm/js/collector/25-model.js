@@ -253,8 +253,10 @@
 
   function modelNodesOf(keepHidden, deferAfter) {
     const m = model;
-    const stamp = pageStamp();
+    // Walks with and without the main world's answers about listeners are not mixed.
+    const stamp = pageStamp() + listenerStamp;
     noteMutations(m, m.observer.takeRecords());
+    touchListened(m);
     if (m.raw === null || stamp !== m.stamp || m.keepHidden !== keepHidden) m.whole = true;
     m.stamp = stamp;
     let dirty = [];

@@ -51,6 +51,8 @@
     } finally {
       labelMaps = null;
       pointerTrees = null;
+      listenedSet = null;
+      listenerStamp = '';
     }
     return JSON.stringify(reply);
   };
