@@ -906,7 +906,7 @@ pub struct TabHealth {
 }
 
 /// The action group's operations, nested in [`crate::Operation::Act`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum ActOp {
     /// Act on the page (click, type, wait…) and observe it afterwards.
@@ -920,6 +920,14 @@ pub enum ActOp {
     /// The tab's health.
     Health(GetTabHealth),
 }
+
+crate::tagged::deserialize_tagged!(ActOp, "kind", {
+    "act" => ActRequest => Self::Act,
+    "batch" => BatchRequest => Self::Batch,
+    "readState" => ReadStateRequest => Self::ReadState,
+    "handleDialog" => HandleDialog => Self::HandleDialog,
+    "health" => GetTabHealth => Self::Health,
+});
 
 impl ActOp {
     /// Whether the operation can change the page.
@@ -943,7 +951,7 @@ impl ActOp {
 }
 
 /// What an [`ActOp`] produced, nested in [`crate::OpResult::Act`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum ActResult {
     /// An action's outcome and observation.
@@ -957,6 +965,14 @@ pub enum ActResult {
     /// The tab's health.
     Health(TabHealth),
 }
+
+crate::tagged::deserialize_tagged!(ActResult, "kind", {
+    "acted" => Acted => Self::Acted,
+    "batch" => BatchResult => Self::Batch,
+    "elementState" => ElementState => Self::ElementState,
+    "dialogHandled" => DialogHandled => Self::DialogHandled,
+    "health" => TabHealth => Self::Health,
+});
 
 #[cfg(test)]
 mod tests {

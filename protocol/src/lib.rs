@@ -46,6 +46,7 @@ pub mod policy;
 pub mod refs;
 pub mod storage;
 pub mod tabs;
+mod tagged;
 
 pub use actions::{
     ActOp, ActRequest, ActResult, Acted, Action, ActionFacts, ActiveWork, BatchRequest,

@@ -11,7 +11,7 @@
 //! module, a variant in the group's op enum (and result enum), and one line in [`asks!`] (and
 //! [`answers!`]) below. A new group (devices) adds a variant to both enums here.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::actions::{
     ActOp, ActRequest, ActResult, Acted, BatchRequest, BatchResult, DialogHandled, ElementState,
@@ -41,7 +41,7 @@ use crate::tabs::{
 };
 
 /// What a [`crate::Request`] asks the extension to do, by group.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "group", rename_all = "camelCase", deny_unknown_fields)]
 pub enum Operation {
     /// Snapshots, content, frames, selected text, screenshots.
@@ -57,6 +57,15 @@ pub enum Operation {
     /// A mobile device's screen, input, apps and log (served by device backends only).
     Device(DeviceOp),
 }
+
+crate::tagged::deserialize_tagged!(Operation, "group", {
+    "observe" => ObserveOp => Self::Observe,
+    "tabs" => TabsOp => Self::Tabs,
+    "act" => ActOp => Self::Act,
+    "capture" => CaptureOp => Self::Capture,
+    "storage" => StorageOp => Self::Storage,
+    "device" => DeviceOp => Self::Device,
+});
 
 impl Operation {
     /// Whether the operation can change the page. A mutation that times out or is cut off by a
@@ -99,7 +108,7 @@ impl Operation {
 }
 
 /// What an [`Operation`] produced, by group.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "group", rename_all = "camelCase", deny_unknown_fields)]
 pub enum OpResult {
     /// From [`Operation::Observe`].
@@ -115,6 +124,15 @@ pub enum OpResult {
     /// From [`Operation::Device`].
     Device(DeviceResult),
 }
+
+crate::tagged::deserialize_tagged!(OpResult, "group", {
+    "observe" => ObserveResult => Self::Observe,
+    "tabs" => TabsResult => Self::Tabs,
+    "act" => ActResult => Self::Act,
+    "capture" => CaptureResult => Self::Capture,
+    "storage" => StorageResult => Self::Storage,
+    "device" => DeviceResult => Self::Device,
+});
 
 /// A request type and the type of its answer: the one mapping from an operation to its result.
 ///
