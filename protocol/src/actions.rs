@@ -120,8 +120,10 @@ pub enum WaitUntil {
     Complete,
 }
 
+crate::tagged::struct_variants_tagged! {
+tag = "kind";
 /// What a wait waits for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(
     tag = "kind",
     rename_all = "camelCase",
@@ -167,9 +169,12 @@ pub enum WaitCondition {
         ms: u32,
     },
 }
+}
 
+crate::tagged::struct_variants_tagged! {
+tag = "kind";
 /// Where a drag ends.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(
     tag = "kind",
     rename_all = "camelCase",
@@ -194,6 +199,7 @@ pub enum DragTo {
         dy: f64,
     },
 }
+}
 
 /// Where on its target a drag ends. Sortable lists decide "before" or "after" an item from the
 /// half of it the pointer is over, along the list's axis.
@@ -217,8 +223,8 @@ impl DropPosition {
     }
 }
 
-/// A value for one form field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A value for one form field. Read by hand (`actions_de.rs`): a boolean or a string.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum FieldValue {
     /// A checkbox or radio button's state.
@@ -237,8 +243,11 @@ pub struct FormField {
     pub value: FieldValue,
 }
 
-/// An action on a page.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+crate::tagged::struct_variants_tagged! {
+tag = "kind";
+/// An action on a page. (Read without buffering through a mirror of its variants, as the
+/// other enums declared with `struct_variants_tagged!`: `tagged.rs`.)
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(
     tag = "kind",
     rename_all = "camelCase",
@@ -363,6 +372,7 @@ pub enum Action {
         /// How long to wait before failing with `WAIT_TIMEOUT`.
         timeout_ms: u32,
     },
+}
 }
 
 impl Action {

@@ -32,6 +32,7 @@
 #![deny(missing_docs)]
 
 pub mod actions;
+mod actions_de;
 pub mod capture;
 pub mod devices;
 pub mod errors;

@@ -69,6 +69,59 @@ macro_rules! deserialize_tagged {
 }
 pub(crate) use deserialize_tagged;
 
+/// Declares an internally tagged enum whose variants are all structs (`Action`, tag `kind`),
+/// with a `Deserialize` that reads no buffer: the tag is taken out ([`split`]) and the rest is
+/// read as the same variant of a private, externally tagged mirror of the enum, which the macro
+/// writes from the same declaration (so the two cannot drift). The enum's own attributes
+/// (`#[serde(tag = …)]` included) serve its derived `Serialize`; the mirror is read with
+/// `rename_all` and `rename_all_fields` camelCase and `deny_unknown_fields`, as every such enum
+/// of the protocol is declared.
+macro_rules! struct_variants_tagged {
+    (
+        tag = $tag:literal;
+        $(#[$meta:meta])*
+        pub enum $name:ident {
+            $(
+                $(#[$vmeta:meta])*
+                $variant:ident { $( $(#[$fmeta:meta])* $field:ident : $ty:ty ),* $(,)? }
+            ),* $(,)?
+        }
+    ) => {
+        $(#[$meta])*
+        pub enum $name {
+            $( $(#[$vmeta])* $variant { $( $(#[$fmeta])* $field : $ty ),* } ),*
+        }
+
+        const _: () = {
+            #[derive(serde::Deserialize)]
+            #[serde(rename_all = "camelCase", rename_all_fields = "camelCase", deny_unknown_fields)]
+            enum Mirror {
+                $( $variant { $( $(#[$fmeta])* $field : $ty ),* } ),*
+            }
+
+            impl<'de> serde::Deserialize<'de> for $name {
+                fn deserialize<D: serde::Deserializer<'de>>(
+                    deserializer: D,
+                ) -> Result<Self, D::Error> {
+                    let (name, rest) = $crate::tagged::split(deserializer, $tag)?;
+                    // `{"<tag's value>": {…rest}}`, the externally tagged form, which also
+                    // refuses an unknown name with serde's `unknown variant …`.
+                    let mut outer = serde_json::Map::new();
+                    outer.insert(name, rest);
+                    let mirror = <Mirror as serde::Deserialize>::deserialize(
+                        serde_json::Value::Object(outer),
+                    )
+                    .map_err(<D::Error as serde::de::Error>::custom)?;
+                    Ok(match mirror {
+                        $( Mirror::$variant { $($field),* } => $name::$variant { $($field),* }, )*
+                    })
+                }
+            }
+        };
+    };
+}
+pub(crate) use struct_variants_tagged;
+
 #[cfg(test)]
 mod tests {
     use crate::{HubMessage, Operation};
