@@ -46,21 +46,22 @@ fn unexpected(value: &Value) -> Unexpected<'_> {
 }
 
 /// Reads one variant's body from what [`split`] left.
-pub(crate) fn variant<'de, T: serde::de::DeserializeOwned, E: Error>(rest: Value) -> Result<T, E> {
+pub(crate) fn variant<T: serde::de::DeserializeOwned, E: Error>(rest: Value) -> Result<T, E> {
     T::deserialize(rest).map_err(E::custom)
 }
 
 /// Implements `Deserialize` for an internally tagged enum through [`split`]. Each arm names the
 /// tag's value, the type its body is read as, and how the variant is made from it (a newtype
-/// variant's constructor, or a closure for a struct variant read through a private struct).
+/// variant's constructor, or a closure for a struct variant read through a private struct); an
+/// arm may carry a `#[cfg(…)]` of its variant.
 macro_rules! deserialize_tagged {
-    ($enum:ty, $tag:literal, { $($name:literal => $body:ty => $make:expr,)+ }) => {
+    ($enum:ty, $tag:literal, { $($(#[$cfg:meta])* $name:literal => $body:ty => $make:expr,)+ }) => {
         impl<'de> serde::Deserialize<'de> for $enum {
             fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 const VARIANTS: &[&str] = &[$($name),+];
                 let (name, rest) = $crate::tagged::split(deserializer, $tag)?;
                 match name.as_str() {
-                    $($name => $crate::tagged::variant::<$body, D::Error>(rest).map($make),)+
+                    $($(#[$cfg])* $name => $crate::tagged::variant::<$body, D::Error>(rest).map($make),)+
                     other => Err(<D::Error as serde::de::Error>::unknown_variant(other, VARIANTS)),
                 }
             }
@@ -163,6 +164,17 @@ mod tests {
             not_an_object.starts_with("invalid type: sequence"),
             "{not_an_object}"
         );
+    }
+
+    /// The extension's wasm is built without the device group: a device request is refused
+    /// as unreadable (the extension answers it `INVALID_ARGUMENT` when it carries an `id`).
+    #[cfg(not(feature = "device"))]
+    #[test]
+    fn without_the_device_feature_a_device_operation_does_not_parse() {
+        let error = serde_json::from_str::<Operation>(r#"{"group":"device","kind":"release"}"#)
+            .unwrap_err()
+            .to_string();
+        assert!(error.starts_with("unknown variant `device`"), "{error}");
     }
 
     #[test]
