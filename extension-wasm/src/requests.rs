@@ -376,8 +376,10 @@ fn need_of(op: &Operation) -> Option<(Need, Option<&str>)> {
             return Some((Need::SensitiveRead, cookies.url.as_deref()));
         }
         Operation::Storage(_) => Need::SensitiveRead,
-        // Refused in `ops::execute`: a browser serves no device operation.
-        Operation::Device(_) => return None,
+        // Refused in `ops::execute`: a browser serves no device operation (the variant exists
+        // only when a workspace build turns the protocol's `device` feature on).
+        #[allow(unreachable_patterns)]
+        _ => return None,
     };
     Some((need, None))
 }

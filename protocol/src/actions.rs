@@ -120,8 +120,10 @@ pub enum WaitUntil {
     Complete,
 }
 
+crate::tagged::struct_variants_tagged! {
+tag = "kind";
 /// What a wait waits for.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(
     tag = "kind",
     rename_all = "camelCase",
@@ -167,9 +169,12 @@ pub enum WaitCondition {
         ms: u32,
     },
 }
+}
 
+crate::tagged::struct_variants_tagged! {
+tag = "kind";
 /// Where a drag ends.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(
     tag = "kind",
     rename_all = "camelCase",
@@ -194,6 +199,7 @@ pub enum DragTo {
         dy: f64,
     },
 }
+}
 
 /// Where on its target a drag ends. Sortable lists decide "before" or "after" an item from the
 /// half of it the pointer is over, along the list's axis.
@@ -217,8 +223,8 @@ impl DropPosition {
     }
 }
 
-/// A value for one form field.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// A value for one form field. Read by hand (`actions_de.rs`): a boolean or a string.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum FieldValue {
     /// A checkbox or radio button's state.
@@ -237,8 +243,11 @@ pub struct FormField {
     pub value: FieldValue,
 }
 
-/// An action on a page.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+crate::tagged::struct_variants_tagged! {
+tag = "kind";
+/// An action on a page. (Read without buffering through a mirror of its variants, as the
+/// other enums declared with `struct_variants_tagged!`: `tagged.rs`.)
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(
     tag = "kind",
     rename_all = "camelCase",
@@ -363,6 +372,7 @@ pub enum Action {
         /// How long to wait before failing with `WAIT_TIMEOUT`.
         timeout_ms: u32,
     },
+}
 }
 
 impl Action {
@@ -906,7 +916,7 @@ pub struct TabHealth {
 }
 
 /// The action group's operations, nested in [`crate::Operation::Act`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum ActOp {
     /// Act on the page (click, type, wait…) and observe it afterwards.
@@ -920,6 +930,14 @@ pub enum ActOp {
     /// The tab's health.
     Health(GetTabHealth),
 }
+
+crate::tagged::deserialize_tagged!(ActOp, "kind", {
+    "act" => ActRequest => Self::Act,
+    "batch" => BatchRequest => Self::Batch,
+    "readState" => ReadStateRequest => Self::ReadState,
+    "handleDialog" => HandleDialog => Self::HandleDialog,
+    "health" => GetTabHealth => Self::Health,
+});
 
 impl ActOp {
     /// Whether the operation can change the page.
@@ -943,7 +961,7 @@ impl ActOp {
 }
 
 /// What an [`ActOp`] produced, nested in [`crate::OpResult::Act`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum ActResult {
     /// An action's outcome and observation.
@@ -957,6 +975,14 @@ pub enum ActResult {
     /// The tab's health.
     Health(TabHealth),
 }
+
+crate::tagged::deserialize_tagged!(ActResult, "kind", {
+    "acted" => Acted => Self::Acted,
+    "batch" => BatchResult => Self::Batch,
+    "elementState" => ElementState => Self::ElementState,
+    "dialogHandled" => DialogHandled => Self::DialogHandled,
+    "health" => TabHealth => Self::Health,
+});
 
 #[cfg(test)]
 mod tests {

@@ -71,7 +71,7 @@ pub struct GetResponseBody {
 }
 
 /// The capture group's operations, nested in [`crate::Operation::Capture`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum CaptureOp {
     /// Network capture on or off.
@@ -85,6 +85,14 @@ pub enum CaptureOp {
     /// Read captured console messages.
     GetConsole(GetConsole),
 }
+
+crate::tagged::deserialize_tagged!(CaptureOp, "kind", {
+    "networkCapture" => SetNetworkCapture => Self::NetworkCapture,
+    "getRequests" => GetRequests => Self::GetRequests,
+    "getResponseBody" => GetResponseBody => Self::GetResponseBody,
+    "consoleCapture" => SetConsoleCapture => Self::ConsoleCapture,
+    "getConsole" => GetConsole => Self::GetConsole,
+});
 
 impl CaptureOp {
     /// Every capture operation runs beside the tab's queue: it only reads or switches what
@@ -216,7 +224,7 @@ pub struct ResponseBody {
 }
 
 /// What a [`CaptureOp`] produced, nested in [`crate::OpResult::Capture`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum CaptureResult {
     /// Capture switched on or off.
@@ -228,3 +236,10 @@ pub enum CaptureResult {
     /// A response body.
     Body(ResponseBody),
 }
+
+crate::tagged::deserialize_tagged!(CaptureResult, "kind", {
+    "capture" => CaptureState => Self::Capture,
+    "requests" => Records<NetworkRecord> => Self::Requests,
+    "console" => Records<ConsoleRecord> => Self::Console,
+    "body" => ResponseBody => Self::Body,
+});

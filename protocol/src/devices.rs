@@ -336,7 +336,7 @@ pub struct DeviceLogsRequest {
 pub struct ReleaseDevice {}
 
 /// The device group's operations, nested in [`crate::Operation::Device`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum DeviceOp {
     /// Observe the screen.
@@ -366,6 +366,22 @@ pub enum DeviceOp {
     /// Give up the lease.
     Release(ReleaseDevice),
 }
+
+crate::tagged::deserialize_tagged!(DeviceOp, "kind", {
+    "snapshot" => DeviceSnapshot => Self::Snapshot,
+    "tap" => DeviceTap => Self::Tap,
+    "tapCoordinates" => TapCoordinates => Self::TapCoordinates,
+    "longPress" => LongPress => Self::LongPress,
+    "type" => DeviceType => Self::Type,
+    "swipe" => DeviceSwipe => Self::Swipe,
+    "pressButton" => PressButton => Self::PressButton,
+    "openApp" => OpenApp => Self::OpenApp,
+    "closeApp" => CloseApp => Self::CloseApp,
+    "dismissKeyboard" => DismissKeyboard => Self::DismissKeyboard,
+    "screenshot" => DeviceScreenshotRequest => Self::Screenshot,
+    "logs" => DeviceLogsRequest => Self::Logs,
+    "release" => ReleaseDevice => Self::Release,
+});
 
 impl DeviceOp {
     /// Whether it can change what the device shows or holds.
@@ -545,7 +561,7 @@ pub struct DeviceReleased {
 }
 
 /// What a [`DeviceOp`] produced, nested in [`crate::OpResult::Device`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum DeviceResult {
     /// An observation.
@@ -561,6 +577,15 @@ pub enum DeviceResult {
     /// The lease given up.
     Released(DeviceReleased),
 }
+
+crate::tagged::deserialize_tagged!(DeviceResult, "kind", {
+    "snapshot" => DeviceObservation => Self::Snapshot,
+    "acted" => DeviceActed => Self::Acted,
+    "closed" => AppClosed => Self::Closed,
+    "screenshot" => DeviceScreenshot => Self::Screenshot,
+    "logs" => DeviceLogs => Self::Logs,
+    "released" => DeviceReleased => Self::Released,
+});
 
 #[cfg(test)]
 mod tests {

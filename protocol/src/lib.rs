@@ -32,6 +32,7 @@
 #![deny(missing_docs)]
 
 pub mod actions;
+mod actions_de;
 pub mod capture;
 pub mod devices;
 pub mod errors;
@@ -46,6 +47,7 @@ pub mod policy;
 pub mod refs;
 pub mod storage;
 pub mod tabs;
+mod tagged;
 
 pub use actions::{
     ActOp, ActRequest, ActResult, Acted, Action, ActionFacts, ActiveWork, BatchRequest,

@@ -18,11 +18,41 @@ use crate::{LeaseHolder, OpError, OpResult, Operation, TabId};
 /// speak the same version; it is raised whenever a message changes shape.
 pub const PROTOCOL_VERSION: u32 = 12;
 
+/// The bodies of the messages' struct variants, read on their own after the tag
+/// ([`crate::tagged`]); their fields are the variants' fields.
+mod bodies {
+    use serde::Deserialize;
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub(super) struct Heartbeat {
+        pub seq: u64,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub(super) struct SessionEnded {
+        pub session: String,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub(super) struct Cancel {
+        pub id: u64,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub(super) struct Gone {
+        pub reason: String,
+    }
+}
+
 /// A message from the extension to the hub.
 // A message is built, sent and dropped once; boxing the response to even out the variants'
 // sizes would buy nothing.
 #[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
 pub enum ExtensionMessage {
     /// The first message to a local hub: asks it to prove itself before the extension says
@@ -40,8 +70,15 @@ pub enum ExtensionMessage {
     },
 }
 
+crate::tagged::deserialize_tagged!(ExtensionMessage, "type", {
+    "challenge" => Challenge => Self::Challenge,
+    "hello" => Hello => Self::Hello,
+    "response" => Response => Self::Response,
+    "heartbeat" => bodies::Heartbeat => |b| Self::Heartbeat { seq: b.seq },
+});
+
 /// A message from the hub to the extension.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
 pub enum HubMessage {
     /// The hub's answer to a [`Challenge`]: its proof that it holds the browser's secret.
@@ -74,6 +111,17 @@ pub enum HubMessage {
         id: u64,
     },
 }
+
+crate::tagged::deserialize_tagged!(HubMessage, "type", {
+    "proof" => HubProof => Self::Proof,
+    "welcome" => Welcome => Self::Welcome,
+    "refused" => Refusal => Self::Refused,
+    "request" => Request => Self::Request,
+    "heartbeat" => bodies::Heartbeat => |b| Self::Heartbeat { seq: b.seq },
+    "sessionEnded" => bodies::SessionEnded => |b| Self::SessionEnded { session: b.session },
+    "policy" => crate::policy::Policy => Self::Policy,
+    "cancel" => bodies::Cancel => |b| Self::Cancel { id: b.id },
+});
 
 /// How an extension introduces itself.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -324,7 +372,7 @@ pub fn check_hello(hello: &Hello) -> Result<(), Refusal> {
 /// A message from a device backend to the hub, on one device's connection.
 // A message is built, sent and dropped once; boxing the response would buy nothing.
 #[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "camelCase", deny_unknown_fields)]
 pub enum DeviceMessage {
     /// The first message to a local hub (the pairing exchange, as for browsers).
@@ -346,6 +394,14 @@ pub enum DeviceMessage {
         reason: String,
     },
 }
+
+crate::tagged::deserialize_tagged!(DeviceMessage, "type", {
+    "challenge" => Challenge => Self::Challenge,
+    "hello" => DeviceHello => Self::Hello,
+    "response" => Response => Self::Response,
+    "heartbeat" => bodies::Heartbeat => |b| Self::Heartbeat { seq: b.seq },
+    "gone" => bodies::Gone => |b| Self::Gone { reason: b.reason },
+});
 
 /// How a device backend introduces one device.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

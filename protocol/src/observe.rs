@@ -137,7 +137,7 @@ pub struct SnapshotBudget {
 }
 
 /// The observe group's operations, nested in [`crate::Operation::Observe`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum ObserveOp {
     /// Observe a document.
@@ -151,6 +151,14 @@ pub enum ObserveOp {
     /// A screenshot.
     Screenshot(ScreenshotRequest),
 }
+
+crate::tagged::deserialize_tagged!(ObserveOp, "kind", {
+    "snapshot" => SnapshotRequest => Self::Snapshot,
+    "listFrames" => ListFrames => Self::ListFrames,
+    "content" => ContentRequest => Self::Content,
+    "selectedText" => GetSelectedText => Self::SelectedText,
+    "screenshot" => ScreenshotRequest => Self::Screenshot,
+});
 
 impl ObserveOp {
     /// Whether it runs beside the tab's queue. None does: a read of a tab waits its turn like
@@ -368,7 +376,7 @@ pub struct CoveredFrame {
 }
 
 /// What an [`ObserveOp`] produced, nested in [`crate::OpResult::Observe`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum ObserveResult {
     /// An observation.
@@ -382,3 +390,11 @@ pub enum ObserveResult {
     /// A screenshot.
     Screenshot(Screenshot),
 }
+
+crate::tagged::deserialize_tagged!(ObserveResult, "kind", {
+    "snapshot" => Observation => Self::Snapshot,
+    "frames" => FrameList => Self::Frames,
+    "content" => PageContent => Self::Content,
+    "selectedText" => SelectedText => Self::SelectedText,
+    "screenshot" => Screenshot => Self::Screenshot,
+});

@@ -11,7 +11,7 @@
 //! module, a variant in the group's op enum (and result enum), and one line in [`asks!`] (and
 //! [`answers!`]) below. A new group (devices) adds a variant to both enums here.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::actions::{
     ActOp, ActRequest, ActResult, Acted, BatchRequest, BatchResult, DialogHandled, ElementState,
@@ -21,6 +21,7 @@ use crate::capture::{
     CaptureOp, CaptureResult, CaptureState, ConsoleRecord, GetConsole, GetRequests,
     GetResponseBody, NetworkRecord, Records, ResponseBody, SetConsoleCapture, SetNetworkCapture,
 };
+#[cfg(feature = "device")]
 use crate::devices::{
     AppClosed, CloseApp, DeviceActed, DeviceLogs, DeviceLogsRequest, DeviceObservation, DeviceOp,
     DeviceReleased, DeviceResult, DeviceScreenshot, DeviceScreenshotRequest, DeviceSnapshot,
@@ -41,7 +42,7 @@ use crate::tabs::{
 };
 
 /// What a [`crate::Request`] asks the extension to do, by group.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "group", rename_all = "camelCase", deny_unknown_fields)]
 pub enum Operation {
     /// Snapshots, content, frames, selected text, screenshots.
@@ -54,9 +55,21 @@ pub enum Operation {
     Capture(CaptureOp),
     /// Cookies and local storage.
     Storage(StorageOp),
-    /// A mobile device's screen, input, apps and log (served by device backends only).
+    /// A mobile device's screen, input, apps and log (served by device backends only; only
+    /// with the `device` feature, which the extension's wasm leaves out).
+    #[cfg(feature = "device")]
     Device(DeviceOp),
 }
+
+crate::tagged::deserialize_tagged!(Operation, "group", {
+    "observe" => ObserveOp => Self::Observe,
+    "tabs" => TabsOp => Self::Tabs,
+    "act" => ActOp => Self::Act,
+    "capture" => CaptureOp => Self::Capture,
+    "storage" => StorageOp => Self::Storage,
+    #[cfg(feature = "device")]
+    "device" => DeviceOp => Self::Device,
+});
 
 impl Operation {
     /// Whether the operation can change the page. A mutation that times out or is cut off by a
@@ -65,6 +78,7 @@ impl Operation {
         match self {
             Operation::Tabs(op) => op.is_mutation(),
             Operation::Act(op) => op.is_mutation(),
+            #[cfg(feature = "device")]
             Operation::Device(op) => op.is_mutation(),
             Operation::Observe(_) | Operation::Capture(_) | Operation::Storage(_) => false,
         }
@@ -78,8 +92,17 @@ impl Operation {
             || matches!(
                 self,
                 Operation::Tabs(TabsOp::Release(_) | TabsOp::Handoff(_))
-                    | Operation::Device(DeviceOp::Release(_))
             )
+            || self.releases_device()
+    }
+
+    /// Whether it gives a device's lease up.
+    fn releases_device(&self) -> bool {
+        #[cfg(feature = "device")]
+        if let Operation::Device(DeviceOp::Release(_)) = self {
+            return true;
+        }
+        false
     }
 
     /// Whether the operation runs beside the tab's queue instead of in it: it is about the
@@ -93,13 +116,14 @@ impl Operation {
             Operation::Capture(op) => op.bypasses_queue(),
             Operation::Storage(op) => op.bypasses_queue(),
             // A device backend serialises every operation on one device.
+            #[cfg(feature = "device")]
             Operation::Device(_) => false,
         }
     }
 }
 
 /// What an [`Operation`] produced, by group.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "group", rename_all = "camelCase", deny_unknown_fields)]
 pub enum OpResult {
     /// From [`Operation::Observe`].
@@ -112,9 +136,20 @@ pub enum OpResult {
     Capture(CaptureResult),
     /// From [`Operation::Storage`].
     Storage(StorageResult),
-    /// From [`Operation::Device`].
+    /// From `Operation::Device` (with the `device` feature).
+    #[cfg(feature = "device")]
     Device(DeviceResult),
 }
+
+crate::tagged::deserialize_tagged!(OpResult, "group", {
+    "observe" => ObserveResult => Self::Observe,
+    "tabs" => TabsResult => Self::Tabs,
+    "act" => ActResult => Self::Act,
+    "capture" => CaptureResult => Self::Capture,
+    "storage" => StorageResult => Self::Storage,
+    #[cfg(feature = "device")]
+    "device" => DeviceResult => Self::Device,
+});
 
 /// A request type and the type of its answer: the one mapping from an operation to its result.
 ///
@@ -196,6 +231,10 @@ asks! {
     GetConsole => Capture(CaptureOp::GetConsole) -> Records<ConsoleRecord>;
     GetCookies => Storage(StorageOp::Cookies) -> StorageEntries<Cookie>;
     GetLocalStorage => Storage(StorageOp::LocalStorage) -> StorageEntries<StorageEntry>;
+}
+
+#[cfg(feature = "device")]
+asks! {
     DeviceSnapshot => Device(DeviceOp::Snapshot) -> DeviceObservation;
     DeviceTap => Device(DeviceOp::Tap) -> DeviceActed;
     TapCoordinates => Device(DeviceOp::TapCoordinates) -> DeviceActed;
@@ -234,6 +273,10 @@ answers! {
     ResponseBody => Capture(CaptureResult::Body);
     StorageEntries<Cookie> => Storage(StorageResult::Cookies);
     StorageEntries<StorageEntry> => Storage(StorageResult::LocalStorage);
+}
+
+#[cfg(feature = "device")]
+answers! {
     DeviceObservation => Device(DeviceResult::Snapshot);
     DeviceActed => Device(DeviceResult::Acted);
     AppClosed => Device(DeviceResult::Closed);

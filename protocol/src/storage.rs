@@ -31,7 +31,7 @@ pub struct GetLocalStorage {
 }
 
 /// The storage group's operations, nested in [`crate::Operation::Storage`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum StorageOp {
     /// Cookies.
@@ -39,6 +39,11 @@ pub enum StorageOp {
     /// Local storage.
     LocalStorage(GetLocalStorage),
 }
+
+crate::tagged::deserialize_tagged!(StorageOp, "kind", {
+    "cookies" => GetCookies => Self::Cookies,
+    "localStorage" => GetLocalStorage => Self::LocalStorage,
+});
 
 impl StorageOp {
     /// Cookies come from the browser's cookie store and run beside the tab's queue; local
@@ -109,7 +114,7 @@ pub struct StorageEntry {
 }
 
 /// What a [`StorageOp`] produced, nested in [`crate::OpResult::Storage`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum StorageResult {
     /// Cookies.
@@ -117,3 +122,8 @@ pub enum StorageResult {
     /// Local storage entries.
     LocalStorage(StorageEntries<StorageEntry>),
 }
+
+crate::tagged::deserialize_tagged!(StorageResult, "kind", {
+    "cookies" => StorageEntries<Cookie> => Self::Cookies,
+    "localStorage" => StorageEntries<StorageEntry> => Self::LocalStorage,
+});

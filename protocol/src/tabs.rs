@@ -150,7 +150,7 @@ pub struct ReloadTab {
 }
 
 /// The tabs group's operations, nested in [`crate::Operation::Tabs`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum TabsOp {
     /// List every tab.
@@ -174,6 +174,19 @@ pub enum TabsOp {
     /// Hand the tab to a person and wait for their answer (`request_human`).
     Handoff(Handoff),
 }
+
+crate::tagged::deserialize_tagged!(TabsOp, "kind", {
+    "listTabs" => ListTabs => Self::ListTabs,
+    "getActive" => GetActiveTab => Self::GetActive,
+    "switch" => SwitchTab => Self::Switch,
+    "close" => CloseTab => Self::Close,
+    "create" => CreateTab => Self::Create,
+    "navigate" => Navigate => Self::Navigate,
+    "history" => HistoryStep => Self::History,
+    "reload" => ReloadTab => Self::Reload,
+    "release" => ReleaseTab => Self::Release,
+    "handoff" => Handoff => Self::Handoff,
+});
 
 /// Hand the request's tab to the person at the browser for something only a person should do,
 /// and wait, within the request's deadline, until they answer *Done* or *Decline*.
@@ -279,7 +292,7 @@ pub struct ClosedTab {
 }
 
 /// What a [`TabsOp`] produced, nested in [`crate::OpResult::Tabs`].
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum TabsResult {
     /// Every tab.
@@ -295,6 +308,15 @@ pub enum TabsResult {
     /// A lease given up (or none held).
     Released(TabReleased),
 }
+
+crate::tagged::deserialize_tagged!(TabsResult, "kind", {
+    "tabs" => TabList => Self::Tabs,
+    "tab" => TabInfo => Self::Tab,
+    "closed" => ClosedTab => Self::Closed,
+    "navigated" => Navigated => Self::Navigated,
+    "handedBack" => HandedBack => Self::HandedBack,
+    "released" => TabReleased => Self::Released,
+});
 
 #[cfg(test)]
 mod tests {

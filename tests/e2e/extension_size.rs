@@ -4,10 +4,11 @@
 
 use tabwire_e2e::artifacts::artifacts;
 
-/// The most the built `tabwire_extension_bg.wasm` may weigh: today's 1,602 KB (`opt-level =
-/// "z"`; 1,800 KB before) with a little room. Issue 25 asks for 600 KB, which
-/// needs the serde work extension/README.md ("Size and start") lists; lower this as it lands.
-const MAX_WASM_BYTES: u64 = 1_650 * 1024;
+/// The most the built `tabwire_extension_bg.wasm` may weigh: today's 1,457 KB (`opt-level =
+/// "z"`, the protocol's tagged enums read without serde's buffering, no device operations;
+/// 1,800 KB before all that) with a little room. Issue 25 asks for 600 KB, which needs more
+/// than serde (extension/README.md, "Size and start"); lower this as it lands.
+const MAX_WASM_BYTES: u64 = 1_500 * 1024;
 
 #[test]
 fn the_extension_wasm_stays_under_its_limit() {
