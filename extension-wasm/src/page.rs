@@ -142,10 +142,6 @@ pub enum PageCommand {
         /// ([`check_page_model`]).
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         check: bool,
-        /// The event the walk dispatches to ask the main world whether an element has click
-        /// listeners ([`crate::listeners::question`]); none without a debugger session.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        listeners: Option<String>,
     },
     /// Count, over the whole document (hidden elements and open shadow roots included), the
     /// elements carrying each of these anchor sets.
@@ -722,7 +718,6 @@ mod tests {
                 viewer: Some(2),
                 query: None,
                 check: false,
-                listeners: None,
             },
         })
         .unwrap();
@@ -730,22 +725,6 @@ mod tests {
             snapshot,
             serde_json::json!({"redacted": "••••", "command": "snapshot", "known": [3, 4], "viewer": 2})
         );
-        // The main world's answerer is named only when the debugger listed the listeners.
-        let asked = serde_json::to_value(Args {
-            redacted: REDACTED,
-            command: &PageCommand::Snapshot {
-                scope: None,
-                known: vec![],
-                window: None,
-                include_hidden: false,
-                viewer: None,
-                query: None,
-                check: false,
-                listeners: Some("tabwire-listens-1".into()),
-            },
-        })
-        .unwrap();
-        assert_eq!(asked["listeners"], "tabwire-listens-1");
         let content = serde_json::to_value(Args {
             redacted: REDACTED,
             command: &PageCommand::Content {

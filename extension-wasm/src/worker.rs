@@ -94,7 +94,6 @@ async fn reload_managed() {
 /// Forgets everything kept about a closed tab: its refs (live and saved), the debugger's
 /// session, its activity, its capture buffers and its lease.
 fn forget_tab(id: tabwire_protocol::TabId) {
-    crate::listeners::forget(id);
     leases::forget(id);
     refs::with_tables(|tables| tables.forget_tab(id));
     refs::store::forget(id);

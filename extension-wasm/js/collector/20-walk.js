@@ -418,8 +418,6 @@
         return;
       }
       if (leaf) {
-        // An icon with a click listener of its own (12-listeners.js).
-        if (tag === 'svg' && ctx !== NAMED && listened(el) && operable(el, 'clickable', ctx, myGroup, inLayout, acc, shown, block)) return;
         if (acc !== null) acc.text += ' ';
         return;
       }
@@ -602,7 +600,6 @@
     }
     let nodes = [];
     let reused = false;
-    listenerStamp = askListeners(args.listeners);
     if (root) {
       const table = root.closest ? root.closest('table') : null;
       const r = table ? rawRole(table) : '';

@@ -253,10 +253,8 @@
 
   function modelNodesOf(keepHidden, deferAfter) {
     const m = model;
-    // Walks with and without the main world's answers about listeners are not mixed.
-    const stamp = pageStamp() + listenerStamp;
+    const stamp = pageStamp();
     noteMutations(m, m.observer.takeRecords());
-    touchListened(m);
     if (m.raw === null || stamp !== m.stamp || m.keepHidden !== keepHidden) m.whole = true;
     m.stamp = stamp;
     let dirty = [];

@@ -51,8 +51,6 @@
     } finally {
       labelMaps = null;
       pointerTrees = null;
-      listenedSet = null;
-      listenerStamp = '';
     }
     return JSON.stringify(reply);
   };

@@ -12,7 +12,6 @@ use tabwire_observation::window::{self, Unit};
 use tabwire_protocol::{ObservedNode, OpError, TabId};
 
 use super::engine::{SnapshotFacts, observed_lines};
-use crate::listeners::{self, Attach};
 use crate::page::{self, MissingFrame, PageCommand};
 use crate::refs::{self, DocState, TOP_FRAME, element_ref};
 
@@ -92,7 +91,6 @@ async fn line_where(
         // Not checked: a wait polls this walk many times within its timeout, and observations
         // check the same model on every call.
         check: false,
-        listeners: listeners::question(tab, Attach::IfAttached).await,
     };
     let reply =
         page::run::<SnapshotFacts>(tab, TOP_FRAME, &command, MissingFrame::Requested).await?;

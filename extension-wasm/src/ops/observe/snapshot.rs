@@ -19,7 +19,6 @@ use super::engine::{self, Observed, ShownFrame, SnapshotFacts, Source};
 use super::frames;
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::resolve_tab;
-use crate::listeners::{self, Attach};
 use crate::ops::target::ReadScope;
 use crate::page::{self, MissingFrame, PageCommand, PageWindow};
 use crate::refs::table::AnchorKey;
@@ -437,12 +436,6 @@ async fn observe_document(
         )
     });
     let missing = scope.missing_frame();
-    // Listeners are asked about in the top document only (see crate::listeners).
-    let listeners = if frame == TOP_FRAME {
-        listeners::question(tab, Attach::WhenActing).await
-    } else {
-        None
-    };
     let asked = now_ms();
     let reply = page::run::<SnapshotFacts>(
         tab,
@@ -460,7 +453,6 @@ async fn observe_document(
             viewer: Some(viewer_number),
             query: request.query.clone(),
             check: page::checks_page_model(),
-            listeners,
         },
         missing,
     )
