@@ -194,6 +194,20 @@ async fn a_delta_names_what_changed_outside_its_window() {
         .expect("a version");
     let again = setup.snapshot(json!({ "since": version })).await;
     assert!(again.text.contains("no changes"), "{}", again.text);
+    // A change that makes the model walk the whole page again (a style sheet added) must not
+    // lose what changed below the window: that walk reads everything.
+    setup
+        .evaluate(
+            "rows.html",
+            "document.head.append(Object.assign(document.createElement('style'), { textContent: 'h1 { letter-spacing: 1px }' })); document.getElementById('status').textContent = 'Card declined';",
+        )
+        .await;
+    let after = setup.snapshot(json!({ "since": version })).await;
+    assert!(
+        after.text.contains("changed outside this view") && after.text.contains("Card declined"),
+        "{}",
+        after.text
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -243,4 +257,18 @@ async fn a_first_snapshot_reads_only_its_window_and_the_rest_after() {
         "{}",
         popup.text
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_snapshot_sends_popups_far_below_its_window() {
+    // Answered from the model alone, as in a user's browser: the check mode would read the
+    // rest of the page first and find them anyway. Both dialogs are there from the load (no
+    // mutation points at them): one in a row far below, one in an open shadow root at the end
+    // of the body, as a web component's modal is.
+    let setup = OneBrowser::with_model_check("Rows", "rows.html?rows=2000&dialogs=1", false).await;
+    let first = setup.snapshot(json!({})).await;
+    assert_eq!(first.data()["estimated"], true, "{}", first.text);
+    for expected in ["Deep dialog", "Inside it", "Shadow dialog", "Confirm it"] {
+        assert!(first.text.contains(expected), "{expected}: {}", first.text);
+    }
 }

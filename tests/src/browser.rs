@@ -71,12 +71,17 @@ impl Browser {
     /// pairing code in its bundled configuration, named `name`, showing `url`. (Headless
     /// Chromium accepts only one start URL; see [`Browser::open_tab`] for more.)
     pub fn launch(hub: &Hub, name: &str, url: &str) -> Browser {
-        let config = serde_json::json!({
+        Browser::launch_with_config(Browser::paired_config(hub, name), name, url, &[])
+    }
+
+    /// The extension config [`Browser::launch`] uses: `hub`'s URL, the name, a fresh pairing
+    /// code.
+    pub fn paired_config(hub: &Hub, name: &str) -> serde_json::Value {
+        serde_json::json!({
             "serverUrl": hub.browser_url(),
             "browserName": name,
             "pairingCode": hub.pair(),
-        });
-        Browser::launch_with_config(config, name, url, &[])
+        })
     }
 
     /// Starts Chromium with the extension pointed at any server URL (a stand-in hub), with a

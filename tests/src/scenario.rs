@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::browser::Browser;
+use crate::browser::{Browser, checks_page_model};
 use crate::client::{McpClient, Reply};
 use crate::fixtures::Fixtures;
 use crate::hub::Hub;
@@ -163,9 +163,18 @@ pub struct OneBrowser {
 impl OneBrowser {
     /// Starts everything and waits for the browser to connect.
     pub async fn on(name: &str, page: &str) -> OneBrowser {
+        OneBrowser::with_model_check(name, page, checks_page_model()).await
+    }
+
+    /// Like [`OneBrowser::on`], with the page model's check against a fresh walk on or off
+    /// whatever the build: off, a snapshot answers from the model alone, as in a user's
+    /// browser (the check completes a first walk that stopped at its window).
+    pub async fn with_model_check(name: &str, page: &str, check: bool) -> OneBrowser {
         let fixtures = Fixtures::serve().await;
         let hub = Hub::spawn();
-        let browser = Browser::launch(&hub, name, &fixtures.url(page));
+        let mut config = Browser::paired_config(&hub, name);
+        config["checkPageModel"] = check.into();
+        let browser = Browser::launch_with_config(config, name, &fixtures.url(page), &[]);
         let client = McpClient::connect(&hub).await;
         connected_browser(&client, name).await;
         // The browser may connect before its start page has replaced the initial blank

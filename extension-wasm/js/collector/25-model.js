@@ -278,7 +278,10 @@
     m.walkedWhole = m.whole;
     if (m.whole) {
       m.generation += 1;
-      wholeWalk(m, keepHidden, deferAfter);
+      // Only the document's first walk stops at the window: a later whole walk must read
+      // everything, or a delta could not tell what changed below the window since the last
+      // view (the part filled in later counts as unchanged).
+      wholeWalk(m, keepHidden, m.raw === null ? deferAfter : undefined);
       // A walk that stopped early is checked (against a fresh one) once it is complete.
       m.walkedWhole = !m.pending;
       return m.nodes;
@@ -323,14 +326,31 @@
         const record = nearestRecord(m, el);
         if (record && record.pending) holding.add(record);
       }
+      for (const record of records) if (record.pending && holdsShadowPopup(record.el)) holding.add(record);
       if (holding.size) fillPending(m, Infinity, holding);
       scheduleFill(m);
     }
   }
 
   // Elements that may have a popup role (a superset of POPUP_ROLES; a select's own listbox is
-  // none). Popups inside a shadow root in a deferred part are found once it is filled in.
+  // none).
   const POPUP_SELECTOR = 'dialog, [role~="listbox" i], [role~="menu" i], [role~="dialog" i], [role~="alertdialog" i], [role~="tooltip" i], [role~="alert" i]';
+
+  // Whether an open shadow root in `el`'s subtree (nested ones included) holds a possible
+  // popup: a web component's modal is often appended at the end of the body, in the part a
+  // first walk leaves for later. Reads no style or layout, only the DOM.
+  function holdsShadowPopup(el) {
+    const inRoot = (host) => {
+      const root = host.shadowRoot;
+      if (!root) return false;
+      if (root.querySelector(POPUP_SELECTOR)) return true;
+      for (const inner of root.querySelectorAll('*')) if (inner.shadowRoot && inRoot(inner)) return true;
+      return false;
+    };
+    if (inRoot(el)) return true;
+    for (const inner of el.querySelectorAll('*')) if (inner.shadowRoot && inRoot(inner)) return true;
+    return false;
+  }
 
   // How long one idle slice of filling in pending elements may take, in milliseconds: short
   // enough that the page's own work and tabwire's next call wait little for it.
