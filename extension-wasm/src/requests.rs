@@ -377,9 +377,11 @@ fn need_of(op: &Operation) -> Option<(Need, Option<&str>)> {
         }
         Operation::Storage(_) => Need::SensitiveRead,
         // Refused in `ops::execute`: a browser serves no device operation (the variant exists
-        // only when a workspace build turns the protocol's `device` feature on).
+        // only when a workspace build turns the protocol's `device` feature on). Judged as an
+        // action meanwhile, so that a group this match does not name fails closed: the arm
+        // cannot be exhaustive in both builds, so the compiler cannot name a new group here.
         #[allow(unreachable_patterns)]
-        _ => return None,
+        _ => Need::Act,
     };
     Some((need, None))
 }
