@@ -14,16 +14,22 @@
 //! `missing field …`), and a variant's own fields are checked as before (`deny_unknown_fields`
 //! on the variant's struct). Serialising keeps serde's derive (`#[serde(tag = …)]` adds no
 //! buffering there).
+//!
+//! A key given twice in one object (the tag too, and at any depth below it) is refused with
+//! `duplicate field …`, as serde's derive refused it: [`serde_json::Map`] alone would keep the
+//! last one, so two readers of one message could disagree on what it says.
 
-use serde::de::{Deserialize, Deserializer, Error, Unexpected};
-use serde_json::{Map, Value};
+use std::fmt;
+
+use serde::de::{Deserialize, Deserializer, Error, MapAccess, SeqAccess, Unexpected, Visitor};
+use serde_json::{Map, Number, Value};
 
 /// Reads an object, takes out its `tag` (a string) and gives it back with the rest.
 pub(crate) fn split<'de, D: Deserializer<'de>>(
     deserializer: D,
     tag: &'static str,
 ) -> Result<(String, Value), D::Error> {
-    let mut object = Map::deserialize(deserializer)?;
+    let mut object = deserializer.deserialize_map(Strict)?.into_object();
     match object.remove(tag) {
         Some(Value::String(name)) => Ok((name, Value::Object(object))),
         Some(other) => Err(D::Error::invalid_type(
@@ -42,6 +48,96 @@ fn unexpected(value: &Value) -> Unexpected<'_> {
         Value::String(s) => Unexpected::Str(s),
         Value::Array(_) => Unexpected::Seq,
         Value::Object(_) => Unexpected::Map,
+    }
+}
+
+/// Reads any JSON value, refusing a key that an object already has.
+struct Strict;
+
+/// A value [`Strict`] read.
+struct StrictValue(Value);
+
+impl StrictValue {
+    /// The object [`Strict`] was asked for with `deserialize_map` (a deserializer of JSON
+    /// gives nothing else to `visit_map`).
+    fn into_object(self) -> Map<String, Value> {
+        match self.0 {
+            Value::Object(object) => object,
+            _ => Map::new(),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for StrictValue {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_any(Strict)
+    }
+}
+
+impl<'de> Visitor<'de> for Strict {
+    type Value = StrictValue;
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a map")
+    }
+
+    fn visit_bool<E: Error>(self, value: bool) -> Result<StrictValue, E> {
+        Ok(StrictValue(Value::Bool(value)))
+    }
+
+    fn visit_i64<E: Error>(self, value: i64) -> Result<StrictValue, E> {
+        Ok(StrictValue(Value::Number(value.into())))
+    }
+
+    fn visit_u64<E: Error>(self, value: u64) -> Result<StrictValue, E> {
+        Ok(StrictValue(Value::Number(value.into())))
+    }
+
+    fn visit_f64<E: Error>(self, value: f64) -> Result<StrictValue, E> {
+        // As serde_json reads it: a number JSON cannot hold is `null`.
+        Ok(StrictValue(
+            Number::from_f64(value).map_or(Value::Null, Value::Number),
+        ))
+    }
+
+    fn visit_str<E: Error>(self, value: &str) -> Result<StrictValue, E> {
+        Ok(StrictValue(Value::String(value.to_owned())))
+    }
+
+    fn visit_string<E: Error>(self, value: String) -> Result<StrictValue, E> {
+        Ok(StrictValue(Value::String(value)))
+    }
+
+    fn visit_unit<E: Error>(self) -> Result<StrictValue, E> {
+        Ok(StrictValue(Value::Null))
+    }
+
+    fn visit_none<E: Error>(self) -> Result<StrictValue, E> {
+        Ok(StrictValue(Value::Null))
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<StrictValue, D::Error> {
+        StrictValue::deserialize(deserializer)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<StrictValue, A::Error> {
+        let mut items = Vec::new();
+        while let Some(StrictValue(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(StrictValue(Value::Array(items)))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<StrictValue, A::Error> {
+        let mut object = Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(A::Error::custom(format_args!("duplicate field `{key}`")));
+            }
+            let StrictValue(value) = map.next_value()?;
+            object.insert(key, value);
+        }
+        Ok(StrictValue(Value::Object(object)))
     }
 }
 
@@ -125,7 +221,7 @@ pub(crate) use struct_variants_tagged;
 
 #[cfg(test)]
 mod tests {
-    use crate::{HubMessage, Operation};
+    use crate::{Action, HubMessage, Operation};
 
     #[test]
     fn the_tag_may_stand_anywhere() {
@@ -175,6 +271,49 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(error.starts_with("unknown variant `device`"), "{error}");
+    }
+
+    /// Two readers must not disagree on a message: a key given twice is refused, whether it is
+    /// the tag, a field of the variant, or a key deeper down (serde's derive refused the first
+    /// two; `serde_json::Map` would keep the last).
+    #[test]
+    fn a_key_given_twice_is_refused_at_any_depth() {
+        fn refusal<T: serde::de::DeserializeOwned + std::fmt::Debug>(json: &str) -> String {
+            match serde_json::from_str::<T>(json) {
+                Err(error) => error.to_string(),
+                Ok(read) => panic!("{json} was read as {read:?}"),
+            }
+        }
+        for (error, key) in [
+            (
+                refusal::<HubMessage>(r#"{"type":"heartbeat","type":"cancel","seq":1}"#),
+                "type",
+            ),
+            (
+                refusal::<HubMessage>(r#"{"type":"heartbeat","seq":1,"seq":2}"#),
+                "seq",
+            ),
+            (
+                refusal::<Operation>(
+                    r#"{"group":"tabs","kind":"navigate","url":"http://a/","url":"http://b/"}"#,
+                ),
+                "url",
+            ),
+            (
+                refusal::<Action>(r##"{"kind":"click","target":{"css":"#a","css":"#b"}}"##),
+                "css",
+            ),
+        ] {
+            assert!(
+                error.starts_with(&format!("duplicate field `{key}`")),
+                "{key}: {error}"
+            );
+        }
+        // The same keys once each are read.
+        let once: Action =
+            serde_json::from_str(r##"{"kind":"click","clickCount":1,"target":{"css":"#b"}}"##)
+                .unwrap();
+        assert!(format!("{once:?}").contains("#b"), "{once:?}");
     }
 
     #[test]

@@ -50,7 +50,7 @@
 
   const model = ids.model || (ids.model = watchDocument());
   function watchDocument() {
-    const m = { raw: null, nodes: null, records: [], byEl: new WeakMap(), touched: new Set(), whole: true, state: false, stamp: '', keepHidden: false, css: null, roots: [], watched: new WeakSet(), generation: 0, since: new WeakMap() };
+    const m = { raw: null, nodes: null, records: [], byEl: new WeakMap(), touched: new Set(), whole: true, state: false, stamp: '', keepHidden: false, css: null, roots: [], watched: new WeakSet(), generation: 0, since: new WeakMap(), fillOverhead: 0 };
     m.observer = new MutationObserver((records) => noteMutations(m, records));
     m.observer.observe(document, WATCH);
     const onTarget = (event) => touch(m, event.composedPath()[0] || event.target);
@@ -357,8 +357,12 @@
     return hosts;
   }
 
-  // How long one idle slice of filling in pending elements may take, in milliseconds: short
-  // enough that the page's own work and tabwire's next call wait little for it.
+  // How long one idle slice of filling in pending elements may walk, in milliseconds: short
+  // enough that the page's own work and tabwire's next call wait little for it. A slice also
+  // pays for what does not shrink with it (finding the pending records, putting the filled ones
+  // in place: both grow with the document), so on a page where that costs more, a slice walks
+  // as long as it cost last time: the whole fill then costs at most about twice its walking,
+  // not a document's worth per 8 ms of walking.
   const FILL_SLICE_MS = 8;
 
   // Fills in the model's pending elements in slices between the page's tasks, so later calls
@@ -371,7 +375,9 @@
       labelMaps = null;
       pointerTrees = null;
       try {
-        fillPending(m, performance.now() + FILL_SLICE_MS, null);
+        const started = performance.now();
+        const walked = fillPending(m, started + Math.max(FILL_SLICE_MS, m.fillOverhead), null);
+        m.fillOverhead = performance.now() - started - walked;
       } finally {
         labelMaps = null;
         pointerTrees = null;
@@ -388,13 +394,15 @@
   // Walks pending elements (all, or those in `only`) from their saved state until `deadline`,
   // and puts their nodes and records in place in one pass. Their nodes count as unchanged
   // since the walk that deferred them: no one was shown them before, so no delta names them.
+  // Returns how long it walked, in milliseconds (the rest of its time grows with the document).
   function fillPending(m, deadline, only) {
     noteMutations(m, m.observer.takeRecords());
     if (m.whole || !m.pending) {
       // A whole walk is due: the next snapshot makes it, and what is pending goes with it.
       if (m.whole) m.pending = false;
-      return;
+      return 0;
     }
+    let walking = 0;
     const labels = labelIds();
     const focused = deepActiveElement();
     const fills = new Map();
@@ -406,12 +414,15 @@
         break;
       }
       const fresh = [];
+      const began = performance.now();
       const raw = record.el.isConnected ? walk(record.el, record.group, record.layout, labels, focused, m.keepHidden, { ctx: record.ctx, quiet: record.quiet, tiny: record.tiny, depth: record.depth, popup: record.popup, records: fresh }) : [];
+      walking += performance.now() - began;
       fills.set(record, { raw, fresh });
     }
     if (fills.size > 0) putFills(m, fills);
     if (only !== null) left = m.records.some((record) => record.pending && record.live);
     m.pending = left;
+    return walking;
   }
 
   // Puts filled-in pending records (each a leaf with an empty range) and their nodes in place:
