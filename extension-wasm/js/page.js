@@ -39,15 +39,21 @@ async function installIn(tabId, frameIds) {
   });
 }
 
-const answer = (injection) => ({
-  frameId: injection.frameId || 0,
-  result: typeof injection.result === 'string' ? injection.result : null,
-  documentId: injection.documentId || '',
-});
+// The collector answers {json, href}: its JSON answer, and the URL of the document it ran in.
+const answer = (injection) => {
+  const reply = injection.result;
+  const ok = reply !== null && typeof reply === 'object' && typeof reply.json === 'string';
+  return {
+    frameId: injection.frameId || 0,
+    result: ok ? reply.json : null,
+    documentId: injection.documentId || '',
+    href: ok && typeof reply.href === 'string' ? reply.href : null,
+  };
+};
 
 /**
  * Runs the collector's command (`argsJson` names it) in several frames of the tab at once.
- * Resolves to [{frameId, result: JSON string or null, documentId}] in no particular order.
+ * Resolves to [{frameId, result: JSON string or null, documentId, href}] in no particular order.
  */
 export async function runInFrames(tabId, frameIds, build, argsJson) {
   const first = await call(tabId, frameIds, build, false, argsJson);
@@ -66,7 +72,8 @@ export async function runInFrames(tabId, frameIds, build, argsJson) {
 /**
  * Runs the collector's command (`argsJson` names it) in frame `frameId` (0: the top document)
  * of the tab.
- * Resolves to {result: JSON string or null, documentId, frameId}; rejects with Chrome's error
+ * Resolves to {result: JSON string or null, documentId, frameId, href: the document's URL or
+ * null}; rejects with Chrome's error
  * when the frame cannot be scripted (or no longer exists).
  */
 export async function runInPage(tabId, frameId, build, argsJson) {

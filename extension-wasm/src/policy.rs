@@ -297,15 +297,20 @@ pub async fn check_frame(tab: TabId, frame: u32, need: Need) -> Result<Option<St
     }
     // The tab's page has no frame above it: one `getFrame` reads it.
     if frame == 0 {
-        let url = frame_url(tab, 0).await?;
-        if check_url(&url, need)? {
-            return Ok(None);
-        }
-        return Ok(Some(
-            tabwire_protocol::policy::origin_of(&url).unwrap_or(url),
-        ));
+        return judge_url(&frame_url(tab, 0).await?, need);
     }
     check_view(tab, &frame_views(tab).await?, frame, need)
+}
+
+/// [`check_frame`] for a tab's top document whose URL is known: `None` when `need` may go
+/// ahead, the origin when it needs a person's approval, the error when it is refused.
+pub fn judge_url(url: &str, need: Need) -> Result<Option<String>, OpError> {
+    if check_url(url, need)? {
+        return Ok(None);
+    }
+    Ok(Some(
+        tabwire_protocol::policy::origin_of(url).unwrap_or_else(|| url.to_owned()),
+    ))
 }
 
 /// [`check_frame`] against views read already (one read for several frames).

@@ -13,7 +13,7 @@ use wasm_bindgen_futures::JsFuture;
 
 use crate::chrome;
 
-/// Milliseconds since the Unix epoch, with sub-millisecond precision.
+/// Milliseconds since the Unix epoch (`Date.now()`: whole milliseconds in the worker).
 pub fn now_ms() -> f64 {
     #[cfg(target_arch = "wasm32")]
     {

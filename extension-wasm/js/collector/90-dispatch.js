@@ -52,6 +52,8 @@
       labelMaps = null;
       pointerTrees = null;
     }
-    return JSON.stringify(reply);
+    // Which document answered, beside the answer: a read of a tab's page is judged by the
+    // policy on it before the answer is read (page.rs).
+    return { json: JSON.stringify(reply), href: location.href };
   };
 };

@@ -23,7 +23,7 @@ use crate::ops::target::ReadScope;
 use crate::page::{self, MissingFrame, PageCommand, PageWindow};
 use crate::refs::table::AnchorKey;
 use crate::refs::{self, TOP_FRAME};
-use crate::timer::now_ms;
+use crate::timer::{join, now_ms};
 use tabwire_observation::delta::Params;
 
 /// The anchors of this walk's possible replacements (see `RefTable::replacement_candidates`)
@@ -103,8 +103,20 @@ pub async fn observe(
     changes: Changes,
     checkpoint: &Checkpoint,
 ) -> Result<Observation, OpError> {
-    let tab = resolve_tab(tab_id).await?.id;
-    observe_tab(tab, request, viewer, changes, checkpoint).await
+    let Some(tab) = tab_id else {
+        let tab = resolve_tab(None).await?.id;
+        return observe_tab(tab, request, viewer, changes, checkpoint).await;
+    };
+    // A named tab is checked (that it is an ordinary tab, and its error if it is gone) beside
+    // the page's work rather than before it: one round trip to the browser (~0.3 ms) less on
+    // every snapshot. The check's error comes first.
+    let (checked, observed) = join(
+        resolve_tab(Some(tab)),
+        observe_tab(tab, request, viewer, changes, checkpoint),
+    )
+    .await;
+    checked?;
+    observed
 }
 
 /// [`observe`] for a tab the call has just acted on: Chrome's view of it is not read again (a
