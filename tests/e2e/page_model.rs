@@ -262,13 +262,20 @@ async fn a_first_snapshot_reads_only_its_window_and_the_rest_after() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_first_snapshot_sends_popups_far_below_its_window() {
     // Answered from the model alone, as in a user's browser: the check mode would read the
-    // rest of the page first and find them anyway. Both dialogs are there from the load (no
-    // mutation points at them): one in a row far below, one in an open shadow root at the end
-    // of the body, as a web component's modal is.
+    // rest of the page first and find them anyway. The dialogs are there from the load (no
+    // mutation points at them): one in a row far below, and two in open shadow roots at the end
+    // of the body, as a web component's modal is (a div's, a custom element's).
     let setup = OneBrowser::with_model_check("Rows", "rows.html?rows=2000&dialogs=1", false).await;
     let first = setup.snapshot(json!({})).await;
     assert_eq!(first.data()["estimated"], true, "{}", first.text);
-    for expected in ["Deep dialog", "Inside it", "Shadow dialog", "Confirm it"] {
+    for expected in [
+        "Deep dialog",
+        "Inside it",
+        "Shadow dialog",
+        "Confirm it",
+        "Custom dialog",
+        "Accept it",
+    ] {
         assert!(first.text.contains(expected), "{expected}: {}", first.text);
     }
 }
