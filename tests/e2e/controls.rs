@@ -386,3 +386,46 @@ async fn a_page_cannot_hook_the_listing_of_its_listeners_to_show_the_agent_unsee
         1
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "a measurement, run by hand"]
+async fn listing_cost_on_rows_measured_by_hand() {
+    for (label, page, attach) in [
+        (
+            "not attached (no listing)",
+            "rows.html?rows=2000&listeners=1",
+            false,
+        ),
+        (
+            "attached, one delegated listener",
+            "rows.html?rows=2000",
+            true,
+        ),
+        (
+            "attached, a listener per row",
+            "rows.html?rows=2000&listeners=1",
+            true,
+        ),
+    ] {
+        let setup = OneBrowser::with_model_check("Work", page, false).await;
+        if attach {
+            setup.quiet_click("#note").await;
+        }
+        let started = std::time::Instant::now();
+        let first = setup.snapshot(json!({})).await;
+        let first_ms = started.elapsed().as_secs_f64() * 1000.0;
+        assert!(!first.is_error, "{}", first.text);
+        let mut times = Vec::new();
+        for _ in 0..15 {
+            let started = std::time::Instant::now();
+            let again = setup.snapshot(json!({})).await;
+            times.push(started.elapsed().as_secs_f64() * 1000.0);
+            assert!(!again.is_error);
+        }
+        times.sort_by(f64::total_cmp);
+        eprintln!(
+            "MEASURED {label}: first {first_ms:.1} ms, later p50 {:.1} ms (min {:.1}, max {:.1})",
+            times[7], times[0], times[14]
+        );
+    }
+}
