@@ -612,3 +612,54 @@ async fn request_human_hands_the_tab_over_until_done_or_declined_with_progress()
         .await;
     assert_eq!(empty.error_code(), "INVALID_ARGUMENT");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_denied_frame_gets_no_listing_of_its_click_listeners() {
+    // The other server's origin is denied; its page is framed by an allowed one of the same
+    // site (127.0.0.1 on another port), so the frame shares the top document's process and a
+    // listing that pierced into frames would reach it.
+    let setup = Setup::start("blank.html", |_, other| {
+        format!("[[rules]]\norigin = \"{other}\"\naccess = \"deny\"\n")
+    })
+    .await;
+    let url = format!(
+        "{}?child={}",
+        setup.fixtures.url("listeners-frame.html"),
+        setup.other.url("listeners-framed.html")
+    );
+    let tab = setup.open(&url).await;
+    let framed_count = || async {
+        eventually("the frame to report", CONNECT_LIMIT, || async {
+            let count = setup
+                .browser
+                .evaluate_in("listeners-frame.html", "window.frameGetterCalls")
+                .await;
+            count.as_u64()
+        })
+        .await
+    };
+    assert_eq!(framed_count().await, 0);
+    // The first click attaches tabwire's debugger; the snapshot after it lists the top
+    // document's listeners (the top's object listener was read) and finds its action.
+    let clicked = setup
+        .call(
+            "click_element",
+            json!({ "tabId": tab, "selector": "#status", "observe": false }),
+        )
+        .await;
+    assert!(!clicked.is_error, "{}", clicked.text);
+    let snapshot = setup
+        .call("get_page_snapshot", json!({ "tabId": tab }))
+        .await;
+    assert!(!snapshot.is_error, "{}", snapshot.text);
+    assert!(snapshot.text.contains("Top action]"), "{}", snapshot.text);
+    assert!(!snapshot.text.contains("Framed"), "{}", snapshot.text);
+    let top_calls = setup
+        .browser
+        .evaluate_in("listeners-frame.html", "window.getterCalls")
+        .await;
+    assert!(top_calls.as_u64().unwrap() >= 1, "{top_calls}");
+    // Nothing was listed in the denied frame: its object listener was never read.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(framed_count().await, 0);
+}
