@@ -43,7 +43,6 @@ pub mod connection;
 pub mod debugger;
 pub mod input;
 pub mod leases;
-pub mod listeners;
 pub mod mailbox;
 pub mod ops;
 pub mod page;

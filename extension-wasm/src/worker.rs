@@ -16,7 +16,7 @@ use wasm_bindgen_futures::spawn_local;
 
 use crate::config::{ConfigLayer, store};
 use crate::ops::capture;
-use crate::{activity, chrome, connection, debugger, leases, listeners, refs};
+use crate::{activity, chrome, connection, debugger, leases, refs};
 
 /// The name of the periodic alarm `background.js` creates so that Chrome restarts a stopped
 /// service worker (which then reconnects).
@@ -67,16 +67,13 @@ pub fn start() {
     });
 }
 
-/// What listens to the debugger: request counting for network-idle waits, network and
-/// console capture, which also bring their modes back after a reattach, and the click
-/// listeners' listing (the execution contexts it resolves nodes into).
+/// What listens to the debugger: request counting for network-idle waits, and network and
+/// console capture, which also bring their modes back after a reattach.
 fn wire_debugger() {
     debugger::on_event(activity::on_debugger_event);
     debugger::on_event(capture::on_event);
-    debugger::on_event(listeners::on_event);
     debugger::on_attached(|tab| Box::pin(capture::restore(tab)));
     debugger::on_forgotten(activity::forget_requests);
-    debugger::on_forgotten(listeners::forget);
 }
 
 /// The keep-alive alarm fired. Its main job is done by merely waking the worker (which calls

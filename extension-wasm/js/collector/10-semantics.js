@@ -99,9 +99,9 @@
   // Elements without a role of their own that an agent can still operate, as the words a line
   // calls them by: `clickable` (an onclick attribute, an <a> without href, an element a style
   // sheet gives a pointer cursor of its own — also one set only under `:hover`, see
-  // `pointerRules` — or the element where an inherited pointer cursor starts, or one with a
-  // click listener of its own when the debugger listed them, see 12-listeners.js: the cursor
-  // is what a page shows people), `focusable` (a tabindex of 0 or more and nothing else). Labels are left
+  // `pointerRules` — or the element where an inherited pointer cursor starts: listeners added
+  // by script are invisible from the extension's world, and the cursor is what a page shows
+  // people instead), `focusable` (a tabindex of 0 or more and nothing else). Labels are left
   // out: their control is what is operated. `style` is the element's computed style, already
   // read by the caller.
   const NOT_OPERABLE_TAGS = new Set(['HTML', 'BODY', 'LABEL', 'MAIN', 'SECTION', 'ARTICLE', 'NAV', 'HEADER', 'FOOTER', 'ASIDE', 'FORM', 'TABLE', 'TBODY', 'THEAD', 'TFOOT', 'UL', 'OL', 'DL']);
@@ -115,8 +115,6 @@
       // A pointer cursor set only under `:hover`: the element is operable wherever the mouse is.
       return 'clickable';
     }
-    // A click listener of its own, as the debugger listed it (12-listeners.js).
-    if (listened(el)) return 'clickable';
     return focusable(el) ? 'focusable' : null;
   }
 

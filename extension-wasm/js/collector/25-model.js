@@ -255,7 +255,6 @@
     const m = model;
     const stamp = pageStamp();
     noteMutations(m, m.observer.takeRecords());
-    touchListened(m);
     if (m.raw === null || stamp !== m.stamp || m.keepHidden !== keepHidden) m.whole = true;
     m.stamp = stamp;
     let dirty = [];

@@ -37,7 +37,7 @@ use self::network::{NetworkCapture, Outcome, Seen};
 use crate::chrome_tabs::resolve_tab;
 use crate::text::cap;
 use crate::timer::{now_ms, select, sleep};
-use crate::{chrome, debugger, listeners};
+use crate::{chrome, debugger};
 
 /// How long `get_response_body` waits for a request still loading to finish.
 const BODY_WAIT_MS: f64 = 2000.0;
@@ -269,7 +269,6 @@ async fn console_capture(tab: TabId, on: bool) -> Result<CaptureState, OpError> 
             with_console(tab, |c| c.on = false);
             return Err(error);
         }
-        listeners::runtime_kept(tab, true);
         if let Err(error) = debugger::send(tab, "Log.enable", &json!({})).await {
             // Console calls and exceptions still come through `Runtime`.
             crate::chrome::log!("tab {tab}: Log.enable failed ({})", error.message);
@@ -281,7 +280,6 @@ async fn console_capture(tab: TabId, on: bool) -> Result<CaptureState, OpError> 
         c.records.len()
     });
     if kept.is_some() && debugger::is_attached(tab) {
-        listeners::runtime_kept(tab, false);
         for domain in ["Runtime.disable", "Log.disable"] {
             // Only to quiet the events: a failure leaves events that are no longer recorded.
             let _ = debugger::send_attached(tab, domain, &json!({})).await;
@@ -291,7 +289,6 @@ async fn console_capture(tab: TabId, on: bool) -> Result<CaptureState, OpError> 
 }
 
 async fn enable_console_domains(tab: TabId) {
-    listeners::runtime_kept(tab, true);
     for domain in ["Runtime.enable", "Log.enable"] {
         if let Err(error) = debugger::send_attached(tab, domain, &json!({})).await {
             crate::chrome::log!("tab {tab}: {domain} failed ({})", error.message);

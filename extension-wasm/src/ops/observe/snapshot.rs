@@ -19,7 +19,6 @@ use super::engine::{self, Observed, ShownFrame, SnapshotFacts, Source};
 use super::frames;
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::resolve_tab;
-use crate::listeners;
 use crate::ops::target::ReadScope;
 use crate::page::{self, MissingFrame, PageCommand, PageWindow};
 use crate::refs::table::AnchorKey;
@@ -449,10 +448,6 @@ async fn observe_document(
         )
     });
     let missing = scope.missing_frame();
-    // The top document's click listeners, when the debugger is attached (crate::listeners).
-    if frame == TOP_FRAME {
-        listeners::prepare(tab).await;
-    }
     let asked = now_ms();
     let reply = page::run::<SnapshotFacts>(
         tab,
