@@ -460,15 +460,21 @@ pub async fn run<T: DeserializeOwned>(
         command,
     })
     .map_err(|e| OpError::new(ErrorCode::Internal, format!("encoding page arguments: {e}")))?;
-    let injection = chrome::call(run_in_page(tab, frame, &collector_build(), &args))
-        .await
-        .map_err(|failure| {
-            if is_missing_frame(&failure.message) {
+    let injection = match chrome::call(run_in_page(tab, frame, &collector_build(), &args)).await {
+        Ok(injection) => injection,
+        Err(failure) => {
+            // Chrome's words can hold the page's URL: a read judged after the call is judged
+            // before they are passed on.
+            if judged_after {
+                check_frame(tab, frame, command).await?;
+            }
+            return Err(if is_missing_frame(&failure.message) {
                 missing_frame_error(tab, frame, missing)
             } else {
                 injection_error(&failure.message)
-            }
-        })?;
+            });
+        }
+    };
     let injection: Injection = chrome::from_js(injection).map_err(|e| {
         OpError::new(
             ErrorCode::Internal,
@@ -483,7 +489,7 @@ pub async fn run<T: DeserializeOwned>(
         ));
     };
     if judged_after {
-        judge_answer(tab, frame, injection.href.as_deref())?;
+        judge_answer(tab, frame, need_of(command), injection.href.as_deref())?;
     }
     let bytes = json.len();
     let parse_started = crate::timer::now_ms();
@@ -565,12 +571,13 @@ async fn check_frame(tab: TabId, frame: u32, command: &PageCommand) -> Result<()
     admit_frame(tab, frame, judged)
 }
 
-/// What a command needs: reads need the frame's origin to allow reads, anything else actions.
+/// What a command needs: a page's storage needs its origin to allow sensitive reads (as the
+/// storage tools ask up front), other reads reads, anything else actions.
 fn need_of(command: &PageCommand) -> Need {
-    if command.only_reads() {
-        Need::Read
-    } else {
-        Need::Act
+    match command {
+        PageCommand::LocalStorage { .. } => Need::SensitiveRead,
+        command if command.only_reads() => Need::Read,
+        _ => Need::Act,
     }
 }
 
@@ -632,22 +639,21 @@ pub fn missing_frame_error(tab: TabId, frame: u32, missing: MissingFrame<'_>) ->
     }
 }
 
-/// Parses the page's JSON answer.
 /// Judges a read of a tab's page on `href`, the URL of the document that answered (see
 /// [`run`]), before anything of its answer is read: a refused document's answer, value or
 /// error (even a parse error's words), is never looked at, and an answer that does not say
 /// which document it came from is not trusted.
-fn judge_answer(tab: TabId, frame: u32, href: Option<&str>) -> Result<(), OpError> {
+fn judge_answer(tab: TabId, frame: u32, need: Need, href: Option<&str>) -> Result<(), OpError> {
     let Some(href) = href else {
         return Err(OpError::new(
             ErrorCode::Internal,
             "tabwire's page script did not say which page answered",
         ));
     };
-    admit_frame(tab, frame, crate::policy::judge_url(href, Need::Read))
+    admit_frame(tab, frame, crate::policy::judge_url(href, need))
 }
 
-/// Reads a page answer: its value, or its error.
+/// Parses the page's JSON answer: its value, or its error.
 fn parse_reply<T: DeserializeOwned>(json: &str) -> Result<T, OpError> {
     let reply: Reply<T> = serde_json::from_str(json).map_err(|e| {
         OpError::new(
@@ -839,12 +845,19 @@ mod tests {
     #[test]
     fn a_denied_document_is_refused_on_its_own_url() {
         use tabwire_protocol::policy::Policy;
-        crate::policy::set_operator(Policy::default().denying_files());
-        let refused = judge_answer(1, 0, Some("file:///home/a/notes.txt")).unwrap_err();
+        crate::policy::set_operator(Policy::hosted_default().denying_files());
+        let refused = judge_answer(1, 0, Need::Read, Some("file:///home/a/notes.txt")).unwrap_err();
         assert_eq!(refused.code, ErrorCode::OriginBlocked, "{refused:?}");
-        let unsaid = judge_answer(1, 0, None).unwrap_err();
+        let unsaid = judge_answer(1, 0, Need::Read, None).unwrap_err();
         assert_eq!(unsaid.code, ErrorCode::Internal, "{unsaid:?}");
-        judge_answer(1, 0, Some("https://example.com/")).unwrap();
+        judge_answer(1, 0, Need::Read, Some("https://example.com/")).unwrap();
+        // A page's storage is a sensitive read, refused where those are (hosted's default).
+        let storage = PageCommand::LocalStorage {
+            filter: None,
+            max_chars: 10,
+        };
+        let sensitive = judge_answer(1, 0, need_of(&storage), Some("https://example.com/"));
+        assert_eq!(sensitive.unwrap_err().code, ErrorCode::OriginBlocked);
         crate::policy::set_operator(Policy::default());
     }
 
