@@ -364,10 +364,7 @@
   // element to this world (whose first sight of an element makes its wrapper) cost 12–25 ms
   // on 60,000 elements, this about 3.
   function documentHosts() {
-    const hosts = [];
-    for (const tag of SHADOW_HOSTS) {
-      for (const el of document.getElementsByTagName(tag)) if (el.shadowRoot !== null) hosts.push(el);
-    }
+    const hosts = standardHosts(document);
     const custom = document.evaluate('//*[contains(local-name(), "-")]', document, null, XPathResult.ORDERED_NODE_SNAPSHOT_TYPE, null);
     for (let i = 0; i < custom.snapshotLength; i++) {
       const el = custom.snapshotItem(i);
@@ -662,11 +659,7 @@
     let undefinedElements = 0;
     const count = (root) => {
       undefinedElements += root.querySelectorAll(':not(:defined)').length;
-      for (const tag of SHADOW_HOSTS) {
-        for (const el of root.getElementsByTagName ? root.getElementsByTagName(tag) : root.querySelectorAll(tag)) {
-          if (el.shadowRoot !== null) hosts += 1;
-        }
-      }
+      hosts += standardHosts(root).length;
     };
     count(document);
     for (const ref of model.roots) {
@@ -677,6 +670,18 @@
       count(root);
     }
     return `${document.styleSheets.length}/${rules}/${hosts}/${undefinedElements}`;
+  }
+
+  // The elements of SHADOW_HOSTS tags under `root` (a document or a shadow root) that host an
+  // open shadow root.
+  function standardHosts(root) {
+    const hosts = [];
+    for (const tag of SHADOW_HOSTS) {
+      for (const el of root.getElementsByTagName ? root.getElementsByTagName(tag) : root.querySelectorAll(tag)) {
+        if (el.shadowRoot !== null) hosts.push(el);
+      }
+    }
+    return hosts;
   }
 
   // Nodes a query (`q`, as the agent typed it) may match, a superset of those the wasm keeps
