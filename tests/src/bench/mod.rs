@@ -28,6 +28,7 @@
 //! task of its own: a failure (the harness panics on one) loses that server's half of the table,
 //! not the run, and dropping the task's state stops its processes.
 
+pub mod bare;
 pub mod corpus;
 pub mod login;
 pub mod measure;

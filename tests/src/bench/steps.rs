@@ -133,6 +133,9 @@ pub struct PageSteps {
     pub rows: u32,
     /// One entry per [`Step::ALL`], in that order.
     pub steps: Vec<(Step, StepOutcome)>,
+    /// The same click with nothing around it (`super::bare`), in tabwire's browser; `None`
+    /// for the peer.
+    pub bare_click: Option<Outcome<StepTiming>>,
 }
 
 impl PageSteps {
@@ -174,7 +177,19 @@ pub async fn measure(server: &Server, fixtures: &Fixtures, rounds: usize) -> Ste
             reload = outcome.is_err();
             steps.push((step, outcome));
         }
-        pages.push(PageSteps { rows, steps });
+        let bare_click = match server {
+            Server::Tabwire(tabwire) => Some(
+                super::bare::bare_click(tabwire, rounds)
+                    .await
+                    .map_err(|error| format!("{error:#}").replace('\n', " ")),
+            ),
+            Server::Playwright(_) => None,
+        };
+        pages.push(PageSteps {
+            rows,
+            steps,
+            bare_click,
+        });
     }
     StepFigures { pages }
 }

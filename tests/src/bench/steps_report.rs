@@ -101,6 +101,7 @@ fn big_pages(out: &mut String, results: &Results) {
     }
     login_rows(out, results);
     let _ = writeln!(out, "  {met} of {total} step targets met");
+    bare_clicks(out, &ours);
     let _ = writeln!(
         out,
         "Calls per step (tabwire | peer). Clicks alternate between row {ROW}'s and row \
@@ -115,6 +116,24 @@ fn big_pages(out: &mut String, results: &Results) {
             step.call(ServerKind::Tabwire),
             step.call(ServerKind::Playwright)
         );
+    }
+}
+
+/// The bare click per page size (`super::bare`): the browser's own share of the click step.
+fn bare_clicks(out: &mut String, ours: &Outcome<&StepFigures>) {
+    let Ok(figures) = ours else { return };
+    let _ = writeln!(
+        out,
+        "The same click with nothing around it, straight through DevTools in tabwire's browser (move, press,\n\
+         release, read the status line; no checks, no pause for the hover, no observation), p50/p90 ms:"
+    );
+    for page in &figures.pages {
+        let figure = match &page.bare_click {
+            Some(Ok(timing)) => format!("{:.1} / {:.1}", timing.p50_ms, timing.p90_ms),
+            Some(Err(error)) => format!("failed: {error}"),
+            None => continue,
+        };
+        let _ = writeln!(out, "  {:>6} rows  {figure}", thousands(page.rows));
     }
 }
 

@@ -31,7 +31,7 @@ pub struct Tabwire {
     /// The session through `tabwire-mcp` (declared first: it closes before the hub goes).
     pub session: Session,
     /// Headless Chromium with the extension; killed with its process group on drop.
-    _browser: Browser,
+    browser: Browser,
     /// The hub; killed on drop.
     _hub: Hub,
 }
@@ -48,6 +48,11 @@ pub struct Delta {
 }
 
 impl Tabwire {
+    /// The browser the extension runs in.
+    pub fn browser(&self) -> &Browser {
+        &self.browser
+    }
+
     /// Starts the hub and a browser showing `start_url`, connects through `tabwire-mcp`, and
     /// waits until the extension has connected.
     pub async fn start(start_url: &str) -> Result<Tabwire> {
@@ -78,7 +83,7 @@ impl Tabwire {
         }
         Ok(Tabwire {
             session,
-            _browser: browser,
+            browser,
             _hub: hub,
         })
     }
@@ -288,7 +293,7 @@ impl Tabwire {
     pub async fn close(self) {
         let Tabwire {
             session,
-            _browser,
+            browser: _browser,
             _hub,
         } = self;
         session.close().await;
