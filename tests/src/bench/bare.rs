@@ -10,7 +10,6 @@ use futures_util::{SinkExt, StreamExt};
 use serde_json::{Value, json};
 use tokio_tungstenite::tungstenite::Message;
 
-use super::steps::{OTHER_ROW, ROW, StepTiming};
 use super::tabwire::Tabwire;
 
 /// One DevTools session on a page, commands answered in turn.
@@ -64,15 +63,15 @@ impl DevTools {
     }
 }
 
-/// `rounds` clicks alternating between row [`ROW`]'s and row [`OTHER_ROW`]'s button, as the
-/// click step does, each brought to the middle of the view first (untimed); timed: the move,
-/// the press, the release, and reading the status line, which must name the row.
-pub async fn bare_click(tabwire: &Tabwire, rounds: usize) -> Result<StepTiming> {
+/// `rounds` timed clicks after one warm-up, alternating between the buttons of the two `rows`
+/// as the click step does, each brought to the middle of the view first (untimed); timed: the
+/// move, the press, the release, and reading the status line, which must name the row.
+pub async fn bare_click(tabwire: &Tabwire, rows: [u32; 2], rounds: usize) -> Result<Vec<Duration>> {
     let page = tabwire.browser().page_ws("rows.html").await;
     let mut devtools = DevTools::connect(&page).await?;
     let mut samples = Vec::with_capacity(rounds);
     for round in 0..=rounds {
-        let row = if round % 2 == 0 { ROW } else { OTHER_ROW };
+        let row = rows[round % 2];
         let centre = devtools
             .evaluate(&format!(
                 "(() => {{ const button = document.querySelector('button[data-row=\"{row}\"]'); \
@@ -108,5 +107,5 @@ pub async fn bare_click(tabwire: &Tabwire, rounds: usize) -> Result<StepTiming> 
             samples.push(elapsed);
         }
     }
-    Ok(StepTiming::of(&mut samples, 0))
+    Ok(samples)
 }

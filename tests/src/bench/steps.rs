@@ -179,8 +179,9 @@ pub async fn measure(server: &Server, fixtures: &Fixtures, rounds: usize) -> Ste
         }
         let bare_click = match server {
             Server::Tabwire(tabwire) => Some(
-                super::bare::bare_click(tabwire, rounds)
+                super::bare::bare_click(tabwire, [ROW, OTHER_ROW], rounds)
                     .await
+                    .map(|mut samples| StepTiming::of(&mut samples, 0))
                     .map_err(|error| format!("{error:#}").replace('\n', " ")),
             ),
             Server::Playwright(_) => None,
