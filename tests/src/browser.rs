@@ -311,26 +311,8 @@ impl Browser {
     /// Evaluates `expression` in a page through its DevTools WebSocket (a test's own eyes on a
     /// page the extension cannot script, such as its popup). A promise is awaited.
     pub async fn evaluate(page_ws: &str, expression: &str) -> serde_json::Value {
-        use futures_util::{SinkExt, StreamExt};
-        let (mut socket, _) = tokio_tungstenite::connect_async(page_ws).await.unwrap();
-        let call = serde_json::json!({
-            "id": 1, "method": "Runtime.evaluate",
-            "params": {"expression": expression, "returnByValue": true, "awaitPromise": true}
-        });
-        socket
-            .send(tokio_tungstenite::tungstenite::Message::Text(
-                call.to_string().into(),
-            ))
-            .await
-            .unwrap();
-        while let Some(message) = socket.next().await {
-            let text = message.unwrap().into_text().unwrap();
-            let reply: serde_json::Value = serde_json::from_str(&text).unwrap();
-            if reply["id"] == 1 {
-                return reply["result"]["result"]["value"].clone();
-            }
-        }
-        panic!("DevTools closed before answering");
+        let mut page = DevToolsPage::connect(page_ws).await.unwrap();
+        page.evaluate(expression).await.unwrap()
     }
 
     async fn devtools_port(&self) -> u16 {
@@ -371,5 +353,61 @@ fn copy_dir(from: &Path, to: &Path) {
         } else if entry.file_name() != "config.json" {
             std::fs::copy(entry.path(), target).unwrap();
         }
+    }
+}
+
+/// One DevTools session on a page (its `webSocketDebuggerUrl`), commands answered in turn.
+pub struct DevToolsPage {
+    socket: tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<TcpStream>>,
+    next: u64,
+}
+
+impl DevToolsPage {
+    /// Opens the session.
+    pub async fn connect(page_ws: &str) -> anyhow::Result<DevToolsPage> {
+        use anyhow::Context;
+        let (socket, _) = tokio_tungstenite::connect_async(page_ws)
+            .await
+            .context("connecting to the page's DevTools socket")?;
+        Ok(DevToolsPage { socket, next: 0 })
+    }
+
+    /// Sends `method` and waits for its result (events meanwhile are skipped).
+    pub async fn call(
+        &mut self,
+        method: &str,
+        params: serde_json::Value,
+    ) -> anyhow::Result<serde_json::Value> {
+        use futures_util::{SinkExt, StreamExt};
+        self.next += 1;
+        let id = self.next;
+        let call = serde_json::json!({"id": id, "method": method, "params": params});
+        self.socket
+            .send(tokio_tungstenite::tungstenite::Message::Text(
+                call.to_string().into(),
+            ))
+            .await?;
+        while let Some(message) = self.socket.next().await {
+            let Ok(text) = message?.into_text() else {
+                continue;
+            };
+            let reply: serde_json::Value = serde_json::from_str(&text)?;
+            if reply["id"] == id {
+                if let Some(error) = reply.get("error") {
+                    anyhow::bail!("{method}: {error}");
+                }
+                return Ok(reply["result"].clone());
+            }
+        }
+        anyhow::bail!("DevTools closed before answering {method}")
+    }
+
+    /// The value of `expression` in the page's own world; a promise is awaited.
+    pub async fn evaluate(&mut self, expression: &str) -> anyhow::Result<serde_json::Value> {
+        let params = serde_json::json!({
+            "expression": expression, "returnByValue": true, "awaitPromise": true
+        });
+        let result = self.call("Runtime.evaluate", params).await?;
+        Ok(result["result"]["value"].clone())
     }
 }

@@ -6,69 +6,17 @@
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
-use futures_util::{SinkExt, StreamExt};
-use serde_json::{Value, json};
-use tokio_tungstenite::tungstenite::Message;
+use serde_json::json;
 
 use super::tabwire::Tabwire;
-
-/// One DevTools session on a page, commands answered in turn.
-struct DevTools {
-    socket: tokio_tungstenite::WebSocketStream<
-        tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>,
-    >,
-    next: u64,
-}
-
-impl DevTools {
-    async fn connect(page_ws: &str) -> Result<DevTools> {
-        let (socket, _) = tokio_tungstenite::connect_async(page_ws)
-            .await
-            .context("connecting to the page's DevTools socket")?;
-        Ok(DevTools { socket, next: 0 })
-    }
-
-    /// Sends `method` and waits for its answer (events meanwhile are skipped).
-    async fn call(&mut self, method: &str, params: Value) -> Result<Value> {
-        self.next += 1;
-        let id = self.next;
-        let call = json!({"id": id, "method": method, "params": params});
-        self.socket
-            .send(Message::Text(call.to_string().into()))
-            .await?;
-        while let Some(message) = self.socket.next().await {
-            let Ok(text) = message?.into_text() else {
-                continue;
-            };
-            let reply: Value = serde_json::from_str(&text)?;
-            if reply["id"] == id {
-                if let Some(error) = reply.get("error") {
-                    bail!("{method}: {error}");
-                }
-                return Ok(reply["result"].clone());
-            }
-        }
-        bail!("DevTools closed before answering {method}")
-    }
-
-    /// The value of `expression` in the page's own world.
-    async fn evaluate(&mut self, expression: &str) -> Result<Value> {
-        let result = self
-            .call(
-                "Runtime.evaluate",
-                json!({"expression": expression, "returnByValue": true}),
-            )
-            .await?;
-        Ok(result["result"]["value"].clone())
-    }
-}
+use crate::browser::DevToolsPage;
 
 /// `rounds` timed clicks after one warm-up, alternating between the buttons of the two `rows`
 /// as the click step does, each brought to the middle of the view first (untimed); timed: the
 /// move, the press, the release, and reading the status line, which must name the row.
 pub async fn bare_click(tabwire: &Tabwire, rows: [u32; 2], rounds: usize) -> Result<Vec<Duration>> {
     let page = tabwire.browser().page_ws("rows.html").await;
-    let mut devtools = DevTools::connect(&page).await?;
+    let mut devtools = DevToolsPage::connect(&page).await?;
     let mut samples = Vec::with_capacity(rounds);
     for round in 0..=rounds {
         let row = rows[round % 2];
