@@ -23,11 +23,24 @@ if [[ "$installed" != "$pinned" ]]; then
   exit 1
 fi
 
+# binaryen's wasm-opt shrinks the module (Chrome compiles it at every service-worker start).
+if ! command -v wasm-opt >/dev/null; then
+  echo "build.sh: wasm-opt is not installed: scripts/start and scripts/test install it, or install binaryen (Debian: apt-get install binaryen; macOS: brew install binaryen)" >&2
+  exit 1
+fi
+
 cargo build --quiet -p tabwire-extension --target wasm32-unknown-unknown --profile wasm-release
+built="$target_dir/wasm32-unknown-unknown/wasm-release/tabwire_extension.wasm"
+# Optimised before wasm-bindgen, never after: binaryen 108 retypes the externref table that
+# wasm-bindgen's output sets up, and the worker then fails at start (extension/README.md, "Size").
+# The features are those rustc's wasm32 target emits.
+wasm-opt -Oz --enable-bulk-memory --enable-sign-ext --enable-mutable-globals \
+  --enable-nontrapping-float-to-int --enable-reference-types --enable-multivalue \
+  "$built" -o "${built%.wasm}.opt.wasm"
 # The name section (function names for stack traces) is a quarter of the file; panics are
 # logged with their message by the wasm itself, so it is dropped.
 wasm-bindgen --target web --no-typescript --remove-name-section --out-dir extension/pkg \
-  "$target_dir/wasm32-unknown-unknown/wasm-release/tabwire_extension.wasm"
+  --out-name tabwire_extension "${built%.wasm}.opt.wasm"
 
 # The in-page collector is injected as a file (once per document), so it ships beside the wasm:
 # its parts joined in the order of their names, as extension-wasm/build.rs joins them for the

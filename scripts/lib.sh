@@ -78,6 +78,14 @@ ensure_wasm_bindgen() {
   fi
 }
 
+# binaryen's wasm-opt, which extension/build.sh runs on the extension's wasm.
+ensure_wasm_opt() {
+  command -v wasm-opt >/dev/null && return 0
+  say "installing binaryen (its wasm-opt shrinks the extension's wasm, which Chrome compiles at every worker start)"
+  install_packages binaryen \
+    || die "could not install binaryen (no apt-get or dnf, or no root and no sudo): install it yourself (Debian: apt-get install binaryen; macOS: brew install binaryen)"
+}
+
 # Chromium, when the hub's discovery (the same code the launcher and the tests use) finds no
 # Chrome or Chromium. `$1` is the built tabwire-hub.
 ensure_chromium() {

@@ -86,6 +86,42 @@ export async function runInPage(tabId, frameId, build, argsJson) {
 }
 
 /**
+ * Runs in the page: keeps one chunk of an upload's bytes (base64) in this ISOLATED world until
+ * the collector's `setFiles` builds the files (js/collector/65-files.js). Uploads left behind
+ * by a call that failed midway are dropped after two minutes.
+ */
+function keepChunk(key, file, offset, data) {
+  const uploads = globalThis.__tabwireUploads || (globalThis.__tabwireUploads = new Map());
+  const now = Date.now();
+  for (const [other, kept] of uploads) {
+    if (now - kept.touched > 120000) uploads.delete(other);
+  }
+  let bytes;
+  if (typeof Uint8Array.fromBase64 === 'function') {
+    bytes = Uint8Array.fromBase64(data);
+  } else {
+    const text = atob(data);
+    bytes = new Uint8Array(text.length);
+    for (let i = 0; i < text.length; i++) bytes[i] = text.charCodeAt(i);
+  }
+  const kept = uploads.get(key) || { files: [], touched: now };
+  kept.touched = now;
+  (kept.files[file] || (kept.files[file] = [])).push({ offset, bytes });
+  uploads.set(key, kept);
+  return true;
+}
+
+/** Puts one chunk of upload `key` into frame `frameId`'s ISOLATED world (see `keepChunk`). */
+export async function keepInPage(tabId, frameId, key, file, offset, data) {
+  await chrome.scripting.executeScript({
+    target: { tabId, frameIds: [frameId] },
+    world: 'ISOLATED',
+    func: keepChunk,
+    args: [key, file, offset, data],
+  });
+}
+
+/**
  * Resolves once the tab's top document has run an animation frame and the tasks queued by its
  * callbacks (a framework's render after a hover), or after 100 ms in a tab that draws no
  * frames. It runs in the ISOLATED world, whose timers the page cannot replace. A click waits

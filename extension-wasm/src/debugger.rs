@@ -72,6 +72,9 @@ struct TabEvents {
     dialog: Option<OpenDialog>,
     /// The drag data of an intercepted HTML5 drag (`Input.dragIntercepted`).
     drag: Option<serde_json::Value>,
+    /// How many file choosers Chrome kept closed for tabwire (`Page.fileChooserOpened`, while
+    /// an upload intercepts them).
+    choosers: u32,
 }
 
 /// Told every CDP event of every tab tabwire is attached to: the tab, the method, its params.
@@ -197,6 +200,12 @@ pub fn take_drag(tab: TabId) -> Option<serde_json::Value> {
     })
 }
 
+/// How many file choosers Chrome has kept closed in `tab` while an upload intercepted them
+/// (compare two readings).
+pub fn choosers_opened(tab: TabId) -> u32 {
+    EVENTS.with(|events| events.borrow().get(&tab).map_or(0, |e| e.choosers))
+}
+
 /// Whether tabwire's debugger is attached to `tab`.
 pub fn is_attached(tab: TabId) -> bool {
     ATTACHED.with(|attached| matches!(attached.borrow().get(&tab), Some(Attachment::Attached)))
@@ -283,6 +292,11 @@ fn handle_event(tab: TabId, method: &str, params: JsValue) {
             }
         }
         "Page.javascriptDialogClosed" => dialog_closed(tab),
+        "Page.fileChooserOpened" => EVENTS.with(|events| {
+            let mut events = events.borrow_mut();
+            let counted = &mut events.entry(tab).or_default().choosers;
+            *counted = counted.wrapping_add(1);
+        }),
         "Input.dragIntercepted" => {
             if let Ok(Intercepted { data }) = chrome::from_js::<Intercepted>(params) {
                 EVENTS.with(|events| events.borrow_mut().entry(tab).or_default().drag = Some(data));

@@ -16,7 +16,8 @@
 //!   calls). The vocabulary of observations (facts, rendering, query, paging and budgets,
 //!   baselines and deltas) is the `tabwire-observation` crate, shared with the device backends.
 //! - State: [`refs`] (the per-frame state behind `@e12` / `@f3e5` refs: bindings, rebinding,
-//!   versions, the snapshot fence), [`checkpoint`] (whether a request may still act).
+//!   versions, the snapshot fence), [`checkpoint`] (whether a request may still act),
+//!   [`uploads`] (uploads' bytes kept until their action).
 //! - Browser: [`policy`] (both owners' per-origin rules, checked where operations take
 //!   effect), [`approvals`] (a person's answers: approvals on `ask` origins, handoffs),
 //!   [`chrome_tabs`], [`debugger`] (attachment; CDP events published to subscribers),
@@ -53,6 +54,7 @@ pub mod refs;
 pub mod requests;
 pub mod text;
 pub mod timer;
+pub mod uploads;
 pub mod worker;
 
 use wasm_bindgen::prelude::*;

@@ -36,6 +36,49 @@ extern "C" {
         build: &str,
         args_json: &str,
     ) -> Result<Promise, JsValue>;
+
+    #[wasm_bindgen(catch, js_name = keepInPage)]
+    fn keep_bytes_in_page(
+        tab_id: u32,
+        frame_id: u32,
+        key: &str,
+        file: u32,
+        offset: f64,
+        data: &JsValue,
+    ) -> Result<Promise, JsValue>;
+}
+
+/// Puts one chunk of upload `key` (file `file`, from byte `offset`; `data` is base64) into
+/// tabwire's world of frame `frame`, where [`PageCommand::SetFiles`] finds it (and checks that
+/// every byte reached the document it runs in): judged as an action on the frame first, as the
+/// bytes are for it.
+pub async fn keep_in_page(
+    tab: TabId,
+    frame: u32,
+    key: &str,
+    file: u32,
+    offset: u64,
+    data: &JsValue,
+) -> Result<(), OpError> {
+    let judged = crate::policy::check_frame(tab, frame, Need::Act).await;
+    admit_frame(tab, frame, judged)?;
+    chrome::call(keep_bytes_in_page(
+        tab,
+        frame,
+        key,
+        file,
+        offset as f64,
+        data,
+    ))
+    .await
+    .map_err(|failure| {
+        if is_missing_frame(&failure.message) {
+            missing_frame_error(tab, frame, MissingFrame::Requested)
+        } else {
+            injection_error(&failure.message)
+        }
+    })?;
+    Ok(())
 }
 
 /// The collector's source, its parts joined by the build script as build.sh joins them into
@@ -320,6 +363,29 @@ pub enum PageCommand {
     /// holds, x, y, width, height, contentX, contentY, scaleX, scaleY, plain}], width, height,
     /// scrollX, scrollY}`.
     FrameBoxes,
+    /// Before a click on `target` that may open a file chooser: catch the file input the click
+    /// activates (and keep its chooser closed), unless `target` is a file input itself. Replies
+    /// `{input: bool, rebound?}`.
+    ArmChooser {
+        /// The element to be clicked.
+        target: PageTarget,
+    },
+    /// Set the files of upload `key` (kept in the page by [`keep_in_page`]) on `target`, or
+    /// with `chooser` on the input the armed click caught (`target` then names the element
+    /// clicked). Replies `{node, opener?, rebound?}`, or `{pending: true}` while no input was
+    /// caught yet.
+    SetFiles {
+        /// The input or drop zone; with `chooser`, the element clicked.
+        target: PageTarget,
+        /// The upload.
+        key: String,
+        /// The files, in order.
+        files: Vec<tabwire_protocol::files::UploadFile>,
+        /// An input's files or a drop.
+        mode: tabwire_protocol::files::UploadMode,
+        /// The input is the one the armed click caught.
+        chooser: bool,
+    },
 }
 
 impl PageCommand {

@@ -369,6 +369,8 @@ fn need_of(op: &Operation) -> Option<(Need, Option<&str>)> {
             if acts { Need::Act } else { Need::Read }
         }
         Operation::Act(ActOp::HandleDialog(_)) => Need::Act,
+        // Bytes kept in the extension for an upload, which is judged when it sets them.
+        Operation::Act(ActOp::UploadChunk(_)) => return None,
         Operation::Act(_) => Need::Read,
         Operation::Capture(CaptureOp::GetResponseBody(_)) => Need::SensitiveRead,
         Operation::Capture(_) => Need::Read,
@@ -413,12 +415,21 @@ fn subject_of(tab: TabId, op: &Operation) -> approvals::Subject {
     }
 }
 
-/// What one action is about.
+/// What one action is about: an upload names its files besides its element.
 fn action_subject(tab: TabId, action: &Action) -> approvals::Subject {
-    if let Action::Navigate { url, .. } = action {
-        return approvals::Subject::Address { url: url.clone() };
+    match action {
+        Action::Navigate { url, .. } => approvals::Subject::Address { url: url.clone() },
+        Action::Upload { target, files, .. } => approvals::Subject::Files {
+            element: Box::new(element_subject(tab, Some(target))),
+            files: files.iter().map(|f| (f.name.clone(), f.size)).collect(),
+        },
+        action => element_subject(tab, action.target()),
     }
-    match action.target() {
+}
+
+/// What an action's element is, as a person is shown it.
+fn element_subject(tab: TabId, target: Option<&Target>) -> approvals::Subject {
+    match target {
         Some(Target::Ref(element_ref)) => {
             crate::refs::with_tables(|tables| tables.resolve(tab, *element_ref))
                 .ok()

@@ -77,6 +77,9 @@ pub struct ArgsSummary {
     pub text_length: Option<usize>,
     /// The `tabId` argument, for a call refused before it was routed.
     pub tab_id: Option<u32>,
+    /// The files an upload read or received: each one's name and size, never its bytes
+    /// (filled in from the call's trace once it has ended).
+    pub files: Vec<(String, u64)>,
 }
 
 impl ArgsSummary {
@@ -120,6 +123,7 @@ impl ArgsSummary {
                 .get("tabId")
                 .and_then(Value::as_u64)
                 .and_then(|id| u32::try_from(id).ok()),
+            files: Vec::new(),
         }
     }
 }
@@ -157,6 +161,15 @@ impl Record {
         }
         if let Some(length) = self.args.text_length {
             line.insert("textLength".into(), length.into());
+        }
+        if !self.args.files.is_empty() {
+            let files = self.args.files.iter();
+            line.insert(
+                "files".into(),
+                files
+                    .map(|(name, size)| json!({"name": name, "size": size}))
+                    .collect(),
+            );
         }
         if let Some(replica) = &self.replica {
             line.insert("replica".into(), replica.clone().into());

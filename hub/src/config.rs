@@ -23,6 +23,7 @@ use crate::hosted::{InvalidOrigin, PublicOrigin};
 use crate::launch::{self, Headless, LaunchSettings};
 use crate::leases::DEFAULT_LEASE_IDLE;
 use crate::state::FileUrls;
+use crate::uploads::{DEFAULT_MAX_MB, Uploads};
 
 /// The default TCP port.
 pub const DEFAULT_PORT: u16 = 17841;
@@ -80,6 +81,18 @@ pub struct Settings {
     /// on (in hosted mode, someone else's). Refused in both modes without it.
     #[arg(long, env = "TABWIRE_ALLOW_FILE_URLS", value_parser = clap::builder::BoolishValueParser::new())]
     pub allow_file_urls: bool,
+    /// Local mode: a directory agents may upload files from by path (`upload_file`), links
+    /// followed; repeat for several. None by default: agents then send the bytes themselves.
+    #[arg(long = "upload-dir", value_name = "DIR")]
+    pub upload_dirs: Vec<PathBuf>,
+    /// The most one `upload_file` call may upload, over all its files, in MB (1 to 100).
+    #[arg(long, env = "TABWIRE_MAX_UPLOAD_MB", default_value_t = crate::uploads::DEFAULT_MAX_MB,
+          value_parser = clap::value_parser!(u64).range(1..=crate::uploads::MAX_MB))]
+    pub max_upload_mb: u64,
+    /// The most one uploaded file may hold, in MB (1 to 100; at most --max-upload-mb).
+    #[arg(long, env = "TABWIRE_MAX_UPLOAD_FILE_MB", default_value_t = crate::uploads::DEFAULT_MAX_MB,
+          value_parser = clap::value_parser!(u64).range(1..=crate::uploads::MAX_MB))]
+    pub max_upload_file_mb: u64,
     /// Local mode: stop (with the launched browser) after this many seconds with no MCP session
     /// open and no call running; 0 never stops. The `tabwire` CLI starts its hub with 1800.
     #[arg(
@@ -204,6 +217,8 @@ pub struct Config {
     launch: Option<LaunchSettings>,
     /// Whether agents may open file:// URLs (`--allow-file-urls`).
     file_urls: FileUrls,
+    /// What uploads may carry, and the directories paths are read from.
+    uploads: Uploads,
     /// Local mode: how long the hub may sit unused before it stops (`--idle-exit`).
     idle_exit: Option<Duration>,
     /// Hosted mode: the replica cluster to join (`--cluster`).
@@ -309,6 +324,15 @@ pub enum ConfigError {
     /// `--cluster` or `--node-id` is malformed, or `--node-id` came alone.
     #[error("{0}")]
     Cluster(String),
+    /// `--upload-dir` with `--auth-dir`.
+    #[error(
+        "--upload-dir is for local mode only: a hosted hub's agents send the bytes of the files \
+         they upload, and never read the hub's disk"
+    )]
+    UploadDirHosted,
+    /// An `--upload-dir` that is no directory.
+    #[error(transparent)]
+    UploadDir(#[from] crate::uploads::BadDir),
 }
 
 impl Config {
@@ -329,6 +353,7 @@ impl Config {
             policy: None,
             launch: None,
             file_urls: FileUrls::Refused,
+            uploads: Uploads::default(),
             idle_exit: None,
             cluster: None,
             mode: Mode::Local {
@@ -349,6 +374,7 @@ impl Config {
             policy: None,
             launch: None,
             file_urls: FileUrls::Refused,
+            uploads: Uploads::hosted(DEFAULT_MAX_MB, DEFAULT_MAX_MB),
             idle_exit: None,
             cluster: None,
         }
@@ -404,6 +430,11 @@ impl Config {
                 .with_policy(settings.policy)
                 .with_lease_idle(Duration::from_secs(settings.lease_idle))
                 .with_file_urls(file_urls(settings.allow_file_urls))
+                .with_uploads(Uploads::local(
+                    &settings.upload_dirs,
+                    settings.max_upload_mb,
+                    settings.max_upload_file_mb,
+                )?)
                 .with_idle_exit(
                     (settings.idle_exit > 0).then(|| Duration::from_secs(settings.idle_exit)),
                 );
@@ -424,6 +455,9 @@ impl Config {
         }
         if settings.idle_exit > 0 {
             return Err(ConfigError::LocalOnly("--idle-exit"));
+        }
+        if !settings.upload_dirs.is_empty() {
+            return Err(ConfigError::UploadDirHosted);
         }
         let cluster = match (settings.cluster, settings.node_id) {
             (None, None) => None,
@@ -487,7 +521,11 @@ impl Config {
         .with_audit_dir(Some(audit_dir))
         .with_policy(settings.policy)
         .with_lease_idle(Duration::from_secs(settings.lease_idle))
-        .with_file_urls(file_urls(settings.allow_file_urls));
+        .with_file_urls(file_urls(settings.allow_file_urls))
+        .with_uploads(Uploads::hosted(
+            settings.max_upload_mb,
+            settings.max_upload_file_mb,
+        ));
         config.cluster = cluster;
         Ok(config)
     }
@@ -531,6 +569,17 @@ impl Config {
     /// Whether agents may open file:// URLs.
     pub fn file_urls(&self) -> FileUrls {
         self.file_urls
+    }
+
+    /// What uploads may carry.
+    pub fn uploads(&self) -> &Uploads {
+        &self.uploads
+    }
+
+    /// The same configuration with these upload rules.
+    pub fn with_uploads(mut self, uploads: Uploads) -> Config {
+        self.uploads = uploads;
+        self
     }
 
     /// The same configuration stopping after `idle` unused (local mode; `None`: never).
@@ -581,6 +630,7 @@ impl Config {
             policy: self.policy,
             launch: self.launch,
             file_urls: self.file_urls,
+            uploads: self.uploads,
             idle_exit: self.idle_exit,
             cluster: self.cluster,
         }
@@ -604,6 +654,7 @@ pub(crate) struct Parts {
     pub policy: Option<PathBuf>,
     pub launch: Option<LaunchSettings>,
     pub file_urls: FileUrls,
+    pub uploads: Uploads,
     pub idle_exit: Option<Duration>,
     pub cluster: Option<ClusterSettings>,
 }
@@ -620,13 +671,14 @@ mod tests {
 
     use super::*;
 
+    #[derive(Parser)]
+    struct Flags {
+        #[command(flatten)]
+        settings: Settings,
+    }
+
     /// The settings as `tabwire-hub` would parse `flags`, with none from the environment.
     fn settings(flags: &[&str]) -> Settings {
-        #[derive(Parser)]
-        struct Flags {
-            #[command(flatten)]
-            settings: Settings,
-        }
         let mut argv = vec!["tabwire-hub"];
         argv.extend(flags);
         Flags::try_parse_from(argv).unwrap().settings
@@ -976,6 +1028,33 @@ mod tests {
             FileUrls::Refused,
             "a hub's state starts closed"
         );
+    }
+
+    #[test]
+    fn upload_directories_are_local_and_must_exist_and_the_caps_are_bounded() {
+        let dir = auth_dir();
+        let there = dir.path().to_str().unwrap();
+        let local = config(&["--upload-dir", there, "--max-upload-mb", "10"]).unwrap();
+        assert_eq!(local.uploads().max_call_bytes, 10_000_000);
+        // A file may not hold more than a call.
+        assert_eq!(local.uploads().max_file_bytes, 10_000_000);
+        let missing = config(&["--upload-dir", "/nonexistent/tabwire-uploads"]).unwrap_err();
+        assert!(matches!(missing, ConfigError::UploadDir(_)), "{missing}");
+        assert!(missing.to_string().contains("--upload-dir"), "{missing}");
+        let hosted = config(&[
+            "--auth-dir",
+            there,
+            "--public-origin",
+            "https://hub.example",
+            "--upload-dir",
+            there,
+        ])
+        .unwrap_err();
+        assert!(matches!(hosted, ConfigError::UploadDirHosted), "{hosted}");
+        let argv = |cap: &str| Flags::try_parse_from(["tabwire-hub", "--max-upload-mb", cap]);
+        assert!(argv("0").is_err());
+        assert!(argv("101").is_err());
+        assert!(argv("100").is_ok());
     }
 
     #[test]

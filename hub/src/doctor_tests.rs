@@ -391,6 +391,7 @@ fn hosted_callers_see_their_account_and_no_paths() {
         )),
         accounts: crate::accounts::Accounts::hosted(Default::default()),
         file_urls: FileUrls::Refused,
+        uploads: Default::default(),
         policies: Arc::new(
             crate::policy::Policies::hosted(
                 &dir.0,

@@ -60,6 +60,7 @@ impl Setup {
             browser_url: public.browser_url(),
             auth: Some(auth),
             file_urls: FileUrls::Refused,
+            uploads: crate::uploads::Uploads::hosted(25, 25),
             audit: audit.then(|| crate::audit::AuditLog::open(&dir.join("audit")).unwrap()),
             lease_idle: crate::leases::DEFAULT_LEASE_IDLE,
             policies: Arc::new(crate::policy::Policies::allow_all()),

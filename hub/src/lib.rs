@@ -55,6 +55,7 @@ pub mod random;
 pub mod registry;
 pub mod session;
 pub mod state;
+pub mod uploads;
 pub mod usage;
 
 use std::future::Future;
@@ -136,6 +137,7 @@ impl Hub {
             policy: policy_file,
             launch,
             file_urls,
+            uploads,
             idle_exit,
             cluster,
         } = config.into_parts();
@@ -163,6 +165,7 @@ impl Hub {
                 };
                 let mut state = HubState::local(format!("ws://{local}/browser"), pairings);
                 state.file_urls = file_urls;
+                state.uploads = uploads;
                 state.policies = Arc::new(
                     policy::Policies::local(policy_file.as_deref())?.with_file_urls(file_urls),
                 );
@@ -229,6 +232,7 @@ impl Hub {
                         auth: Some(config.auth),
                         pairings: None,
                         file_urls,
+                        uploads,
                         audit: audit_dir
                             .as_deref()
                             .map(audit::AuditLog::open)

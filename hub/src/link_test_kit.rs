@@ -105,6 +105,7 @@ pub async fn hosted() -> Served {
                 browser_url: public.browser_url(),
                 auth: Some(auth),
                 file_urls: FileUrls::Refused,
+                uploads: Default::default(),
                 audit: None,
                 lease_idle: crate::leases::DEFAULT_LEASE_IDLE,
                 policies: Arc::new(crate::policy::Policies::allow_all()),

@@ -118,6 +118,19 @@ async fn run(args: Args) -> anyhow::Result<std::process::ExitCode> {
             "--allow-file-urls: agents may open file:// URLs, which read files on {whose}"
         );
     }
+    if let Mode::Hosted(hosted) = config.mode() {
+        // Base64 in JSON: four characters for three bytes, and a little for the rest.
+        let carried = (hosted.limits.body_bytes as u64).saturating_sub(4096) / 4 * 3;
+        if carried < config.uploads().max_call_bytes {
+            tracing::info!(
+                "upload_file calls carry their files in the /mcp body: at most about {} MB of \
+                 files per call under --max-body-bytes {} (the upload cap is {} MB)",
+                carried / 1_000_000,
+                hosted.limits.body_bytes,
+                config.uploads().max_call_bytes / 1_000_000
+            );
+        }
+    }
     let hub = Hub::bind(config).await?;
     // The one line operators and tests wait for.
     match (hub.socket_path(), hub.public()) {

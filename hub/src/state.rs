@@ -31,6 +31,8 @@ pub struct HubState {
     pub pairings: Option<Arc<Pairings>>,
     /// Whether tools may open file:// URLs in this hub's browsers.
     pub file_urls: FileUrls,
+    /// What uploads may carry, and where paths are read from.
+    pub uploads: crate::uploads::Uploads,
     /// Where every tool call is recorded, when the hub keeps an audit log.
     pub audit: Option<AuditLog>,
     /// How long a session's lease on a tab lasts without a changing call (`--lease-idle`).
@@ -104,6 +106,7 @@ impl HubState {
             auth: None,
             pairings: Some(pairings),
             file_urls: FileUrls::Refused,
+            uploads: Default::default(),
             audit: None,
             lease_idle: DEFAULT_LEASE_IDLE,
             policies: Arc::new(Policies::local(None).expect("no file to read")),

@@ -372,6 +372,19 @@ pub enum Action {
         /// How long to wait before failing with `WAIT_TIMEOUT`.
         timeout_ms: u32,
     },
+    /// Give files to a file input, the one a click on `target` opens, or a drop zone; their
+    /// bytes were sent before as the upload's chunks ([`crate::files`]).
+    Upload {
+        /// The input, the element that opens one, or the drop zone.
+        target: Target,
+        /// The upload whose chunks hold the bytes.
+        upload: String,
+        /// The files, in order.
+        files: Vec<crate::files::UploadFile>,
+        /// An input's files or a drop.
+        #[serde(default)]
+        mode: crate::files::UploadMode,
+    },
 }
 }
 
@@ -394,6 +407,7 @@ impl Action {
             Action::Scroll { .. } => "scroll",
             Action::Navigate { .. } => "navigate",
             Action::Wait { .. } => "wait",
+            Action::Upload { .. } => "upload",
         }
     }
 
@@ -403,7 +417,8 @@ impl Action {
             Action::Click { target, .. }
             | Action::Hover { target }
             | Action::Type { target, .. }
-            | Action::Drag { from: target, .. } => Some(target),
+            | Action::Drag { from: target, .. }
+            | Action::Upload { target, .. } => Some(target),
             Action::PressKey { target, .. } | Action::SelectOption { target, .. } => {
                 target.as_ref()
             }
@@ -576,6 +591,19 @@ pub enum ActionFacts {
     Navigate {
         /// The URL the tab ended on.
         url: String,
+    },
+    /// Files given to an input or dropped on an element.
+    Upload {
+        /// The element that took them: the input (also when a button opened it), or the drop
+        /// zone.
+        target: String,
+        /// Each file's name and size, in order.
+        files: Vec<crate::files::UploadFile>,
+        /// How they were given.
+        mode: crate::files::UploadMode,
+        /// The element clicked to open the input's file chooser, when it was not the input.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        opened_by: Option<String>,
     },
     /// A wait that came true.
     Wait {
@@ -929,9 +957,12 @@ pub enum ActOp {
     HandleDialog(HandleDialog),
     /// The tab's health.
     Health(GetTabHealth),
+    /// Keep part of an upload's bytes until the action that names the upload.
+    UploadChunk(crate::files::UploadChunk),
 }
 
 crate::tagged::deserialize_tagged!(ActOp, "kind", {
+    "uploadChunk" => crate::files::UploadChunk => Self::UploadChunk,
     "act" => ActRequest => Self::Act,
     "batch" => BatchRequest => Self::Batch,
     "readState" => ReadStateRequest => Self::ReadState,
@@ -949,14 +980,17 @@ impl ActOp {
                 .iter()
                 .any(|step| matches!(step, Step::Act { action } if action.is_mutation())),
             ActOp::HandleDialog(_) => true,
-            ActOp::ReadState(_) | ActOp::Health(_) => false,
+            ActOp::ReadState(_) | ActOp::Health(_) | ActOp::UploadChunk(_) => false,
         }
     }
 
     /// Whether it runs beside the tab's queue: health must answer while the queue is stuck,
     /// and a dialog is what blocks it.
     pub fn bypasses_queue(&self) -> bool {
-        matches!(self, ActOp::HandleDialog(_) | ActOp::Health(_))
+        matches!(
+            self,
+            ActOp::HandleDialog(_) | ActOp::Health(_) | ActOp::UploadChunk(_)
+        )
     }
 }
 
@@ -974,9 +1008,12 @@ pub enum ActResult {
     DialogHandled(DialogHandled),
     /// The tab's health.
     Health(TabHealth),
+    /// An upload's chunk kept.
+    ChunkKept(crate::files::ChunkKept),
 }
 
 crate::tagged::deserialize_tagged!(ActResult, "kind", {
+    "chunkKept" => crate::files::ChunkKept => Self::ChunkKept,
     "acted" => Acted => Self::Acted,
     "batch" => BatchResult => Self::Batch,
     "elementState" => ElementState => Self::ElementState,

@@ -17,6 +17,7 @@
 //!   [`observe`] (snapshots, content, frames, selected text, screenshots), [`tabs`] (tabs and
 //!   navigation), [`actions`] (actions, batches, element state, dialogs, tab health),
 //!   [`capture`] (network and console capture) and [`storage`] (cookies, local storage).
+//! - [`files`]: uploads' files and the chunks their bytes travel in.
 //! - [`devices`]: a device backend's hello, messages, operations and results (mobile).
 //! - [`policy`]: per-origin rules (what agents may do where), the stricter of two owners'
 //!   verdicts, and the gate an operation passes.
@@ -36,6 +37,7 @@ mod actions_de;
 pub mod capture;
 pub mod devices;
 pub mod errors;
+pub mod files;
 pub mod kinds;
 pub mod leases;
 pub mod local;

@@ -28,6 +28,7 @@ use crate::devices::{
     DeviceSwipe, DeviceTap, DeviceType, DismissKeyboard, LongPress, OpenApp, PressButton,
     ReleaseDevice, TapCoordinates,
 };
+use crate::files::{ChunkKept, UploadChunk};
 use crate::observe::{
     ContentRequest, FrameList, GetSelectedText, ListFrames, Observation, ObserveOp, ObserveResult,
     PageContent, Screenshot, ScreenshotRequest, SelectedText, SnapshotRequest,
@@ -224,6 +225,7 @@ asks! {
     ReadStateRequest => Act(ActOp::ReadState) -> ElementState;
     HandleDialog => Act(ActOp::HandleDialog) -> DialogHandled;
     GetTabHealth => Act(ActOp::Health) -> TabHealth;
+    UploadChunk => Act(ActOp::UploadChunk) -> ChunkKept;
     SetNetworkCapture => Capture(CaptureOp::NetworkCapture) -> CaptureState;
     GetRequests => Capture(CaptureOp::GetRequests) -> Records<NetworkRecord>;
     GetResponseBody => Capture(CaptureOp::GetResponseBody) -> ResponseBody;
@@ -267,6 +269,7 @@ answers! {
     ElementState => Act(ActResult::ElementState);
     DialogHandled => Act(ActResult::DialogHandled);
     TabHealth => Act(ActResult::Health);
+    ChunkKept => Act(ActResult::ChunkKept);
     CaptureState => Capture(CaptureResult::Capture);
     Records<NetworkRecord> => Capture(CaptureResult::Requests);
     Records<ConsoleRecord> => Capture(CaptureResult::Console);

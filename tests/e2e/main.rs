@@ -12,6 +12,8 @@
 //!   queues and deadlines; [`drag`]: dragging in sortable lists, and element boxes.
 //! - [`typing`]: typing that widgets notice — keys by default, autocompletes and comboboxes.
 //! - [`tabs`], [`capture`]: tabs, screenshots, capture and storage.
+//! - [`files`]: uploads into file inputs, hidden inputs behind buttons and drop zones, and what
+//!   is refused.
 //! - [`audit`]: the audit log of tool calls and `tabwire-hub audit`.
 //! - [`cancel`]: cancelled calls — the browser's and the phone's queues freed at once, no input
 //!   after the cancel, the audit's `cancelled`.
@@ -74,6 +76,7 @@ mod edges;
 mod extension_size;
 mod fake_adb;
 mod file_urls;
+mod files;
 mod forms;
 mod handshake;
 mod hosted;

@@ -476,6 +476,7 @@ async fn tools_are_listed_with_strict_schemas() {
             "switch_tab",
             "take_screenshot",
             "type_text",
+            "upload_file",
             "wait_for"
         ]
     );

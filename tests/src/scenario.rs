@@ -170,8 +170,17 @@ impl OneBrowser {
     /// whatever the build: off, a snapshot answers from the model alone, as in a user's
     /// browser (the check completes a first walk that stopped at its window).
     pub async fn with_model_check(name: &str, page: &str, check: bool) -> OneBrowser {
+        OneBrowser::start(name, page, check, &[]).await
+    }
+
+    /// Like [`OneBrowser::on`], with the hub started with `hub_args`.
+    pub async fn with_hub_args(name: &str, page: &str, hub_args: &[&str]) -> OneBrowser {
+        OneBrowser::start(name, page, checks_page_model(), hub_args).await
+    }
+
+    async fn start(name: &str, page: &str, check: bool, hub_args: &[&str]) -> OneBrowser {
         let fixtures = Fixtures::serve().await;
-        let hub = Hub::spawn();
+        let hub = Hub::spawn_with_args(hub_args);
         let mut config = Browser::paired_config(&hub, name);
         config["checkPageModel"] = check.into();
         let browser = Browser::launch_with_config(config, name, &fixtures.url(page), &[]);

@@ -30,6 +30,8 @@
     scrollFrame,
     frameHit,
     frameBoxes,
+    armChooser,
+    setFiles,
   };
 
   const READS = new Set(['probe', 'snapshot', 'countAnchors', 'readState', 'checkText', 'checkSelector', 'selectedText', 'localStorage', 'rect', 'content', 'frameIndex', 'frameHit', 'point', 'frameBoxes']);

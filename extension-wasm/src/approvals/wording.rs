@@ -50,6 +50,13 @@ pub enum Subject {
         /// The URL.
         url: String,
     },
+    /// Files given to an element (an upload): their names as the agent gave them, and sizes.
+    Files {
+        /// The input, the element that opens one, or the drop zone.
+        element: Box<Subject>,
+        /// Each file's name and size in bytes.
+        files: Vec<(String, u64)>,
+    },
     /// A batch's steps, in order.
     Steps {
         /// Each step's kind and what it is about.
@@ -94,10 +101,14 @@ impl Subject {
             Subject::Address { url } => {
                 format!("address given by the agent: {}", written(url, WRITTEN_MAX))
             }
+            Subject::Files { element, .. } => element.describe(),
             Subject::Steps { steps } => format!("{} steps", steps.len()),
         }
     }
 }
+
+/// How many of an upload's files a question names.
+pub const FILES_SHOWN: usize = 5;
 
 /// A question as a person reads it, in the popup and in the notification: first what only
 /// tabwire knows (the origin and the browser, in the title), then the facts one to a line, what
@@ -174,6 +185,21 @@ pub fn wording(
                     }
                     if steps.len() > STEPS_SHOWN {
                         fact("More", format!("{} more steps", steps.len() - STEPS_SHOWN));
+                    }
+                }
+                Subject::Files { element, files } => {
+                    fact("Element", element.describe());
+                    for (i, (name, size)) in files.iter().take(FILES_SHOWN).enumerate() {
+                        fact(
+                            &format!("File {}", i + 1),
+                            format!(
+                                "named by the agent: {} ({size} bytes)",
+                                written(name, WRITTEN_MAX)
+                            ),
+                        );
+                    }
+                    if files.len() > FILES_SHOWN {
+                        fact("More", format!("{} more files", files.len() - FILES_SHOWN));
                     }
                 }
                 subject => fact("Element", subject.describe()),
@@ -356,5 +382,35 @@ mod tests {
             "{}",
             facts["Agent"]
         );
+    }
+
+    #[test]
+    fn an_upload_names_its_files_capped_and_marked_as_the_agents() {
+        let files: Vec<(String, u64)> = (0..7)
+            .map(|i| (format!("scan-{i}.pdf {}", "y".repeat(100)), 1000 + i))
+            .collect();
+        let question = Question::Approval {
+            tool: "upload_file".into(),
+            subject: Subject::Files {
+                element: Box::new(Subject::Named {
+                    role: "button".into(),
+                    name: "Attach".into(),
+                }),
+                files,
+            },
+        };
+        let wording = wording("Work", "https://bank.example", 3, &asker(), &question);
+        let facts: Vec<_> = wording
+            .facts
+            .iter()
+            .map(|(l, v)| format!("{l}: {v}"))
+            .collect();
+        assert!(facts.contains(&"Element: element named by the page: button \"Attach\"".into()));
+        let shown: Vec<_> = facts.iter().filter(|f| f.starts_with("File ")).collect();
+        assert_eq!(shown.len(), FILES_SHOWN, "{facts:?}");
+        assert!(shown[0].starts_with("File 1: named by the agent: scan-0.pdf yyy"));
+        assert!(shown[0].ends_with("(1000 bytes)"), "{}", shown[0]);
+        assert!(shown[0].chars().count() < WRITTEN_MAX + 60, "{}", shown[0]);
+        assert!(facts.contains(&"More: 2 more files".into()), "{facts:?}");
     }
 }

@@ -67,6 +67,7 @@ async fn session_ids_name_their_replica_and_another_replica_s_are_gone() {
         browser_url: public.browser_url(),
         auth: Some(auth),
         file_urls: FileUrls::Refused,
+        uploads: Default::default(),
         audit: None,
         lease_idle: crate::leases::DEFAULT_LEASE_IDLE,
         policies: Arc::new(crate::policy::Policies::allow_all()),

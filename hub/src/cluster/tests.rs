@@ -782,6 +782,7 @@ async fn served_replica(
                 browser_url: public.browser_url(),
                 auth: Some(auth),
                 file_urls: crate::state::FileUrls::Refused,
+                uploads: Default::default(),
                 audit: None,
                 lease_idle: crate::leases::DEFAULT_LEASE_IDLE,
                 policies: Arc::new(crate::policy::Policies::allow_all()),

@@ -20,8 +20,8 @@ use super::devices::DeviceRoute;
 use super::envelope::{ToolError, ToolOutput};
 use super::routing::{BrowserRoute, Caller, Group, NoRoute, TabRoute, ToolContext};
 use super::{
-    act, actions, batch, capture, devices, doctor, health, input, observe, optin, peers, people,
-    schema, screenshot, storage, tabs, waits,
+    act, actions, batch, capture, devices, doctor, files, health, input, observe, optin, peers,
+    people, schema, screenshot, storage, tabs, waits,
 };
 use crate::peer::{Browser, Device, SelectBrowserArgs, SelectDeviceArgs};
 use tabwire_protocol::{Kind, KindSet, Listing};
@@ -231,6 +231,7 @@ catalogue! {
     "press_key", Browser TabRoute CHANGES, input::PressKeyArgs, ActionOptions => act::act, input::PRESS_KEY;
     "select_option", Browser TabRoute CHANGES, input::SelectOptionArgs, ActionOptions => act::act, input::SELECT_OPTION;
     "fill_form", Browser TabRoute CHANGES, input::FillFormArgs, ActionOptions => act::act, input::FILL_FORM;
+    "upload_file", Browser TabRoute CHANGES, files::UploadArgs, ActionOptions => files::upload_file, files::UPLOAD_FILE;
     "scroll_page", Browser TabRoute ADDS, actions::ScrollArgs, ActionOptions => act::act, actions::SCROLL_PAGE;
     "navigate_and_wait", Browser TabRoute CHANGES, waits::NavigateAndWaitArgs, ActionOptions => waits::navigate_and_wait, waits::NAVIGATE_AND_WAIT;
     "wait_for", Browser TabRoute READS, waits::WaitForArgs, ActionOptions => act::act, waits::WAIT_FOR;

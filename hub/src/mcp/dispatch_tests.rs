@@ -994,6 +994,7 @@ async fn a_call_leaves_a_trace_of_its_peer_and_tab() {
             tab_id: Some(9),
             acted: true,
             owner: None,
+            files: Vec::new(),
         }
     );
     // A refused call reaches no peer.
@@ -1008,3 +1009,143 @@ mod devices;
 
 #[path = "cancel_tests.rs"]
 mod cancel;
+
+/// Issue 26: an upload's bytes go as chunks of at most 512 KiB, each its own request, then one
+/// action names them; the trace (for the audit log) keeps names and sizes only.
+#[tokio::test]
+async fn an_upload_sends_its_bytes_in_chunks_before_the_action() {
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+    use tabwire_protocol::files::{CHUNK_BYTES, ChunkKept, UploadMode};
+
+    let (ctx, connection, mut inbox) = setup();
+    let trace = ctx.trace.clone();
+    let big: Vec<u8> = (0..CHUNK_BYTES * 2 + 7).map(|i| (i % 251) as u8).collect();
+    let args = object(json!({
+        "selector": "#cv",
+        "tabId": 4,
+        "files": [
+            {"name": "big.bin", "dataBase64": STANDARD.encode(&big)},
+            {"name": "note.txt", "dataBase64": "aGVsbG8="},
+            {"name": "empty.txt", "dataBase64": ""},
+        ],
+    }));
+    let running = tokio::spawn(async move { dispatch(&ctx, "upload_file", args).await.unwrap() });
+    let mut received: Vec<Vec<u8>> = vec![Vec::new(), Vec::new()];
+    let act = loop {
+        let Some(HubMessage::Request(request)) = inbox.recv().await else {
+            panic!("upload_file stopped sending");
+        };
+        assert_eq!(request.tab_id, Some(4));
+        match &request.op {
+            Operation::Act(ActOp::UploadChunk(chunk)) => {
+                let bytes = STANDARD.decode(&chunk.data).unwrap();
+                assert!(bytes.len() <= CHUNK_BYTES);
+                let file = &mut received[chunk.file as usize];
+                assert_eq!(chunk.offset, file.len() as u64, "chunks come in order");
+                file.extend(bytes);
+                let kept = ChunkKept { kept: 0 };
+                connection.complete(request.id, Ok(kept.into()));
+            }
+            Operation::Act(ActOp::Act(_)) => break request,
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert_eq!(received[0], big);
+    assert_eq!(received[1], b"hello");
+    let Action::Upload {
+        files,
+        mode,
+        upload,
+        ..
+    } = &action_of(&act).action
+    else {
+        panic!("not an upload: {:?}", action_of(&act).action);
+    };
+    assert_eq!(*mode, UploadMode::Input);
+    assert_eq!(upload.len(), 32);
+    let sizes: Vec<_> = files.iter().map(|f| (f.name.as_str(), f.size)).collect();
+    assert_eq!(
+        sizes,
+        [
+            ("big.bin", big.len() as u64),
+            ("note.txt", 5),
+            ("empty.txt", 0)
+        ]
+    );
+    // The type a browser would give a .txt file picked from the disk.
+    assert_eq!(files[1].mime_type, "text/plain");
+    connection.complete(act.id, Ok(acted(&act)));
+    running.await.unwrap().unwrap();
+    assert_eq!(
+        trace.lock().unwrap().files,
+        [
+            ("big.bin".to_owned(), big.len() as u64),
+            ("note.txt".to_owned(), 5),
+            ("empty.txt".to_owned(), 0)
+        ]
+    );
+}
+
+#[tokio::test]
+async fn bad_uploads_send_nothing() {
+    let hello = json!({"name": "a.txt", "dataBase64": "aGVsbG8="});
+    let cases = [
+        (json!({"selector": "#f", "files": []}), "1 to 20"),
+        (
+            json!({"selector": "#f", "files": vec![hello.clone(); 21]}),
+            "1 to 20",
+        ),
+        (
+            json!({"selector": "#f", "files": [{"dataBase64": "aGVsbG8="}]}),
+            "needs name",
+        ),
+        (
+            json!({"selector": "#f", "files": [{"name": "a", "dataBase64": "%%%"}]}),
+            "not base64",
+        ),
+        (
+            json!({"selector": "#f", "files": [{"name": "../a", "dataBase64": "aGk="}]}),
+            "slash",
+        ),
+        (
+            json!({"selector": "#f", "files": [{"name": "a", "mimeType": "nope", "dataBase64": "aGk="}]}),
+            "not a MIME type",
+        ),
+        (
+            json!({"selector": "#f", "files": [{"name": "a", "path": "/etc/passwd", "dataBase64": "aGk="}]}),
+            "not both",
+        ),
+        (json!({"selector": "#f", "files": [{}]}), "give path"),
+        (
+            json!({"selector": "#f", "files": [hello.clone()], "mode": "paste"}),
+            "unknown variant",
+        ),
+    ];
+    for (args, says) in cases {
+        let error = refused("upload_file", args.clone()).await;
+        assert_eq!(error.code, ErrorCode::InvalidArgument, "{args}");
+        assert!(error.message.contains(says), "{args}: {}", error.message);
+    }
+    // A path, on a hub that allows no directory: refused, saying how to allow one.
+    let error = refused(
+        "upload_file",
+        json!({"selector": "#f", "files": [{"path": "/etc/passwd"}]}),
+    )
+    .await;
+    assert_eq!(error.code, ErrorCode::Forbidden);
+    assert!(error.message.contains("--upload-dir"), "{}", error.message);
+    // Over the per-file cap (25 MB by default), before anything is decoded or sent.
+    let huge = "A".repeat(34_000_000);
+    let error = refused(
+        "upload_file",
+        json!({"selector": "#f", "files": [{"name": "huge.bin", "dataBase64": huge}]}),
+    )
+    .await;
+    assert_eq!(error.code, ErrorCode::InvalidArgument);
+    assert!(
+        error.message.contains("--max-upload-file-mb"),
+        "{}",
+        error.message
+    );
+}

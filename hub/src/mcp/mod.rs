@@ -16,6 +16,7 @@ mod devices;
 mod doctor;
 mod envelope;
 mod fence;
+mod files;
 mod health;
 mod input;
 mod observe;
@@ -250,7 +251,9 @@ impl TabwireMcp {
             .and_then(|parts| parts.headers.get("mcp-session-id"))
             .and_then(|id| id.to_str().ok())
             .unwrap_or(self.session.id());
-        let trace = caller.trace.lock().unwrap().clone();
+        let mut trace = caller.trace.lock().unwrap().clone();
+        let mut args = args;
+        args.files = std::mem::take(&mut trace.files);
         log.record(audit::Record {
             time: std::time::SystemTime::now(),
             account: caller.account.name.clone(),

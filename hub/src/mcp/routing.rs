@@ -77,6 +77,8 @@ pub struct Trace {
     pub acted: bool,
     /// In a cluster: the replica that answered, when the peer was on another one.
     pub owner: Option<String>,
+    /// The files an upload carried: name and size.
+    pub files: Vec<(String, u64)>,
 }
 
 impl Trace {

@@ -128,7 +128,7 @@ async fn run_step(
     checkpoint.check_alive()?;
     match step {
         Step::Act { action } => Ok(StepResult::Acted {
-            outcome: perform(tab, &action, checkpoint).await?,
+            outcome: perform(tab, &action, viewer, checkpoint).await?,
         }),
         // Reads are stopped by a dialog the page opens meanwhile (actions handle their own).
         Step::Observe { request } => {

@@ -6,6 +6,7 @@
 //! - [`pointer`]: click, hover, drag — trusted mouse input at an element's centre;
 //! - [`keys`]: typing (native setter or trusted input) and key presses;
 //! - [`forms`]: select options, fill forms, scroll;
+//! - [`files`]: uploads, into a file input (or the one a click opens) or onto a drop zone;
 //! - [`waits`]: navigation and waiting for selectors, text, URLs and network quiet;
 //! - and [`steps`], what they all share: retrying a target that is not there yet, and changing
 //!   the page behind the checkpoint.
@@ -15,6 +16,7 @@
 //! it dispatches input ([`Checkpoint::check`]).
 
 mod batch;
+mod files;
 mod forms;
 mod inspect;
 mod keys;
@@ -52,6 +54,7 @@ pub async fn run(
         ActOp::Health(request) => inspect::health(tab_id, request.recover_debugger)
             .await?
             .into(),
+        ActOp::UploadChunk(chunk) => crate::uploads::keep(viewer, chunk)?.into(),
     })
 }
 
@@ -72,7 +75,7 @@ async fn act(
     viewer: &str,
     checkpoint: &Checkpoint,
 ) -> Result<Acted, OpError> {
-    let outcome = perform(tab, &request.action, checkpoint).await?;
+    let outcome = perform(tab, &request.action, viewer, checkpoint).await?;
     let blocked = outcome.dialog.is_some();
     // An action on an element inside a frame is followed by an observation of that frame.
     let frame = match request.action.target() {

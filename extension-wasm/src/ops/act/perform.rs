@@ -12,7 +12,7 @@ use tabwire_protocol::{
     SnapshotRequest, TabId, WaitUntil,
 };
 
-use super::{forms, keys, pointer, waits};
+use super::{files, forms, keys, pointer, waits};
 use crate::checkpoint::Checkpoint;
 use crate::chrome_tabs::get_tab;
 use crate::ops::observe::snapshot;
@@ -22,11 +22,12 @@ use crate::timer::{Either, select, sleep};
 use crate::{activity, debugger, refs};
 use tabwire_observation::delta::Params;
 
-/// Performs one action (no observation): the dialog and navigation handling around
-/// [`dispatch`].
+/// Performs one action (no observation) for `viewer`: the dialog and navigation handling
+/// around [`dispatch`].
 pub async fn perform(
     tab: TabId,
     action: &Action,
+    viewer: &str,
     checkpoint: &Checkpoint,
 ) -> Result<Outcome, OpError> {
     if action.is_mutation()
@@ -42,7 +43,7 @@ pub async fn perform(
     let mark = activity::load_mark(tab);
     let opened_mark = activity::opened_mark(tab);
     let outcome = match select(
-        dispatch(tab, action, checkpoint),
+        dispatch(tab, action, viewer, checkpoint),
         debugger::dialog_opened(tab),
     )
     .await
@@ -117,10 +118,11 @@ pub async fn perform(
     Ok(outcome)
 }
 
-/// The action itself.
+/// The action itself (`viewer`: whose upload an upload sets).
 async fn dispatch(
     tab: TabId,
     action: &Action,
+    viewer: &str,
     checkpoint: &Checkpoint,
 ) -> Result<Outcome, OpError> {
     match action {
@@ -198,6 +200,20 @@ async fn dispatch(
             condition,
             timeout_ms,
         } => waits::wait(tab, condition, *timeout_ms, checkpoint).await,
+        Action::Upload {
+            target,
+            upload,
+            files,
+            mode,
+        } => {
+            let upload = files::Upload {
+                target,
+                id: upload,
+                files,
+                mode: *mode,
+            };
+            files::upload(tab, &upload, viewer, checkpoint).await
+        }
     }
 }
 

@@ -1,0 +1,201 @@
+//! Uploads (issue 26, docs/files.md): an upload's bytes, kept by [`crate::uploads`] since their
+//! chunks arrived, go into tabwire's world of the target's frame a chunk per script call (so
+//! other tabs' calls go on between them), and the collector builds the files there and sets
+//! them — on the file input named, on the one a click on the named element opens, or as a drop
+//! on the element.
+//!
+//! A click that opens a file chooser is caught in the page: the collector's listener takes the
+//! input the click activates and keeps the chooser closed. Chrome's own interception
+//! (`Page.setInterceptFileChooserDialog`) is on meanwhile, so a chooser the listener cannot see
+//! (an input outside the document, `showPicker()`) never opens on the person's screen either;
+//! tabwire then says it cannot reach that input.
+
+use serde::Deserialize;
+use tabwire_protocol::files::{UploadFile, UploadMode};
+use tabwire_protocol::{
+    ActionFacts, ClickMode, ErrorCode, MouseButton, OpError, Outcome, TabId, Target,
+};
+
+use super::pointer;
+use super::steps::{Rebinds, change_target};
+use crate::checkpoint::Checkpoint;
+use crate::chrome_tabs::resolve_tab;
+use crate::ops::target::{self, PreparedTarget};
+use crate::page::{self, PageCommand};
+use crate::refs::TOP_FRAME;
+use crate::timer::sleep;
+use crate::{debugger, uploads};
+use tabwire_observation::{Detail, PageNode, render_node};
+
+/// How long after the click the input it opens is waited for.
+const CHOOSER_WAIT_MS: f64 = 2000.0;
+/// How often the page is asked whether it caught the input.
+const CHOOSER_POLL_MS: f64 = 25.0;
+
+#[derive(Deserialize)]
+struct Armed {
+    input: bool,
+    rebound: Option<u32>,
+}
+
+impl Rebinds for Armed {
+    fn rebound(&self) -> Option<u32> {
+        self.rebound
+    }
+}
+
+#[derive(Deserialize)]
+struct FilesSet {
+    #[serde(default)]
+    pending: bool,
+    node: Option<PageNode>,
+    opener: Option<PageNode>,
+    rebound: Option<u32>,
+}
+
+impl Rebinds for FilesSet {
+    fn rebound(&self) -> Option<u32> {
+        self.rebound
+    }
+}
+
+/// What an upload is.
+pub struct Upload<'a> {
+    /// The input, the element that opens one, or the drop zone.
+    pub target: &'a Target,
+    /// The upload's ID, whose bytes [`crate::uploads`] keeps.
+    pub id: &'a str,
+    /// Its files.
+    pub files: &'a [UploadFile],
+    /// An input's files or a drop.
+    pub mode: UploadMode,
+}
+
+/// Gives the upload's files to the page for `viewer`, whose chunks hold the bytes.
+pub async fn upload(
+    tab: TabId,
+    upload: &Upload<'_>,
+    viewer: &str,
+    checkpoint: &Checkpoint,
+) -> Result<Outcome, OpError> {
+    // Taken out first: whatever happens next, the bytes are not kept twice.
+    let parts = uploads::take(viewer, upload.id, upload.files)?;
+    let url = resolve_tab(Some(tab)).await?.url;
+    let prepared = target::prepare(tab, upload.target, TOP_FRAME)?;
+    for (file, parts) in parts.iter().enumerate() {
+        for (offset, data) in parts {
+            checkpoint.check()?;
+            page::keep_in_page(tab, prepared.frame, upload.id, file as u32, *offset, data).await?;
+        }
+    }
+    let set = |chooser: bool| PageCommand::SetFiles {
+        target: prepared.page.clone(),
+        key: upload.id.to_owned(),
+        files: upload.files.to_vec(),
+        mode: upload.mode,
+        chooser,
+    };
+    let reply = match upload.mode {
+        UploadMode::Drop => {
+            change_target::<FilesSet>(tab, &prepared, &set(false), checkpoint).await?
+        }
+        UploadMode::Input => {
+            let command = PageCommand::ArmChooser {
+                target: prepared.page.clone(),
+            };
+            let armed = change_target::<Armed>(tab, &prepared, &command, checkpoint).await?;
+            if armed.input {
+                change_target::<FilesSet>(tab, &prepared, &set(false), checkpoint).await?
+            } else {
+                through_chooser(tab, upload.target, &prepared, set(true), checkpoint).await?
+            }
+        }
+    };
+    let node = reply.node.ok_or_else(|| {
+        OpError::new(
+            ErrorCode::Internal,
+            "the page set the files but described no element",
+        )
+    })?;
+    let line = render_node(&node, Some(&url), Detail::WithoutValue);
+    let opened_by = reply
+        .opener
+        .map(|opener| render_node(&opener, Some(&url), Detail::WithoutValue));
+    let names = upload
+        .files
+        .iter()
+        .map(|file| format!("\"{}\" ({} bytes)", file.name, file.size))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let summary = match (upload.mode, &opened_by) {
+        (UploadMode::Drop, _) => format!("Dropped {names} on {line}"),
+        (UploadMode::Input, Some(opener)) => {
+            format!("Gave {names} to {line}, the file input {opener} opens")
+        }
+        (UploadMode::Input, None) => format!("Gave {names} to {line}"),
+    };
+    let facts = ActionFacts::Upload {
+        target: line,
+        files: upload.files.to_vec(),
+        mode: upload.mode,
+        opened_by,
+    };
+    Ok(Outcome::new(tab, summary, facts))
+}
+
+/// Clicks `target` (trusted) with the page's listener armed and Chrome's file chooser
+/// intercepted, and sets the files on the input the click opened.
+async fn through_chooser(
+    tab: TabId,
+    target: &Target,
+    prepared: &PreparedTarget,
+    command: PageCommand,
+    checkpoint: &Checkpoint,
+) -> Result<FilesSet, OpError> {
+    debugger::ensure_attached(tab).await?;
+    let intercept = |enabled: bool| serde_json::json!({ "enabled": enabled });
+    debugger::send(tab, "Page.setInterceptFileChooserDialog", &intercept(true)).await?;
+    let choosers = debugger::choosers_opened(tab);
+    let outcome = async {
+        pointer::click(
+            tab,
+            target,
+            ClickMode::Trusted,
+            MouseButton::Left,
+            1,
+            checkpoint,
+        )
+        .await?;
+        let mut waited = 0.0;
+        loop {
+            let reply = change_target::<FilesSet>(tab, prepared, &command, checkpoint).await?;
+            if !reply.pending {
+                return Ok(reply);
+            }
+            if debugger::choosers_opened(tab) != choosers {
+                return Err(OpError::new(
+                    ErrorCode::InvalidArgument,
+                    "The click opened a file chooser for an input outside the page's document \
+                     (made in script and never added, or opened with showPicker), which \
+                     tabwire cannot reach; nothing was set, and the chooser was kept closed. \
+                     If the page has a drop zone, use mode drop.",
+                ));
+            }
+            if waited >= CHOOSER_WAIT_MS {
+                return Err(OpError::new(
+                    ErrorCode::InvalidArgument,
+                    "The element is not a file input, and clicking it opened no file chooser \
+                     within 2 s; nothing was set. Target the <input type=file> itself (a CSS \
+                     selector finds a hidden one), the button that opens it, or use mode drop \
+                     for a drop zone.",
+                ));
+            }
+            sleep(CHOOSER_POLL_MS).await;
+            waited += CHOOSER_POLL_MS;
+        }
+    }
+    .await;
+    // Chrome's own chooser again for the person, whatever happened.
+    let _ = debugger::send(tab, "Page.setInterceptFileChooserDialog", &intercept(false)).await;
+    outcome
+}

@@ -1,0 +1,246 @@
+//! Files into pages: `upload_file` (issue 26, docs/files.md).
+//!
+//! Every file is read (a path, from the directories the operator allows) or decoded (bytes the
+//! client sent) and checked against the caps before anything is sent, so a refused upload sets
+//! nothing. The bytes then go to the browser as chunks of at most
+//! [`CHUNK_BYTES`](tabwire_protocol::files::CHUNK_BYTES), one request each, which the
+//! extension keeps for this caller; the upload action that names them comes last and goes
+//! through the policy, the lease and the observation like any other action. The audit log
+//! gets each file's name and size.
+
+use std::time::{Duration, Instant};
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use tabwire_protocol::files::{
+    CHUNK_BYTES, MAX_UPLOAD_FILES, UploadChunk, UploadFile, check_file_name, check_mime_type,
+};
+use tabwire_protocol::{ActRequest, Action, ErrorCode};
+
+use super::act::acted_output;
+use super::args::{self, ActionOptions, mirror};
+use super::envelope::{ToolError, ToolOutput};
+use super::routing::ToolContext;
+use crate::uploads::Refusal;
+
+/// `timeoutMs` of an upload when the caller gives none: 25 MB move in well under it.
+const UPLOAD_TIMEOUT_MS: u32 = 30_000;
+/// The longest a chunk's request may take.
+const CHUNK_DEADLINE: Duration = Duration::from_secs(10);
+
+/// Arguments of upload_file.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UploadArgs {
+    /// The file input, the element whose click opens one, or (drop) the drop zone.
+    pub selector: String,
+    /// 1-20.
+    pub files: Vec<FileArg>,
+    pub mode: Option<UploadMode>,
+}
+
+/// A file: {path} (local hub, --upload-dir) or {name, mimeType?, dataBase64}.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FileArg {
+    pub path: Option<String>,
+    pub name: Option<String>,
+    pub mime_type: Option<String>,
+    pub data_base64: Option<String>,
+}
+
+mirror! {
+    /// Default input.
+    UploadMode => files::UploadMode {
+        /// Set an input's files.
+        Input,
+        /// Drop them on the element.
+        Drop,
+    }
+}
+
+pub const UPLOAD_FILE: &str = "Give files to a file input (or the one a click on the element \
+opens), or drop them on a drop zone.";
+
+/// One file, read and checked.
+struct Ready {
+    file: UploadFile,
+    bytes: Vec<u8>,
+}
+
+/// The handler of upload_file.
+pub async fn upload_file(
+    ctx: &ToolContext,
+    args: UploadArgs,
+    options: ActionOptions,
+) -> Result<ToolOutput, ToolError> {
+    let started = Instant::now();
+    let options = options.resolve(UPLOAD_TIMEOUT_MS)?;
+    let target = args::target(&args.selector, "selector")?;
+    let mode = args.mode.map(Into::into).unwrap_or_default();
+    let files = read_files(ctx, args.files)?;
+    ctx.trace.lock().unwrap().files = files
+        .iter()
+        .map(|ready| (ready.file.name.clone(), ready.file.size))
+        .collect();
+    let deadline = Duration::from_millis(u64::from(options.timeout_ms));
+    let remaining = || deadline.saturating_sub(started.elapsed());
+    let upload = crate::random::hex::<16>();
+    // One browser for every request of the call, even if the session's selection changes.
+    let connection = ctx.connection()?;
+    for (index, ready) in files.iter().enumerate() {
+        for (offset, chunk) in (0..)
+            .step_by(CHUNK_BYTES)
+            .zip(ready.bytes.chunks(CHUNK_BYTES))
+        {
+            let left = remaining();
+            if left.is_zero() {
+                return Err(out_of_time(options.timeout_ms));
+            }
+            let chunk = UploadChunk {
+                upload: upload.clone(),
+                file: index as u32,
+                offset,
+                data: STANDARD.encode(chunk),
+            };
+            ctx.call_on(
+                &connection,
+                ctx.route.tab_id,
+                chunk,
+                left.min(CHUNK_DEADLINE),
+            )
+            .await?;
+        }
+    }
+    let left = remaining();
+    if left.is_zero() {
+        return Err(out_of_time(options.timeout_ms));
+    }
+    let request = ActRequest {
+        action: Action::Upload {
+            target,
+            upload,
+            files: files.into_iter().map(|ready| ready.file).collect(),
+            mode,
+        },
+        observe: options.observe,
+    };
+    let acted = ctx
+        .call_on(&connection, ctx.route.tab_id, request, left)
+        .await?;
+    Ok(acted_output(acted))
+}
+
+/// Reads or decodes every file, checking names, types and the caps; nothing is sent before all
+/// of them pass.
+fn read_files(ctx: &ToolContext, files: Vec<FileArg>) -> Result<Vec<Ready>, ToolError> {
+    if files.is_empty() || files.len() > MAX_UPLOAD_FILES {
+        return Err(ToolError::invalid(format!(
+            "files takes 1 to {MAX_UPLOAD_FILES} files"
+        )));
+    }
+    let uploads = &ctx.hub.uploads;
+    let refused = |refusal: Refusal| ToolError::new(refusal.code, refusal.message);
+    let mut total = 0u64;
+    let mut ready = Vec::with_capacity(files.len());
+    for (index, file) in files.into_iter().enumerate() {
+        let at = |message: String| ToolError::invalid(format!("files[{index}]: {message}"));
+        let (name, bytes) = match (file.path, file.data_base64) {
+            (Some(path), None) => {
+                let (read_name, bytes) = uploads.read(&path, total).map_err(refused)?;
+                (file.name.unwrap_or(read_name), bytes)
+            }
+            (None, Some(data)) => {
+                let name = file.name.ok_or_else(|| {
+                    at("dataBase64 needs name, the file's name as the page sees it".into())
+                })?;
+                // Base64 holds 3 bytes in 4 characters: refuse what cannot fit before decoding.
+                let at_least = (data.len() as u64 / 4) * 3;
+                let at_least = at_least.saturating_sub(2);
+                if let Some(refusal) = uploads.over_cap(&name, at_least, total + at_least) {
+                    return Err(refused(refusal));
+                }
+                let bytes = STANDARD.decode(data.trim()).map_err(|e| {
+                    at(format!(
+                        "dataBase64 is not base64 (standard alphabet, padded): {e}"
+                    ))
+                })?;
+                (name, bytes)
+            }
+            (Some(_), Some(_)) => {
+                return Err(at("give path or dataBase64, not both".into()));
+            }
+            (None, None) => {
+                return Err(at(
+                    "give path (a file on this computer) or {name, dataBase64}".into(),
+                ));
+            }
+        };
+        check_file_name(&name).map_err(at)?;
+        let mime_type = match file.mime_type {
+            Some(given) => given,
+            None => mime_type_of(&name).to_owned(),
+        };
+        check_mime_type(&mime_type).map_err(at)?;
+        let size = bytes.len() as u64;
+        total += size;
+        if let Some(refusal) = uploads.over_cap(&name, size, total) {
+            return Err(refused(refusal));
+        }
+        ready.push(Ready {
+            file: UploadFile {
+                name,
+                mime_type,
+                size,
+            },
+            bytes,
+        });
+    }
+    Ok(ready)
+}
+
+/// The MIME type a browser gives a file of this name picked from the disk, for the common
+/// kinds (an input's `accept` is checked against it); empty when unknown, as a browser does.
+fn mime_type_of(name: &str) -> &'static str {
+    let extension = name.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    match extension.as_deref() {
+        Some("txt") => "text/plain",
+        Some("csv") => "text/csv",
+        Some("html" | "htm") => "text/html",
+        Some("css") => "text/css",
+        Some("js" | "mjs") => "text/javascript",
+        Some("json") => "application/json",
+        Some("xml") => "text/xml",
+        Some("pdf") => "application/pdf",
+        Some("zip") => "application/zip",
+        Some("gz") => "application/gzip",
+        Some("png") => "image/png",
+        Some("jpg" | "jpeg") => "image/jpeg",
+        Some("gif") => "image/gif",
+        Some("webp") => "image/webp",
+        Some("svg") => "image/svg+xml",
+        Some("heic") => "image/heic",
+        Some("mp3") => "audio/mpeg",
+        Some("wav") => "audio/wav",
+        Some("mp4") => "video/mp4",
+        Some("webm") => "video/webm",
+        Some("doc") => "application/msword",
+        Some("docx") => "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+        Some("xls") => "application/vnd.ms-excel",
+        Some("xlsx") => "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        Some("pptx") => "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+        _ => "",
+    }
+}
+
+fn out_of_time(timeout_ms: u32) -> ToolError {
+    ToolError::new(
+        ErrorCode::TabUnresponsive,
+        format!(
+            "the files did not reach the browser within timeoutMs ({timeout_ms} ms); nothing \
+             was set. Retry with a longer timeoutMs."
+        ),
+    )
+}

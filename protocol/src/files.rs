@@ -1,0 +1,164 @@
+//! Files into pages (issue 26): what an upload tells the extension, and the chunks its bytes
+//! travel in.
+//!
+//! The hub never sends an upload's bytes in one message: it sends them as [`UploadChunk`]s of
+//! at most [`CHUNK_BYTES`] (each its own request, so other calls and the heartbeat go on
+//! between them), which the extension keeps for the caller, and then the
+//! [`crate::Action::Upload`] that names them. The extension checks that every byte arrived
+//! before anything is set.
+
+use serde::{Deserialize, Serialize};
+
+/// The most bytes of a file one chunk carries (before base64): a chunk's request stays under
+/// NATS's default 1 MiB message, which a call between hub replicas travels in.
+pub const CHUNK_BYTES: usize = 512 << 10;
+/// The longest upload ID.
+pub const MAX_UPLOAD_ID_LEN: usize = 64;
+/// The most files one upload sets.
+pub const MAX_UPLOAD_FILES: usize = 20;
+/// The longest file name (in characters).
+pub const MAX_FILE_NAME_LEN: usize = 255;
+/// The longest MIME type.
+pub const MAX_MIME_LEN: usize = 100;
+/// The most bytes the extension keeps for uploads not yet set, over all callers: above the
+/// hub's largest per-call cap it allows (`--max-upload-mb`, at most 100 MB), so one call
+/// always fits.
+pub const MAX_KEPT_BYTES: u64 = 128 << 20;
+
+/// How an upload reaches the element.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum UploadMode {
+    /// Set the files of the `<input type=file>` named, or of the one a click on the element
+    /// (a styled button) opens a file chooser for.
+    #[default]
+    Input,
+    /// Drop the files on the element (a drop zone), as a person dragging them from the desktop.
+    Drop,
+}
+
+/// One file of an upload, without its bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UploadFile {
+    /// Its name, as the page will see it (no directory).
+    pub name: String,
+    /// Its MIME type; empty when unknown.
+    #[serde(default)]
+    pub mime_type: String,
+    /// Its size in bytes: the chunks sent for it add up to this.
+    pub size: u64,
+}
+
+/// Part of one file's bytes, kept by the extension for `upload` until the action that names it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UploadChunk {
+    /// The upload it belongs to (the hub's random ID).
+    pub upload: String,
+    /// The file's index in the upload.
+    pub file: u32,
+    /// Where in the file these bytes start.
+    pub offset: u64,
+    /// The bytes, base64 (standard alphabet, padded): at most [`CHUNK_BYTES`] decoded.
+    pub data: String,
+}
+
+/// Answer to an [`UploadChunk`]: how many bytes of the upload the extension keeps now.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ChunkKept {
+    /// The upload's bytes kept so far, over all its files.
+    pub kept: u64,
+}
+
+/// Whether `name` can be a file's name in an upload: not empty, no directory separators, no
+/// control characters, not `.` or `..`, at most [`MAX_FILE_NAME_LEN`] characters.
+pub fn check_file_name(name: &str) -> Result<(), String> {
+    if name.is_empty() || name == "." || name == ".." {
+        return Err(format!("{name:?} is not a file name"));
+    }
+    if name.chars().count() > MAX_FILE_NAME_LEN {
+        return Err(format!(
+            "a file name is longer than {MAX_FILE_NAME_LEN} characters"
+        ));
+    }
+    if name.contains(['/', '\\']) || name.chars().any(char::is_control) {
+        return Err(format!(
+            "file name {name:?} holds a slash or a control character: give the name alone"
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `mime` can be a file's MIME type: empty, or `type/subtype` in the characters MIME
+/// types are made of (parameters after `;` allowed), at most [`MAX_MIME_LEN`] bytes.
+pub fn check_mime_type(mime: &str) -> Result<(), String> {
+    if mime.is_empty() {
+        return Ok(());
+    }
+    let essence = mime.split(';').next().unwrap_or_default().trim();
+    let token = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"!#$&-^_.+".contains(&b))
+    };
+    let well_formed = essence
+        .split_once('/')
+        .is_some_and(|(kind, sub)| token(kind) && token(sub));
+    if mime.len() > MAX_MIME_LEN || !well_formed || mime.chars().any(char::is_control) {
+        return Err(format!(
+            "mimeType {mime:?} is not a MIME type such as text/plain or image/png"
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names_are_names_alone() {
+        assert!(check_file_name("cv.pdf").is_ok());
+        assert!(check_file_name("résumé 2026.pdf").is_ok());
+        for bad in ["", ".", "..", "a/b", "..\\x", "a\nb", &"x".repeat(256)] {
+            assert!(check_file_name(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn mime_types_are_checked_for_shape() {
+        for good in ["", "text/plain", "image/svg+xml", "text/csv; charset=utf-8"] {
+            assert!(check_mime_type(good).is_ok(), "{good:?}");
+        }
+        for bad in [
+            "text",
+            "/plain",
+            "text/",
+            "a b/c",
+            "text/plain\n",
+            &"a/".repeat(60),
+        ] {
+            assert!(check_mime_type(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn chunks_round_trip_and_refuse_unknown_fields() {
+        let chunk = UploadChunk {
+            upload: "u1".into(),
+            file: 0,
+            offset: 0,
+            data: "aGVsbG8=".into(),
+        };
+        let json = serde_json::to_string(&chunk).unwrap();
+        assert_eq!(serde_json::from_str::<UploadChunk>(&json).unwrap(), chunk);
+        assert!(
+            serde_json::from_str::<UploadChunk>(
+                r#"{"upload":"u","file":0,"offset":0,"data":"","x":1}"#
+            )
+            .is_err()
+        );
+    }
+}

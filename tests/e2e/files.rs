@@ -1,0 +1,377 @@
+//! Files into pages (issue 26), with the real hub, the real extension and real Chromium on
+//! tests/fixtures/files.html, whose own script computes each file's SHA-256 from the bytes it
+//! got: a plain input, a `multiple` one with `accept`, a hidden input behind a styled button in a
+//! framework's form, an input outside the document, a drop zone; the refusals (`accept`,
+//! `multiple`, paths outside `--upload-dir`, links out of it, the caps, a denied origin), each
+//! of which leaves the page as it was; and the audit log, which keeps names and sizes only.
+
+use std::time::Duration;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
+use tabwire_e2e::scenario::{OneBrowser, ref_of};
+use tabwire_e2e::scratch::Scratch;
+use tabwire_e2e::wait::eventually;
+
+const PAGE: &str = "files.html";
+
+fn sha256(bytes: &[u8]) -> String {
+    Sha256::digest(bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// `{name, dataBase64}` of a file holding `bytes`.
+fn sent(name: &str, bytes: &[u8]) -> Value {
+    json!({"name": name, "dataBase64": STANDARD.encode(bytes)})
+}
+
+/// What the page saw in its part `part` (`seen.plain`, …): each file's name, size, type and
+/// SHA-256; `null` while it saw nothing.
+async fn seen(setup: &OneBrowser, part: &str) -> Value {
+    setup
+        .evaluate(PAGE, &format!("Promise.resolve(seen.{part} || null)"))
+        .await
+}
+
+/// Bytes no compression or coincidence makes up: a counter through a multiplicative hash.
+fn noise(len: usize) -> Vec<u8> {
+    (0..len as u64)
+        .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as u8)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn inputs_get_exactly_the_bytes_sent_and_refuse_what_they_would_not_take() {
+    let setup = OneBrowser::on("Files", PAGE).await;
+
+    // One file, more than two chunks: the page's digest is the digest of what was sent.
+    let big = noise(2_500_000);
+    let done = setup
+        .call(
+            "upload_file",
+            json!({"selector": "#plain", "files": [sent("report.bin", &big)]}),
+        )
+        .await;
+    let data = done.data();
+    assert_eq!(data["files"][0]["name"], "report.bin");
+    assert_eq!(data["files"][0]["size"], 2_500_000);
+    assert!(
+        done.text
+            .starts_with("Gave \"report.bin\" (2500000 bytes) to"),
+        "{}",
+        done.text
+    );
+    assert_eq!(
+        seen(&setup, "plain").await,
+        json!([{"name": "report.bin", "size": 2_500_000, "type": "", "sha256": sha256(&big)}])
+    );
+    // The events a person's choice fires, in order.
+    assert_eq!(
+        setup.evaluate(PAGE, "seen.events").await,
+        json!(["plain:input", "plain:change"])
+    );
+
+    // Two files on a `multiple` input that accepts .txt and images; the types are what a
+    // browser gives such files.
+    let png = noise(3000);
+    setup
+        .call(
+            "upload_file",
+            json!({"selector": "#many", "files": [sent("notes.txt", b"hello"), sent("photo.png", &png)]}),
+        )
+        .await
+        .data();
+    assert_eq!(
+        seen(&setup, "many").await,
+        json!([
+            {"name": "notes.txt", "size": 5, "type": "text/plain", "sha256": sha256(b"hello")},
+            {"name": "photo.png", "size": 3000, "type": "image/png", "sha256": sha256(&png)},
+        ])
+    );
+
+    // What the inputs would not take is refused, and nothing is set.
+    let exe = setup
+        .call(
+            "upload_file",
+            json!({"selector": "#many", "files": [sent("a.txt", b"a"), sent("setup.exe", b"MZ")]}),
+        )
+        .await;
+    assert_eq!(exe.error_code(), "INVALID_ARGUMENT");
+    assert!(
+        exe.error()["message"]
+            .as_str()
+            .unwrap()
+            .contains("setup.exe"),
+        "{}",
+        exe.error()
+    );
+    let two = setup
+        .call(
+            "upload_file",
+            json!({"selector": "#plain", "files": [sent("a.txt", b"a"), sent("b.txt", b"b")]}),
+        )
+        .await;
+    assert_eq!(two.error_code(), "INVALID_ARGUMENT");
+    assert!(
+        two.error()["message"]
+            .as_str()
+            .unwrap()
+            .contains("takes one file"),
+        "{}",
+        two.error()
+    );
+    let nothing = setup
+        .call(
+            "upload_file",
+            json!({"selector": "#nothing", "files": [sent("a.txt", b"a")], "timeoutMs": 5000}),
+        )
+        .await;
+    assert_eq!(nothing.error_code(), "INVALID_ARGUMENT");
+    assert_eq!(seen(&setup, "many").await.as_array().unwrap().len(), 2);
+    assert_eq!(seen(&setup, "plain").await[0]["name"], "report.bin");
+    assert_eq!(setup.evaluate(PAGE, "seen.events.length").await, 4);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_styled_button_opens_its_hidden_input_and_drop_zones_take_drops() {
+    let setup = OneBrowser::on("Files", PAGE).await;
+    // The agent names the button it sees; the input behind it is hidden.
+    let snapshot = setup.snapshot(json!({})).await;
+    let button = ref_of(&snapshot, "button \"Attach your CV\"");
+    let done = setup
+        .call(
+            "upload_file",
+            json!({"selector": button, "files": [sent("cv.pdf", b"%PDF-1.4 cv")]}),
+        )
+        .await;
+    let data = done.data();
+    assert!(
+        data["openedBy"]
+            .as_str()
+            .unwrap()
+            .contains("Attach your CV"),
+        "{data}"
+    );
+    assert_eq!(
+        seen(&setup, "cv").await,
+        json!([{"name": "cv.pdf", "size": 11, "type": "application/pdf", "sha256": sha256(b"%PDF-1.4 cv")}])
+    );
+    // The framework's state took it, and the page renders from it.
+    assert_eq!(
+        setup.evaluate(PAGE, "app.cv").await,
+        json!({"name": "cv.pdf", "size": 11})
+    );
+    assert!(
+        done.text.contains("Attached: cv.pdf"),
+        "the observation shows the page's update: {}",
+        done.text
+    );
+
+    // An input the page never added to the document: its chooser is kept closed, and the
+    // agent is told.
+    let detached = setup
+        .call(
+            "upload_file",
+            json!({"selector": "#detached", "files": [sent("a.txt", b"a")]}),
+        )
+        .await;
+    assert_eq!(detached.error_code(), "INVALID_ARGUMENT");
+    assert!(
+        detached.error()["message"]
+            .as_str()
+            .unwrap()
+            .contains("outside the page's document"),
+        "{}",
+        detached.error()
+    );
+    assert_eq!(seen(&setup, "detached").await, Value::Null);
+
+    // A drop zone gets a drop carrying the files, after dragenter and dragover.
+    let dropped = setup
+        .call(
+            "upload_file",
+            json!({"selector": "#zone", "mode": "drop", "files": [sent("a.csv", b"x,y\n1,2\n")]}),
+        )
+        .await;
+    assert!(
+        dropped.text.starts_with("Dropped \"a.csv\""),
+        "{}",
+        dropped.text
+    );
+    assert_eq!(
+        seen(&setup, "zone").await,
+        json!([{"name": "a.csv", "size": 8, "type": "text/csv", "sha256": sha256(b"x,y\n1,2\n")}])
+    );
+    let events = setup.evaluate(PAGE, "seen.events").await;
+    assert_eq!(
+        events,
+        json!(["zone:dragenter", "zone:dragover", "zone:drop"])
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paths_are_read_only_inside_the_upload_directories_and_caps_hold() {
+    let dir = Scratch::new("uploads");
+    let allowed = dir.path().join("allowed");
+    let outside = dir.path().join("outside");
+    std::fs::create_dir_all(&allowed).unwrap();
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(allowed.join("invoice.txt"), b"invoice 42").unwrap();
+    std::fs::write(outside.join("id_rsa"), b"secret key").unwrap();
+    std::os::unix::fs::symlink(outside.join("id_rsa"), allowed.join("key.txt")).unwrap();
+    std::fs::write(allowed.join("big.txt"), noise(1_500_000)).unwrap();
+    let setup = OneBrowser::with_hub_args(
+        "Files",
+        PAGE,
+        &[
+            "--upload-dir",
+            allowed.to_str().unwrap(),
+            "--max-upload-mb",
+            "2",
+            "--max-upload-file-mb",
+            "1",
+        ],
+    )
+    .await;
+    let path = |p: std::path::PathBuf| json!({"path": p.to_str().unwrap()});
+
+    setup
+        .call(
+            "upload_file",
+            json!({"selector": "#plain", "files": [path(allowed.join("invoice.txt"))]}),
+        )
+        .await
+        .data();
+    assert_eq!(
+        seen(&setup, "plain").await,
+        json!([{"name": "invoice.txt", "size": 10, "type": "text/plain", "sha256": sha256(b"invoice 42")}])
+    );
+    for (file, says) in [
+        (outside.join("id_rsa"), "outside the directories"),
+        (allowed.join("key.txt"), "outside the directories"),
+        (allowed.join("../outside/id_rsa"), "outside the directories"),
+        (allowed.join("big.txt"), "--max-upload-file-mb"),
+    ] {
+        let refused = setup
+            .call(
+                "upload_file",
+                json!({"selector": "#plain", "files": [path(file.clone())]}),
+            )
+            .await;
+        let message = refused.error()["message"].as_str().unwrap().to_owned();
+        assert!(message.contains(says), "{file:?}: {message}");
+    }
+    // Over the per-call cap in bytes sent by the client.
+    let over = setup
+        .call(
+            "upload_file",
+            json!({"selector": "#many", "files": [
+                sent("a.txt", &noise(900_000)), sent("b.txt", &noise(900_000)), sent("c.txt", &noise(900_000))
+            ]}),
+        )
+        .await;
+    assert_eq!(over.error_code(), "INVALID_ARGUMENT");
+    assert!(
+        over.error()["message"]
+            .as_str()
+            .unwrap()
+            .contains("--max-upload-mb"),
+        "{}",
+        over.error()
+    );
+    // Nothing of the refused calls reached the page.
+    assert_eq!(seen(&setup, "plain").await[0]["name"], "invoice.txt");
+    assert_eq!(seen(&setup, "many").await, Value::Null);
+
+    // The audit log names the files and their sizes, never their bytes.
+    let log = eventually(
+        "the upload's audit record",
+        Duration::from_secs(10),
+        || async {
+            let log = setup.hub.audit_command(&[]);
+            log.contains("invoice.txt").then_some(log)
+        },
+    )
+    .await;
+    let record: Value = log
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|r| r["tool"] == "upload_file" && r["outcome"] == "ok")
+        .expect("the upload's record");
+    assert_eq!(
+        record["files"],
+        json!([{"name": "invoice.txt", "size": 10}])
+    );
+    assert!(!log.contains(&STANDARD.encode(b"invoice 42")), "{log}");
+    assert!(!log.contains("invoice 42"), "{log}");
+}
+
+/// The policy judges an upload like any action: on an `ask` origin the person is asked, and
+/// the question names the files (as the agent named them) and their sizes; a denied answer
+/// sets nothing; an origin agents may only read refuses it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ask_origin_names_the_files_and_a_read_only_one_refuses() {
+    use crate::policy::{Setup, answer_in_popup, origin, popup_questions};
+    use tabwire_e2e::scenario::{CONNECT_LIMIT, POPUP, loaded_tab};
+
+    let setup = Setup::start(PAGE, |here, other| {
+        format!(
+            "[[rules]]\norigin = \"{here}\"\naccess = \"ask\"\n\n\
+             [[rules]]\norigin = \"{other}\"\naccess = \"read\"\n"
+        )
+    })
+    .await;
+    let here = format!("{}/{PAGE}", origin(&setup.fixtures));
+    let tab = loaded_tab(&setup.client, json!({}), &here).await;
+    let popup = setup.browser.open_tab(POPUP).await;
+    let upload = || {
+        setup.call(
+            "upload_file",
+            json!({"tabId": tab, "selector": "#plain", "observe": false, "timeoutMs": 30_000,
+                   "files": [sent("payslip-2026.pdf", b"%PDF-1.4 pay")]}),
+        )
+    };
+    let (reply, ()) = tokio::join!(upload(), async {
+        let question = eventually("the question in the popup", CONNECT_LIMIT, || async {
+            let text = popup_questions(&popup).await;
+            (!text.is_empty()).then_some(text)
+        })
+        .await;
+        assert!(question.contains("upload_file"), "{question}");
+        assert!(question.contains("payslip-2026.pdf"), "{question}");
+        assert!(question.contains("12 bytes"), "{question}");
+        answer_in_popup(&popup, "deny").await;
+    });
+    assert_eq!(reply.error_code(), "APPROVAL_DENIED", "{}", reply.text);
+    let page_saw = || {
+        setup
+            .browser
+            .evaluate_in(&here, "Promise.resolve(seen.plain || null)")
+    };
+    assert_eq!(page_saw().await, Value::Null);
+    let (reply, ()) = tokio::join!(upload(), answer_in_popup(&popup, "once"));
+    assert!(!reply.is_error, "{}", reply.text);
+    assert_eq!(page_saw().await[0]["name"], "payslip-2026.pdf");
+
+    // Agents may read the other origin, not act there: no upload.
+    let there = format!("{}/{PAGE}", origin(&setup.other));
+    let other_tab = setup.open(&there).await;
+    let refused = setup
+        .call(
+            "upload_file",
+            json!({"tabId": other_tab, "selector": "#plain", "files": [sent("a.txt", b"a")]}),
+        )
+        .await;
+    assert_eq!(refused.error_code(), "ORIGIN_BLOCKED", "{}", refused.text);
+    assert_eq!(
+        setup
+            .browser
+            .evaluate_in(&there, "Promise.resolve(seen.plain || null)")
+            .await,
+        Value::Null
+    );
+}
