@@ -72,6 +72,66 @@ pub struct ChunkKept {
     pub kept: u64,
 }
 
+/// The largest PDF `save_pdf` returns, in bytes (it travels base64 in one message).
+pub const MAX_PDF_BYTES: u64 = 20 << 20;
+
+/// Print a tab's page to PDF (`Page.printToPDF` on its debugger session, without switching
+/// tabs).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PdfRequest {
+    /// Landscape instead of portrait.
+    #[serde(default)]
+    pub landscape: bool,
+    /// The pages to print, e.g. `1-3, 5` (the hub checked the syntax); all when `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub page_ranges: Option<String>,
+    /// Print background colours and images.
+    #[serde(default)]
+    pub print_background: bool,
+}
+
+/// A page printed to PDF.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PdfDocument {
+    /// The tab printed.
+    pub tab_id: crate::TabId,
+    /// The page's URL.
+    pub url: String,
+    /// The page's title.
+    pub title: String,
+    /// The PDF, base64.
+    pub data: String,
+    /// Its size in bytes.
+    pub bytes: u64,
+}
+
+/// Whether `ranges` is a page range list as Chrome's printing takes it: numbers and `a-b`
+/// ranges (either end may be left out) separated by commas.
+pub fn check_page_ranges(ranges: &str) -> Result<(), String> {
+    let well_formed = ranges.len() <= 100
+        && ranges.split(',').all(|part| {
+            let part = part.trim();
+            let number = |s: &str| s.is_empty() || s.bytes().all(|b| b.is_ascii_digit());
+            match part.split_once('-') {
+                Some((from, to)) => {
+                    number(from.trim())
+                        && number(to.trim())
+                        && !(from.trim().is_empty() && to.trim().is_empty())
+                }
+                None => !part.is_empty() && part.bytes().all(|b| b.is_ascii_digit()),
+            }
+        });
+    if well_formed {
+        Ok(())
+    } else {
+        Err(format!(
+            "pageRanges {ranges:?} is not a list of pages such as \"1-3, 5\""
+        ))
+    }
+}
+
 /// Whether `name` can be a file's name in an upload: not empty, no directory separators, no
 /// control characters, not `.` or `..`, at most [`MAX_FILE_NAME_LEN`] characters.
 pub fn check_file_name(name: &str) -> Result<(), String> {
@@ -141,6 +201,16 @@ mod tests {
             &"a/".repeat(60),
         ] {
             assert!(check_mime_type(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn page_ranges_are_numbers_and_ranges() {
+        for good in ["1", "1-3", "1-3, 5", "2-", "-4", " 7 , 9-10 "] {
+            assert!(check_page_ranges(good).is_ok(), "{good:?}");
+        }
+        for bad in ["", "a", "1,,2", "-", "1-2-3", "1;2", &"1,".repeat(60)] {
+            assert!(check_page_ranges(bad).is_err(), "{bad:?}");
         }
     }
 

@@ -150,9 +150,12 @@ pub enum ObserveOp {
     SelectedText(GetSelectedText),
     /// A screenshot.
     Screenshot(ScreenshotRequest),
+    /// The page printed to PDF.
+    Pdf(crate::files::PdfRequest),
 }
 
 crate::tagged::deserialize_tagged!(ObserveOp, "kind", {
+    "pdf" => crate::files::PdfRequest => Self::Pdf,
     "snapshot" => SnapshotRequest => Self::Snapshot,
     "listFrames" => ListFrames => Self::ListFrames,
     "content" => ContentRequest => Self::Content,
@@ -389,9 +392,12 @@ pub enum ObserveResult {
     SelectedText(SelectedText),
     /// A screenshot.
     Screenshot(Screenshot),
+    /// A PDF.
+    Pdf(crate::files::PdfDocument),
 }
 
 crate::tagged::deserialize_tagged!(ObserveResult, "kind", {
+    "pdf" => crate::files::PdfDocument => Self::Pdf,
     "snapshot" => Observation => Self::Snapshot,
     "frames" => FrameList => Self::Frames,
     "content" => PageContent => Self::Content,

@@ -28,7 +28,7 @@ use crate::devices::{
     DeviceSwipe, DeviceTap, DeviceType, DismissKeyboard, LongPress, OpenApp, PressButton,
     ReleaseDevice, TapCoordinates,
 };
-use crate::files::{ChunkKept, UploadChunk};
+use crate::files::{ChunkKept, PdfDocument, PdfRequest, UploadChunk};
 use crate::observe::{
     ContentRequest, FrameList, GetSelectedText, ListFrames, Observation, ObserveOp, ObserveResult,
     PageContent, Screenshot, ScreenshotRequest, SelectedText, SnapshotRequest,
@@ -210,6 +210,7 @@ asks! {
     ContentRequest => Observe(ObserveOp::Content) -> PageContent;
     GetSelectedText => Observe(ObserveOp::SelectedText) -> SelectedText;
     ScreenshotRequest => Observe(ObserveOp::Screenshot) -> Screenshot;
+    PdfRequest => Observe(ObserveOp::Pdf) -> PdfDocument;
     ListTabs => Tabs(TabsOp::ListTabs) -> TabList;
     GetActiveTab => Tabs(TabsOp::GetActive) -> TabInfo;
     SwitchTab => Tabs(TabsOp::Switch) -> TabInfo;
@@ -258,6 +259,7 @@ answers! {
     PageContent => Observe(ObserveResult::Content);
     SelectedText => Observe(ObserveResult::SelectedText);
     Screenshot => Observe(ObserveResult::Screenshot);
+    PdfDocument => Observe(ObserveResult::Pdf);
     TabList => Tabs(TabsResult::Tabs);
     TabInfo => Tabs(TabsResult::Tab);
     ClosedTab => Tabs(TabsResult::Closed);

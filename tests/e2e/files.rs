@@ -375,3 +375,97 @@ async fn an_ask_origin_names_the_files_and_a_read_only_one_refuses() {
         Value::Null
     );
 }
+
+/// The bytes of the embedded resource a reply carries, and its MIME type.
+fn embedded(result: &rmcp::model::CallToolResult) -> (Vec<u8>, String) {
+    let blob = result
+        .content
+        .iter()
+        .find_map(|content| match content {
+            rmcp::model::ContentBlock::Resource(resource) => match &resource.resource {
+                rmcp::model::ResourceContents::BlobResourceContents {
+                    blob, mime_type, ..
+                } => Some((blob.clone(), mime_type.clone().unwrap_or_default())),
+                _ => None,
+            },
+            _ => None,
+        })
+        .expect("an embedded blob");
+    (STANDARD.decode(blob.0).unwrap(), blob.1)
+}
+
+/// The pages of a PDF Chrome printed: its page objects (`/Type /Page`, not `/Pages`).
+fn pdf_pages(pdf: &[u8]) -> usize {
+    let text = String::from_utf8_lossy(pdf);
+    text.match_indices("/Type /Page")
+        .filter(|(at, _)| !text[at + 11..].starts_with('s'))
+        .count()
+}
+
+/// `save_pdf` prints a background tab as it is, with the pages asked for; what it cannot print
+/// is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_background_tab_prints_to_pdf_with_its_pages() {
+    let setup = OneBrowser::on("Files", PAGE).await;
+    let tab = setup.open_tab("print.html").await;
+    // The first tab stays the one shown: printing needs no switch.
+    setup.browser.activate_tab(PAGE).await;
+    let whole = setup
+        .client
+        .call_raw("save_pdf", json!({"tabId": tab}))
+        .await;
+    assert_ne!(whole.is_error, Some(true), "{whole:?}");
+    let (pdf, mime) = embedded(&whole);
+    assert_eq!(mime, "application/pdf");
+    assert!(pdf.starts_with(b"%PDF-"), "{:?}", &pdf[..16.min(pdf.len())]);
+    assert_eq!(pdf_pages(&pdf), 3);
+    let reply = setup
+        .call(
+            "save_pdf",
+            json!({"tabId": tab, "pageRanges": "2-3", "landscape": true}),
+        )
+        .await;
+    assert_eq!(reply.data()["title"], "Receipt 2026-12");
+    let some = setup
+        .client
+        .call_raw("save_pdf", json!({"tabId": tab, "pageRanges": "2-3"}))
+        .await;
+    assert_eq!(pdf_pages(&embedded(&some).0), 2);
+    assert_eq!(
+        setup
+            .call("save_pdf", json!({"pageRanges": "two"}))
+            .await
+            .error_code(),
+        "INVALID_ARGUMENT"
+    );
+    let past = setup
+        .call("save_pdf", json!({"tabId": tab, "pageRanges": "9"}))
+        .await;
+    assert_eq!(past.error_code(), "INVALID_ARGUMENT", "{}", past.text);
+    let tabs = setup.call("list_tabs", json!({})).await;
+    let active: Vec<_> = tabwire_e2e::scenario::active_tabs(&tabs);
+    assert!(
+        !active.contains(&tab),
+        "the printed tab was not brought forward"
+    );
+}
+
+/// A PDF cannot be painted over: a page showing a frame agents may not read is not printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_showing_a_denied_frame_is_not_printed() {
+    use crate::policy::Setup;
+    use tabwire_e2e::scenario::CONNECT_LIMIT;
+
+    let setup = Setup::start("frames.html", |here, _| {
+        let denied = here.replace("127.0.0.1", "localhost");
+        format!("[[rules]]\norigin = \"{denied}\"\naccess = \"deny\"\n")
+    })
+    .await;
+    eventually("the denied frame to load", CONNECT_LIMIT, || async {
+        let frames = setup.call("list_frames", json!({})).await;
+        (frames.data()["frames"].as_array()?.len() >= 2).then_some(())
+    })
+    .await;
+    let refused = setup.call("save_pdf", json!({})).await;
+    assert_eq!(refused.error_code(), "ORIGIN_BLOCKED", "{}", refused.text);
+}

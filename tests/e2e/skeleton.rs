@@ -469,6 +469,7 @@ async fn tools_are_listed_with_strict_schemas() {
             "reload_tab",
             "request_human",
             "run_browser_actions",
+            "save_pdf",
             "scroll_page",
             "select_browser",
             "select_option",

@@ -55,6 +55,19 @@ pub struct ToolOutput {
     pub text: Rendering,
     /// An image for the model, after the text.
     pub image: Option<Image>,
+    /// A file (a PDF, a download) as an embedded resource, after the text.
+    pub resource: Option<Blob>,
+}
+
+/// An embedded resource's bytes: its URI, MIME type and base64 data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Blob {
+    /// Names it (`tabwire:pdf/…`).
+    pub uri: String,
+    /// `application/pdf`, …
+    pub mime_type: String,
+    /// The bytes, base64.
+    pub data: String,
 }
 
 /// Image content: base64 data and its MIME type.
@@ -73,7 +86,14 @@ impl ToolOutput {
             data,
             text: text.into(),
             image: None,
+            resource: None,
         }
+    }
+
+    /// Adds a file as an embedded resource after the text.
+    pub fn with_resource(mut self, blob: Blob) -> Self {
+        self.resource = Some(blob);
+        self
     }
 
     /// Adds an image after the text.
@@ -185,6 +205,11 @@ pub fn success(output: ToolOutput) -> CallToolResult {
     let mut content = vec![ContentBlock::text(output.text.fenced())];
     if let Some(image) = output.image {
         content.push(ContentBlock::image(image.data, image.mime_type));
+    }
+    if let Some(blob) = output.resource {
+        content.push(ContentBlock::resource(
+            rmcp::model::ResourceContents::blob(blob.data, blob.uri).with_mime_type(blob.mime_type),
+        ));
     }
     let mut result = CallToolResult::success(content);
     result.structured_content = Some(json!({ "ok": true, "data": output.data }));

@@ -1,4 +1,4 @@
-//! Files into pages: `upload_file` (issue 26, docs/files.md).
+//! Files into and out of pages (issue 26, docs/files.md): `upload_file`, and `save_pdf`.
 //!
 //! Every file is read (a path, from the directories the operator allows) or decoded (bytes the
 //! client sent) and checked against the caps before anything is sent, so a refused upload sets
@@ -15,13 +15,15 @@ use base64::engine::general_purpose::STANDARD;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tabwire_protocol::files::{
-    CHUNK_BYTES, MAX_UPLOAD_FILES, UploadChunk, UploadFile, check_file_name, check_mime_type,
+    CHUNK_BYTES, MAX_UPLOAD_FILES, PdfRequest, UploadChunk, UploadFile, check_file_name,
+    check_mime_type, check_page_ranges,
 };
 use tabwire_protocol::{ActRequest, Action, ErrorCode};
 
 use super::act::acted_output;
 use super::args::{self, ActionOptions, mirror};
-use super::envelope::{ToolError, ToolOutput};
+use super::envelope::{Blob, ToolError, ToolOutput};
+use super::fence::Rendering;
 use super::routing::ToolContext;
 use crate::uploads::Refusal;
 
@@ -243,4 +245,54 @@ fn out_of_time(timeout_ms: u32) -> ToolError {
              was set. Retry with a longer timeoutMs."
         ),
     )
+}
+
+/// Arguments of save_pdf.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PdfArgs {
+    pub landscape: Option<bool>,
+    /// e.g. "1-3, 5".
+    pub page_ranges: Option<String>,
+    pub print_background: Option<bool>,
+}
+
+pub const SAVE_PDF: &str = "The tab's page printed to PDF (background tabs too), as an embedded \
+resource.";
+
+/// How long Chrome may take to print: long pages take seconds.
+const PDF_DEADLINE: Duration = Duration::from_secs(60);
+
+/// The handler of save_pdf.
+pub async fn save_pdf(ctx: &ToolContext, args: PdfArgs) -> Result<ToolOutput, ToolError> {
+    if let Some(ranges) = &args.page_ranges {
+        check_page_ranges(ranges).map_err(ToolError::invalid)?;
+    }
+    let request = PdfRequest {
+        landscape: args.landscape.unwrap_or(false),
+        page_ranges: args.page_ranges,
+        print_background: args.print_background.unwrap_or(false),
+    };
+    let pdf = ctx.call(request, PDF_DEADLINE).await?;
+    let name = format!("tab-{}-{}.pdf", pdf.tab_id, crate::random::hex::<4>());
+    let uri = format!("tabwire:pdf/{name}");
+    let data = serde_json::json!({
+        "tabId": pdf.tab_id,
+        "url": pdf.url,
+        "title": pdf.title,
+        "bytes": pdf.bytes,
+        "mimeType": "application/pdf",
+        "resource": uri,
+    });
+    let mut text = Rendering::hub(&format!("tab {} ", pdf.tab_id));
+    text.push_page(&format!("\"{}\" {}", pdf.title, pdf.url));
+    text.push(&format!(
+        " printed to PDF: {} bytes, embedded as {uri}",
+        pdf.bytes
+    ));
+    Ok(ToolOutput::new(data, text).with_resource(Blob {
+        uri,
+        mime_type: "application/pdf".into(),
+        data: pdf.data,
+    }))
 }

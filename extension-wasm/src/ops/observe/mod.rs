@@ -1,11 +1,13 @@
 //! The observe group (SPEC §4, §6): snapshots ([`snapshot`], with the [`engine`] behind them),
 //! a document's [`content`], the tab's [`frames`], the selected text ([`selection`]),
-//! screenshots ([`screenshot`]), and what a wait [`found`] as a line with its ref.
+//! screenshots ([`screenshot`]), the page as a PDF ([`pdf`]), and what a wait [`found`] as a
+//! line with its ref.
 
 pub mod content;
 pub mod engine;
 pub mod found;
 pub mod frames;
+pub mod pdf;
 pub mod screenshot;
 pub mod snapshot;
 
@@ -33,6 +35,10 @@ pub async fn run(
         ObserveOp::SelectedText(request) => selection::selected_text(tab_id, request.max_chars)
             .await?
             .into(),
+        ObserveOp::Pdf(request) => {
+            let tab = resolve_tab(tab_id).await?.id;
+            pdf::print(tab, request, checkpoint).await?.into()
+        }
         ObserveOp::Screenshot(request) => {
             let tab = resolve_tab(tab_id).await?.id;
             screenshot::take(tab, request, viewer, checkpoint)
