@@ -284,7 +284,7 @@ pub async fn save_pdf(ctx: &ToolContext, args: PdfArgs) -> Result<ToolOutput, To
         "mimeType": "application/pdf",
         "resource": uri,
     });
-    let mut text = Rendering::hub(&format!("tab {} ", pdf.tab_id));
+    let mut text = Rendering::hub(format!("tab {} ", pdf.tab_id));
     text.push_page(&format!("\"{}\" {}", pdf.title, pdf.url));
     text.push(&format!(
         " printed to PDF: {} bytes, embedded as {uri}",
