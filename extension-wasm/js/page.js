@@ -93,8 +93,14 @@ export async function runInPage(tabId, frameId, build, argsJson) {
 function keepChunk(key, file, offset, data) {
   const uploads = globalThis.__tabwireUploads || (globalThis.__tabwireUploads = new Map());
   const now = Date.now();
+  let held = 0;
   for (const [other, kept] of uploads) {
     if (now - kept.touched > 120000) uploads.delete(other);
+    else for (const parts of kept.files) for (const part of parts || []) held += part.bytes.length;
+  }
+  // What one document holds at once, as the extension bounds what it keeps (MAX_KEPT_BYTES).
+  if (held + data.length * 0.75 > 128 * 1024 * 1024) {
+    throw new Error('this page already holds 128 MiB of uploads not yet set');
   }
   let bytes;
   if (typeof Uint8Array.fromBase64 === 'function') {
@@ -109,6 +115,30 @@ function keepChunk(key, file, offset, data) {
   (kept.files[file] || (kept.files[file] = [])).push({ offset, bytes });
   uploads.set(key, kept);
   return true;
+}
+
+/**
+ * Runs in the page: forgets upload `key` and disarms the chooser listener of
+ * js/collector/65-files.js, however the upload ended.
+ */
+function dropChunks(key) {
+  if (globalThis.__tabwireUploads) globalThis.__tabwireUploads.delete(key);
+  const chooser = globalThis.__tabwireChooser;
+  if (chooser) {
+    window.removeEventListener('click', chooser.listener, true);
+    clearTimeout(chooser.timer);
+    globalThis.__tabwireChooser = null;
+  }
+}
+
+/** Forgets upload `key` in frame `frameId`'s ISOLATED world (see `dropChunks`). */
+export async function dropUpload(tabId, frameId, key) {
+  await chrome.scripting.executeScript({
+    target: { tabId, frameIds: [frameId] },
+    world: 'ISOLATED',
+    func: dropChunks,
+    args: [key],
+  });
 }
 
 /** Puts one chunk of upload `key` into frame `frameId`'s ISOLATED world (see `keepChunk`). */

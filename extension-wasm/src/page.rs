@@ -37,6 +37,9 @@ extern "C" {
         args_json: &str,
     ) -> Result<Promise, JsValue>;
 
+    #[wasm_bindgen(catch, js_name = dropUpload)]
+    fn drop_upload_in_page(tab_id: u32, frame_id: u32, key: &str) -> Result<Promise, JsValue>;
+
     #[wasm_bindgen(catch, js_name = keepInPage)]
     fn keep_bytes_in_page(
         tab_id: u32,
@@ -46,6 +49,19 @@ extern "C" {
         offset: f64,
         data: &JsValue,
     ) -> Result<Promise, JsValue>;
+}
+
+/// Forgets what upload `key` left in tabwire's world of frame `frame` (its bytes, an armed
+/// chooser listener), whatever ended it; a frame that is gone holds nothing any more.
+pub async fn drop_in_page(tab: TabId, frame: u32, key: &str) {
+    if let Err(failure) = chrome::call(drop_upload_in_page(tab, frame, key)).await
+        && !is_missing_frame(&failure.message)
+    {
+        chrome::log!(
+            "tab {tab}: could not clear an upload's bytes: {}",
+            failure.message
+        );
+    }
 }
 
 /// Puts one chunk of upload `key` (file `file`, from byte `offset`; `data` is base64) into

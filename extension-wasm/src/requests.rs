@@ -102,6 +102,17 @@ async fn serve(
         op,
     } = request;
     let cancel = registered.cancel();
+    // An upload's bytes are forgotten when its request ends, however it ends (refused by the
+    // policy or a person, cancelled, failed): only a running upload may hold them.
+    let upload = match &op {
+        Operation::Act(ActOp::Act(request)) => match &request.action {
+            Action::Upload { upload, .. } => {
+                Some((viewer.clone().unwrap_or_default(), upload.clone()))
+            }
+            _ => None,
+        },
+        _ => None,
+    };
     let timeout = deadline_error(&op, deadline_ms);
     let checkpoint = Checkpoint::cancellable(
         liveness.clone(),
@@ -153,6 +164,9 @@ async fn serve(
         }
     };
     drop(registered);
+    if let Some((viewer, id)) = upload {
+        crate::uploads::discard(&viewer, &id);
+    }
     let error_code = outcome.as_ref().err().map(|e| e.code.as_str().to_owned());
     let message = ExtensionMessage::Response(Response::new(id, outcome));
     let text = serde_json::to_string(&message).unwrap_or_else(|e| {

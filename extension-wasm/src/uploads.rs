@@ -148,6 +148,19 @@ impl<D> Store<D> {
     }
 }
 
+impl<D> Store<D> {
+    /// Forgets upload `id` of `viewer`, if it is still kept.
+    pub fn discard(&mut self, viewer: &str, id: &str) {
+        if self
+            .uploads
+            .get(id)
+            .is_some_and(|upload| upload.viewer == viewer)
+        {
+            self.uploads.remove(id);
+        }
+    }
+}
+
 fn missing() -> OpError {
     OpError::new(
         ErrorCode::InvalidArgument,
@@ -168,6 +181,11 @@ pub fn keep(viewer: &str, chunk: UploadChunk) -> Result<ChunkKept, OpError> {
             wasm_bindgen::JsValue::from_str(&data)
         })
     })
+}
+
+/// Forgets upload `id` of `viewer` (its request ended: refused, cancelled or done).
+pub fn discard(viewer: &str, id: &str) {
+    STORE.with(|store| store.borrow_mut().discard(viewer, id));
 }
 
 /// Takes upload `id` of `viewer` out (see [`Store::take`]).
@@ -239,6 +257,11 @@ mod tests {
         assert!(store.take("s1", "u", &[file(7), file(2)]).is_err());
         // Empty files need no chunk.
         assert_eq!(store.take("s1", "none", &[file(0)]).unwrap().len(), 1);
+        // An upload whose request ended without taking it is forgotten; only by its session.
+        keep(&mut store, "s1", chunk("v", 0, 0, "aGk="), 4.0).unwrap();
+        store.discard("s2", "v");
+        store.discard("s1", "v");
+        assert!(store.take("s1", "v", &[file(2)]).is_err());
     }
 
     #[test]

@@ -23,6 +23,9 @@ pub const MAX_MB: u64 = 100;
 pub struct Uploads {
     /// The directories paths may be read from, each resolved (no link left in it).
     dirs: Vec<PathBuf>,
+    /// The same directories as given and as resolved, each without `.` and `..`: a path
+    /// outside all of them is refused before the file system is asked anything about it.
+    lexical: Vec<PathBuf>,
     /// The most bytes one call may upload, over all its files.
     pub max_call_bytes: u64,
     /// The most bytes one file may have.
@@ -35,6 +38,7 @@ impl Default for Uploads {
     fn default() -> Self {
         Uploads {
             dirs: Vec::new(),
+            lexical: Vec::new(),
             max_call_bytes: DEFAULT_MAX_MB * 1_000_000,
             max_file_bytes: DEFAULT_MAX_MB * 1_000_000,
             hosted: false,
@@ -79,6 +83,7 @@ impl Uploads {
     /// Local mode's rules: files under `dirs` (each must exist), the caps in MB.
     pub fn local(dirs: &[PathBuf], max_call_mb: u64, max_file_mb: u64) -> Result<Uploads, BadDir> {
         let mut resolved = Vec::with_capacity(dirs.len());
+        let mut lexical = Vec::with_capacity(2 * dirs.len());
         for dir in dirs {
             let bad = |why: String| BadDir {
                 dir: dir.clone(),
@@ -88,10 +93,15 @@ impl Uploads {
             if !real.is_dir() {
                 return Err(bad("not a directory".into()));
             }
+            if dir.is_absolute() {
+                lexical.push(normalised(dir));
+            }
+            lexical.push(real.clone());
             resolved.push(real);
         }
         Ok(Uploads {
             dirs: resolved,
+            lexical,
             max_call_bytes: max_call_mb * 1_000_000,
             max_file_bytes: max_file_mb.min(max_call_mb) * 1_000_000,
             hosted: false,
@@ -102,6 +112,7 @@ impl Uploads {
     pub fn hosted(max_call_mb: u64, max_file_mb: u64) -> Uploads {
         Uploads {
             dirs: Vec::new(),
+            lexical: Vec::new(),
             max_call_bytes: max_call_mb * 1_000_000,
             max_file_bytes: max_file_mb.min(max_call_mb) * 1_000_000,
             hosted: true,
@@ -149,12 +160,28 @@ impl Uploads {
                 "path {path:?} is not absolute: give the file's full path"
             )));
         }
-        let real = given
-            .canonicalize()
-            .map_err(|e| Refusal::invalid(format!("cannot read {path:?}: {}", io_words(&e))))?;
+        // Outside every directory as written: refused alike whether it exists or not, so the
+        // answer says nothing about the rest of the disk.
+        if !self
+            .lexical
+            .iter()
+            .any(|dir| normalised(given).starts_with(dir))
+        {
+            return Err(self.outside(path));
+        }
+        let unreadable =
+            |e: std::io::Error| Refusal::invalid(format!("cannot read {path:?}: {}", io_words(&e)));
+        let real = given.canonicalize().map_err(unreadable)?;
         self.check_inside(path, &real)?;
-        let mut file = File::open(&real)
-            .map_err(|e| Refusal::invalid(format!("cannot read {path:?}: {}", io_words(&e))))?;
+        // Only a regular file is opened: a FIFO would block the open, a device would have
+        // effects of its own.
+        if !std::fs::symlink_metadata(&real)
+            .map_err(unreadable)?
+            .is_file()
+        {
+            return Err(Refusal::invalid(format!("{path:?} is not a regular file")));
+        }
+        let mut file = open_regular(&real).map_err(unreadable)?;
         #[cfg(target_os = "linux")]
         {
             use std::os::fd::AsRawFd;
@@ -193,12 +220,47 @@ impl Uploads {
         if self.dirs.iter().any(|dir| real.starts_with(dir)) {
             return Ok(());
         }
-        Err(Refusal::forbidden(format!(
+        Err(self.outside(path))
+    }
+
+    fn outside(&self, path: &str) -> Refusal {
+        Refusal::forbidden(format!(
             "{path:?} is outside the directories this hub reads uploads from (--upload-dir; \
              links are followed before the check): copy the file into one, or send its bytes \
              as {{name, dataBase64}}"
-        )))
+        ))
     }
+}
+
+/// `path` without `.` and with each `..` taking the component before it away, as written
+/// (links are not followed here).
+fn normalised(path: &Path) -> PathBuf {
+    use std::path::Component;
+    let mut out = PathBuf::new();
+    for component in path.components() {
+        match component {
+            Component::CurDir => {}
+            Component::ParentDir => {
+                out.pop();
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// Opens a regular file without blocking on it, without making it the controlling terminal
+/// and without following a link put in its place; then checks again that it is a regular file.
+fn open_regular(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY | libc::O_NOFOLLOW)
+        .open(path)?;
+    if !file.metadata()?.is_file() {
+        return Err(std::io::Error::other("not a regular file"));
+    }
+    Ok(file)
 }
 
 /// An I/O error in a few words, without the OS's error number.
@@ -292,6 +354,34 @@ mod tests {
         assert_eq!(
             uploads.read("cv.txt", 0).unwrap_err().code,
             ErrorCode::InvalidArgument
+        );
+    }
+
+    #[test]
+    fn special_files_are_refused_without_blocking_and_outside_paths_say_nothing() {
+        let root = Scratch::new("special");
+        let fifo = root.0.join("pipe");
+        let made = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a valid NUL-terminated path; mkfifo only creates a file.
+        assert_eq!(unsafe { libc::mkfifo(made.as_ptr(), 0o600) }, 0);
+        std::os::unix::fs::symlink("/dev/zero", root.0.join("zero")).unwrap();
+        let uploads = Uploads::local(std::slice::from_ref(&root.0), 25, 25).unwrap();
+        // A FIFO with no writer would block an open for ever: refused at once.
+        let refused = uploads.read(path(&fifo), 0).unwrap_err();
+        assert!(
+            refused.message.contains("not a regular file"),
+            "{}",
+            refused.message
+        );
+        let refused = uploads.read(path(&root.0.join("zero")), 0).unwrap_err();
+        assert_eq!(refused.code, ErrorCode::Forbidden);
+        // Outside the directories, a file that exists and one that does not read alike.
+        let exists = uploads.read("/etc/hostname", 0).unwrap_err();
+        let missing = uploads.read("/etc/no-such-file-here", 0).unwrap_err();
+        assert_eq!(exists.code, ErrorCode::Forbidden);
+        assert_eq!(
+            exists.message.replace("/etc/hostname", "X"),
+            missing.message.replace("/etc/no-such-file-here", "X")
         );
     }
 

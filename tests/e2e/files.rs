@@ -131,6 +131,22 @@ async fn inputs_get_exactly_the_bytes_sent_and_refuse_what_they_would_not_take()
         )
         .await;
     assert_eq!(nothing.error_code(), "INVALID_ARGUMENT");
+    // The listener armed for that click is gone with the upload: a click on a file input
+    // afterwards (here the page's own) keeps its default, the chooser.
+    eventually(
+        "the chooser listener to be disarmed",
+        Duration::from_secs(10),
+        || async {
+            let prevented = setup
+                .evaluate(
+                    PAGE,
+                    "document.getElementById('plain').click(), seen.lastClickPrevented",
+                )
+                .await;
+            (prevented == false).then_some(())
+        },
+    )
+    .await;
     assert_eq!(seen(&setup, "many").await.as_array().unwrap().len(), 2);
     assert_eq!(seen(&setup, "plain").await[0]["name"], "report.bin");
     assert_eq!(setup.evaluate(PAGE, "seen.events.length").await, 4);

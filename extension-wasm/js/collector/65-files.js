@@ -47,8 +47,10 @@
   // The chooser that a click on a styled button opens is caught on its way to the page: a
   // listener of this world on the window, first in the capture phase, takes the file input the
   // click activates and keeps the chooser from opening (a person's chooser would cover the
-  // page). Armed before the click, disarmed by the next `setFiles`.
-  let chooser = null;
+  // page). Armed before the click; disarmed by `setFiles`, by the upload's clean-up (page.js
+  // `dropUpload`, whatever ended it) or after 10 s by itself, so a person's own click on a file
+  // input is never caught. Kept on the world's global, where the clean-up finds it.
+  const CHOOSER_ARMED_MS = 10000;
 
   function armChooser(args) {
     const found = resolveTarget(args.target);
@@ -63,14 +65,17 @@
       event.preventDefault();
     };
     window.addEventListener('click', listener, true);
-    chooser = { caught, listener };
+    const timer = setTimeout(disarmChooser, CHOOSER_ARMED_MS);
+    globalThis.__tabwireChooser = { caught, listener, timer };
     return done(found, { input: false });
   }
 
   function disarmChooser() {
+    const chooser = globalThis.__tabwireChooser;
     if (!chooser) return;
     window.removeEventListener('click', chooser.listener, true);
-    chooser = null;
+    clearTimeout(chooser.timer);
+    globalThis.__tabwireChooser = null;
   }
 
   // Dispatches on `el` what a person's upload fires: `input` and `change` on a file input;
@@ -98,6 +103,7 @@
     let found;
     let opener = null;
     if (args.chooser) {
+      const chooser = globalThis.__tabwireChooser;
       const caught = chooser && chooser.caught.input;
       if (!caught) return ok({ pending: true });
       disarmChooser();

@@ -201,6 +201,8 @@ pub fn wording(
                     if files.len() > FILES_SHOWN {
                         fact("More", format!("{} more files", files.len() - FILES_SHOWN));
                     }
+                    let total: u64 = files.iter().map(|(_, size)| size).sum();
+                    fact("Total", format!("{} files, {total} bytes", files.len()));
                 }
                 subject => fact("Element", subject.describe()),
             }
@@ -412,5 +414,9 @@ mod tests {
         assert!(shown[0].ends_with("(1000 bytes)"), "{}", shown[0]);
         assert!(shown[0].chars().count() < WRITTEN_MAX + 60, "{}", shown[0]);
         assert!(facts.contains(&"More: 2 more files".into()), "{facts:?}");
+        assert!(
+            facts.contains(&"Total: 7 files, 7021 bytes".into()),
+            "{facts:?}"
+        );
     }
 }

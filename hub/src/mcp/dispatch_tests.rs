@@ -1118,6 +1118,10 @@ async fn bad_uploads_send_nothing() {
         ),
         (json!({"selector": "#f", "files": [{}]}), "give path"),
         (
+            json!({"selector": "#f", "files": [{"path": "/tmp/a", "name": "cat.jpg"}]}),
+            "keeps its own name",
+        ),
+        (
             json!({"selector": "#f", "files": [hello.clone()], "mode": "paste"}),
             "unknown variant",
         ),

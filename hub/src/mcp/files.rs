@@ -43,7 +43,7 @@ pub struct UploadArgs {
     pub mode: Option<UploadMode>,
 }
 
-/// A file: {path} (local hub, --upload-dir) or {name, mimeType?, dataBase64}.
+/// A file: {path, mimeType?} (local hub, --upload-dir) or {name, mimeType?, dataBase64}.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct FileArg {
@@ -82,7 +82,11 @@ pub async fn upload_file(
     let options = options.resolve(UPLOAD_TIMEOUT_MS)?;
     let target = args::target(&args.selector, "selector")?;
     let mode = args.mode.map(Into::into).unwrap_or_default();
-    let files = read_files(ctx, args.files)?;
+    // Reading files blocks: off the runtime's threads.
+    let hub = ctx.hub.clone();
+    let files = tokio::task::spawn_blocking(move || read_files(&hub.uploads, args.files))
+        .await
+        .map_err(|e| ToolError::new(ErrorCode::Internal, format!("reading the files: {e}")))??;
     ctx.trace.lock().unwrap().files = files
         .iter()
         .map(|ready| (ready.file.name.clone(), ready.file.size))
@@ -137,23 +141,30 @@ pub async fn upload_file(
 
 /// Reads or decodes every file, checking names, types and the caps; nothing is sent before all
 /// of them pass.
-fn read_files(ctx: &ToolContext, files: Vec<FileArg>) -> Result<Vec<Ready>, ToolError> {
+fn read_files(
+    uploads: &crate::uploads::Uploads,
+    files: Vec<FileArg>,
+) -> Result<Vec<Ready>, ToolError> {
     if files.is_empty() || files.len() > MAX_UPLOAD_FILES {
         return Err(ToolError::invalid(format!(
             "files takes 1 to {MAX_UPLOAD_FILES} files"
         )));
     }
-    let uploads = &ctx.hub.uploads;
     let refused = |refusal: Refusal| ToolError::new(refusal.code, refusal.message);
     let mut total = 0u64;
     let mut ready = Vec::with_capacity(files.len());
     for (index, file) in files.into_iter().enumerate() {
         let at = |message: String| ToolError::invalid(format!("files[{index}]: {message}"));
         let (name, bytes) = match (file.path, file.data_base64) {
-            (Some(path), None) => {
-                let (read_name, bytes) = uploads.read(&path, total).map_err(refused)?;
-                (file.name.unwrap_or(read_name), bytes)
+            // A file read from the disk keeps its own name, which the person asked and the
+            // audit log then name.
+            (Some(_), None) if file.name.is_some() => {
+                return Err(at(
+                    "a file read from a path keeps its own name: give name only with dataBase64"
+                        .into(),
+                ));
             }
+            (Some(path), None) => uploads.read(&path, total).map_err(refused)?,
             (None, Some(data)) => {
                 let name = file.name.ok_or_else(|| {
                     at("dataBase64 needs name, the file's name as the page sees it".into())

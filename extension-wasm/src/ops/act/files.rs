@@ -59,6 +59,32 @@ impl Rebinds for FilesSet {
     }
 }
 
+/// What an upload may leave behind, cleared when it ends however it ends (a cancel or the
+/// deadline drops its future midway): its bytes in the page, the armed chooser listener, and
+/// Chrome's interception of the tab's file choosers, which would otherwise keep the person's
+/// own choosers closed.
+struct Leftovers {
+    tab: TabId,
+    frame: u32,
+    key: String,
+    intercepting: std::cell::Cell<bool>,
+}
+
+impl Drop for Leftovers {
+    fn drop(&mut self) {
+        let (tab, frame, key) = (self.tab, self.frame, std::mem::take(&mut self.key));
+        let intercepting = self.intercepting.get();
+        wasm_bindgen_futures::spawn_local(async move {
+            page::drop_in_page(tab, frame, &key).await;
+            if intercepting {
+                let off = serde_json::json!({ "enabled": false });
+                let _ =
+                    debugger::send_attached(tab, "Page.setInterceptFileChooserDialog", &off).await;
+            }
+        });
+    }
+}
+
 /// What an upload is.
 pub struct Upload<'a> {
     /// The input, the element that opens one, or the drop zone.
@@ -82,6 +108,12 @@ pub async fn upload(
     let parts = uploads::take(viewer, upload.id, upload.files)?;
     let url = resolve_tab(Some(tab)).await?.url;
     let prepared = target::prepare(tab, upload.target, TOP_FRAME)?;
+    let leftovers = Leftovers {
+        tab,
+        frame: prepared.frame,
+        key: upload.id.to_owned(),
+        intercepting: std::cell::Cell::new(false),
+    };
     for (file, parts) in parts.iter().enumerate() {
         for (offset, data) in parts {
             checkpoint.check()?;
@@ -107,7 +139,15 @@ pub async fn upload(
             if armed.input {
                 change_target::<FilesSet>(tab, &prepared, &set(false), checkpoint).await?
             } else {
-                through_chooser(tab, upload.target, &prepared, set(true), checkpoint).await?
+                through_chooser(
+                    tab,
+                    upload.target,
+                    &prepared,
+                    set(true),
+                    &leftovers,
+                    checkpoint,
+                )
+                .await?
             }
         }
     };
@@ -150,52 +190,49 @@ async fn through_chooser(
     target: &Target,
     prepared: &PreparedTarget,
     command: PageCommand,
+    leftovers: &Leftovers,
     checkpoint: &Checkpoint,
 ) -> Result<FilesSet, OpError> {
     debugger::ensure_attached(tab).await?;
-    let intercept = |enabled: bool| serde_json::json!({ "enabled": enabled });
-    debugger::send(tab, "Page.setInterceptFileChooserDialog", &intercept(true)).await?;
+    let on = serde_json::json!({ "enabled": true });
+    // Switched off again by the leftovers' clean-up, whatever ends the upload.
+    leftovers.intercepting.set(true);
+    debugger::send(tab, "Page.setInterceptFileChooserDialog", &on).await?;
     let choosers = debugger::choosers_opened(tab);
-    let outcome = async {
-        pointer::click(
-            tab,
-            target,
-            ClickMode::Trusted,
-            MouseButton::Left,
-            1,
-            checkpoint,
-        )
-        .await?;
-        let mut waited = 0.0;
-        loop {
-            let reply = change_target::<FilesSet>(tab, prepared, &command, checkpoint).await?;
-            if !reply.pending {
-                return Ok(reply);
-            }
-            if debugger::choosers_opened(tab) != choosers {
-                return Err(OpError::new(
-                    ErrorCode::InvalidArgument,
-                    "The click opened a file chooser for an input outside the page's document \
-                     (made in script and never added, or opened with showPicker), which \
-                     tabwire cannot reach; nothing was set, and the chooser was kept closed. \
-                     If the page has a drop zone, use mode drop.",
-                ));
-            }
-            if waited >= CHOOSER_WAIT_MS {
-                return Err(OpError::new(
-                    ErrorCode::InvalidArgument,
-                    "The element is not a file input, and clicking it opened no file chooser \
-                     within 2 s; nothing was set. Target the <input type=file> itself (a CSS \
-                     selector finds a hidden one), the button that opens it, or use mode drop \
-                     for a drop zone.",
-                ));
-            }
-            sleep(CHOOSER_POLL_MS).await;
-            waited += CHOOSER_POLL_MS;
+    pointer::click(
+        tab,
+        target,
+        ClickMode::Trusted,
+        MouseButton::Left,
+        1,
+        checkpoint,
+    )
+    .await?;
+    let mut waited = 0.0;
+    loop {
+        let reply = change_target::<FilesSet>(tab, prepared, &command, checkpoint).await?;
+        if !reply.pending {
+            return Ok(reply);
         }
+        if debugger::choosers_opened(tab) != choosers {
+            return Err(OpError::new(
+                ErrorCode::InvalidArgument,
+                "The click opened a file chooser for an input outside the page's document \
+                 (made in script and never added, or opened with showPicker), which tabwire \
+                 cannot reach; nothing was set, and the chooser was kept closed. If the page \
+                 has a drop zone, use mode drop.",
+            ));
+        }
+        if waited >= CHOOSER_WAIT_MS {
+            return Err(OpError::new(
+                ErrorCode::InvalidArgument,
+                "The element is not a file input, and clicking it opened no file chooser \
+                 within 2 s; nothing was set. Target the <input type=file> itself (a CSS \
+                 selector finds a hidden one), the button that opens it, or use mode drop for \
+                 a drop zone.",
+            ));
+        }
+        sleep(CHOOSER_POLL_MS).await;
+        waited += CHOOSER_POLL_MS;
     }
-    .await;
-    // Chrome's own chooser again for the person, whatever happened.
-    let _ = debugger::send(tab, "Page.setInterceptFileChooserDialog", &intercept(false)).await;
-    outcome
 }
