@@ -132,10 +132,11 @@ async fn inputs_get_exactly_the_bytes_sent_and_refuse_what_they_would_not_take()
         .await;
     assert_eq!(nothing.error_code(), "INVALID_ARGUMENT");
     // The listener armed for that click is gone with the upload: a click on a file input
-    // afterwards (here the page's own) keeps its default, the chooser.
+    // afterwards (here the page's own) keeps its default, the chooser. Within 5 s: the page's
+    // own timer would disarm it after 10 s.
     eventually(
         "the chooser listener to be disarmed",
-        Duration::from_secs(10),
+        Duration::from_secs(5),
         || async {
             let prevented = setup
                 .evaluate(
