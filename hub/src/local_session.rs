@@ -79,12 +79,16 @@ where
     W: AsyncWrite + Send + Unpin + 'static,
 {
     let session = Arc::new(session);
+    let longest = longest_message(&hub.uploads);
     let server = TabwireMcp::new(hub, session.clone());
     let reader = HangsUp {
         inner: reader,
         session: session.clone(),
     };
-    match server.serve((reader, writer)).await {
+    let transport =
+        rmcp::transport::async_rw::AsyncRwTransport::<rmcp::RoleServer, _, _>::new(reader, writer)
+            .with_max_line_length(longest);
+    match server.serve(transport).await {
         Ok(running) => {
             let _ = running.waiting().await;
         }
@@ -93,6 +97,16 @@ where
         }
     }
     tracing::info!(session = session.id(), "session closed");
+}
+
+/// The longest MCP message a local client may send: rmcp's default (16 MiB), or an upload of
+/// the hub's per-call cap carried as base64 with room for the rest of the call, whichever is
+/// larger. Longer lines are dropped unanswered by rmcp, so the cap must fit in one.
+fn longest_message(uploads: &crate::uploads::Uploads) -> usize {
+    let upload = uploads.max_call_bytes.div_ceil(3) * 4 + (1 << 20);
+    usize::try_from(upload)
+        .unwrap_or(usize::MAX)
+        .max(rmcp::transport::async_rw::DEFAULT_MAX_LINE_LENGTH)
 }
 
 /// A session's input that tells the session when it ends (or fails): its client went away.

@@ -72,8 +72,10 @@ pub struct ChunkKept {
     pub kept: u64,
 }
 
-/// The largest PDF `save_pdf` returns, in bytes (it travels base64 in one message).
-pub const MAX_PDF_BYTES: u64 = 20 << 20;
+/// The largest PDF `save_pdf` returns, in bytes. It reaches the client base64 in one MCP
+/// message, and MCP clients built on rmcp drop messages over 16 MiB (its stdio lines and
+/// streamable HTTP events alike): 10 MiB is 13.3 MiB of base64.
+pub const MAX_PDF_BYTES: u64 = 10 << 20;
 
 /// Print a tab's page to PDF (`Page.printToPDF` on its debugger session, without switching
 /// tabs).

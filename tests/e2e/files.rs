@@ -486,3 +486,19 @@ async fn a_page_showing_a_denied_frame_is_not_printed() {
     let refused = setup.call("save_pdf", json!({})).await;
     assert_eq!(refused.error_code(), "ORIGIN_BLOCKED", "{}", refused.text);
 }
+
+/// A call longer than rmcp's default line (16 MiB) still reaches the hub whole over the local
+/// socket: a 17 MB upload (23 MB of base64) sets exactly its bytes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_upload_longer_than_a_default_mcp_line_arrives_whole() {
+    let setup = OneBrowser::on("Files", PAGE).await;
+    let big = noise(17_000_000);
+    let done = setup
+        .call(
+            "upload_file",
+            json!({"selector": "#plain", "files": [sent("video.bin", &big)], "observe": false}),
+        )
+        .await;
+    assert!(!done.is_error, "{}", done.text);
+    assert_eq!(seen(&setup, "plain").await[0]["sha256"], sha256(&big));
+}
