@@ -502,3 +502,48 @@ async fn an_upload_longer_than_a_default_mcp_line_arrives_whole() {
     assert!(!done.is_error, "{}", done.text);
     assert_eq!(seen(&setup, "plain").await[0]["sha256"], sha256(&big));
 }
+
+/// Hosted mode, through nginx with TLS: a client far away sends the bytes, and they arrive
+/// exactly; a path is never read, whatever it names.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hosted_client_uploads_bytes_through_the_proxy_and_never_a_path() {
+    use tabwire_e2e::Fixtures;
+    use tabwire_e2e::hosted::{Hosted, Role};
+    use tabwire_e2e::scenario::{connected_browser, loaded_tab};
+
+    let fixtures = Fixtures::serve().await;
+    let hosted = Hosted::start();
+    let page = fixtures.url(PAGE);
+    let browser = hosted.launch_browser(&hosted.issue("alice", Role::Browser), "Alice", &page);
+    let agent = hosted.session(&hosted.issue("alice", Role::Agent)).await;
+    connected_browser(&agent, "Alice").await;
+    let tab = loaded_tab(&agent, json!({}), &page).await;
+    // Under the default 4 MiB body: about 3 MB of files per call.
+    let bytes = noise(2_000_000);
+    let done = agent
+        .call(
+            "upload_file",
+            json!({"tabId": tab, "selector": "#plain", "files": [sent("scan.bin", &bytes)]}),
+        )
+        .await;
+    assert!(!done.is_error, "{}", done.text);
+    let seen = browser
+        .evaluate_in(PAGE, "Promise.resolve(seen.plain || null)")
+        .await;
+    assert_eq!(seen[0]["sha256"], sha256(&bytes));
+    let path = agent
+        .call(
+            "upload_file",
+            json!({"tabId": tab, "selector": "#plain", "files": [{"path": "/etc/hostname"}]}),
+        )
+        .await;
+    assert_eq!(path.error_code(), "FORBIDDEN", "{}", path.text);
+    assert!(
+        path.error()["message"]
+            .as_str()
+            .unwrap()
+            .contains("dataBase64"),
+        "{}",
+        path.error()
+    );
+}
