@@ -116,7 +116,8 @@ pub async fn upload(
     };
     for (file, parts) in parts.iter().enumerate() {
         for (offset, data) in parts {
-            checkpoint.check()?;
+            // Bytes waiting in tabwire's world change nothing the page can see: no input yet.
+            checkpoint.check_alive()?;
             page::keep_in_page(tab, prepared.frame, upload.id, file as u32, *offset, data).await?;
         }
     }
