@@ -194,6 +194,17 @@ pub fn load_started_since(tab: TabId, mark: u64) -> bool {
     with_tab(tab, |a| a.started > mark)
 }
 
+/// Whether a top-frame load started after `mark` and was aborted (`net::ERR_ABORTED`: a
+/// navigation that turned into a download, or an answer without content).
+pub fn aborted_since(tab: TabId, mark: u64) -> bool {
+    with_tab(tab, |a| {
+        a.started > mark
+            && a.failure
+                .as_ref()
+                .is_some_and(|(load, error)| *load > mark && error == "net::ERR_ABORTED")
+    })
+}
+
 /// Waits up to `ms` for a top-frame load to start after `mark`.
 pub async fn wait_load_start(tab: TabId, mark: u64, ms: f64) -> bool {
     let until = now_ms() + ms;

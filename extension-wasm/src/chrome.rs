@@ -71,6 +71,11 @@ extern "C" {
     pub fn tabs_on_updated_add(listener: &Function);
     #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onUpdated"], js_name = removeListener)]
     pub fn tabs_on_updated_remove(listener: &Function);
+    // --- chrome.downloads ---
+    #[wasm_bindgen(js_namespace = ["chrome", "downloads", "onCreated"], js_name = addListener)]
+    pub fn downloads_on_created(listener: &Function);
+    #[wasm_bindgen(js_namespace = ["chrome", "downloads", "onChanged"], js_name = addListener)]
+    pub fn downloads_on_changed(listener: &Function);
     #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onCreated"], js_name = addListener)]
     pub fn tabs_on_created_add(listener: &Function);
     #[wasm_bindgen(js_namespace = ["chrome", "tabs", "onRemoved"], js_name = addListener)]

@@ -42,6 +42,7 @@ pub mod chrome_tabs;
 pub mod config;
 pub mod connection;
 pub mod debugger;
+pub mod downloads;
 pub mod input;
 pub mod leases;
 pub mod mailbox;

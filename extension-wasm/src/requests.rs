@@ -383,8 +383,9 @@ fn need_of(op: &Operation) -> Option<(Need, Option<&str>)> {
             if acts { Need::Act } else { Need::Read }
         }
         Operation::Act(ActOp::HandleDialog(_)) => Need::Act,
-        // Bytes kept in the extension for an upload, which is judged when it sets them.
-        Operation::Act(ActOp::UploadChunk(_)) => return None,
+        // Bytes kept in the extension for an upload, which is judged when it sets them; the
+        // session's downloads, whose bytes are judged by where they came from.
+        Operation::Act(ActOp::UploadChunk(_) | ActOp::Downloads(_)) => return None,
         Operation::Act(_) => Need::Read,
         Operation::Capture(CaptureOp::GetResponseBody(_)) => Need::SensitiveRead,
         Operation::Capture(_) => Need::Read,

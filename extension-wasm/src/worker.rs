@@ -39,6 +39,7 @@ pub fn start() {
     wire_debugger();
     debugger::install_listeners();
     activity::install_listeners();
+    crate::downloads::install_listeners();
     install_tab_listener();
     install_storage_listener();
     crate::approvals::install_listener();
@@ -72,6 +73,7 @@ pub fn start() {
 fn wire_debugger() {
     debugger::on_event(activity::on_debugger_event);
     debugger::on_event(capture::on_event);
+    debugger::on_event(crate::downloads::on_debugger_event);
     debugger::on_attached(|tab| Box::pin(capture::restore(tab)));
     debugger::on_forgotten(activity::forget_requests);
 }

@@ -456,6 +456,9 @@ pub struct Outcome {
     /// observation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub navigation: Option<NavigationState>,
+    /// Downloads the action started.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub downloads: Vec<crate::files::DownloadInfo>,
 }
 
 impl Outcome {
@@ -468,6 +471,7 @@ impl Outcome {
             dialog: None,
             opened_tabs: Vec::new(),
             navigation: None,
+            downloads: Vec::new(),
         }
     }
 }
@@ -959,10 +963,13 @@ pub enum ActOp {
     Health(GetTabHealth),
     /// Keep part of an upload's bytes until the action that names the upload.
     UploadChunk(crate::files::UploadChunk),
+    /// The downloads the session's actions started.
+    Downloads(crate::files::DownloadsRequest),
 }
 
 crate::tagged::deserialize_tagged!(ActOp, "kind", {
     "uploadChunk" => crate::files::UploadChunk => Self::UploadChunk,
+    "downloads" => crate::files::DownloadsRequest => Self::Downloads,
     "act" => ActRequest => Self::Act,
     "batch" => BatchRequest => Self::Batch,
     "readState" => ReadStateRequest => Self::ReadState,
@@ -980,7 +987,10 @@ impl ActOp {
                 .iter()
                 .any(|step| matches!(step, Step::Act { action } if action.is_mutation())),
             ActOp::HandleDialog(_) => true,
-            ActOp::ReadState(_) | ActOp::Health(_) | ActOp::UploadChunk(_) => false,
+            ActOp::ReadState(_)
+            | ActOp::Health(_)
+            | ActOp::UploadChunk(_)
+            | ActOp::Downloads(_) => false,
         }
     }
 
@@ -989,7 +999,7 @@ impl ActOp {
     pub fn bypasses_queue(&self) -> bool {
         matches!(
             self,
-            ActOp::HandleDialog(_) | ActOp::Health(_) | ActOp::UploadChunk(_)
+            ActOp::HandleDialog(_) | ActOp::Health(_) | ActOp::UploadChunk(_) | ActOp::Downloads(_)
         )
     }
 }
@@ -1010,10 +1020,13 @@ pub enum ActResult {
     Health(TabHealth),
     /// An upload's chunk kept.
     ChunkKept(crate::files::ChunkKept),
+    /// Downloads.
+    Downloads(crate::files::Downloads),
 }
 
 crate::tagged::deserialize_tagged!(ActResult, "kind", {
     "chunkKept" => crate::files::ChunkKept => Self::ChunkKept,
+    "downloads" => crate::files::Downloads => Self::Downloads,
     "acted" => Acted => Self::Acted,
     "batch" => BatchResult => Self::Batch,
     "elementState" => ElementState => Self::ElementState,

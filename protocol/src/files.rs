@@ -109,6 +109,84 @@ pub struct PdfDocument {
     pub bytes: u64,
 }
 
+/// A download the browser reports, as the session whose action started it may see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DownloadInfo {
+    /// Chrome's download ID.
+    pub id: u32,
+    /// The file's name (without its directory).
+    pub name: String,
+    /// Where it came from (after redirects).
+    pub url: String,
+    /// The tab whose page started it.
+    pub tab_id: crate::TabId,
+    /// Its MIME type, from the response; empty when unknown.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub mime_type: String,
+    /// Its size in bytes, when the server said or once it is complete.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// How far it is.
+    pub state: DownloadState,
+    /// Why it stopped, for an interrupted one (Chrome's reason, e.g. `USER_CANCELED`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// Where it is on the disk of the browser's computer, once Chrome named the file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+/// How far a download is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum DownloadState {
+    /// Still arriving.
+    InProgress,
+    /// Waiting for the person to accept a file Chrome warns about.
+    Waiting,
+    /// On disk, whole.
+    Complete,
+    /// Stopped (see `error`).
+    Interrupted,
+}
+
+/// The downloads the calling session's actions started: all of them (the newest first), or
+/// one, waited for until it is complete, with its bytes when asked.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DownloadsRequest {
+    /// One download; all when `None`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<u32>,
+    /// With `id`: how long to wait for it to complete.
+    #[serde(default)]
+    pub wait_ms: u32,
+    /// With `id`: its bytes too (base64), at most [`MAX_DOWNLOAD_BYTES`].
+    #[serde(default)]
+    pub bytes: bool,
+}
+
+/// The most bytes of a download returned in one answer: as for a PDF, one MCP message.
+pub const MAX_DOWNLOAD_BYTES: u64 = MAX_PDF_BYTES;
+/// The most downloads a session's list keeps.
+pub const MAX_DOWNLOADS_LISTED: usize = 50;
+
+/// Answer to a [`DownloadsRequest`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Downloads {
+    /// The downloads, the newest first (one, for a request with `id`).
+    pub downloads: Vec<DownloadInfo>,
+    /// The bytes, base64, when asked for one complete download.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
+    /// How the bytes were read: `data` (the URL held them), `blob` (the page's object, still
+    /// there), `refetched` (the URL fetched again, with the profile's cookies).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_by: Option<String>,
+}
+
 /// Whether `ranges` is a page range list as Chrome's printing takes it: numbers and `a-b`
 /// ranges (either end may be left out) separated by commas.
 pub fn check_page_ranges(ranges: &str) -> Result<(), String> {

@@ -28,7 +28,7 @@ use crate::devices::{
     DeviceSwipe, DeviceTap, DeviceType, DismissKeyboard, LongPress, OpenApp, PressButton,
     ReleaseDevice, TapCoordinates,
 };
-use crate::files::{ChunkKept, PdfDocument, PdfRequest, UploadChunk};
+use crate::files::{ChunkKept, Downloads, DownloadsRequest, PdfDocument, PdfRequest, UploadChunk};
 use crate::observe::{
     ContentRequest, FrameList, GetSelectedText, ListFrames, Observation, ObserveOp, ObserveResult,
     PageContent, Screenshot, ScreenshotRequest, SelectedText, SnapshotRequest,
@@ -227,6 +227,7 @@ asks! {
     HandleDialog => Act(ActOp::HandleDialog) -> DialogHandled;
     GetTabHealth => Act(ActOp::Health) -> TabHealth;
     UploadChunk => Act(ActOp::UploadChunk) -> ChunkKept;
+    DownloadsRequest => Act(ActOp::Downloads) -> Downloads;
     SetNetworkCapture => Capture(CaptureOp::NetworkCapture) -> CaptureState;
     GetRequests => Capture(CaptureOp::GetRequests) -> Records<NetworkRecord>;
     GetResponseBody => Capture(CaptureOp::GetResponseBody) -> ResponseBody;
@@ -272,6 +273,7 @@ answers! {
     DialogHandled => Act(ActResult::DialogHandled);
     TabHealth => Act(ActResult::Health);
     ChunkKept => Act(ActResult::ChunkKept);
+    Downloads => Act(ActResult::Downloads);
     CaptureState => Capture(CaptureResult::Capture);
     Records<NetworkRecord> => Capture(CaptureResult::Requests);
     Records<ConsoleRecord> => Capture(CaptureResult::Console);

@@ -281,6 +281,9 @@ pub struct Navigated {
     pub url: String,
     /// The loaded page's title.
     pub title: String,
+    /// The download the address turned into: the tab then stays on the page it showed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub download: Option<crate::files::DownloadInfo>,
 }
 
 /// A tab was closed.

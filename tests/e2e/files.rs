@@ -547,3 +547,109 @@ async fn a_hosted_client_uploads_bytes_through_the_proxy_and_never_a_path() {
         path.error()
     );
 }
+
+/// Downloads (issue 26): a link to a server's attachment and a file the page makes itself
+/// download; the click says so; the session that clicked lists them and reads their bytes;
+/// another session sees none of it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn downloads_belong_to_the_session_that_started_them() {
+    use tabwire_e2e::McpClient;
+    use tabwire_e2e::fixtures::big_body;
+
+    let setup = OneBrowser::on("Files", "downloads.html").await;
+    // The link's navigation turns into a download: the click says so instead of failing.
+    let clicked = setup.click("#statement").await;
+    assert!(!clicked.is_error, "{}", clicked.text);
+    assert!(
+        clicked.text.contains("started download"),
+        "{}",
+        clicked.text
+    );
+    let id = clicked.data()["downloads"][0]["id"].as_u64().unwrap();
+    assert!(
+        clicked.data().get("navigation").is_none(),
+        "{}",
+        clicked.data()
+    );
+
+    let done = eventually(
+        "the statement to complete",
+        Duration::from_secs(15),
+        || async {
+            let reply = setup
+                .call("get_downloads", json!({"id": id, "waitMs": 5000}))
+                .await;
+            let download = reply.data()["downloads"][0].clone();
+            (download["state"] == "complete").then_some(download)
+        },
+    )
+    .await;
+    let body = big_body(40);
+    assert_eq!(done["name"], "statement-2026-11.csv");
+    assert_eq!(done["size"], body.len());
+    assert_eq!(done["mimeType"], "text/csv");
+    // Local mode: where the file is, and it is the file.
+    let path = done["path"].as_str().expect("a local download's path");
+    assert_eq!(std::fs::read(path).unwrap(), body.as_bytes());
+    // Its bytes, on request.
+    let raw = setup
+        .client
+        .call_raw("get_downloads", json!({"id": id, "bytes": true}))
+        .await;
+    let (bytes, mime) = embedded(&raw);
+    assert_eq!(
+        (bytes.as_slice(), mime.as_str()),
+        (body.as_bytes(), "text/csv")
+    );
+
+    // A navigation to an attachment: the tab stays on its page, and the answer says so.
+    let went = setup
+        .call(
+            "navigate_to",
+            json!({"url": setup.fixtures.url("attachment?name=again.csv&kb=1")}),
+        )
+        .await;
+    assert_eq!(
+        went.data()["download"]["name"],
+        "again.csv",
+        "{}",
+        went.text
+    );
+    assert!(
+        went.data()["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("downloads.html")
+    );
+    assert!(went.text.contains("started download"), "{}", went.text);
+
+    // A file the page makes: a blob, read while the page keeps it.
+    setup.click("#export").await.data();
+    let notes = eventually(
+        "the notes to be listed",
+        Duration::from_secs(15),
+        || async {
+            let list = setup.call("get_downloads", json!({})).await;
+            list.data()["downloads"]
+                .as_array()?
+                .iter()
+                .find(|d| d["name"] == "notes.txt" && d["state"] == "complete")
+                .cloned()
+        },
+    )
+    .await;
+    let raw = setup
+        .client
+        .call_raw("get_downloads", json!({"id": notes["id"], "bytes": true}))
+        .await;
+    assert_eq!(embedded(&raw).0, b"note one\nnote two\n");
+
+    // Another session sees none of this.
+    let other = McpClient::connect(&setup.hub).await;
+    let list = other.call("get_downloads", json!({})).await;
+    assert_eq!(list.data()["downloads"], json!([]), "{}", list.text);
+    let refused = other
+        .call("get_downloads", json!({"id": id, "bytes": true}))
+        .await;
+    assert_eq!(refused.error_code(), "INVALID_ARGUMENT", "{}", refused.text);
+}

@@ -450,6 +450,7 @@ async fn tools_are_listed_with_strict_schemas() {
             "drag_element",
             "fill_form",
             "get_active_tab",
+            "get_downloads",
             "get_page_content",
             "get_page_snapshot",
             "get_selected_text",

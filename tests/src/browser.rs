@@ -140,6 +140,14 @@ impl Browser {
         std::fs::write(extension.join("config.json"), config.to_string()).unwrap();
         patch(&extension);
         let profile = dir.path().join("profile");
+        // Downloads land in the scratch directory (Chrome's default is ~/Downloads), without
+        // asking where.
+        std::fs::create_dir_all(profile.join("Default")).unwrap();
+        let downloads = dir.path().join("downloads");
+        let preferences = serde_json::json!({
+            "download": {"default_directory": downloads, "prompt_for_download": false}
+        });
+        std::fs::write(profile.join("Default/Preferences"), preferences.to_string()).unwrap();
         let mut command = Command::new(chromium());
         command
             .args([

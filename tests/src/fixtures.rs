@@ -8,6 +8,8 @@
 //! - `/big?kb=N`, a plain-text body of N KiB ([`big_body`]), for bodies too large to return whole.
 //! - `/cookie?name=X&value=Y`, which sets an `HttpOnly` cookie through a `Set-Cookie` header (one
 //!   the page's own script cannot see or set).
+//! - `/attachment?name=F&kb=N`, [`big_body`]`(N)` sent as a download
+//!   (`Content-Disposition: attachment; filename="F"`).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -45,6 +47,7 @@ impl Fixtures {
             .route("/big", get(big))
             .route("/cookie", get(cookie))
             .route("/redirect", get(redirect))
+            .route("/attachment", get(attachment))
             .route("/{file}", get(file))
             .with_state(slow_hits.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -104,6 +107,32 @@ async fn json(Query(query): Query<JsonQuery>) -> Response {
 #[derive(serde::Deserialize)]
 struct BigQuery {
     kb: u32,
+}
+
+#[derive(serde::Deserialize)]
+struct AttachmentQuery {
+    name: String,
+    kb: u32,
+}
+
+async fn attachment(Query(query): Query<AttachmentQuery>) -> Response {
+    // A name of letters, digits, dots and dashes only: no header to escape.
+    let name: String = query
+        .name
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_'))
+        .collect();
+    (
+        [
+            (header::CONTENT_TYPE, "text/csv".to_owned()),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{name}\""),
+            ),
+        ],
+        big_body(query.kb.min(4 * 1024)),
+    )
+        .into_response()
 }
 
 /// The body `/big?kb=N` answers with: exactly `kb` KiB of numbered ASCII lines, so any prefix

@@ -128,7 +128,7 @@ impl Link {
             tool: tool.to_owned(),
             tab_id,
             holder: holder.cloned(),
-            op,
+            op: Box::new(op),
             deadline_ms: deadline.as_millis().try_into().unwrap_or(u64::MAX),
             call_uid: call_uid.clone(),
             from_node: cluster.node.clone(),
@@ -240,7 +240,7 @@ impl Link {
                 Some(ClusterMessage::Working { .. }) => {}
                 Some(ClusterMessage::Answer { outcome, node }) => {
                     connection.note_owner(&node);
-                    return outcome;
+                    return *outcome;
                 }
                 _ => {}
             }

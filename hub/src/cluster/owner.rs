@@ -229,10 +229,10 @@ async fn serve(
         {
             tracing::warn!(from = %from_node, "cluster: refused a call naming another account or peer");
             let refusal = ClusterMessage::Answer {
-                outcome: Err(OpError::new(
+                outcome: Box::new(Err(OpError::new(
                     ErrorCode::Forbidden,
                     format!("no {kind} with that ID belongs to this account"),
-                )),
+                ))),
                 node: cluster.node.clone(),
             };
             answer(&client, reply.to_string(), &refusal).await;
@@ -258,7 +258,7 @@ async fn serve(
                 &tool,
                 tab_id,
                 holder.as_ref(),
-                op,
+                *op,
                 Duration::from_millis(deadline_ms),
                 &token,
             );
@@ -279,6 +279,7 @@ async fn serve(
             if let Some(cluster) = weak.upgrade() {
                 cluster.running.lock().unwrap().remove(&call_uid);
             }
+            let outcome = Box::new(outcome);
             answer(&client, reply, &ClusterMessage::Answer { outcome, node }).await;
         });
     }

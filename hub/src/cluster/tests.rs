@@ -324,7 +324,7 @@ async fn the_owner_refuses_a_call_forged_for_another_account() {
             tool: "list_tabs".into(),
             tab_id: None,
             holder: None,
-            op: ListTabs {}.into(),
+            op: Box::new(ListTabs {}.into()),
             deadline_ms: 5_000,
             call_uid: "forged".into(),
             from_node: "mallory".into(),
@@ -337,10 +337,8 @@ async fn the_owner_refuses_a_call_forged_for_another_account() {
             }
         };
         match ClusterMessage::from_bytes(&reply.payload) {
-            Some(ClusterMessage::Answer {
-                outcome: Err(error),
-                ..
-            }) => {
+            Some(ClusterMessage::Answer { outcome, .. }) if outcome.is_err() => {
+                let error = outcome.unwrap_err();
                 assert_eq!(error.code, ErrorCode::Forbidden, "{error:?}")
             }
             other => panic!("expected a refusal, got {other:?}"),

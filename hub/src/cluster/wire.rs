@@ -26,7 +26,8 @@ pub enum ClusterMessage {
         /// The caller (its session is the request's viewer); the owner sends it on as the
         /// local path does, so leases held in the peer hold across replicas.
         holder: Option<LeaseHolder>,
-        op: Operation,
+        /// Boxed, as the outcome is: an operation is large beside the other messages.
+        op: Box<Operation>,
         deadline_ms: u64,
         /// Names the call for a cancel.
         call_uid: String,
@@ -36,9 +37,10 @@ pub enum ClusterMessage {
     Accepted { node: String },
     /// The owner still runs it (on the inbox, every 500 ms).
     Working { node: String },
-    /// The call's outcome (on the inbox; chunked when large).
+    /// The call's outcome (on the inbox; chunked when large). Boxed: an outcome is large
+    /// beside the other messages.
     Answer {
-        outcome: Result<OpResult, OpError>,
+        outcome: Box<Result<OpResult, OpError>>,
         node: String,
     },
     /// Stop a call (on `tw.cancel.<owner node>`).

@@ -90,7 +90,8 @@ pub async fn act<T: ActionTool>(
 }
 
 /// An outcome's facts as the data shows them, flat: what the action reports about itself (its
-/// element, its value…), the dialog it opened, the tabs it opened, the navigation it started.
+/// element, its value…), the dialog it opened, the tabs it opened, the navigation and the
+/// downloads it started.
 pub fn outcome_facts(outcome: &Outcome) -> Map<String, Value> {
     let mut facts = match outcome.facts.as_ref().map(serde_json::to_value) {
         Some(Ok(Value::Object(facts))) => facts,
@@ -106,6 +107,9 @@ pub fn outcome_facts(outcome: &Outcome) -> Map<String, Value> {
     }
     if let Some(navigation) = outcome.navigation {
         facts.insert("navigation".into(), json!(navigation));
+    }
+    if !outcome.downloads.is_empty() {
+        facts.insert("downloads".into(), json!(outcome.downloads));
     }
     facts
 }

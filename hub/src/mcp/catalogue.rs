@@ -224,6 +224,7 @@ catalogue! {
     "get_selected_text", Browser TabRoute READS, observe::SelectedTextArgs, NoOptions => observe::get_selected_text, observe::GET_SELECTED_TEXT;
     "take_screenshot", Browser TabRoute READS, screenshot::ScreenshotArgs, NoOptions => screenshot::take_screenshot, screenshot::TAKE_SCREENSHOT;
     "save_pdf", Browser TabRoute READS, files::PdfArgs, NoOptions => files::save_pdf, files::SAVE_PDF;
+    "get_downloads", Browser BrowserRoute READS, files::DownloadsArgs, NoOptions => files::get_downloads, files::GET_DOWNLOADS;
     "click_element", Browser TabRoute CHANGES, actions::ClickArgs, ActionOptions => act::act, actions::CLICK_ELEMENT;
     "click_and_wait", Browser TabRoute CHANGES, actions::ClickAndWaitArgs, ActionOptions => act::act, actions::CLICK_AND_WAIT;
     "hover_element", Browser TabRoute SETS, actions::HoverArgs, ActionOptions => act::act, actions::HOVER_ELEMENT;

@@ -1,4 +1,5 @@
-//! Files into and out of pages (issue 26, docs/files.md): `upload_file`, and `save_pdf`.
+//! Files into and out of pages (issue 26, docs/files.md): `upload_file`, `save_pdf` and
+//! `get_downloads`.
 //!
 //! Every file is read (a path, from the directories the operator allows) or decoded (bytes the
 //! client sent) and checked against the caps before anything is sent, so a refused upload sets
@@ -15,8 +16,8 @@ use base64::engine::general_purpose::STANDARD;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tabwire_protocol::files::{
-    CHUNK_BYTES, MAX_UPLOAD_FILES, PdfRequest, UploadChunk, UploadFile, check_file_name,
-    check_mime_type, check_page_ranges,
+    CHUNK_BYTES, DownloadInfo, DownloadsRequest, MAX_UPLOAD_FILES, PdfRequest, UploadChunk,
+    UploadFile, check_file_name, check_mime_type, check_page_ranges,
 };
 use tabwire_protocol::{ActRequest, Action, ErrorCode};
 
@@ -306,4 +307,101 @@ pub async fn save_pdf(ctx: &ToolContext, args: PdfArgs) -> Result<ToolOutput, To
         mime_type: "application/pdf".into(),
         data: pdf.data,
     }))
+}
+
+/// Arguments of get_downloads.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DownloadsArgs {
+    /// One download; without it, all of this session's.
+    pub id: Option<u32>,
+    /// With id: wait up to this long (0-60000) for it to complete.
+    pub wait_ms: Option<u32>,
+    /// With id: its bytes as an embedded resource (default: hosted hub yes, local no).
+    pub bytes: Option<bool>,
+}
+
+pub const GET_DOWNLOADS: &str = "Downloads this session's actions started: all, or one (id) \
+with its path or bytes.";
+
+/// The longest `waitMs`.
+const MAX_DOWNLOAD_WAIT_MS: u32 = 60_000;
+
+/// The handler of get_downloads.
+pub async fn get_downloads(
+    ctx: &ToolContext,
+    args: DownloadsArgs,
+) -> Result<ToolOutput, ToolError> {
+    let hosted = ctx.hub.is_hosted();
+    if args.id.is_none() && (args.wait_ms.is_some() || args.bytes.is_some()) {
+        return Err(ToolError::invalid(
+            "waitMs and bytes are about one download: give its id",
+        ));
+    }
+    let wait_ms = args::in_range(args.wait_ms, 0, 0, MAX_DOWNLOAD_WAIT_MS, "waitMs")?;
+    let request = DownloadsRequest {
+        id: args.id,
+        wait_ms,
+        bytes: args.id.is_some() && args.bytes.unwrap_or(hosted),
+    };
+    let deadline = Duration::from_millis(u64::from(wait_ms) + 30_000);
+    let mut answer = ctx.call(request, deadline).await?;
+    if hosted {
+        // A path on someone else's computer says nothing useful and something about them.
+        for download in &mut answer.downloads {
+            download.path = None;
+        }
+    }
+    let mut text = Rendering::hub(match (args.id, answer.downloads.len()) {
+        (None, 0) => "No downloads started by this session's actions.".to_owned(),
+        (None, n) => format!("{n} downloads, newest first:"),
+        (Some(_), _) => String::new(),
+    });
+    for (i, download) in answer.downloads.iter().enumerate() {
+        if args.id.is_none() || i > 0 {
+            text.push("\n");
+        }
+        render_download(&mut text, download);
+    }
+    let mut data = serde_json::json!({ "downloads": answer.downloads });
+    let Some(bytes) = answer.data else {
+        return Ok(ToolOutput::new(data, text));
+    };
+    let download = &answer.downloads[0];
+    let uri = format!("tabwire:download/{}", download.id);
+    data["resource"] = uri.clone().into();
+    data["readBy"] = answer.read_by.clone().into();
+    text.push(&format!(
+        "\nIts bytes are embedded as {uri} (read by: {}).",
+        answer.read_by.as_deref().unwrap_or("?")
+    ));
+    let mime_type = if download.mime_type.is_empty() {
+        "application/octet-stream".to_owned()
+    } else {
+        download.mime_type.clone()
+    };
+    Ok(ToolOutput::new(data, text).with_resource(Blob {
+        uri,
+        mime_type,
+        data: bytes,
+    }))
+}
+
+/// One download as a line: its ID, name (the page's words), state, size, path.
+fn render_download(text: &mut Rendering, download: &DownloadInfo) {
+    text.push(&format!("download {} ", download.id));
+    text.push_page(&format!("\"{}\"", download.name));
+    let mut facts = vec![format!("{:?}", download.state).to_lowercase()];
+    if let Some(size) = download.size {
+        facts.push(format!("{size} bytes"));
+    }
+    if let Some(error) = &download.error {
+        facts.push(format!("error {error}"));
+    }
+    facts.push(format!("tab {}", download.tab_id));
+    text.push(&format!(" ({})", facts.join(", ")));
+    if let Some(path) = &download.path {
+        text.push(" at ");
+        text.push_page(path);
+    }
 }

@@ -89,7 +89,15 @@ pub const NAVIGATE_TO: &str = "Load a URL and wait for it; the tab's earlier ref
 pub async fn navigate_to(ctx: &ToolContext, args: NavigateArgs) -> Result<ToolOutput, ToolError> {
     check_url(&args.url, &ctx.destinations())?;
     let navigated = ctx.call(Navigate { url: args.url }, LOAD_DEADLINE).await?;
-    let mut text = Rendering::hub(format!("tab {} loaded ", navigated.tab_id));
+    let mut text = Rendering::hub(format!("tab {} ", navigated.tab_id));
+    match &navigated.download {
+        None => text.push("loaded "),
+        Some(download) => {
+            text.push(&format!("started download {} ", download.id));
+            text.push_page(&quoted(&download.name));
+            text.push(" (get_downloads has it) and stays on ");
+        }
+    }
     text.push_page(&format!("{} {}", quoted(&navigated.title), navigated.url));
     Ok(ToolOutput::new(json!(navigated), text))
 }

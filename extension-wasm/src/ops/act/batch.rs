@@ -127,9 +127,12 @@ async fn run_step(
 ) -> Result<StepResult, OpError> {
     checkpoint.check_alive()?;
     match step {
-        Step::Act { action } => Ok(StepResult::Acted {
-            outcome: perform(tab, &action, viewer, checkpoint).await?,
-        }),
+        Step::Act { action } => {
+            let downloads = super::perform::DownloadsMark::of(tab);
+            let mut outcome = perform(tab, &action, viewer, checkpoint).await?;
+            downloads.add_to(&mut outcome, viewer).await;
+            Ok(StepResult::Acted { outcome })
+        }
         // Reads are stopped by a dialog the page opens meanwhile (actions handle their own).
         Step::Observe { request } => {
             let observation = debugger::unless_dialog(

@@ -11,7 +11,10 @@
 //! tabwire then says it cannot reach that input.
 
 use serde::Deserialize;
-use tabwire_protocol::files::{UploadFile, UploadMode};
+use tabwire_protocol::files::{
+    DownloadState, Downloads, DownloadsRequest, MAX_DOWNLOAD_BYTES, UploadFile, UploadMode,
+};
+use tabwire_protocol::policy::Need;
 use tabwire_protocol::{
     ActionFacts, ClickMode, ErrorCode, MouseButton, OpError, Outcome, TabId, Target,
 };
@@ -24,7 +27,7 @@ use crate::ops::target::{self, PreparedTarget};
 use crate::page::{self, PageCommand};
 use crate::refs::TOP_FRAME;
 use crate::timer::sleep;
-use crate::{debugger, uploads};
+use crate::{debugger, downloads, uploads};
 use tabwire_observation::{Detail, PageNode, render_node};
 
 /// How long after the click the input it opens is waited for.
@@ -236,4 +239,65 @@ async fn through_chooser(
         sleep(CHOOSER_POLL_MS).await;
         waited += CHOOSER_POLL_MS;
     }
+}
+
+/// How often a download waited for is looked at again.
+const DOWNLOAD_POLL_MS: f64 = 100.0;
+
+/// The downloads `viewer`'s actions started (`get_downloads`): all of them, or one, waited for
+/// until complete (at most `wait_ms`), with its bytes when asked. Its bytes are a read of the
+/// page that started it, judged by the policy now.
+pub async fn downloads(
+    request: DownloadsRequest,
+    viewer: &str,
+    checkpoint: &Checkpoint,
+) -> Result<Downloads, OpError> {
+    let Some(id) = request.id else {
+        return Ok(Downloads {
+            downloads: downloads::list(viewer),
+            data: None,
+            read_by: None,
+        });
+    };
+    let waited_until = crate::timer::now_ms() + f64::from(request.wait_ms);
+    let (info, page_url) = loop {
+        let (info, page_url) = downloads::find(viewer, id)?;
+        let settled = matches!(
+            info.state,
+            DownloadState::Complete | DownloadState::Interrupted
+        );
+        if settled || crate::timer::now_ms() >= waited_until {
+            break (info, page_url);
+        }
+        checkpoint.check_alive()?;
+        sleep(DOWNLOAD_POLL_MS).await;
+    };
+    let (data, read_by) = if request.bytes {
+        if info.state != DownloadState::Complete {
+            return Err(OpError::new(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "Download {id} is not complete ({:?}); its bytes can be read once it is: \
+                     call again with waitMs.",
+                    info.state
+                ),
+            ));
+        }
+        // Whoever may no longer read the page it came from may not read what it handed over.
+        if !page_url.is_empty() {
+            crate::policy::check_url(&page_url, Need::Read)?;
+        }
+        if info.url.starts_with("http://") || info.url.starts_with("https://") {
+            crate::policy::check_url(&info.url, Need::Read)?;
+        }
+        let (data, how) = downloads::bytes(&info, MAX_DOWNLOAD_BYTES).await?;
+        (Some(data), Some(how.to_owned()))
+    } else {
+        (None, None)
+    };
+    Ok(Downloads {
+        downloads: vec![info],
+        data,
+        read_by,
+    })
 }

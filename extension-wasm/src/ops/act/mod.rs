@@ -29,7 +29,7 @@ use tabwire_protocol::{ActOp, ActRequest, Acted, ErrorCode, OpError, OpResult, T
 
 use crate::checkpoint::Checkpoint;
 use crate::refs;
-use perform::{After, observe_after, perform};
+use perform::{After, DownloadsMark, observe_after, perform};
 
 /// Runs one operation of the group for `viewer` (whose observations an action's is compared
 /// with). Actions, batches and element reads run in the tab's queue, so `requests` resolved
@@ -55,6 +55,7 @@ pub async fn run(
             .await?
             .into(),
         ActOp::UploadChunk(chunk) => crate::uploads::keep(viewer, chunk)?.into(),
+        ActOp::Downloads(request) => files::downloads(request, viewer, checkpoint).await?.into(),
     })
 }
 
@@ -75,7 +76,8 @@ async fn act(
     viewer: &str,
     checkpoint: &Checkpoint,
 ) -> Result<Acted, OpError> {
-    let outcome = perform(tab, &request.action, viewer, checkpoint).await?;
+    let downloads = DownloadsMark::of(tab);
+    let mut outcome = perform(tab, &request.action, viewer, checkpoint).await?;
     let blocked = outcome.dialog.is_some();
     // An action on an element inside a frame is followed by an observation of that frame.
     let frame = match request.action.target() {
@@ -93,6 +95,8 @@ async fn act(
         checkpoint,
     )
     .await;
+    // After the observation: a download's announcement takes a few tens of milliseconds.
+    downloads.add_to(&mut outcome, viewer).await;
     Ok(Acted {
         outcome,
         observation,

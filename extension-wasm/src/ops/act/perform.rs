@@ -23,7 +23,8 @@ use crate::{activity, debugger, refs};
 use tabwire_observation::delta::Params;
 
 /// Performs one action (no observation) for `viewer`: the dialog and navigation handling
-/// around [`dispatch`].
+/// around [`dispatch`]. The caller adds the downloads it started ([`DownloadsMark`]) once it
+/// is done with the page.
 pub async fn perform(
     tab: TabId,
     action: &Action,
@@ -73,6 +74,7 @@ pub async fn perform(
                 dialog: Some(dialog),
                 opened_tabs: Vec::new(),
                 navigation: None,
+                downloads: Vec::new(),
             });
         }
         Either::Right(dialog) => return Err(debugger::dialog_error(&dialog)),
@@ -116,6 +118,65 @@ pub async fn perform(
         });
     }
     Ok(outcome)
+}
+
+/// How long an action waits for a download its input may have started: a navigation that
+/// turned into one ends as an aborted load, which an answer without content looks like too.
+const DOWNLOAD_WAIT_MS: f64 = 500.0;
+
+/// Where the downloads and the loads of a tab stood before an action, to name the downloads
+/// it started once it is done ([`DownloadsMark::add_to`]).
+pub struct DownloadsMark {
+    tab: TabId,
+    downloads: u64,
+    loads: u64,
+    at: f64,
+}
+
+impl DownloadsMark {
+    /// Marks where `tab` stands now.
+    pub fn of(tab: TabId) -> DownloadsMark {
+        DownloadsMark {
+            tab,
+            downloads: crate::downloads::mark(),
+            loads: activity::load_mark(tab),
+            at: crate::timer::now_ms(),
+        }
+    }
+
+    /// Adds the downloads the action started to its outcome, claimed for `viewer`. Chrome's
+    /// item follows the tab's announcement by a few milliseconds; a navigation that was aborted
+    /// (as one that turns into a download is) waits a moment for one. A download announced
+    /// only later (a slow server) is not named here; `get_downloads` lists it.
+    pub async fn add_to(&self, outcome: &mut Outcome, viewer: &str) {
+        let tab = self.tab;
+        let aborted = activity::aborted_since(tab, self.loads);
+        let until = crate::timer::now_ms() + DOWNLOAD_WAIT_MS;
+        while crate::timer::now_ms() < until
+            && (crate::downloads::announced_since(tab, self.at)
+                || (aborted
+                    && crate::downloads::started_since(tab, self.downloads, viewer).is_empty()))
+        {
+            sleep(10.0).await;
+        }
+        let downloads = crate::downloads::started_since(tab, self.downloads, viewer);
+        if downloads.is_empty() {
+            return;
+        }
+        if aborted {
+            // The navigation became the download: the page stayed as it was.
+            outcome.navigation = None;
+        }
+        let named: Vec<String> = downloads
+            .iter()
+            .map(|d| format!("{} \"{}\"", d.id, d.name))
+            .collect();
+        outcome.summary.push_str(&format!(
+            "; it started download {} (get_downloads has it)",
+            named.join(", ")
+        ));
+        outcome.downloads = downloads;
+    }
 }
 
 /// The action itself (`viewer`: whose upload an upload sets).

@@ -17,6 +17,7 @@ use crate::mailbox::Mailbox;
 use crate::ops::load::load_url;
 use crate::page::{self, MissingFrame, PageCommand};
 use crate::refs::TOP_FRAME;
+use crate::timer::{Either, select, sleep};
 
 /// Loads `url` in the tab and waits for it.
 pub async fn navigate(
@@ -25,9 +26,22 @@ pub async fn navigate(
     checkpoint: &Checkpoint,
 ) -> Result<Navigated, OpError> {
     let tab = resolve_tab(tab_id).await?.id;
+    let downloads = crate::downloads::mark();
     let watch = LoadWatch::start(tab);
     load_url(tab, url, checkpoint).await?;
-    let loaded = watch.finished().await?;
+    // An address that turns into a download never loads: the tab stays where it was.
+    let loaded = match select(watch.finished(), downloaded(tab, downloads)).await {
+        Either::Left(loaded) => loaded?,
+        Either::Right(download) => {
+            let shown = crate::chrome_tabs::get_tab(tab).await?;
+            return Ok(Navigated {
+                tab_id: tab,
+                url: shown.url.unwrap_or_default(),
+                title: shown.title.unwrap_or_default(),
+                download: Some(download),
+            });
+        }
+    };
     drop(watch);
     // A redirect may have ended the load on an origin the policy closes: it stops there.
     crate::ops::load::check_arrival(tab).await?;
@@ -35,6 +49,7 @@ pub async fn navigate(
         tab_id: tab,
         url: loaded.url.unwrap_or_else(|| url.to_owned()),
         title: loaded.title.unwrap_or_default(),
+        download: None,
     };
     // Chrome reports a failed load (unreachable host, unknown name) as a completed load of
     // its error page; only asking the page tells the two apart.
@@ -62,6 +77,19 @@ pub async fn navigate(
     }
     Ok(navigated)
 }
+
+/// Completes with the first download `tab` starts after `mark`.
+async fn downloaded(tab: TabId, mark: u64) -> tabwire_protocol::files::DownloadInfo {
+    loop {
+        if let Some(download) = crate::downloads::first_since(tab, mark) {
+            return download;
+        }
+        sleep(DOWNLOAD_POLL_MS).await;
+    }
+}
+
+/// How often a navigation looks for a download it turned into.
+const DOWNLOAD_POLL_MS: f64 = 20.0;
 
 /// The probe's answer.
 #[derive(Deserialize)]
