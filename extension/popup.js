@@ -232,6 +232,23 @@ $('forgetToken').addEventListener('click', async () => {
   }
 });
 
+// The clipboard tool needs optional permissions the person grants here (Chrome asks them to
+// confirm), and can take back; the policy still judges each call on the tab's origin.
+const CLIPBOARD = { permissions: ['clipboardRead', 'clipboardWrite'] };
+async function showClipboard() {
+  const granted = await chrome.permissions.contains(CLIPBOARD);
+  $('clipboardState').textContent = granted
+    ? 'Agents may read and write this browser\'s clipboard (where the rules let them read a page).'
+    : 'Agents may not use this browser\'s clipboard.';
+  $('clipboardToggle').textContent = granted ? 'Stop clipboard access' : 'Let agents use the clipboard';
+}
+$('clipboardToggle').addEventListener('click', async () => {
+  if (await chrome.permissions.contains(CLIPBOARD)) await chrome.permissions.remove(CLIPBOARD);
+  else await chrome.permissions.request(CLIPBOARD);
+  showClipboard();
+});
+
 refresh();
 showEffective();
+showClipboard();
 setInterval(refresh, 1000);

@@ -2,13 +2,16 @@
 //! Chrome's downloads.
 //!
 //! `chrome.downloads` says nothing of tabs. The tab's debugger does: `Page.downloadWillBegin`
-//! arrives just before `downloads.onCreated`, with the same URL. A download announced in a tab
-//! belongs to the session holding that tab's lease (the one whose action runs or last ran
-//! there); the action itself claims what started during it ([`started_since`]). A download no
-//! tab announced (the person's own, another extension's) belongs to no session and is never
-//! listed. A session sees only its own, at most [`MAX_DOWNLOADS_LISTED`], newest first.
+//! arrives just before `downloads.onCreated`, with the same URL; the two are matched when they
+//! come within [`MATCH_WINDOW_MS`] of each other. A download announced in a tab belongs to the
+//! session whose action or navigation runs there, or ended there at most [`LATE_MS`] before
+//! ([`Acting`]); the action claims what started during it ([`started_since`]). Any other
+//! download (the person's own, even in a tab an agent leases; another extension's) belongs to
+//! no session and is never listed. A session sees only its own, at most
+//! [`MAX_DOWNLOADS_LISTED`], newest first.
 
 use std::cell::RefCell;
+use std::rc::Rc;
 
 use js_sys::Promise;
 use serde::Deserialize;
@@ -26,10 +29,16 @@ extern "C" {
     fn fetch_bytes(url: &str, max: f64) -> Result<Promise, JsValue>;
 }
 
-/// How long an announcement waits for Chrome's item with its URL.
-const ANNOUNCED_FOR_MS: f64 = 30_000.0;
+/// How far apart a tab's announcement and Chrome's item with its URL may come (either first)
+/// to be one download.
+const MATCH_WINDOW_MS: f64 = 3_000.0;
+/// How long after a session's action or navigation in a tab ended a download announced there
+/// is still its own (a slow server answers a click's request late).
+const LATE_MS: f64 = 10_000.0;
 /// How many downloads are remembered over all sessions.
 const REMEMBERED: usize = 200;
+/// How much of a download's address is shown (a `data:` URL holds the whole file).
+const SHOWN_URL_CHARS: usize = 512;
 
 /// A download a tab's debugger announced, not yet matched with Chrome's item.
 struct Announced {
@@ -37,15 +46,31 @@ struct Announced {
     url: String,
     name: String,
     at: f64,
+    /// The session acting in the tab then, if any.
+    session: Option<String>,
+    /// The page the tab showed then, filled in by a lookup started at once.
+    page_url: Rc<RefCell<String>>,
+}
+
+/// A session's action or navigation in a tab: running (`until` infinite) or ended then.
+struct Acting {
+    tab: TabId,
+    session: String,
+    /// Which of the session's runs in the tab this is (several may overlap).
+    serial: u64,
+    until: f64,
 }
 
 /// A download of a tab, and whose it is.
 struct Tracked {
     info: DownloadInfo,
-    /// The session it belongs to; `None` until an action or a lease claims it.
+    /// The whole address (`info.url` is cut to [`SHOWN_URL_CHARS`]).
+    url: String,
+    /// The session it belongs to; `None` when no session acted in the tab then.
     session: Option<String>,
-    /// The page that started it, which the policy judges a read of its bytes by.
-    page_url: String,
+    /// The page that started it, which the policy judges a read of its bytes by; empty while
+    /// (or when) it is not known.
+    page_url: Rc<RefCell<String>>,
     /// Order of arrival, for [`started_since`].
     serial: u64,
 }
@@ -57,7 +82,19 @@ struct State {
     /// when they came.
     unmatched: Vec<(Item, f64)>,
     tracked: Vec<Tracked>,
+    acting: Vec<Acting>,
+    /// Counts downloads tracked.
     serial: u64,
+    /// Counts sessions' runs in tabs.
+    runs: u64,
+}
+
+/// A download found for its session: what is shown of it, its whole address and the page that
+/// started it (empty when not known).
+pub struct Found {
+    pub info: DownloadInfo,
+    pub url: String,
+    pub page_url: String,
 }
 
 thread_local! {
@@ -83,26 +120,43 @@ pub fn on_debugger_event(tab: TabId, method: &str, params: &JsValue) {
     let Ok(event) = chrome::from_js::<WillBegin>(params.clone()) else {
         return;
     };
-    let now = now_ms();
-    with(|state| {
-        state.announced.retain(|a| now - a.at < ANNOUNCED_FOR_MS);
+    let page_url = announce(tab, event.url, event.suggested_filename, now_ms());
+    // The page that starts a download stays in the tab (the download commits no document).
+    wasm_bindgen_futures::spawn_local(async move {
+        if let Ok(url) = crate::chrome_tabs::get_tab(tab).await.map(|t| t.url) {
+            *page_url.borrow_mut() = url.unwrap_or_default();
+        }
+    });
+}
+
+/// Notes a download `tab` announced at `now`, for the session acting there then, and matches
+/// the items waiting for it. Returns the place for the page's URL, filled in by the caller.
+fn announce(tab: TabId, url: String, name: String, now: f64) -> Rc<RefCell<String>> {
+    let page_url = Rc::new(RefCell::new(String::new()));
+    let waiting = with(|state| {
+        state.announced.retain(|a| now - a.at < MATCH_WINDOW_MS);
+        let session = state
+            .acting
+            .iter()
+            .rev()
+            .find(|a| a.tab == tab && a.until >= now)
+            .map(|a| a.session.clone());
         state.announced.push(Announced {
             tab,
-            url: event.url,
-            name: event.suggested_filename,
+            url,
+            name,
             at: now,
+            session,
+            page_url: page_url.clone(),
         });
-    });
-    // Chrome's item may have come first.
-    let waiting = with(|state| {
-        state
-            .unmatched
-            .retain(|(_, at)| now - at < ANNOUNCED_FOR_MS);
+        // Chrome's item may have come first.
+        state.unmatched.retain(|(_, at)| now - at < MATCH_WINDOW_MS);
         std::mem::take(&mut state.unmatched)
     });
-    for (item, _) in waiting {
-        created(item);
+    for (item, at) in waiting {
+        created(item, at);
     }
+    page_url
 }
 
 /// Chrome's download item, as its events give it.
@@ -161,27 +215,24 @@ fn base_name(path: &str) -> &str {
     path.rsplit(['/', '\\']).next().unwrap_or(path)
 }
 
-/// Chrome created a download: tracked when a tab announced it.
-fn created(item: Item) {
+/// Chrome created a download (at `at`): tracked when a tab announced it close enough in time.
+fn created(item: Item, at: f64) {
     let url = if item.final_url.is_empty() {
         item.url.clone()
     } else {
         item.final_url.clone()
     };
     with(|state| {
-        let Some(at) = state
-            .announced
-            .iter()
-            .position(|a| a.url == url || a.url == item.url)
-        else {
-            // No tab announced it (yet): kept a while for an announcement to come.
+        let Some(found) = state.announced.iter().position(|a| {
+            (a.url == url || a.url == item.url) && (a.at - at).abs() <= MATCH_WINDOW_MS
+        }) else {
+            // No tab announced it (yet): kept a moment for an announcement to come.
             if state.unmatched.len() < REMEMBERED {
-                state.unmatched.push((item, now_ms()));
+                state.unmatched.push((item, at));
             }
             return;
         };
-        let announced = state.announced.remove(at);
-        let session = crate::leases::holder_session(announced.tab);
+        let announced = state.announced.remove(found);
         state.serial += 1;
         let name = if item.filename.is_empty() {
             announced.name.clone()
@@ -191,7 +242,7 @@ fn created(item: Item) {
         let info = DownloadInfo {
             id: item.id,
             name,
-            url,
+            url: shown_url(&url),
             tab_id: announced.tab,
             mime_type: item.mime,
             size: (item.total_bytes > 0.0).then_some(item.total_bytes as u64),
@@ -199,31 +250,26 @@ fn created(item: Item) {
             error: item.error,
             path: (!item.filename.is_empty()).then_some(item.filename),
         };
-        let (tab, id) = (announced.tab, info.id);
         state.tracked.insert(
             0,
             Tracked {
                 info,
-                session,
-                page_url: String::new(),
+                url,
+                session: announced.session,
+                page_url: announced.page_url,
                 serial: state.serial,
             },
         );
         state.tracked.truncate(REMEMBERED);
-        // The page that started it, which a read of its bytes is judged by.
-        wasm_bindgen_futures::spawn_local(async move {
-            let url = crate::chrome_tabs::get_tab(tab)
-                .await
-                .ok()
-                .and_then(|tab| tab.url)
-                .unwrap_or_default();
-            with(|state| {
-                if let Some(tracked) = state.tracked.iter_mut().find(|t| t.info.id == id) {
-                    tracked.page_url = url;
-                }
-            });
-        });
     });
+}
+
+/// A download's address as it is shown: cut to [`SHOWN_URL_CHARS`].
+fn shown_url(url: &str) -> String {
+    match url.char_indices().nth(SHOWN_URL_CHARS) {
+        Some((cut, _)) => format!("{}…", &url[..cut]),
+        None => url.to_owned(),
+    }
 }
 
 /// Chrome changed a download.
@@ -268,7 +314,7 @@ fn changed(change: Change) {
 pub fn install_listeners() {
     let on_created = Closure::<dyn FnMut(JsValue)>::new(|item: JsValue| {
         if let Ok(item) = chrome::from_js::<Item>(item) {
-            created(item);
+            created(item, now_ms());
         }
     });
     chrome::downloads_on_created(on_created.as_ref().unchecked_ref());
@@ -287,40 +333,63 @@ pub fn mark() -> u64 {
     with(|state| state.serial)
 }
 
-/// The downloads `tab` started since `mark`, claimed for `session` (the action's caller) when
-/// no session had them yet; without their paths (`get_downloads` gives a path where the hub
-/// may show it).
+/// `session` acts in `tab` until the guard is dropped, and [`LATE_MS`] after: the downloads
+/// announced there meanwhile are its own.
+pub fn acting(tab: TabId, session: &str) -> ActingGuard {
+    let serial = acting_from(tab, session, now_ms());
+    ActingGuard { serial }
+}
+
+fn acting_from(tab: TabId, session: &str, now: f64) -> u64 {
+    with(|state| {
+        state.acting.retain(|a| a.until >= now);
+        state.runs += 1;
+        state.acting.push(Acting {
+            tab,
+            session: session.to_owned(),
+            serial: state.runs,
+            until: f64::INFINITY,
+        });
+        state.runs
+    })
+}
+
+/// Ends run `serial` at `now`.
+fn acted(serial: u64, now: f64) {
+    with(|state| {
+        if let Some(acting) = state.acting.iter_mut().find(|a| a.serial == serial) {
+            acting.until = now + LATE_MS;
+        }
+    });
+}
+
+/// See [`acting`].
+pub struct ActingGuard {
+    serial: u64,
+}
+
+impl Drop for ActingGuard {
+    fn drop(&mut self) {
+        acted(self.serial, now_ms());
+    }
+}
+
+/// `session`'s downloads `tab` started since `mark` (oldest first), without their paths
+/// (`get_downloads` gives a path where the hub may show it).
 pub fn started_since(tab: TabId, mark: u64, session: &str) -> Vec<DownloadInfo> {
     with(|state| {
         state
             .tracked
-            .iter_mut()
-            .filter(|t| t.serial > mark && t.info.tab_id == tab)
-            .map(|t| {
-                t.session.get_or_insert_with(|| session.to_owned());
-                DownloadInfo {
-                    path: None,
-                    ..t.info.clone()
-                }
-            })
-            .rev()
-            .collect()
-    })
-}
-
-/// The first download `tab` started since `mark`, without its path; claimed by nobody here
-/// (the lease holder took it when it was created).
-pub fn first_since(tab: TabId, mark: u64) -> Option<DownloadInfo> {
-    with(|state| {
-        state
-            .tracked
             .iter()
-            .rev()
-            .find(|t| t.serial > mark && t.info.tab_id == tab)
+            .filter(|t| {
+                t.serial > mark && t.info.tab_id == tab && t.session.as_deref() == Some(session)
+            })
             .map(|t| DownloadInfo {
                 path: None,
                 ..t.info.clone()
             })
+            .rev()
+            .collect()
     })
 }
 
@@ -347,14 +416,18 @@ pub fn list(session: &str) -> Vec<DownloadInfo> {
     })
 }
 
-/// `session`'s download `id` and the page that started it.
-pub fn find(session: &str, id: u32) -> Result<(DownloadInfo, String), OpError> {
+/// `session`'s download `id`.
+pub fn find(session: &str, id: u32) -> Result<Found, OpError> {
     with(|state| {
         state
             .tracked
             .iter()
             .find(|t| t.info.id == id && t.session.as_deref() == Some(session))
-            .map(|t| (t.info.clone(), t.page_url.clone()))
+            .map(|t| Found {
+                info: t.info.clone(),
+                url: t.url.clone(),
+                page_url: t.page_url.borrow().clone(),
+            })
     })
     .ok_or_else(|| {
         OpError::new(
@@ -367,22 +440,37 @@ pub fn find(session: &str, id: u32) -> Result<(DownloadInfo, String), OpError> {
     })
 }
 
-/// The bytes of `info` (base64) and how they were read: a `data:` URL's own, a page's `blob:`
-/// while it lives, or an http(s) URL fetched again with the profile's cookies; at most `max`.
-pub async fn bytes(info: &DownloadInfo, max: u64) -> Result<(String, &'static str), OpError> {
-    let url = info.url.as_str();
+/// The bytes of `found` (base64) and how they were read: a `data:` URL's own, a page's `blob:`
+/// while it lives, or an http(s) URL fetched again with the profile's cookies (only when Chrome
+/// knows the size, which the answer must match, and never through a redirect); at most `max`.
+/// The caller has judged the reads by the policy.
+pub async fn bytes(found: &Found, max: u64) -> Result<(String, &'static str), OpError> {
+    let (info, url) = (&found.info, found.url.as_str());
     let how = if url.starts_with("data:") {
         "data"
     } else if url.starts_with("blob:") {
         "blob"
     } else if url.starts_with("http://") || url.starts_with("https://") {
+        if info.size.is_none() {
+            return Err(unavailable(
+                info.id,
+                "Chrome does not know its size, so bytes fetched again could not be checked \
+                 against it",
+            ));
+        }
         "refetched"
     } else {
-        return Err(unavailable(info, "its address cannot be read again"));
+        return Err(unavailable(info.id, "its address cannot be read again"));
     };
+    if let Some(size) = info.size.filter(|size| *size > max) {
+        return Err(unavailable(
+            info.id,
+            &format!("it holds {size} bytes, more than the {max} returned at once"),
+        ));
+    }
     let fetched = chrome::call(fetch_bytes(url, max as f64))
         .await
-        .map_err(|failure| unavailable(info, &failure.message))?;
+        .map_err(|failure| unavailable(info.id, &failure.message))?;
     let data = fetched.as_string().unwrap_or_default();
     // A URL fetched again may answer other bytes (a form's POST, an expired link).
     let decoded = data.len() / 4 * 3 - data.bytes().rev().take_while(|&b| b == b'=').count();
@@ -390,24 +478,142 @@ pub async fn bytes(info: &DownloadInfo, max: u64) -> Result<(String, &'static st
         && size != decoded as u64
     {
         return Err(unavailable(
-            info,
+            info.id,
             &format!("fetched again, it answered {decoded} bytes instead of {size}"),
         ));
     }
     Ok((data, how))
 }
 
-fn unavailable(info: &DownloadInfo, why: &str) -> OpError {
-    let place = match &info.path {
-        Some(path) => format!(" The file is on the browser's computer at {path}."),
-        None => String::new(),
-    };
+/// The error for bytes that cannot be read. It never names the file's place on disk (a hosted
+/// hub must not show it); `get_downloads` without `bytes` gives it where the hub may.
+fn unavailable(id: u32, why: &str) -> OpError {
     OpError::new(
         ErrorCode::InvalidArgument,
         format!(
-            "The bytes of download {} are not available: {why} (a form's download cannot be \
-             fetched again, nor an object the page revoked).{place}",
-            info.id
+            "The bytes of download {id} are not available: {why} (a form's download cannot be \
+             fetched again, nor an object the page revoked). On a local hub, get_downloads \
+             without bytes gives the file's path."
         ),
     )
+}
+
+/// The URL a read of `url`'s bytes is judged on: a `blob:` URL's own origin's address, an
+/// http(s) URL itself; `None` for `data:` (its bytes come from the page that made it).
+pub fn judged_address(url: &str) -> Option<&str> {
+    match url.strip_prefix("blob:") {
+        Some(inner) => Some(inner),
+        None if url.starts_with("data:") => None,
+        None => Some(url),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn item(id: u32, url: &str) -> Item {
+        Item {
+            id,
+            url: url.to_owned(),
+            state: "in_progress".to_owned(),
+            ..Item::default()
+        }
+    }
+
+    fn listed(session: &str) -> Vec<u32> {
+        list(session).iter().map(|d| d.id).collect()
+    }
+
+    fn reset() {
+        with(|state| *state = State::default());
+    }
+
+    #[test]
+    fn a_download_is_the_acting_sessions_and_no_one_elses() {
+        reset();
+        let run = acting_from(7, "agent", 1_000.0);
+        announce(
+            7,
+            "https://bank.example/statement.csv".into(),
+            "s.csv".into(),
+            1_100.0,
+        );
+        created(item(1, "https://bank.example/statement.csv"), 1_102.0);
+        assert_eq!(listed("agent"), [1]);
+        assert!(listed("other").is_empty());
+        // Its action ended: a slow server's answer in the next seconds is still its own …
+        acted(run, 2_000.0);
+        announce(
+            7,
+            "https://bank.example/late.csv".into(),
+            String::new(),
+            8_000.0,
+        );
+        created(item(2, "https://bank.example/late.csv"), 8_001.0);
+        assert_eq!(listed("agent"), [2, 1]);
+        // … but what the person downloads in that tab later is nobody's, lease or not.
+        announce(
+            7,
+            "https://bank.example/mine.csv".into(),
+            String::new(),
+            20_000.0,
+        );
+        created(item(3, "https://bank.example/mine.csv"), 20_001.0);
+        assert_eq!(listed("agent"), [2, 1]);
+        // Nor is another tab's download, while the agent acts in its own.
+        let _run = acting_from(7, "agent", 30_000.0);
+        announce(
+            8,
+            "https://bank.example/x.csv".into(),
+            String::new(),
+            30_010.0,
+        );
+        created(item(4, "https://bank.example/x.csv"), 30_011.0);
+        assert_eq!(listed("agent"), [2, 1]);
+    }
+
+    #[test]
+    fn an_item_matches_only_an_announcement_close_in_time() {
+        reset();
+        acting_from(7, "agent", 0.0);
+        // The item came first, and keeps the time it came.
+        created(item(1, "https://a.example/f.bin"), 1_000.0);
+        // An announcement of the same address much later is another download.
+        announce(7, "https://a.example/f.bin".into(), String::new(), 9_000.0);
+        assert!(listed("agent").is_empty());
+        // Either order, close together, matches.
+        created(item(2, "https://a.example/g.bin"), 10_000.0);
+        announce(7, "https://a.example/g.bin".into(), String::new(), 10_005.0);
+        assert_eq!(listed("agent"), [2]);
+        announce(7, "https://a.example/h.bin".into(), String::new(), 11_000.0);
+        created(item(3, "https://a.example/h.bin"), 11_002.0);
+        assert_eq!(listed("agent"), [3, 2]);
+    }
+
+    #[test]
+    fn a_long_address_is_cut_where_it_is_shown_and_kept_whole() {
+        reset();
+        acting_from(7, "agent", 0.0);
+        let url = format!("data:text/plain;base64,{}", "QUJD".repeat(1000));
+        announce(7, url.clone(), "abc.txt".into(), 10.0);
+        created(item(1, &url), 11.0);
+        let found = find("agent", 1).unwrap();
+        assert_eq!(found.url, url);
+        assert_eq!(found.info.url.chars().count(), SHOWN_URL_CHARS + 1);
+        assert!(found.info.url.ends_with('…'));
+    }
+
+    #[test]
+    fn bytes_are_judged_on_the_address_they_come_from() {
+        assert_eq!(
+            judged_address("blob:https://evil.example/1f0c"),
+            Some("https://evil.example/1f0c")
+        );
+        assert_eq!(
+            judged_address("https://a.example/f"),
+            Some("https://a.example/f")
+        );
+        assert_eq!(judged_address("data:text/plain,hi"), None);
+    }
 }

@@ -275,16 +275,6 @@ pub fn tab_opened(tab: TabId, opener: TabId) {
     }
 }
 
-/// The session holding `tab`'s lease, if any.
-pub fn holder_session(tab: TabId) -> Option<String> {
-    with(|state| {
-        state
-            .table
-            .lease(tab, now())
-            .map(|lease| lease.holder.session.clone())
-    })
-}
-
 /// A tab closed: its lease goes with it.
 pub fn forget(tab: TabId) {
     with(|state| {

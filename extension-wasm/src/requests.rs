@@ -386,6 +386,10 @@ fn need_of(op: &Operation) -> Option<(Need, Option<&str>)> {
         // Bytes kept in the extension for an upload, which is judged when it sets them; the
         // session's downloads, whose bytes are judged by where they came from.
         Operation::Act(ActOp::UploadChunk(_) | ActOp::Downloads(_)) => return None,
+        // The clipboard is judged on the tab's page: what is read from it may be pasted there,
+        // what is written is meant for it.
+        Operation::Act(ActOp::Clipboard(clipboard)) if clipboard.write.is_some() => Need::Act,
+        Operation::Act(ActOp::Clipboard(_)) => Need::SensitiveRead,
         Operation::Act(_) => Need::Read,
         Operation::Capture(CaptureOp::GetResponseBody(_)) => Need::SensitiveRead,
         Operation::Capture(_) => Need::Read,

@@ -80,6 +80,8 @@ pub struct ArgsSummary {
     /// The files an upload read or received: each one's name and size, never its bytes
     /// (filled in from the call's trace once it has ended).
     pub files: Vec<(String, u64)>,
+    /// The clipboard's characters read or written, never the text (from the call's trace).
+    pub clipboard: Option<(&'static str, usize)>,
 }
 
 impl ArgsSummary {
@@ -124,6 +126,7 @@ impl ArgsSummary {
                 .and_then(Value::as_u64)
                 .and_then(|id| u32::try_from(id).ok()),
             files: Vec::new(),
+            clipboard: None,
         }
     }
 }
@@ -170,6 +173,9 @@ impl Record {
                     .map(|(name, size)| json!({"name": name, "size": size}))
                     .collect(),
             );
+        }
+        if let Some((how, length)) = self.args.clipboard {
+            line.insert("clipboard".into(), json!({ how: length }));
         }
         if let Some(replica) = &self.replica {
             line.insert("replica".into(), replica.clone().into());

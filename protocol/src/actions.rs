@@ -965,11 +965,14 @@ pub enum ActOp {
     UploadChunk(crate::files::UploadChunk),
     /// The downloads the session's actions started.
     Downloads(crate::files::DownloadsRequest),
+    /// The browser's clipboard.
+    Clipboard(crate::files::ClipboardRequest),
 }
 
 crate::tagged::deserialize_tagged!(ActOp, "kind", {
     "uploadChunk" => crate::files::UploadChunk => Self::UploadChunk,
     "downloads" => crate::files::DownloadsRequest => Self::Downloads,
+    "clipboard" => crate::files::ClipboardRequest => Self::Clipboard,
     "act" => ActRequest => Self::Act,
     "batch" => BatchRequest => Self::Batch,
     "readState" => ReadStateRequest => Self::ReadState,
@@ -987,6 +990,8 @@ impl ActOp {
                 .iter()
                 .any(|step| matches!(step, Step::Act { action } if action.is_mutation())),
             ActOp::HandleDialog(_) => true,
+            // Writing replaces what the person copied.
+            ActOp::Clipboard(clipboard) => clipboard.write.is_some(),
             ActOp::ReadState(_)
             | ActOp::Health(_)
             | ActOp::UploadChunk(_)
@@ -1022,11 +1027,14 @@ pub enum ActResult {
     ChunkKept(crate::files::ChunkKept),
     /// Downloads.
     Downloads(crate::files::Downloads),
+    /// The clipboard read or written.
+    Clipboard(crate::files::ClipboardText),
 }
 
 crate::tagged::deserialize_tagged!(ActResult, "kind", {
     "chunkKept" => crate::files::ChunkKept => Self::ChunkKept,
     "downloads" => crate::files::Downloads => Self::Downloads,
+    "clipboard" => crate::files::ClipboardText => Self::Clipboard,
     "acted" => Acted => Self::Acted,
     "batch" => BatchResult => Self::Batch,
     "elementState" => ElementState => Self::ElementState,

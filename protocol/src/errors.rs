@@ -111,7 +111,8 @@ pub enum ErrorCode {
     /// Deliberately says no more than that.
     Unauthorized,
     /// The token is valid but its role may not do this (a browser token on `/mcp`, an agent
-    /// token registering a browser).
+    /// token registering a browser), or the person has not granted the browser permission the
+    /// call needs (the clipboard).
     Forbidden,
     /// An account limit (browsers, sessions, requests in flight) is reached.
     LimitExceeded,

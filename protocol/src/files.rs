@@ -312,3 +312,27 @@ mod tests {
         );
     }
 }
+
+/// The browser's clipboard, as a person's copy and paste see it: read (no `write`), or
+/// replaced with `write`'s text.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClipboardRequest {
+    /// The text to put on the clipboard; `None` reads it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub write: Option<String>,
+}
+
+/// The most characters of text the clipboard tool reads or writes at once.
+pub const MAX_CLIPBOARD_CHARS: usize = 1 << 20;
+
+/// Answer to a [`ClipboardRequest`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClipboardText {
+    /// What the clipboard holds as plain text (a read); `None` after a write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The characters read or written.
+    pub length: usize,
+}

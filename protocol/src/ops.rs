@@ -28,7 +28,10 @@ use crate::devices::{
     DeviceSwipe, DeviceTap, DeviceType, DismissKeyboard, LongPress, OpenApp, PressButton,
     ReleaseDevice, TapCoordinates,
 };
-use crate::files::{ChunkKept, Downloads, DownloadsRequest, PdfDocument, PdfRequest, UploadChunk};
+use crate::files::{
+    ChunkKept, ClipboardRequest, ClipboardText, Downloads, DownloadsRequest, PdfDocument,
+    PdfRequest, UploadChunk,
+};
 use crate::observe::{
     ContentRequest, FrameList, GetSelectedText, ListFrames, Observation, ObserveOp, ObserveResult,
     PageContent, Screenshot, ScreenshotRequest, SelectedText, SnapshotRequest,
@@ -228,6 +231,7 @@ asks! {
     GetTabHealth => Act(ActOp::Health) -> TabHealth;
     UploadChunk => Act(ActOp::UploadChunk) -> ChunkKept;
     DownloadsRequest => Act(ActOp::Downloads) -> Downloads;
+    ClipboardRequest => Act(ActOp::Clipboard) -> ClipboardText;
     SetNetworkCapture => Capture(CaptureOp::NetworkCapture) -> CaptureState;
     GetRequests => Capture(CaptureOp::GetRequests) -> Records<NetworkRecord>;
     GetResponseBody => Capture(CaptureOp::GetResponseBody) -> ResponseBody;
@@ -274,6 +278,7 @@ answers! {
     TabHealth => Act(ActResult::Health);
     ChunkKept => Act(ActResult::ChunkKept);
     Downloads => Act(ActResult::Downloads);
+    ClipboardText => Act(ActResult::Clipboard);
     CaptureState => Capture(CaptureResult::Capture);
     Records<NetworkRecord> => Capture(CaptureResult::Requests);
     Records<ConsoleRecord> => Capture(CaptureResult::Console);

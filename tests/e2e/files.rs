@@ -653,3 +653,136 @@ async fn downloads_belong_to_the_session_that_started_them() {
         .await;
     assert_eq!(refused.error_code(), "INVALID_ARGUMENT", "{}", refused.text);
 }
+
+/// The extension as a person who turned the clipboard on in its popup has it: Chrome shows its
+/// own confirmation for optional permissions, which headless Chromium cannot show (the
+/// request stays pending), so this browser's copy of the manifest grants them outright.
+fn clipboard_granted(extension: &std::path::Path) {
+    let path = extension.join("manifest.json");
+    let mut manifest: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
+    let optional = manifest
+        .as_object_mut()
+        .unwrap()
+        .remove("optional_permissions")
+        .unwrap();
+    assert_eq!(optional, json!(["clipboardRead", "clipboardWrite"]));
+    let permissions = manifest["permissions"].as_array_mut().unwrap();
+    permissions.extend(optional.as_array().unwrap().iter().cloned());
+    std::fs::write(&path, manifest.to_string()).unwrap();
+}
+
+/// What the popup says of the clipboard.
+async fn popup_clipboard(setup: &OneBrowser) -> String {
+    use tabwire_e2e::scenario::POPUP;
+    setup.browser.open_tab(POPUP).await;
+    let state = "Promise.resolve(document.getElementById('clipboardState').textContent)";
+    let shown = eventually("the clipboard's state", Duration::from_secs(10), || async {
+        let text = setup.browser.evaluate_in(POPUP, state).await;
+        text.as_str()
+            .filter(|t| !t.starts_with('…'))
+            .map(str::to_owned)
+    })
+    .await;
+    // The agent's calls go to the page again.
+    setup.browser.activate_tab("clipboard.html").await;
+    shown
+}
+
+/// The clipboard (an opt-in tool): refused until the person turns it on in the popup; then text
+/// written by the agent reaches a page's paste event as a person's Ctrl+V brings it, a page's
+/// copied text is read back, a denied origin's tab reads nothing, and the audit log keeps
+/// lengths only.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_clipboard_round_trips_once_the_person_allows_it() {
+    let setup = OneBrowser::on("Files", "clipboard.html").await;
+    let refused = setup.call("clipboard", json!({})).await;
+    assert_eq!(refused.error_code(), "FORBIDDEN", "{}", refused.text);
+    assert!(refused.text.contains("popup"), "{}", refused.text);
+    let refused = setup.call("clipboard", json!({"write": "x"})).await;
+    assert_eq!(refused.error_code(), "FORBIDDEN", "{}", refused.text);
+    assert!(popup_clipboard(&setup).await.contains("may not"));
+    drop(setup);
+
+    let setup = OneBrowser::patched("Files", "clipboard.html", clipboard_granted).await;
+    assert!(popup_clipboard(&setup).await.contains("may read and write"));
+    let secret = "line one — ✓\nline two";
+    let wrote = setup.call("clipboard", json!({"write": secret})).await;
+    assert!(!wrote.is_error, "{}", wrote.text);
+    assert_eq!(wrote.data()["length"], secret.chars().count());
+    let read = setup.call("clipboard", json!({})).await;
+    assert_eq!(read.data()["text"], secret, "{}", read.text);
+
+    // The agent pastes into the page as a person does: a trusted paste event with the text.
+    setup.click("#paste").await;
+    let pasted = setup
+        .call(
+            "press_key",
+            json!({"key": "v", "modifiers": 2, "observe": false}),
+        )
+        .await;
+    assert!(!pasted.is_error, "{}", pasted.text);
+    let pastes = setup
+        .evaluate("clipboard.html", "Promise.resolve(window.pastes)")
+        .await;
+    assert_eq!(pastes, json!([{"text": secret, "trusted": true}]));
+
+    // A page's text, selected and copied with Ctrl+C, is read back.
+    setup.click("#code").await;
+    for key in ["a", "c"] {
+        let pressed = setup
+            .call(
+                "press_key",
+                json!({"key": key, "modifiers": 2, "observe": false}),
+            )
+            .await;
+        assert!(!pressed.is_error, "{}", pressed.text);
+    }
+    let copied = setup.call("clipboard", json!({})).await;
+    assert_eq!(copied.data()["text"], "XK-42-Q7 ✓", "{}", copied.text);
+
+    // The audit log has the lengths, never the text.
+    let (log, records) = eventually(
+        "the clipboard's audit records",
+        Duration::from_secs(10),
+        || async {
+            let log = setup.hub.audit_command(&[]);
+            let records: Vec<Value> = log
+                .lines()
+                .map(|line| serde_json::from_str::<Value>(line).unwrap())
+                .filter(|r| r["tool"] == "clipboard" && r["outcome"] == "ok")
+                .collect();
+            (records.len() == 3).then_some((log, records))
+        },
+    )
+    .await;
+    assert_eq!(records[0]["clipboard"], json!({"written": 21}), "{log}");
+    assert_eq!(records[1]["clipboard"], json!({"read": 21}), "{log}");
+    assert_eq!(records[2]["clipboard"], json!({"read": 10}), "{log}");
+    assert!(!log.contains("line one") && !log.contains("XK-42"), "{log}");
+}
+
+/// Reading the clipboard is a sensitive read of the tab's page: an origin whose sensitive reads
+/// the policy closes reads nothing, and one agents may only read cannot be written for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_clipboard_is_judged_on_the_tabs_page() {
+    use crate::policy::{Setup, origin};
+    use tabwire_e2e::scenario::loaded_tab;
+
+    let setup = Setup::start("clipboard.html", |here, other| {
+        format!(
+            "[[rules]]\norigin = \"{here}\"\naccess = \"act\"\nsensitive = \"deny\"\n\n\
+             [[rules]]\norigin = \"{other}\"\naccess = \"read\"\n"
+        )
+    })
+    .await;
+    let here = format!("{}/clipboard.html", origin(&setup.fixtures));
+    let tab = loaded_tab(&setup.client, json!({}), &here).await;
+    let refused = setup.call("clipboard", json!({"tabId": tab})).await;
+    assert_eq!(refused.error_code(), "ORIGIN_BLOCKED", "{}", refused.text);
+    let there = format!("{}/clipboard.html", origin(&setup.other));
+    let other_tab = setup.open(&there).await;
+    let refused = setup
+        .call("clipboard", json!({"tabId": other_tab, "write": "x"}))
+        .await;
+    assert_eq!(refused.error_code(), "ORIGIN_BLOCKED", "{}", refused.text);
+}

@@ -1,6 +1,7 @@
 //! Small steps that scenarios share: waiting for a browser, picking refs and tabs out of tool
 //! results.
 
+use std::path::Path;
 use std::time::Duration;
 
 use serde_json::json;
@@ -178,12 +179,28 @@ impl OneBrowser {
         OneBrowser::start(name, page, checks_page_model(), hub_args).await
     }
 
+    /// Like [`OneBrowser::on`], with `patch` run on the browser's copy of the extension (see
+    /// [`Browser::launch_patched`]).
+    pub async fn patched(name: &str, page: &str, patch: impl FnOnce(&Path)) -> OneBrowser {
+        OneBrowser::start_patched(name, page, checks_page_model(), &[], patch).await
+    }
+
     async fn start(name: &str, page: &str, check: bool, hub_args: &[&str]) -> OneBrowser {
+        OneBrowser::start_patched(name, page, check, hub_args, |_| {}).await
+    }
+
+    async fn start_patched(
+        name: &str,
+        page: &str,
+        check: bool,
+        hub_args: &[&str],
+        patch: impl FnOnce(&Path),
+    ) -> OneBrowser {
         let fixtures = Fixtures::serve().await;
         let hub = Hub::spawn_with_args(hub_args);
         let mut config = Browser::paired_config(&hub, name);
         config["checkPageModel"] = check.into();
-        let browser = Browser::launch_with_config(config, name, &fixtures.url(page), &[]);
+        let browser = Browser::launch_patched(config, name, &fixtures.url(page), &[], patch);
         let client = McpClient::connect(&hub).await;
         connected_browser(&client, name).await;
         // The browser may connect before its start page has replaced the initial blank

@@ -41,7 +41,7 @@ pub async fn execute(
 ) -> Result<OpResult, OpError> {
     match op {
         Operation::Observe(op) => observe::run(tab_id, op, viewer, checkpoint).await,
-        Operation::Tabs(op) => tabs::run(tab_id, op, checkpoint).await,
+        Operation::Tabs(op) => tabs::run(tab_id, op, viewer, checkpoint).await,
         Operation::Act(op) => act::run(tab_id, op, viewer, checkpoint).await,
         Operation::Capture(op) => capture::run(tab_id, op).await,
         Operation::Storage(op) => storage::run(tab_id, op).await,

@@ -225,6 +225,7 @@ catalogue! {
     "take_screenshot", Browser TabRoute READS, screenshot::ScreenshotArgs, NoOptions => screenshot::take_screenshot, screenshot::TAKE_SCREENSHOT;
     "save_pdf", Browser TabRoute READS, files::PdfArgs, NoOptions => files::save_pdf, files::SAVE_PDF;
     "get_downloads", Browser BrowserRoute READS, files::DownloadsArgs, NoOptions => files::get_downloads, files::GET_DOWNLOADS;
+    "clipboard", Browser TabRoute CHANGES, files::ClipboardArgs, NoOptions => files::clipboard, files::CLIPBOARD;
     "click_element", Browser TabRoute CHANGES, actions::ClickArgs, ActionOptions => act::act, actions::CLICK_ELEMENT;
     "click_and_wait", Browser TabRoute CHANGES, actions::ClickAndWaitArgs, ActionOptions => act::act, actions::CLICK_AND_WAIT;
     "hover_element", Browser TabRoute SETS, actions::HoverArgs, ActionOptions => act::act, actions::HOVER_ELEMENT;

@@ -995,6 +995,7 @@ async fn a_call_leaves_a_trace_of_its_peer_and_tab() {
             acted: true,
             owner: None,
             files: Vec::new(),
+            clipboard: None,
         }
     );
     // A refused call reaches no peer.

@@ -1,5 +1,5 @@
-//! Files into and out of pages (issue 26, docs/files.md): `upload_file`, `save_pdf` and
-//! `get_downloads`.
+//! Files into and out of pages (issue 26, docs/files.md): `upload_file`, `save_pdf`,
+//! `get_downloads` and `clipboard`.
 //!
 //! Every file is read (a path, from the directories the operator allows) or decoded (bytes the
 //! client sent) and checked against the caps before anything is sent, so a refused upload sets
@@ -16,8 +16,9 @@ use base64::engine::general_purpose::STANDARD;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use tabwire_protocol::files::{
-    CHUNK_BYTES, DownloadInfo, DownloadsRequest, MAX_UPLOAD_FILES, PdfRequest, UploadChunk,
-    UploadFile, check_file_name, check_mime_type, check_page_ranges,
+    CHUNK_BYTES, ClipboardRequest, DownloadInfo, DownloadsRequest, MAX_CLIPBOARD_CHARS,
+    MAX_UPLOAD_FILES, PdfRequest, UploadChunk, UploadFile, check_file_name, check_mime_type,
+    check_page_ranges,
 };
 use tabwire_protocol::{ActRequest, Action, ErrorCode};
 
@@ -385,6 +386,59 @@ pub async fn get_downloads(
         mime_type,
         data: bytes,
     }))
+}
+
+/// Arguments of clipboard.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ClipboardArgs {
+    /// Text to copy; without it, the clipboard is read.
+    pub write: Option<String>,
+}
+
+pub const CLIPBOARD: &str = "Reads the browser's clipboard, or copies write to it (paste: \
+press_key v with modifiers 2).";
+
+/// The handler of clipboard: the text travels, the audit log keeps only its length.
+pub async fn clipboard(ctx: &ToolContext, args: ClipboardArgs) -> Result<ToolOutput, ToolError> {
+    if let Some(text) = &args.write {
+        let length = text.chars().count();
+        if length > MAX_CLIPBOARD_CHARS {
+            return Err(ToolError::invalid(format!(
+                "write holds {length} characters, more than {MAX_CLIPBOARD_CHARS}; nothing was \
+                 copied"
+            )));
+        }
+    }
+    let writing = args.write.is_some();
+    let answer = ctx
+        .call(
+            ClipboardRequest { write: args.write },
+            Duration::from_secs(10),
+        )
+        .await?;
+    ctx.trace.lock().unwrap().clipboard =
+        Some((if writing { "written" } else { "read" }, answer.length));
+    match answer.text {
+        Some(text) => {
+            let mut rendering = Rendering::hub(format!(
+                "The clipboard holds {} characters:\n",
+                answer.length
+            ));
+            rendering.push_page(&text);
+            Ok(ToolOutput::new(
+                serde_json::json!({"text": text, "length": answer.length}),
+                rendering,
+            ))
+        }
+        None => Ok(ToolOutput::new(
+            serde_json::json!({"length": answer.length}),
+            Rendering::hub(format!(
+                "Copied {} characters to the clipboard.",
+                answer.length
+            )),
+        )),
+    }
 }
 
 /// One download as a line: its ID, name (the page's words), state, size, path.

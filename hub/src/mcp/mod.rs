@@ -68,7 +68,7 @@ batches 30000) and observe (default true: the result shows the page afterwards, 
 since your last observation of it when there is one; false: none; or an object {maxNodes (default \
 30, up to 500), maxChars (default 1500, up to 20000), selector (observe one subtree), since \
 (changes since that version)}). An error with actionMayHaveOccurred means: inspect the page before \
-retrying. show_tools lists the network, console and storage tools. Network and console capture \
+retrying. show_tools lists the network, console, storage and clipboard tools. Network and console capture \
 keep a tab's last 500 records from start_* (which clears \
 older ones) until stop_*; their reads take limit (1-500, default 50), offset, filter, clearAfter \
 (forget what was returned) and maxChars (default and at most 12000). Reads that stop short say so \
@@ -254,6 +254,7 @@ impl TabwireMcp {
         let mut trace = caller.trace.lock().unwrap().clone();
         let mut args = args;
         args.files = std::mem::take(&mut trace.files);
+        args.clipboard = trace.clipboard.take();
         log.record(audit::Record {
             time: std::time::SystemTime::now(),
             account: caller.account.name.clone(),
@@ -559,7 +560,7 @@ mod tests {
         // SPEC §7 allows 5,000 tokens (chars/4) for the default listing, and no tool more than
         // 300 but the batch, whose steps are ten tools' arguments and four kinds of its own
         // (~760). Shared arguments are explained once in INSTRUCTIONS rather than in every
-        // schema; capture and storage tools are listed on request (`show_tools`), device tools
+        // schema; capture, storage and clipboard tools are listed on request (`show_tools`), device tools
         // only while the account has a device (issue 15: 7,000 tokens then).
         for tool in &all {
             let tokens = serde_json::to_string(tool).unwrap().len() / 4;

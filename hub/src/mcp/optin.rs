@@ -27,11 +27,18 @@ pub enum OptIn {
     Console,
     /// Cookies and local storage.
     Storage,
+    /// The browser's clipboard.
+    Clipboard,
 }
 
 impl OptIn {
     /// Every opt-in group.
-    pub const ALL: [OptIn; 3] = [OptIn::Network, OptIn::Console, OptIn::Storage];
+    pub const ALL: [OptIn; 4] = [
+        OptIn::Network,
+        OptIn::Console,
+        OptIn::Storage,
+        OptIn::Clipboard,
+    ];
 
     /// The group's name, as `show_tools` takes it.
     pub fn name(self) -> &'static str {
@@ -39,6 +46,7 @@ impl OptIn {
             OptIn::Network => "network",
             OptIn::Console => "console",
             OptIn::Storage => "storage",
+            OptIn::Clipboard => "clipboard",
         }
     }
 
@@ -57,6 +65,7 @@ impl OptIn {
                 "get_console_logs",
             ],
             OptIn::Storage => &["get_cookies", "get_local_storage"],
+            OptIn::Clipboard => &["clipboard"],
         }
     }
 
@@ -77,7 +86,7 @@ pub struct ShowToolsArgs {
 }
 
 pub const SHOW_TOOLS: &str = "List more tools in this session: network (capture, response \
-bodies), console (capture), storage (cookies, local storage).";
+bodies), console (capture), storage (cookies, local storage), clipboard.";
 
 /// `show_tools`: adds the groups to the session's listing; the client is told its list changed
 /// once the call has returned.
@@ -85,7 +94,7 @@ pub async fn show_tools(ctx: &ToolContext, args: ShowToolsArgs) -> Result<ToolOu
     if args.groups.is_empty() {
         return Err(ToolError::new(
             tabwire_protocol::ErrorCode::InvalidArgument,
-            "groups is empty: name at least one of network, console, storage",
+            "groups is empty: name at least one of network, console, storage, clipboard",
         ));
     }
     ctx.session

@@ -79,6 +79,8 @@ pub struct Trace {
     pub owner: Option<String>,
     /// The files an upload carried: name and size.
     pub files: Vec<(String, u64)>,
+    /// The clipboard's characters read or written (`"read"`/`"written"`, length).
+    pub clipboard: Option<(&'static str, usize)>,
 }
 
 impl Trace {

@@ -245,8 +245,8 @@ async fn through_chooser(
 const DOWNLOAD_POLL_MS: f64 = 100.0;
 
 /// The downloads `viewer`'s actions started (`get_downloads`): all of them, or one, waited for
-/// until complete (at most `wait_ms`), with its bytes when asked. Its bytes are a read of the
-/// page that started it, judged by the policy now.
+/// until complete (at most `wait_ms`), with its bytes when asked. Its bytes are a sensitive
+/// read of the page that started it and of their address, judged by the policy now.
 pub async fn downloads(
     request: DownloadsRequest,
     viewer: &str,
@@ -260,41 +260,50 @@ pub async fn downloads(
         });
     };
     let waited_until = crate::timer::now_ms() + f64::from(request.wait_ms);
-    let (info, page_url) = loop {
-        let (info, page_url) = downloads::find(viewer, id)?;
+    let found = loop {
+        let found = downloads::find(viewer, id)?;
         let settled = matches!(
-            info.state,
+            found.info.state,
             DownloadState::Complete | DownloadState::Interrupted
         );
         if settled || crate::timer::now_ms() >= waited_until {
-            break (info, page_url);
+            break found;
         }
         checkpoint.check_alive()?;
         sleep(DOWNLOAD_POLL_MS).await;
     };
     let (data, read_by) = if request.bytes {
-        if info.state != DownloadState::Complete {
+        if found.info.state != DownloadState::Complete {
             return Err(OpError::new(
                 ErrorCode::InvalidArgument,
                 format!(
                     "Download {id} is not complete ({:?}); its bytes can be read once it is: \
                      call again with waitMs.",
-                    info.state
+                    found.info.state
                 ),
             ));
         }
-        // Whoever may no longer read the page it came from may not read what it handed over.
-        if !page_url.is_empty() {
-            crate::policy::check_url(&page_url, Need::Read)?;
+        // A file's bytes are a sensitive read of the page that started it (whoever may no
+        // longer read that page may not read what it handed over) and of where they come from.
+        if found.page_url.is_empty() {
+            return Err(OpError::new(
+                ErrorCode::OriginBlocked,
+                format!(
+                    "The page that started download {id} is not known (its tab was gone before \
+                     Chrome said), so the policy cannot judge a read of its bytes."
+                ),
+            ));
         }
-        if info.url.starts_with("http://") || info.url.starts_with("https://") {
-            crate::policy::check_url(&info.url, Need::Read)?;
+        crate::policy::check_url(&found.page_url, Need::SensitiveRead)?;
+        if let Some(address) = downloads::judged_address(&found.url) {
+            crate::policy::check_url(address, Need::SensitiveRead)?;
         }
-        let (data, how) = downloads::bytes(&info, MAX_DOWNLOAD_BYTES).await?;
+        let (data, how) = downloads::bytes(&found, MAX_DOWNLOAD_BYTES).await?;
         (Some(data), Some(how.to_owned()))
     } else {
         (None, None)
     };
+    let info = found.info;
     Ok(Downloads {
         downloads: vec![info],
         data,

@@ -7,6 +7,8 @@
 //! - [`keys`]: typing (native setter or trusted input) and key presses;
 //! - [`forms`]: select options, fill forms, scroll;
 //! - [`files`]: uploads, into a file input (or the one a click opens) or onto a drop zone;
+//!   the session's downloads;
+//! - [`clipboard`]: the browser's clipboard, read or written;
 //! - [`waits`]: navigation and waiting for selectors, text, URLs and network quiet;
 //! - and [`steps`], what they all share: retrying a target that is not there yet, and changing
 //!   the page behind the checkpoint.
@@ -16,6 +18,7 @@
 //! it dispatches input ([`Checkpoint::check`]).
 
 mod batch;
+mod clipboard;
 mod files;
 mod forms;
 mod inspect;
@@ -56,6 +59,7 @@ pub async fn run(
             .into(),
         ActOp::UploadChunk(chunk) => crate::uploads::keep(viewer, chunk)?.into(),
         ActOp::Downloads(request) => files::downloads(request, viewer, checkpoint).await?.into(),
+        ActOp::Clipboard(request) => clipboard::clipboard(request, checkpoint).await?.into(),
     })
 }
 
@@ -76,7 +80,7 @@ async fn act(
     viewer: &str,
     checkpoint: &Checkpoint,
 ) -> Result<Acted, OpError> {
-    let downloads = DownloadsMark::of(tab);
+    let downloads = DownloadsMark::of(tab, viewer);
     let mut outcome = perform(tab, &request.action, viewer, checkpoint).await?;
     let blocked = outcome.dialog.is_some();
     // An action on an element inside a frame is followed by an observation of that frame.

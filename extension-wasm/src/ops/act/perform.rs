@@ -126,25 +126,28 @@ const DOWNLOAD_WAIT_MS: f64 = 500.0;
 
 /// Where the downloads and the loads of a tab stood before an action, to name the downloads
 /// it started once it is done ([`DownloadsMark::add_to`]).
+/// While it lives (and a while after), what `tab` downloads is the acting session's.
 pub struct DownloadsMark {
     tab: TabId,
     downloads: u64,
     loads: u64,
     at: f64,
+    _acting: crate::downloads::ActingGuard,
 }
 
 impl DownloadsMark {
-    /// Marks where `tab` stands now.
-    pub fn of(tab: TabId) -> DownloadsMark {
+    /// Marks where `tab` stands now, as `viewer` starts to act there.
+    pub fn of(tab: TabId, viewer: &str) -> DownloadsMark {
         DownloadsMark {
             tab,
             downloads: crate::downloads::mark(),
             loads: activity::load_mark(tab),
             at: crate::timer::now_ms(),
+            _acting: crate::downloads::acting(tab, viewer),
         }
     }
 
-    /// Adds the downloads the action started to its outcome, claimed for `viewer`. Chrome's
+    /// Adds the downloads the action started (`viewer`'s) to its outcome. Chrome's
     /// item follows the tab's announcement by a few milliseconds; a navigation that was aborted
     /// (as one that turns into a download is) waits a moment for one. A download announced
     /// only later (a slow server) is not named here; `get_downloads` lists it.

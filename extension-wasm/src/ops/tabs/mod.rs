@@ -21,18 +21,19 @@ use crate::chrome_tabs::{
 };
 use crate::ops::load::check_navigable;
 
-/// Runs one operation of the group. `tab_id` is the request's tab (resolved already for
-/// queued ones).
+/// Runs one operation of the group for `viewer` (whose a download a navigation turns into is).
+/// `tab_id` is the request's tab (resolved already for queued ones).
 pub async fn run(
     tab_id: Option<TabId>,
     op: TabsOp,
+    viewer: &str,
     checkpoint: &Checkpoint,
 ) -> Result<OpResult, OpError> {
     Ok(match op {
         TabsOp::ListTabs(_) => list_tabs().await?.into(),
         TabsOp::GetActive(_) => info(resolve_tab(None).await?.id).await?.into(),
         TabsOp::Create(request) => create(request, checkpoint).await?.into(),
-        TabsOp::Navigate(request) => navigate::navigate(tab_id, &request.url, checkpoint)
+        TabsOp::Navigate(request) => navigate::navigate(tab_id, &request.url, viewer, checkpoint)
             .await?
             .into(),
         TabsOp::Handoff(_) => {

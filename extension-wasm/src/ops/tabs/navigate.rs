@@ -23,14 +23,16 @@ use crate::timer::{Either, select, sleep};
 pub async fn navigate(
     tab_id: Option<TabId>,
     url: &str,
+    viewer: &str,
     checkpoint: &Checkpoint,
 ) -> Result<Navigated, OpError> {
     let tab = resolve_tab(tab_id).await?.id;
     let downloads = crate::downloads::mark();
+    let _acting = crate::downloads::acting(tab, viewer);
     let watch = LoadWatch::start(tab);
     load_url(tab, url, checkpoint).await?;
     // An address that turns into a download never loads: the tab stays where it was.
-    let loaded = match select(watch.finished(), downloaded(tab, downloads)).await {
+    let loaded = match select(watch.finished(), downloaded(tab, downloads, viewer)).await {
         Either::Left(loaded) => loaded?,
         Either::Right(download) => {
             let shown = crate::chrome_tabs::get_tab(tab).await?;
@@ -78,10 +80,14 @@ pub async fn navigate(
     Ok(navigated)
 }
 
-/// Completes with the first download `tab` starts after `mark`.
-async fn downloaded(tab: TabId, mark: u64) -> tabwire_protocol::files::DownloadInfo {
+/// Completes with the first download of `viewer`'s that `tab` starts after `mark` (raced with
+/// the load, which has its own deadline).
+async fn downloaded(tab: TabId, mark: u64, viewer: &str) -> tabwire_protocol::files::DownloadInfo {
     loop {
-        if let Some(download) = crate::downloads::first_since(tab, mark) {
+        if let Some(download) = crate::downloads::started_since(tab, mark, viewer)
+            .into_iter()
+            .next()
+        {
             return download;
         }
         sleep(DOWNLOAD_POLL_MS).await;
