@@ -8,7 +8,12 @@ chrome.runtime.onMessage.addListener((message, sender, reply) => {
   if (message?.target !== 'tabwire-offscreen') return false;
   if (sender.id !== chrome.runtime.id || sender.url !== WORKER) return false;
   try {
-    if (message.op === 'read') reply({ text: read() });
+    if (message.op === 'read') {
+      const text = read();
+      // Only the length crosses when there is too much.
+      if (text.length > message.max) reply({ tooLong: text.length });
+      else reply({ text });
+    }
     else if (message.op === 'write' && typeof message.text === 'string') {
       write(message.text);
       reply({});

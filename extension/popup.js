@@ -235,17 +235,21 @@ $('forgetToken').addEventListener('click', async () => {
 // The clipboard tool needs optional permissions the person grants here (Chrome asks them to
 // confirm), and can take back; the policy still judges each call on the tab's origin.
 const CLIPBOARD = { permissions: ['clipboardRead', 'clipboardWrite'] };
+let clipboardGranted = false;
 async function showClipboard() {
-  const granted = await chrome.permissions.contains(CLIPBOARD);
-  $('clipboardState').textContent = granted
-    ? 'Agents may read and write this browser\'s clipboard (where the rules let them read a page).'
+  clipboardGranted = await chrome.permissions.contains(CLIPBOARD);
+  $('clipboardState').textContent = clipboardGranted
+    ? 'Agents may read and write this browser\'s clipboard: whatever you copy, anywhere, while '
+      + 'this is on (not on pages whose rules close sensitive reads).'
     : 'Agents may not use this browser\'s clipboard.';
-  $('clipboardToggle').textContent = granted ? 'Stop clipboard access' : 'Let agents use the clipboard';
+  $('clipboardToggle').textContent = clipboardGranted ? 'Stop clipboard access'
+    : 'Let agents use the clipboard';
 }
-$('clipboardToggle').addEventListener('click', async () => {
-  if (await chrome.permissions.contains(CLIPBOARD)) await chrome.permissions.remove(CLIPBOARD);
-  else await chrome.permissions.request(CLIPBOARD);
-  showClipboard();
+$('clipboardToggle').addEventListener('click', () => {
+  // Asked at once, within the click: Chrome grants optional permissions only during a gesture.
+  const change = clipboardGranted ? chrome.permissions.remove(CLIPBOARD)
+    : chrome.permissions.request(CLIPBOARD);
+  change.finally(showClipboard);
 });
 
 refresh();

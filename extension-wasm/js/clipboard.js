@@ -12,14 +12,23 @@ export async function clipboardGranted(permission) {
   return chrome.permissions.contains({ permissions: [permission] });
 }
 
-/** Resolves to `{text}` (a read, `write` null) or `{}` after writing `write`. */
-export function clipboard(write) {
-  const run = queue.then(() => inOffscreen(write));
+/** How long one call may take before it is given up (and the next may go). */
+const CALL_MS = 5000;
+
+/**
+ * Resolves to `{text}` (a read, `write` null; refused past `max` characters, which the offscreen
+ * document checks before sending anything) or `{}` after writing `write`.
+ */
+export function clipboard(write, max) {
+  const run = queue.then(() => Promise.race([
+    inOffscreen(write, max),
+    new Promise((_, fail) => setTimeout(() => fail(new Error(`no answer within ${CALL_MS} ms`)), CALL_MS)),
+  ]));
   queue = run.catch(() => {});
   return run;
 }
 
-async function inOffscreen(write) {
+async function inOffscreen(write, max) {
   const open = await chrome.runtime.getContexts({ contextTypes: ['OFFSCREEN_DOCUMENT'] });
   if (open.length === 0) {
     await chrome.offscreen.createDocument({
@@ -29,7 +38,7 @@ async function inOffscreen(write) {
     });
   }
   try {
-    const message = write == null ? { target: 'tabwire-offscreen', op: 'read' }
+    const message = write == null ? { target: 'tabwire-offscreen', op: 'read', max }
       : { target: 'tabwire-offscreen', op: 'write', text: write };
     const answer = await chrome.runtime.sendMessage(message);
     if (!answer) throw new Error('the offscreen document did not answer');

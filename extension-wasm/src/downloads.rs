@@ -135,12 +135,7 @@ fn announce(tab: TabId, url: String, name: String, now: f64) -> Rc<RefCell<Strin
     let page_url = Rc::new(RefCell::new(String::new()));
     let waiting = with(|state| {
         state.announced.retain(|a| now - a.at < MATCH_WINDOW_MS);
-        let session = state
-            .acting
-            .iter()
-            .rev()
-            .find(|a| a.tab == tab && a.until >= now)
-            .map(|a| a.session.clone());
+        let session = acting_session(&state.acting, tab, now);
         state.announced.push(Announced {
             tab,
             url,
@@ -157,6 +152,19 @@ fn announce(tab: TabId, url: String, name: String, now: f64) -> Rc<RefCell<Strin
         created(item, at);
     }
     page_url
+}
+
+/// The session a download announced in `tab` at `now` belongs to: the one whose run there is
+/// in progress, else the one whose run ended there within [`LATE_MS`]; nobody's when two
+/// sessions could claim it.
+fn acting_session(acting: &[Acting], tab: TabId, now: f64) -> Option<String> {
+    let in_tab = || acting.iter().filter(|a| a.tab == tab && a.until >= now);
+    let running = in_tab().any(|a| a.until.is_infinite());
+    let mut sessions = in_tab()
+        .filter(|a| !running || a.until.is_infinite())
+        .map(|a| a.session.as_str());
+    let first = sessions.next()?;
+    sessions.all(|s| s == first).then(|| first.to_owned())
 }
 
 /// Chrome's download item, as its events give it.
@@ -227,6 +235,9 @@ fn created(item: Item, at: f64) {
             (a.url == url || a.url == item.url) && (a.at - at).abs() <= MATCH_WINDOW_MS
         }) else {
             // No tab announced it (yet): kept a moment for an announcement to come.
+            state
+                .unmatched
+                .retain(|(_, came)| at - came < MATCH_WINDOW_MS);
             if state.unmatched.len() < REMEMBERED {
                 state.unmatched.push((item, at));
             }
@@ -264,11 +275,16 @@ fn created(item: Item, at: f64) {
     });
 }
 
-/// A download's address as it is shown: cut to [`SHOWN_URL_CHARS`].
+/// A download's address as it is shown: a `data:` URL without its data (the file itself, which
+/// only a judged read of its bytes gives), any other cut to [`SHOWN_URL_CHARS`].
 fn shown_url(url: &str) -> String {
-    match url.char_indices().nth(SHOWN_URL_CHARS) {
-        Some((cut, _)) => format!("{}…", &url[..cut]),
-        None => url.to_owned(),
+    let cut = |text: &str| match text.char_indices().nth(SHOWN_URL_CHARS) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    };
+    match url.split_once(',') {
+        Some((header, _)) if url.starts_with("data:") => format!("{},…", cut(header)),
+        _ => cut(url),
     }
 }
 
@@ -592,7 +608,7 @@ mod tests {
     }
 
     #[test]
-    fn a_long_address_is_cut_where_it_is_shown_and_kept_whole() {
+    fn an_address_is_shown_without_its_data_and_kept_whole() {
         reset();
         acting_from(7, "agent", 0.0);
         let url = format!("data:text/plain;base64,{}", "QUJD".repeat(1000));
@@ -600,8 +616,29 @@ mod tests {
         created(item(1, &url), 11.0);
         let found = find("agent", 1).unwrap();
         assert_eq!(found.url, url);
-        assert_eq!(found.info.url.chars().count(), SHOWN_URL_CHARS + 1);
-        assert!(found.info.url.ends_with('…'));
+        assert_eq!(found.info.url, "data:text/plain;base64,…");
+        let long = format!("https://a.example/{}", "x".repeat(1000));
+        assert_eq!(shown_url(&long).chars().count(), SHOWN_URL_CHARS + 1);
+        assert!(shown_url(&long).ends_with('…'));
+    }
+
+    #[test]
+    fn a_download_two_sessions_could_claim_is_nobodys() {
+        reset();
+        // Two sessions' runs ended in the tab a moment ago: neither gets it.
+        let first = acting_from(7, "agent", 0.0);
+        let second = acting_from(7, "other", 10.0);
+        acted(first, 100.0);
+        acted(second, 200.0);
+        announce(7, "https://a.example/f.csv".into(), String::new(), 1_000.0);
+        created(item(1, "https://a.example/f.csv"), 1_001.0);
+        assert!(listed("agent").is_empty() && listed("other").is_empty());
+        // A run in progress wins over one that ended.
+        let _running = acting_from(7, "other", 2_000.0);
+        announce(7, "https://a.example/g.csv".into(), String::new(), 2_100.0);
+        created(item(2, "https://a.example/g.csv"), 2_101.0);
+        assert_eq!(listed("other"), [2]);
+        assert!(listed("agent").is_empty());
     }
 
     #[test]

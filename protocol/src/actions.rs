@@ -990,9 +990,10 @@ impl ActOp {
                 .iter()
                 .any(|step| matches!(step, Step::Act { action } if action.is_mutation())),
             ActOp::HandleDialog(_) => true,
-            // Writing replaces what the person copied.
-            ActOp::Clipboard(clipboard) => clipboard.write.is_some(),
             ActOp::ReadState(_)
+            // The clipboard is not the page: a write takes no lease (the policy still judges
+            // it as an action on the tab's page).
+            | ActOp::Clipboard(_)
             | ActOp::Health(_)
             | ActOp::UploadChunk(_)
             | ActOp::Downloads(_) => false,

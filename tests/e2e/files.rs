@@ -11,6 +11,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use tabwire_e2e::client::embedded;
 use tabwire_e2e::scenario::{OneBrowser, ref_of};
 use tabwire_e2e::scratch::Scratch;
 use tabwire_e2e::wait::eventually;
@@ -391,24 +392,6 @@ async fn an_ask_origin_names_the_files_and_a_read_only_one_refuses() {
             .await,
         Value::Null
     );
-}
-
-/// The bytes of the embedded resource a reply carries, and its MIME type.
-fn embedded(result: &rmcp::model::CallToolResult) -> (Vec<u8>, String) {
-    let blob = result
-        .content
-        .iter()
-        .find_map(|content| match content {
-            rmcp::model::ContentBlock::Resource(resource) => match &resource.resource {
-                rmcp::model::ResourceContents::BlobResourceContents {
-                    blob, mime_type, ..
-                } => Some((blob.clone(), mime_type.clone().unwrap_or_default())),
-                _ => None,
-            },
-            _ => None,
-        })
-        .expect("an embedded blob");
-    (STANDARD.decode(blob.0).unwrap(), blob.1)
 }
 
 /// The pages of a PDF Chrome printed: its page objects (`/Type /Page`, not `/Pages`).

@@ -368,3 +368,25 @@ impl InFlight {
             .expect("notifications/cancelled sent");
     }
 }
+
+/// The bytes of the embedded resource (a blob) a tool's result carries, and its MIME type.
+pub fn embedded(result: &rmcp::model::CallToolResult) -> (Vec<u8>, String) {
+    use base64::Engine;
+    let (blob, mime_type) = result
+        .content
+        .iter()
+        .find_map(|content| match content {
+            rmcp::model::ContentBlock::Resource(resource) => match &resource.resource {
+                rmcp::model::ResourceContents::BlobResourceContents {
+                    blob, mime_type, ..
+                } => Some((blob.clone(), mime_type.clone().unwrap_or_default())),
+                _ => None,
+            },
+            _ => None,
+        })
+        .expect("an embedded blob");
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(blob)
+        .expect("an embedded blob's base64");
+    (bytes, mime_type)
+}

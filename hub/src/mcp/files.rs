@@ -414,7 +414,8 @@ pub async fn clipboard(ctx: &ToolContext, args: ClipboardArgs) -> Result<ToolOut
     let answer = ctx
         .call(
             ClipboardRequest { write: args.write },
-            Duration::from_secs(10),
+            // A write on an `ask` origin waits for the person's answer.
+            Duration::from_secs(60),
         )
         .await?;
     ctx.trace.lock().unwrap().clipboard =

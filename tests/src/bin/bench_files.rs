@@ -6,8 +6,14 @@
 //!
 //! One local hub (`--max-upload-mb 25`), one headless Chromium with tests/fixtures/files.html
 //! and login.html in two tabs, one MCP session making both calls at once. Each upload's bytes
-//! are checked in the page (its SHA-256, computed by the page) before its time counts. Prints
-//! the medians; asserts nothing else.
+//! are checked in the page (its SHA-256, computed by the page) before its time counts.
+//!
+//! Then a download's bytes in hosted mode (`--download-mb D`, 8 by default, at most 10): a
+//! hosted hub behind nginx (TLS), its browser, and an agent session through the proxy;
+//! `navigate_to` the fixture server's attachment of D MB starts a download, and the time counted
+//! is `get_downloads {id, bytes: true}` once it is complete: the extension reads it again and
+//! the bytes travel as an embedded resource, checked against the server's. Prints the medians;
+//! asserts nothing else.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -17,19 +23,23 @@ use base64::engine::general_purpose::STANDARD;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use tabwire_e2e::bench::stats::{ms, p50_p90, timed_tool_call};
+use tabwire_e2e::client::embedded;
+use tabwire_e2e::fixtures::big_body;
+use tabwire_e2e::hosted::{Hosted, Role};
 use tabwire_e2e::scenario::{connected_browser, loaded_tab};
 use tabwire_e2e::{Browser, Fixtures, Hub, McpClient};
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {
-    let (mut runs, mut mb) = (5usize, 20usize);
+    let (mut runs, mut mb, mut download_mb) = (5usize, 20usize, 8usize);
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match (arg.as_str(), args.next().and_then(|n| n.parse().ok())) {
             ("--runs", Some(n)) if n > 0 => runs = n,
             ("--mb", Some(n)) if (1..=25).contains(&n) => mb = n,
+            ("--download-mb", Some(n)) if (1..=10).contains(&n) => download_mb = n,
             _ => {
-                eprintln!("usage: bench-files [--runs N] [--mb 1..25]");
+                eprintln!("usage: bench-files [--runs N] [--mb 1..25] [--download-mb 1..10]");
                 std::process::exit(2);
             }
         }
@@ -109,5 +119,58 @@ async fn main() {
         ms(during50),
         ms(during90),
         during.len()
+    );
+    drop(browser);
+    hosted_downloads(&fixtures, runs, download_mb).await;
+}
+
+/// The hosted half: `runs` downloads of `mb` MB (MiB, as the fixture counts), each fetched as
+/// bytes through nginx once complete.
+async fn hosted_downloads(fixtures: &Fixtures, runs: usize, mb: usize) {
+    let hosted = Hosted::start();
+    let page = fixtures.url("downloads.html");
+    let _browser = hosted.launch_browser(&hosted.issue("bench", Role::Browser), "Bench", &page);
+    let agent = hosted.session(&hosted.issue("bench", Role::Agent)).await;
+    connected_browser(&agent, "Bench").await;
+    let tab = loaded_tab(&agent, json!({}), &page).await;
+    let kb = mb as u32 * 1024;
+    let expected = big_body(kb);
+    let mut fetches = Vec::with_capacity(runs);
+    for run in 0..runs {
+        let url = fixtures.url(&format!("attachment?name=statement-{run}.csv&kb={kb}"));
+        let went = agent
+            .call("navigate_to", json!({"tabId": tab, "url": url}))
+            .await;
+        let id = went.data()["download"]["id"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("navigate_to started no download: {}", went.text));
+        let done = agent
+            .call(
+                "get_downloads",
+                json!({"id": id, "waitMs": 60_000, "bytes": false}),
+            )
+            .await;
+        assert_eq!(
+            done.data()["downloads"][0]["state"],
+            "complete",
+            "{}",
+            done.text
+        );
+        let started = Instant::now();
+        let raw = agent
+            .call_raw("get_downloads", json!({"id": id, "bytes": true}))
+            .await;
+        let took = started.elapsed();
+        let (bytes, _) = embedded(&raw);
+        assert!(bytes == expected.as_bytes(), "the download's bytes differ");
+        fetches.push(took);
+    }
+    let (p50, p90) = p50_p90(&mut fetches);
+    println!("get_downloads with bytes, hosted through nginx, one {mb} MiB file, {runs} runs:");
+    println!(
+        "  p50 {} (p90 {}) → {:.1} MiB/s",
+        ms(p50),
+        ms(p90),
+        mb as f64 / p50.as_secs_f64()
     );
 }

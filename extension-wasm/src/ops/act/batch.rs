@@ -128,7 +128,7 @@ async fn run_step(
     checkpoint.check_alive()?;
     match step {
         Step::Act { action } => {
-            let downloads = super::perform::DownloadsMark::of(tab, viewer);
+            let downloads = super::perform::DownloadsMark::of(tab, viewer, &action);
             let mut outcome = perform(tab, &action, viewer, checkpoint).await?;
             downloads.add_to(&mut outcome, viewer).await;
             Ok(StepResult::Acted { outcome })

@@ -19,7 +19,7 @@ extern "C" {
     #[wasm_bindgen(catch, js_name = clipboardGranted)]
     fn clipboard_granted(permission: &str) -> Result<Promise, JsValue>;
     #[wasm_bindgen(catch, js_name = clipboard)]
-    fn clipboard_call(write: Option<String>) -> Result<Promise, JsValue>;
+    fn clipboard_call(write: Option<String>, max: f64) -> Result<Promise, JsValue>;
 }
 
 /// Reads the clipboard, or writes `request.write` to it.
@@ -53,29 +53,32 @@ pub async fn clipboard(
             ));
         }
         checkpoint.check()?;
-        chrome::call(clipboard_call(Some(text.clone())))
+        chrome::call(clipboard_call(Some(text.clone()), 0.0))
             .await
             .map_err(|failure| failed(&failure.message).action_may_have_occurred())?;
         return Ok(ClipboardText { text: None, length });
     }
     checkpoint.check_alive()?;
-    let answer = chrome::call(clipboard_call(None))
+    // JavaScript counts UTF-16 units: the offscreen document refuses past twice the cap, and
+    // the characters are counted here.
+    let answer = chrome::call(clipboard_call(None, 2.0 * MAX_CLIPBOARD_CHARS as f64))
         .await
         .map_err(|failure| failed(&failure.message))?;
     let text = Reflect::get(&answer, &"text".into())
         .ok()
-        .and_then(|text| text.as_string())
-        .unwrap_or_default();
-    let length = text.chars().count();
-    if length > MAX_CLIPBOARD_CHARS {
+        .and_then(|text| text.as_string());
+    let length = text
+        .as_ref()
+        .map_or(usize::MAX, |text| text.chars().count());
+    let Some(text) = text.filter(|_| length <= MAX_CLIPBOARD_CHARS) else {
         return Err(OpError::new(
             ErrorCode::InvalidArgument,
             format!(
-                "The clipboard holds {length} characters, more than the {MAX_CLIPBOARD_CHARS} \
-                 returned at once."
+                "The clipboard holds more than the {MAX_CLIPBOARD_CHARS} characters returned at \
+                 once."
             ),
         ));
-    }
+    };
     Ok(ClipboardText {
         text: Some(text),
         length,

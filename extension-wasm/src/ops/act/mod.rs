@@ -80,7 +80,7 @@ async fn act(
     viewer: &str,
     checkpoint: &Checkpoint,
 ) -> Result<Acted, OpError> {
-    let downloads = DownloadsMark::of(tab, viewer);
+    let downloads = DownloadsMark::of(tab, viewer, &request.action);
     let mut outcome = perform(tab, &request.action, viewer, checkpoint).await?;
     let blocked = outcome.dialog.is_some();
     // An action on an element inside a frame is followed by an observation of that frame.

@@ -126,24 +126,28 @@ const DOWNLOAD_WAIT_MS: f64 = 500.0;
 
 /// Where the downloads and the loads of a tab stood before an action, to name the downloads
 /// it started once it is done ([`DownloadsMark::add_to`]).
-/// While it lives (and a while after), what `tab` downloads is the acting session's.
+/// While it lives (and a while after), what `tab` downloads is the acting session's, when its
+/// action changes the page (and so holds the tab's lease): a wait or a read, which any session
+/// may run in any tab, claims nothing.
 pub struct DownloadsMark {
     tab: TabId,
     downloads: u64,
     loads: u64,
     at: f64,
-    _acting: crate::downloads::ActingGuard,
+    _acting: Option<crate::downloads::ActingGuard>,
 }
 
 impl DownloadsMark {
-    /// Marks where `tab` stands now, as `viewer` starts to act there.
-    pub fn of(tab: TabId, viewer: &str) -> DownloadsMark {
+    /// Marks where `tab` stands now, as `viewer` starts `action` there.
+    pub fn of(tab: TabId, viewer: &str, action: &Action) -> DownloadsMark {
         DownloadsMark {
             tab,
             downloads: crate::downloads::mark(),
             loads: activity::load_mark(tab),
             at: crate::timer::now_ms(),
-            _acting: crate::downloads::acting(tab, viewer),
+            _acting: action
+                .is_mutation()
+                .then(|| crate::downloads::acting(tab, viewer)),
         }
     }
 
