@@ -540,6 +540,28 @@ async fn downloads_belong_to_the_session_that_started_them() {
     use tabwire_e2e::fixtures::big_body;
 
     let setup = OneBrowser::on("Files", "downloads.html").await;
+    // A navigation to an attachment, first thing in the tab (before anything attached its
+    // debugger): the tab stays on its page, and the answer says so.
+    let went = setup
+        .call(
+            "navigate_to",
+            json!({"url": setup.fixtures.url("attachment?name=again.csv&kb=1")}),
+        )
+        .await;
+    assert_eq!(
+        went.data()["download"]["name"],
+        "again.csv",
+        "{}",
+        went.text
+    );
+    assert!(
+        went.data()["url"]
+            .as_str()
+            .unwrap()
+            .ends_with("downloads.html")
+    );
+    assert!(went.text.contains("started download"), "{}", went.text);
+
     // The link's navigation turns into a download: the click says so instead of failing.
     let clicked = setup.click("#statement").await;
     assert!(!clicked.is_error, "{}", clicked.text);
@@ -584,27 +606,6 @@ async fn downloads_belong_to_the_session_that_started_them() {
         (bytes.as_slice(), mime.as_str()),
         (body.as_bytes(), "text/csv")
     );
-
-    // A navigation to an attachment: the tab stays on its page, and the answer says so.
-    let went = setup
-        .call(
-            "navigate_to",
-            json!({"url": setup.fixtures.url("attachment?name=again.csv&kb=1")}),
-        )
-        .await;
-    assert_eq!(
-        went.data()["download"]["name"],
-        "again.csv",
-        "{}",
-        went.text
-    );
-    assert!(
-        went.data()["url"]
-            .as_str()
-            .unwrap()
-            .ends_with("downloads.html")
-    );
-    assert!(went.text.contains("started download"), "{}", went.text);
 
     // A file the page makes: a blob, read while the page keeps it.
     setup.click("#export").await.data();

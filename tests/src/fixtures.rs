@@ -130,7 +130,7 @@ async fn attachment(Query(query): Query<AttachmentQuery>) -> Response {
                 format!("attachment; filename=\"{name}\""),
             ),
         ],
-        big_body(query.kb.min(4 * 1024)),
+        big_body(query.kb.min(10 * 1024)),
     )
         .into_response()
 }

@@ -72,6 +72,15 @@ pub async fn check_arrival(tab: TabId) -> Result<(), OpError> {
 pub async fn load_url(tab: TabId, url: &str, checkpoint: &Checkpoint) -> Result<(), OpError> {
     check_navigable(url)?;
     let properties = chrome::to_js(&json!({ "url": url })).map_err(OpError::from)?;
+    // Only the tab's debugger says that an address turned into a download (downloads.rs):
+    // without it, a navigation to an attachment waits for a load that never comes. A page
+    // Chrome lets no extension debug (chrome://…) is left without; its navigation is plain.
+    if let Err(error) = crate::debugger::ensure_attached(tab).await {
+        chrome::log!(
+            "tab {tab}: navigating without the debugger: {}",
+            error.message
+        );
+    }
     checkpoint.check()?;
     chrome::call(chrome::tabs_update(tab, &properties))
         .await

@@ -161,6 +161,11 @@ async fn hosted_downloads(fixtures: &Fixtures, runs: usize, mb: usize) {
             .call_raw("get_downloads", json!({"id": id, "bytes": true}))
             .await;
         let took = started.elapsed();
+        assert!(
+            raw.is_error != Some(true),
+            "get_downloads with bytes failed: {:?}",
+            raw.content
+        );
         let (bytes, _) = embedded(&raw);
         assert!(bytes == expected.as_bytes(), "the download's bytes differ");
         fetches.push(took);
