@@ -126,6 +126,7 @@ const DOWNLOAD_WAIT_MS: f64 = 500.0;
 
 /// Where the downloads and the loads of a tab stood before an action, to name the downloads
 /// it started once it is done ([`DownloadsMark::add_to`]).
+///
 /// While it lives (and a while after), what `tab` downloads is the acting session's, when its
 /// action changes the page (and so holds the tab's lease): a wait or a read, which any session
 /// may run in any tab, claims nothing.
