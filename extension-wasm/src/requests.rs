@@ -31,11 +31,9 @@
 //! `TAB_LEASED`. The lease is taken once the policy let the call through, and tabs an
 //! operation opens are leased to its caller afterwards.
 
-use tabwire_protocol::policy::Need;
 use tabwire_protocol::{
-    ActOp, Action, CaptureOp, ContentFormat, ErrorCode, ExtensionMessage, LeaseHolder,
-    MAX_VIEWER_LEN, ObserveOp, OpError, OpResult, Operation, Request, Response, StorageOp, TabId,
-    TabsOp, Target,
+    ActOp, Action, ErrorCode, ExtensionMessage, LeaseHolder, MAX_VIEWER_LEN, OpError, OpResult,
+    Operation, Request, Response, TabId, TabsOp, Target,
 };
 
 use crate::calllog::{self, CallRecord};
@@ -227,7 +225,7 @@ async fn run(
         // What the policy restricts is checked on its tab, the active one when none is named.
         let tab = match tab_id {
             Some(tab) => Some(tab),
-            None if need_of(&op).is_some() && !policy::allows_everything() => {
+            None if op.page_need().is_some() && !policy::allows_everything() => {
                 resolve_tab(None).await.ok().map(|tab| tab.id)
             }
             None => None,
@@ -302,7 +300,7 @@ async fn admit(
     if approvals::person_has(tab) {
         return Err(approvals::person_has_error(tab));
     }
-    let Some((need, url)) = need_of(op) else {
+    let Some((need, url)) = op.page_need() else {
         return Ok(None);
     };
     // The usual case, no policy restricting anything, looks nothing up.
@@ -352,59 +350,6 @@ fn asker_of(holder: Option<&LeaseHolder>) -> approvals::Asker {
         session: holder.map(|holder| holder.session.clone()),
         client: holder.map_or_else(|| "an agent".to_owned(), |holder| holder.client.clone()),
     }
-}
-
-/// What `op` needs from the policy of the page it runs on, and the URL to judge when it is not
-/// the tab's (cookies of a given URL); `None` for what the policy does not restrict there (a
-/// navigation is judged by where it goes, in `ops::load`).
-fn need_of(op: &Operation) -> Option<(Need, Option<&str>)> {
-    let need = match op {
-        Operation::Observe(ObserveOp::Content(content))
-            if content.format == ContentFormat::Html =>
-        {
-            Need::SensitiveRead
-        }
-        Operation::Observe(_) => Need::Read,
-        Operation::Tabs(TabsOp::Close(_)) => Need::Act,
-        Operation::Tabs(TabsOp::Reload(_)) => Need::Read,
-        Operation::Tabs(_) => return None,
-        Operation::Act(ActOp::Act(request)) => match &request.action {
-            Action::Navigate { .. } => return None,
-            action if action.is_mutation() => Need::Act,
-            _ => Need::Read,
-        },
-        Operation::Act(ActOp::Batch(batch)) => {
-            let acts = batch.steps.iter().any(|step| match step {
-                tabwire_protocol::Step::Act { action } => {
-                    action.is_mutation() && !matches!(action, Action::Navigate { .. })
-                }
-                _ => false,
-            });
-            if acts { Need::Act } else { Need::Read }
-        }
-        Operation::Act(ActOp::HandleDialog(_)) => Need::Act,
-        // Bytes kept in the extension for an upload, which is judged when it sets them; the
-        // session's downloads, whose bytes are judged by where they came from.
-        Operation::Act(ActOp::UploadChunk(_) | ActOp::Downloads(_)) => return None,
-        // The clipboard is judged on the tab's page: what is read from it may be pasted there,
-        // what is written is meant for it.
-        Operation::Act(ActOp::Clipboard(clipboard)) if clipboard.write.is_some() => Need::Act,
-        Operation::Act(ActOp::Clipboard(_)) => Need::SensitiveRead,
-        Operation::Act(_) => Need::Read,
-        Operation::Capture(CaptureOp::GetResponseBody(_)) => Need::SensitiveRead,
-        Operation::Capture(_) => Need::Read,
-        Operation::Storage(StorageOp::Cookies(cookies)) => {
-            return Some((Need::SensitiveRead, cookies.url.as_deref()));
-        }
-        Operation::Storage(_) => Need::SensitiveRead,
-        // Refused in `ops::execute`: a browser serves no device operation (the variant exists
-        // only when a workspace build turns the protocol's `device` feature on). Judged as an
-        // action meanwhile, so that a group this match does not name fails closed: the arm
-        // cannot be exhaustive in both builds, so the compiler cannot name a new group here.
-        #[allow(unreachable_patterns)]
-        _ => Need::Act,
-    };
-    Some((need, None))
 }
 
 /// What an approval shows a person an operation is about: an element by its role and name

@@ -8,14 +8,17 @@
 //! result of another kind to pick apart.
 //!
 //! Adding an operation: its request struct and (if new) its answer struct in the group's
-//! module, a variant in the group's op enum (and result enum), and one line in [`asks!`] (and
-//! [`answers!`]) below. A new group (devices) adds a variant to both enums here.
+//! module, a variant in the group's op enum (and result enum), one line in [`asks!`] (and
+//! [`answers!`]) below, and its policy need in [`Operation::page_need`] (which does not compile
+//! until it is named there). A new group (devices) adds a variant to both enums here.
 
 use serde::Serialize;
 
+use crate::policy::Need;
+
 use crate::actions::{
-    ActOp, ActRequest, ActResult, Acted, BatchRequest, BatchResult, DialogHandled, ElementState,
-    GetTabHealth, HandleDialog, ReadStateRequest, TabHealth,
+    ActOp, ActRequest, ActResult, Acted, Action, BatchRequest, BatchResult, DialogHandled,
+    ElementState, GetTabHealth, HandleDialog, ReadStateRequest, Step, TabHealth,
 };
 use crate::capture::{
     CaptureOp, CaptureResult, CaptureState, ConsoleRecord, GetConsole, GetRequests,
@@ -33,8 +36,8 @@ use crate::files::{
     PdfRequest, UploadChunk,
 };
 use crate::observe::{
-    ContentRequest, FrameList, GetSelectedText, ListFrames, Observation, ObserveOp, ObserveResult,
-    PageContent, Screenshot, ScreenshotRequest, SelectedText, SnapshotRequest,
+    ContentFormat, ContentRequest, FrameList, GetSelectedText, ListFrames, Observation, ObserveOp,
+    ObserveResult, PageContent, Screenshot, ScreenshotRequest, SelectedText, SnapshotRequest,
 };
 use crate::storage::{
     Cookie, GetCookies, GetLocalStorage, StorageEntries, StorageEntry, StorageOp, StorageResult,
@@ -76,6 +79,82 @@ crate::tagged::deserialize_tagged!(Operation, "group", {
 });
 
 impl Operation {
+    /// What the operation needs from the policy of the page it runs on, and the URL to judge
+    /// when it is not the tab's (cookies of a given URL); `None` for what the policy does not
+    /// restrict there (a navigation is judged by where it goes). Every variant is named here,
+    /// with no fallback: a new operation does not compile until its need is decided, so a new
+    /// action cannot slip through as a read.
+    pub fn page_need(&self) -> Option<(Need, Option<&str>)> {
+        let need = match self {
+            Operation::Observe(op) => match op {
+                ObserveOp::Content(content) if content.format == ContentFormat::Html => {
+                    Need::SensitiveRead
+                }
+                ObserveOp::Snapshot(_)
+                | ObserveOp::ListFrames(_)
+                | ObserveOp::Content(_)
+                | ObserveOp::SelectedText(_)
+                | ObserveOp::Screenshot(_)
+                | ObserveOp::Pdf(_) => Need::Read,
+            },
+            Operation::Tabs(op) => match op {
+                TabsOp::Close(_) => Need::Act,
+                TabsOp::Reload(_) => Need::Read,
+                TabsOp::ListTabs(_)
+                | TabsOp::GetActive(_)
+                | TabsOp::Switch(_)
+                | TabsOp::Create(_)
+                | TabsOp::Navigate(_)
+                | TabsOp::History(_)
+                | TabsOp::Release(_)
+                | TabsOp::Handoff(_) => return None,
+            },
+            Operation::Act(op) => match op {
+                ActOp::Act(request) => match &request.action {
+                    Action::Navigate { .. } => return None,
+                    action if action.is_mutation() => Need::Act,
+                    _ => Need::Read,
+                },
+                ActOp::Batch(batch) => {
+                    let acts = batch.steps.iter().any(|step| match step {
+                        Step::Act { action } => {
+                            action.is_mutation() && !matches!(action, Action::Navigate { .. })
+                        }
+                        Step::Observe { .. } | Step::Content { .. } => false,
+                    });
+                    if acts { Need::Act } else { Need::Read }
+                }
+                ActOp::HandleDialog(_) => Need::Act,
+                ActOp::ReadState(_) | ActOp::Health(_) => Need::Read,
+                // Bytes kept for an upload, judged when the upload sets them; the session's
+                // downloads, whose bytes are judged by where they came from.
+                ActOp::UploadChunk(_) | ActOp::Downloads(_) => return None,
+                // Judged on the tab's page: what is read may be pasted there, what is written
+                // is meant for it.
+                ActOp::Clipboard(clipboard) if clipboard.write.is_some() => Need::Act,
+                ActOp::Clipboard(_) => Need::SensitiveRead,
+            },
+            Operation::Capture(op) => match op {
+                CaptureOp::GetResponseBody(_) => Need::SensitiveRead,
+                CaptureOp::NetworkCapture(_)
+                | CaptureOp::GetRequests(_)
+                | CaptureOp::ConsoleCapture(_)
+                | CaptureOp::GetConsole(_) => Need::Read,
+            },
+            Operation::Storage(op) => match op {
+                StorageOp::Cookies(cookies) => {
+                    return Some((Need::SensitiveRead, cookies.url.as_deref()));
+                }
+                StorageOp::LocalStorage(_) => Need::SensitiveRead,
+            },
+            // Devices judge apps, not pages (their backends gate each operation); a browser
+            // refuses these, as an action meanwhile.
+            #[cfg(feature = "device")]
+            Operation::Device(_) => Need::Act,
+        };
+        Some((need, None))
+    }
+
     /// Whether the operation can change the page. A mutation that times out or is cut off by a
     /// disconnect may have happened, and the agent is told so.
     pub fn is_mutation(&self) -> bool {
@@ -300,8 +379,8 @@ answers! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::actions::{Action, WaitCondition};
-    use crate::observe::{ContentFormat, ImageFormat, ObservedNode};
+    use crate::actions::WaitCondition;
+    use crate::observe::{ImageFormat, ObservedNode};
     use crate::{Delta, ElementRef, Target};
 
     #[test]
@@ -510,6 +589,75 @@ mod tests {
                 prompt_text: None
             })
             .is_mutation()
+        );
+    }
+
+    #[test]
+    fn what_changes_a_page_is_judged_as_an_action_there() {
+        use crate::files::ClipboardRequest;
+        let click = Action::Click {
+            target: Target::Css("a".into()),
+            mode: Default::default(),
+            button: Default::default(),
+            click_count: 1,
+            wait_until: None,
+            wait_for: None,
+        };
+        let wait = Action::Wait {
+            condition: WaitCondition::Delay { ms: 5 },
+            timeout_ms: 10,
+        };
+        let act = |action: &Action| {
+            Operation::from(ActRequest {
+                action: action.clone(),
+                observe: None,
+            })
+        };
+        let batch = |actions: &[&Action]| {
+            Operation::from(BatchRequest {
+                steps: actions
+                    .iter()
+                    .map(|action| crate::Step::Act {
+                        action: (*action).clone(),
+                    })
+                    .collect(),
+                observe: None,
+            })
+        };
+        let need = |op: Operation| op.page_need().map(|(need, _)| need);
+        // Every mutation of the page is an action on it, however it is sent.
+        for op in [
+            act(&click),
+            batch(&[&wait, &click]),
+            HandleDialog {
+                accept: true,
+                prompt_text: None,
+            }
+            .into(),
+            CloseTab {}.into(),
+            ClipboardRequest {
+                write: Some("x".into()),
+            }
+            .into(),
+        ] {
+            assert_eq!(need(op.clone()), Some(Need::Act), "{op:?}");
+        }
+        assert_eq!(need(act(&wait)), Some(Need::Read));
+        assert_eq!(need(batch(&[&wait])), Some(Need::Read));
+        assert_eq!(
+            need(ClipboardRequest { write: None }.into()),
+            Some(Need::SensitiveRead)
+        );
+        // A navigation is judged by where it goes.
+        assert_eq!(need(Navigate { url: "x".into() }.into()), None);
+        let cookies = Operation::from(GetCookies {
+            url: Some("https://a.example/".into()),
+            name: None,
+            max_chars: 100,
+        });
+        assert_eq!(
+            cookies.page_need(),
+            Some((Need::SensitiveRead, Some("https://a.example/")))
         );
     }
 
