@@ -173,11 +173,7 @@ pub fn mcp_url(given: &str, insecure_http: bool) -> Result<String, CliError> {
     }
     // `localhost` also names [::1], where another user's program could listen while the
     // proxy holds 127.0.0.1 (the extension dials the same way).
-    let host = if !secure && host.eq_ignore_ascii_case("localhost") {
-        "127.0.0.1"
-    } else {
-        host
-    };
+    let host = tabwire_protocol::local::dialled_host(host, secure);
     let scheme = if secure { "https" } else { "http" };
     let port = port.map(|port| format!(":{port}")).unwrap_or_default();
     let base = format!("{scheme}://{host}{port}{path}");

@@ -17,6 +17,26 @@ use serde::{Deserialize, Serialize};
 
 use crate::refs::DeviceRef;
 
+/// The longest text one `device_type` call types, in characters (the hub refuses longer text
+/// before it reaches a device; a backend refuses it too).
+pub const MAX_TYPED_CHARS: usize = 10_000;
+/// The longest Android package name.
+pub const MAX_PACKAGE_LEN: usize = 255;
+
+/// Whether `name` is an Android package name (`com.example.app`, or a system one such as
+/// `android`): dot-separated segments of ASCII letters, digits and `_`, each starting with a
+/// letter, at most [`MAX_PACKAGE_LEN`] bytes. The one rule for the hub's arguments, a
+/// backend's command lines (only such names are written into them) and the names it reads
+/// back from the phone.
+pub fn is_package_name(name: &str) -> bool {
+    name.len() <= MAX_PACKAGE_LEN
+        && name.split('.').all(|segment| {
+            let mut chars = segment.chars();
+            chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+        })
+}
+
 // The connection's messages live in `messages.rs` beside the browser's (they carry the same
 // challenge and response); they are named here too, with the rest of the device contract.
 pub use crate::messages::{DeviceHello, DeviceMessage, MAX_SCREEN_SIDE, check_device_hello};

@@ -526,6 +526,20 @@ pub fn is_loopback_host(host: &str) -> bool {
             .is_ok_and(|ip| ip.is_loopback())
 }
 
+/// The host to dial for `host`: `localhost` in a plain URL (`ws://`, `http://`; `secure`
+/// false) becomes `127.0.0.1`, where a local hub or proxy listens. The name also resolves to
+/// `[::1]`, which clients try first: a program of any user listening there while the hub holds
+/// `127.0.0.1` could sit between the two, relay the pairing exchange and then read and inject
+/// everything after it (docs/pairing.md). A TLS URL keeps its name, which its certificate must
+/// match. The one rule for the extension, device backends and the `tabwire` CLI.
+pub fn dialled_host(host: &str, secure: bool) -> &str {
+    if !secure && host.eq_ignore_ascii_case("localhost") {
+        "127.0.0.1"
+    } else {
+        host
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -653,6 +667,14 @@ mod tests {
             Some(SecretFileProblem::NotAFile)
         );
         std::fs::remove_dir_all(dir).unwrap();
+    }
+
+    #[test]
+    fn localhost_is_dialled_by_address_in_clear_only() {
+        assert_eq!(dialled_host("LocalHost", false), "127.0.0.1");
+        assert_eq!(dialled_host("localhost", true), "localhost");
+        assert_eq!(dialled_host("hub.localhost", false), "hub.localhost");
+        assert_eq!(dialled_host("127.0.0.1", false), "127.0.0.1");
     }
 
     #[test]

@@ -155,13 +155,14 @@ impl HubEndpoint {
         let loopback = is_loopback_host(host);
         // `localhost` also resolves to [::1], where another user's program could listen while
         // the hub holds 127.0.0.1 (docs/pairing.md): dial the address the hub binds.
-        let url = if !tls && host.eq_ignore_ascii_case("localhost") {
+        let dialled = tabwire_protocol::local::dialled_host(host, tls);
+        let url = if dialled != host {
             let port = authority
                 .port_u16()
                 .map(|p| format!(":{p}"))
                 .unwrap_or_default();
             let path = uri.path_and_query().map(|p| p.as_str()).unwrap_or("/");
-            format!("ws://127.0.0.1{port}{path}")
+            format!("ws://{dialled}{port}{path}")
         } else {
             url.to_owned()
         };

@@ -19,8 +19,7 @@
 
 use tabwire_protocol::{ErrorCode, OpError};
 
-/// The longest text one `device_type` call takes, in characters.
-pub const MAX_TYPED_CHARS: usize = 10_000;
+pub use tabwire_protocol::devices::MAX_TYPED_CHARS;
 /// The most characters of text in one `input text` argument (after `%s` encoding): each call
 /// starts a program on the phone, but very long arguments make some keyboards drop keys.
 const MAX_CHUNK: usize = 200;
@@ -41,21 +40,11 @@ pub fn quote(arg: &str) -> String {
     format!("'{}'", arg.replace('\'', r"'\''"))
 }
 
-/// Whether `package` is an Android package name (`com.example.app`): segments of letters,
-/// digits and `_`, each starting with a letter, joined by dots. Only such names are written
-/// into command lines.
+/// Whether `package` is an Android package name (the protocol's rule,
+/// [`tabwire_protocol::devices::is_package_name`]). Only such names are written into command
+/// lines.
 pub fn valid_package(package: &str) -> bool {
-    package.len() <= 255
-        && !package.is_empty()
-        && package.split('.').all(|segment| {
-            segment
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_ascii_alphabetic())
-                && segment
-                    .chars()
-                    .all(|c| c.is_ascii_alphanumeric() || c == '_')
-        })
+    tabwire_protocol::devices::is_package_name(package)
 }
 
 /// Checks a package name an agent gave, as `INVALID_ARGUMENT` when it is not one.

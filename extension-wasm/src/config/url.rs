@@ -102,22 +102,18 @@ pub fn normalize_server_url(input: &str) -> Result<Option<String>, UrlError> {
     Ok(Some(format!("{scheme}://{authority}{path}{query}")))
 }
 
-/// `localhost` in a plain `ws://` URL becomes `127.0.0.1`, where a local hub listens. The name
-/// also resolves to `[::1]`, which Chrome tries first: a program of any user listening there
-/// while the hub listens on `127.0.0.1` would sit between the two and could relay the pairing
-/// exchange, then read and inject everything after it (docs/pairing.md). A `wss://` URL keeps
-/// its name, which its certificate must match.
+/// `localhost` in a plain `ws://` URL becomes `127.0.0.1` (the protocol's rule,
+/// [`tabwire_protocol::local::dialled_host`]): Chrome tries `[::1]` first, where another
+/// user's program could listen.
 fn loopback_by_address(scheme: &str, authority: &str) -> String {
     let (host, port) = match authority.rsplit_once(':') {
         Some((host, port)) if !host.contains(']') && !host.contains('[') => (host, Some(port)),
         _ => (authority, None),
     };
-    if scheme != "ws" || !host.eq_ignore_ascii_case("localhost") {
-        return authority.to_owned();
-    }
+    let dialled = tabwire_protocol::local::dialled_host(host, scheme != "ws");
     match port {
-        Some(port) => format!("127.0.0.1:{port}"),
-        None => "127.0.0.1".to_owned(),
+        Some(port) => format!("{dialled}:{port}"),
+        None => dialled.to_owned(),
     }
 }
 

@@ -350,7 +350,7 @@ async fn bad_device_arguments_never_reach_the_device() {
         ("device_swipe", json!({"direction": "up", "distance": 5})),
         ("device_swipe", json!({"direction": "up", "distance": 96})),
         ("press_button", json!({"button": "camera"})),
-        ("open_app", json!({"package": "example"})),
+        ("open_app", json!({"package": "_example.app"})),
         ("open_app", json!({"package": "com.example; reboot"})),
         ("close_app", json!({"package": "com..x"})),
         (

@@ -17,8 +17,8 @@ use serde_json::{Map, Value, json};
 use tabwire_protocol::devices::{
     AppClosed, CloseApp, DeviceLogs, DeviceLogsRequest, DeviceNode, DeviceScreenshotRequest,
     DeviceSnapshot, DeviceSwipe, DeviceTap, DeviceType, DeviceView, DismissKeyboard, LogsSince,
-    LongPress, ObserveAfter, OpenApp, Point, PressButton, PressTarget, ReleaseDevice,
-    TapCoordinates,
+    LongPress, MAX_TYPED_CHARS, ObserveAfter, OpenApp, Point, PressButton, PressTarget,
+    ReleaseDevice, TapCoordinates,
 };
 use tabwire_protocol::policy::{Gate, Need, Owner};
 use tabwire_protocol::refs::DeviceRef;
@@ -47,9 +47,6 @@ const MAX_COORDINATE: u32 = tabwire_protocol::devices::MAX_SCREEN_SIDE;
 const DEFAULT_PRESS_MS: u32 = 800;
 const DEFAULT_SWIPE_MS: u32 = 300;
 const DEFAULT_SWIPE_PERCENT: u32 = 60;
-/// The longest text `device_type` takes (it is typed key by key).
-const MAX_TYPED_CHARS: usize = 10_000;
-const MAX_PACKAGE_LEN: usize = 255;
 const MAX_TAG_LEN: usize = 100;
 const DEFAULT_LOG_ENTRIES: u32 = 100;
 const DEFAULT_LOG_CHARS: u32 = 8000;
@@ -107,17 +104,9 @@ fn node_ref(text: &str) -> Result<DeviceRef, ToolError> {
     })
 }
 
-/// A package name: `com.example.app` (Java-style, at least two parts).
+/// A package name: `com.example.app` (the protocol's rule, which the backend applies too).
 fn package(text: &str) -> Result<String, ToolError> {
-    let part_ok = |part: &str| {
-        let mut chars = part.chars();
-        chars
-            .next()
-            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-            && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
-    };
-    let parts: Vec<&str> = text.split('.').collect();
-    if text.len() > MAX_PACKAGE_LEN || parts.len() < 2 || !parts.iter().all(|p| part_ok(p)) {
+    if !tabwire_protocol::devices::is_package_name(text) {
         return Err(ToolError::invalid(format!(
             "package must be an app's package name like com.example.app; got {}",
             quoted(text)
@@ -963,11 +952,20 @@ mod tests {
         for bad in ["@e7", "d7", "@d0", "", "@d7 "] {
             assert!(node_ref(bad).is_err(), "{bad}");
         }
-        for good in ["com.example.app", "a.b", "_x.y_2", "com.android.settings"] {
+        // The protocol's rule, which the backend applies to its command lines: a system package
+        // (`android`) is a name too; a segment starting with `_` is not.
+        for good in [
+            "com.example.app",
+            "a.b",
+            "x.y_2",
+            "com.android.settings",
+            "android",
+        ] {
             assert!(package(good).is_ok(), "{good}");
         }
         for bad in [
-            "example",
+            "_x.y",
+            "",
             "com..app",
             "1com.app",
             "com.example.",
