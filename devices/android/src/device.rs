@@ -104,12 +104,8 @@ const MAX_ENDED: usize = 64;
 impl<A: Adb> Device<A> {
     /// Reads the facts a hello needs from the device at `serial`, in one adb invocation.
     pub async fn probe(adb: &A, serial: &str) -> Result<DeviceFacts, OpError> {
-        let line = "getprop ro.serialno; getprop ro.product.manufacturer; getprop \
-                    ro.product.model; getprop ro.build.version.release; getprop \
-                    ro.build.version.sdk; wm size; echo \"android_id:$(settings get secure \
-                    android_id 2>/dev/null)\"";
         let out = adb
-            .run(&["-s", serial, "shell", line], PROBE_TIMEOUT)
+            .run(&["-s", serial, "shell", shell::PROBE], PROBE_TIMEOUT)
             .await
             .map_err(|e| OpError::new(ErrorCode::DeviceError, e.to_string()))?;
         let text = out.text().replace("\r\n", "\n");
@@ -265,13 +261,13 @@ impl<A: Adb> Run<'_, A> {
             }
             DeviceOp::Tap(tap) => {
                 let at = self.resolve_to_act(tap.target)?.centre();
-                let package = self.act(&format!("input tap {} {}", at.x, at.y)).await?;
+                let package = self.act(&shell::tap(at.x, at.y)).await?;
                 self.acted(package, Some(at), &tap.observe).await
             }
             DeviceOp::TapCoordinates(tap) => {
                 let at = self.check_point(tap.point)?;
                 self.judge_point(at)?;
-                let package = self.act(&format!("input tap {} {}", at.x, at.y)).await?;
+                let package = self.act(&shell::tap(at.x, at.y)).await?;
                 self.acted(package, Some(at), &tap.observe).await
             }
             DeviceOp::LongPress(press) => {
@@ -284,31 +280,20 @@ impl<A: Adb> Run<'_, A> {
                         at
                     }
                 };
-                let line = format!(
-                    "input swipe {x} {y} {x} {y} {}",
-                    press.duration_ms,
-                    x = at.x,
-                    y = at.y
-                );
+                let line = shell::long_press(at.x, at.y, press.duration_ms);
                 let package = self.act(&line).await?;
                 self.acted(package, Some(at), &press.observe).await
             }
             DeviceOp::Type(typing) => self.type_text(typing).await,
             DeviceOp::Swipe(swipe) => self.swipe(swipe).await,
             DeviceOp::PressButton(press) => {
-                let package = self
-                    .act(&format!("input keyevent {}", key_of(press.button)))
-                    .await?;
+                let package = self.act(&shell::key_event(key_of(press.button))).await?;
                 self.acted(package, None, &press.observe).await
             }
             DeviceOp::OpenApp(open) => self.open_app(open).await,
             DeviceOp::CloseApp(close) => self.close_app(close).await,
             DeviceOp::DismissKeyboard(dismiss) => {
-                // Back hides a keyboard, and goes back when none shows: so only when one does,
-                // decided on the device in the same line.
-                let line = "if dumpsys input_method | grep -q mInputShown=true; then input \
-                            keyevent 4; fi";
-                let package = self.act(line).await?;
+                let package = self.act(shell::DISMISS_KEYBOARD).await?;
                 self.acted(package, None, &dismiss.observe).await
             }
             DeviceOp::Screenshot(request) => self.screenshot(request.max_width).await,
@@ -390,7 +375,7 @@ impl<A: Adb> Run<'_, A> {
         if let Some(target) = typing.target {
             let centre = self.resolve_to_act(target)?.centre();
             at = Some(centre);
-            let tap = format!("input tap {} {}", centre.x, centre.y);
+            let tap = shell::tap(centre.x, centre.y);
             match lines.first_mut() {
                 Some(first)
                     if shell::step_bytes(first) + shell::step_bytes(std::slice::from_ref(&tap))
@@ -402,7 +387,7 @@ impl<A: Adb> Run<'_, A> {
             }
         }
         if typing.submit {
-            let enter = format!("input keyevent {}", keycode::ENTER);
+            let enter = shell::key_event(keycode::ENTER);
             match lines.last_mut() {
                 Some(last)
                     if shell::step_bytes(last)
@@ -447,10 +432,7 @@ impl<A: Adb> Run<'_, A> {
         let (from, to) = swipe_points(area, swipe.direction, swipe.distance_percent);
         // The gesture goes to the window under its first touch.
         self.judge_point(from)?;
-        let line = format!(
-            "input swipe {} {} {} {} {}",
-            from.x, from.y, to.x, to.y, swipe.duration_ms
-        );
+        let line = shell::swipe((from.x, from.y), (to.x, to.y), swipe.duration_ms);
         let package = self.act(&line).await?;
         self.acted(package, Some(from), &swipe.observe).await
     }
@@ -464,12 +446,7 @@ impl<A: Adb> Run<'_, A> {
             self.safety.gate(Need::Act, &package)?;
         }
         self.safety.claim(self.holder)?;
-        let launch = format!("monkey -p {package} -c android.intent.category.LAUNCHER 1 2>&1");
-        let line = if open.clear_data {
-            format!("pm clear {package} 2>&1 && {launch}")
-        } else {
-            launch
-        };
+        let line = shell::launch(&package, open.clear_data);
         let (text, out) = self
             .input_shell(&line)
             .await
@@ -495,20 +472,12 @@ impl<A: Adb> Run<'_, A> {
         self.destructive(close.clear_data)?;
         self.safety.gate(Need::Act, &package)?;
         self.safety.claim(self.holder)?;
-        let clear = if close.clear_data {
-            format!(" && pm clear {package}")
-        } else {
-            String::new()
-        };
-        let line = format!(
-            "if pm path {package} >/dev/null 2>&1; then am force-stop {package}{clear} && echo {}; else echo tabwire-missing; fi",
-            shell::DONE_MARK
-        );
+        let line = shell::stop(&package, close.clear_data);
         let (text, out) = self
             .input_shell(&line)
             .await
             .map_err(|e| e.action_may_have_occurred())?;
-        if text.lines().any(|l| l.trim() == "tabwire-missing") {
+        if text.lines().any(|l| l.trim() == shell::MISSING_MARK) {
             return Err(not_installed(&package));
         }
         if !text.lines().any(|l| l.trim() == shell::DONE_MARK) {
@@ -537,7 +506,7 @@ impl<A: Adb> Run<'_, A> {
     }
 
     async fn screenshot(&mut self, max_width: u32) -> Result<DeviceResult, OpError> {
-        let line = format!("{}; screencap -p", shell::focus_read(self.sdk));
+        let line = shell::screenshot(self.sdk);
         let out = self.adb(&["exec-out", &line]).await?;
         let end = format!("\n{}\n", shell::FOCUS_END);
         let (focus, png) = match out
@@ -599,16 +568,13 @@ impl<A: Adb> Run<'_, A> {
                 (Some(time.clone()), None)
             }
         };
-        let pidof = match &request.package {
-            Some(package) => format!("pidof {package}; "),
-            None => String::new(),
-        };
-        let line = format!(
-            "{pidof}echo tabwire-logcat; {}",
-            logs::logcat_command(since.as_deref(), request.min_level)
+        let line = shell::log_read(
+            request.package.as_deref(),
+            since.as_deref(),
+            request.min_level,
         );
         let (text, out) = self.shell(&line).await?;
-        let Some((pids, log)) = text.split_once("tabwire-logcat\n") else {
+        let Some((pids, log)) = text.split_once(&format!("{}\n", shell::LOG_MARK)) else {
             return Err(OpError::new(
                 ErrorCode::DeviceError,
                 format!("Reading the log failed: {}", what_it_said(&text, &out)),

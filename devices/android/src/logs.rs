@@ -13,8 +13,6 @@
 use tabwire_protocol::devices::{DeviceLogs, LogEntry, LogLevel};
 use tabwire_protocol::{ErrorCode, OpError};
 
-use crate::shell::quote;
-
 /// How many lines a read without a start time asks for: the newest entries, before filters.
 pub const RECENT_LINES: u32 = 2_000;
 /// The most lines read from one logcat call (older lines beyond are dropped first).
@@ -55,21 +53,8 @@ pub fn check_time(time: &str) -> Result<(), OpError> {
     }
 }
 
-/// The logcat command: the newest [`RECENT_LINES`] lines, or every line since `since`, at
-/// `min_level` or above.
-pub fn logcat_command(since: Option<&str>, min_level: Option<LogLevel>) -> String {
-    let start = match since {
-        Some(time) => quote(time),
-        None => RECENT_LINES.to_string(),
-    };
-    let mut command = format!("logcat -d -v threadtime -t {start}");
-    if let Some(level) = min_level {
-        command.push_str(&format!(" '*:{}'", level_letter(level)));
-    }
-    command
-}
-
-fn level_letter(level: LogLevel) -> char {
+/// logcat's letter for `level` (its `*:L` filter).
+pub fn level_letter(level: LogLevel) -> char {
     match level {
         LogLevel::Verbose => 'V',
         LogLevel::Debug => 'D',
@@ -317,12 +302,12 @@ garbage line\n";
             );
         }
         assert_eq!(
-            logcat_command(Some("01-02 03:04:05.678"), Some(LogLevel::Warn)),
-            "logcat -d -v threadtime -t '01-02 03:04:05.678' '*:W'"
+            crate::shell::log_read(None, Some("01-02 03:04:05.678"), Some(LogLevel::Warn)),
+            "echo tabwire-logcat; logcat -d -v threadtime -t '01-02 03:04:05.678' '*:W'"
         );
         assert_eq!(
-            logcat_command(None, None),
-            "logcat -d -v threadtime -t 2000"
+            crate::shell::log_read(Some("com.a"), None, None),
+            "pidof com.a; echo tabwire-logcat; logcat -d -v threadtime -t 2000"
         );
         assert_eq!(parse_pids("4321 4400\n"), [4321, 4400]);
     }

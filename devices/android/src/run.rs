@@ -168,11 +168,7 @@ impl<A: Adb> Run<'_, A> {
 
     /// One `exec-out` dump with the keyboard's state.
     async fn dump_once(&self) -> Result<Result<Dumped, DumpProblem>, OpError> {
-        let line = format!(
-            "uiautomator dump /dev/tty; echo; echo {}; dumpsys input_method | grep mInputShown; {}",
-            shell::IME_MARK,
-            shell::focus_read(self.sdk)
-        );
+        let line = shell::dump(self.sdk);
         let out = self.adb(&["exec-out", &line]).await?;
         let text = out.text();
         let (text, focus) = match text.rfind(&format!("\n{}\n", shell::FOCUS_MARK)) {

@@ -1,8 +1,8 @@
 //! The device's shell: the rules every command line tabwire sends to `adb shell` or `adb
 //! exec-out` keeps, and the parts of those lines that carry an agent's input — quoting, package
-//! names, typed text, key codes, the foreground guard and the focus read. The lines themselves
-//! are put together where they are sent (`device.rs` for each operation, `run.rs` for dumps,
-//! `logs.rs` for logcat), from numbers formatted there and from these parts.
+//! names, typed text, key codes, the foreground guard and the focus read — and the lines
+//! themselves (probe, taps, swipes, keys, launching and stopping apps, dumps, screenshots, the
+//! log), so that every line sent to a phone is read in this one file.
 //!
 //! adb joins its arguments with spaces and the device runs the result with `sh -c`, so a
 //! command line is parsed by a shell on the phone. Nothing an agent sends reaches that shell
@@ -407,6 +407,110 @@ pub fn guard_outcome(output: &str) -> GuardOutcome {
         }
     }
     GuardOutcome::Unknown
+}
+
+// The command lines themselves: every line tabwire sends to `adb shell` or `adb exec-out` is
+// written here (numbers formatted here, package names checked by the caller with
+// [`check_package`] before they are given).
+
+/// The facts a hello needs (serial, maker, model, Android version and SDK, screen size, the
+/// per-app Android ID), in one `adb shell` line.
+pub const PROBE: &str = "getprop ro.serialno; getprop ro.product.manufacturer; getprop \
+                         ro.product.model; getprop ro.build.version.release; getprop \
+                         ro.build.version.sdk; wm size; echo \"android_id:$(settings get \
+                         secure android_id 2>/dev/null)\"";
+
+/// Back, only while a keyboard shows (Back goes back when none does), decided on the device in
+/// the same line.
+pub const DISMISS_KEYBOARD: &str =
+    "if dumpsys input_method | grep -q mInputShown=true; then input keyevent 4; fi";
+
+/// A tap at (`x`, `y`).
+pub fn tap(x: u32, y: u32) -> String {
+    format!("input tap {x} {y}")
+}
+
+/// A press held `ms` milliseconds at (`x`, `y`): a swipe that does not move.
+pub fn long_press(x: u32, y: u32, ms: u32) -> String {
+    swipe((x, y), (x, y), ms)
+}
+
+/// A swipe from `from` to `to` over `ms` milliseconds.
+pub fn swipe(from: (u32, u32), to: (u32, u32), ms: u32) -> String {
+    format!("input swipe {} {} {} {} {ms}", from.0, from.1, to.0, to.1)
+}
+
+/// One key event ([`keycode`]).
+pub fn key_event(code: u32) -> String {
+    format!("input keyevent {code}")
+}
+
+/// Launches `package`'s launcher activity (after clearing its data when `clear`).
+pub fn launch(package: &str, clear: bool) -> String {
+    let launch = format!("monkey -p {package} -c android.intent.category.LAUNCHER 1 2>&1");
+    if clear {
+        format!("pm clear {package} 2>&1 && {launch}")
+    } else {
+        launch
+    }
+}
+
+/// The line printed by [`stop`] when `package` is not installed.
+pub const MISSING_MARK: &str = "tabwire-missing";
+
+/// Stops `package` (and clears its data when `clear`), printing [`DONE_MARK`], or
+/// [`MISSING_MARK`] when it is not installed.
+pub fn stop(package: &str, clear: bool) -> String {
+    let clear = if clear {
+        format!(" && pm clear {package}")
+    } else {
+        String::new()
+    };
+    format!(
+        "if pm path {package} >/dev/null 2>&1; then am force-stop {package}{clear} && echo \
+         {DONE_MARK}; else echo {MISSING_MARK}; fi"
+    )
+}
+
+/// The screen's hierarchy, then [`IME_MARK`] and whether a keyboard shows, then the focus
+/// ([`focus_read`]): one `exec-out` line.
+pub fn dump(sdk: Option<u32>) -> String {
+    format!(
+        "uiautomator dump /dev/tty; echo; echo {IME_MARK}; dumpsys input_method | grep \
+         mInputShown; {}",
+        focus_read(sdk)
+    )
+}
+
+/// The focus ([`focus_read`]), then the screenshot's PNG: one `exec-out` line.
+pub fn screenshot(sdk: Option<u32>) -> String {
+    format!("{}; screencap -p", focus_read(sdk))
+}
+
+/// The line before a log's lines in [`log_read`]'s output.
+pub const LOG_MARK: &str = "tabwire-logcat";
+
+/// The app's process IDs when `package` is given, [`LOG_MARK`], then the log: the newest
+/// [`crate::logs::RECENT_LINES`] lines, or every line since `since` (checked by the caller), at
+/// `min_level` or above.
+pub fn log_read(
+    package: Option<&str>,
+    since: Option<&str>,
+    min_level: Option<tabwire_protocol::devices::LogLevel>,
+) -> String {
+    let pidof = match package {
+        Some(package) => format!("pidof {package}; "),
+        None => String::new(),
+    };
+    let start = match since {
+        Some(time) => quote(time),
+        None => crate::logs::RECENT_LINES.to_string(),
+    };
+    let mut line = format!("{pidof}echo {LOG_MARK}; logcat -d -v threadtime -t {start}");
+    if let Some(level) = min_level {
+        line.push_str(&format!(" '*:{}'", crate::logs::level_letter(level)));
+    }
+    line
 }
 
 #[cfg(test)]
