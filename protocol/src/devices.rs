@@ -210,7 +210,12 @@ pub struct DeviceSwipe {
     /// Swipe within this node's bounds (a list, a carousel); `None` is the whole screen.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub within: Option<DeviceRef>,
-    /// How far, as a percentage of the area's extent in that direction (10–95).
+    /// Where the finger starts (a drawer's edge, a slider's knob); `None` is placed so that the
+    /// swipe runs through the area's centre. The area is then the whole screen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<Point>,
+    /// How far, as a percentage of the area's extent in that direction (10–95): from a start
+    /// point, that much of the screen, stopping at its edge.
     pub distance_percent: u8,
     /// How long the finger moves, in milliseconds.
     pub duration_ms: u32,

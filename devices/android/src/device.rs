@@ -417,6 +417,12 @@ impl<A: Adb> Run<'_, A> {
                 "distancePercent must be 10-95",
             ));
         }
+        if swipe.within.is_some() && swipe.from.is_some() {
+            return Err(OpError::new(
+                ErrorCode::InvalidArgument,
+                "a swipe starts at a point or within a node, not both",
+            ));
+        }
         let area = match swipe.within {
             Some(target) => self.resolve_to_act(target)?,
             None => {
@@ -429,7 +435,14 @@ impl<A: Adb> Run<'_, A> {
                 }
             }
         };
-        let (from, to) = swipe_points(area, swipe.direction, swipe.distance_percent);
+        let (from, to) = match swipe.from {
+            Some(start) => {
+                let start = self.check_point(start)?;
+                let to = swipe_end(area, start, swipe.direction, swipe.distance_percent);
+                (start, to)
+            }
+            None => swipe_points(area, swipe.direction, swipe.distance_percent),
+        };
         // The gesture goes to the window under its first touch.
         self.judge_point(from)?;
         let line = shell::swipe((from.x, from.y), (to.x, to.y), swipe.duration_ms);
@@ -660,6 +673,37 @@ fn swipe_points(area: Rect, direction: SwipeDirection, percent: u8) -> (Point, P
             point(centre.x.saturating_sub(dx), centre.y),
             point(centre.x.saturating_add(dx), centre.y),
         ),
+    }
+}
+
+/// Where a swipe that starts at `from` ends: `percent` of the area's extent in `direction`,
+/// stopping at its edge.
+fn swipe_end(area: Rect, from: Point, direction: SwipeDirection, percent: u8) -> Point {
+    let width = area.right.saturating_sub(area.left);
+    let height = area.bottom.saturating_sub(area.top);
+    // In u64: an extent times a percentage may not fit a u32.
+    let part = |extent: u32| {
+        u32::try_from(u64::from(extent) * u64::from(percent) / 100).unwrap_or(u32::MAX)
+    };
+    let last_x = area.right.saturating_sub(1).max(area.left);
+    let last_y = area.bottom.saturating_sub(1).max(area.top);
+    match direction {
+        SwipeDirection::Up => Point {
+            x: from.x,
+            y: from.y.saturating_sub(part(height)).max(area.top),
+        },
+        SwipeDirection::Down => Point {
+            x: from.x,
+            y: from.y.saturating_add(part(height)).min(last_y),
+        },
+        SwipeDirection::Left => Point {
+            x: from.x.saturating_sub(part(width)).max(area.left),
+            y: from.y,
+        },
+        SwipeDirection::Right => Point {
+            x: from.x.saturating_add(part(width)).min(last_x),
+            y: from.y,
+        },
     }
 }
 

@@ -784,6 +784,7 @@ async fn a_touch_is_judged_by_the_app_under_it() {
             DeviceOp::Swipe(DeviceSwipe {
                 direction: SwipeDirection::Up,
                 within: Some(DeviceRef(2)),
+                from: None,
                 distance_percent: 50,
                 duration_ms: 300,
                 observe: None,
@@ -861,6 +862,7 @@ async fn coordinates_gestures_and_buttons_are_checked_and_sent() {
     let swipe = DeviceOp::Swipe(DeviceSwipe {
         direction: SwipeDirection::Up,
         within: None,
+        from: None,
         distance_percent: 50,
         duration_ms: 300,
         observe: None,
@@ -870,14 +872,62 @@ async fn coordinates_gestures_and_buttons_are_checked_and_sent() {
     let within = DeviceOp::Swipe(DeviceSwipe {
         direction: SwipeDirection::Left,
         within: Some(DeviceRef(9)),
+        from: None,
         distance_percent: 80,
         duration_ms: 300,
         observe: None,
     });
     acted(&device, within, "a").await.unwrap();
+    // From a point: a drawer pulled from the left edge, 60% of the screen's width.
+    let drawer = DeviceOp::Swipe(DeviceSwipe {
+        direction: SwipeDirection::Right,
+        within: None,
+        from: Some(Point { x: 2, y: 1200 }),
+        distance_percent: 60,
+        duration_ms: 300,
+        observe: None,
+    });
+    acted(&device, drawer, "a").await.unwrap();
+    // Past the edge it stops there.
+    let up = DeviceOp::Swipe(DeviceSwipe {
+        direction: SwipeDirection::Up,
+        within: None,
+        from: Some(Point { x: 540, y: 300 }),
+        distance_percent: 50,
+        duration_ms: 300,
+        observe: None,
+    });
+    acted(&device, up, "a").await.unwrap();
+    for bad in [
+        DeviceSwipe {
+            direction: SwipeDirection::Up,
+            within: None,
+            from: Some(Point { x: 1080, y: 300 }),
+            distance_percent: 50,
+            duration_ms: 300,
+            observe: None,
+        },
+        DeviceSwipe {
+            direction: SwipeDirection::Up,
+            within: Some(DeviceRef(9)),
+            from: Some(Point { x: 10, y: 300 }),
+            distance_percent: 50,
+            duration_ms: 300,
+            observe: None,
+        },
+    ] {
+        assert_eq!(
+            acted(&device, DeviceOp::Swipe(bad), "a")
+                .await
+                .unwrap_err()
+                .code,
+            ErrorCode::InvalidArgument
+        );
+    }
     let bad = DeviceOp::Swipe(DeviceSwipe {
         direction: SwipeDirection::Left,
         within: None,
+        from: None,
         distance_percent: 100,
         duration_ms: 300,
         observe: None,
@@ -896,6 +946,8 @@ async fn coordinates_gestures_and_buttons_are_checked_and_sent() {
             "input swipe 540 1800 540 600 300",
             // The list is [0,700][1080,2400]: 80% of its width, through its centre.
             "input swipe 972 1550 108 1550 300",
+            "input swipe 2 1200 650 1200 300",
+            "input swipe 540 300 540 0 300",
             "if dumpsys input_method | grep -q mInputShown=true; then input keyevent 4; fi",
         ]
     );

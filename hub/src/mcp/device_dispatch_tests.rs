@@ -349,6 +349,15 @@ async fn bad_device_arguments_never_reach_the_device() {
         ("device_swipe", json!({"direction": "sideways"})),
         ("device_swipe", json!({"direction": "up", "distance": 5})),
         ("device_swipe", json!({"direction": "up", "distance": 96})),
+        ("device_swipe", json!({"direction": "up", "x": 5})),
+        (
+            "device_swipe",
+            json!({"direction": "up", "x": 5, "y": 5, "ref": "@d1"}),
+        ),
+        (
+            "device_swipe",
+            json!({"direction": "up", "x": 99_999, "y": 5}),
+        ),
         ("press_button", json!({"button": "camera"})),
         ("open_app", json!({"package": "_example.app"})),
         ("open_app", json!({"package": "com.example; reboot"})),

@@ -491,6 +491,9 @@ pub struct SwipeArgs {
     /// Swipe within this node.
     #[serde(rename = "ref")]
     pub node: Option<String>,
+    /// Start here (pixels) instead; distance is then of the screen.
+    pub x: Option<u32>,
+    pub y: Option<u32>,
     /// Percent of the area, 10-95.
     #[schemars(extend("default" = 60))]
     pub distance: Option<u32>,
@@ -507,15 +510,29 @@ impl DeviceAction for SwipeArgs {
         let distance = in_range(self.distance, DEFAULT_SWIPE_PERCENT, 10, 95, "distance")?;
         let duration_ms = in_range(self.duration_ms, DEFAULT_SWIPE_MS, 50, 5000, "durationMs")?;
         let within = self.node.as_deref().map(node_ref).transpose()?;
+        let from = match (self.x, self.y) {
+            (Some(x), Some(y)) => Some(point(x, y)?),
+            (None, None) => None,
+            _ => return Err(ToolError::invalid("give both x and y for a swipe's start")),
+        };
+        if within.is_some() && from.is_some() {
+            return Err(ToolError::invalid(
+                "a swipe starts at x, y or within ref, not both",
+            ));
+        }
         let direction = tabwire_protocol::devices::SwipeDirection::from(self.direction);
         let mut summary = format!("Swiped {}", name_of(&direction));
         if let Some(within) = within {
             summary.push_str(&format!(" within {within}"));
         }
+        if let Some(from) = from {
+            summary.push_str(&format!(" from ({}, {})", from.x, from.y));
+        }
         Ok((
             DeviceSwipe {
                 direction,
                 within,
+                from,
                 distance_percent: distance as u8,
                 duration_ms,
                 observe,
