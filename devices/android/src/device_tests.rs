@@ -532,6 +532,46 @@ async fn the_settle_loop_dumps_again_while_busy_and_until_two_dumps_agree() {
 }
 
 #[tokio::test]
+async fn a_screen_not_redrawn_yet_is_dumped_once_more() {
+    let phone = Phone::with(|_| {});
+    let device = device(&phone, DeviceOptions::default());
+    snapshot(&device).await.unwrap();
+    // The first dump after the tap still shows the login screen; the next, the app's answer.
+    let unchanged = phone.fake().last_dump.clone();
+    phone.fake().dumps = [unchanged].into();
+    phone.fake().last_dump = after_login(false);
+    let calls = phone.calls();
+    let first = acted(&device, tap(6, true), "a").await.unwrap();
+    assert_eq!(phone.calls() - calls, 3, "the tap and two dumps");
+    let observation = first.observation.unwrap();
+    assert_eq!(
+        observation.settling,
+        Some(Settling {
+            dumps: 2,
+            settled: true
+        })
+    );
+    assert_eq!(
+        observation.delta.unwrap().changed[0].text,
+        r#""Hello, Ann""#
+    );
+    // A tap that changes nothing costs that one dump more, and no more.
+    let phone = Phone::with(|_| {});
+    let device = self::device(&phone, DeviceOptions::default());
+    snapshot(&device).await.unwrap();
+    let calls = phone.calls();
+    let nothing = acted(&device, tap(6, true), "a").await.unwrap();
+    assert_eq!(phone.calls() - calls, 3, "the tap and two dumps");
+    assert_eq!(
+        nothing.observation.unwrap().settling,
+        Some(Settling {
+            dumps: 2,
+            settled: true
+        })
+    );
+}
+
+#[tokio::test]
 async fn typing_taps_the_field_types_the_text_and_submits() {
     let phone = Phone::with(|_| {});
     let device = device(&phone, DeviceOptions::default());

@@ -5,7 +5,8 @@
 //! Counting adb invocations (issue 15's target is at most two per tap with observation): an
 //! action is one `adb shell` (the guard and the input in one line) and an observation one
 //! `adb exec-out` (the dump, the keyboard's state and the focus state in one line), plus one
-//! re-dump per round of the settle loop while a busy indicator shows. The first action on a
+//! re-dump per round of the settle loop while a busy indicator shows, and one when the first
+//! dump still shows the screen from before the action. The first action on a
 //! device reads the focus first, and the first after the focus changed under it costs one
 //! more: the guard refuses and reports the state it found, which is then judged.
 
@@ -78,6 +79,14 @@ pub struct Dumped {
 impl Dumped {
     fn busy(&self) -> bool {
         self.nodes.iter().any(|n| n.busy)
+    }
+
+    /// Whether it shows what `screen` showed (its refs aside).
+    fn shows(&self, screen: &Screen) -> bool {
+        self.package == screen.package
+            && self.rotation == screen.rotation
+            && self.keyboard_shown == screen.keyboard_shown
+            && self.nodes == screen.nodes
     }
 }
 
@@ -269,13 +278,28 @@ impl<A: Adb> Run<'_, A> {
         self.accept(dumped)
     }
 
-    /// The screen once it settles: dumped again while a busy indicator shows, or, once
-    /// dumping again started, until two dumps in a row are the same; at most
-    /// [`MAX_SETTLE_DUMPS`] dumps within the deadline.
+    /// The screen once it settles after an action: dumped again while a busy indicator shows,
+    /// or, once dumping again started, until two dumps in a row are the same; and dumped once
+    /// more when the first still shows the screen of the look before the action (the app had
+    /// not redrawn yet). At most [`MAX_SETTLE_DUMPS`] dumps within the deadline.
     pub(crate) async fn settle(&mut self) -> Result<(Screen, Settling), OpError> {
         let mut last = self.dump().await?;
         let mut dumps = 1;
         let mut settled = !last.busy();
+        let unchanged = self
+            .state
+            .screen
+            .as_ref()
+            .is_some_and(|before| last.shows(before));
+        if settled
+            && unchanged
+            && !self.remaining().is_zero()
+            && let Ok(next) = self.dump().await
+        {
+            dumps += 1;
+            settled = !next.busy();
+            last = next;
+        }
         while !settled && dumps < MAX_SETTLE_DUMPS && !self.remaining().is_zero() {
             let Ok(next) = self.dump().await else {
                 // The last good dump stands.
