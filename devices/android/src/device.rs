@@ -248,6 +248,21 @@ impl<A: Adb> Device<A> {
 
 impl<A: Adb> Run<'_, A> {
     async fn execute(&mut self, op: DeviceOp) -> Result<DeviceResult, OpError> {
+        if let Some(target) = named_ref(&op)
+            && self.state.screen.is_none()
+            && self.state.unobserved
+        {
+            // A ref outlives an action that did not look afterwards: the screen is looked at
+            // now, and the ref resolves there by its element's identity (stale when the
+            // element is gone). A ref never issued before stays unknown, whatever the new look
+            // numbers.
+            let issued = self.state.refs.last_issued();
+            self.look().await?;
+            if target.0 > issued {
+                self.state.screen = None;
+                self.state.unobserved = true;
+            }
+        }
         match op {
             DeviceOp::Snapshot(snapshot) => {
                 let screen = self.look().await?;
@@ -673,6 +688,28 @@ fn swipe_points(area: Rect, direction: SwipeDirection, percent: u8) -> (Point, P
             point(centre.x.saturating_sub(dx), centre.y),
             point(centre.x.saturating_add(dx), centre.y),
         ),
+    }
+}
+
+/// The ref an operation acts on, if it names one.
+fn named_ref(op: &DeviceOp) -> Option<DeviceRef> {
+    match op {
+        DeviceOp::Tap(tap) => Some(tap.target),
+        DeviceOp::LongPress(press) => match press.target {
+            PressTarget::Ref(target) => Some(target),
+            PressTarget::Point(_) => None,
+        },
+        DeviceOp::Type(typing) => typing.target,
+        DeviceOp::Swipe(swipe) => swipe.within,
+        DeviceOp::Snapshot(_)
+        | DeviceOp::TapCoordinates(_)
+        | DeviceOp::PressButton(_)
+        | DeviceOp::OpenApp(_)
+        | DeviceOp::CloseApp(_)
+        | DeviceOp::DismissKeyboard(_)
+        | DeviceOp::Screenshot(_)
+        | DeviceOp::Logs(_)
+        | DeviceOp::Release(_) => None,
     }
 }
 

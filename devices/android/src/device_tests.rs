@@ -449,13 +449,28 @@ async fn refs_not_on_the_latest_screen_are_stale() {
         acted(&device, tap(99, false), "a").await.unwrap_err().code,
         ErrorCode::StaleRef
     );
-    // An action that did not look afterwards leaves no screen to resolve against.
+    // An action that did not look afterwards keeps its refs: the next one that names a ref
+    // looks first (one dump), and the ref resolves by its element's identity.
     acted(&device, tap(6, false), "a").await.unwrap();
+    let calls = phone.calls();
+    acted(&device, tap(6, false), "a").await.unwrap();
+    assert_eq!(phone.calls() - calls, 2, "a look, then the guarded tap");
+    assert_eq!(phone.inputs(), ["input tap 540 570", "input tap 540 570"]);
+    // A ref the new look numbers but no look had issued before stays unknown.
+    acted(&device, tap(6, false), "a").await.unwrap();
+    assert_eq!(
+        acted(&device, tap(12, false), "a").await.unwrap_err().code,
+        ErrorCode::StaleRef
+    );
+    assert_eq!(phone.inputs().len(), 3);
+    // When the element is gone from the new screen (the tap logged in), its ref is stale.
+    acted(&device, tap(6, false), "a").await.unwrap();
+    phone.fake().last_dump = after_login(false);
     assert_eq!(
         acted(&device, tap(6, false), "a").await.unwrap_err().code,
         ErrorCode::StaleRef
     );
-    assert_eq!(phone.inputs().len(), 1);
+    assert_eq!(phone.inputs().len(), 4);
 }
 
 #[tokio::test]

@@ -56,6 +56,11 @@ pub struct RefTable {
 }
 
 impl RefTable {
+    /// The highest ref number given so far: refs above it were never issued.
+    pub fn last_issued(&self) -> u32 {
+        self.last
+    }
+
     /// The refs of the nodes whose identities are `identities`, one per node, in order.
     pub fn assign<'a, I>(&mut self, identities: I) -> Vec<Assigned>
     where

@@ -100,6 +100,10 @@ pub(crate) struct State {
     /// The latest look at the screen: what refs resolve against. Cleared by an action that did
     /// not look afterwards.
     pub(crate) screen: Option<Screen>,
+    /// Whether `screen` was cleared by an action that did not look afterwards (`observe:
+    /// false`): the refs it showed still count, and the next action that names one looks
+    /// first.
+    pub(crate) unobserved: bool,
     /// The focus state last seen (by a look or by the guard): what the next action's guard
     /// expects, once it is judged.
     pub(crate) focus: Option<Focus>,
@@ -254,6 +258,7 @@ impl<A: Adb> Run<'_, A> {
                 return Err(refused);
             }
         }
+        self.state.unobserved = false;
         let refs = self
             .state
             .refs
@@ -486,8 +491,10 @@ impl<A: Adb> Run<'_, A> {
     ) -> Result<DeviceResult, OpError> {
         let observation = match observe {
             None => {
-                // The screen changed: refs resolve against a look taken after it.
+                // The screen changed: refs resolve against a look taken after it, which the
+                // next action naming one takes.
                 self.state.screen = None;
+                self.state.unobserved = true;
                 None
             }
             Some(view) => {
