@@ -592,9 +592,8 @@ mod tests {
         );
     }
 
-    #[test]
-    fn what_changes_a_page_is_judged_as_an_action_there() {
-        use crate::files::ClipboardRequest;
+    /// A click on `a`, a 5 ms wait: one action that changes the page, one that does not.
+    fn click_and_wait() -> (Action, Action) {
         let click = Action::Click {
             target: Target::Css("a".into()),
             mode: Default::default(),
@@ -607,23 +606,32 @@ mod tests {
             condition: WaitCondition::Delay { ms: 5 },
             timeout_ms: 10,
         };
-        let act = |action: &Action| {
-            Operation::from(ActRequest {
-                action: action.clone(),
-                observe: None,
-            })
-        };
-        let batch = |actions: &[&Action]| {
-            Operation::from(BatchRequest {
-                steps: actions
-                    .iter()
-                    .map(|action| crate::Step::Act {
-                        action: (*action).clone(),
-                    })
-                    .collect(),
-                observe: None,
-            })
-        };
+        (click, wait)
+    }
+
+    fn act(action: &Action) -> Operation {
+        Operation::from(ActRequest {
+            action: action.clone(),
+            observe: None,
+        })
+    }
+
+    fn batch(actions: &[&Action]) -> Operation {
+        Operation::from(BatchRequest {
+            steps: actions
+                .iter()
+                .map(|action| crate::Step::Act {
+                    action: (*action).clone(),
+                })
+                .collect(),
+            observe: None,
+        })
+    }
+
+    #[test]
+    fn what_changes_a_page_is_judged_as_an_action_there() {
+        use crate::files::ClipboardRequest;
+        let (click, wait) = click_and_wait();
         let need = |op: Operation| op.page_need().map(|(need, _)| need);
         // Every mutation of the page is an action on it, however it is sent.
         for op in [
@@ -664,32 +672,9 @@ mod tests {
     #[test]
     fn changing_calls_and_releases_carry_the_caller_and_reads_do_not() {
         use crate::tabs::HistoryDirection;
-        let click = Action::Click {
-            target: Target::Css("a".into()),
-            mode: Default::default(),
-            button: Default::default(),
-            click_count: 1,
-            wait_until: None,
-            wait_for: None,
-        };
-        let wait = Action::Wait {
-            condition: WaitCondition::Delay { ms: 5 },
-            timeout_ms: 10,
-        };
-        let batch = |actions: Vec<Action>| {
-            Operation::from(BatchRequest {
-                steps: actions
-                    .into_iter()
-                    .map(|action| crate::Step::Act { action })
-                    .collect(),
-                observe: None,
-            })
-        };
+        let (click, wait) = click_and_wait();
         for op in [
-            Operation::from(ActRequest {
-                action: click.clone(),
-                observe: None,
-            }),
+            act(&click),
             Navigate { url: "x".into() }.into(),
             HistoryStep {
                 direction: HistoryDirection::Back,
@@ -707,7 +692,7 @@ mod tests {
                 new_window: false,
             }
             .into(),
-            batch(vec![wait.clone(), click]),
+            batch(&[&wait, &click]),
             ReleaseTab {}.into(),
         ] {
             assert!(op.carries_holder(), "{op:?}");
@@ -716,12 +701,8 @@ mod tests {
         for op in [
             Operation::from(ListTabs {}),
             GetActiveTab {}.into(),
-            batch(vec![wait.clone()]),
-            ActRequest {
-                action: wait,
-                observe: None,
-            }
-            .into(),
+            batch(&[&wait]),
+            act(&wait),
             GetTabHealth::default().into(),
             ListFrames {}.into(),
         ] {

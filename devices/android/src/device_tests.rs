@@ -255,6 +255,23 @@ fn tap(target: u32, observe: bool) -> DeviceOp {
     })
 }
 
+/// A 300 ms swipe without an observation, within a node or from a point (or neither).
+fn swipe(
+    direction: SwipeDirection,
+    within: Option<u32>,
+    from: Option<(u32, u32)>,
+    distance_percent: u8,
+) -> DeviceOp {
+    DeviceOp::Swipe(DeviceSwipe {
+        direction,
+        within: within.map(DeviceRef),
+        from: from.map(|(x, y)| Point { x, y }),
+        distance_percent,
+        duration_ms: 300,
+        observe: None,
+    })
+}
+
 async fn acted(
     device: &Device<Phone>,
     op: DeviceOp,
@@ -833,21 +850,7 @@ async fn a_touch_is_judged_by_the_app_under_it() {
         )
         .await,
     );
-    refused(
-        acted(
-            &device,
-            DeviceOp::Swipe(DeviceSwipe {
-                direction: SwipeDirection::Up,
-                within: Some(DeviceRef(2)),
-                from: None,
-                distance_percent: 50,
-                duration_ms: 300,
-                observe: None,
-            }),
-            "a",
-        )
-        .await,
-    );
+    refused(acted(&device, swipe(SwipeDirection::Up, Some(2), None, 50), "a").await);
     assert!(phone.inputs().is_empty(), "nothing reached the bank");
     // Outside it, in the app in front, the tap goes.
     acted(&device, DeviceOp::TapCoordinates(at(540, 500)), "a")
@@ -914,79 +917,27 @@ async fn coordinates_gestures_and_buttons_are_checked_and_sent() {
         observe: None,
     });
     acted(&device, press, "a").await.unwrap();
-    let swipe = DeviceOp::Swipe(DeviceSwipe {
-        direction: SwipeDirection::Up,
-        within: None,
-        from: None,
-        distance_percent: 50,
-        duration_ms: 300,
-        observe: None,
-    });
-    acted(&device, swipe, "a").await.unwrap();
+    let whole = swipe(SwipeDirection::Up, None, None, 50);
+    acted(&device, whole, "a").await.unwrap();
     snapshot(&device).await.unwrap();
-    let within = DeviceOp::Swipe(DeviceSwipe {
-        direction: SwipeDirection::Left,
-        within: Some(DeviceRef(9)),
-        from: None,
-        distance_percent: 80,
-        duration_ms: 300,
-        observe: None,
-    });
+    let within = swipe(SwipeDirection::Left, Some(9), None, 80);
     acted(&device, within, "a").await.unwrap();
     // From a point: a drawer pulled from the left edge, 60% of the screen's width.
-    let drawer = DeviceOp::Swipe(DeviceSwipe {
-        direction: SwipeDirection::Right,
-        within: None,
-        from: Some(Point { x: 2, y: 1200 }),
-        distance_percent: 60,
-        duration_ms: 300,
-        observe: None,
-    });
+    let drawer = swipe(SwipeDirection::Right, None, Some((2, 1200)), 60);
     acted(&device, drawer, "a").await.unwrap();
     // Past the edge it stops there.
-    let up = DeviceOp::Swipe(DeviceSwipe {
-        direction: SwipeDirection::Up,
-        within: None,
-        from: Some(Point { x: 540, y: 300 }),
-        distance_percent: 50,
-        duration_ms: 300,
-        observe: None,
-    });
+    let up = swipe(SwipeDirection::Up, None, Some((540, 300)), 50);
     acted(&device, up, "a").await.unwrap();
     for bad in [
-        DeviceSwipe {
-            direction: SwipeDirection::Up,
-            within: None,
-            from: Some(Point { x: 1080, y: 300 }),
-            distance_percent: 50,
-            duration_ms: 300,
-            observe: None,
-        },
-        DeviceSwipe {
-            direction: SwipeDirection::Up,
-            within: Some(DeviceRef(9)),
-            from: Some(Point { x: 10, y: 300 }),
-            distance_percent: 50,
-            duration_ms: 300,
-            observe: None,
-        },
+        swipe(SwipeDirection::Up, None, Some((1080, 300)), 50),
+        swipe(SwipeDirection::Up, Some(9), Some((10, 300)), 50),
     ] {
         assert_eq!(
-            acted(&device, DeviceOp::Swipe(bad), "a")
-                .await
-                .unwrap_err()
-                .code,
+            acted(&device, bad, "a").await.unwrap_err().code,
             ErrorCode::InvalidArgument
         );
     }
-    let bad = DeviceOp::Swipe(DeviceSwipe {
-        direction: SwipeDirection::Left,
-        within: None,
-        from: None,
-        distance_percent: 100,
-        duration_ms: 300,
-        observe: None,
-    });
+    let bad = swipe(SwipeDirection::Left, None, None, 100);
     assert_eq!(
         acted(&device, bad, "a").await.unwrap_err().code,
         ErrorCode::InvalidArgument

@@ -130,7 +130,7 @@ async fn run_step(
         Step::Act { action } => {
             let downloads = super::perform::DownloadsMark::of(tab, viewer, &action);
             let mut outcome = perform(tab, &action, viewer, checkpoint).await?;
-            downloads.add_to(&mut outcome, viewer).await;
+            downloads.add_to(&mut outcome).await;
             Ok(StepResult::Acted { outcome })
         }
         // Reads are stopped by a dialog the page opens meanwhile (actions handle their own).

@@ -100,7 +100,7 @@ async fn act(
     )
     .await;
     // After the observation: a download's announcement takes a few tens of milliseconds.
-    downloads.add_to(&mut outcome, viewer).await;
+    downloads.add_to(&mut outcome).await;
     Ok(Acted {
         outcome,
         observation,

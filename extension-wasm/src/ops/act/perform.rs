@@ -130,19 +130,21 @@ const DOWNLOAD_WAIT_MS: f64 = 500.0;
 /// While it lives (and a while after), what `tab` downloads is the acting session's, when its
 /// action changes the page (and so holds the tab's lease): a wait or a read, which any session
 /// may run in any tab, claims nothing.
-pub struct DownloadsMark {
+pub struct DownloadsMark<'a> {
     tab: TabId,
+    viewer: &'a str,
     downloads: u64,
     loads: u64,
     at: f64,
     _acting: Option<crate::downloads::ActingGuard>,
 }
 
-impl DownloadsMark {
+impl<'a> DownloadsMark<'a> {
     /// Marks where `tab` stands now, as `viewer` starts `action` there.
-    pub fn of(tab: TabId, viewer: &str, action: &Action) -> DownloadsMark {
+    pub fn of(tab: TabId, viewer: &'a str, action: &Action) -> DownloadsMark<'a> {
         DownloadsMark {
             tab,
+            viewer,
             downloads: crate::downloads::mark(),
             loads: activity::load_mark(tab),
             at: crate::timer::now_ms(),
@@ -156,8 +158,8 @@ impl DownloadsMark {
     /// item follows the tab's announcement by a few milliseconds; a navigation that was aborted
     /// (as one that turns into a download is) waits a moment for one. A download announced
     /// only later (a slow server) is not named here; `get_downloads` lists it.
-    pub async fn add_to(&self, outcome: &mut Outcome, viewer: &str) {
-        let tab = self.tab;
+    pub async fn add_to(&self, outcome: &mut Outcome) {
+        let (tab, viewer) = (self.tab, self.viewer);
         let aborted = activity::aborted_since(tab, self.loads);
         let until = crate::timer::now_ms() + DOWNLOAD_WAIT_MS;
         while crate::timer::now_ms() < until
