@@ -49,6 +49,7 @@ pub const PACKAGES: &[&str] = &[
     "cli",
     "extension-wasm",
     "tests",
+    "devices/kit",
     "devices/android",
 ];
 

@@ -12,12 +12,12 @@ use tokio::time::MissedTickBehavior;
 
 use crate::adb::{Adb, AdbError};
 use crate::device::{Device, DeviceFacts, DeviceOptions};
-use crate::endpoint::HubEndpoint;
 use crate::identity;
-use crate::keys::Credentials;
-use crate::link::{Control, DeviceLink};
 use crate::listing::{self, Listed};
 use crate::track::{Action, Tracker};
+use tabwire_device_kit::endpoint::HubEndpoint;
+use tabwire_device_kit::keys::Credentials;
+use tabwire_device_kit::link::{Control, DeviceLink};
 
 /// How often adb is asked for its devices.
 pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
@@ -46,8 +46,8 @@ pub struct Backend<A: Adb> {
 type Probed = (String, Result<(String, DeviceFacts), String>);
 
 /// One served phone's link.
-struct Served<A: Adb> {
-    control: watch::Sender<Control<A>>,
+struct Linked<A: Adb> {
+    control: watch::Sender<Control<Device<A>>>,
 }
 
 /// Checks that adb can be run at all; the message says what was tried and what to install.
@@ -80,7 +80,7 @@ impl<A: Adb> Backend<A> {
     pub async fn run(self, shutdown: impl Future<Output = ()>) {
         let mut tracker = Tracker::new(&self.serials);
         let (probed_tx, mut probed_rx) = mpsc::unbounded_channel::<Probed>();
-        let mut served: HashMap<String, Served<A>> = HashMap::new();
+        let mut served: HashMap<String, Linked<A>> = HashMap::new();
         let mut links = JoinSet::new();
         let mut poll = tokio::time::interval(POLL_INTERVAL);
         poll.set_missed_tick_behavior(MissedTickBehavior::Delay);
@@ -146,7 +146,7 @@ impl<A: Adb> Backend<A> {
         &self,
         action: Action,
         probed: &mpsc::UnboundedSender<Probed>,
-        served: &mut HashMap<String, Served<A>>,
+        served: &mut HashMap<String, Linked<A>>,
         links: &mut JoinSet<()>,
     ) {
         match action {
@@ -184,7 +184,7 @@ impl<A: Adb> Backend<A> {
                     }
                     .run(),
                 );
-                if let Some(old) = served.insert(identity, Served { control }) {
+                if let Some(old) = served.insert(identity, Linked { control }) {
                     old.control
                         .send_replace(Control::Stop("replaced".to_owned()));
                 }

@@ -1,9 +1,8 @@
 //! One attached device, as the hub's operations see it: [`Device::execute`] runs a
 //! [`DeviceOp`] against it through adb and answers with its [`DeviceResult`].
 //!
-//! Operations on one device run one at a time, in the order they arrive (a fair lock is the
-//! queue; one whose deadline passes while it waits gets `QUEUE_TIMEOUT` and never starts; one
-//! the hub cancels leaves the queue at once, or stops where it runs: see [`crate::cancel`]).
+//! Operations on one device run one at a time, in the order they arrive, through the kit's
+//! [`Queue`] (see [`tabwire_device_kit::queue`]).
 //! The device keeps its leases (which MCP session may change it) and its policy (the
 //! operator's, from the hub, and the device owner's `--policy`), and judges every action
 //! against the foreground app it reads right before acting (see [`crate::run`]).
@@ -14,19 +13,24 @@ use std::time::Duration;
 use tabwire_protocol::devices::{
     AppClosed, Button, CloseApp, DeviceLogsRequest, DeviceOp, DeviceReleased, DeviceResult,
     DeviceSwipe, DeviceType, LogsSince, OpenApp, Point, PressTarget, Rect, ScreenSize,
-    SwipeDirection,
 };
 use tabwire_protocol::policy::{Need, Policy};
 use tabwire_protocol::refs::DeviceRef;
 use tabwire_protocol::{ErrorCode, LeaseHolder, OpError};
 use tokio::time::Instant;
 
+use tabwire_device_kit::cancel::Cancel;
+use tabwire_device_kit::gesture::{
+    check_duration, check_swipe, named_ref, swipe_end, swipe_points,
+};
+use tabwire_device_kit::link::Served;
+use tabwire_device_kit::node::Extent;
+use tabwire_device_kit::queue::{Queue, unless_cancelled};
+use tabwire_device_kit::safety::Safety;
+
 use crate::adb::Adb;
-use crate::cancel::Cancel;
 use crate::logs::{self, LogFilter};
 use crate::run::{Run, State, what_it_said};
-use crate::safety::Safety;
-use crate::screen::Extent;
 use crate::shell::{self, keycode};
 
 /// What the backend learns about a device before announcing it.
@@ -82,8 +86,6 @@ pub struct DeviceOptions {
 
 /// The longest a probe may take.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
-/// The longest press or swipe, in milliseconds.
-const MAX_GESTURE_MS: u32 = 10_000;
 
 /// One attached device.
 pub struct Device<A: Adb> {
@@ -92,14 +94,8 @@ pub struct Device<A: Adb> {
     facts: DeviceFacts,
     options: DeviceOptions,
     safety: Safety,
-    state: tokio::sync::Mutex<State>,
-    /// Sessions that ended while an operation held `state`, whose views the next operation
-    /// forgets.
-    ended: std::sync::Mutex<Vec<String>>,
+    queue: Queue<State>,
 }
-
-/// At most this many ended sessions wait to be forgotten.
-const MAX_ENDED: usize = 64;
 
 impl<A: Adb> Device<A> {
     /// Reads the facts a hello needs from the device at `serial`, in one adb invocation.
@@ -130,8 +126,7 @@ impl<A: Adb> Device<A> {
             facts,
             options,
             safety,
-            state: tokio::sync::Mutex::new(State::default()),
-            ended: std::sync::Mutex::default(),
+            queue: Queue::default(),
         }
     }
 
@@ -158,12 +153,14 @@ impl<A: Adb> Device<A> {
         self.execute_unless(op, holder, viewer, deadline, &Cancel::never())
             .await
     }
+}
 
+impl<A: Adb> Served for Device<A> {
     /// [`Device::execute`] for an operation the hub may cancel through `cancel`: waiting for
     /// its turn, it leaves the queue and never runs; running, it stops at its next await (an
     /// input command under way first runs to its end), and the answer is `CANCELLED`, saying
     /// whether input had gone out.
-    pub async fn execute_unless(
+    async fn execute_unless(
         &self,
         op: DeviceOp,
         holder: Option<LeaseHolder>,
@@ -172,20 +169,7 @@ impl<A: Adb> Device<A> {
         cancel: &Cancel,
     ) -> Result<DeviceResult, OpError> {
         let deadline = Instant::now() + deadline;
-        let mut state = tokio::select! {
-            biased;
-            () = cancel.cancelled() => return Err(OpError::cancelled(false)),
-            state = tokio::time::timeout_at(deadline, self.state.lock()) => state.map_err(|_| {
-                OpError::new(
-                    ErrorCode::QueueTimeout,
-                    "The device was busy with earlier calls until the deadline; this one never \
-                     started.",
-                )
-            })?,
-        };
-        for ended in std::mem::take(&mut *self.ended.lock().unwrap()) {
-            state.views.forget(&ended);
-        }
+        let mut state = self.queue.turn(deadline, cancel).await?;
         if op.is_mutation() {
             self.safety.check(holder.as_ref())?;
         }
@@ -202,47 +186,29 @@ impl<A: Adb> Device<A> {
             viewer,
             cancel,
         };
-        let outcome = tokio::select! {
-            // An operation that finished wins over a cancel that came with its end. An input
-            // command under way when the cancel comes runs to its end first: the device stays
-            // this operation's, and its answer waits, until nothing of it can land any more.
-            biased;
-            outcome = run.execute(op) => outcome,
-            () = cancel.cancelled_between_inputs() => Err(OpError::cancelled(cancel.input_sent())),
-        };
-        match outcome {
-            Err(_) if cancel.is_cancelled() => {
-                if cancel.input_sent() {
-                    // Stopped after its input, before the look that would have followed:
-                    // refs must resolve against a look taken after it.
-                    state.screen = None;
-                }
-                // However the operation noticed, the answer is the cancel's.
-                Err(OpError::cancelled(cancel.input_sent()))
-            }
-            outcome => outcome,
+        let outcome = unless_cancelled(run.execute(op), cancel).await;
+        if outcome.is_err() && cancel.is_cancelled() && cancel.input_sent() {
+            // Stopped after its input, before the look that would have followed: refs must
+            // resolve against a look taken after it.
+            state.screen = None;
         }
+        outcome
     }
 
     /// An MCP session of the hub ended: its lease on this device lapses, and what it was shown
     /// is forgotten (now, or when the operation running now is done).
-    pub fn session_ended(&self, session: &str) {
+    fn session_ended(&self, session: &str) {
         self.safety.session_ended(session);
-        match self.state.try_lock() {
-            Ok(mut state) => state.views.forget(session),
-            Err(_) => {
-                let mut ended = self.ended.lock().unwrap();
-                // Bounded: beyond it the views' own limit on viewers still holds.
-                if ended.len() < MAX_ENDED {
-                    ended.push(session.to_owned());
-                }
-            }
-        }
+        self.queue.session_ended(session);
     }
 
     /// The operator's policy arrived (in the welcome) or changed.
-    pub fn set_operator_policy(&self, policy: Policy) {
+    fn set_operator_policy(&self, policy: Policy) {
         self.safety.set_operator_policy(policy);
+    }
+
+    fn reached_through(&self) -> &str {
+        &self.serial
     }
 }
 
@@ -426,18 +392,11 @@ impl<A: Adb> Run<'_, A> {
 
     async fn swipe(&mut self, swipe: DeviceSwipe) -> Result<DeviceResult, OpError> {
         check_duration(swipe.duration_ms)?;
-        if !(10..=95).contains(&swipe.distance_percent) {
-            return Err(OpError::new(
-                ErrorCode::InvalidArgument,
-                "distancePercent must be 10-95",
-            ));
-        }
-        if swipe.within.is_some() && swipe.from.is_some() {
-            return Err(OpError::new(
-                ErrorCode::InvalidArgument,
-                "a swipe starts at a point or within a node, not both",
-            ));
-        }
+        check_swipe(
+            swipe.distance_percent,
+            swipe.from.is_some(),
+            swipe.within.is_some(),
+        )?;
         let area = match swipe.within {
             Some(target) => self.resolve_to_act(target)?,
             None => {
@@ -628,17 +587,6 @@ fn not_installed(package: &str) -> OpError {
     )
 }
 
-fn check_duration(ms: u32) -> Result<(), OpError> {
-    if (1..=MAX_GESTURE_MS).contains(&ms) {
-        Ok(())
-    } else {
-        Err(OpError::new(
-            ErrorCode::InvalidArgument,
-            format!("durationMs must be 1-{MAX_GESTURE_MS}"),
-        ))
-    }
-}
-
 fn key_of(button: Button) -> u32 {
     match button {
         Button::Back => keycode::BACK,
@@ -651,96 +599,6 @@ fn key_of(button: Button) -> u32 {
         Button::Tab => keycode::TAB,
         Button::Escape => keycode::ESCAPE,
         Button::Power => keycode::POWER,
-    }
-}
-
-/// Where a swipe starts and ends: through the area's centre along the direction, over
-/// `percent` of its extent that way, kept inside it.
-fn swipe_points(area: Rect, direction: SwipeDirection, percent: u8) -> (Point, Point) {
-    let centre = area.centre();
-    let width = area.right.saturating_sub(area.left);
-    let height = area.bottom.saturating_sub(area.top);
-    // In u64: an extent times a percentage may not fit a u32.
-    let half = |extent: u32| {
-        u32::try_from(u64::from(extent) * u64::from(percent) / 200).unwrap_or(u32::MAX)
-    };
-    let inside_x = |x: u32| x.clamp(area.left, area.right.saturating_sub(1).max(area.left));
-    let inside_y = |y: u32| y.clamp(area.top, area.bottom.saturating_sub(1).max(area.top));
-    let (dx, dy) = (half(width), half(height));
-    let point = |x: u32, y: u32| Point {
-        x: inside_x(x),
-        y: inside_y(y),
-    };
-    match direction {
-        SwipeDirection::Up => (
-            point(centre.x, centre.y.saturating_add(dy)),
-            point(centre.x, centre.y.saturating_sub(dy)),
-        ),
-        SwipeDirection::Down => (
-            point(centre.x, centre.y.saturating_sub(dy)),
-            point(centre.x, centre.y.saturating_add(dy)),
-        ),
-        SwipeDirection::Left => (
-            point(centre.x.saturating_add(dx), centre.y),
-            point(centre.x.saturating_sub(dx), centre.y),
-        ),
-        SwipeDirection::Right => (
-            point(centre.x.saturating_sub(dx), centre.y),
-            point(centre.x.saturating_add(dx), centre.y),
-        ),
-    }
-}
-
-/// The ref an operation acts on, if it names one.
-fn named_ref(op: &DeviceOp) -> Option<DeviceRef> {
-    match op {
-        DeviceOp::Tap(tap) => Some(tap.target),
-        DeviceOp::LongPress(press) => match press.target {
-            PressTarget::Ref(target) => Some(target),
-            PressTarget::Point(_) => None,
-        },
-        DeviceOp::Type(typing) => typing.target,
-        DeviceOp::Swipe(swipe) => swipe.within,
-        DeviceOp::Snapshot(_)
-        | DeviceOp::TapCoordinates(_)
-        | DeviceOp::PressButton(_)
-        | DeviceOp::OpenApp(_)
-        | DeviceOp::CloseApp(_)
-        | DeviceOp::DismissKeyboard(_)
-        | DeviceOp::Screenshot(_)
-        | DeviceOp::Logs(_)
-        | DeviceOp::Release(_) => None,
-    }
-}
-
-/// Where a swipe that starts at `from` ends: `percent` of the area's extent in `direction`,
-/// stopping at its edge.
-fn swipe_end(area: Rect, from: Point, direction: SwipeDirection, percent: u8) -> Point {
-    let width = area.right.saturating_sub(area.left);
-    let height = area.bottom.saturating_sub(area.top);
-    // In u64: an extent times a percentage may not fit a u32.
-    let part = |extent: u32| {
-        u32::try_from(u64::from(extent) * u64::from(percent) / 100).unwrap_or(u32::MAX)
-    };
-    let last_x = area.right.saturating_sub(1).max(area.left);
-    let last_y = area.bottom.saturating_sub(1).max(area.top);
-    match direction {
-        SwipeDirection::Up => Point {
-            x: from.x,
-            y: from.y.saturating_sub(part(height)).max(area.top),
-        },
-        SwipeDirection::Down => Point {
-            x: from.x,
-            y: from.y.saturating_add(part(height)).min(last_y),
-        },
-        SwipeDirection::Left => Point {
-            x: from.x.saturating_sub(part(width)).max(area.left),
-            y: from.y,
-        },
-        SwipeDirection::Right => Point {
-            x: from.x.saturating_add(part(width)).min(last_x),
-            y: from.y,
-        },
     }
 }
 
@@ -793,48 +651,4 @@ fn parse_probe(text: &str, serial: &str) -> Result<DeviceFacts, OpError> {
         sdk: prop(4).parse().ok(),
         screen,
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn swipe_points_stay_inside_any_area_without_overflowing() {
-        // A screen size a device reported (`wm size`), as large as a u32 goes.
-        let huge = Rect {
-            left: 0,
-            top: 0,
-            right: u32::MAX,
-            bottom: u32::MAX,
-        };
-        for direction in [
-            SwipeDirection::Up,
-            SwipeDirection::Down,
-            SwipeDirection::Left,
-            SwipeDirection::Right,
-        ] {
-            let (from, to) = swipe_points(huge, direction, 95);
-            assert_ne!(from, to, "{direction:?}");
-            // An area one pixel wide and tall: both ends on it.
-            let dot = Rect {
-                left: 7,
-                top: 9,
-                right: 8,
-                bottom: 10,
-            };
-            let (from, to) = swipe_points(dot, direction, 95);
-            assert_eq!((from, to), (Point { x: 7, y: 9 }, Point { x: 7, y: 9 }));
-        }
-        let phone = Rect {
-            left: 0,
-            top: 0,
-            right: 1080,
-            bottom: 2400,
-        };
-        assert_eq!(
-            swipe_points(phone, SwipeDirection::Up, 50),
-            (Point { x: 540, y: 1800 }, Point { x: 540, y: 600 })
-        );
-    }
 }

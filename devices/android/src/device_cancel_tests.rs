@@ -3,7 +3,7 @@
 //! input command under way has landed whole), and the answer says whether its input went out.
 
 use super::*;
-use crate::cancel::Cancel;
+use tabwire_device_kit::cancel::Cancel;
 
 /// Waits until the phone has been called `n` times.
 async fn called(phone: &Phone, n: usize) {

@@ -15,6 +15,7 @@ use tabwire_protocol::{ErrorCode, LeaseHolder, OpError};
 use crate::adb::{Adb, AdbError, AdbOutput};
 use crate::device::{Device, DeviceFacts, DeviceOptions};
 use crate::screen::tests::{dump, login_screen, node};
+use tabwire_device_kit::link::Served;
 
 const SERIAL: &str = "192.168.1.5:5555";
 const SHOP: &str = "com.example.shop";

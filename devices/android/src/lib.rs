@@ -37,25 +37,20 @@ pub mod adb;
 pub mod device;
 
 // The device's operations.
-pub mod cancel;
 pub mod hierarchy;
 pub mod logs;
-pub mod refs;
 pub mod run;
-pub mod safety;
 pub mod screen;
 pub mod screenshot;
 pub mod shell;
-pub mod view;
 
-// Tracking and the hub connection.
+// Tracking.
 pub mod backend;
-pub mod endpoint;
 pub mod identity;
-pub mod keys;
-pub mod link;
 pub mod listing;
 pub mod track;
 
 #[cfg(test)]
 mod device_tests;
+#[cfg(test)]
+mod view_tests;

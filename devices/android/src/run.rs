@@ -19,15 +19,18 @@ use tabwire_protocol::policy::Need;
 use tabwire_protocol::{ErrorCode, LeaseHolder, OpError};
 use tokio::time::Instant;
 
+use tabwire_device_kit::cancel::Cancel;
+use tabwire_device_kit::node::{Extent, ScreenNode};
+use tabwire_device_kit::queue::Forgets;
+use tabwire_device_kit::refs::RefTable;
+use tabwire_device_kit::safety::Safety;
+use tabwire_device_kit::view::{Screen, Views};
+
 use crate::adb::{Adb, AdbError, AdbOutput};
-use crate::cancel::Cancel;
 use crate::hierarchy::{DumpProblem, keyboard_shown, parse_dump};
 use crate::logs::LogCursor;
-use crate::refs::RefTable;
-use crate::safety::Safety;
-use crate::screen::{Extent, ScreenNode, screen_nodes};
+use crate::screen::screen_nodes;
 use crate::shell::{self, Focus, GuardOutcome};
-use crate::view::{Screen, Views};
 
 /// The longest one adb invocation may take, whatever the deadline.
 const ADB_TIMEOUT: Duration = Duration::from_secs(30);
@@ -113,6 +116,12 @@ pub(crate) struct State {
     pub(crate) log_cursors: Vec<(LogKey, LogCursor)>,
 }
 
+impl Forgets for State {
+    fn forget(&mut self, session: &str) {
+        self.views.forget(session);
+    }
+}
+
 /// One operation, holding its device's queue (the device's parts it needs, borrowed).
 pub struct Run<'a, A: Adb> {
     pub(crate) adb: &'a A,
@@ -170,7 +179,7 @@ impl<A: Adb> Run<'_, A> {
 
     /// [`Run::shell`] for a line that sends input (a tap, keys, an app launched or stopped):
     /// from here on a cancel says the action may have happened, and a cancel that arrives
-    /// while the line runs lets it run to its end (see [`crate::cancel`]).
+    /// while the line runs lets it run to its end (see [`tabwire_device_kit::cancel`]).
     pub(crate) async fn input_shell(&self, line: &str) -> Result<(String, AdbOutput), OpError> {
         if self.cancel.is_cancelled() {
             return Err(OpError::cancelled(self.cancel.input_sent()));

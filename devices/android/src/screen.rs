@@ -22,7 +22,8 @@
 use tabwire_protocol::devices::Rect;
 
 use crate::hierarchy::{Hierarchy, RawBounds, RawNode};
-use crate::refs::{Identity, Key};
+use tabwire_device_kit::node::{Extent, ScreenNode};
+use tabwire_device_kit::refs::{Identity, Key};
 
 /// The longest name taken from the words inside a clickable node.
 const MAX_ABSORBED_NAME: usize = 150;
@@ -31,54 +32,6 @@ const MAX_ABSORBED_NAME: usize = 150;
 const PART_SEPARATOR: &str = " | ";
 /// States in the order they are listed.
 const STATE_ORDER: [&str; 5] = ["checked", "selected", "disabled", "focused", "scrollable"];
-
-/// One node an observation can show.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ScreenNode {
-    /// `button`, `textbox`, `checkbox`, `switch`, `radio`, `slider`, `progressbar`,
-    /// `combobox`, `tab`, `list`, `group`, `img`, `webview`, or `text` (prose, rendered as its
-    /// quoted words).
-    pub role: &'static str,
-    /// The words it is known by.
-    pub name: String,
-    /// A field's contents ([`tabwire_protocol::REDACTED`] for a password), a slider's value.
-    pub value: Option<String>,
-    /// A password field: its value is never shown.
-    pub secret: bool,
-    /// `checked`, `selected`, `disabled`, `focused`, `scrollable`, in that order.
-    pub states: Vec<&'static str>,
-    /// Its bounds, clipped to the screen.
-    pub bounds: Rect,
-    /// What its ref is kept by.
-    pub identity: Identity,
-    /// Its app.
-    pub package: String,
-    /// A progress bar or a loading label: the screen is not settled while one shows.
-    pub busy: bool,
-}
-
-/// The screen's size in the orientation the dump was taken in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Extent {
-    /// Width in pixels.
-    pub width: u32,
-    /// Height in pixels.
-    pub height: u32,
-}
-
-impl Extent {
-    /// `natural` (portrait for phones) turned by `rotation` quarter turns.
-    pub fn rotated(natural: Extent, rotation: u8) -> Extent {
-        if rotation % 2 == 1 {
-            Extent {
-                width: natural.height,
-                height: natural.width,
-            }
-        } else {
-            natural
-        }
-    }
-}
 
 /// The kept nodes of `hierarchy`, in pre-order, clipped to `screen` (in the dump's rotation).
 pub fn screen_nodes(hierarchy: &Hierarchy, screen: Extent) -> Vec<ScreenNode> {
@@ -497,7 +450,7 @@ fn clip(bounds: RawBounds, screen: Extent) -> Option<Rect> {
 pub(crate) mod tests {
     use super::*;
     use crate::hierarchy::parse_dump;
-    use crate::refs::RefTable;
+    use tabwire_device_kit::refs::RefTable;
 
     /// A `<node>` with every attribute a real device writes, `overrides` replacing some
     /// (`text=Login`), ending open (`children` inside) or closed.

@@ -314,7 +314,7 @@ impl Harness for HubMessages {
     }
 
     fn run(&mut self, input: &str) {
-        if let Err((_, Some(answer))) = tabwire_android::link::read_hub_message(input) {
+        if let Err((_, Some(answer))) = tabwire_device_kit::link::read_hub_message(input) {
             let error = answer
                 .error
                 .expect("an unreadable request is answered with an error");
@@ -326,7 +326,7 @@ impl Harness for HubMessages {
 /// What the hub sends a device backend, as its connection reads it.
 pub const HUB_MESSAGE_DEVICE: Target = Target {
     name: "hub-message-device",
-    entry: "tabwire_android::link::read_hub_message",
+    entry: "tabwire_device_kit::link::read_hub_message",
     build: || {
         let texts = include_str!("samples/hub_messages.jsonl")
             .lines()
@@ -473,7 +473,7 @@ mod tests {
         }
         for line in include_str!("samples/hub_messages.jsonl").lines() {
             assert!(
-                tabwire_android::link::read_hub_message(line).is_ok(),
+                tabwire_device_kit::link::read_hub_message(line).is_ok(),
                 "{line}"
             );
         }

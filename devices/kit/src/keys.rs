@@ -2,8 +2,8 @@
 //!
 //! The backend holds one pairing key per hub URL, shared by all its devices (the hub lets one
 //! device credential register several device IDs). The key lives in `keys.json` in the state
-//! directory (`--state-dir`, default `$XDG_STATE_HOME/tabwire-android`, else
-//! `~/.local/state/tabwire-android`): the directory must be this user's and closed to others
+//! directory (`--state-dir`, default `$XDG_STATE_HOME/tabwire-android` for the Android backend,
+//! else `~/.local/state/tabwire-android`; `tabwire-ios` for iOS): the directory must be this user's and closed to others
 //! (0700), the file 0600 — the rule the hub applies to its own state (protocol
 //! [`private_dir_problem`]). A directory or file others could read is refused, not used: its key
 //! may be known to them.
@@ -30,13 +30,17 @@ use tokio::sync::watch;
 /// The file holding the keys, in the state directory.
 pub const KEYS_FILE: &str = "keys.json";
 
-/// Where the backend keeps its state when not told: `$XDG_STATE_HOME/tabwire-android`, else
-/// `$HOME/.local/state/tabwire-android`. `None` without a home directory.
-pub fn default_state_dir(xdg_state_home: Option<&str>, home: Option<&str>) -> Option<PathBuf> {
+/// Where the backend `program` keeps its state when not told: `$XDG_STATE_HOME/PROGRAM`, else
+/// `$HOME/.local/state/PROGRAM`. `None` without a home directory.
+pub fn default_state_dir(
+    program: &str,
+    xdg_state_home: Option<&str>,
+    home: Option<&str>,
+) -> Option<PathBuf> {
     let nonempty = |dir: Option<&str>| dir.filter(|dir| !dir.is_empty()).map(PathBuf::from);
     nonempty(xdg_state_home)
         .or_else(|| nonempty(home).map(|home| home.join(".local/state")))
-        .map(|dir| dir.join("tabwire-android"))
+        .map(|dir| dir.join(program))
 }
 
 /// Why the key store cannot be used.
@@ -491,14 +495,14 @@ mod tests {
     #[test]
     fn the_state_dir_follows_xdg() {
         assert_eq!(
-            default_state_dir(Some("/s"), Some("/home/a")).unwrap(),
+            default_state_dir("tabwire-android", Some("/s"), Some("/home/a")).unwrap(),
             Path::new("/s/tabwire-android")
         );
         assert_eq!(
-            default_state_dir(Some(""), Some("/home/a")).unwrap(),
-            Path::new("/home/a/.local/state/tabwire-android")
+            default_state_dir("tabwire-ios", Some(""), Some("/home/a")).unwrap(),
+            Path::new("/home/a/.local/state/tabwire-ios")
         );
-        assert_eq!(default_state_dir(None, None), None);
+        assert_eq!(default_state_dir("tabwire-android", None, None), None);
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //!
 //! The link gives each running request a [`Cancel`] and keeps its [`Canceller`] by request ID;
 //! the hub's `cancel` message raises it. The operation races it
-//! ([`crate::device::Device::execute_unless`]): still waiting for the device's queue, it leaves
+//! ([`crate::queue`]): still waiting for the device's queue, it leaves
 //! the queue and never runs; running, it is dropped at its next await (an adb invocation in
 //! flight is killed with it), and every adb call checks it first. An input command marks the
 //! [`Cancel`] right before it goes out, so the answer says whether the action may have

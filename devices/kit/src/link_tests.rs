@@ -15,36 +15,97 @@ use tokio_tungstenite::tungstenite::handshake::server::{
 };
 
 use super::*;
-use crate::adb::{AdbError, AdbOutput};
-use crate::device::{DeviceFacts, DeviceOptions};
 use crate::keys::{CodeSource, KeyStore};
+use crate::queue::{Forgets, Queue, unless_cancelled};
+use crate::safety::Safety;
+use tabwire_protocol::devices::{DeviceReleased, Platform, ScreenSize};
 
-/// An adb that cannot be reached: the link never gets as far as needing it.
-struct NoAdb;
+/// A device served by the link, with nothing behind it but its queue and its leases: the
+/// link never needs more.
+struct Still {
+    safety: Safety,
+    queue: Queue<Nothing>,
+    through: String,
+}
 
-impl Adb for NoAdb {
-    async fn run(&self, _args: &[&str], _timeout: Duration) -> Result<AdbOutput, AdbError> {
-        Err(AdbError::Io(std::io::Error::other("no adb in this test")))
+#[derive(Default)]
+struct Nothing;
+
+impl Forgets for Nothing {
+    fn forget(&mut self, _session: &str) {}
+}
+
+impl Served for Still {
+    async fn execute_unless(
+        &self,
+        op: DeviceOp,
+        holder: Option<LeaseHolder>,
+        _viewer: &str,
+        deadline: Duration,
+        cancel: &Cancel,
+    ) -> Result<DeviceResult, OpError> {
+        let _turn = self.queue.turn(Instant::now() + deadline, cancel).await?;
+        unless_cancelled(
+            async {
+                match op {
+                    DeviceOp::Release(_) => Ok(DeviceResult::Released(DeviceReleased {
+                        released: self.safety.release(holder.as_ref())?,
+                    })),
+                    _ => Err(OpError::new(ErrorCode::DeviceError, "not in this test")),
+                }
+            },
+            cancel,
+        )
+        .await
+    }
+
+    fn session_ended(&self, session: &str) {
+        self.safety.session_ended(session);
+        self.queue.session_ended(session);
+    }
+
+    fn set_operator_policy(&self, policy: Policy) {
+        self.safety.set_operator_policy(policy);
+    }
+
+    fn reached_through(&self) -> &str {
+        &self.through
     }
 }
 
-fn facts() -> DeviceFacts {
-    DeviceFacts::pixel("R58M12ABCDE")
+fn still(through: &str) -> Arc<Still> {
+    Arc::new(Still {
+        safety: Safety::new(None),
+        queue: Queue::new(Nothing),
+        through: through.into(),
+    })
 }
 
-fn device() -> Arc<Device<NoAdb>> {
-    Arc::new(Device::new(
-        Arc::new(NoAdb),
-        "emulator-5554".into(),
-        facts(),
-        DeviceOptions::default(),
-    ))
+fn device() -> Arc<Still> {
+    still("emulator-5554")
+}
+
+fn hello() -> DeviceHello {
+    DeviceHello {
+        device_id: "android-R58M12ABCDE".into(),
+        device_name: "Pixel 7".into(),
+        platform: Platform::Android,
+        model: "Google Pixel 7".into(),
+        os_version: "14 (API 34)".into(),
+        screen: ScreenSize {
+            width: 1080,
+            height: 2400,
+        },
+        backend_version: "test".into(),
+        protocol_version: PROTOCOL_VERSION,
+        proof: None,
+    }
 }
 
 fn temp_dir() -> PathBuf {
     static NEXT: AtomicU32 = AtomicU32::new(0);
     let dir = std::env::temp_dir().join(format!(
-        "tabwire-android-link-{}-{}",
+        "tabwire-device-link-{}-{}",
         std::process::id(),
         NEXT.fetch_add(1, Ordering::Relaxed)
     ));
@@ -128,9 +189,9 @@ fn link(
     url: &str,
     token: Option<&str>,
     credentials: Option<Arc<Credentials>>,
-) -> (DeviceLink<NoAdb>, watch::Sender<Control<NoAdb>>) {
+) -> (DeviceLink<Still>, watch::Sender<Control<Still>>) {
     let (control, receiver) = watch::channel(Control::Serve(device()));
-    let hello = crate::identity::hello("android-R58M12ABCDE", &facts()).unwrap();
+    let hello = hello();
     let link = DeviceLink {
         // The fake hosted hub listens on plain ws:// on loopback: a token goes there by choice.
         endpoint: Arc::new(HubEndpoint::new(url, token.map(str::to_owned), None, true).unwrap()),
@@ -394,12 +455,7 @@ async fn a_move_to_another_transport_is_a_fresh_connection() {
         receive(&mut socket).await,
         Some(DeviceMessage::Heartbeat { seq: 1 })
     );
-    let moved = Arc::new(Device::new(
-        Arc::new(NoAdb),
-        "192.168.1.5:5555".into(),
-        facts(),
-        DeviceOptions::default(),
-    ));
+    let moved = still("192.168.1.5:5555");
     control.send_replace(Control::Serve(moved));
     // The open connection closes without a word about the device going...
     assert_eq!(receive(&mut socket).await, None);

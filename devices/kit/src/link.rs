@@ -13,8 +13,8 @@
 //! its tasks are aborted and nothing is replayed on the next one. Three heartbeat intervals
 //! without a word from the hub end a connection as dead.
 //!
-//! The tracker steers the connection through a [`watch`] channel of [`Control`]: a new
-//! [`Device`] when the phone moves to another adb serial (the connection stays up), or
+//! The backend steers the connection through a [`watch`] channel of [`Control`]: a new
+//! [`Served`] device when the phone moves to another adb serial (the connection stays up), or
 //! [`Control::Stop`] with the reason the hub is told in a [`DeviceMessage::Gone`].
 
 use std::io::Read;
@@ -22,21 +22,19 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures_util::{SinkExt, StreamExt};
-use tabwire_protocol::devices::{DeviceHello, DeviceMessage};
+use tabwire_protocol::devices::{DeviceHello, DeviceMessage, DeviceOp, DeviceResult};
 use tabwire_protocol::pairing::{self, NONCE_LEN, Secret};
 use tabwire_protocol::policy::Policy;
 use tabwire_protocol::{
-    Challenge, ErrorCode, HubMessage, OpError, OpResult, Operation, PROTOCOL_VERSION, Refusal,
-    Request, Response,
+    Challenge, ErrorCode, HubMessage, LeaseHolder, OpError, OpResult, Operation, PROTOCOL_VERSION,
+    Refusal, Request, Response,
 };
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 use tokio::time::Instant;
 use tokio_tungstenite::tungstenite::Message;
 
-use crate::adb::Adb;
 use crate::cancel::{Cancel, Canceller};
-use crate::device::Device;
 use crate::endpoint::{HubEndpoint, HubSocket, Mode};
 use crate::keys::{CannotPair, Credentials, PairingTicket};
 
@@ -63,15 +61,39 @@ const MAX_REASON_CHARS: usize = 200;
 /// How long past its deadline a request's task may run before it is given up.
 const DEADLINE_GRACE: Duration = Duration::from_secs(30);
 
+/// What a link serves: one device's operations, whatever platform drives it (Android's
+/// `Device` over adb, iOS's over WebDriverAgent; a fake in tests).
+pub trait Served: Send + Sync + 'static {
+    /// Runs one operation for `holder` within `deadline`, for the MCP session `viewer`,
+    /// stopping when `cancel` says so (see [`crate::cancel`]).
+    fn execute_unless(
+        &self,
+        op: DeviceOp,
+        holder: Option<LeaseHolder>,
+        viewer: &str,
+        deadline: Duration,
+        cancel: &Cancel,
+    ) -> impl Future<Output = Result<DeviceResult, OpError>> + Send;
+
+    /// An MCP session of the hub ended: its lease lapses and what it was shown is forgotten.
+    fn session_ended(&self, session: &str);
+
+    /// The operator's policy arrived (in the welcome) or changed.
+    fn set_operator_policy(&self, policy: Policy);
+
+    /// What the device is reached through, for logs: an adb serial, a WebDriverAgent URL.
+    fn reached_through(&self) -> &str;
+}
+
 /// What the tracker wants of a device's connection.
-pub enum Control<A: Adb> {
+pub enum Control<D: Served> {
     /// Serve this device (the first one, or the same phone through another serial).
-    Serve(Arc<Device<A>>),
+    Serve(Arc<D>),
     /// The device is gone: tell the hub why, close, and end.
     Stop(String),
 }
 
-impl<A: Adb> Clone for Control<A> {
+impl<D: Served> Clone for Control<D> {
     fn clone(&self) -> Self {
         match self {
             Control::Serve(device) => Control::Serve(device.clone()),
@@ -81,7 +103,7 @@ impl<A: Adb> Clone for Control<A> {
 }
 
 /// Everything one device's connection needs.
-pub struct DeviceLink<A: Adb> {
+pub struct DeviceLink<D: Served> {
     /// The hub.
     pub endpoint: Arc<HubEndpoint>,
     /// Local mode's pairing, shared by all devices; `None` for a hosted hub.
@@ -89,7 +111,7 @@ pub struct DeviceLink<A: Adb> {
     /// The device's hello, checked already (without a proof).
     pub hello: DeviceHello,
     /// The tracker's instructions.
-    pub control: watch::Receiver<Control<A>>,
+    pub control: watch::Receiver<Control<D>>,
 }
 
 /// How one connection ended.
@@ -104,7 +126,7 @@ enum Ended {
     /// A local hub had no handshake place free (`LIMIT_EXCEEDED` before its proof): retry
     /// within a few seconds.
     Busy(String),
-    /// The phone is now reached through another adb serial: the connection was closed and a
+    /// The device is now reached another way (another adb serial): the connection was closed and a
     /// fresh one (hello, leases, refs) is dialled at once.
     Moved,
 }
@@ -134,7 +156,7 @@ impl Backoff {
     }
 }
 
-impl<A: Adb> DeviceLink<A> {
+impl<D: Served> DeviceLink<D> {
     /// Runs the connection until the tracker stops the device.
     pub async fn run(mut self) {
         let device_id = self.hello.device_id.clone();
@@ -337,7 +359,7 @@ impl<A: Adb> DeviceLink<A> {
                             // Never swapped under the agent: requests in flight are dropped with
                             // this connection, and the next one starts with a hello, no leases
                             // and no refs.
-                            tracing::info!(device = %self.hello.device_id, serial = next.serial(), "the device is now reached through another adb serial; connecting again");
+                            tracing::info!(device = %self.hello.device_id, through = next.reached_through(), "the device is now reached another way; connecting again");
                             let _ = tokio::time::timeout(CLOSE_TIMEOUT, socket.close(None)).await;
                             return Ended::Moved;
                         }
@@ -371,7 +393,7 @@ async fn goodbye(socket: &mut HubSocket, reason: String) -> Ended {
 }
 
 /// Waits until the tracker says stop (or is gone); returns the reason.
-async fn stopped<A: Adb>(control: &mut watch::Receiver<Control<A>>) -> String {
+async fn stopped<D: Served>(control: &mut watch::Receiver<Control<D>>) -> String {
     loop {
         if let Control::Stop(reason) = &*control.borrow_and_update() {
             return reason.clone();
@@ -562,9 +584,9 @@ impl Drop for Running {
 /// Starts a request: a device operation runs in its own task (its response comes back through
 /// `responses`), cancellable through `cancellers` until it ends; anything else is answered at
 /// once.
-fn start<A: Adb>(
+fn start<D: Served>(
     tasks: &mut JoinSet<()>,
-    device: &Arc<Device<A>>,
+    device: &Arc<D>,
     request: Request,
     responses: &mpsc::UnboundedSender<Response>,
     cancellers: &Cancellers,
