@@ -20,20 +20,23 @@ use crate::refs::DeviceRef;
 /// The longest text one `device_type` call types, in characters (the hub refuses longer text
 /// before it reaches a device; a backend refuses it too).
 pub const MAX_TYPED_CHARS: usize = 10_000;
-/// The longest Android package name.
+/// The longest app ID (an Android package name, an iOS bundle ID).
 pub const MAX_PACKAGE_LEN: usize = 255;
 
-/// Whether `name` is an Android package name (`com.example.app`, or a system one such as
-/// `android`): dot-separated segments of ASCII letters, digits and `_`, each starting with a
-/// letter, at most [`MAX_PACKAGE_LEN`] bytes. The one rule for the hub's arguments, a
-/// backend's command lines (only such names are written into them) and the names it reads
-/// back from the phone.
+/// Whether `name` is an app ID: an Android package name (`com.example.app`, or a system one
+/// such as `android`) or an iOS bundle ID (`com.apple.Preferences`, `com.example.my-app`):
+/// dot-separated segments of ASCII letters, digits, `_` and `-`, the first starting with a
+/// letter and the others with a letter or a digit, at most [`MAX_PACKAGE_LEN`] bytes. The one
+/// rule for the hub's arguments, the policy's app patterns, a backend's command lines (only
+/// such names are written into them) and the names it reads back from the device.
 pub fn is_package_name(name: &str) -> bool {
     name.len() <= MAX_PACKAGE_LEN
-        && name.split('.').all(|segment| {
+        && name.split('.').enumerate().all(|(i, segment)| {
             let mut chars = segment.chars();
-            chars.next().is_some_and(|c| c.is_ascii_alphabetic())
-                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_')
+            chars
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || (i > 0 && c.is_ascii_digit()))
+                && chars.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
         })
 }
 
@@ -47,6 +50,8 @@ pub use crate::messages::{DeviceHello, DeviceMessage, MAX_SCREEN_SIDE, check_dev
 pub enum Platform {
     /// Android, driven over adb.
     Android,
+    /// iOS, driven through WebDriverAgent.
+    Ios,
 }
 
 /// A screen's size in physical pixels, as the device reports it for its natural orientation.
@@ -297,6 +302,45 @@ pub struct DismissKeyboard {
     pub observe: ObserveAfter,
 }
 
+/// Answer the native dialog (an alert) in front: with its accepting button (the last of an
+/// alert's, `OK`, `Allow`), its dismissing one (the first, `Cancel`, `Don't Allow`), or the
+/// button with this exact label.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DismissAlert {
+    /// Accept rather than dismiss.
+    pub accept: bool,
+    /// The button to press, by its label, instead.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub button: Option<String>,
+    /// What to observe once the screen settles.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observe: ObserveAfter,
+}
+
+/// Swipe until a node is on the screen: one whose line contains `query`, or the node a ref
+/// seen before names (refs are kept by identity, so it has the same ref when it shows again).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScrollToElement {
+    /// Text the node's line contains (case-insensitive).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// The node, by a ref from an earlier observation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target: Option<DeviceRef>,
+    /// Which way the finger moves (up shows what is below).
+    pub direction: SwipeDirection,
+    /// Swipe within this node (a list) rather than the middle of the screen.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub within: Option<DeviceRef>,
+    /// At most this many swipes.
+    pub max_swipes: u32,
+    /// What to observe at the end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observe: ObserveAfter,
+}
+
 /// A screenshot of the device's screen, PNG.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -390,6 +434,10 @@ pub enum DeviceOp {
     Logs(DeviceLogsRequest),
     /// Give up the lease.
     Release(ReleaseDevice),
+    /// Answer the native dialog in front.
+    DismissAlert(DismissAlert),
+    /// Swipe until a node is on the screen.
+    ScrollToElement(ScrollToElement),
 }
 
 crate::tagged::deserialize_tagged!(DeviceOp, "kind", {
@@ -406,6 +454,8 @@ crate::tagged::deserialize_tagged!(DeviceOp, "kind", {
     "screenshot" => DeviceScreenshotRequest => Self::Screenshot,
     "logs" => DeviceLogsRequest => Self::Logs,
     "release" => ReleaseDevice => Self::Release,
+    "dismissAlert" => DismissAlert => Self::DismissAlert,
+    "scrollToElement" => ScrollToElement => Self::ScrollToElement,
 });
 
 impl DeviceOp {
@@ -520,6 +570,16 @@ pub struct DeviceActed {
     /// The observation, when one was asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observation: Option<DeviceObservation>,
+    /// The dialog's text, when the action answered one (`dismiss_alert`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alert: Option<String>,
+    /// The node looked for, when the action found it (`scroll_to_element`): its ref, line and
+    /// bounds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub found: Option<DeviceNode>,
+    /// How many swipes the action made (`scroll_to_element`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub swipes: Option<u32>,
 }
 
 /// A device screenshot.
@@ -615,6 +675,37 @@ crate::tagged::deserialize_tagged!(DeviceResult, "kind", {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn app_ids_are_android_packages_and_ios_bundle_ids() {
+        for good in [
+            "android",
+            "com.example.app",
+            "com.android.settings",
+            "com.apple.Preferences",
+            "com.example.my-app",
+            "com.1password.ios",
+            "org.my_app.v2",
+        ] {
+            assert!(is_package_name(good), "{good}");
+        }
+        for bad in [
+            "",
+            "com..app",
+            ".com.app",
+            "com.app.",
+            "1com.app",
+            "-com.app",
+            "com.-app",
+            "com.app;reboot",
+            "com.app app",
+            "com.app/x",
+            "com.app'",
+            &"a".repeat(MAX_PACKAGE_LEN + 1),
+        ] {
+            assert!(!is_package_name(bad), "{bad}");
+        }
+    }
 
     fn hello() -> DeviceHello {
         DeviceHello {

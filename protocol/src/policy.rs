@@ -100,16 +100,10 @@ impl PackagePattern {
             return Ok(PackagePattern(text.to_owned()));
         }
         let name = text.strip_suffix(".*").unwrap_or(text);
-        let valid = !name.is_empty()
-            && name.split('.').all(|part| {
-                part.chars()
-                    .next()
-                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
-                    && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
-            });
+        let valid = crate::devices::is_package_name(name);
         if !valid {
             return Err(PolicyError(format!(
-                "package pattern `{text}`: expected `*`, a package such as `com.example.app`,                  or one followed by `.*`"
+                "package pattern `{text}`: expected `*`, an app ID such as `com.example.app` (an Android package or an iOS bundle ID), or one followed by `.*`"
             )));
         }
         Ok(PackagePattern(text.to_owned()))

@@ -17,7 +17,7 @@ use crate::listing::{self, Listed};
 use crate::track::{Action, Tracker};
 use tabwire_device_kit::endpoint::HubEndpoint;
 use tabwire_device_kit::keys::Credentials;
-use tabwire_device_kit::link::{Control, DeviceLink};
+use tabwire_device_kit::link::{Control, DeviceLink, stop_all};
 
 /// How often adb is asked for its devices.
 pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
@@ -25,8 +25,6 @@ pub const POLL_INTERVAL: Duration = Duration::from_secs(1);
 const LIST_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long a probe may take in all.
 const PROBE_TIMEOUT: Duration = Duration::from_secs(30);
-/// How long the links have to tell the hub their devices are going, at shutdown.
-const GOODBYE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// What the backend was started with.
 pub struct Backend<A: Adb> {
@@ -129,17 +127,7 @@ impl<A: Adb> Backend<A> {
             devices = served.len(),
             "stopping: telling the hub each device is going"
         );
-        for (_, link) in served.drain() {
-            link.control
-                .send_replace(Control::Stop("backend stopped".to_owned()));
-        }
-        let goodbyes = async { while links.join_next().await.is_some() {} };
-        if tokio::time::timeout(GOODBYE_TIMEOUT, goodbyes)
-            .await
-            .is_err()
-        {
-            tracing::warn!("some connections did not close in time");
-        }
+        stop_all(served.drain().map(|(_, link)| link.control), &mut links).await;
     }
 
     fn apply(

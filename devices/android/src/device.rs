@@ -11,8 +11,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tabwire_protocol::devices::{
-    AppClosed, Button, CloseApp, DeviceLogsRequest, DeviceOp, DeviceReleased, DeviceResult,
-    DeviceSwipe, DeviceType, LogsSince, OpenApp, Point, PressTarget, Rect, ScreenSize,
+    AppClosed, Button, CloseApp, DeviceActed, DeviceLogsRequest, DeviceOp, DeviceReleased,
+    DeviceResult, DeviceSwipe, DeviceType, DismissAlert, LogsSince, OpenApp, Point, PressTarget,
+    Rect, ScreenSize,
 };
 use tabwire_protocol::policy::{Need, Policy};
 use tabwire_protocol::refs::DeviceRef;
@@ -21,12 +22,15 @@ use tokio::time::Instant;
 
 use tabwire_device_kit::cancel::Cancel;
 use tabwire_device_kit::gesture::{
-    check_duration, check_swipe, named_ref, swipe_end, swipe_points,
+    Scroller, check_duration, check_swipe, named_ref, scroll_to, swipe_end, swipe_points,
 };
 use tabwire_device_kit::link::Served;
 use tabwire_device_kit::node::Extent;
+use tabwire_device_kit::node::ScreenNode;
 use tabwire_device_kit::queue::{Queue, unless_cancelled};
+use tabwire_device_kit::refs::Key;
 use tabwire_device_kit::safety::Safety;
+use tabwire_device_kit::view::Screen;
 
 use crate::adb::Adb;
 use crate::logs::{self, LogFilter};
@@ -282,7 +286,64 @@ impl<A: Adb> Run<'_, A> {
             DeviceOp::Release(_) => Ok(DeviceResult::Released(DeviceReleased {
                 released: self.safety.release(self.holder)?,
             })),
+            DeviceOp::DismissAlert(dismiss) => self.dismiss_alert(dismiss).await,
+            DeviceOp::ScrollToElement(scroll) => {
+                let scrolled = scroll_to(self, &scroll).await?;
+                let observation = scroll.observe.as_ref().map(|view| {
+                    self.state
+                        .views
+                        .observe(&scrolled.screen, view, self.viewer, true, None)
+                });
+                Ok(DeviceResult::Acted(DeviceActed {
+                    at: None,
+                    package: scrolled.package,
+                    observation,
+                    alert: None,
+                    found: scrolled.found,
+                    swipes: Some(scrolled.swipes),
+                }))
+            }
         }
+    }
+
+    /// Answers the dialog in front: Android's alert dialogs name their buttons
+    /// `android:id/button1` (accepting) and `button2` (dismissing), permission dialogs
+    /// `permission_allow…` and `permission_deny…`; or the button with the label asked for.
+    async fn dismiss_alert(&mut self, dismiss: DismissAlert) -> Result<DeviceResult, OpError> {
+        let screen = self.look().await?;
+        let Some(alert) = alert_of(&screen) else {
+            return Err(OpError::new(
+                ErrorCode::NoDialog,
+                "No dialog shows on the device's screen (an Android alert or permission \
+                 dialog, with the buttons it names); nothing was pressed.",
+            ));
+        };
+        let button = match &dismiss.button {
+            Some(label) => alert.buttons.iter().find(|b| b.name == *label).copied(),
+            None if dismiss.accept => alert.accept,
+            None => alert.dismiss,
+        }
+        .ok_or_else(|| {
+            let labels: Vec<&str> = alert.buttons.iter().map(|b| b.name.as_str()).collect();
+            OpError::new(
+                ErrorCode::OptionNotFound,
+                format!(
+                    "The dialog has no such button; its buttons are: {}.",
+                    labels.join(", ")
+                ),
+            )
+        })?;
+        if !button.package.is_empty() {
+            self.safety.gate(Need::Act, &button.package)?;
+        }
+        let at = button.bounds.centre();
+        let text = alert.text;
+        let package = self.act(&shell::tap(at.x, at.y)).await?;
+        let mut result = self.acted(package, Some(at), &dismiss.observe).await?;
+        if let DeviceResult::Acted(acted) = &mut result {
+            acted.alert = Some(text);
+        }
+        Ok(result)
     }
 
     /// A ref's bounds in the latest look at the screen.
@@ -524,7 +585,7 @@ impl<A: Adb> Run<'_, A> {
             }
             _ => {}
         }
-        let shot = crate::screenshot::scale(png, max_width)?;
+        let shot = tabwire_device_kit::screenshot::scale(png, max_width)?;
         Ok(DeviceResult::Screenshot(shot))
     }
 
@@ -599,6 +660,82 @@ fn key_of(button: Button) -> u32 {
         Button::Tab => keycode::TAB,
         Button::Escape => keycode::ESCAPE,
         Button::Power => keycode::POWER,
+    }
+}
+
+/// A dialog on the screen: its text and its buttons.
+struct Alert<'a> {
+    text: String,
+    buttons: Vec<&'a ScreenNode>,
+    accept: Option<&'a ScreenNode>,
+    dismiss: Option<&'a ScreenNode>,
+}
+
+/// The dialog `screen` shows, found by the resource IDs Android's dialogs use.
+fn alert_of(screen: &Screen) -> Option<Alert<'_>> {
+    let id = |node: &ScreenNode| match &node.identity.key {
+        Key::Id(id) => id.rsplit(":id/").next().unwrap_or("").to_owned(),
+        _ => String::new(),
+    };
+    let mut alert = Alert {
+        text: String::new(),
+        buttons: Vec::new(),
+        accept: None,
+        dismiss: None,
+    };
+    let mut text = Vec::new();
+    for node in &screen.nodes {
+        let id = id(node);
+        match id.as_str() {
+            "alertTitle" | "message" | "permission_message" => text.push(node.name.clone()),
+            "button1" | "button2" | "button3" => {
+                alert.buttons.push(node);
+                match id.as_str() {
+                    "button1" => alert.accept = Some(node),
+                    "button2" => alert.dismiss = Some(node),
+                    _ => {}
+                }
+            }
+            id if id.starts_with("permission_allow") || id.starts_with("permission_deny") => {
+                alert.buttons.push(node);
+                if id.starts_with("permission_allow") && alert.accept.is_none() {
+                    alert.accept = Some(node);
+                }
+                if id.starts_with("permission_deny") && alert.dismiss.is_none() {
+                    alert.dismiss = Some(node);
+                }
+            }
+            _ => {}
+        }
+    }
+    alert.text = text.join("\n");
+    (!alert.buttons.is_empty()).then_some(alert)
+}
+
+impl<A: Adb> Scroller for Run<'_, A> {
+    async fn look(&mut self) -> Result<Screen, OpError> {
+        Run::look(self).await
+    }
+
+    async fn swipe(&mut self, from: Point, to: Point, duration_ms: u32) -> Result<String, OpError> {
+        self.judge_point(from)?;
+        self.act(&shell::swipe((from.x, from.y), (to.x, to.y), duration_ms))
+            .await
+    }
+
+    fn area(&self, within: Option<DeviceRef>) -> Result<Rect, OpError> {
+        match within {
+            Some(target) => self.resolve_to_act(target),
+            None => {
+                let Extent { width, height } = self.extent();
+                Ok(Rect {
+                    left: 0,
+                    top: 0,
+                    right: width,
+                    bottom: height,
+                })
+            }
+        }
     }
 }
 

@@ -866,7 +866,7 @@ async fn a_touch_is_judged_by_the_app_under_it() {
 async fn a_screenshot_of_an_unknown_screen_is_refused_while_rules_apply() {
     let phone = Phone::with(|f| {
         f.focus = String::new();
-        f.screencap = crate::screenshot::tests::png_of(4, 2);
+        f.screencap = tabwire_device_kit::screenshot::png_of(4, 2);
     });
     let device = device(&phone, DeviceOptions::default());
     let shot = || {
@@ -1155,7 +1155,7 @@ async fn apps_open_by_launcher_intent_and_destructive_options_need_the_flag() {
 
 #[tokio::test]
 async fn screenshots_are_scaled_and_a_denied_app_is_never_captured_out() {
-    let phone = Phone::with(|f| f.screencap = crate::screenshot::tests::png_of(1080, 2400));
+    let phone = Phone::with(|f| f.screencap = tabwire_device_kit::screenshot::png_of(1080, 2400));
     let device = device(&phone, DeviceOptions::default());
     let shot = match device
         .execute(

@@ -144,45 +144,6 @@ const MAX_NODES: usize = 20_000;
 /// The deepest nesting a dump may have (real screens stay under a hundred levels).
 const MAX_DEPTH: usize = 200;
 
-/// How deep the elements of well-formed `xml` nest, found without parsing it: tags are
-/// counted outside quoted attribute values, where `>` may appear unescaped.
-fn nesting(xml: &str) -> usize {
-    let bytes = xml.as_bytes();
-    let (mut depth, mut deepest) = (0usize, 0usize);
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] != b'<' {
-            i += 1;
-            continue;
-        }
-        match bytes.get(i + 1) {
-            Some(b'/') => depth = depth.saturating_sub(1),
-            Some(b'!' | b'?') => {}
-            _ => {
-                // An opening tag: find its end outside quotes; `/>` closes it at once.
-                let mut quote = None;
-                let mut j = i + 1;
-                while j < bytes.len() {
-                    match (quote, bytes[j]) {
-                        (None, b'"' | b'\'') => quote = Some(bytes[j]),
-                        (Some(q), c) if c == q => quote = None,
-                        (None, b'>') => break,
-                        _ => {}
-                    }
-                    j += 1;
-                }
-                if bytes.get(j.wrapping_sub(1)) != Some(&b'/') {
-                    depth += 1;
-                    deepest = deepest.max(depth);
-                }
-                i = j;
-            }
-        }
-        i += 1;
-    }
-    deepest
-}
-
 /// Reads `uiautomator dump`'s output: the XML between `<?xml` (or `<hierarchy`) and
 /// `</hierarchy>`, ignoring what precedes and follows it.
 pub fn parse_dump(output: &str) -> Result<Hierarchy, DumpProblem> {
@@ -217,7 +178,7 @@ pub fn parse_dump(output: &str) -> Result<Hierarchy, DumpProblem> {
         ));
     }
     // The XML parser recurses per element: refuse what would exhaust a thread's stack.
-    if nesting(&xml) > MAX_DEPTH {
+    if tabwire_device_kit::xml::nesting(&xml) > MAX_DEPTH {
         return Err(DumpProblem::Unreadable(format!(
             "the hierarchy nests deeper than {MAX_DEPTH} levels"
         )));
@@ -551,12 +512,6 @@ mod tests {
         for bad in ["", "[1,2]", "[1,2][3]", "(1,2)(3,4)", "[a,2][3,4]"] {
             assert_eq!(parse_bounds(bad), None, "{bad}");
         }
-    }
-
-    #[test]
-    fn nesting_is_counted_outside_quoted_values() {
-        assert_eq!(nesting("<a><b x=\"/>\" y='>'><c/></b></a>"), 2);
-        assert_eq!(nesting("<?xml version='1.0'?><a/>"), 0);
     }
 
     #[test]

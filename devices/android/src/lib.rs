@@ -14,7 +14,6 @@
 //! - [`screen`]: the kept nodes of a dump, with roles, names, values, states and identities.
 //! - [`refs`]: `@d` refs kept by identity across dumps.
 //! - [`safety`]: the device's lease and both owners' app rules, at the point of effect.
-//! - [`screenshot`]: `screencap` PNGs scaled down with a box filter.
 //! - [`view`]: a screen as observations show it, through `tabwire-observation` (rendering,
 //!   windows, budgets, queries, paging, `since` deltas).
 //! - [`run`]: one operation's run: its deadline, adb calls, dumps and their retries, the
@@ -41,7 +40,6 @@ pub mod hierarchy;
 pub mod logs;
 pub mod run;
 pub mod screen;
-pub mod screenshot;
 pub mod shell;
 
 // Tracking.

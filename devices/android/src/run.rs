@@ -523,6 +523,9 @@ impl<A: Adb> Run<'_, A> {
             at,
             package,
             observation,
+            alert: None,
+            found: None,
+            swipes: None,
         }))
     }
 

@@ -22,7 +22,7 @@
 use tabwire_protocol::devices::Rect;
 
 use crate::hierarchy::{Hierarchy, RawBounds, RawNode};
-use tabwire_device_kit::node::{Extent, ScreenNode};
+use tabwire_device_kit::node::{Extent, ScreenNode, has_words, is_loading_label};
 use tabwire_device_kit::refs::{Identity, Key};
 
 /// The longest name taken from the words inside a clickable node.
@@ -411,27 +411,6 @@ fn first_words(candidates: &[&String]) -> Option<String> {
         .iter()
         .find(|c| has_words(c))
         .map(|c| (*c).clone())
-}
-
-/// Whether `text` holds something a reader sees as words: a character that is not white
-/// space, a control or formatting character (direction marks, joiners), or a private-use
-/// code point (where icon fonts draw their glyphs, which read as nothing, or as a box).
-fn has_words(text: &str) -> bool {
-    text.chars().any(|c| {
-        !c.is_whitespace()
-            && !c.is_control()
-            && !matches!(c,
-                '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
-                | '\u{2060}'..='\u{206f}' | '\u{feff}'
-                | '\u{e000}'..='\u{f8ff}' | '\u{f0000}'..='\u{10ffff}')
-    })
-}
-
-/// "Loading…", "Loading...", "Please wait": short labels that say the screen is not ready.
-fn is_loading_label(text: &str) -> bool {
-    let lower = text.trim().to_lowercase();
-    lower.chars().count() <= 40
-        && (lower.starts_with("loading") || lower.starts_with("please wait"))
 }
 
 /// `bounds` clipped to the screen; `None` when nothing of it is left.

@@ -1,12 +1,121 @@
 //! Gestures on any touch screen: where a swipe starts and ends, how long a press or swipe may
 //! last, and which ref an operation acts on.
 
-use tabwire_protocol::devices::{DeviceOp, Point, PressTarget, Rect, SwipeDirection};
+use std::future::Future;
+
+use tabwire_protocol::devices::{
+    DeviceNode, DeviceOp, Point, PressTarget, Rect, ScrollToElement, SwipeDirection,
+};
 use tabwire_protocol::refs::DeviceRef;
 use tabwire_protocol::{ErrorCode, OpError};
 
+use crate::view::Screen;
+
 /// The longest press or swipe, in milliseconds.
 pub const MAX_GESTURE_MS: u32 = 10_000;
+
+/// The most swipes one `scroll_to_element` makes.
+pub const MAX_SCROLL_SWIPES: u32 = 30;
+/// How far each of its swipes goes, in percent of the area.
+const SCROLL_PERCENT: u8 = 60;
+/// How long each of its swipes takes.
+const SCROLL_SWIPE_MS: u32 = 300;
+
+/// What scrolling needs of a platform's operation.
+pub trait Scroller {
+    /// A look at the screen now, judged by the policy, its nodes given refs.
+    fn look(&mut self) -> impl Future<Output = Result<Screen, OpError>> + Send;
+
+    /// A swipe from `from` to `to`, sent behind the platform's guards; returns the app it
+    /// went to.
+    fn swipe(
+        &mut self,
+        from: Point,
+        to: Point,
+        duration_ms: u32,
+    ) -> impl Future<Output = Result<String, OpError>> + Send;
+
+    /// The area a swipe goes through: the node `within` names (once its app allows acting),
+    /// else the whole screen.
+    fn area(&self, within: Option<DeviceRef>) -> Result<Rect, OpError>;
+}
+
+/// Where a scroll ended.
+#[derive(Debug)]
+pub struct Scrolled {
+    /// The last look.
+    pub screen: Screen,
+    /// The node looked for, when it showed.
+    pub found: Option<DeviceNode>,
+    /// The swipes made.
+    pub swipes: u32,
+    /// The app the last swipe went to (the screen's, when none was needed).
+    pub package: String,
+}
+
+/// Swipes until the node looked for is on the screen, the screen stops changing (the list
+/// ended) or `max_swipes` are spent.
+pub async fn scroll_to<S: Scroller>(
+    scroller: &mut S,
+    scroll: &ScrollToElement,
+) -> Result<Scrolled, OpError> {
+    if scroll.query.as_deref().is_none_or(str::is_empty) == scroll.target.is_none() {
+        return Err(OpError::new(
+            ErrorCode::InvalidArgument,
+            "scroll to a node by query (text its line contains) or by ref, one of the two",
+        ));
+    }
+    if !(1..=MAX_SCROLL_SWIPES).contains(&scroll.max_swipes) {
+        return Err(OpError::new(
+            ErrorCode::InvalidArgument,
+            format!("maxSwipes must be 1-{MAX_SCROLL_SWIPES}"),
+        ));
+    }
+    let mut screen = scroller.look().await?;
+    let mut package = screen.package.clone();
+    let mut swipes = 0;
+    loop {
+        let found = screen.find(scroll.query.as_deref(), scroll.target);
+        if found.is_some() || swipes >= scroll.max_swipes {
+            return Ok(Scrolled {
+                screen,
+                found,
+                swipes,
+                package,
+            });
+        }
+        let area = scroller.area(scroll.within)?;
+        let (from, to) = swipe_points(area, scroll.direction, SCROLL_PERCENT);
+        let went = scroller
+            .swipe(from, to, SCROLL_SWIPE_MS)
+            .await
+            .map_err(|e| {
+                if swipes > 0 {
+                    e.action_may_have_occurred()
+                } else {
+                    e
+                }
+            })?;
+        package = went;
+        swipes += 1;
+        let next = scroller
+            .look()
+            .await
+            .map_err(OpError::action_may_have_occurred)?;
+        let ended = next.nodes == screen.nodes;
+        screen = next;
+        if ended {
+            // The list did not move: it ends this way.
+            let found = screen.find(scroll.query.as_deref(), scroll.target);
+            return Ok(Scrolled {
+                screen,
+                found,
+                swipes,
+                package,
+            });
+        }
+    }
+}
 
 /// Checks a press's or swipe's duration.
 pub fn check_duration(ms: u32) -> Result<(), OpError> {
@@ -119,6 +228,7 @@ pub fn named_ref(op: &DeviceOp) -> Option<DeviceRef> {
         },
         DeviceOp::Type(typing) => typing.target,
         DeviceOp::Swipe(swipe) => swipe.within,
+        DeviceOp::ScrollToElement(scroll) => scroll.within,
         DeviceOp::Snapshot(_)
         | DeviceOp::TapCoordinates(_)
         | DeviceOp::PressButton(_)
@@ -127,7 +237,8 @@ pub fn named_ref(op: &DeviceOp) -> Option<DeviceRef> {
         | DeviceOp::DismissKeyboard(_)
         | DeviceOp::Screenshot(_)
         | DeviceOp::Logs(_)
-        | DeviceOp::Release(_) => None,
+        | DeviceOp::Release(_)
+        | DeviceOp::DismissAlert(_) => None,
     }
 }
 

@@ -9,7 +9,9 @@
 //! - [`refs`]: `@d` refs kept by identity across looks at the screen.
 //! - [`view`]: a screen as observations show it, through `tabwire-observation` (rendering,
 //!   windows, budgets, queries, paging, `since` deltas).
+//! - [`screenshot`]: a screenshot's PNG scaled down with a box filter.
 //! - [`gesture`]: where swipes start and end, and the bounds on gestures.
+//! - [`xml`]: how deep device XML nests, checked before it is parsed.
 //! - [`safety`]: the device's lease and both owners' app rules, at the point of effect.
 //! - [`queue`]: operations one at a time, within their deadlines, against their cancels.
 //! - [`cancel`]: stopping an operation the hub cancelled, and whether its input went out.
@@ -27,7 +29,9 @@ pub mod node;
 pub mod queue;
 pub mod refs;
 pub mod safety;
+pub mod screenshot;
 pub mod view;
+pub mod xml;
 
 pub mod cli;
 pub mod endpoint;

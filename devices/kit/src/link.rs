@@ -392,6 +392,27 @@ async fn goodbye(socket: &mut HubSocket, reason: String) -> Ended {
     Ended::Stopped
 }
 
+/// How long the links have to tell the hub their devices are going, at shutdown.
+const GOODBYE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// At shutdown: tells every link to stop (each says `backend stopped` to the hub) and waits,
+/// a few seconds at most, for them to close.
+pub async fn stop_all<D: Served>(
+    controls: impl IntoIterator<Item = watch::Sender<Control<D>>>,
+    links: &mut JoinSet<()>,
+) {
+    for control in controls {
+        control.send_replace(Control::Stop("backend stopped".to_owned()));
+    }
+    let goodbyes = async { while links.join_next().await.is_some() {} };
+    if tokio::time::timeout(GOODBYE_TIMEOUT, goodbyes)
+        .await
+        .is_err()
+    {
+        tracing::warn!("some connections did not close in time");
+    }
+}
+
 /// Waits until the tracker says stop (or is gone); returns the reason.
 async fn stopped<D: Served>(control: &mut watch::Receiver<Control<D>>) -> String {
     loop {

@@ -54,3 +54,24 @@ impl Extent {
         }
     }
 }
+
+/// Whether `text` holds something a reader sees as words: a character that is not white
+/// space, a control or formatting character (direction marks, joiners), or a private-use
+/// code point (where icon fonts draw their glyphs, which read as nothing, or as a box).
+pub fn has_words(text: &str) -> bool {
+    text.chars().any(|c| {
+        !c.is_whitespace()
+            && !c.is_control()
+            && !matches!(c,
+                '\u{ad}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}'
+                | '\u{2060}'..='\u{206f}' | '\u{feff}'
+                | '\u{e000}'..='\u{f8ff}' | '\u{f0000}'..='\u{10ffff}')
+    })
+}
+
+/// "Loading…", "Loading...", "Please wait": short labels that say the screen is not ready.
+pub fn is_loading_label(text: &str) -> bool {
+    let lower = text.trim().to_lowercase();
+    lower.chars().count() <= 40
+        && (lower.starts_with("loading") || lower.starts_with("please wait"))
+}

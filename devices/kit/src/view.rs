@@ -74,6 +74,25 @@ impl Screen {
         packages
     }
 
+    /// The node `target` names, else the first whose line contains `query` (without case, as
+    /// a view's query matches), with its line as an observation shows it.
+    pub fn find(&self, query: Option<&str>, target: Option<DeviceRef>) -> Option<DeviceNode> {
+        let query = query.map(str::to_lowercase);
+        let facts = self.facts();
+        window::units(&facts, None)
+            .into_iter()
+            .find(|unit| match (target, &query) {
+                (Some(target), _) => unit.key == target.0,
+                (None, Some(query)) => unit.lines.iter().any(|line| {
+                    tabwire_observation::inline::plain(line)
+                        .to_lowercase()
+                        .contains(query)
+                }),
+                (None, None) => false,
+            })
+            .map(|unit| self.node(unit.key, unit.lines.join("\n")))
+    }
+
     /// The nodes as the observation model's facts, keyed by their ref numbers.
     fn facts(&self) -> Vec<PageNode> {
         self.nodes

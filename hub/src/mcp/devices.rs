@@ -108,7 +108,7 @@ fn node_ref(text: &str) -> Result<DeviceRef, ToolError> {
 fn package(text: &str) -> Result<String, ToolError> {
     if !tabwire_protocol::devices::is_package_name(text) {
         return Err(ToolError::invalid(format!(
-            "package must be an app's package name like com.example.app; got {}",
+            "package must be an app's ID: an Android package like com.example.app or an iOS bundle ID like com.apple.Preferences; got {}",
             quoted(text)
         )));
     }

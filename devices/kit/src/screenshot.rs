@@ -132,33 +132,34 @@ fn box_filter(
     out
 }
 
-#[cfg(test)]
-pub(crate) mod tests {
-    use super::*;
-
-    /// A `width` × `height` RGBA PNG: left half red, right half blue.
-    pub(crate) fn png_of(width: u32, height: u32) -> Vec<u8> {
-        let mut data = Vec::new();
-        for _ in 0..height {
-            for x in 0..width {
-                data.extend_from_slice(if x < width / 2 {
-                    &[255, 0, 0, 255]
-                } else {
-                    &[0, 0, 255, 255]
-                });
-            }
+/// A `width` × `height` RGBA PNG, left half red and right half blue: what fake devices in
+/// tests show (the scaling's colours are checked against it).
+pub fn png_of(width: u32, height: u32) -> Vec<u8> {
+    let mut data = Vec::new();
+    for _ in 0..height {
+        for x in 0..width {
+            data.extend_from_slice(if x < width / 2 {
+                &[255, 0, 0, 255]
+            } else {
+                &[0, 0, 255, 255]
+            });
         }
-        let mut out = Vec::new();
-        let mut encoder = png::Encoder::new(&mut out, width, height);
-        encoder.set_color(png::ColorType::Rgba);
-        encoder.set_depth(png::BitDepth::Eight);
-        encoder
-            .write_header()
-            .unwrap()
-            .write_image_data(&data)
-            .unwrap();
-        out
     }
+    let mut out = Vec::new();
+    let mut encoder = png::Encoder::new(&mut out, width, height);
+    encoder.set_color(png::ColorType::Rgba);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder
+        .write_header()
+        .unwrap()
+        .write_image_data(&data)
+        .unwrap();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
 
     fn decode(b64: &str) -> (u32, u32, Vec<u8>) {
         let bytes = base64::engine::general_purpose::STANDARD
