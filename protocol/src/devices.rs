@@ -20,6 +20,8 @@ use crate::refs::DeviceRef;
 /// The longest text one `device_type` call types, in characters (the hub refuses longer text
 /// before it reaches a device; a backend refuses it too).
 pub const MAX_TYPED_CHARS: usize = 10_000;
+/// The most swipes one `scroll_to_element` makes (the hub refuses more; a backend too).
+pub const MAX_SCROLL_SWIPES: u32 = 30;
 /// The longest app ID (an Android package name, an iOS bundle ID).
 pub const MAX_PACKAGE_LEN: usize = 255;
 

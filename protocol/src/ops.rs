@@ -28,8 +28,8 @@ use crate::capture::{
 use crate::devices::{
     AppClosed, CloseApp, DeviceActed, DeviceLogs, DeviceLogsRequest, DeviceObservation, DeviceOp,
     DeviceReleased, DeviceResult, DeviceScreenshot, DeviceScreenshotRequest, DeviceSnapshot,
-    DeviceSwipe, DeviceTap, DeviceType, DismissKeyboard, LongPress, OpenApp, PressButton,
-    ReleaseDevice, TapCoordinates,
+    DeviceSwipe, DeviceTap, DeviceType, DismissAlert, DismissKeyboard, LongPress, OpenApp,
+    PressButton, ReleaseDevice, ScrollToElement, TapCoordinates,
 };
 use crate::files::{
     ChunkKept, ClipboardRequest, ClipboardText, Downloads, DownloadsRequest, PdfDocument,
@@ -335,6 +335,8 @@ asks! {
     DeviceScreenshotRequest => Device(DeviceOp::Screenshot) -> DeviceScreenshot;
     DeviceLogsRequest => Device(DeviceOp::Logs) -> DeviceLogs;
     ReleaseDevice => Device(DeviceOp::Release) -> DeviceReleased;
+    DismissAlert => Device(DeviceOp::DismissAlert) -> DeviceActed;
+    ScrollToElement => Device(DeviceOp::ScrollToElement) -> DeviceActed;
 }
 
 answers! {

@@ -129,7 +129,10 @@ async fn a_tap_with_its_observation_is_two_wda_calls_and_lands_at_the_rows_centr
     let (wda, device) = device_with(None).await;
     let settings = snapshot(&device).await;
     assert_eq!(settings.package, "com.apple.Preferences");
-    assert!(settings.nodes.iter().any(|n| n.text.contains("电池")), "{settings:#?}");
+    assert!(
+        settings.nodes.iter().any(|n| n.text.contains("电池")),
+        "{settings:#?}"
+    );
     let general = ref_of(&settings, "\"通用\"");
     wda.clear_recorded();
     let acted = acted(
@@ -182,10 +185,7 @@ async fn typing_sends_the_text_once_and_a_password_never_comes_back() {
     let login = snapshot(&device).await;
     let password = ref_of(&login, "password");
     assert!(
-        login
-            .nodes
-            .iter()
-            .all(|n| !n.text.contains("•••••••••")),
+        login.nodes.iter().all(|n| !n.text.contains("•••••••••")),
         "{login:#?}"
     );
     wda.clear_recorded();
@@ -253,7 +253,10 @@ async fn an_alert_is_read_and_answered_and_its_text_comes_back() {
     );
     assert_eq!(
         calls(&wda.recorded())[..2],
-        ["GET /session/:id/alert/text", "POST /session/:id/alert/accept"]
+        [
+            "GET /session/:id/alert/text",
+            "POST /session/:id/alert/accept"
+        ]
     );
     assert_eq!(wda.screen(), "login");
     // With no alert, nothing is pressed and the error says so.
@@ -289,7 +292,9 @@ async fn scrolling_to_a_row_swipes_until_it_shows_and_returns_its_ref() {
         )
         .await,
     );
-    let found = scrolled.found.expect("the developer row, far down the list");
+    let found = scrolled
+        .found
+        .expect("the developer row, far down the list");
     assert!(found.text.contains("开发者"), "{found:?}");
     let swipes = scrolled.swipes.unwrap();
     // The row sits 1,470 points below the screen's bottom; each swipe moves 60% of 896.

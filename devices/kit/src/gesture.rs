@@ -4,7 +4,8 @@
 use std::future::Future;
 
 use tabwire_protocol::devices::{
-    DeviceNode, DeviceOp, Point, PressTarget, Rect, ScrollToElement, SwipeDirection,
+    DeviceNode, DeviceOp, MAX_SCROLL_SWIPES, Point, PressTarget, Rect, ScrollToElement,
+    SwipeDirection,
 };
 use tabwire_protocol::refs::DeviceRef;
 use tabwire_protocol::{ErrorCode, OpError};
@@ -14,8 +15,6 @@ use crate::view::Screen;
 /// The longest press or swipe, in milliseconds.
 pub const MAX_GESTURE_MS: u32 = 10_000;
 
-/// The most swipes one `scroll_to_element` makes.
-pub const MAX_SCROLL_SWIPES: u32 = 30;
 /// How far each of its swipes goes, in percent of the area.
 const SCROLL_PERCENT: u8 = 60;
 /// How long each of its swipes takes.

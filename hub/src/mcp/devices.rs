@@ -16,9 +16,9 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tabwire_protocol::devices::{
     AppClosed, CloseApp, DeviceLogs, DeviceLogsRequest, DeviceNode, DeviceScreenshotRequest,
-    DeviceSnapshot, DeviceSwipe, DeviceTap, DeviceType, DeviceView, DismissKeyboard, LogsSince,
-    LongPress, MAX_TYPED_CHARS, ObserveAfter, OpenApp, Point, PressButton, PressTarget,
-    ReleaseDevice, TapCoordinates,
+    DeviceSnapshot, DeviceSwipe, DeviceTap, DeviceType, DeviceView, DismissAlert, DismissKeyboard,
+    LogsSince, LongPress, MAX_SCROLL_SWIPES, MAX_TYPED_CHARS, ObserveAfter, OpenApp, Point,
+    PressButton, PressTarget, ReleaseDevice, ScrollToElement, TapCoordinates,
 };
 use tabwire_protocol::policy::{Gate, Need, Owner};
 use tabwire_protocol::refs::DeviceRef;
@@ -325,6 +325,28 @@ fn acted_output(name: &str, summary: &str, acted: DeviceActed) -> ToolOutput {
     data.insert("package".into(), json!(acted.package));
     text.push(" in ");
     text.push_page(&acted.package);
+    if let Some(alert) = &acted.alert {
+        data.insert("alert".into(), json!(alert));
+        text.push("\nThe alert said: ");
+        text.push_page(alert);
+    }
+    if let Some(swipes) = acted.swipes {
+        data.insert("swipes".into(), json!(swipes));
+        match &acted.found {
+            Some(found) => {
+                data.insert("found".into(), json!(found));
+                text.push(&format!(
+                    "\nFound {} after {swipes} swipes: ",
+                    found.node_ref
+                ));
+                text.push_page(&found.text);
+            }
+            None => text.push(&format!(
+                "\nNot found after {swipes} swipes (the list stopped moving, or maxSwipes ran \
+                 out)"
+            )),
+        }
+    }
     if let Some(observation) = &acted.observation {
         let mut observed = observation_data(observation);
         if let Value::Object(map) = &mut observed {
@@ -535,6 +557,104 @@ impl DeviceAction for SwipeArgs {
                 from,
                 distance_percent: distance as u8,
                 duration_ms,
+                observe,
+            },
+            summary,
+        ))
+    }
+}
+
+/// The longest label of an alert's button.
+const MAX_BUTTON_LABEL: usize = 200;
+
+/// Arguments of dismiss_alert.
+#[derive(Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct DismissAlertArgs {
+    /// Accept (OK, Allow) rather than dismiss (Cancel).
+    #[schemars(extend("default" = true))]
+    pub accept: Option<bool>,
+    /// Press the button with this label instead.
+    pub button: Option<String>,
+}
+
+pub const DISMISS_ALERT: &str =
+    "Answer the device's native alert or permission dialog; returns its text.";
+
+impl DeviceAction for DismissAlertArgs {
+    type Request = DismissAlert;
+    fn into_request(self, observe: ObserveAfter) -> Result<(DismissAlert, String), ToolError> {
+        let button = short_text(self.button, "button", MAX_BUTTON_LABEL)?;
+        if button.is_some() && self.accept.is_some() {
+            return Err(ToolError::invalid(
+                "give accept or button, not both: a button is pressed by its label",
+            ));
+        }
+        let accept = self.accept.unwrap_or(true);
+        let summary = match &button {
+            Some(_) => "Pressed the alert's button".to_owned(),
+            None if accept => "Accepted the alert".to_owned(),
+            None => "Dismissed the alert".to_owned(),
+        };
+        Ok((
+            DismissAlert {
+                accept,
+                button,
+                observe,
+            },
+            summary,
+        ))
+    }
+}
+
+/// Arguments of scroll_to_element.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScrollToArgs {
+    /// Text the node's line contains.
+    pub query: Option<String>,
+    /// Or a ref seen before.
+    #[serde(rename = "ref")]
+    pub node: Option<String>,
+    #[schemars(extend("default" = "up"))]
+    pub direction: Option<SwipeDirection>,
+    /// Swipe within this list.
+    pub within: Option<String>,
+    #[schemars(extend("default" = 10))]
+    pub max_swipes: Option<u32>,
+}
+
+pub const SCROLL_TO_ELEMENT: &str =
+    "Swipe until a node (query text or @d ref) shows; returns its line and ref.";
+
+impl DeviceAction for ScrollToArgs {
+    type Request = ScrollToElement;
+    fn into_request(self, observe: ObserveAfter) -> Result<(ScrollToElement, String), ToolError> {
+        let target = self.node.as_deref().map(node_ref).transpose()?;
+        let query = query(self.query)?;
+        if query.is_some() == target.is_some() {
+            return Err(ToolError::invalid(
+                "give query (text the node's line contains) or ref, one of the two",
+            ));
+        }
+        let max_swipes = in_range(self.max_swipes, 10, 1, MAX_SCROLL_SWIPES, "maxSwipes")?;
+        let within = self.within.as_deref().map(node_ref).transpose()?;
+        let direction = self
+            .direction
+            .map_or(tabwire_protocol::devices::SwipeDirection::Up, Into::into);
+        let what = match (&query, target) {
+            (Some(query), _) => format!("a node matching {}", quoted(query)),
+            (None, Some(target)) => target.to_string(),
+            (None, None) => unreachable!("checked above"),
+        };
+        let summary = format!("Swiped {} looking for {what}", name_of(&direction));
+        Ok((
+            ScrollToElement {
+                query,
+                target,
+                direction,
+                within,
+                max_swipes,
                 observe,
             },
             summary,
