@@ -1324,3 +1324,101 @@ async fn a_device_that_went_away_is_disconnected() {
 
 #[path = "device_cancel_tests.rs"]
 mod cancel;
+
+fn fixture(name: &str) -> String {
+    let path = format!(
+        "{}/../../tests/fixtures/android/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn answer(accept: bool, button: Option<&str>) -> DeviceOp {
+    DeviceOp::DismissAlert(DismissAlert {
+        accept,
+        button: button.map(str::to_owned),
+        observe: None,
+    })
+}
+
+#[tokio::test]
+async fn an_alert_dialog_is_answered_by_its_own_buttons_and_its_text_comes_back() {
+    let phone = Phone::with(|f| {
+        f.focus = "com.acme.shop".into();
+        f.last_dump = fixture("remove_dialog.xml");
+    });
+    let device = device(&phone, DeviceOptions::default());
+    let accepted = acted(&device, answer(true, None), "a").await.unwrap();
+    assert_eq!(
+        accepted.alert.as_deref(),
+        Some("Remove from cart?\nTrail Runner 2 will be removed from your cart.")
+    );
+    assert_eq!(accepted.at, Some(Point { x: 854, y: 1371 }), "REMOVE");
+    acted(&device, answer(false, None), "a").await.unwrap();
+    acted(&device, answer(true, Some("CANCEL")), "a")
+        .await
+        .unwrap();
+    assert_eq!(
+        phone.inputs(),
+        [
+            "input tap 854 1371",
+            "input tap 617 1371",
+            "input tap 617 1371"
+        ]
+    );
+    let missing = acted(&device, answer(true, Some("LATER")), "a")
+        .await
+        .unwrap_err();
+    assert_eq!(missing.code, ErrorCode::OptionNotFound);
+    assert!(
+        missing.message.contains("CANCEL, REMOVE"),
+        "{}",
+        missing.message
+    );
+    // No dialog: nothing is tapped.
+    phone.fake().last_dump = fixture("products.xml");
+    let none = acted(&device, answer(true, None), "a").await.unwrap_err();
+    assert_eq!(none.code, ErrorCode::NoDialog);
+    assert_eq!(phone.inputs().len(), 3);
+}
+
+#[tokio::test]
+async fn scrolling_to_a_row_swipes_until_it_shows() {
+    let phone = Phone::with(|f| {
+        f.focus = "com.acme.shop".into();
+        f.last_dump = fixture("products.xml");
+    });
+    phone.fake().replies.clear();
+    let device = device(&phone, DeviceOptions::default());
+    snapshot(&device).await.unwrap();
+    // The first look finds no headlamp; the swipe brings the scrolled list.
+    phone.fake().dumps.push_back(fixture("products.xml"));
+    phone.fake().last_dump = fixture("products_scrolled.xml");
+    let scroll = DeviceOp::ScrollToElement(ScrollToElement {
+        query: Some("headlamp".into()),
+        target: None,
+        direction: SwipeDirection::Up,
+        within: None,
+        max_swipes: 5,
+        observe: None,
+    });
+    let scrolled = acted(&device, scroll, "a").await.unwrap();
+    let found = scrolled.found.expect("the headlamp row");
+    assert!(found.text.contains("Headlamp 300"), "{found:?}");
+    assert_eq!(scrolled.swipes, Some(1));
+    let inputs = phone.inputs();
+    assert_eq!(inputs.len(), 1);
+    assert!(inputs[0].starts_with("input swipe "), "{inputs:?}");
+    // The list ends (the screen stops changing): the scroll stops before its maxSwipes.
+    let scroll = DeviceOp::ScrollToElement(ScrollToElement {
+        query: Some("kayak".into()),
+        target: None,
+        direction: SwipeDirection::Up,
+        within: None,
+        max_swipes: 20,
+        observe: None,
+    });
+    let ended = acted(&device, scroll, "a").await.unwrap();
+    assert_eq!(ended.found, None);
+    assert_eq!(ended.swipes, Some(1));
+}

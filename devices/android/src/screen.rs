@@ -38,6 +38,17 @@ pub fn screen_nodes(hierarchy: &Hierarchy, screen: Extent) -> Vec<ScreenNode> {
     let raw = &hierarchy.nodes;
     // First pass: each node's role and own name, or None when it is not kept.
     let mut kept: Vec<Option<Draft>> = raw.iter().map(|node| draft(node, screen)).collect();
+    // The system bars say nothing about the app and cost lines: left out, whole.
+    let mut index = 0;
+    while index < raw.len() {
+        if is_system_bar(&raw[index]) {
+            let end = raw[index].subtree_end.max(index + 1);
+            kept[index..end].iter_mut().for_each(|draft| *draft = None);
+            index = end;
+        } else {
+            index += 1;
+        }
+    }
     // Second pass, inner nodes first (reverse pre-order), so that a row sees what the clickable
     // nodes inside it left: clickable nodes take the words inside them.
     for index in (0..raw.len()).rev() {
@@ -93,6 +104,20 @@ pub fn screen_nodes(hierarchy: &Hierarchy, screen: Extent) -> Vec<ScreenNode> {
             })
         })
         .collect()
+}
+
+/// The system UI's status bar and navigation bar, by the IDs their windows' roots carry (dumps
+/// of Android 11 and later show every window, these two among them). A notification that drops
+/// down over the app, or the notification shade, is the system UI's too and stays: it is what
+/// the person sees and may have to act on.
+fn is_system_bar(node: &RawNode) -> bool {
+    node.package == "com.android.systemui"
+        && matches!(
+            node.resource_id
+                .strip_prefix("com.android.systemui:id/")
+                .unwrap_or(""),
+            "status_bar_container" | "status_bar" | "navigation_bar_frame" | "navigation_bar"
+        )
 }
 
 /// A kept node before its identity is known.
@@ -853,6 +878,29 @@ pub(crate) mod tests {
         parse_dump(&xml).unwrap()
     }
 
+    #[test]
+    fn the_system_bars_are_left_out_and_a_dropped_down_notification_stays() {
+        let plain = lines(&screen_nodes(&fixture("login.xml"), PHONE));
+        let with_bars = lines(&screen_nodes(&fixture("login_system_bars.xml"), PHONE));
+        assert_eq!(
+            with_bars[..plain.len()],
+            plain[..],
+            "the app's lines are the same"
+        );
+        let extra: Vec<&String> = with_bars[plain.len()..].iter().collect();
+        assert_eq!(extra.len(), 1, "{extra:#?}");
+        assert!(
+            extra[0].contains("Anna: are you on your way?"),
+            "{extra:#?}"
+        );
+        for bar in ["9:41", "Battery", "Wifi", "Overview", "Back", "Home"] {
+            assert!(
+                with_bars.iter().all(|line| !line.contains(bar)),
+                "{bar} in {with_bars:#?}"
+            );
+        }
+    }
+
     /// A clickable row around `inside`.
     fn row(inside: &str) -> String {
         node(
@@ -1125,7 +1173,14 @@ pub(crate) mod tests {
         for screen in screens {
             let h = fixture(&screen);
             let nodes = screen_nodes(&h, PHONE);
-            for raw in &h.nodes {
+            // The system bars are left out on purpose (press_button reaches back and home).
+            let mut in_bar = vec![false; h.nodes.len()];
+            for (index, raw) in h.nodes.iter().enumerate() {
+                if is_system_bar(raw) {
+                    in_bar[index..raw.subtree_end.max(index + 1)].fill(true);
+                }
+            }
+            for (raw, _) in h.nodes.iter().zip(&in_bar).filter(|(_, bar)| !**bar) {
                 let actionable = raw.clickable
                     || raw.checkable
                     || raw.scrollable

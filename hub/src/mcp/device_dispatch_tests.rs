@@ -373,7 +373,10 @@ async fn alerts_and_scrolls_become_their_operations_and_their_device_text_is_fen
     };
     assert!(!dismiss.accept);
     let output = output.unwrap();
-    assert!(output.text.quotes_page(), "the alert's words are the device's");
+    assert!(
+        output.text.quotes_page(),
+        "the alert's words are the device's"
+    );
     assert!(
         output.text.as_str().contains("Dismissed the alert"),
         "{}",
@@ -457,7 +460,10 @@ async fn bad_device_arguments_never_reach_the_device() {
         ("scroll_to_element", json!({"query": "a", "maxSwipes": 31})),
         ("scroll_to_element", json!({"query": "a", "maxSwipes": 0})),
         ("scroll_to_element", json!({"query": "a", "within": "@e2"})),
-        ("scroll_to_element", json!({"ref": "@d2", "direction": "back"})),
+        (
+            "scroll_to_element",
+            json!({"ref": "@d2", "direction": "back"}),
+        ),
     ] {
         let error = fails(&caller, tool, args.clone()).await;
         assert_eq!(
