@@ -12,6 +12,8 @@
 //!   queues and deadlines; [`drag`]: dragging in sortable lists, and element boxes.
 //! - [`typing`]: typing that widgets notice — keys by default, autocompletes and comboboxes.
 //! - [`tabs`], [`capture`]: tabs, screenshots, capture and storage.
+//! - [`ios`]: iPhones end to end — hub, `tabwire-ios`, the scripted WebDriverAgent serving real
+//!   XCUITest page sources, an MCP client.
 //! - [`files`]: uploads into file inputs, hidden inputs behind buttons and drop zones, and what
 //!   is refused.
 //! - [`audit`]: the audit log of tool calls and `tabwire-hub audit`.
@@ -81,6 +83,7 @@ mod forms;
 mod handshake;
 mod hosted;
 mod injection;
+mod ios;
 mod launch;
 mod leases;
 mod load;

@@ -14,8 +14,10 @@ pub struct Artifacts {
     pub shim: PathBuf,
     /// `tabwire`, the CLI (beside the hub, so it can start one).
     pub cli: PathBuf,
-    /// `tabwire-android`, the device backend.
+    /// `tabwire-android`, the Android device backend.
     pub android: PathBuf,
+    /// `tabwire-ios`, the iOS device backend.
+    pub ios: PathBuf,
     /// `fake-adb`, the scripted stand-in for adb (`src/fake_adb/`).
     pub fake_adb: PathBuf,
     /// The loadable extension folder (`extension/`, with `pkg/` built).
@@ -50,13 +52,15 @@ pub fn artifacts() -> &'static Artifacts {
             "tabwire-cli",
             "-p",
             "tabwire-android",
+            "-p",
+            "tabwire-ios",
         ]);
         if release {
             cargo.arg("--release");
         }
         run(
             cargo,
-            "cargo build of tabwire-hub, tabwire-mcp, tabwire and tabwire-android",
+            "cargo build of tabwire-hub, tabwire-mcp, tabwire, tabwire-android and tabwire-ios",
         );
         // Only this one of the crate's binaries: the benchmarks need not be linked for tests.
         let mut fake = Command::new(env!("CARGO"));
@@ -97,6 +101,7 @@ pub fn artifacts() -> &'static Artifacts {
             shim: profile_dir.join("tabwire-mcp"),
             cli: profile_dir.join("tabwire"),
             android: profile_dir.join("tabwire-android"),
+            ios: profile_dir.join("tabwire-ios"),
             fake_adb: profile_dir.join("fake-adb"),
             extension: root.join("extension"),
         };

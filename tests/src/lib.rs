@@ -24,6 +24,7 @@ pub mod fixtures;
 pub mod hosted;
 pub mod hub;
 pub mod image;
+pub mod ios;
 pub mod launched;
 pub mod load;
 pub mod logs;
