@@ -343,6 +343,73 @@ pub struct ScrollToElement {
     pub observe: ObserveAfter,
 }
 
+/// The longest screen recording, in seconds (Android's `screenrecord` stops at 180).
+pub const MAX_RECORDING_SECONDS: u32 = 180;
+/// The largest recording returned, in bytes.
+pub const MAX_RECORDING_BYTES: u64 = 10 * 1024 * 1024;
+/// The largest app package `install_app` sends, in bytes (it travels to the backend in one
+/// message).
+pub const MAX_INSTALL_BYTES: u64 = 40 * 1024 * 1024;
+
+/// Start or stop recording the screen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ScreenRecording {
+    /// Start (else stop and return the video).
+    pub start: bool,
+    /// When starting: it stops by itself after this many seconds.
+    pub max_seconds: u32,
+}
+
+/// A screen recording started, or stopped with its video.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Recording {
+    /// Started: it stops by itself after this many seconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_seconds: Option<u32>,
+    /// Stopped: the video.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub video: Option<DeviceVideo>,
+}
+
+/// A recording, stopped: the video.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DeviceVideo {
+    /// The video, base64.
+    pub data: String,
+    /// `video/mp4`.
+    pub mime_type: String,
+    /// Its size in bytes.
+    pub size: u64,
+    /// How long it recorded, in milliseconds, as the backend timed it.
+    pub recorded_ms: u64,
+}
+
+/// Install an app from its package file (`.apk` on Android).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InstallApp {
+    /// The file's name.
+    pub name: String,
+    /// The file, base64.
+    pub data_base64: String,
+    /// Replace an installed app of the same package (keeping its data): destructive, refused
+    /// unless the backend was started with `--allow-destructive`.
+    pub replace: bool,
+}
+
+/// An app installed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct AppInstalled {
+    /// The file's name.
+    pub name: String,
+    /// Whether an installed app was replaced.
+    pub replaced: bool,
+}
+
 /// A screenshot of the device's screen, PNG.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -440,6 +507,10 @@ pub enum DeviceOp {
     DismissAlert(DismissAlert),
     /// Swipe until a node is on the screen.
     ScrollToElement(ScrollToElement),
+    /// Start or stop a screen recording.
+    ScreenRecording(ScreenRecording),
+    /// Install an app.
+    InstallApp(InstallApp),
 }
 
 crate::tagged::deserialize_tagged!(DeviceOp, "kind", {
@@ -458,6 +529,8 @@ crate::tagged::deserialize_tagged!(DeviceOp, "kind", {
     "release" => ReleaseDevice => Self::Release,
     "dismissAlert" => DismissAlert => Self::DismissAlert,
     "scrollToElement" => ScrollToElement => Self::ScrollToElement,
+    "screenRecording" => ScreenRecording => Self::ScreenRecording,
+    "installApp" => InstallApp => Self::InstallApp,
 });
 
 impl DeviceOp {
@@ -663,6 +736,10 @@ pub enum DeviceResult {
     Logs(DeviceLogs),
     /// The lease given up.
     Released(DeviceReleased),
+    /// A recording started or stopped.
+    Recording(Recording),
+    /// An app installed.
+    Installed(AppInstalled),
 }
 
 crate::tagged::deserialize_tagged!(DeviceResult, "kind", {
@@ -672,6 +749,8 @@ crate::tagged::deserialize_tagged!(DeviceResult, "kind", {
     "screenshot" => DeviceScreenshot => Self::Screenshot,
     "logs" => DeviceLogs => Self::Logs,
     "released" => DeviceReleased => Self::Released,
+    "recording" => Recording => Self::Recording,
+    "installed" => AppInstalled => Self::Installed,
 });
 
 #[cfg(test)]

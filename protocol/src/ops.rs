@@ -26,10 +26,11 @@ use crate::capture::{
 };
 #[cfg(feature = "device")]
 use crate::devices::{
-    AppClosed, CloseApp, DeviceActed, DeviceLogs, DeviceLogsRequest, DeviceObservation, DeviceOp,
-    DeviceReleased, DeviceResult, DeviceScreenshot, DeviceScreenshotRequest, DeviceSnapshot,
-    DeviceSwipe, DeviceTap, DeviceType, DismissAlert, DismissKeyboard, LongPress, OpenApp,
-    PressButton, ReleaseDevice, ScrollToElement, TapCoordinates,
+    AppClosed, AppInstalled, CloseApp, DeviceActed, DeviceLogs, DeviceLogsRequest,
+    DeviceObservation, DeviceOp, DeviceReleased, DeviceResult, DeviceScreenshot,
+    DeviceScreenshotRequest, DeviceSnapshot, DeviceSwipe, DeviceTap, DeviceType, DismissAlert,
+    DismissKeyboard, InstallApp, LongPress, OpenApp, PressButton, Recording, ReleaseDevice,
+    ScreenRecording, ScrollToElement, TapCoordinates,
 };
 use crate::files::{
     ChunkKept, ClipboardRequest, ClipboardText, Downloads, DownloadsRequest, PdfDocument,
@@ -337,6 +338,8 @@ asks! {
     ReleaseDevice => Device(DeviceOp::Release) -> DeviceReleased;
     DismissAlert => Device(DeviceOp::DismissAlert) -> DeviceActed;
     ScrollToElement => Device(DeviceOp::ScrollToElement) -> DeviceActed;
+    InstallApp => Device(DeviceOp::InstallApp) -> AppInstalled;
+    ScreenRecording => Device(DeviceOp::ScreenRecording) -> Recording;
 }
 
 answers! {
@@ -376,6 +379,8 @@ answers! {
     DeviceScreenshot => Device(DeviceResult::Screenshot);
     DeviceLogs => Device(DeviceResult::Logs);
     DeviceReleased => Device(DeviceResult::Released);
+    Recording => Device(DeviceResult::Recording);
+    AppInstalled => Device(DeviceResult::Installed);
 }
 
 #[cfg(test)]

@@ -10,10 +10,12 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use base64::Engine as _;
 use tabwire_protocol::devices::{
-    AppClosed, Button, CloseApp, DeviceActed, DeviceLogsRequest, DeviceOp, DeviceReleased,
-    DeviceResult, DeviceSwipe, DeviceType, DismissAlert, LogsSince, OpenApp, Point, PressTarget,
-    Rect, ScreenSize,
+    AppClosed, AppInstalled, Button, CloseApp, DeviceActed, DeviceLogsRequest, DeviceOp,
+    DeviceReleased, DeviceResult, DeviceSwipe, DeviceType, DeviceVideo, DismissAlert, InstallApp,
+    LogsSince, MAX_INSTALL_BYTES, MAX_RECORDING_BYTES, MAX_RECORDING_SECONDS, OpenApp, Point,
+    PressTarget, Recording, Rect, ScreenRecording, ScreenSize,
 };
 use tabwire_protocol::policy::{Need, Policy};
 use tabwire_protocol::refs::DeviceRef;
@@ -287,6 +289,8 @@ impl<A: Adb> Run<'_, A> {
                 released: self.safety.release(self.holder)?,
             })),
             DeviceOp::DismissAlert(dismiss) => self.dismiss_alert(dismiss).await,
+            DeviceOp::ScreenRecording(recording) => self.screen_recording(recording).await,
+            DeviceOp::InstallApp(install) => self.install_app(install).await,
             DeviceOp::ScrollToElement(scroll) => {
                 let scrolled = scroll_to(self, &scroll).await?;
                 let observation = scroll.observe.as_ref().map(|view| {
@@ -304,6 +308,180 @@ impl<A: Adb> Run<'_, A> {
                 }))
             }
         }
+    }
+
+    /// Starts `screenrecord`, or stops it and returns the video. A recording sees every app
+    /// that comes to the front while it runs, so it is refused while app rules restrict any
+    /// app; it holds the device's lease, and only the session that started it stops it.
+    async fn screen_recording(
+        &mut self,
+        recording: ScreenRecording,
+    ) -> Result<DeviceResult, OpError> {
+        let session = self.holder.map(|h| h.session.clone()).unwrap_or_default();
+        if recording.start {
+            if !(1..=MAX_RECORDING_SECONDS).contains(&recording.max_seconds) {
+                return Err(OpError::new(
+                    ErrorCode::InvalidArgument,
+                    format!("maxSeconds must be 1-{MAX_RECORDING_SECONDS}"),
+                ));
+            }
+            if self.safety.restricts_apps() {
+                return Err(recording_blocked());
+            }
+            if self.state.recording.is_some() {
+                return Err(OpError::new(
+                    ErrorCode::DeviceBusy,
+                    "A recording is already under way on this device; stop it first.",
+                ));
+            }
+            self.safety.claim(self.holder)?;
+            let (text, out) = self
+                .input_shell(&shell::recording_start(recording.max_seconds))
+                .await?;
+            if !text.lines().any(|l| l.trim() == shell::RECORDING_MARK) {
+                return Err(OpError::new(
+                    ErrorCode::DeviceError,
+                    format!(
+                        "Starting the recording failed: {}",
+                        what_it_said(&text, &out)
+                    ),
+                ));
+            }
+            self.state.recording = Some((Instant::now(), session));
+            return Ok(DeviceResult::Recording(Recording {
+                max_seconds: Some(recording.max_seconds),
+                video: None,
+            }));
+        }
+        let Some((started, owner)) = self.state.recording.clone() else {
+            return Err(OpError::new(
+                ErrorCode::InvalidArgument,
+                "No recording is under way on this device (start one with start: true).",
+            ));
+        };
+        if owner != session {
+            return Err(OpError::new(
+                ErrorCode::DeviceLeased,
+                "Another session started this recording; only it can stop it.",
+            ));
+        }
+        self.safety.claim(self.holder)?;
+        let (text, out) = self.shell(shell::RECORDING_STOP).await?;
+        self.state.recording = None;
+        let size: Option<u64> = text.lines().last().and_then(|l| l.trim().parse().ok());
+        let Some(size) = size else {
+            return Err(OpError::new(
+                ErrorCode::DeviceError,
+                format!(
+                    "The recording left no video (screenrecord may be missing or refused): {}",
+                    what_it_said(&text, &out)
+                ),
+            ));
+        };
+        if size > MAX_RECORDING_BYTES {
+            let _ = self.shell(&shell::recording_discard()).await;
+            return Err(OpError::new(
+                ErrorCode::LimitExceeded,
+                format!(
+                    "The recording is {size} bytes, more than the {MAX_RECORDING_BYTES} returned; \
+                     it was deleted. Record a shorter stretch."
+                ),
+            ));
+        }
+        let out = self.adb(&["exec-out", &shell::recording_fetch()]).await?;
+        if out.stdout.len() as u64 != size {
+            return Err(OpError::new(
+                ErrorCode::DeviceError,
+                format!(
+                    "The recording could not be read whole ({} of {size} bytes).",
+                    out.stdout.len()
+                ),
+            ));
+        }
+        Ok(DeviceResult::Recording(Recording {
+            max_seconds: None,
+            video: Some(DeviceVideo {
+                data: base64::engine::general_purpose::STANDARD.encode(&out.stdout),
+                mime_type: "video/mp4".into(),
+                size,
+                recorded_ms: started.elapsed().as_millis() as u64,
+            }),
+        }))
+    }
+
+    /// `adb install` of an `.apk` written to a private file. Which package a file holds is not
+    /// known before it is installed, so installing is refused while app rules restrict any
+    /// app; replacing an installed app needs `--allow-destructive`.
+    async fn install_app(&mut self, install: InstallApp) -> Result<DeviceResult, OpError> {
+        if !install.name.to_ascii_lowercase().ends_with(".apk") {
+            return Err(OpError::new(
+                ErrorCode::InvalidArgument,
+                "an Android app is installed from an .apk file",
+            ));
+        }
+        if self.safety.restricts_apps() {
+            return Err(OpError::new(
+                ErrorCode::AppBlocked,
+                "App rules restrict some apps on this device, and which app a package file holds \
+                 is known only once it is installed: installing is refused here.",
+            ));
+        }
+        self.destructive(install.replace)?;
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(install.data_base64.as_bytes())
+            .map_err(|e| OpError::new(ErrorCode::InvalidArgument, format!("dataBase64: {e}")))?;
+        if bytes.len() as u64 > MAX_INSTALL_BYTES {
+            return Err(OpError::new(
+                ErrorCode::LimitExceeded,
+                format!("the app is larger than {MAX_INSTALL_BYTES} bytes"),
+            ));
+        }
+        self.safety.claim(self.holder)?;
+        let file = PrivateFile::write(&bytes).map_err(|e| {
+            OpError::new(
+                ErrorCode::DeviceError,
+                format!("The app could not be written for adb: {e}"),
+            )
+        })?;
+        let path = file.path.display().to_string();
+        let mut args = vec!["install"];
+        if install.replace {
+            args.push("-r");
+        }
+        args.push(&path);
+        let out = {
+            let _under_way = self.cancel.input_going_out();
+            self.adb_within(&args, INSTALL_TIMEOUT)
+                .await
+                .map_err(|e| e.action_may_have_occurred())?
+        };
+        let said = format!("{}\n{}", out.text(), out.stderr);
+        if said.contains("INSTALL_FAILED_ALREADY_EXISTS") {
+            return Err(OpError::new(
+                ErrorCode::InvalidArgument,
+                "The app is installed already; replace: true replaces it (the backend must run \
+                 with --allow-destructive).",
+            ));
+        }
+        if !out.success() || !said.lines().any(|l| l.trim() == "Success") {
+            let reason = said
+                .lines()
+                .find(|l| l.contains("Failure") || l.contains("failed"))
+                .unwrap_or("")
+                .trim()
+                .chars()
+                .take(300)
+                .collect::<String>();
+            return Err(OpError::new(
+                ErrorCode::DeviceError,
+                format!("adb could not install the app: {reason}"),
+            )
+            .action_may_have_occurred());
+        }
+        Ok(DeviceResult::Installed(AppInstalled {
+            name: install.name,
+            replaced: install.replace,
+        }))
     }
 
     /// Answers the dialog in front: Android's alert dialogs name their buttons
@@ -638,6 +816,49 @@ impl<A: Adb> Run<'_, A> {
         let cursor = logs::cursor_after(log, after.as_ref());
         self.state.set_log_cursor(key, cursor);
         Ok(DeviceResult::Logs(selected))
+    }
+}
+
+/// How long an app's install may take.
+const INSTALL_TIMEOUT: Duration = Duration::from_secs(120);
+
+fn recording_blocked() -> OpError {
+    OpError::new(
+        ErrorCode::AppBlocked,
+        "A recording sees every app that comes to the front, and app rules restrict some apps \
+         on this device: recording is refused here.",
+    )
+}
+
+/// A file only this user can read, removed when dropped: an app handed to `adb install`.
+struct PrivateFile {
+    path: std::path::PathBuf,
+}
+
+impl PrivateFile {
+    fn write(bytes: &[u8]) -> std::io::Result<PrivateFile> {
+        use std::io::Write as _;
+        use std::os::unix::fs::OpenOptionsExt as _;
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let path = std::env::temp_dir().join(format!(
+            "tabwire-android-install-{}-{}.apk",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)?;
+        let file_guard = PrivateFile { path };
+        file.write_all(bytes)?;
+        Ok(file_guard)
+    }
+}
+
+impl Drop for PrivateFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
     }
 }
 

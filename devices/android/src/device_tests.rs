@@ -15,6 +15,7 @@ use tabwire_protocol::{ErrorCode, LeaseHolder, OpError};
 use crate::adb::{Adb, AdbError, AdbOutput};
 use crate::device::{Device, DeviceFacts, DeviceOptions};
 use crate::screen::tests::{dump, login_screen, node};
+use base64::Engine as _;
 use tabwire_device_kit::link::Served;
 
 const SERIAL: &str = "192.168.1.5:5555";
@@ -37,6 +38,11 @@ struct Fake {
     focus_after_input: Option<String>,
     replies: Vec<(String, String)>,
     screencap: Vec<u8>,
+    /// What `exec-out cat RECORDING` prints.
+    video: Vec<u8>,
+    /// `adb install`'s output, and the files it was given (read while it runs).
+    install_reply: String,
+    installed: Vec<(Vec<String>, Vec<u8>)>,
     gone: bool,
     /// Dumps wait for this before answering.
     hold: Option<Arc<tokio::sync::Semaphore>>,
@@ -122,6 +128,19 @@ fn between<'a>(text: &'a str, start: &str, end: &str) -> &'a str {
 impl Adb for Phone {
     async fn run(&self, args: &[&str], _timeout: Duration) -> Result<AdbOutput, AdbError> {
         assert_eq!(&args[..2], ["-s", SERIAL], "every call names the serial");
+        if args[2] == "install" {
+            let mut fake = self.fake();
+            fake.calls
+                .push(args.iter().map(|a| (*a).to_owned()).collect());
+            let file = std::fs::read(args[args.len() - 1]).unwrap_or_default();
+            fake.installed
+                .push((args[2..].iter().map(|a| (*a).to_owned()).collect(), file));
+            let reply = fake.install_reply.clone();
+            return Ok(AdbOutput {
+                status: Some(if reply.contains("Success") { 0 } else { 1 }),
+                ..ok(reply)
+            });
+        }
         assert_eq!(args.len(), 4, "one command line per call: {args:?}");
         let hold = {
             let mut fake = self.fake();
@@ -161,6 +180,7 @@ impl Adb for Phone {
                     fake.focus_section()
                 ))
             }
+            "exec-out" if line == crate::shell::recording_fetch() => ok(fake.video.clone()),
             "exec-out" if line.ends_with("; screencap -p") => {
                 let mut out = fake.focus_section().into_bytes();
                 out.extend_from_slice(&fake.screencap);
@@ -1421,4 +1441,171 @@ async fn scrolling_to_a_row_swipes_until_it_shows() {
     let ended = acted(&device, scroll, "a").await.unwrap();
     assert_eq!(ended.found, None);
     assert_eq!(ended.swipes, Some(1));
+}
+
+fn recording(start: bool, seconds: u32) -> DeviceOp {
+    DeviceOp::ScreenRecording(ScreenRecording {
+        start,
+        max_seconds: seconds,
+    })
+}
+
+#[tokio::test]
+async fn a_recording_runs_in_the_background_and_comes_back_whole_to_its_session() {
+    let video = b"\x00\x00\x00\x18ftypmp42 a small video".to_vec();
+    let phone = Phone::with(|f| {
+        f.replies = vec![
+            (
+                "screenrecord --time-limit 20".into(),
+                "tabwire-recording\n".into(),
+            ),
+            (
+                "pkill -INT -x screenrecord".into(),
+                format!("{}\n", video.len()),
+            ),
+        ];
+        f.video = video.clone();
+    });
+    let device = device(&phone, DeviceOptions::default());
+    let started = device
+        .execute(recording(true, 20), holder("a"), "a", SECONDS)
+        .await
+        .unwrap();
+    assert!(matches!(
+        started,
+        DeviceResult::Recording(Recording {
+            max_seconds: Some(20),
+            video: None
+        })
+    ));
+    let again = device
+        .execute(recording(true, 20), holder("a"), "a", SECONDS)
+        .await
+        .unwrap_err();
+    assert_eq!(again.code, ErrorCode::DeviceBusy, "one at a time");
+    // Another session may not stop it (it holds no lease either).
+    let theirs = device
+        .execute(recording(false, 0), holder("b"), "b", SECONDS)
+        .await
+        .unwrap_err();
+    assert!(matches!(theirs.code, ErrorCode::DeviceLeased), "{theirs:?}");
+    let stopped = device
+        .execute(recording(false, 0), holder("a"), "a", SECONDS)
+        .await
+        .unwrap();
+    let DeviceResult::Recording(Recording {
+        video: Some(got), ..
+    }) = stopped
+    else {
+        panic!("{stopped:?}");
+    };
+    assert_eq!(got.size, video.len() as u64);
+    assert_eq!(
+        base64::engine::general_purpose::STANDARD
+            .decode(&got.data)
+            .unwrap(),
+        video
+    );
+    assert_eq!(got.mime_type, "video/mp4");
+    let none = device
+        .execute(recording(false, 0), holder("a"), "a", SECONDS)
+        .await
+        .unwrap_err();
+    assert_eq!(none.code, ErrorCode::InvalidArgument);
+}
+
+#[tokio::test]
+async fn a_recording_is_refused_while_app_rules_restrict_any_app() {
+    let phone = Phone::with(|_| {});
+    let device = device(
+        &phone,
+        DeviceOptions {
+            owner_policy: Some(policy(
+                r#"{"default":"act","apps":[{"package":"com.bank.*","access":"deny"}]}"#,
+            )),
+            ..DeviceOptions::default()
+        },
+    );
+    let refused = device
+        .execute(recording(true, 10), holder("a"), "a", SECONDS)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, ErrorCode::AppBlocked);
+    assert_eq!(phone.calls(), 0, "nothing reached the phone");
+}
+
+fn install(replace: bool) -> DeviceOp {
+    DeviceOp::InstallApp(InstallApp {
+        name: "shop.apk".into(),
+        data_base64: base64::engine::general_purpose::STANDARD.encode(b"PK\x03\x04 an apk"),
+        replace,
+    })
+}
+
+#[tokio::test]
+async fn an_app_is_installed_from_a_private_file_and_replacing_needs_allow_destructive() {
+    let phone = Phone::with(|f| f.install_reply = "Performing Streamed Install\nSuccess\n".into());
+    let device = device(&phone, DeviceOptions::default());
+    let installed = device
+        .execute(install(false), holder("a"), "a", SECONDS)
+        .await
+        .unwrap();
+    assert!(matches!(
+        installed,
+        DeviceResult::Installed(AppInstalled {
+            replaced: false,
+            ..
+        })
+    ));
+    let (args, bytes) = phone.fake().installed[0].clone();
+    assert_eq!(args[0], "install");
+    assert_eq!(args.len(), 2, "no -r: {args:?}");
+    assert_eq!(bytes, b"PK\x03\x04 an apk");
+    assert!(
+        !std::path::Path::new(&args[1]).exists(),
+        "the file is removed after the install"
+    );
+    let refused = device
+        .execute(install(true), holder("a"), "a", SECONDS)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, ErrorCode::DestructiveNotAllowed);
+    phone.fake().install_reply =
+        "adb: failed to install shop.apk: Failure [INSTALL_FAILED_ALREADY_EXISTS: Attempt to re-install com.acme.shop without first uninstalling.]\n".into();
+    let exists = device
+        .execute(install(false), holder("a"), "a", SECONDS)
+        .await
+        .unwrap_err();
+    assert!(
+        exists.message.contains("replace: true"),
+        "{}",
+        exists.message
+    );
+    let destructive = self::device(
+        &phone,
+        DeviceOptions {
+            allow_destructive: true,
+            ..DeviceOptions::default()
+        },
+    );
+    phone.fake().install_reply = "Success\n".into();
+    destructive
+        .execute(install(true), holder("a"), "a", SECONDS)
+        .await
+        .unwrap();
+    assert_eq!(phone.fake().installed.last().unwrap().0[1], "-r");
+    let wrong = device
+        .execute(
+            DeviceOp::InstallApp(InstallApp {
+                name: "shop.ipa".into(),
+                data_base64: String::new(),
+                replace: false,
+            }),
+            holder("a"),
+            "a",
+            SECONDS,
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(wrong.code, ErrorCode::InvalidArgument);
 }

@@ -114,6 +114,8 @@ pub(crate) struct State {
     /// level (which change what logcat returns). Reads carry no session, so every session of
     /// the device shares these. At most [`MAX_LOG_CURSORS`]; the oldest key goes first.
     pub(crate) log_cursors: Vec<(LogKey, LogCursor)>,
+    /// The screen recording under way: when it started, and which session started it.
+    pub(crate) recording: Option<(Instant, String)>,
 }
 
 impl Forgets for State {
@@ -147,6 +149,15 @@ impl<A: Adb> Run<'_, A> {
 
     /// `adb -s SERIAL ARGS…` within the deadline; adb's own failures become device errors.
     pub(crate) async fn adb(&self, args: &[&str]) -> Result<AdbOutput, OpError> {
+        self.adb_within(args, ADB_TIMEOUT).await
+    }
+
+    /// [`Run::adb`] for a call that may take up to `bound` (an app's install).
+    pub(crate) async fn adb_within(
+        &self,
+        args: &[&str],
+        bound: Duration,
+    ) -> Result<AdbOutput, OpError> {
         // No adb call once the hub cancelled the operation: not a look, let alone input.
         if self.cancel.is_cancelled() {
             return Err(OpError::cancelled(self.cancel.input_sent()));
@@ -159,7 +170,7 @@ impl<A: Adb> Run<'_, A> {
         full.extend_from_slice(args);
         let out = self
             .adb
-            .run(&full, remaining.min(ADB_TIMEOUT))
+            .run(&full, remaining.min(bound))
             .await
             .map_err(|error| match error {
                 AdbError::Timeout { .. } if self.remaining().is_zero() => deadline_passed(),

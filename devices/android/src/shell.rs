@@ -513,8 +513,50 @@ pub fn log_read(
     line
 }
 
+/// Where a screen recording is written on the phone, while it records.
+pub const RECORDING_PATH: &str = "/data/local/tmp/tabwire-recording.mp4";
+/// The bit rate recordings are made at: 2 Mbit/s, so the longest stays under the size bound
+/// returned for most screens.
+const RECORDING_BIT_RATE: u32 = 2_000_000;
+/// The line a recording's start prints once `screenrecord` runs in the background.
+pub const RECORDING_MARK: &str = "tabwire-recording";
+
+/// Starts `screenrecord` in the background, stopping by itself after `seconds`: it outlives
+/// this shell (`nohup`, no terminal), and the stop line ends it.
+pub fn recording_start(seconds: u32) -> String {
+    format!(
+        "rm -f {RECORDING_PATH}; nohup screenrecord --time-limit {seconds} --bit-rate \
+         {RECORDING_BIT_RATE} {RECORDING_PATH} >/dev/null 2>&1 & echo {RECORDING_MARK}"
+    )
+}
+
+/// Stops the recording (SIGINT: `screenrecord` finishes the file), waits up to 5 s for it to
+/// end, and prints the file's size, or [`MISSING_MARK`] when there is none.
+pub const RECORDING_STOP: &str = "pkill -INT -x screenrecord; i=0; while pidof screenrecord \
+     >/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i+1)); done; stat -c %s \
+     /data/local/tmp/tabwire-recording.mp4 2>/dev/null || echo tabwire-missing";
+
+/// Prints the recording's bytes (for `exec-out`), then removes the file.
+pub fn recording_fetch() -> String {
+    format!("cat {RECORDING_PATH} && rm -f {RECORDING_PATH}")
+}
+
+/// Removes a recording too large to return.
+pub fn recording_discard() -> String {
+    format!("rm -f {RECORDING_PATH}")
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_recording_is_stopped_and_fetched_where_it_was_started() {
+        assert!(recording_start(30).contains(RECORDING_PATH));
+        assert!(recording_start(30).contains("--time-limit 30 "));
+        assert!(RECORDING_STOP.contains(RECORDING_PATH));
+        assert!(RECORDING_STOP.ends_with(MISSING_MARK));
+        assert!(recording_fetch().starts_with(&format!("cat {RECORDING_PATH}")));
+    }
+
     use super::*;
     use std::path::{Path, PathBuf};
     use std::process::Command;

@@ -373,6 +373,17 @@ impl Run<'_> {
                 released: self.device.safety.release(self.holder)?,
             })),
             DeviceOp::DismissAlert(dismiss) => self.dismiss_alert(dismiss).await,
+            DeviceOp::ScreenRecording(_) => Err(OpError::new(
+                ErrorCode::DeviceError,
+                "WebDriverAgent keeps its screen recordings on the Mac the device is attached to \
+                 (as XCTest attachments) and cannot hand them over; record there (`xcrun simctl \
+                 io booted recordVideo`, QuickTime) instead.",
+            )),
+            DeviceOp::InstallApp(_) => Err(OpError::new(
+                ErrorCode::DeviceError,
+                "WebDriverAgent cannot install apps; install on the Mac the device is attached to \
+                 (`xcrun simctl install booted App.app`, `xcrun devicectl device install app`).",
+            )),
             DeviceOp::ScrollToElement(scroll) => {
                 let scrolled = scroll_to(self, &scroll).await?;
                 let observation = scroll.observe.as_ref().map(|view| {

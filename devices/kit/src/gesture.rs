@@ -237,7 +237,9 @@ pub fn named_ref(op: &DeviceOp) -> Option<DeviceRef> {
         | DeviceOp::Screenshot(_)
         | DeviceOp::Logs(_)
         | DeviceOp::Release(_)
-        | DeviceOp::DismissAlert(_) => None,
+        | DeviceOp::DismissAlert(_)
+        | DeviceOp::ScreenRecording(_)
+        | DeviceOp::InstallApp(_) => None,
     }
 }
 

@@ -266,6 +266,8 @@ catalogue! {
     "close_app", Device DeviceRoute CHANGES, devices::CloseAppArgs, NoOptions => devices::close_app, devices::CLOSE_APP;
     "dismiss_alert", Device DeviceRoute CHANGES, devices::DismissAlertArgs, ActionOptions => devices::act, devices::DISMISS_ALERT;
     "scroll_to_element", Device DeviceRoute CHANGES, devices::ScrollToArgs, ActionOptions => devices::act, devices::SCROLL_TO_ELEMENT;
+    "screen_recording", Device DeviceRoute CHANGES, devices::RecordingArgs, NoOptions => devices::screen_recording, devices::SCREEN_RECORDING;
+    "install_app", Device DeviceRoute CHANGES, devices::InstallArgs, NoOptions => devices::install_app, devices::INSTALL_APP;
     "dismiss_keyboard", Device DeviceRoute SETS, devices::DismissKeyboardArgs, ActionOptions => devices::act, devices::DISMISS_KEYBOARD;
     "device_screenshot", Device DeviceRoute READS, devices::ScreenshotArgs, NoOptions => devices::device_screenshot, devices::DEVICE_SCREENSHOT;
     "device_logs", Device DeviceRoute READS, devices::LogsArgs, NoOptions => devices::device_logs, devices::DEVICE_LOGS;

@@ -113,6 +113,29 @@ fn device(request: &Request) -> OpResult {
             });
             DeviceResult::Acted(acted)
         }
+        DeviceOp::ScreenRecording(recording) if recording.start => {
+            DeviceResult::Recording(tabwire_protocol::devices::Recording {
+                max_seconds: Some(recording.max_seconds),
+                video: None,
+            })
+        }
+        DeviceOp::ScreenRecording(_) => {
+            DeviceResult::Recording(tabwire_protocol::devices::Recording {
+                max_seconds: None,
+                video: Some(tabwire_protocol::devices::DeviceVideo {
+                    data: "AAAAGGZ0eXBtcDQy".into(),
+                    mime_type: "video/mp4".into(),
+                    size: 12,
+                    recorded_ms: 4_200,
+                }),
+            })
+        }
+        DeviceOp::InstallApp(install) => {
+            DeviceResult::Installed(tabwire_protocol::devices::AppInstalled {
+                name: install.name.clone(),
+                replaced: install.replace,
+            })
+        }
         _ => DeviceResult::Acted(acted),
     };
     OpResult::Device(result)
@@ -288,6 +311,12 @@ async fn changing_device_calls_name_the_caller_and_reads_do_not() {
         ("open_app", json!({"package": "com.example.app"}), true),
         ("dismiss_keyboard", json!({}), true),
         ("dismiss_alert", json!({}), true),
+        ("screen_recording", json!({"action": "start"}), true),
+        (
+            "install_app",
+            json!({"name": "shop.apk", "dataBase64": "UEsDBA=="}),
+            true,
+        ),
         ("scroll_to_element", json!({"query": "Developer"}), true),
         ("release_device", json!({}), true),
         ("device_snapshot", json!({}), false),
@@ -411,6 +440,63 @@ async fn alerts_and_scrolls_become_their_operations_and_their_device_text_is_fen
 }
 
 #[tokio::test]
+async fn a_recording_comes_back_as_a_video_resource_and_an_app_goes_as_its_bytes() {
+    let (caller, mut devices) = local(&["d1"]);
+    let (request, output) = call_on(
+        &caller,
+        &mut devices[0],
+        "screen_recording",
+        json!({"action": "start", "maxSeconds": 20}),
+    )
+    .await;
+    let Operation::Device(DeviceOp::ScreenRecording(recording)) = &request.op else {
+        panic!("{:?}", request.op);
+    };
+    assert!(recording.start);
+    assert_eq!(recording.max_seconds, 20);
+    assert_eq!(output.unwrap().data["maxSeconds"], 20);
+    let (_, output) = call_on(
+        &caller,
+        &mut devices[0],
+        "screen_recording",
+        json!({"action": "stop"}),
+    )
+    .await;
+    let output = output.unwrap();
+    let resource = output.resource.as_ref().expect("the video, embedded");
+    assert_eq!(resource.mime_type, "video/mp4");
+    assert_eq!(resource.data, "AAAAGGZ0eXBtcDQy");
+    assert_eq!(output.data["resource"], json!(resource.uri));
+    assert!(output.text.as_str().contains("4.2 s"), "{}", output.text);
+    let (request, output) = call_on(
+        &caller,
+        &mut devices[0],
+        "install_app",
+        json!({"name": "shop.apk", "dataBase64": "UEsDBA==", "replace": true}),
+    )
+    .await;
+    let Operation::Device(DeviceOp::InstallApp(install)) = &request.op else {
+        panic!("{:?}", request.op);
+    };
+    assert_eq!(
+        (
+            install.name.as_str(),
+            install.data_base64.as_str(),
+            install.replace
+        ),
+        ("shop.apk", "UEsDBA==", true)
+    );
+    assert!(
+        output.unwrap().text.as_str().starts_with("Replaced"),
+        "replaced"
+    );
+    // A path needs the hub's --upload-dir: none here, so nothing is read or sent.
+    let error = fails(&caller, "install_app", json!({"path": "/etc/passwd"})).await;
+    assert_eq!(error.code, ErrorCode::Forbidden, "{error:?}");
+    assert!(devices[0].1.try_recv().is_err());
+}
+
+#[tokio::test]
 async fn bad_device_arguments_never_reach_the_device() {
     let (caller, mut devices) = local(&["d1"]);
     for (tool, args) in [
@@ -453,6 +539,25 @@ async fn bad_device_arguments_never_reach_the_device() {
         ("device_screenshot", json!({"maxWidth": 50})),
         ("device_snapshot", json!({"maxNodes": 0})),
         ("dismiss_alert", json!({"accept": true, "button": "OK"})),
+        ("screen_recording", json!({"action": "pause"})),
+        (
+            "screen_recording",
+            json!({"action": "start", "maxSeconds": 181}),
+        ),
+        (
+            "screen_recording",
+            json!({"action": "stop", "maxSeconds": 5}),
+        ),
+        ("install_app", json!({})),
+        ("install_app", json!({"dataBase64": "UEsDBA=="})),
+        (
+            "install_app",
+            json!({"name": "a.apk", "dataBase64": "not base64!"}),
+        ),
+        (
+            "install_app",
+            json!({"name": "../a.apk", "dataBase64": "UEsDBA=="}),
+        ),
         ("dismiss_alert", json!({"button": ""})),
         ("dismiss_alert", json!({"button": "x".repeat(201)})),
         ("scroll_to_element", json!({})),

@@ -11,14 +11,17 @@
 
 use std::time::Duration;
 
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use tabwire_protocol::devices::{
     AppClosed, CloseApp, DeviceLogs, DeviceLogsRequest, DeviceNode, DeviceScreenshotRequest,
     DeviceSnapshot, DeviceSwipe, DeviceTap, DeviceType, DeviceView, DismissAlert, DismissKeyboard,
-    LogsSince, LongPress, MAX_SCROLL_SWIPES, MAX_TYPED_CHARS, ObserveAfter, OpenApp, Point,
-    PressButton, PressTarget, ReleaseDevice, ScrollToElement, TapCoordinates,
+    InstallApp, LogsSince, LongPress, MAX_INSTALL_BYTES, MAX_RECORDING_SECONDS, MAX_SCROLL_SWIPES,
+    MAX_TYPED_CHARS, ObserveAfter, OpenApp, Point, PressButton, PressTarget, ReleaseDevice,
+    ScreenRecording, ScrollToElement, TapCoordinates,
 };
 use tabwire_protocol::policy::{Gate, Need, Owner};
 use tabwire_protocol::refs::DeviceRef;
@@ -26,7 +29,7 @@ use tabwire_protocol::{Ask, DeviceActed, DeviceObservation, ErrorCode};
 
 use super::act::drop_window_defaults;
 use super::args::{ActionOptions, NoArgs, in_range, mirror, query, short_text};
-use super::envelope::{Image, Rendering, ToolError, ToolOutput, quoted};
+use super::envelope::{Blob, Image, Rendering, ToolError, ToolOutput, quoted};
 use super::observe::{Changes, Window, render_changes, render_full, snapshot_budget};
 use super::routing::{Route, ToolContext};
 use super::screenshot::{DEFAULT_MAX_WIDTH, human_size, image_bytes};
@@ -979,6 +982,188 @@ fn render_logs(logs: &DeviceLogs) -> Rendering {
         lines.push(line);
     }
     Rendering::lines(lines)
+}
+
+/// How long starting or stopping a recording may take (stopping waits for the file).
+const RECORDING_DEADLINE: Duration = Duration::from_secs(30);
+/// How long an app's install may take.
+const INSTALL_DEADLINE: Duration = Duration::from_secs(150);
+/// A recording's length when not given.
+const DEFAULT_RECORDING_SECONDS: u32 = 30;
+
+/// Arguments of screen_recording.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecordingArgs {
+    /// start, or stop (returns the video).
+    pub action: RecordingAction,
+    /// It stops by itself after this many seconds.
+    #[schemars(extend("default" = 30))]
+    pub max_seconds: Option<u32>,
+}
+
+#[derive(Deserialize, JsonSchema, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordingAction {
+    Start,
+    Stop,
+}
+
+pub const SCREEN_RECORDING: &str = "Record the device's screen: start, then stop for an mp4.";
+
+pub async fn screen_recording(
+    ctx: &ToolContext,
+    args: RecordingArgs,
+) -> Result<ToolOutput, ToolError> {
+    let start = args.action == RecordingAction::Start;
+    let max_seconds = if start {
+        in_range(
+            args.max_seconds,
+            DEFAULT_RECORDING_SECONDS,
+            1,
+            MAX_RECORDING_SECONDS,
+            "maxSeconds",
+        )?
+    } else if args.max_seconds.is_some() {
+        return Err(ToolError::invalid("maxSeconds is for action: start"));
+    } else {
+        0
+    };
+    let request = ScreenRecording { start, max_seconds };
+    let (recording, name) = call(ctx, request, RECORDING_DEADLINE).await?;
+    let mut text = Rendering::hub("device ");
+    text.push_page(&quoted(&name));
+    let Some(video) = recording.video else {
+        let seconds = recording.max_seconds.unwrap_or(max_seconds);
+        text.push(&format!(
+            " is recording its screen; it stops by itself after {seconds} s (or call \
+             screen_recording with action: stop)."
+        ));
+        return Ok(ToolOutput::new(
+            json!({"recording": true, "maxSeconds": seconds}),
+            text,
+        ));
+    };
+    let uri = format!("tabwire:video/screen-{}.mp4", crate::random::hex::<4>());
+    text.push(&format!(
+        " recording: {:.1} s, {}, embedded as {uri}",
+        video.recorded_ms as f64 / 1000.0,
+        human_size(video.size)
+    ));
+    let data = json!({
+        "recording": false,
+        "recordedMs": video.recorded_ms,
+        "bytes": video.size,
+        "mimeType": video.mime_type,
+        "resource": uri,
+    });
+    Ok(ToolOutput::new(data, text).with_resource(Blob {
+        uri,
+        mime_type: video.mime_type,
+        data: video.data,
+    }))
+}
+
+/// Arguments of install_app.
+#[derive(Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct InstallArgs {
+    /// The app's file on this computer (local hub, --upload-dir).
+    pub path: Option<String>,
+    /// Or its bytes, with name.
+    pub data_base64: Option<String>,
+    pub name: Option<String>,
+    /// Replace the installed app (backend's --allow-destructive only).
+    pub replace: Option<bool>,
+}
+
+pub const INSTALL_APP: &str = "Install an app on the device from its package file (.apk).";
+
+pub async fn install_app(ctx: &ToolContext, args: InstallArgs) -> Result<ToolOutput, ToolError> {
+    let hub = ctx.hub.clone();
+    let (name, bytes) = tokio::task::spawn_blocking(move || {
+        read_app(&hub.uploads, args.path, args.name, args.data_base64)
+    })
+    .await
+    .map_err(|e| {
+        ToolError::new(
+            ErrorCode::DeviceError,
+            format!("reading the app failed: {e}"),
+        )
+    })??;
+    let size = bytes.len() as u64;
+    let replace = args.replace.unwrap_or(false);
+    let request = InstallApp {
+        name,
+        data_base64: STANDARD.encode(&bytes),
+        replace,
+    };
+    let (installed, device) = call(ctx, request, INSTALL_DEADLINE).await?;
+    let mut text = Rendering::hub(if installed.replaced {
+        "Replaced "
+    } else {
+        "Installed "
+    });
+    text.push_page(&quoted(&installed.name));
+    text.push(&format!(" ({}) on device ", human_size(size)));
+    text.push_page(&quoted(&device));
+    Ok(ToolOutput::new(
+        json!({"name": installed.name, "bytes": size, "replaced": installed.replaced}),
+        text,
+    ))
+}
+
+/// The app's name and bytes: read under the hub's upload directories, or decoded; within the
+/// upload caps and [`MAX_INSTALL_BYTES`].
+fn read_app(
+    uploads: &crate::uploads::Uploads,
+    path: Option<String>,
+    name: Option<String>,
+    data: Option<String>,
+) -> Result<(String, Vec<u8>), ToolError> {
+    let refused = |refusal: crate::uploads::Refusal| ToolError::new(refusal.code, refusal.message);
+    let (name, bytes) = match (path, data) {
+        (Some(_), _) if name.is_some() => {
+            return Err(ToolError::invalid(
+                "a file read from a path keeps its own name: give name only with dataBase64",
+            ));
+        }
+        (Some(path), None) => uploads.read(&path, 0).map_err(refused)?,
+        (None, Some(data)) => {
+            let name =
+                name.ok_or_else(|| ToolError::invalid("dataBase64 needs name, the file's name"))?;
+            let at_least = ((data.len() as u64 / 4) * 3).saturating_sub(2);
+            if at_least > MAX_INSTALL_BYTES {
+                return Err(too_big(at_least));
+            }
+            if let Some(refusal) = uploads.over_cap(&name, at_least, at_least) {
+                return Err(refused(refusal));
+            }
+            let bytes = STANDARD.decode(data.trim()).map_err(|e| {
+                ToolError::invalid(format!(
+                    "dataBase64 is not base64 (standard alphabet, padded): {e}"
+                ))
+            })?;
+            (name, bytes)
+        }
+        (Some(_), Some(_)) => return Err(ToolError::invalid("give path or dataBase64, not both")),
+        (None, None) => {
+            return Err(ToolError::invalid(
+                "give path (a file on this computer) or {name, dataBase64}",
+            ));
+        }
+    };
+    tabwire_protocol::files::check_file_name(&name).map_err(ToolError::invalid)?;
+    if bytes.len() as u64 > MAX_INSTALL_BYTES {
+        return Err(too_big(bytes.len() as u64));
+    }
+    Ok((name, bytes))
+}
+
+fn too_big(size: u64) -> ToolError {
+    ToolError::invalid(format!(
+        "the app has {size} bytes or more; install_app sends at most {MAX_INSTALL_BYTES}"
+    ))
 }
 
 pub const RELEASE_DEVICE: &str = "Give up this session's hold on the device.";
