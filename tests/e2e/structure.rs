@@ -1,7 +1,7 @@
 //! The source tree's own rules, checked from its files (`tabwire_e2e::structure`): every `.rs`
 //! file is compiled (declared by a `mod`), no files import each other in a loop, the
 //! extension's modules import only modules of their own layer or below, as ARCHITECTURE.md
-//! lists the layers, and ARCHITECTURE.md's recipe for a new peer kind stays short and true.
+//! lists the layers, and ARCHITECTURE.md's recipes stay true (the one for a peer kind short).
 
 use tabwire_e2e::artifacts::repo_root;
 use tabwire_e2e::structure::{PACKAGES, layer_violations, layers, targets, undeclared_files};
@@ -60,40 +60,64 @@ fn the_extension_keeps_its_layers() {
 
 /// The files a new peer kind touches, as ARCHITECTURE.md's recipe names them: the kinds table
 /// and `each_kind!` keep them few (issue 24: the recipe named 14 and a kind took about 20; now
-/// 10 and 3 of tests). Each named file exists, and their count may only go down: raise it only
-/// with a reason in the recipe.
+/// 10 and 3 of tests). Their count may only go down: raise it only with a reason in the recipe.
 const PEER_KIND_FILES: usize = 13;
 
-#[test]
-fn a_new_peer_kind_touches_few_files() {
-    let repo = repo_root();
-    let architecture = std::fs::read_to_string(repo.join("ARCHITECTURE.md")).unwrap();
-    let heading = "## Adding a tool group of another peer kind";
-    let start = architecture.find(heading).expect("the recipe") + heading.len();
-    let section = &architecture[start..];
-    let section = &section[..section.find("\n## ").unwrap_or(section.len())];
-    // Paths in backticks: `hub/src/peer.rs`.
-    let paths: std::collections::BTreeSet<&str> = section
+/// The paths in backticks of one recipe (a `### ` section under `## Recipes`).
+fn recipe_paths<'a>(recipes: &'a str, name: &str) -> std::collections::BTreeSet<&'a str> {
+    let heading = format!("### {name}\n");
+    let start = recipes
+        .find(&heading)
+        .unwrap_or_else(|| panic!("ARCHITECTURE.md has no recipe {name:?}"))
+        + heading.len();
+    let section = &recipes[start..];
+    let section = &section[..section.find("\n### ").unwrap_or(section.len())];
+    section
         .split('`')
         .skip(1)
         .step_by(2)
-        .filter(|quoted| quoted.contains('/') && quoted.ends_with(".rs") && !quoted.contains(' '))
-        .collect();
-    let missing: Vec<_> = paths
-        .iter()
-        .filter(|path| !repo.join(path).is_file())
-        .collect();
+        .filter(|quoted| quoted.contains('/') && !quoted.contains(' '))
+        .filter(|quoted| quoted.ends_with(".rs") || quoted.ends_with(".toml"))
+        .collect()
+}
+
+/// Issue 27: ARCHITECTURE.md keeps true recipes for a browser tool, a device tool, a device
+/// platform and a peer kind; every file they name exists.
+#[test]
+fn the_recipes_name_files_that_exist() {
+    let repo = repo_root();
+    let architecture = std::fs::read_to_string(repo.join("ARCHITECTURE.md")).unwrap();
+    let start = architecture
+        .find("\n## Recipes\n")
+        .expect("a Recipes section");
+    let recipes = &architecture[start + 1..];
+    let recipes = &recipes[..recipes[3..]
+        .find("\n## ")
+        .map_or(recipes.len(), |end| end + 3)];
+    for name in [
+        "A browser tool",
+        "A device tool",
+        "A device platform",
+        "A peer kind",
+    ] {
+        let paths = recipe_paths(recipes, name);
+        let missing: Vec<_> = paths
+            .iter()
+            .filter(|path| !repo.join(path).is_file())
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "the recipe {name:?} names files that do not exist: {missing:?}"
+        );
+        assert!(
+            paths.len() >= 4,
+            "{name:?} names too few files to be true: {paths:#?}"
+        );
+    }
+    let peer = recipe_paths(recipes, "A peer kind");
     assert!(
-        missing.is_empty(),
-        "the recipe names files that do not exist: {missing:?}"
-    );
-    assert!(
-        paths.len() <= PEER_KIND_FILES,
-        "the recipe for a new peer kind names {} files, more than {PEER_KIND_FILES}: {paths:#?}",
-        paths.len()
-    );
-    assert!(
-        paths.len() >= 6,
-        "the recipe names too few files to be true: {paths:#?}"
+        peer.len() <= PEER_KIND_FILES,
+        "the recipe for a new peer kind names {} files, more than {PEER_KIND_FILES}: {peer:#?}",
+        peer.len()
     );
 }

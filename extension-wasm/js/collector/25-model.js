@@ -1,7 +1,7 @@
 // Part of the in-page collector's factory (see 00-prelude.js). This part is the page model: the
 // last walk of the whole document, kept between calls and brought up to date by walking again
 // only the subtrees that changed, so that a call costs what changed and what is shown, not
-// the size of the document (ARCHITECTURE.md, "The page model").
+// the size of the document (docs/observations.md, "The page model").
 //
 // The walk (20-walk.js) records every element it visits on its own — one whose words join no
 // line around it — with the state the walk was in there and the range of nodes it produced.
