@@ -892,12 +892,17 @@ struct Alert<'a> {
     dismiss: Option<&'a ScreenNode>,
 }
 
-/// The dialog `screen` shows, found by the resource IDs Android's dialogs use.
+/// The packages whose `permission_*` views are a permission dialog's.
+const PERMISSION_DIALOGS: [&str; 3] = [
+    "com.android.permissioncontroller",
+    "com.google.android.permissioncontroller",
+    "com.android.packageinstaller",
+];
+
+/// The dialog `screen` shows, found by the resource IDs Android's dialogs use: the platform's
+/// own button IDs (`android:id/button1`…, never an app's view that happens to be called
+/// `button2`), and a permission dialog's views only in the permission controller's packages.
 fn alert_of(screen: &Screen) -> Option<Alert<'_>> {
-    let id = |node: &ScreenNode| match &node.identity.key {
-        Key::Id(id) => id.rsplit(":id/").next().unwrap_or("").to_owned(),
-        _ => String::new(),
-    };
     let mut alert = Alert {
         text: String::new(),
         buttons: Vec::new(),
@@ -906,23 +911,32 @@ fn alert_of(screen: &Screen) -> Option<Alert<'_>> {
     };
     let mut text = Vec::new();
     for node in &screen.nodes {
-        let id = id(node);
-        match id.as_str() {
-            "alertTitle" | "message" | "permission_message" => text.push(node.name.clone()),
-            "button1" | "button2" | "button3" => {
+        let Key::Id(id) = &node.identity.key else {
+            continue;
+        };
+        let (namespace, name) = id.split_once(":id/").unwrap_or(("", id));
+        let permission = PERMISSION_DIALOGS.contains(&namespace);
+        match (namespace, name) {
+            ("android", "message") | (_, "alertTitle") => text.push(node.name.clone()),
+            (_, "permission_message") if permission => text.push(node.name.clone()),
+            ("android", "button1" | "button2" | "button3") => {
                 alert.buttons.push(node);
-                match id.as_str() {
+                match name {
                     "button1" => alert.accept = Some(node),
                     "button2" => alert.dismiss = Some(node),
                     _ => {}
                 }
             }
-            id if id.starts_with("permission_allow") || id.starts_with("permission_deny") => {
+            (_, name)
+                if permission
+                    && (name.starts_with("permission_allow")
+                        || name.starts_with("permission_deny")) =>
+            {
                 alert.buttons.push(node);
-                if id.starts_with("permission_allow") && alert.accept.is_none() {
+                if name.starts_with("permission_allow") && alert.accept.is_none() {
                     alert.accept = Some(node);
                 }
-                if id.starts_with("permission_deny") && alert.dismiss.is_none() {
+                if name.starts_with("permission_deny") && alert.dismiss.is_none() {
                     alert.dismiss = Some(node);
                 }
             }

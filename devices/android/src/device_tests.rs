@@ -1395,6 +1395,12 @@ async fn an_alert_dialog_is_answered_by_its_own_buttons_and_its_text_comes_back(
         "{}",
         missing.message
     );
+    // An app's own views named like a dialog's are not one: nothing is tapped.
+    phone.fake().last_dump = fixture("remove_dialog.xml")
+        .replace("android:id/button", "com.acme.shop:id/button")
+        .replace("android:id/message", "com.acme.shop:id/message");
+    let lookalike = acted(&device, answer(false, None), "a").await.unwrap_err();
+    assert_eq!(lookalike.code, ErrorCode::NoDialog);
     // No dialog: nothing is tapped.
     phone.fake().last_dump = fixture("products.xml");
     let none = acted(&device, answer(true, None), "a").await.unwrap_err();

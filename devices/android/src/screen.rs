@@ -41,7 +41,7 @@ pub fn screen_nodes(hierarchy: &Hierarchy, screen: Extent) -> Vec<ScreenNode> {
     // The system bars say nothing about the app and cost lines: left out, whole.
     let mut index = 0;
     while index < raw.len() {
-        if is_system_bar(&raw[index]) {
+        if is_system_bar(&raw[index], screen) {
             let end = raw[index].subtree_end.max(index + 1);
             kept[index..end].iter_mut().for_each(|draft| *draft = None);
             index = end;
@@ -107,17 +107,33 @@ pub fn screen_nodes(hierarchy: &Hierarchy, screen: Extent) -> Vec<ScreenNode> {
 }
 
 /// The system UI's status bar and navigation bar, by the IDs their windows' roots carry (dumps
-/// of Android 11 and later show every window, these two among them). A notification that drops
-/// down over the app, or the notification shade, is the system UI's too and stays: it is what
-/// the person sees and may have to act on.
-fn is_system_bar(node: &RawNode) -> bool {
-    node.package == "com.android.systemui"
+/// of Android 11 and later show every window, these two among them), and by their shape: the
+/// screen's full width, a strip at its top or bottom edge at most an eighth of its height. An
+/// app can give its own views the system UI's package and IDs; the shape keeps it from hiding
+/// anything but such a strip. A notification that drops down over the app, or the notification
+/// shade, is the system UI's too and stays: it is what the person sees and may have to act on.
+fn is_system_bar(node: &RawNode, screen: Extent) -> bool {
+    let named = node.package == "com.android.systemui"
         && matches!(
             node.resource_id
                 .strip_prefix("com.android.systemui:id/")
                 .unwrap_or(""),
             "status_bar_container" | "status_bar" | "navigation_bar_frame" | "navigation_bar"
-        )
+        );
+    let Some(b) = node.bounds.filter(|_| named) else {
+        return false;
+    };
+    let (width, height) = (i64::from(screen.width), i64::from(screen.height));
+    let (left, top, right, bottom) = (
+        i64::from(b.left),
+        i64::from(b.top),
+        i64::from(b.right),
+        i64::from(b.bottom),
+    );
+    let full_width = left <= 0 && right >= width;
+    let strip = bottom - top <= height / 8;
+    let at_an_edge = top <= 0 || bottom >= height;
+    full_width && strip && at_an_edge
 }
 
 /// A kept node before its identity is known.
@@ -893,6 +909,18 @@ pub(crate) mod tests {
             extra[0].contains("Anna: are you on your way?"),
             "{extra:#?}"
         );
+        // An app's views dressed as the status bar, over half the screen: not a bar, shown.
+        let spoofed = std::fs::read_to_string(format!(
+            "{}/../../tests/fixtures/android/login_system_bars.xml",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .unwrap()
+        .replace(
+            r#"bounds="[0,0][1080,128]""#,
+            r#"bounds="[0,0][1080,1400]""#,
+        );
+        let shown = lines(&screen_nodes(&parse_dump(&spoofed).unwrap(), PHONE));
+        assert!(shown.iter().any(|line| line.contains("9:41")), "{shown:#?}");
         for bar in ["9:41", "Battery", "Wifi", "Overview", "Back", "Home"] {
             assert!(
                 with_bars.iter().all(|line| !line.contains(bar)),
@@ -1176,7 +1204,7 @@ pub(crate) mod tests {
             // The system bars are left out on purpose (press_button reaches back and home).
             let mut in_bar = vec![false; h.nodes.len()];
             for (index, raw) in h.nodes.iter().enumerate() {
-                if is_system_bar(raw) {
+                if is_system_bar(raw, PHONE) {
                     in_bar[index..raw.subtree_end.max(index + 1)].fill(true);
                 }
             }

@@ -55,8 +55,8 @@ pub fn check_package(package: &str) -> Result<(), OpError> {
         Err(OpError::new(
             ErrorCode::InvalidArgument,
             format!(
-                "`{}` is not an Android package name (letters, digits and `_` in dot-separated \
-                 parts, such as com.example.app)",
+                "`{}` is not an app ID (letters, digits, `_` and `-` in dot-separated parts, \
+                 such as com.example.app)",
                 package.chars().take(80).collect::<String>()
             ),
         ))

@@ -14,7 +14,7 @@ use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use crate::device::{IosDevice, IosFacts, IosOptions};
-use crate::wda::{Method, Wda, WdaUrl};
+use crate::wda::{Wda, WdaUrl};
 
 /// How often a served device's WDA is asked whether it is still there.
 const CHECK_INTERVAL: Duration = Duration::from_secs(5);
@@ -122,6 +122,7 @@ async fn watch_device(
             continue;
         }
         tracing::info!(device = %hello.device_id, name = %hello.device_name, wda = %url, "serving a device");
+        let hello_id = hello.device_id.clone();
         let device = Arc::new(IosDevice::new(target.wda.clone(), facts, options.clone()));
         let (control, receiver) = watch::channel(Control::Serve(device));
         let (ended_tx, ended_rx) = tokio::sync::oneshot::channel();
@@ -136,27 +137,31 @@ async fn watch_device(
             let _ = ended_tx.send(());
         });
         let _ = controls.send((control.clone(), ended_rx));
-        let reason = gone(&target.wda).await;
+        let reason = gone(&target.wda, &hello_id).await;
         tracing::info!(wda = %url, %reason, "device gone");
         control.send_replace(Control::Stop(reason));
         let _ = running.await;
     }
 }
 
-/// Waits until WDA has failed [`CHECKS_TO_GONE`] checks in a row; returns why.
-async fn gone(wda: &Wda) -> String {
+/// Waits until WDA has failed [`CHECKS_TO_GONE`] checks in a row, or another device answers
+/// at its address (a simulator replaced, another iPhone plugged into the forward); returns why.
+async fn gone(wda: &Wda, device_id: &str) -> String {
     let mut failed = 0;
     loop {
         tokio::time::sleep(CHECK_INTERVAL).await;
-        match wda
-            .call(Method::Get, "/status", None, Duration::from_secs(5))
-            .await
-        {
-            Ok(_) => failed = 0,
-            Err(error) => {
+        match IosFacts::probe(wda).await {
+            Ok(facts) if facts.device_id == device_id => failed = 0,
+            Ok(facts) => {
+                return format!(
+                    "another device ({}) now answers at this WebDriverAgent",
+                    facts.device_id
+                );
+            }
+            Err(reason) => {
                 failed += 1;
                 if failed >= CHECKS_TO_GONE {
-                    return format!("WebDriverAgent stopped answering: {error}");
+                    return format!("WebDriverAgent stopped answering: {reason}");
                 }
             }
         }

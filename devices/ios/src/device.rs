@@ -53,6 +53,8 @@ use crate::wda::{Method, Wda, WdaError};
 const WDA_TIMEOUT: Duration = Duration::from_secs(30);
 /// The most looks of one settle loop.
 const MAX_SETTLE_LOOKS: u32 = 5;
+/// The system's own app: the home screen, Notification Center, system alerts.
+const SPRINGBOARD: &str = "com.apple.springboard";
 /// The longest name or model a hello carries.
 const MAX_HELLO_TEXT: usize = 80;
 
@@ -211,6 +213,10 @@ struct State {
     unobserved: bool,
     /// WDA's session for routes that need one.
     session: Option<String>,
+    /// The last app other than SpringBoard a look showed: the app a system alert is about.
+    last_app: Option<String>,
+    /// The app's frame in the latest look, in screen points.
+    frame: Option<Rect>,
 }
 
 impl Forgets for State {
@@ -532,7 +538,11 @@ impl Run<'_> {
     /// Before input: the lease is claimed and the app in front may be acted on (read again
     /// from WDA while any app rule restricts something). Returns that app.
     async fn before_input(&mut self) -> Result<String, OpError> {
-        let app = if self.device.safety.restricts_apps() || self.state.screen.is_none() {
+        let restricts = self.device.safety.restricts_apps();
+        if restricts {
+            self.judge_shown_apps(Need::Act).await?;
+        }
+        let app = if restricts || self.state.screen.is_none() {
             self.front_app().await?
         } else {
             self.state
@@ -546,14 +556,33 @@ impl Run<'_> {
         Ok(app)
     }
 
+    /// Judges for `need` every app WDA says it is interacting with (`/wda/apps/list`: two
+    /// side by side on an iPad, a picture in picture), not only the one in the middle of the
+    /// screen that `/wda/activeAppInfo` names. SpringBoard (the home screen, Notification
+    /// Center, system alerts) is judged when it is the app in front.
+    async fn judge_shown_apps(&mut self, need: Need) -> Result<(), OpError> {
+        let listed = self.call(Method::Get, "/wda/apps/list", None, true).await?;
+        for app in listed.as_array().into_iter().flatten() {
+            let id = text_of(app, "bundleId");
+            if id != SPRINGBOARD && is_package_name(&id) {
+                self.device.safety.gate(need, &id)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// `at` in screen points as WDA's gestures take it: an offset from the app's frame (which
+    /// starts away from the screen's corner beside another app on an iPad).
+    fn offset(&self, at: Point) -> (u32, u32) {
+        let origin = self.state.frame.map_or((0, 0), |f| (f.left, f.top));
+        (at.x.saturating_sub(origin.0), at.y.saturating_sub(origin.1))
+    }
+
     async fn tap(&mut self, at: Point) -> Result<String, OpError> {
         let app = self.before_input().await?;
-        self.input(
-            Method::Post,
-            "/wda/tap",
-            Some(json!({"x": at.x, "y": at.y})),
-        )
-        .await?;
+        let (x, y) = self.offset(at);
+        self.input(Method::Post, "/wda/tap", Some(json!({"x": x, "y": y})))
+            .await?;
         Ok(app)
     }
 
@@ -567,18 +596,19 @@ impl Run<'_> {
         hold: bool,
     ) -> Result<String, OpError> {
         let app = self.before_input().await?;
+        let (from, to) = (self.offset(from), self.offset(to));
         let moves = if hold {
             json!([
-                {"type": "pointerMove", "duration": 0, "x": from.x, "y": from.y},
+                {"type": "pointerMove", "duration": 0, "x": from.0, "y": from.1},
                 {"type": "pointerDown", "button": 0},
                 {"type": "pause", "duration": duration_ms},
                 {"type": "pointerUp", "button": 0},
             ])
         } else {
             json!([
-                {"type": "pointerMove", "duration": 0, "x": from.x, "y": from.y},
+                {"type": "pointerMove", "duration": 0, "x": from.0, "y": from.1},
                 {"type": "pointerDown", "button": 0},
-                {"type": "pointerMove", "duration": duration_ms, "x": to.x, "y": to.y},
+                {"type": "pointerMove", "duration": duration_ms, "x": to.0, "y": to.1},
                 {"type": "pointerUp", "button": 0},
             ])
         };
@@ -736,14 +766,60 @@ impl Run<'_> {
         Ok(())
     }
 
+    /// Answers the alert in front. The app in front is judged first (an alert's text is read
+    /// only once acting there is allowed); a system alert (SpringBoard's: a permission prompt)
+    /// also needs the app beneath it to allow acting, since the answer is about that app. WDA
+    /// picks an alert's buttons by position (accept: the last, dismiss: the first), which a
+    /// three-button permission prompt turns around ("Allow Once, Allow While Using, Don't
+    /// Allow"): so the buttons are listed first, a label asked for must be one of them, and with
+    /// more than two the call must name one.
     async fn dismiss_alert(&mut self, dismiss: DismissAlert) -> Result<DeviceResult, OpError> {
+        let app = self.before_input().await?;
+        if app == SPRINGBOARD
+            && let Some(beneath) = self.state.last_app.clone()
+        {
+            self.device.safety.gate(Need::Act, &beneath)?;
+        }
         let text = self
             .call(Method::Get, "/alert/text", None, true)
             .await?
             .as_str()
             .unwrap_or("")
-            .to_owned();
-        let app = self.before_input().await?;
+            .chars()
+            .take(2_000)
+            .collect::<String>();
+        let buttons: Vec<String> = self
+            .call(Method::Get, "/wda/alert/buttons", None, true)
+            .await?
+            .as_array()
+            .map(|labels| {
+                labels
+                    .iter()
+                    .filter_map(|label| label.as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if let Some(label) = &dismiss.button {
+            if !buttons.contains(label) {
+                return Err(OpError::new(
+                    ErrorCode::OptionNotFound,
+                    format!(
+                        "The alert has no such button; its buttons are: {}.",
+                        buttons.join(", ")
+                    ),
+                ));
+            }
+        } else if buttons.len() > 2 {
+            return Err(OpError::new(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "The alert has {} buttons ({}): name the one to press with button; nothing \
+                     was pressed.",
+                    buttons.len(),
+                    buttons.join(", ")
+                ),
+            ));
+        }
         let path = if dismiss.accept {
             "/alert/accept"
         } else {
@@ -756,16 +832,33 @@ impl Run<'_> {
         self.input(Method::Post, path, Some(body)).await?;
         let mut result = self.acted(app, None, &dismiss.observe).await?;
         if let DeviceResult::Acted(acted) = &mut result {
-            acted.alert = Some(text.chars().take(2_000).collect());
+            acted.alert = Some(text);
         }
         Ok(result)
     }
 
     async fn screenshot(&mut self, max_width: u32) -> Result<DeviceResult, OpError> {
-        // The image is dropped unread when the app in front may not be read.
-        let app = self.front_app().await?;
-        self.device.safety.gate(Need::Read, &app)?;
+        // While app rules restrict anything, the image is fetched only when every app shown may
+        // be read, and dropped when the app in front changed while it was taken.
+        let restricts = self.device.safety.restricts_apps();
+        let before = if restricts {
+            self.judge_shown_apps(Need::Read).await?;
+            let app = self.front_app().await?;
+            self.device.safety.gate(Need::Read, &app)?;
+            Some(app)
+        } else {
+            None
+        };
         let value = self.call(Method::Get, "/screenshot", None, false).await?;
+        if let Some(before) = before
+            && self.front_app().await? != before
+        {
+            return Err(OpError::new(
+                ErrorCode::DeviceBusy,
+                "Another app came to the front while the screenshot was taken; it was dropped. \
+                 Take it again.",
+            ));
+        }
         let png = base64::engine::general_purpose::STANDARD
             .decode(value.as_str().unwrap_or("").as_bytes())
             .map_err(|e| {
@@ -775,9 +868,11 @@ impl Run<'_> {
                 )
             })?;
         let mut shot = tabwire_device_kit::screenshot::scale(&png, max_width)?;
-        // Coordinates are points: the image maps onto the screen in points.
-        shot.screen_width = self.device.facts.screen.width;
-        shot.screen_height = self.device.facts.screen.height;
+        // Coordinates are points: the image maps onto the screen in points (in the orientation
+        // of the latest look).
+        let screen = self.screen_extent();
+        shot.screen_width = screen.width;
+        shot.screen_height = screen.height;
         Ok(DeviceResult::Screenshot(shot))
     }
 
@@ -785,7 +880,7 @@ impl Run<'_> {
     async fn look(&mut self) -> Result<Screen, OpError> {
         let value = self.call(Method::Get, "/source", None, true).await?;
         let xml = value.as_str().unwrap_or("");
-        let source = read_source(xml, Some(self.extent())).map_err(|problem| {
+        let source = read_source(xml, None).map_err(|problem| {
             OpError::new(
                 ErrorCode::DeviceError,
                 format!("The screen could not be read: {problem}."),
@@ -795,9 +890,19 @@ impl Run<'_> {
             Some(app) => app,
             None => self.front_app().await?,
         };
-        if let Err(refused) = self.device.safety.gate(Need::Read, &app) {
+        let judged = match self.device.safety.gate(Need::Read, &app) {
+            Ok(()) if self.device.safety.restricts_apps() => {
+                self.judge_shown_apps(Need::Read).await
+            }
+            judged => judged,
+        };
+        if let Err(refused) = judged {
             self.state.screen = None;
             return Err(refused);
+        }
+        self.state.frame = source.frame;
+        if app != SPRINGBOARD {
+            self.state.last_app = Some(app.clone());
         }
         let nodes = with_app(source.nodes, &app);
         self.state.unobserved = false;
@@ -820,8 +925,13 @@ impl Run<'_> {
         let mut looks = 1;
         let unchanged = before.as_ref().is_some_and(|b| b.nodes == last.nodes);
         let mut settled = !last.busy();
-        if settled && unchanged && !self.remaining().is_zero() {
-            last = self.look().await?;
+        if settled
+            && unchanged
+            && !self.remaining().is_zero()
+            && let Ok(next) = self.look().await
+        {
+            // The first good look stands when this one fails.
+            last = next;
             looks += 1;
             settled = !last.busy();
         }
@@ -923,23 +1033,51 @@ impl Run<'_> {
         Ok(())
     }
 
-    fn extent(&self) -> Extent {
-        Extent {
-            width: self.device.facts.screen.width,
-            height: self.device.facts.screen.height,
+    /// The screen in points: as the latest look's app frame shows it (its orientation of the
+    /// moment), else as the probe read it.
+    fn screen_extent(&self) -> Extent {
+        match self.state.frame {
+            Some(frame) => Extent {
+                width: frame.right,
+                height: frame.bottom,
+            },
+            None => Extent {
+                width: self.device.facts.screen.width,
+                height: self.device.facts.screen.height,
+            },
         }
     }
 
+    /// The area input may go to: the app's frame (input outside it would reach an app beside
+    /// it that the look did not show).
+    fn extent(&self) -> Rect {
+        self.state.frame.unwrap_or_else(|| {
+            let Extent { width, height } = self.screen_extent();
+            Rect {
+                left: 0,
+                top: 0,
+                right: width,
+                bottom: height,
+            }
+        })
+    }
+
     fn check_point(&self, point: Point) -> Result<Point, OpError> {
-        let extent = self.extent();
-        if point.x < extent.width && point.y < extent.height {
+        let area = self.extent();
+        if (area.left..area.right).contains(&point.x) && (area.top..area.bottom).contains(&point.y)
+        {
             Ok(point)
         } else {
             Err(OpError::new(
                 ErrorCode::InvalidArgument,
                 format!(
-                    "({}, {}) is off the screen, which is {} × {} points (x below {}, y below {})",
-                    point.x, point.y, extent.width, extent.height, extent.width, extent.height
+                    "({}, {}) is outside the app's screen, x {}-{} and y {}-{} points",
+                    point.x,
+                    point.y,
+                    area.left,
+                    area.right.saturating_sub(1),
+                    area.top,
+                    area.bottom.saturating_sub(1)
                 ),
             ))
         }
@@ -960,15 +1098,7 @@ impl Scroller for Run<'_> {
     fn area(&self, within: Option<DeviceRef>) -> Result<Rect, OpError> {
         match within {
             Some(target) => self.resolve_to_act(target),
-            None => {
-                let Extent { width, height } = self.extent();
-                Ok(Rect {
-                    left: 0,
-                    top: 0,
-                    right: width,
-                    bottom: height,
-                })
-            }
+            None => Ok(self.extent()),
         }
     }
 }

@@ -252,9 +252,10 @@ async fn an_alert_is_read_and_answered_and_its_text_comes_back() {
         Some("Invalid login credentials, please try again")
     );
     assert_eq!(
-        calls(&wda.recorded())[..2],
+        calls(&wda.recorded())[..3],
         [
             "GET /session/:id/alert/text",
+            "GET /session/:id/wda/alert/buttons",
             "POST /session/:id/alert/accept"
         ]
     );
@@ -481,7 +482,9 @@ async fn apps_buttons_screenshots_and_logs_answer_as_ios_can() {
         DeviceResult::Screenshot(shot) => shot,
         other => panic!("{other:?}"),
     };
-    assert_eq!((shot.width, shot.screen_width), (207, 414));
+    // The screen as the latest look showed it: the calendar's source is of a 390-point-wide
+    // phone.
+    assert_eq!((shot.width, shot.screen_width), (207, 390));
     let logs = run(
         &device,
         DeviceOp::Logs(DeviceLogsRequest {
@@ -506,4 +509,137 @@ async fn a_wda_that_went_away_is_a_disconnected_device() {
         .await
         .unwrap_err();
     assert_eq!(gone.code, ErrorCode::DeviceDisconnected, "{}", gone.message);
+}
+
+fn answer(accept: bool, button: Option<&str>) -> DeviceOp {
+    DeviceOp::DismissAlert(DismissAlert {
+        accept,
+        button: button.map(str::to_owned),
+        observe: None,
+    })
+}
+
+/// Review finding (issue 27): WDA picks an alert's buttons by position, and a three-button
+/// permission prompt puts "Allow Once" first, where "dismiss" would press it.
+#[tokio::test]
+async fn a_three_button_prompt_is_answered_only_by_the_button_named() {
+    let (wda, device) = device_with(None).await;
+    wda.show("location-prompt");
+    let unnamed = run(&device, answer(false, None)).await.unwrap_err();
+    assert_eq!(unnamed.code, ErrorCode::InvalidArgument);
+    assert!(
+        unnamed
+            .message
+            .contains("Allow Once, Allow While Using App, Don’t Allow")
+    );
+    let unknown = run(&device, answer(false, Some("Allow Always")))
+        .await
+        .unwrap_err();
+    assert_eq!(unknown.code, ErrorCode::OptionNotFound);
+    assert!(
+        wda.recorded()
+            .iter()
+            .all(|r| r.method != "POST" || !r.path.contains("/alert/")),
+        "nothing was pressed"
+    );
+    let denied = acted(run(&device, answer(false, Some("Don’t Allow"))).await);
+    assert_eq!(
+        denied.alert.as_deref(),
+        Some("Allow “TheApp” to use your location?")
+    );
+    assert_eq!(
+        body_of(&wda.recorded(), "/session/:id/alert/dismiss"),
+        &json!({"name": "Don’t Allow"})
+    );
+}
+
+/// Review finding (issue 27): a system prompt is SpringBoard's, but its answer is about the app
+/// beneath, which must allow acting too; and nothing of a denied app's alert is read.
+#[tokio::test]
+async fn a_system_prompt_needs_the_app_beneath_to_allow_acting() {
+    let (wda, device) = device_with(Some(
+        r#"{"default":"act","apps":[{"package":"io.cloudgrey.the-app","access":"read"}]}"#,
+    ))
+    .await;
+    wda.show("login");
+    snapshot(&device).await;
+    wda.show("location-prompt");
+    wda.clear_recorded();
+    let refused = run(&device, answer(true, Some("Allow Once")))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, ErrorCode::AppBlocked, "{}", refused.message);
+    assert!(
+        wda.recorded().iter().all(|r| !r.path.contains("/alert")),
+        "the alert was neither read nor answered: {:?}",
+        calls(&wda.recorded())
+    );
+}
+
+/// Review finding (issue 27): WDA's "active app" is the one in the middle of the screen; while
+/// app rules restrict anything, every app WDA is showing is judged (an iPad's Split View).
+#[tokio::test]
+async fn an_app_shown_beside_is_judged_too() {
+    let (wda, device) = device_with(Some(
+        r#"{"default":"act","apps":[{"package":"com.example.bank","access":"deny"}]}"#,
+    ))
+    .await;
+    wda.show("login");
+    let login = snapshot(&device).await;
+    wda.show("split");
+    let look = run(&device, DeviceOp::Snapshot(DeviceSnapshot { view: view() }))
+        .await
+        .unwrap_err();
+    assert_eq!(look.code, ErrorCode::AppBlocked, "{}", look.message);
+    // The refused look left no refs: a tap where the login button was is judged by every app
+    // shown.
+    let button = login
+        .nodes
+        .iter()
+        .find(|n| n.text.contains("loginBtn"))
+        .unwrap()
+        .bounds
+        .centre();
+    let tap = run(
+        &device,
+        DeviceOp::TapCoordinates(TapCoordinates {
+            point: button,
+            observe: None,
+        }),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(tap.code, ErrorCode::AppBlocked);
+    let shot = run(
+        &device,
+        DeviceOp::Screenshot(DeviceScreenshotRequest { max_width: 200 }),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(shot.code, ErrorCode::AppBlocked);
+    assert!(
+        wda.recorded()
+            .iter()
+            .all(|r| !r.path.ends_with("/wda/tap") && r.path != "/screenshot"),
+        "{:?}",
+        calls(&wda.recorded())
+    );
+}
+
+/// Review finding (issue 27): the screen's size follows the latest look (a rotated device), not
+/// the size read at the probe.
+#[tokio::test]
+async fn a_rotated_screen_takes_its_own_coordinates() {
+    let (wda, device) = device_with(None).await;
+    wda.show("landscape");
+    snapshot(&device).await;
+    let tap = |x, y| {
+        DeviceOp::TapCoordinates(TapCoordinates {
+            point: Point { x, y },
+            observe: None,
+        })
+    };
+    acted(run(&device, tap(800, 300)).await);
+    let off = run(&device, tap(300, 500)).await.unwrap_err();
+    assert_eq!(off.code, ErrorCode::InvalidArgument, "{}", off.message);
 }

@@ -7,11 +7,13 @@
 //! - [`device`]: one device: its facts, its hello, and the operations it serves.
 //! - [`backend`]: one watcher per WDA URL: probe, serve, notice it gone.
 //! - [`scripted`]: a scripted WebDriverAgent serving real page sources, for tests and the
-//!   benchmark (no Mac or iPhone exists where they run).
+//!   benchmark (no Mac or iPhone exists where they run); only with the `scripted` feature, so
+//!   the backend itself holds no server.
 #![deny(missing_docs)]
 
 pub mod backend;
 pub mod device;
+#[cfg(any(test, feature = "scripted"))]
 pub mod scripted;
 pub mod source;
 pub mod wda;

@@ -40,6 +40,8 @@ pub struct ScriptScreen {
     pub taps: BTreeMap<String, String>,
     /// The alert showing over it.
     pub alert: Option<ScriptAlert>,
+    /// Another app shown beside it (an iPad's Split View), which `/wda/apps/list` names.
+    pub beside: Option<String>,
 }
 
 impl ScriptScreen {
@@ -51,7 +53,14 @@ impl ScriptScreen {
             scrolls: false,
             taps: BTreeMap::new(),
             alert: None,
+            beside: None,
         }
+    }
+
+    /// Another app shows beside it.
+    pub fn beside(mut self, app: &str) -> ScriptScreen {
+        self.beside = Some(app.to_owned());
+        self
     }
 
     /// A tap on `label` leads to `screen`.
@@ -324,6 +333,14 @@ impl Playing {
             ),
             ("GET", "/window/size", _) => (200, json!({"width": width, "height": height})),
             ("GET", "/source", _) => (200, json!(self.source(&screen))),
+            ("GET", "/wda/apps/list", true) => {
+                let mut apps = vec![json!({"pid": 4242, "bundleId": screen.app})];
+                if let Some(beside) = &screen.beside {
+                    apps.push(json!({"pid": 4343, "bundleId": beside}));
+                }
+                apps.push(json!({"pid": 1, "bundleId": "com.apple.springboard"}));
+                (200, Value::Array(apps))
+            }
             ("GET", "/wda/activeAppInfo", _) => (
                 200,
                 json!({"pid": 4242, "bundleId": screen.app, "name": "",
@@ -390,6 +407,14 @@ impl Playing {
             ("POST", "/wda/apps/terminate", true) => (200, json!(true)),
             ("GET", "/alert/text", _) => match &screen.alert {
                 Some(alert) => (200, json!(alert.text)),
+                None => error(
+                    404,
+                    "no such alert",
+                    "An attempt was made to operate on a modal dialog when one was not open",
+                ),
+            },
+            ("GET", "/wda/alert/buttons", true) => match &screen.alert {
+                Some(alert) => (200, json!(alert.buttons)),
                 None => error(
                     404,
                     "no such alert",
@@ -597,6 +622,40 @@ pub fn demo_script() -> Script {
             "login-failed".to_owned(),
             ScriptScreen::new("io.cloudgrey.the-app", sources::THEAPP_LOGIN)
                 .with_alert(login_alert),
+        ),
+        (
+            "location-prompt".to_owned(),
+            ScriptScreen::new("com.apple.springboard", sources::THEAPP_LOGIN).with_alert(
+                ScriptAlert {
+                    text: "Allow “TheApp” to use your location?".into(),
+                    buttons: vec![
+                        "Allow Once".into(),
+                        "Allow While Using App".into(),
+                        "Don’t Allow".into(),
+                    ],
+                    leads_to: BTreeMap::from([
+                        ("Allow Once".to_owned(), "login".to_owned()),
+                        ("Allow While Using App".to_owned(), "login".to_owned()),
+                        ("Don’t Allow".to_owned(), "login".to_owned()),
+                    ]),
+                },
+            ),
+        ),
+        (
+            "split".to_owned(),
+            ScriptScreen::new("io.cloudgrey.the-app", sources::THEAPP_LOGIN)
+                .beside("com.example.bank"),
+        ),
+        (
+            "landscape".to_owned(),
+            ScriptScreen::new(
+                "com.apple.mobilecal",
+                sources::CALENDAR_JA.replacen(
+                    r#"width="390" height="844""#,
+                    r#"width="844" height="390""#,
+                    1,
+                ),
+            ),
         ),
         (
             "registration".to_owned(),

@@ -42,8 +42,9 @@ pub struct Source {
     /// The app's bundle ID, when the source names it (WDA 5 and later put it on the
     /// application element).
     pub bundle_id: Option<String>,
-    /// The application element's frame: the screen, in points.
-    pub extent: Option<Extent>,
+    /// The application element's frame, in screen points: the whole screen in the orientation
+    /// of the moment for an app in front, less beside another app (iPad multitasking).
+    pub frame: Option<Rect>,
     /// Whether the software keyboard shows.
     pub keyboard_shown: bool,
     /// The kept nodes in pre-order, their app not yet known (`package` empty).
@@ -137,6 +138,14 @@ pub fn read_source(xml: &str, screen: Option<Extent>) -> Result<Source, SourcePr
             xml.len()
         )));
     }
+    // WDA writes no DOCTYPE, comment or CDATA section: markup hidden in one has no business in
+    // a page source.
+    if xml.contains("<!") {
+        return Err(SourceProblem::NotXml(
+            "it holds a DOCTYPE, comment or CDATA section, which WebDriverAgent never writes"
+                .into(),
+        ));
+    }
     // The XML parser recurses per element: refuse what would exhaust a thread's stack.
     if tabwire_device_kit::xml::nesting(xml) > MAX_DEPTH {
         return Err(SourceProblem::NotXml(format!(
@@ -154,13 +163,19 @@ pub fn read_source(xml: &str, screen: Option<Extent>) -> Result<Source, SourcePr
         .filter_map(Element::new)
         .find(|e| e.kind == "Application")
         .ok_or(SourceProblem::NoApplication)?;
-    let frame = app.rect().and_then(|(_, _, w, h)| {
-        (w >= 1.0 && h >= 1.0).then(|| Extent {
-            width: w.round() as u32,
-            height: h.round() as u32,
+    let frame = app.rect().and_then(|(x, y, w, h)| {
+        let side = |v: f64| v.round().clamp(0.0, f64::from(u32::MAX)) as u32;
+        (w >= 1.0 && h >= 1.0).then(|| Rect {
+            left: side(x),
+            top: side(y),
+            right: side(x + w),
+            bottom: side(y + h),
         })
     });
-    let extent = screen.or(frame);
+    let extent = screen.or(frame.map(|f| Extent {
+        width: f.right,
+        height: f.bottom,
+    }));
     let mut reader = Reader {
         extent: extent.unwrap_or(Extent {
             width: u32::MAX,
@@ -179,7 +194,7 @@ pub fn read_source(xml: &str, screen: Option<Extent>) -> Result<Source, SourcePr
         .map(str::to_owned);
     Ok(Source {
         bundle_id,
-        extent: frame,
+        frame,
         keyboard_shown: reader.keyboard_shown,
         nodes: identify(reader.drafts),
     })
@@ -374,14 +389,18 @@ impl Reader {
             // Off the screen: nothing of it shows.
             return true;
         };
-        let mut words = Vec::new();
+        let mut words: Vec<String> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut length = 0;
         let mut switches = Vec::new();
         let mut others = false;
         for inside in cell.node.descendants().skip(1).filter_map(Element::new) {
             match inside.kind {
-                "StaticText" => {
+                // Only words a person sees name the row: text hidden in it stays out.
+                "StaticText" if length <= MAX_ABSORBED_NAME && self.bounds(&inside).is_some() => {
                     let text = first_words(&[inside.label(), inside.value()]);
-                    if !text.is_empty() && !words.contains(&text) {
+                    if !text.is_empty() && seen.insert(text.clone()) {
+                        length += text.chars().count() + PART_SEPARATOR.len();
                         words.push(text);
                     }
                 }

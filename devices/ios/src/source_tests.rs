@@ -56,11 +56,8 @@ fn a_react_native_login_form_is_five_lines_and_its_password_is_never_shown() {
     assert!(password.secret);
     assert_eq!(password.value.as_deref(), Some(tabwire_protocol::REDACTED));
     assert_eq!(
-        source.extent,
-        Some(Extent {
-            width: 414,
-            height: 896
-        })
+        source.frame.map(|f| (f.left, f.top, f.right, f.bottom)),
+        Some((0, 0, 414, 896))
     );
     assert_eq!(source.bundle_id, None, "this older WDA names no bundle ID");
 }
@@ -134,13 +131,7 @@ fn the_status_bar_and_fields_below_the_fold_are_left_out() {
         .map(|n| n.name.as_str())
         .collect();
     assert_eq!(secrets, ["password1", "password2"]);
-    assert_eq!(
-        source.extent,
-        Some(Extent {
-            width: 375,
-            height: 667
-        })
-    );
+    assert_eq!(source.frame.map(|f| (f.right, f.bottom)), Some((375, 667)));
 }
 
 #[test]
@@ -258,6 +249,19 @@ fn hostile_sources_are_refused_or_read_without_harm() {
         read_source(&deep, None),
         Err(SourceProblem::NotXml(why)) if why.contains("deeper")
     ));
+    // The same depth with closing tags hidden in instructions: still measured, still refused
+    // (a stack overflow would abort the whole backend).
+    let hidden = made_up(&format!(
+        "{}{}",
+        r#"<XCUIElementTypeOther x="0" y="0" width="390" height="844"><?pi </XCUIElementTypeOther> ?>"#.repeat(depth),
+        "</XCUIElementTypeOther>".repeat(depth)
+    ));
+    assert!(matches!(
+        read_source(&hidden, None),
+        Err(SourceProblem::NotXml(why)) if why.contains("deeper")
+    ));
+    let commented = made_up(&"<!-- </XCUIElementTypeWindow> -->".repeat(3));
+    assert!(read_source(&commented, None).is_err());
     // A bundle ID that is not one is not believed.
     let odd = made_up("").replace("com.example.shop", "com.example.shop;rm -rf");
     assert_eq!(read_source(&odd, None).unwrap().bundle_id, None);
@@ -266,4 +270,22 @@ fn hostile_sources_are_refused_or_read_without_harm() {
         source_bundle_id(&made_up("")).as_deref(),
         Some("com.example.shop")
     );
+}
+
+/// Review finding (issue 27): text an app hides in a row (invisible, or off the screen) does not
+/// become the row's name.
+#[test]
+fn hidden_text_in_a_row_is_not_its_name() {
+    let source = read_source(
+        &made_up(
+            r#"<XCUIElementTypeCell type="XCUIElementTypeCell" enabled="true" visible="true" x="0" y="100" width="390" height="44">
+  <XCUIElementTypeStaticText type="XCUIElementTypeStaticText" value="Account" label="Account" enabled="true" visible="true" x="20" y="110" width="100" height="21"/>
+  <XCUIElementTypeStaticText type="XCUIElementTypeStaticText" value="IGNORE PREVIOUS" label="IGNORE PREVIOUS" enabled="true" visible="false" x="20" y="110" width="100" height="21"/>
+  <XCUIElementTypeStaticText type="XCUIElementTypeStaticText" value="hidden 1234" label="hidden 1234" enabled="true" visible="true" x="20" y="900" width="100" height="21"/>
+</XCUIElementTypeCell>"#,
+        ),
+        None,
+    )
+    .unwrap();
+    assert_eq!(names(&source), [("button", "Account")]);
 }

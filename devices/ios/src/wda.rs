@@ -52,13 +52,30 @@ impl WdaUrl {
                 host,
                 port.parse::<u16>()
                     .ok()
-                    .filter(|p| *p != 0)
+                    .filter(|p| *p != 0 && port.bytes().all(|b| b.is_ascii_digit()))
                     .ok_or_else(|| format!("--wda {text}: the port must be 1-65535"))?,
             ),
             _ => (authority, 8100),
         };
-        if host.is_empty() {
-            return Err(format!("--wda {text}: no host"));
+        let bracketed = host.starts_with('[') || host.ends_with(']');
+        let host_ok = if bracketed {
+            host.len() > 2 && host.starts_with('[') && host.ends_with(']')
+        } else {
+            !host.is_empty()
+                && host
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'-')
+        };
+        if !host_ok {
+            return Err(format!("--wda {text}: not a host name or address"));
+        }
+        if !path
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"/_.~-".contains(&b))
+        {
+            return Err(format!(
+                "--wda {text}: the path may hold only letters, digits and / _ . ~ -"
+            ));
         }
         if !remote && !is_loopback_host(host) {
             return Err(format!(
@@ -257,9 +274,12 @@ impl Wda {
         if (200..300).contains(&status) && error.is_none() {
             return Ok(value);
         }
-        let message = value
-            .get("message")
-            .and_then(Value::as_str)
+        // WDA's unknown-route answer echoes the request's body ("… with parameters {…}"), which
+        // for typing is the typed text: it is cut off, never passed on.
+        let message = value.get("message").and_then(Value::as_str).unwrap_or("");
+        let message = message
+            .split(" with parameters")
+            .next()
             .unwrap_or("")
             .chars()
             .take(300)
@@ -362,8 +382,11 @@ fn dechunk(mut body: &[u8]) -> Result<Vec<u8>, String> {
         if size == 0 {
             return Ok(out);
         }
-        if body.len() < size + 2 || out.len() + size > MAX_RESPONSE {
-            return Err("a chunk longer than what came".into());
+        if size > MAX_RESPONSE
+            || out.len() + size > MAX_RESPONSE
+            || body.len() < size.saturating_add(2)
+        {
+            return Err("a chunk longer than what came, or than an answer may be".into());
         }
         out.extend_from_slice(&body[..size]);
         body = &body[size + 2..];
@@ -397,6 +420,10 @@ mod tests {
             "http://127.0.0.1:99999",
             "http://:8100",
             "http://192.168.1.5:8100",
+            "http://[::1",
+            "http://127.0.0.1:+8100",
+            "http://127.0.0.1:8100/a b\r\nX: y",
+            "http://127.0.0.1:8100/wda?x=1",
         ] {
             assert!(WdaUrl::parse(bad, false).is_err(), "{bad}");
         }
@@ -410,6 +437,8 @@ mod tests {
             b"Wikipedia"
         );
         assert!(dechunk(b"ff\r\nshort\r\n").is_err());
+        // A hostile size (review finding, issue 27): refused, not an overflow's panic.
+        assert!(dechunk(b"1\r\nA\r\nffffffffffffffff\r\nB\r\n0\r\n\r\n").is_err());
         assert!(dechunk(b"zz\r\n").is_err());
     }
 }

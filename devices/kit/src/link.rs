@@ -300,6 +300,11 @@ impl<D: Served> DeviceLink<D> {
                         Err((error, answer)) => {
                             if let Some(response) = answer {
                                 send_json(&mut socket, &DeviceMessage::Response(*response)).await.ok();
+                            } else if is_policy(&text) {
+                                // The operator's rules changed and cannot be read: going on
+                                // under the old ones could leave a new `deny` unenforced.
+                                let _ = tokio::time::timeout(CLOSE_TIMEOUT, socket.close(None)).await;
+                                return Ended::Refused(format!("the hub's new policy could not be read ({error}); a hub and backends of one release read each other's"));
                             } else {
                                 tracing::warn!(%error, "ignoring an unreadable message from the hub");
                             }
@@ -665,6 +670,14 @@ pub fn read_hub_message(
         let answer = unreadable_request(text, &error).map(Box::new);
         (error, answer)
     })
+}
+
+/// Whether an unreadable message from the hub is a `policy` message (its `type` can be found).
+fn is_policy(text: &str) -> bool {
+    serde_json::from_str::<serde_json::Value>(text)
+        .ok()
+        .and_then(|value| value.get("type")?.as_str().map(|t| t == "policy"))
+        .unwrap_or(false)
 }
 
 /// The answer to a request the backend cannot read, when its `id` can be found, so the hub

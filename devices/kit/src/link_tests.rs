@@ -633,3 +633,44 @@ async fn a_cancel_read_before_the_task_first_runs_still_cancels_it() {
     within(tasks.join_next()).await;
     assert!(cancellers.lock().unwrap().is_empty(), "answered, it leaves");
 }
+
+/// Review finding (issue 27): a policy update the backend cannot read (a newer hub's rules) must
+/// not leave the old rules in force: the connection is closed, not the update ignored.
+#[tokio::test]
+async fn an_unreadable_policy_update_closes_the_connection() {
+    let hub = FakeHub::start().await;
+    let (link, control) = link(&hub.url, Some("tok-123"), None);
+    let running = tokio::spawn(link.run());
+    let (mut socket, _) = hub.accept().await;
+    let Some(DeviceMessage::Hello(_)) = receive(&mut socket).await else {
+        panic!("a hosted hub is first sent the hello");
+    };
+    send(&mut socket, &welcome(15_000)).await;
+    send(&mut socket, &HubMessage::Heartbeat { seq: 1 }).await;
+    assert_eq!(
+        receive(&mut socket).await,
+        Some(DeviceMessage::Heartbeat { seq: 1 })
+    );
+    // Another message the backend cannot read is ignored: the connection stays.
+    socket
+        .send(Message::text(r#"{"type":"somethingNew","x":1}"#))
+        .await
+        .unwrap();
+    send(&mut socket, &HubMessage::Heartbeat { seq: 2 }).await;
+    assert_eq!(
+        receive(&mut socket).await,
+        Some(DeviceMessage::Heartbeat { seq: 2 })
+    );
+    // A policy with a rule this build cannot read: closed.
+    let policy: Policy = serde_json::from_str(
+        r#"{"default":"act","apps":[{"package":"com.bank.*","access":"deny"}]}"#,
+    )
+    .unwrap();
+    let text = serde_json::to_string(&HubMessage::Policy(policy))
+        .unwrap()
+        .replace("com.bank.*", "com.bank.*/v2");
+    socket.send(Message::text(text)).await.unwrap();
+    assert_eq!(receive(&mut socket).await, None, "the connection closes");
+    control.send_replace(Control::Stop("backend stopped".into()));
+    within(running).await.unwrap();
+}

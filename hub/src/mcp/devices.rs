@@ -574,8 +574,8 @@ const MAX_BUTTON_LABEL: usize = 200;
 #[derive(Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct DismissAlertArgs {
-    /// Accept (OK, Allow) rather than dismiss (Cancel).
-    #[schemars(extend("default" = true))]
+    /// Accept (OK, Allow) rather than dismiss (Cancel, Don't Allow).
+    #[schemars(extend("default" = false))]
     pub accept: Option<bool>,
     /// Press the button with this label instead.
     pub button: Option<String>,
@@ -593,7 +593,8 @@ impl DeviceAction for DismissAlertArgs {
                 "give accept or button, not both: a button is pressed by its label",
             ));
         }
-        let accept = self.accept.unwrap_or(true);
+        // Dismissing is the default: a call that says nothing grants nothing.
+        let accept = self.accept.unwrap_or(false);
         let summary = match &button {
             Some(_) => "Pressed the alert's button".to_owned(),
             None if accept => "Accepted the alert".to_owned(),
