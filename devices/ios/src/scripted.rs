@@ -158,7 +158,13 @@ impl Drop for ScriptedWda {
 impl ScriptedWda {
     /// Starts serving `script` on a free loopback port.
     pub async fn start(script: Script) -> std::io::Result<ScriptedWda> {
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        ScriptedWda::start_at(script, 0).await
+    }
+
+    /// Starts serving `script` on loopback `port` (WDA's own 8100 for clients that know no
+    /// other; 0 for a free one).
+    pub async fn start_at(script: Script, port: u16) -> std::io::Result<ScriptedWda> {
+        let listener = TcpListener::bind(("127.0.0.1", port)).await?;
         let url = format!("http://{}", listener.local_addr()?);
         let screen = script.start.clone();
         let playing = Arc::new(Mutex::new(Playing {
@@ -250,8 +256,21 @@ async fn serve(mut stream: TcpStream, playing: &Mutex<Playing>) -> std::io::Resu
         body.extend_from_slice(&chunk[..n]);
     }
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let path = target.split('?').next().unwrap_or("").to_owned();
-    let (status, value) = playing.lock().unwrap().answer(&method, &path, body);
+    let (path, query) = target.split_once('?').unwrap_or((&target, ""));
+    // `/source/` is `/source`, as WDA's router has it.
+    let path = match path.strip_suffix('/') {
+        Some(trimmed) if !trimmed.is_empty() => trimmed.to_owned(),
+        _ => path.to_owned(),
+    };
+    let json_source = query.split('&').any(|pair| pair == "format=json");
+    let (status, mut value) = playing.lock().unwrap().answer(&method, &path, body);
+    if json_source
+        && status == 200
+        && path.ends_with("/source")
+        && let Some(xml) = value.as_str()
+    {
+        value = json_source_of(xml);
+    }
     let session = playing.lock().unwrap().session.clone();
     let envelope = json!({"value": value, "sessionId": session});
     let text = serde_json::to_vec_pretty(&envelope).expect("JSON values serialise");
@@ -264,6 +283,52 @@ async fn serve(mut stream: TcpStream, playing: &Mutex<Playing>) -> std::io::Resu
     response.extend_from_slice(&text);
     stream.write_all(&response).await?;
     stream.shutdown().await
+}
+
+/// A page source in WDA's JSON format (`GET /source?format=json`): each element's type without
+/// its `XCUIElementType` prefix, `name`, `label`, `value` and `rawIdentifier` (null when
+/// absent), `rect`, `isEnabled`/`isVisible`/`isAccessible` as "1" or "0", and its children.
+fn json_source_of(xml: &str) -> Value {
+    fn element(node: roxmltree::Node) -> Option<Value> {
+        let kind = node.tag_name().name().strip_prefix("XCUIElementType")?;
+        let text = |name: &str| node.attribute(name).map_or(Value::Null, |v| json!(v));
+        let number = |name: &str| {
+            node.attribute(name)
+                .and_then(|v| v.parse::<f64>().ok())
+                .map_or(json!(0), |v| json!(v))
+        };
+        let flag = |name: &str| match node.attribute(name) {
+            Some("false") => "0",
+            Some(_) => "1",
+            None if name == "accessible" => "0",
+            None => "1",
+        };
+        let label = node.attribute("label");
+        let identifier = node
+            .attribute("name")
+            .filter(|name| Some(*name) != label && !name.is_empty());
+        let children: Vec<Value> = node.children().filter_map(element).collect();
+        Some(json!({
+            "type": kind,
+            "name": text("name"),
+            "label": text("label"),
+            "value": text("value"),
+            "rawIdentifier": identifier.map_or(Value::Null, |id| json!(id)),
+            "rect": {"x": number("x"), "y": number("y"), "width": number("width"), "height": number("height")},
+            "isEnabled": flag("enabled"),
+            "isVisible": flag("visible"),
+            "isAccessible": flag("accessible"),
+            "children": children,
+        }))
+    }
+    roxmltree::Document::parse(xml)
+        .ok()
+        .and_then(|doc| {
+            doc.descendants()
+                .find(|n| n.tag_name().name() == "XCUIElementTypeApplication")
+                .and_then(element)
+        })
+        .unwrap_or(Value::Null)
 }
 
 fn error(status: u16, error: &str, message: &str) -> (u16, Value) {

@@ -26,6 +26,7 @@ pub fn all() -> Vec<Target> {
         texts::JWT,
         texts::POLICY,
         texts::ANDROID_XML,
+        texts::IOS_XML,
     ]
 }
 

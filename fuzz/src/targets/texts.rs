@@ -409,6 +409,95 @@ pub const ANDROID_XML: Target = Target {
     },
 };
 
+struct IosXml {
+    samples: Samples,
+    views: Views,
+}
+
+impl Harness for IosXml {
+    fn generate(&mut self, rng: &mut Rng) -> String {
+        self.samples.generate(rng)
+    }
+
+    fn run(&mut self, output: &str) {
+        let _ = tabwire_ios::source::source_bundle_id(output);
+        let Ok(source) = tabwire_ios::source::read_source(output, None) else {
+            return;
+        };
+        // As the backend reads a screen: its nodes given their app, refs, an observation.
+        let nodes = tabwire_ios::source::with_app(source.nodes, "com.example.app");
+        assert!(
+            nodes.iter().all(|n| !n.secret
+                || n.value
+                    .as_deref()
+                    .is_none_or(|v| v == tabwire_protocol::REDACTED)),
+            "a secure field's value is never shown"
+        );
+        let refs = RefTable::default().assign(nodes.iter().map(|n| &n.identity));
+        let screen = Screen {
+            package: "com.example.app".into(),
+            rotation: 0,
+            keyboard_shown: source.keyboard_shown,
+            nodes,
+            refs,
+        };
+        let view = DeviceView {
+            query: None,
+            max_nodes: 200,
+            max_chars: 8000,
+            offset: 0,
+            since: None,
+        };
+        let _ = self.views.observe(&screen, &view, "s1", false, None);
+    }
+}
+
+/// XCUITest page sources (WebDriverAgent's `GET /source`), as the iOS backend reads them.
+pub const IOS_XML: Target = Target {
+    name: "ios-xml",
+    entry: "tabwire_ios::source::read_source, source_bundle_id, RefTable::assign, Views::observe",
+    build: || {
+        let texts = [
+            include_str!("../../../devices/ios/testdata/theapp-login.xml"),
+            include_str!("../../../devices/ios/testdata/shirates-registration-form-statusbar.xml"),
+            include_str!("../../../devices/ios/testdata/shirates-settings-top-en.xml"),
+            include_str!("../../../devices/ios/testdata/shirates-calendar-day-ja.xml"),
+        ]
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+        Box::new(IosXml {
+            samples: Samples::new(
+                texts,
+                &[],
+                &[
+                    "<XCUIElementTypeCell ",
+                    "</XCUIElementTypeCell>",
+                    "<XCUIElementTypeSecureTextField value=\"hunter2\" ",
+                    "<XCUIElementTypeSwitch value=\"1\" ",
+                    "<XCUIElementTypeKeyboard ",
+                    "<XCUIElementTypeStatusBar>",
+                    "<XCUIElementTypeOther>",
+                    "</XCUIElementTypeOther>",
+                    " visible=\"false\"",
+                    " x=\"-99999\"",
+                    " width=\"1e308\"",
+                    " y=\"NaN\"",
+                    " bundleId=\"com.x;rm\"",
+                    "<?pi </XCUIElementTypeOther> ?>",
+                    "<!--",
+                    "-->",
+                    "<![CDATA[",
+                    "&amp;",
+                    "&#0;",
+                    "/>",
+                ],
+            ),
+            views: Views::default(),
+        })
+    },
+};
+
 #[cfg(test)]
 mod tests {
     use super::*;

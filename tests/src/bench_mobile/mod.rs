@@ -3,11 +3,14 @@
 //! driving the same scripted phone through the same fake adb, over the same hierarchies.
 //!
 //! - [`peer`]: installing and starting mobile-mcp against the fake adb.
+//! - [`ios`]: the same comparison on iOS, against the scripted WebDriverAgent serving real
+//!   XCUITest page sources.
 //! - [`screens`]: the screens measured and the completeness rule.
 //! - [`measure`]: per screen, the element list's size and completeness, the adb invocations of
 //!   a tap with its observation, and each server's own time per call beside adb's (from the
 //!   fake's `calls.log`); [`report`] prints the tables and the targets.
 
+pub mod ios;
 pub mod measure;
 pub mod peer;
 pub mod report;
@@ -45,7 +48,8 @@ pub struct Options {
 pub const USAGE: &str = "\
 usage: cargo run --release -p tabwire-e2e --bin bench-mobile -- [--rounds N] [--only tabwire|mobile-mcp]
 
-Drives tabwire and @mobilenext/mobile-mcp over the same scripted phone (the fake adb) and prints
+Drives tabwire and @mobilenext/mobile-mcp over the same scripted Android phone (the fake adb) and
+the same scripted iPhone (a scripted WebDriverAgent on 127.0.0.1:8100 for mobile-mcp) and prints
 the tables.
   --rounds N      timed calls per screen and measurement (default 20, at least 2)
   --only SERVER   run one server: tabwire, or mobile-mcp";

@@ -23,7 +23,7 @@ pub const PACKAGE: &str = "@mobilenext/mobile-mcp";
 /// The version measured (PLATFORM.md).
 pub const VERSION: &str = "1.0.4";
 
-fn package_dir() -> PathBuf {
+pub fn package_dir() -> PathBuf {
     installed_dir(PACKAGE)
 }
 

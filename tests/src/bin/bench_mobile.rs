@@ -44,7 +44,21 @@ async fn main() {
                 .map_err(|e| format!("{e:#}")),
         );
     }
-    if !print(&results) {
+    let met = print(&results);
+    let ios_tabwire = if options.runs(Server::Tabwire) {
+        eprintln!("bench-mobile: tabwire on iOS …");
+        tabwire_e2e::bench_mobile::ios::tabwire().await
+    } else {
+        Err(anyhow::anyhow!("not run (--only)"))
+    };
+    let ios_peer = if options.runs(Server::MobileMcp) {
+        eprintln!("bench-mobile: mobile-mcp on iOS …");
+        tabwire_e2e::bench_mobile::ios::mobile_mcp().await
+    } else {
+        Err(anyhow::anyhow!("not run (--only)"))
+    };
+    tabwire_e2e::bench_mobile::ios::print(&ios_tabwire, &ios_peer);
+    if !met {
         std::process::exit(1);
     }
 }
