@@ -657,6 +657,24 @@ pub struct DeviceActed {
     pub swipes: Option<u32>,
 }
 
+impl DeviceActed {
+    /// What an action did: where its input landed, the app it ran in, the screen after it.
+    pub fn new(
+        at: Option<Point>,
+        package: String,
+        observation: Option<DeviceObservation>,
+    ) -> DeviceActed {
+        DeviceActed {
+            at,
+            package,
+            observation,
+            alert: None,
+            found: None,
+            swipes: None,
+        }
+    }
+}
+
 /// A device screenshot.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

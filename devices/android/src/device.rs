@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use tabwire_protocol::devices::{
-    AppClosed, AppInstalled, Button, CloseApp, DeviceActed, DeviceLogsRequest, DeviceOp,
-    DeviceReleased, DeviceResult, DeviceSwipe, DeviceType, DeviceVideo, DismissAlert, InstallApp,
-    LogsSince, MAX_INSTALL_BYTES, MAX_RECORDING_BYTES, MAX_RECORDING_SECONDS, OpenApp, Point,
-    PressTarget, Recording, Rect, ScreenRecording, ScreenSize,
+    AppClosed, AppInstalled, Button, CloseApp, DeviceLogsRequest, DeviceOp, DeviceReleased,
+    DeviceResult, DeviceSwipe, DeviceType, DeviceVideo, DismissAlert, InstallApp, LogsSince,
+    MAX_INSTALL_BYTES, MAX_RECORDING_BYTES, MAX_RECORDING_SECONDS, OpenApp, Point, PressTarget,
+    Recording, Rect, ScreenRecording, ScreenSize,
 };
 use tabwire_protocol::policy::{Need, Policy};
 use tabwire_protocol::refs::DeviceRef;
@@ -298,14 +298,7 @@ impl<A: Adb> Run<'_, A> {
                         .views
                         .observe(&scrolled.screen, view, self.viewer, true, None)
                 });
-                Ok(DeviceResult::Acted(DeviceActed {
-                    at: None,
-                    package: scrolled.package,
-                    observation,
-                    alert: None,
-                    found: scrolled.found,
-                    swipes: Some(scrolled.swipes),
-                }))
+                Ok(scrolled.acted(observation))
             }
         }
     }

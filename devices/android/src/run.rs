@@ -20,6 +20,7 @@ use tabwire_protocol::{ErrorCode, LeaseHolder, OpError};
 use tokio::time::Instant;
 
 use tabwire_device_kit::cancel::Cancel;
+use tabwire_device_kit::gesture::after_input;
 use tabwire_device_kit::node::{Extent, ScreenNode};
 use tabwire_device_kit::queue::Forgets;
 use tabwire_device_kit::refs::RefTable;
@@ -518,11 +519,7 @@ impl<A: Adb> Run<'_, A> {
                 None
             }
             Some(view) => {
-                let (screen, settling) = self.settle().await.map_err(|e| {
-                    let mut e = e.action_may_have_occurred();
-                    e.message = format!("The action was sent. {}", e.message);
-                    e
-                })?;
+                let (screen, settling) = self.settle().await.map_err(after_input)?;
                 Some(
                     self.state
                         .views
@@ -530,14 +527,11 @@ impl<A: Adb> Run<'_, A> {
                 )
             }
         };
-        Ok(DeviceResult::Acted(DeviceActed {
+        Ok(DeviceResult::Acted(DeviceActed::new(
             at,
             package,
             observation,
-            alert: None,
-            found: None,
-            swipes: None,
-        }))
+        )))
     }
 
     /// The screen's size in the orientation of the latest look.

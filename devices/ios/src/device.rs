@@ -27,8 +27,8 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use tabwire_device_kit::cancel::Cancel;
 use tabwire_device_kit::gesture::{
-    MAX_GESTURE_MS, Scroller, check_duration, check_swipe, named_ref, scroll_to, swipe_end,
-    swipe_points,
+    MAX_GESTURE_MS, Scroller, after_input, check_duration, check_swipe, named_ref, scroll_to,
+    swipe_end, swipe_points,
 };
 use tabwire_device_kit::link::Served;
 use tabwire_device_kit::node::Extent;
@@ -397,14 +397,7 @@ impl Run<'_> {
                         .views
                         .observe(&scrolled.screen, view, self.viewer, true, None)
                 });
-                Ok(DeviceResult::Acted(DeviceActed {
-                    at: None,
-                    package: scrolled.package,
-                    observation,
-                    alert: None,
-                    found: scrolled.found,
-                    swipes: Some(scrolled.swipes),
-                }))
+                Ok(scrolled.acted(observation))
             }
         }
     }
@@ -967,11 +960,7 @@ impl Run<'_> {
                 None
             }
             Some(view) => {
-                let (screen, settling) = self.settle().await.map_err(|e| {
-                    let mut e = e.action_may_have_occurred();
-                    e.message = format!("The action was sent. {}", e.message);
-                    e
-                })?;
+                let (screen, settling) = self.settle().await.map_err(after_input)?;
                 Some(
                     self.state
                         .views
@@ -979,14 +968,7 @@ impl Run<'_> {
                 )
             }
         };
-        Ok(DeviceResult::Acted(DeviceActed {
-            at,
-            package: app,
-            observation,
-            alert: None,
-            found: None,
-            swipes: None,
-        }))
+        Ok(DeviceResult::Acted(DeviceActed::new(at, app, observation)))
     }
 
     fn resolve(&self, target: DeviceRef) -> Result<Rect, OpError> {

@@ -41,13 +41,7 @@ struct Args {
 async fn main() -> ExitCode {
     let args = Args::parse();
     cli::init_logging(PROGRAM);
-    match run(args).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(error) => {
-            eprintln!("{PROGRAM}: {error:#}");
-            ExitCode::FAILURE
-        }
-    }
+    cli::exit(PROGRAM, run(args).await)
 }
 
 async fn run(args: Args) -> anyhow::Result<()> {

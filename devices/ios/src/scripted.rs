@@ -426,7 +426,9 @@ impl Playing {
                 (200, Value::Null)
             }
             ("POST", "/actions", true) => {
-                self.touched(&screen, &body);
+                if let Some(next) = self.touched(&screen, &body) {
+                    self.screen = next;
+                }
                 (200, Value::Null)
             }
             ("POST", "/wda/keys", true) => match body.get("value") {
@@ -543,21 +545,24 @@ impl Playing {
         })
     }
 
-    /// A touch action: a swipe scrolls a scrolling screen by the finger's vertical travel.
-    fn touched(&mut self, screen: &ScriptScreen, body: &Value) {
-        if !screen.scrolls {
-            return;
-        }
+    /// A touch action: a touch that does not move is a tap (where it leads, as `/wda/tap`); a
+    /// swipe scrolls a scrolling screen by the finger's vertical travel.
+    fn touched(&mut self, screen: &ScriptScreen, body: &Value) -> Option<String> {
         let moves: Vec<&Value> = body
             .pointer("/actions/0/actions")
             .and_then(Value::as_array)
             .map(|a| a.iter().filter(|m| m["type"] == "pointerMove").collect())
             .unwrap_or_default();
-        if let [start, end] = moves.as_slice() {
-            let travel = number(start, "y") - number(end, "y");
-            let limit = scroll_limit(&screen.source, self.script.size.1);
-            let offset = self.offsets.entry(self.screen.clone()).or_default();
-            *offset = (*offset + travel.round() as i64).clamp(0, limit);
+        match moves.as_slice() {
+            [at] => self.tapped(screen, number(at, "x"), number(at, "y")),
+            [start, end] if screen.scrolls => {
+                let travel = number(start, "y") - number(end, "y");
+                let limit = scroll_limit(&screen.source, self.script.size.1);
+                let offset = self.offsets.entry(self.screen.clone()).or_default();
+                *offset = (*offset + travel.round() as i64).clamp(0, limit);
+                None
+            }
+            _ => None,
         }
     }
 }

@@ -70,6 +70,17 @@ const CODE_FLAG_GONE: &str = "--pairing-code is no longer taken: other users of 
      the environment, or put the code in a file only you can read (chmod 600) and pass \
      --pairing-code-file FILE";
 
+/// The process's exit: 0 after `outcome` succeeded, else 1 with its error on standard error.
+pub fn exit(program: &str, outcome: anyhow::Result<()>) -> std::process::ExitCode {
+    match outcome {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("{program}: {error:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
 /// Logs to standard error, filtered by `TABWIRE_LOG`, else `RUST_LOG`, else `info`.
 pub fn init_logging(program: &str) {
     let spec = std::env::var("TABWIRE_LOG")

@@ -4,8 +4,8 @@
 use std::future::Future;
 
 use tabwire_protocol::devices::{
-    DeviceNode, DeviceOp, MAX_SCROLL_SWIPES, Point, PressTarget, Rect, ScrollToElement,
-    SwipeDirection,
+    DeviceActed, DeviceNode, DeviceObservation, DeviceOp, DeviceResult, MAX_SCROLL_SWIPES, Point,
+    PressTarget, Rect, ScrollToElement, SwipeDirection,
 };
 use tabwire_protocol::refs::DeviceRef;
 use tabwire_protocol::{ErrorCode, OpError};
@@ -50,6 +50,25 @@ pub struct Scrolled {
     pub swipes: u32,
     /// The app the last swipe went to (the screen's, when none was needed).
     pub package: String,
+}
+
+impl Scrolled {
+    /// The action's result, with `observation` of its last look when one was asked for.
+    pub fn acted(self, observation: Option<DeviceObservation>) -> DeviceResult {
+        DeviceResult::Acted(DeviceActed {
+            found: self.found,
+            swipes: Some(self.swipes),
+            ..DeviceActed::new(None, self.package, observation)
+        })
+    }
+}
+
+/// An error of the look after an action whose input was sent: it says so, and that the action
+/// may have happened.
+pub fn after_input(error: OpError) -> OpError {
+    let mut error = error.action_may_have_occurred();
+    error.message = format!("The action was sent. {}", error.message);
+    error
 }
 
 /// Swipes until the node looked for is on the screen, the screen stops changing (the list

@@ -83,14 +83,7 @@ fn device(request: &Request) -> OpResult {
     let Operation::Device(op) = &request.op else {
         panic!("a device got {:?}", request.op);
     };
-    let mut acted = DeviceActed {
-        at: None,
-        package: "com.example.app".into(),
-        observation: None,
-        alert: None,
-        found: None,
-        swipes: None,
-    };
+    let mut acted = DeviceActed::new(None, "com.example.app".into(), None);
     let result = match op {
         DeviceOp::Release(_) => DeviceResult::Released(DeviceReleased { released: true }),
         DeviceOp::DismissAlert(_) => {

@@ -61,18 +61,34 @@ struct Control {
     label: String,
     rect: [i64; 4],
     kind: String,
+    /// Whether it has a label of its own (what a scripted tap is matched by).
+    labelled: bool,
+}
+
+/// `xml` with one more line of text: the screen a tap leads to, so that the tap's observation
+/// sees a change (as a real app's would) and measures one look, not the extra one a screen
+/// that did not change gets.
+fn after_tap(xml: &str) -> String {
+    const TAPPED: &str = r#"<XCUIElementTypeStaticText type="XCUIElementTypeStaticText" value="Tapped" name="Tapped" label="Tapped" enabled="true" visible="true" accessible="true" x="10" y="100" width="80" height="20"/>"#;
+    match xml.find("</XCUIElementTypeWindow>") {
+        Some(at) => format!("{}{TAPPED}{}", &xml[..at], &xml[at..]),
+        None => xml.to_owned(),
+    }
 }
 
 fn script() -> Script {
-    let screens = SCREENS
-        .iter()
-        .map(|(name, xml)| {
-            (
-                (*name).to_owned(),
-                ScriptScreen::new("com.example.bench", *xml),
-            )
-        })
-        .collect();
+    let mut screens = std::collections::BTreeMap::new();
+    for (name, xml) in SCREENS {
+        let mut screen = ScriptScreen::new("com.example.bench", *xml);
+        if let Some(target) = tap_target(&controls(xml)) {
+            screen = screen.tap(&target.label, &format!("{name}-tapped"));
+        }
+        screens.insert((*name).to_owned(), screen);
+        screens.insert(
+            format!("{name}-tapped"),
+            ScriptScreen::new("com.example.bench", after_tap(xml)),
+        );
+    }
     Script {
         screens,
         start: SCREENS[0].0.into(),
@@ -100,6 +116,15 @@ fn controls(xml: &str) -> Vec<Control> {
     doc.descendants()
         .filter_map(|n| {
             let kind = n.tag_name().name().strip_prefix("XCUIElementType")?;
+            // The status bar and the keyboard's keys are not the app's controls.
+            if n.ancestors().any(|a| {
+                matches!(
+                    a.tag_name().name(),
+                    "XCUIElementTypeStatusBar" | "XCUIElementTypeKeyboard"
+                )
+            }) {
+                return None;
+            }
             let label = n.attribute("label").unwrap_or("").trim();
             let leaf_other = kind == "Other"
                 && !label.is_empty()
@@ -134,6 +159,7 @@ fn controls(xml: &str) -> Vec<Control> {
                 },
                 rect,
                 kind: kind.to_owned(),
+                labelled: !label.is_empty(),
             })
         })
         .collect()
@@ -158,7 +184,7 @@ fn missing(controls: &[Control], entries: &[[i64; 4]]) -> Vec<String> {
 fn tap_target(controls: &[Control]) -> Option<&Control> {
     controls
         .iter()
-        .find(|c| matches!(c.kind.as_str(), "Button" | "Cell" | "Other"))
+        .find(|c| c.labelled && matches!(c.kind.as_str(), "Button" | "Cell" | "Other"))
 }
 
 fn sent(recorded: &[Recorded], from: usize) -> usize {
@@ -227,8 +253,9 @@ pub async fn tabwire() -> Result<Vec<IosScreen>> {
             }
             screen.tap_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
             screen.tap_calls = Some(sent(&ios.wda.recorded(), before));
-            // The scripted screens do not change on a tap; show the screen again for the next.
-            ios.wda.show(name);
+            if ios.wda.screen() != format!("{name}-tapped") {
+                bail!("the tap on {name} did not reach {}", target.label);
+            }
         }
         figures.push(screen);
     }
@@ -308,6 +335,9 @@ pub async fn mobile_mcp() -> Result<Vec<IosScreen>> {
                 .await?;
             screen.tap_ms = Some(started.elapsed().as_secs_f64() * 1000.0);
             screen.tap_calls = Some(sent(&wda.recorded(), before));
+            if wda.screen() != format!("{name}-tapped") {
+                bail!("mobile-mcp's tap on {name} did not reach {}", target.label);
+            }
         }
         figures.push(screen);
     }
@@ -319,7 +349,8 @@ pub async fn mobile_mcp() -> Result<Vec<IosScreen>> {
 pub fn print(tabwire: &Result<Vec<IosScreen>>, peer: &Result<Vec<IosScreen>>) {
     println!(
         "\niOS: element list per screen (the scripted WDA serving real page sources; tokens = \
-         characters / 4), and a tap with its observation"
+         characters / 4), and a tap with its observation (tabwire: device_tap; mobile-mcp: its \
+         click, then its element list) on a tap that changes the screen"
     );
     println!();
     println!(

@@ -42,17 +42,20 @@ pub struct Options {
     pub rounds: usize,
     /// Run one server only.
     pub only: Option<Server>,
+    /// Run one platform only: `android` or `ios`.
+    pub platform: Option<String>,
 }
 
 /// What `--help` prints.
 pub const USAGE: &str = "\
-usage: cargo run --release -p tabwire-e2e --bin bench-mobile -- [--rounds N] [--only tabwire|mobile-mcp]
+usage: cargo run --release -p tabwire-e2e --bin bench-mobile -- [--rounds N] [--only tabwire|mobile-mcp] [--platform android|ios]
 
 Drives tabwire and @mobilenext/mobile-mcp over the same scripted Android phone (the fake adb) and
 the same scripted iPhone (a scripted WebDriverAgent on 127.0.0.1:8100 for mobile-mcp) and prints
 the tables.
   --rounds N      timed calls per screen and measurement (default 20, at least 2)
-  --only SERVER   run one server: tabwire, or mobile-mcp";
+  --only SERVER   run one server: tabwire, or mobile-mcp
+  --platform P    run one platform: android, or ios";
 
 impl Options {
     /// Reads the arguments after the program name; `Ok(None)` for `--help`.
@@ -60,6 +63,7 @@ impl Options {
         let mut options = Options {
             rounds: 20,
             only: None,
+            platform: None,
         };
         let mut args = args.into_iter();
         while let Some(arg) = args.next() {
@@ -78,11 +82,22 @@ impl Options {
                         _ => return Err("--only takes tabwire or mobile-mcp".into()),
                     });
                 }
+                "--platform" => {
+                    options.platform = Some(match args.next().as_deref() {
+                        Some(p @ ("android" | "ios")) => p.to_owned(),
+                        _ => return Err("--platform takes android or ios".into()),
+                    });
+                }
                 "-h" | "--help" => return Ok(None),
                 other => return Err(format!("unknown argument {other}")),
             }
         }
         Ok(Some(options))
+    }
+
+    /// Whether `platform` (`android`, `ios`) is measured.
+    pub fn measures(&self, platform: &str) -> bool {
+        self.platform.as_deref().is_none_or(|p| p == platform)
     }
 
     /// Whether `server` is measured.

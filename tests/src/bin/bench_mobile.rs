@@ -1,4 +1,4 @@
-//! `cargo run --release -p tabwire-e2e --bin bench-mobile [-- --rounds N] [--only tabwire|mobile-mcp]`:
+//! `cargo run --release -p tabwire-e2e --bin bench-mobile [-- --rounds N] [--only tabwire|mobile-mcp] [--platform android|ios]`:
 //! tabwire against `@mobilenext/mobile-mcp` on the same scripted phone (see
 //! `tabwire_e2e::bench_mobile`). Prints markdown tables; exits 1 when a target is missed.
 
@@ -26,7 +26,8 @@ async fn main() {
         mobile_mcp: None,
     };
     // Each server gets a fresh phone, so neither inherits the other's calls or state.
-    if options.runs(Server::MobileMcp) {
+    let android = options.measures("android");
+    if android && options.runs(Server::MobileMcp) {
         eprintln!("bench-mobile: mobile-mcp …");
         let phones = phones();
         results.mobile_mcp = Some(
@@ -35,7 +36,7 @@ async fn main() {
                 .map_err(|e| format!("{e:#}")),
         );
     }
-    if options.runs(Server::Tabwire) {
+    if android && options.runs(Server::Tabwire) {
         eprintln!("bench-mobile: tabwire …");
         let phones = phones();
         results.tabwire = Some(
@@ -44,7 +45,13 @@ async fn main() {
                 .map_err(|e| format!("{e:#}")),
         );
     }
-    let met = print(&results);
+    let met = !android || print(&results);
+    if !options.measures("ios") {
+        if !met {
+            std::process::exit(1);
+        }
+        return;
+    }
     let ios_tabwire = if options.runs(Server::Tabwire) {
         eprintln!("bench-mobile: tabwire on iOS …");
         tabwire_e2e::bench_mobile::ios::tabwire().await
