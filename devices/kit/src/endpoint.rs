@@ -19,8 +19,16 @@ use tabwire_protocol::local::{current_uid, is_loopback_host, secret_file_problem
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::http::{HeaderValue, Uri, header};
+use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::{Connector, MaybeTlsStream, WebSocketStream};
 
+/// The largest message read from the hub: an app to install (`MAX_INSTALL_BYTES` in base64,
+/// four thirds of it) with room for its request around it.
+pub const MAX_HUB_MESSAGE: usize = 64 * 1024 * 1024;
+const _: () = assert!(
+    (tabwire_protocol::devices::MAX_INSTALL_BYTES as usize).div_ceil(3) * 4 + 64 * 1024
+        <= MAX_HUB_MESSAGE
+);
 /// The local hub's default `/device` URL.
 pub const DEFAULT_HUB: &str = "ws://127.0.0.1:17841/device";
 
@@ -229,8 +237,17 @@ impl HubEndpoint {
             request.headers_mut().insert(header::AUTHORIZATION, value);
         }
         let connector = self.tls.clone().map(Connector::Rustls);
-        let connecting =
-            tokio_tungstenite::connect_async_tls_with_config(request, None, true, connector);
+        // A request may carry an app to install (up to `MAX_INSTALL_BYTES`, base64 in one
+        // message): tungstenite's default frame limit (16 MiB) would drop the connection.
+        let config = WebSocketConfig::default()
+            .max_message_size(Some(MAX_HUB_MESSAGE))
+            .max_frame_size(Some(MAX_HUB_MESSAGE));
+        let connecting = tokio_tungstenite::connect_async_tls_with_config(
+            request,
+            Some(config),
+            true,
+            connector,
+        );
         match tokio::time::timeout(CONNECT_TIMEOUT, connecting).await {
             Err(_) => Err(format!(
                 "{} did not answer within {} s",

@@ -674,3 +674,40 @@ async fn an_unreadable_policy_update_closes_the_connection() {
     control.send_replace(Control::Stop("backend stopped".into()));
     within(running).await.unwrap();
 }
+
+/// Review finding (issue 27): an app to install travels in one message of up to ~54 MiB;
+/// tungstenite's default 16 MiB frame limit dropped the connection (and every call on it).
+#[tokio::test]
+async fn a_request_as_large_as_an_app_to_install_is_read_and_answered() {
+    let hub = FakeHub::start().await;
+    let (link, control) = link(&hub.url, Some("tok-123"), None);
+    let running = tokio::spawn(link.run());
+    let (mut socket, _) = hub.accept().await;
+    let Some(DeviceMessage::Hello(_)) = receive(&mut socket).await else {
+        panic!("a hosted hub is first sent the hello");
+    };
+    send(&mut socket, &welcome(15_000)).await;
+    let bytes = tabwire_protocol::devices::MAX_INSTALL_BYTES as usize;
+    let request = Request {
+        id: 31,
+        tab_id: None,
+        deadline_ms: 5_000,
+        tool: "install_app".into(),
+        holder: None,
+        viewer: None,
+        op: Operation::Device(DeviceOp::InstallApp(
+            tabwire_protocol::devices::InstallApp {
+                name: "big.apk".into(),
+                data_base64: "A".repeat(bytes.div_ceil(3) * 4),
+                replace: false,
+            },
+        )),
+    };
+    send(&mut socket, &HubMessage::Request(request)).await;
+    let Some(DeviceMessage::Response(response)) = receive(&mut socket).await else {
+        panic!("the connection survives and the request is answered");
+    };
+    assert_eq!(response.id, 31);
+    control.send_replace(Control::Stop("backend stopped".into()));
+    within(running).await.unwrap();
+}
