@@ -69,8 +69,10 @@ impl DeviceFacts {
 /// How the backend was started, as far as a device's operations care.
 #[derive(Debug, Clone, Default)]
 pub struct DeviceOptions {
-    /// `--allow-destructive`: clearing app data is allowed.
+    /// `--allow-destructive`: clearing app data, and replacing an installed app, is allowed.
     pub allow_destructive: bool,
+    /// `--allow-install`: agents may install apps.
+    pub allow_install: bool,
     /// The device owner's policy (`--policy FILE`); the stricter of it and the operator's
     /// applies.
     pub owner_policy: Option<Policy>,
@@ -172,6 +174,7 @@ impl<A: Adb> Served for Device<A> {
             sdk: self.facts.sdk,
             safety: &self.safety,
             allow_destructive: self.options.allow_destructive,
+            allow_install: self.options.allow_install,
             state: &mut state,
             deadline,
             holder: holder.as_ref(),

@@ -1551,7 +1551,20 @@ fn install(replace: bool) -> DeviceOp {
 #[tokio::test]
 async fn an_app_is_installed_from_a_private_file_and_replacing_needs_allow_destructive() {
     let phone = Phone::with(|f| f.install_reply = "Performing Streamed Install\nSuccess\n".into());
-    let device = device(&phone, DeviceOptions::default());
+    // Without --allow-install, nothing reaches adb.
+    let refused = device(&phone, DeviceOptions::default())
+        .execute(install(false), holder("a"), "a", SECONDS)
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code, ErrorCode::Forbidden);
+    assert_eq!(phone.calls(), 0);
+    let device = device(
+        &phone,
+        DeviceOptions {
+            allow_install: true,
+            ..DeviceOptions::default()
+        },
+    );
     let installed = device
         .execute(install(false), holder("a"), "a", SECONDS)
         .await
@@ -1565,7 +1578,10 @@ async fn an_app_is_installed_from_a_private_file_and_replacing_needs_allow_destr
     ));
     let (args, bytes) = phone.fake().installed[0].clone();
     assert_eq!(args[0], "install");
-    assert_eq!(args.len(), 2, "no -r: {args:?}");
+    assert_eq!(
+        args[1], "-R",
+        "replacing is forbidden, as current Android would replace"
+    );
     assert_eq!(bytes, b"PK\x03\x04 an apk");
     assert!(
         !std::path::Path::new(&args[1]).exists(),
@@ -1591,6 +1607,7 @@ async fn an_app_is_installed_from_a_private_file_and_replacing_needs_allow_destr
         &phone,
         DeviceOptions {
             allow_destructive: true,
+            allow_install: true,
             ..DeviceOptions::default()
         },
     );
@@ -1614,4 +1631,72 @@ async fn an_app_is_installed_from_a_private_file_and_replacing_needs_allow_destr
         .await
         .unwrap_err();
     assert_eq!(wrong.code, ErrorCode::InvalidArgument);
+}
+
+/// Review findings (issue 27): a recording ends with its session, and one whose lease was
+/// released or lapsed in between, or stopped while app rules now restrict apps, returns no
+/// video.
+#[tokio::test]
+async fn a_recording_does_not_outlive_its_lease_its_session_or_the_rules() {
+    let video = b"\x00\x00\x00\x18ftypmp42".to_vec();
+    let phone = Phone::with(|f| {
+        f.replies = vec![
+            (
+                "screenrecord --time-limit".into(),
+                "tabwire-recording\n".into(),
+            ),
+            (
+                "pkill -INT -x screenrecord".into(),
+                format!("{}\n", video.len()),
+            ),
+        ];
+        f.video = video.clone();
+    });
+    let device = device(&phone, DeviceOptions::default());
+    let start = |session: &'static str| {
+        device.execute(recording(true, 30), holder(session), session, SECONDS)
+    };
+    let stop = |session: &'static str| {
+        device.execute(recording(false, 0), holder(session), session, SECONDS)
+    };
+    // Released in between: the video is deleted, never returned.
+    start("a").await.unwrap();
+    assert!(matches!(
+        device
+            .execute(
+                DeviceOp::Release(ReleaseDevice {}),
+                holder("a"),
+                "a",
+                SECONDS
+            )
+            .await
+            .unwrap(),
+        DeviceResult::Released(DeviceReleased { released: true })
+    ));
+    let dropped = stop("a").await.unwrap_err();
+    assert_eq!(dropped.code, ErrorCode::DeviceLeased, "{}", dropped.message);
+    assert!(
+        phone
+            .fake()
+            .calls
+            .iter()
+            .any(|c| c[3].starts_with("rm -f /data/local/tmp/tabwire-recording"))
+    );
+    // Its session ended: another session may record.
+    start("a").await.unwrap();
+    device.session_ended("a");
+    start("b").await.unwrap();
+    // The rules changed to restrict an app: stopping returns nothing.
+    device.set_operator_policy(policy(
+        r#"{"default":"act","apps":[{"package":"com.bank.*","access":"deny"}]}"#,
+    ));
+    let blocked = stop("b").await.unwrap_err();
+    assert_eq!(blocked.code, ErrorCode::AppBlocked);
+    device.set_operator_policy(Policy::default());
+    let none = stop("b").await.unwrap_err();
+    assert_eq!(
+        none.code,
+        ErrorCode::InvalidArgument,
+        "the recording is gone"
+    );
 }

@@ -37,9 +37,12 @@ struct Args {
     /// ~/.local/state/tabwire-android).
     #[arg(long, env = "TABWIRE_ANDROID_STATE_DIR", value_name = "DIR")]
     state_dir: Option<PathBuf>,
-    /// Allow destructive options (clearing an app's data).
+    /// Allow destructive options (clearing an app's data, replacing an installed app).
     #[arg(long)]
     allow_destructive: bool,
+    /// Allow agents to install apps (install_app); they stay on the phone after the session.
+    #[arg(long)]
+    allow_install: bool,
 }
 
 #[tokio::main]
@@ -68,6 +71,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         credentials: hub.credentials,
         options: DeviceOptions {
             allow_destructive: args.allow_destructive,
+            allow_install: args.allow_install,
             owner_policy: hub.owner_policy,
         },
         serials: args.serials,

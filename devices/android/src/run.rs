@@ -124,13 +124,37 @@ pub(crate) struct State {
     /// level (which change what logcat returns). Reads carry no session, so every session of
     /// the device shares these. At most [`MAX_LOG_CURSORS`]; the oldest key goes first.
     pub(crate) log_cursors: Vec<(LogKey, LogCursor)>,
-    /// The screen recording under way: when it started, and which session started it.
-    pub(crate) recording: Option<(Instant, String)>,
+    /// The screen recording under way.
+    pub(crate) recording: Option<Recorder>,
+}
+
+/// A screen recording under way: when it started, for how long, and which session started it.
+#[derive(Debug, Clone)]
+pub(crate) struct Recorder {
+    started: Instant,
+    max_seconds: u32,
+    session: String,
+}
+
+impl Recorder {
+    /// Whether `screenrecord` has stopped by itself by now (its time limit, and a margin).
+    fn ended(&self) -> bool {
+        self.started.elapsed() > Duration::from_secs(u64::from(self.max_seconds) + 5)
+    }
 }
 
 impl Forgets for State {
     fn forget(&mut self, session: &str) {
         self.views.forget(session);
+        // A recording ends with the session that started it (screenrecord stops at its limit;
+        // the next start removes its file).
+        if self
+            .recording
+            .as_ref()
+            .is_some_and(|recorder| recorder.session == session)
+        {
+            self.recording = None;
+        }
     }
 }
 
@@ -143,6 +167,8 @@ pub struct Run<'a, A: Adb> {
     pub(crate) sdk: Option<u32>,
     pub(crate) safety: &'a Safety,
     pub(crate) allow_destructive: bool,
+    /// `--allow-install`: agents may install apps.
+    pub(crate) allow_install: bool,
     pub(crate) state: &'a mut State,
     pub(crate) deadline: Instant,
     pub(crate) holder: Option<&'a LeaseHolder>,
@@ -722,11 +748,29 @@ impl<A: Adb> Run<'_, A> {
     /// Starts `screenrecord`, or stops it and returns the video. A recording sees every app
     /// that comes to the front while it runs, so it is refused while app rules restrict any
     /// app; it holds the device's lease, and only the session that started it stops it.
+    /// Starts `screenrecord`, or stops it and returns the video. A recording sees every app
+    /// that comes to the front while it runs, so it is refused while app rules restrict any
+    /// app, at its start and at its stop. It is held under the starting session's lease: only
+    /// that session stops it, and the video is dropped when the lease was released or lapsed
+    /// in between (another session may have used the device meanwhile). One that ended by its
+    /// time limit, or whose session ended, no longer blocks a new one.
     async fn screen_recording(
         &mut self,
         recording: ScreenRecording,
     ) -> Result<DeviceResult, OpError> {
-        let session = self.holder.map(|h| h.session.clone()).unwrap_or_default();
+        let Some(holder) = self.holder else {
+            return Err(OpError::new(
+                ErrorCode::Internal,
+                "screen_recording reached the device without its caller",
+            ));
+        };
+        if self.safety.restricts_apps() {
+            if !recording.start && self.state.recording.take().is_some() {
+                let _ = self.shell(shell::RECORDING_STOP).await;
+                let _ = self.shell(&shell::recording_discard()).await;
+            }
+            return Err(recording_blocked());
+        }
         if recording.start {
             if !(1..=MAX_RECORDING_SECONDS).contains(&recording.max_seconds) {
                 return Err(OpError::new(
@@ -734,10 +778,7 @@ impl<A: Adb> Run<'_, A> {
                     format!("maxSeconds must be 1-{MAX_RECORDING_SECONDS}"),
                 ));
             }
-            if self.safety.restricts_apps() {
-                return Err(recording_blocked());
-            }
-            if self.state.recording.is_some() {
+            if self.state.recording.as_ref().is_some_and(|r| !r.ended()) {
                 return Err(OpError::new(
                     ErrorCode::DeviceBusy,
                     "A recording is already under way on this device; stop it first.",
@@ -756,27 +797,39 @@ impl<A: Adb> Run<'_, A> {
                     ),
                 ));
             }
-            self.state.recording = Some((Instant::now(), session));
+            self.state.recording = Some(Recorder {
+                started: Instant::now(),
+                max_seconds: recording.max_seconds,
+                session: holder.session.clone(),
+            });
             return Ok(DeviceResult::Recording(Recording {
                 max_seconds: Some(recording.max_seconds),
                 video: None,
             }));
         }
-        let Some((started, owner)) = self.state.recording.clone() else {
+        let Some(recorder) = self.state.recording.clone() else {
             return Err(OpError::new(
                 ErrorCode::InvalidArgument,
                 "No recording is under way on this device (start one with start: true).",
             ));
         };
-        if owner != session {
+        if recorder.session != holder.session {
             return Err(OpError::new(
                 ErrorCode::DeviceLeased,
                 "Another session started this recording; only it can stop it.",
             ));
         }
-        self.safety.claim(self.holder)?;
+        let kept = self.safety.claim_kept(holder)?;
         let (text, out) = self.shell(shell::RECORDING_STOP).await?;
         self.state.recording = None;
+        if !kept {
+            let _ = self.shell(&shell::recording_discard()).await;
+            return Err(OpError::new(
+                ErrorCode::DeviceLeased,
+                "This session's lease on the device ended while it recorded (released, or idle \
+                 too long), so the recording may show another session's work: it was deleted.",
+            ));
+        }
         let size: Option<u64> = text.lines().last().and_then(|l| l.trim().parse().ok());
         let Some(size) = size else {
             return Err(OpError::new(
@@ -813,15 +866,25 @@ impl<A: Adb> Run<'_, A> {
                 data: base64::engine::general_purpose::STANDARD.encode(&out.stdout),
                 mime_type: "video/mp4".into(),
                 size,
-                recorded_ms: started.elapsed().as_millis() as u64,
+                recorded_ms: recorder.started.elapsed().as_millis() as u64,
             }),
         }))
     }
 
-    /// `adb install` of an `.apk` written to a private file. Which package a file holds is not
-    /// known before it is installed, so installing is refused while app rules restrict any
-    /// app; replacing an installed app needs `--allow-destructive`.
+    /// `adb install` of an `.apk` written to a private file. Installing needs the backend's
+    /// `--allow-install` (an app stays on the phone, and runs, after the agent's lease and
+    /// session end); which package a file holds is not known before it is installed, so it is
+    /// refused while app rules restrict any app; replacing an installed app needs
+    /// `--allow-destructive`, and without it the install forbids replacing (`-R`: current
+    /// Android replaces by default).
     async fn install_app(&mut self, install: InstallApp) -> Result<DeviceResult, OpError> {
+        if !self.allow_install {
+            return Err(OpError::new(
+                ErrorCode::Forbidden,
+                "This device's backend was not started with --allow-install: agents may not \
+                 install apps on it. Nothing was done.",
+            ));
+        }
         if !install.name.to_ascii_lowercase().ends_with(".apk") {
             return Err(OpError::new(
                 ErrorCode::InvalidArgument,
@@ -835,7 +898,13 @@ impl<A: Adb> Run<'_, A> {
                  is known only once it is installed: installing is refused here.",
             ));
         }
-        self.destructive(install.replace)?;
+        if install.replace && !self.allow_destructive {
+            return Err(OpError::new(
+                ErrorCode::DestructiveNotAllowed,
+                "Replacing an installed app is destructive, and this device's backend was not \
+                 started with --allow-destructive; nothing was done.",
+            ));
+        }
         let bytes = base64::engine::general_purpose::STANDARD
             .decode(install.data_base64.as_bytes())
             .map_err(|e| OpError::new(ErrorCode::InvalidArgument, format!("dataBase64: {e}")))?;
@@ -853,18 +922,15 @@ impl<A: Adb> Run<'_, A> {
             )
         })?;
         let path = file.path.display().to_string();
-        let mut args = vec!["install"];
-        if install.replace {
-            args.push("-r");
-        }
-        args.push(&path);
+        let args = ["install", if install.replace { "-r" } else { "-R" }, &path];
         let out = {
             let _under_way = self.cancel.input_going_out();
             self.adb_within(&args, INSTALL_TIMEOUT)
                 .await
                 .map_err(|e| e.action_may_have_occurred())?
         };
-        let said = format!("{}\n{}", out.text(), out.stderr);
+        // adb names the file it was given: the agent is told the app's name, not the path.
+        let said = format!("{}\n{}", out.text(), out.stderr).replace(&path, &install.name);
         if said.contains("INSTALL_FAILED_ALREADY_EXISTS") {
             return Err(OpError::new(
                 ErrorCode::InvalidArgument,
@@ -1246,13 +1312,17 @@ struct PrivateFile {
 
 impl PrivateFile {
     fn write(bytes: &[u8]) -> std::io::Result<PrivateFile> {
+        use std::hash::{BuildHasher as _, Hasher as _};
         use std::io::Write as _;
         use std::os::unix::fs::OpenOptionsExt as _;
-        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        // A name no other user can guess in advance (and so take first): random keys of the
+        // standard library's hasher.
+        let random = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
         let path = std::env::temp_dir().join(format!(
-            "tabwire-android-install-{}-{}.apk",
-            std::process::id(),
-            NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            "tabwire-android-install-{}-{random:016x}.apk",
+            std::process::id()
         ));
         let mut file = std::fs::OpenOptions::new()
             .write(true)

@@ -10,7 +10,7 @@
 use std::sync::Mutex;
 use std::time::Instant;
 
-use tabwire_protocol::leases::{Held, LeaseTable, Released};
+use tabwire_protocol::leases::{Claimed, Held, LeaseTable, Released};
 use tabwire_protocol::policy::{Gate, Need, Owner, Policy, Verdict, stricter};
 use tabwire_protocol::{ErrorCode, LeaseHolder, OpError};
 
@@ -74,6 +74,18 @@ impl Safety {
                 .check((), None, now)
                 .map_err(|held| leased(&held)),
         }
+    }
+
+    /// [`Safety::claim`] that says whether `holder` held the lease already (it was renewed),
+    /// rather than taking it afresh (it was free: released, lapsed or never held). What a
+    /// session started under its lease (a screen recording) ends with that lease.
+    pub fn claim_kept(&self, holder: &LeaseHolder) -> Result<bool, OpError> {
+        let now = self.now_ms();
+        self.lock()
+            .leases
+            .claim((), holder, now)
+            .map(|claimed| claimed == Claimed::Renewed)
+            .map_err(|held| leased(&held))
     }
 
     /// `release_device`: whether the caller held the lease.

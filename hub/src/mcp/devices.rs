@@ -1055,12 +1055,13 @@ pub async fn screen_recording(
         "recording": false,
         "recordedMs": video.recorded_ms,
         "bytes": video.size,
-        "mimeType": video.mime_type,
+        "mimeType": "video/mp4",
         "resource": uri,
     });
+    // The type is the hub's word, not the device's: what the backend records is an mp4.
     Ok(ToolOutput::new(data, text).with_resource(Blob {
         uri,
-        mime_type: video.mime_type,
+        mime_type: "video/mp4".into(),
         data: video.data,
     }))
 }
