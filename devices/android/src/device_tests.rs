@@ -1700,3 +1700,87 @@ async fn a_recording_does_not_outlive_its_lease_its_session_or_the_rules() {
         "the recording is gone"
     );
 }
+
+/// A runtime permission dialog, as the permission controller draws it over the app.
+fn permission_dialog() -> String {
+    let pc = "com.android.permissioncontroller";
+    let view = |id: &str, text: &str, bounds: &str, clickable: &str| {
+        node(
+            &[
+                ("package", pc),
+                ("resource-id", &format!("{pc}:id/{id}")),
+                ("class", "android.widget.Button"),
+                ("text", text),
+                ("bounds", bounds),
+                ("clickable", clickable),
+            ],
+            "",
+        )
+    };
+    let body = node(
+        &[
+            ("package", pc),
+            ("class", "android.widget.FrameLayout"),
+            ("bounds", "[0,0][1080,2400]"),
+        ],
+        &[
+            view(
+                "permission_message",
+                "Allow Acme Shop to access your location?",
+                "[100,900][980,1000]",
+                "false",
+            ),
+            view(
+                "permission_allow_foreground_only_button",
+                "While using the app",
+                "[100,1100][980,1200]",
+                "true",
+            ),
+            view(
+                "permission_deny_button",
+                "Don't allow",
+                "[100,1300][980,1400]",
+                "true",
+            ),
+        ]
+        .concat(),
+    );
+    dump(0, &body)
+}
+
+/// Review finding (issue 27): a permission dialog is the permission controller's, but what it
+/// grants is the app's beneath it, which must allow acting too.
+#[tokio::test]
+async fn a_permission_dialog_needs_the_app_beneath_to_allow_acting() {
+    let phone = Phone::with(|f| {
+        f.focus = "com.acme.shop".into();
+        f.last_dump = fixture("products.xml");
+    });
+    let device = device(
+        &phone,
+        DeviceOptions {
+            owner_policy: Some(policy(
+                r#"{"default":"act","apps":[{"package":"com.acme.shop","access":"read"}]}"#,
+            )),
+            ..DeviceOptions::default()
+        },
+    );
+    snapshot(&device).await.unwrap();
+    {
+        let mut fake = phone.fake();
+        fake.last_dump = permission_dialog();
+        fake.focus = "com.android.permissioncontroller".into();
+    }
+    let refused = acted(&device, answer(true, None), "a").await.unwrap_err();
+    assert_eq!(refused.code, ErrorCode::AppBlocked, "{}", refused.message);
+    assert!(phone.inputs().is_empty(), "nothing was tapped");
+    // Without the rule, the dialog is answered by its allowing button.
+    device.set_operator_policy(Policy::default());
+    let plain = self::device(&phone, DeviceOptions::default());
+    let allowed = acted(&plain, answer(true, None), "a").await.unwrap();
+    assert_eq!(
+        allowed.alert.as_deref(),
+        Some("Allow Acme Shop to access your location?")
+    );
+    assert_eq!(phone.inputs(), ["input tap 540 1150"]);
+}

@@ -126,6 +126,9 @@ pub(crate) struct State {
     pub(crate) log_cursors: Vec<(LogKey, LogCursor)>,
     /// The screen recording under way.
     pub(crate) recording: Option<Recorder>,
+    /// The last app a look showed other than the system's dialogs: the app a permission
+    /// dialog is about.
+    pub(crate) last_app: Option<String>,
 }
 
 /// A screen recording under way: when it started, for how long, and which session started it.
@@ -315,6 +318,12 @@ impl<A: Adb> Run<'_, A> {
             }
         }
         self.state.unobserved = false;
+        if !dumped.package.is_empty()
+            && !PERMISSION_DIALOGS.contains(&dumped.package.as_str())
+            && dumped.package != "com.android.systemui"
+        {
+            self.state.last_app = Some(dumped.package.clone());
+        }
         let refs = self
             .state
             .refs
@@ -988,6 +997,13 @@ impl<A: Adb> Run<'_, A> {
         })?;
         if !button.package.is_empty() {
             self.safety.gate(Need::Act, &button.package)?;
+        }
+        // A permission dialog is the permission controller's, but what it grants is the app's
+        // beneath it (the last other app a look showed), which must allow acting too.
+        if PERMISSION_DIALOGS.contains(&button.package.as_str())
+            && let Some(beneath) = self.state.last_app.clone()
+        {
+            self.safety.gate(Need::Act, &beneath)?;
         }
         let at = button.bounds.centre();
         let text = alert.text;
