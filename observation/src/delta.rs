@@ -14,7 +14,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use tabwire_protocol::{ObservedNode, SnapshotRequest, Target};
+use tabwire_protocol::{Delta, ElementRef, Node, SnapshotRequest, Target};
 
 use crate::window::Budget;
 
@@ -94,7 +94,7 @@ pub struct Baseline {
     pub view: View,
     /// The lines of the frames inlined under its iframes, as they were shown (a later delta
     /// compares the frames' lines with these).
-    pub frames: Vec<ObservedNode>,
+    pub frames: Vec<Node<ElementRef>>,
     /// The browser page model's generation it was made from (0 where there is none): a delta
     /// against it also names what changed outside its window after it.
     pub page_generation: u64,
@@ -222,6 +222,27 @@ impl Diff {
     /// Whether nothing changed.
     pub fn is_empty(&self) -> bool {
         self.changed.is_empty() && self.removed.is_empty() && self.order.is_none()
+    }
+
+    /// The delta an observation carries: the changes since version `since`, with `changed` the
+    /// lines of [`Diff::changed`]'s entries and `to_ref` the ref of a ref number (a page's
+    /// `@f2e5`, a device's `@d7`).
+    pub fn into_delta<R>(
+        self,
+        since: u64,
+        changed: Vec<Node<R>>,
+        to_ref: impl Fn(u32) -> R,
+        view_changed: bool,
+    ) -> Delta<R> {
+        Delta {
+            since,
+            changed,
+            removed: self.removed.into_iter().map(&to_ref).collect(),
+            order: self
+                .order
+                .map(|order| order.into_iter().map(&to_ref).collect()),
+            view_changed,
+        }
     }
 }
 

@@ -9,6 +9,8 @@
 
 use std::collections::HashSet;
 
+use tabwire_protocol::{Delta, Node, Observation, Subject};
+
 use super::facts::PageNode;
 use super::inline;
 use super::render::{Detail, render_node, render_option};
@@ -132,6 +134,26 @@ impl Window {
     /// Whether lines of the list are not shown.
     pub fn truncated(&self) -> bool {
         self.omitted_nodes > 0
+    }
+
+    /// An observation of `of` at `version` that shows this window: as `nodes`, or as `delta`
+    /// against an earlier version.
+    pub fn observation<S: Subject>(
+        &self,
+        of: S,
+        version: u64,
+        nodes: Vec<Node<S::Ref>>,
+        delta: Option<Delta<S::Ref>>,
+    ) -> Observation<S> {
+        Observation {
+            total_nodes: self.total_nodes,
+            offset: self.offset,
+            truncated: self.truncated(),
+            omitted_nodes: self.omitted_nodes,
+            omitted_chars: self.omitted_chars,
+            next_offset: self.next_offset,
+            ..Observation::new(of, version, nodes, delta)
+        }
     }
 }
 

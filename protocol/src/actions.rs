@@ -4,13 +4,14 @@
 //!
 //! An action runs in the tab's queue, checks its request's deadline immediately before it
 //! dispatches input, and answers with an [`Outcome`] plus, unless switched off, a small
-//! [`Observation`] of the page afterwards.
+//! [`Observation`] of the [`Page`] afterwards.
 
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::observe::{ContentRequest, Observation, PageContent, SnapshotRequest};
+use crate::observation::{Node, Observation};
+use crate::observe::{ContentRequest, Page, PageContent, SnapshotRequest};
 use crate::{OpError, TabId, Target};
 
 /// One action and the observation to take after it.
@@ -616,7 +617,7 @@ pub enum ActionFacts {
         /// What appeared, for a selector or text that appeared: the element's line with its
         /// ref (for text, the first line holding it), as an observation would show it.
         #[serde(default, skip_serializing_if = "Option::is_none")]
-        element: Option<crate::ObservedNode>,
+        element: Option<Node<crate::ElementRef>>,
         /// For a URL wait: the URL the tab was on when it came true.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         url: Option<String>,
@@ -655,7 +656,7 @@ pub struct Acted {
     pub outcome: Outcome,
     /// The page afterwards.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observation: Option<Observation>,
+    pub observation: Option<Observation<Page>>,
     /// Why no observation came back although one was asked for (a dialog blocks the page, the
     /// tab is loading a restricted page…). The action itself succeeded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -716,7 +717,7 @@ pub enum StepResult {
     /// An observation.
     Observed {
         /// The observation.
-        observation: Observation,
+        observation: Observation<Page>,
     },
     /// Content.
     Content {
@@ -749,7 +750,7 @@ pub struct BatchResult {
     pub failure: Option<StepFailure>,
     /// The page after the last completed step.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observation: Option<Observation>,
+    pub observation: Option<Observation<Page>>,
     /// Why no observation came back although one was asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observation_error: Option<OpError>,

@@ -8,13 +8,14 @@
 //! (welcome, refusal, requests, heartbeats, session ends, policy changes), and the backend
 //! answers each request with one [`crate::Response`].
 //!
-//! Observations share the browsers' model: a flat list of kept nodes with refs (`@d7`), one
-//! line each, within a node and character budget, with `query`, paging by `offset` and
-//! `since` deltas. Every action that changes the screen answers with the settled screen's
+//! Observations are the browsers' [`Observation`], of the device's [`Foreground`]: a flat list
+//! of kept nodes with refs (`@d7`), one line each, within a node and character budget, with
+//! `query`, paging by `offset` and `since` deltas. Every action that changes the screen answers with the settled screen's
 //! observation, so a tap and a look cost one call.
 
 use serde::{Deserialize, Serialize};
 
+use crate::observation::{Node, Observation, Point, Subject};
 use crate::refs::DeviceRef;
 
 /// The longest text one `device_type` call types, in characters (the hub refuses longer text
@@ -64,40 +65,6 @@ pub struct ScreenSize {
     pub width: u32,
     /// Height in pixels.
     pub height: u32,
-}
-
-/// A point on the screen, in physical pixels.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Point {
-    /// From the left edge.
-    pub x: u32,
-    /// From the top edge.
-    pub y: u32,
-}
-
-/// A node's bounds on the screen, in physical pixels: `[left,top][right,bottom]`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Rect {
-    /// Left edge.
-    pub left: u32,
-    /// Top edge.
-    pub top: u32,
-    /// Right edge (exclusive).
-    pub right: u32,
-    /// Bottom edge (exclusive).
-    pub bottom: u32,
-}
-
-impl Rect {
-    /// The centre, where a tap on the node lands.
-    pub fn centre(&self) -> Point {
-        Point {
-            x: self.left + (self.right.saturating_sub(self.left)) / 2,
-            y: self.top + (self.bottom.saturating_sub(self.top)) / 2,
-        }
-    }
 }
 
 /// The budget of a device observation, and the view it shows.
@@ -546,91 +513,20 @@ impl DeviceOp {
     }
 }
 
-/// One line of a device observation.
+/// What a device observation looked at: the foreground app.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct DeviceNode {
-    /// The node's ref.
-    #[serde(rename = "ref")]
-    pub node_ref: DeviceRef,
-    /// The one-line rendering: `textbox "Email"`, `button "LOGIN" [disabled]`.
-    pub text: String,
-    /// Its bounds on the screen.
-    pub bounds: Rect,
-    /// Another node of the screen has the same identity (resource ID, description, or text and
-    /// class), so the ref is held by position among them and may name the other one after the
-    /// screen changes: look before acting on it.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub ambiguous: bool,
-}
-
-/// What changed in a device observation's window since an earlier version.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct DeviceDelta {
-    /// The version compared against.
-    pub since: u64,
-    /// Nodes that are new or whose line changed.
-    pub changed: Vec<DeviceNode>,
-    /// Refs of nodes no longer in the window.
-    pub removed: Vec<DeviceRef>,
-    /// The window's full order of refs, present only when nodes were inserted before existing
-    /// ones or moved.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub order: Option<Vec<DeviceRef>>,
-    /// The list around the window changed (its total, truncation or next offset).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub view_changed: bool,
-}
-
-/// How an observation after an action waited for the screen to settle.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Settling {
-    /// Hierarchy dumps taken.
-    pub dumps: u32,
-    /// False when the screen still showed a busy indicator or kept changing when the dumps'
-    /// bound or the deadline was reached: the observation is the last one taken.
-    pub settled: bool,
-}
-
-/// A bounded view of the device's focused window.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct DeviceObservation {
-    /// The foreground app's package.
+pub struct Foreground {
+    /// The foreground app's package (Android) or bundle ID (iOS).
     pub package: String,
     /// The screen's rotation in quarter turns (0–3).
     pub rotation: u8,
     /// Whether the on-screen keyboard shows (it is not part of the hierarchy).
     pub keyboard_shown: bool,
-    /// Increases with every observation of the device.
-    pub version: u64,
-    /// The nodes shown, in pre-order (empty when `delta` is set).
-    pub nodes: Vec<DeviceNode>,
-    /// How many nodes the filtered list has in all.
-    pub total_nodes: u32,
-    /// The index in that list of the first node shown.
-    pub offset: u32,
-    /// True when nodes of the list are not shown.
-    pub truncated: bool,
-    /// How many nodes of the list are not shown.
-    pub omitted_nodes: u32,
-    /// How many characters of node text those hold.
-    pub omitted_chars: u32,
-    /// The `offset` that shows the next nodes, when there are more.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_offset: Option<u32>,
-    /// The changes since the requested version, instead of `nodes`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delta: Option<DeviceDelta>,
-    /// A delta was asked for but its baseline was gone or for another view: `nodes` is a full
-    /// observation.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub reset: bool,
-    /// After an action: how the backend waited for the screen to settle.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub settling: Option<Settling>,
+}
+
+impl Subject for Foreground {
+    type Ref = DeviceRef;
 }
 
 /// What a device action did, and the settled screen after it.
@@ -644,14 +540,14 @@ pub struct DeviceActed {
     pub package: String,
     /// The observation, when one was asked for.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observation: Option<DeviceObservation>,
+    pub observation: Option<Observation<Foreground>>,
     /// The dialog's text, when the action answered one (`dismiss_alert`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub alert: Option<String>,
     /// The node looked for, when the action found it (`scroll_to_element`): its ref, line and
     /// bounds.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub found: Option<DeviceNode>,
+    pub found: Option<Node<DeviceRef>>,
     /// How many swipes the action made (`scroll_to_element`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub swipes: Option<u32>,
@@ -662,7 +558,7 @@ impl DeviceActed {
     pub fn new(
         at: Option<Point>,
         package: String,
-        observation: Option<DeviceObservation>,
+        observation: Option<Observation<Foreground>>,
     ) -> DeviceActed {
         DeviceActed {
             at,
@@ -743,7 +639,7 @@ pub struct DeviceReleased {
 #[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum DeviceResult {
     /// An observation.
-    Snapshot(DeviceObservation),
+    Snapshot(Observation<Foreground>),
     /// An action's outcome.
     Acted(DeviceActed),
     /// An app stopped.
@@ -761,7 +657,7 @@ pub enum DeviceResult {
 }
 
 crate::tagged::deserialize_tagged!(DeviceResult, "kind", {
-    "snapshot" => DeviceObservation => Self::Snapshot,
+    "snapshot" => Observation<Foreground> => Self::Snapshot,
     "acted" => DeviceActed => Self::Acted,
     "closed" => AppClosed => Self::Closed,
     "screenshot" => DeviceScreenshot => Self::Screenshot,
@@ -859,16 +755,5 @@ mod tests {
         assert_eq!(serde_json::from_str::<DeviceOp>(&json).unwrap(), op);
         assert!(op.is_mutation());
         assert!(!DeviceOp::Release(ReleaseDevice {}).is_mutation());
-    }
-
-    #[test]
-    fn centre_of_bounds() {
-        let rect = Rect {
-            left: 100,
-            top: 200,
-            right: 301,
-            bottom: 260,
-        };
-        assert_eq!(rect.centre(), Point { x: 200, y: 230 });
     }
 }

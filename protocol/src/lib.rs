@@ -13,6 +13,8 @@
 //! - [`ops`]: what a request asks the extension to do ([`Operation`]) and what comes back
 //!   ([`OpResult`]), put together from the groups below; [`Ask`] ties each request type to its
 //!   answer's type.
+//! - [`observation`]: the one observation every peer answers with (a page's or a device's
+//!   lines with refs, their window and deltas), generic over what was observed.
 //! - The groups, each with its requests and results, the way the tools are grouped:
 //!   [`observe`] (snapshots, content, frames, selected text, screenshots), [`tabs`] (tabs and
 //!   navigation), [`actions`] (actions, batches, element state, dialogs, tab health),
@@ -42,6 +44,7 @@ pub mod kinds;
 pub mod leases;
 pub mod local;
 pub mod messages;
+pub mod observation;
 pub mod observe;
 pub mod ops;
 pub mod pairing;
@@ -65,8 +68,7 @@ pub use capture::{
     SetNetworkCapture,
 };
 pub use devices::{
-    DeviceActed, DeviceHello, DeviceMessage, DeviceObservation, DeviceOp, DeviceResult,
-    check_device_hello,
+    DeviceActed, DeviceHello, DeviceMessage, DeviceOp, DeviceResult, Foreground, check_device_hello,
 };
 pub use errors::{ErrorCategory, ErrorCode, OpError};
 pub use kinds::{KINDS, Kind, KindSet, KindSpec, Listing};
@@ -77,10 +79,11 @@ pub use messages::{
     Refusal, Request, Response, Welcome, check_challenge, check_hello, has_visible_char,
     is_hidden_char, shown_name, terminal_safe,
 };
+pub use observation::{Delta, Node, Observation, Outside, Point, Rect, Settling, Subject};
 pub use observe::{
-    ContentFormat, ContentRequest, CoveredFrame, Delta, FrameInfo, FrameList, GetSelectedText,
-    ImageFormat, ListFrames, Observation, ObserveOp, ObserveResult, ObservedNode, Outside,
-    PageContent, Screenshot, ScreenshotRequest, SelectedText, SnapshotBudget, SnapshotRequest,
+    ContentFormat, ContentRequest, CoveredFrame, FrameInfo, FrameList, GetSelectedText,
+    ImageFormat, ListFrames, ObserveOp, ObserveResult, Page, PageContent, Screenshot,
+    ScreenshotRequest, SelectedText, SnapshotBudget, SnapshotRequest,
 };
 pub use ops::{Ask, OpResult, Operation};
 pub use refs::{DeviceRef, ElementRef, Target};

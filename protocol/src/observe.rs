@@ -7,6 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::observation::{Observation, Subject};
 use crate::{ElementRef, TabId, Target};
 
 /// Observe a document of the tab: its meaningful nodes with refs, bounded.
@@ -171,10 +172,10 @@ impl ObserveOp {
     }
 }
 
-/// A bounded view of a document: its meaningful nodes in document order.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// What a browser observation looked at: one document of a tab.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Observation {
+pub struct Page {
     /// The tab observed.
     pub tab_id: TabId,
     /// The frame observed; `None` for the top document.
@@ -186,90 +187,10 @@ pub struct Observation {
     pub title: String,
     /// Chrome's ID of the observed document; refs are valid only while it stays the same.
     pub document_id: String,
-    /// Increases with every observation of the same document.
-    pub version: u64,
-    /// The nodes shown, in document order (empty when `delta` is set).
-    pub nodes: Vec<ObservedNode>,
-    /// How many nodes the scoped, filtered list has in all.
-    pub total_nodes: u32,
-    /// The index in that list of the first node shown.
-    pub offset: u32,
-    /// True when nodes of the list are not shown (before `offset` or past the budget).
-    pub truncated: bool,
-    /// How many nodes of the list are not shown.
-    pub omitted_nodes: u32,
-    /// How many characters of node text those omitted nodes hold.
-    pub omitted_chars: u32,
-    /// The `offset` that shows the next nodes, when there are more.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_offset: Option<u32>,
-    /// The changes since the requested version, instead of `nodes`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub delta: Option<Delta>,
-    /// True when a delta was asked for but its baseline was gone or made for another scope,
-    /// query, offset or budget: `nodes` is then a full observation to use as the new baseline.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub reset: bool,
-    /// True when `total_nodes` and the omitted counts are estimates: the page had not read the
-    /// whole document yet (a first snapshot of a big page reads only as far as its window).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub estimated: bool,
-    /// Popups (a listbox, menu, dialog, alert or tooltip) that opened since the last
-    /// observation of the document and that the window leaves out, with their lines; and those
-    /// shown that way before that have closed.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub outside: Vec<Outside>,
 }
 
-/// A popup outside an observation's window.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Outside {
-    /// One line: `listbox "States" appeared (6 lines)`, `menu "File" closed`.
-    pub note: String,
-    /// The popup's lines (at most 30), with refs; none for a closed one.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub nodes: Vec<ObservedNode>,
-}
-
-/// What changed in an observed window since an earlier version.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Delta {
-    /// The version compared against.
-    pub since: u64,
-    /// Nodes that are new or whose line changed.
-    pub changed: Vec<ObservedNode>,
-    /// Refs of nodes no longer in the window.
-    pub removed: Vec<ElementRef>,
-    /// The window's full order of refs, present only when new nodes were inserted before
-    /// existing ones or nodes moved.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub order: Option<Vec<ElementRef>>,
-    /// The list around the window changed since the baseline: its total, whether the view is
-    /// truncated, or the next offset (see the observation's fields for the new values).
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub view_changed: bool,
-}
-
-/// One line of an observation.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ObservedNode {
-    /// The node's ref; absent only for a select's option lines, which are chosen through
-    /// their select.
-    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
-    pub element_ref: Option<ElementRef>,
-    /// The one-line rendering, e.g. `button "Sign in" [disabled]`.
-    pub text: String,
-    /// How many boundaries (a dialog, menu, listbox, grid or form, each with a line of its own
-    /// above) enclose the node: it is shown indented that many steps.
-    #[serde(default, skip_serializing_if = "is_zero")]
-    pub depth: u8,
-}
-
-fn is_zero(depth: &u8) -> bool {
-    *depth == 0
+impl Subject for Page {
+    type Ref = ElementRef;
 }
 
 /// Every frame of a tab.
@@ -360,7 +281,7 @@ pub struct Screenshot {
     pub document_id: String,
     /// The observation taken with it, when asked.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub observation: Option<Observation>,
+    pub observation: Option<Observation<Page>>,
     /// Frames in the captured area that the policy does not let agents read (or whose frame
     /// element could not be told apart from theirs): painted over with a solid fill in the image
     /// after it was captured.
@@ -383,7 +304,7 @@ pub struct CoveredFrame {
 #[serde(tag = "kind", rename_all = "camelCase", deny_unknown_fields)]
 pub enum ObserveResult {
     /// An observation.
-    Snapshot(Observation),
+    Snapshot(Observation<Page>),
     /// The tab's frames.
     Frames(FrameList),
     /// Content.
@@ -398,7 +319,7 @@ pub enum ObserveResult {
 
 crate::tagged::deserialize_tagged!(ObserveResult, "kind", {
     "pdf" => crate::files::PdfDocument => Self::Pdf,
-    "snapshot" => Observation => Self::Snapshot,
+    "snapshot" => Observation<Page> => Self::Snapshot,
     "frames" => FrameList => Self::Frames,
     "content" => PageContent => Self::Content,
     "selectedText" => SelectedText => Self::SelectedText,

@@ -26,19 +26,20 @@ use crate::capture::{
 };
 #[cfg(feature = "device")]
 use crate::devices::{
-    AppClosed, AppInstalled, CloseApp, DeviceActed, DeviceLogs, DeviceLogsRequest,
-    DeviceObservation, DeviceOp, DeviceReleased, DeviceResult, DeviceScreenshot,
-    DeviceScreenshotRequest, DeviceSnapshot, DeviceSwipe, DeviceTap, DeviceType, DismissAlert,
-    DismissKeyboard, InstallApp, LongPress, OpenApp, PressButton, Recording, ReleaseDevice,
-    ScreenRecording, ScrollToElement, TapCoordinates,
+    AppClosed, AppInstalled, CloseApp, DeviceActed, DeviceLogs, DeviceLogsRequest, DeviceOp,
+    DeviceReleased, DeviceResult, DeviceScreenshot, DeviceScreenshotRequest, DeviceSnapshot,
+    DeviceSwipe, DeviceTap, DeviceType, DismissAlert, DismissKeyboard, Foreground, InstallApp,
+    LongPress, OpenApp, PressButton, Recording, ReleaseDevice, ScreenRecording, ScrollToElement,
+    TapCoordinates,
 };
 use crate::files::{
     ChunkKept, ClipboardRequest, ClipboardText, Downloads, DownloadsRequest, PdfDocument,
     PdfRequest, UploadChunk,
 };
+use crate::observation::Observation;
 use crate::observe::{
-    ContentFormat, ContentRequest, FrameList, GetSelectedText, ListFrames, Observation, ObserveOp,
-    ObserveResult, PageContent, Screenshot, ScreenshotRequest, SelectedText, SnapshotRequest,
+    ContentFormat, ContentRequest, FrameList, GetSelectedText, ListFrames, ObserveOp,
+    ObserveResult, Page, PageContent, Screenshot, ScreenshotRequest, SelectedText, SnapshotRequest,
 };
 use crate::storage::{
     Cookie, GetCookies, GetLocalStorage, StorageEntries, StorageEntry, StorageOp, StorageResult,
@@ -288,7 +289,7 @@ macro_rules! answers {
 }
 
 asks! {
-    SnapshotRequest => Observe(ObserveOp::Snapshot) -> Observation;
+    SnapshotRequest => Observe(ObserveOp::Snapshot) -> Observation<Page>;
     ListFrames => Observe(ObserveOp::ListFrames) -> FrameList;
     ContentRequest => Observe(ObserveOp::Content) -> PageContent;
     GetSelectedText => Observe(ObserveOp::SelectedText) -> SelectedText;
@@ -323,7 +324,7 @@ asks! {
 
 #[cfg(feature = "device")]
 asks! {
-    DeviceSnapshot => Device(DeviceOp::Snapshot) -> DeviceObservation;
+    DeviceSnapshot => Device(DeviceOp::Snapshot) -> Observation<Foreground>;
     DeviceTap => Device(DeviceOp::Tap) -> DeviceActed;
     TapCoordinates => Device(DeviceOp::TapCoordinates) -> DeviceActed;
     LongPress => Device(DeviceOp::LongPress) -> DeviceActed;
@@ -343,7 +344,7 @@ asks! {
 }
 
 answers! {
-    Observation => Observe(ObserveResult::Snapshot);
+    Observation<Page> => Observe(ObserveResult::Snapshot);
     FrameList => Observe(ObserveResult::Frames);
     PageContent => Observe(ObserveResult::Content);
     SelectedText => Observe(ObserveResult::SelectedText);
@@ -373,7 +374,7 @@ answers! {
 
 #[cfg(feature = "device")]
 answers! {
-    DeviceObservation => Device(DeviceResult::Snapshot);
+    Observation<Foreground> => Device(DeviceResult::Snapshot);
     DeviceActed => Device(DeviceResult::Acted);
     AppClosed => Device(DeviceResult::Closed);
     DeviceScreenshot => Device(DeviceResult::Screenshot);
@@ -387,8 +388,8 @@ answers! {
 mod tests {
     use super::*;
     use crate::actions::WaitCondition;
-    use crate::observe::{ImageFormat, ObservedNode};
-    use crate::{Delta, ElementRef, Target};
+    use crate::observe::ImageFormat;
+    use crate::{Delta, ElementRef, Node, Target};
 
     #[test]
     fn operations_round_trip() {
@@ -493,49 +494,32 @@ mod tests {
 
     #[test]
     fn results_round_trip() {
-        let result = OpResult::from(Observation {
+        let page = Page {
             tab_id: 3,
             frame_id: None,
             url: "http://x/".into(),
             title: "X".into(),
             document_id: "D1".into(),
-            version: 2,
-            nodes: vec![
-                ObservedNode {
-                    element_ref: Some(ElementRef::top(1)),
-                    text: "button \"Go\"".into(),
-                    depth: 0,
-                },
-                ObservedNode {
-                    element_ref: None,
-                    text: "Hello".into(),
-                    depth: 0,
-                },
-            ],
-            total_nodes: 2,
-            offset: 0,
-            truncated: false,
-            omitted_nodes: 0,
-            omitted_chars: 0,
-            next_offset: None,
-            delta: Some(Delta {
-                since: 1,
-                changed: vec![],
-                removed: vec![ElementRef::top(9)],
-                order: None,
-                view_changed: false,
-            }),
-            reset: false,
-            estimated: false,
-            outside: Vec::new(),
-        });
+        };
+        let nodes = vec![
+            Node::new(Some(ElementRef::top(1)), "button \"Go\"".into()),
+            Node::new(None, "Hello".into()),
+        ];
+        let delta = Delta {
+            since: 1,
+            changed: vec![],
+            removed: vec![ElementRef::top(9)],
+            order: None,
+            view_changed: false,
+        };
+        let result = OpResult::from(Observation::new(page, 2, nodes, Some(delta)));
         let json = serde_json::to_string(&result).unwrap();
         assert!(
             json.contains(r#""delta":{"since":1,"changed":[],"removed":["@e9"]}"#),
             "{json}"
         );
         assert!(
-            json.starts_with(r#"{"group":"observe","kind":"snapshot","#),
+            json.starts_with(r#"{"group":"observe","kind":"snapshot","of":{"tabId":3,"#),
             "{json}"
         );
         assert!(!json.contains("reset"), "{json}");

@@ -10,7 +10,7 @@ use std::time::Duration;
 use tabwire_protocol::devices::*;
 use tabwire_protocol::policy::Policy;
 use tabwire_protocol::refs::DeviceRef;
-use tabwire_protocol::{ErrorCode, LeaseHolder, OpError};
+use tabwire_protocol::{ErrorCode, LeaseHolder, Observation, OpError, Point, Settling};
 
 use crate::adb::{Adb, AdbError, AdbOutput};
 use crate::device::{Device, DeviceFacts, DeviceOptions};
@@ -254,7 +254,7 @@ const SECONDS: Duration = Duration::from_secs(5);
 
 /// A snapshot as session "a" (the session most tests act as) sees it: its later actions'
 /// deltas are against it.
-async fn snapshot(device: &Device<Phone>) -> Result<DeviceObservation, OpError> {
+async fn snapshot(device: &Device<Phone>) -> Result<Observation<Foreground>, OpError> {
     match device
         .execute(
             DeviceOp::Snapshot(DeviceSnapshot { view: view() }),
@@ -370,8 +370,8 @@ async fn a_snapshot_is_one_exec_out_with_the_keyboard_folded_in() {
     let observation = snapshot(&device).await.unwrap();
     assert_eq!(phone.calls(), 1);
     assert_eq!(phone.fake().calls[0][2], "exec-out");
-    assert!(observation.keyboard_shown);
-    assert_eq!(observation.package, SHOP);
+    assert!(observation.of.keyboard_shown);
+    assert_eq!(observation.of.package, SHOP);
     assert_eq!(observation.nodes.len(), 11);
     assert_eq!(observation.nodes[5].text, r#"button "LOG IN""#);
 }
@@ -402,7 +402,7 @@ async fn a_tap_with_observation_costs_two_invocations_and_reports_a_delta() {
     let delta = observation.delta.expect("a delta against the snapshot");
     assert_eq!(delta.since, before.version);
     assert_eq!(delta.changed.len(), 1);
-    assert_eq!(delta.changed[0].node_ref, DeviceRef(2));
+    assert_eq!(delta.changed[0].node_ref, Some(DeviceRef(2)));
 }
 
 /// Issue 23 §4: a session's action is compared with what that session was shown, not with
@@ -845,7 +845,7 @@ async fn a_touch_is_judged_by_the_app_under_it() {
         .iter()
         .find(|n| n.text.contains("Pay now"))
         .unwrap();
-    assert_eq!(pay.node_ref, DeviceRef(2));
+    assert_eq!(pay.node_ref, Some(DeviceRef(2)));
     let refused = |result: Result<DeviceActed, OpError>| {
         let error = result.unwrap_err();
         assert_eq!(error.code, ErrorCode::AppBlocked, "{}", error.message);

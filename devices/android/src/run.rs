@@ -14,15 +14,17 @@
 use std::time::Duration;
 
 use base64::Engine as _;
+use tabwire_protocol::Settling;
 use tabwire_protocol::devices::{
     AppClosed, AppInstalled, Button, CloseApp, DeviceActed, DeviceLogsRequest, DeviceOp,
     DeviceReleased, DeviceResult, DeviceSwipe, DeviceType, DeviceVideo, DismissAlert, InstallApp,
     LogsSince, MAX_INSTALL_BYTES, MAX_RECORDING_BYTES, MAX_RECORDING_SECONDS, ObserveAfter,
-    OpenApp, Point, PressTarget, Recording, Rect, ScreenRecording, ScreenSize, Settling,
+    OpenApp, PressTarget, Recording, ScreenRecording, ScreenSize,
 };
 use tabwire_protocol::policy::Need;
 use tabwire_protocol::refs::DeviceRef;
 use tabwire_protocol::{ErrorCode, LeaseHolder, OpError};
+use tabwire_protocol::{Point, Rect};
 use tokio::time::Instant;
 
 use tabwire_device_kit::cancel::Cancel;

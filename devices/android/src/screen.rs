@@ -19,7 +19,7 @@
 //! Another checkable widget without words inside a row takes the row's title. Nodes of zero
 //! size, or entirely off the screen, are dropped (their children are still considered).
 
-use tabwire_protocol::devices::Rect;
+use tabwire_protocol::Rect;
 
 use crate::hierarchy::{Hierarchy, RawBounds, RawNode};
 use tabwire_device_kit::node::{Extent, ScreenNode, has_words, is_loading_label};

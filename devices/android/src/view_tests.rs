@@ -38,7 +38,7 @@ fn a_screen_renders_as_lines_through_the_shared_renderer() {
     let lines: Vec<String> = obs
         .nodes
         .iter()
-        .map(|n| format!("{} {}", n.node_ref, n.text))
+        .map(|n| format!("{} {}", n.node_ref.unwrap(), n.text))
         .collect();
     assert_eq!(
         lines,

@@ -36,14 +36,16 @@ use tabwire_device_kit::queue::{Forgets, Queue, unless_cancelled};
 use tabwire_device_kit::refs::RefTable;
 use tabwire_device_kit::safety::Safety;
 use tabwire_device_kit::view::{Screen, Views};
+use tabwire_protocol::Settling;
 use tabwire_protocol::devices::{
     AppClosed, Button, CloseApp, DeviceActed, DeviceHello, DeviceOp, DeviceReleased, DeviceResult,
-    DeviceSwipe, DeviceType, DismissAlert, MAX_TYPED_CHARS, ObserveAfter, OpenApp, Platform, Point,
-    PressTarget, Rect, ScreenSize, Settling, is_package_name,
+    DeviceSwipe, DeviceType, DismissAlert, MAX_TYPED_CHARS, ObserveAfter, OpenApp, Platform,
+    PressTarget, ScreenSize, is_package_name,
 };
 use tabwire_protocol::policy::{Need, Policy};
 use tabwire_protocol::refs::DeviceRef;
 use tabwire_protocol::{ErrorCode, LeaseHolder, OpError, PROTOCOL_VERSION};
+use tabwire_protocol::{Point, Rect};
 use tokio::time::Instant;
 
 use crate::source::{read_source, source_bundle_id, with_app};

@@ -10,7 +10,7 @@ use tabwire_device_kit::link::Served;
 use tabwire_protocol::devices::*;
 use tabwire_protocol::policy::Policy;
 use tabwire_protocol::refs::DeviceRef;
-use tabwire_protocol::{ErrorCode, LeaseHolder, OpError};
+use tabwire_protocol::{ErrorCode, LeaseHolder, Observation, OpError, Point};
 
 use crate::device::{IosDevice, IosFacts, IosOptions};
 use crate::scripted::{Recorded, ScriptedWda, demo_script};
@@ -53,7 +53,7 @@ async fn run(device: &IosDevice, op: DeviceOp) -> Result<DeviceResult, OpError> 
         .await
 }
 
-async fn snapshot(device: &IosDevice) -> DeviceObservation {
+async fn snapshot(device: &IosDevice) -> Observation<Foreground> {
     match run(device, DeviceOp::Snapshot(DeviceSnapshot { view: view() }))
         .await
         .unwrap()
@@ -71,7 +71,7 @@ fn acted(result: Result<DeviceResult, OpError>) -> DeviceActed {
 }
 
 /// Whether an observation (whole, or the changes of a delta) has a line with `text`.
-fn shows(observation: &DeviceObservation, text: &str) -> bool {
+fn shows(observation: &Observation<Foreground>, text: &str) -> bool {
     let changed = observation.delta.iter().flat_map(|d| &d.changed);
     observation
         .nodes
@@ -80,13 +80,14 @@ fn shows(observation: &DeviceObservation, text: &str) -> bool {
         .any(|n| n.text.contains(text))
 }
 
-fn ref_of(observation: &DeviceObservation, text: &str) -> DeviceRef {
+fn ref_of(observation: &Observation<Foreground>, text: &str) -> DeviceRef {
     observation
         .nodes
         .iter()
         .find(|n| n.text.contains(text))
         .unwrap_or_else(|| panic!("no {text:?} in {:#?}", observation.nodes))
         .node_ref
+        .expect("device lines have refs")
 }
 
 /// The requests after the session was made, as `METHOD path`.
@@ -128,7 +129,7 @@ async fn a_device_is_announced_from_what_its_wda_reports() {
 async fn a_tap_with_its_observation_is_two_wda_calls_and_lands_at_the_rows_centre() {
     let (wda, device) = device_with(None).await;
     let settings = snapshot(&device).await;
-    assert_eq!(settings.package, "com.apple.Preferences");
+    assert_eq!(settings.of.package, "com.apple.Preferences");
     assert!(
         settings.nodes.iter().any(|n| n.text.contains("电池")),
         "{settings:#?}"
@@ -315,14 +316,15 @@ async fn scrolling_to_a_row_swipes_until_it_shows_and_returns_its_ref() {
         run(
             &device,
             DeviceOp::Tap(DeviceTap {
-                target: found.node_ref,
+                target: found.node_ref.unwrap(),
                 observe: None,
             }),
         )
         .await,
     );
     let at = row.at.unwrap();
-    assert!(found.bounds.top <= at.y && at.y < found.bounds.bottom);
+    let bounds = found.bounds.unwrap();
+    assert!(bounds.top <= at.y && at.y < bounds.bottom);
     // A row that is not there ends the scroll when the list stops moving.
     let missing = acted(
         run(
@@ -599,6 +601,7 @@ async fn an_app_shown_beside_is_judged_too() {
         .find(|n| n.text.contains("loginBtn"))
         .unwrap()
         .bounds
+        .unwrap()
         .centre();
     let tap = run(
         &device,

@@ -22,7 +22,7 @@
 
 use tabwire_device_kit::node::{Extent, ScreenNode, has_words, is_loading_label};
 use tabwire_device_kit::refs::{Identity, Key};
-use tabwire_protocol::devices::Rect;
+use tabwire_protocol::Rect;
 
 /// The most XML nodes read from one source (WDA's own depth limit keeps real ones far
 /// below).

@@ -3,12 +3,15 @@
 
 use std::future::Future;
 
+use tabwire_protocol::{Point, Rect};
+
 use tabwire_protocol::devices::{
-    DeviceActed, DeviceNode, DeviceObservation, DeviceOp, DeviceResult, MAX_SCROLL_SWIPES, Point,
-    PressTarget, Rect, ScrollToElement, SwipeDirection,
+    DeviceActed, DeviceOp, DeviceResult, Foreground, MAX_SCROLL_SWIPES, PressTarget,
+    ScrollToElement, SwipeDirection,
 };
 use tabwire_protocol::refs::DeviceRef;
 use tabwire_protocol::{ErrorCode, OpError};
+use tabwire_protocol::{Node, Observation};
 
 use crate::view::Screen;
 
@@ -45,7 +48,7 @@ pub struct Scrolled {
     /// The last look.
     pub screen: Screen,
     /// The node looked for, when it showed.
-    pub found: Option<DeviceNode>,
+    pub found: Option<Node<DeviceRef>>,
     /// The swipes made.
     pub swipes: u32,
     /// The app the last swipe went to (the screen's, when none was needed).
@@ -54,7 +57,7 @@ pub struct Scrolled {
 
 impl Scrolled {
     /// The action's result, with `observation` of its last look when one was asked for.
-    pub fn acted(self, observation: Option<DeviceObservation>) -> DeviceResult {
+    pub fn acted(self, observation: Option<Observation<Foreground>>) -> DeviceResult {
         DeviceResult::Acted(DeviceActed {
             found: self.found,
             swipes: Some(self.swipes),

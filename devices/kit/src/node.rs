@@ -3,7 +3,7 @@
 //! and pruned by the same idea (words, or something to act on), and everything after — refs,
 //! rendering, budgets, deltas, acting on a ref — works on them alone.
 
-use tabwire_protocol::devices::Rect;
+use tabwire_protocol::Rect;
 
 use crate::refs::Identity;
 

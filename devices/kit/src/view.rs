@@ -7,10 +7,10 @@
 use tabwire_observation::PageNode;
 use tabwire_observation::delta::{self, Baseline, Entry, Params, View, ViewerBaselines};
 use tabwire_observation::window::{self, Budget};
-use tabwire_protocol::devices::{
-    DeviceDelta, DeviceNode, DeviceObservation, DeviceView, Point, Rect, Settling,
-};
+use tabwire_protocol::devices::{DeviceView, Foreground};
 use tabwire_protocol::refs::DeviceRef;
+use tabwire_protocol::{Node, Observation, Settling};
+use tabwire_protocol::{Point, Rect};
 
 use crate::node::ScreenNode;
 use crate::refs::Assigned;
@@ -76,7 +76,7 @@ impl Screen {
 
     /// The node `target` names, else the first whose line contains `query` (without case, as
     /// a view's query matches), with its line as an observation shows it.
-    pub fn find(&self, query: Option<&str>, target: Option<DeviceRef>) -> Option<DeviceNode> {
+    pub fn find(&self, query: Option<&str>, target: Option<DeviceRef>) -> Option<Node<DeviceRef>> {
         let query = query.map(str::to_lowercase);
         let facts = self.facts();
         window::units(&facts, None)
@@ -109,17 +109,16 @@ impl Screen {
             .collect()
     }
 
-    fn node(&self, index: u32, text: String) -> DeviceNode {
+    fn node(&self, index: u32, text: String) -> Node<DeviceRef> {
         let at = self
             .refs
             .iter()
             .position(|a| a.index == index)
             .expect("a window shows only the screen's nodes");
-        DeviceNode {
-            node_ref: DeviceRef(index),
-            text,
-            bounds: self.nodes[at].bounds,
+        Node {
+            bounds: Some(self.nodes[at].bounds),
             ambiguous: self.refs[at].ambiguous,
+            ..Node::new(Some(DeviceRef(index)), text)
         }
     }
 }
@@ -149,7 +148,7 @@ impl Views {
         viewer: &str,
         after_action: bool,
         settling: Option<Settling>,
-    ) -> DeviceObservation {
+    ) -> Observation<Foreground> {
         let budget = Budget {
             max_nodes: view.max_nodes,
             max_chars: view.max_chars,
@@ -187,19 +186,12 @@ impl Views {
         let (nodes, delta) = match baseline {
             Some(old) => {
                 let diff = delta::diff(&old.entries, &entries);
-                let delta = DeviceDelta {
-                    since: old.version,
-                    changed: diff
-                        .changed
-                        .iter()
-                        .map(|&i| screen.node(entries[i].index, entries[i].text.clone()))
-                        .collect(),
-                    removed: diff.removed.iter().map(|&i| DeviceRef(i)).collect(),
-                    order: diff
-                        .order
-                        .map(|order| order.into_iter().map(DeviceRef).collect()),
-                    view_changed: old.view != around,
-                };
+                let changed = diff
+                    .changed
+                    .iter()
+                    .map(|&i| screen.node(entries[i].index, entries[i].text.clone()))
+                    .collect();
+                let delta = diff.into_delta(old.version, changed, DeviceRef, old.view != around);
                 (Vec::new(), Some(delta))
             }
             None => (
@@ -218,21 +210,15 @@ impl Views {
             frames: Vec::new(),
             page_generation: 0,
         });
-        DeviceObservation {
+        let foreground = Foreground {
             package: screen.package.clone(),
             rotation: screen.rotation,
             keyboard_shown: screen.keyboard_shown,
-            version,
-            nodes,
-            total_nodes: shown.total_nodes,
-            offset: shown.offset,
-            truncated: shown.truncated(),
-            omitted_nodes: shown.omitted_nodes,
-            omitted_chars: shown.omitted_chars,
-            next_offset: shown.next_offset,
-            delta,
+        };
+        Observation {
             reset,
             settling,
+            ..shown.observation(foreground, version, nodes, delta)
         }
     }
 }

@@ -9,52 +9,12 @@
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use tabwire_protocol::{ActRequest, Acted, Action, Observation, OpError, Outcome};
+use tabwire_protocol::{ActRequest, Acted, Action, Observation, OpError, Outcome, Page};
 
 use super::args::ActionOptions;
 use super::envelope::{Rendering, ToolError, ToolOutput};
-use super::observe::{observation_data, render_observation};
+use super::observation::{action_observation_data, render_page};
 use super::routing::ToolContext;
-
-/// An observation in an action's data: as `get_page_snapshot` gives it, less what the action's
-/// data already says or what is at its default (the tab, the document ID, a zero offset,
-/// nothing omitted, the total of an untruncated view, an empty `removed`) — every character of
-/// every action result is paid for.
-fn action_observation_data(observation: &Observation) -> Value {
-    let mut data = observation_data(observation);
-    if let Value::Object(map) = &mut data {
-        map.remove("tabId");
-        map.remove("documentId");
-        drop_window_defaults(map);
-    }
-    data
-}
-
-/// Leaves out of an observation's data (any peer's) what is at its default: a zero offset,
-/// nothing omitted, the total of an untruncated full view, an empty `removed`.
-pub(super) fn drop_window_defaults(map: &mut Map<String, Value>) {
-    for (key, default) in [
-        ("offset", json!(0)),
-        ("omittedNodes", json!(0)),
-        ("omittedChars", json!(0)),
-        ("truncated", json!(false)),
-    ] {
-        if map.get(key) == Some(&default) {
-            map.remove(key);
-        }
-    }
-    // Everything shown: the total is the number of nodes.
-    if !map.contains_key("truncated") && !map.contains_key("delta") {
-        map.remove("totalNodes");
-    }
-    if let Some(Value::Object(delta)) = map.get_mut("delta")
-        && delta
-            .get("removed")
-            .is_some_and(|r| r.as_array().is_some_and(Vec::is_empty))
-    {
-        delta.remove("removed");
-    }
-}
 
 /// `timeoutMs` of an action when the caller gives none.
 pub const ACTION_TIMEOUT_MS: u32 = 5000;
@@ -141,19 +101,19 @@ pub fn acted_output(acted: Acted) -> ToolOutput {
 pub fn observation_tail(
     data: &mut Map<String, Value>,
     text: &mut Rendering,
-    observation: Option<&Observation>,
+    observation: Option<&Observation<Page>>,
     error: Option<&OpError>,
 ) {
     if let Some(observation) = observation {
         // A navigation's URL is the observation's: said once.
-        if data.get("url").and_then(Value::as_str) == Some(observation.url.as_str())
+        if data.get("url").and_then(Value::as_str) == Some(observation.of.url.as_str())
             && observation.delta.is_none()
         {
             data.remove("url");
         }
         data.insert("observation".into(), action_observation_data(observation));
         text.push("\n");
-        text.append(render_observation(observation));
+        text.append(render_page(observation));
     }
     if let Some(error) = error {
         data.insert("observationError".into(), json!(error));
@@ -165,7 +125,7 @@ pub fn observation_tail(
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
-    use tabwire_protocol::{ActionFacts, ElementRef, ErrorCode, ObservedNode};
+    use tabwire_protocol::{ActionFacts, ElementRef, ErrorCode, Node};
 
     fn outcome() -> Outcome {
         Outcome::new(
@@ -183,30 +143,16 @@ pub(super) mod tests {
     }
 
     /// A one-node observation of tab 4 (shared with the screenshot tests).
-    pub(in crate::mcp) fn observation() -> Observation {
-        Observation {
+    pub(in crate::mcp) fn observation() -> Observation<Page> {
+        let page = Page {
             tab_id: 4,
             frame_id: None,
             url: "http://x/".into(),
             title: "X".into(),
             document_id: "D".into(),
-            version: 2,
-            nodes: vec![ObservedNode {
-                element_ref: Some(ElementRef::top(1)),
-                text: "button \"Go\"".into(),
-                depth: 0,
-            }],
-            total_nodes: 1,
-            offset: 0,
-            truncated: false,
-            omitted_nodes: 0,
-            omitted_chars: 0,
-            next_offset: None,
-            delta: None,
-            reset: false,
-            estimated: false,
-            outside: Vec::new(),
-        }
+        };
+        let nodes = vec![Node::new(Some(ElementRef::top(1)), "button \"Go\"".into())];
+        Observation::new(page, 2, nodes, None)
     }
 
     #[test]

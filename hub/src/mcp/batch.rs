@@ -24,9 +24,8 @@ use super::actions::{ClickAndWaitArgs, ClickArgs, DragArgs, HoverArgs, ScrollArg
 use super::args::{ActionOptions, optional_selector, query};
 use super::envelope::{Phase, Rendering, ToolError, ToolOutput};
 use super::input::{FillFormArgs, PressKeyArgs, SelectOptionArgs, TypeArgs};
-use super::observe::{
-    content_chars, observation_data, render_content, render_observation, snapshot_budget,
-};
+use super::observation::{observation_data, render_page};
+use super::observe::{content_chars, render_content, snapshot_budget};
 use super::routing::ToolContext;
 use super::schema;
 use super::waits::{NavigateAndWaitArgs, WaitForArgs};
@@ -370,7 +369,7 @@ fn step_data(kind: &str, result: &StepResult) -> Value {
 fn step_text(result: &StepResult) -> Rendering {
     match result {
         StepResult::Acted { outcome } => Rendering::page(outcome.summary.as_str()),
-        StepResult::Observed { observation } => render_observation(observation),
+        StepResult::Observed { observation } => render_page(observation),
         StepResult::Content { content } => render_content(content),
     }
 }

@@ -93,16 +93,15 @@ fn device(request: &Request) -> OpResult {
         }
         DeviceOp::ScrollToElement(_) => {
             acted.swipes = Some(3);
-            acted.found = Some(tabwire_protocol::devices::DeviceNode {
-                node_ref: DeviceRef(12),
-                text: "button \"Developer\"".into(),
-                bounds: tabwire_protocol::devices::Rect {
-                    left: 0,
-                    top: 500,
-                    right: 390,
-                    bottom: 545,
-                },
-                ambiguous: false,
+            let bounds = tabwire_protocol::Rect {
+                left: 0,
+                top: 500,
+                right: 390,
+                bottom: 545,
+            };
+            acted.found = Some(tabwire_protocol::Node {
+                bounds: Some(bounds),
+                ..tabwire_protocol::Node::new(Some(DeviceRef(12)), "button \"Developer\"".into())
             });
             DeviceResult::Acted(acted)
         }

@@ -4,10 +4,10 @@
 //!
 //! The hub validates every argument strictly (refs `@d7`, package names, ranges) before a
 //! request leaves it; the backend checks points against the screen and the operator's app rules
-//! against the foreground package at the point of effect. Observations render as browser ones
-//! do (`observe.rs`'s window and delta pieces): a short header naming the device, its foreground
-//! app, the keyboard and whether the screen settled, then `@d7 textbox "Email"` lines, which are
-//! the device's text and fenced like page text.
+//! against the foreground package at the point of effect. Observations are shown as every
+//! peer's are (`observation.rs`): a short header naming the device, its foreground app, the
+//! keyboard and whether the screen settled, then `@d7 textbox "Email"` lines, which are the
+//! device's text and fenced like page text.
 
 use std::time::Duration;
 
@@ -16,21 +16,22 @@ use base64::engine::general_purpose::STANDARD;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
+use tabwire_protocol::Point;
 use tabwire_protocol::devices::{
-    AppClosed, CloseApp, DeviceLogs, DeviceLogsRequest, DeviceNode, DeviceScreenshotRequest,
-    DeviceSnapshot, DeviceSwipe, DeviceTap, DeviceType, DeviceView, DismissAlert, DismissKeyboard,
-    InstallApp, LogsSince, LongPress, MAX_INSTALL_BYTES, MAX_RECORDING_SECONDS, MAX_SCROLL_SWIPES,
-    MAX_TYPED_CHARS, ObserveAfter, OpenApp, Point, PressButton, PressTarget, ReleaseDevice,
+    AppClosed, CloseApp, DeviceLogs, DeviceLogsRequest, DeviceScreenshotRequest, DeviceSnapshot,
+    DeviceSwipe, DeviceTap, DeviceType, DeviceView, DismissAlert, DismissKeyboard, InstallApp,
+    LogsSince, LongPress, MAX_INSTALL_BYTES, MAX_RECORDING_SECONDS, MAX_SCROLL_SWIPES,
+    MAX_TYPED_CHARS, ObserveAfter, OpenApp, PressButton, PressTarget, ReleaseDevice,
     ScreenRecording, ScrollToElement, TapCoordinates,
 };
 use tabwire_protocol::policy::{Gate, Need, Owner};
 use tabwire_protocol::refs::DeviceRef;
-use tabwire_protocol::{Ask, DeviceActed, DeviceObservation, ErrorCode};
+use tabwire_protocol::{Ask, DeviceActed, ErrorCode};
 
-use super::act::drop_window_defaults;
 use super::args::{ActionOptions, NoArgs, in_range, mirror, query, short_text};
 use super::envelope::{Blob, Image, Rendering, ToolError, ToolOutput, quoted};
-use super::observe::{Changes, Window, render_changes, render_full, snapshot_budget};
+use super::observation::{action_observation_data, observation_data, render_observation};
+use super::observe::snapshot_budget;
 use super::routing::{Route, ToolContext};
 use super::screenshot::{DEFAULT_MAX_WIDTH, human_size, image_bytes};
 use crate::peer::Device;
@@ -190,103 +191,8 @@ pub async fn device_snapshot(
     let (observation, name) = call(ctx, DeviceSnapshot { view }, READ_DEADLINE).await?;
     Ok(ToolOutput::new(
         observation_data(&observation),
-        render_observation(&name, &observation),
+        render_observation(&observation, &name),
     ))
-}
-
-/// The structured observation: a delta leaves out what the caller has from its baseline, as
-/// browsers' do.
-fn observation_data(observation: &DeviceObservation) -> Value {
-    let Some(delta) = &observation.delta else {
-        return json!(observation);
-    };
-    let mut data = json!({
-        "version": observation.version,
-        "package": observation.package,
-        "keyboardShown": observation.keyboard_shown,
-        "delta": delta,
-    });
-    if delta.view_changed {
-        data["truncated"] = json!(observation.truncated);
-        data["totalNodes"] = json!(observation.total_nodes);
-        if let Some(next) = observation.next_offset {
-            data["nextOffset"] = json!(next);
-        }
-    }
-    if let Some(settling) = observation.settling {
-        data["settling"] = json!(settling);
-    }
-    data
-}
-
-/// `@d7 textbox "Email"`: the device's words.
-fn node_line(node: &DeviceNode) -> Rendering {
-    let mut line = Rendering::page(format!("{} {}", node.node_ref, node.text));
-    if node.ambiguous {
-        line.push(" (ambiguous)");
-    }
-    line
-}
-
-/// The header's notes after the version: the keyboard, and how the screen settled.
-fn notes(observation: &DeviceObservation) -> String {
-    let mut notes = String::new();
-    if observation.keyboard_shown {
-        notes.push_str("; keyboard shown");
-    }
-    match observation.settling {
-        Some(settling) if settling.settled => notes.push_str("; settled"),
-        Some(_) => notes.push_str("; not settled: the screen was still changing"),
-        None => {}
-    }
-    let changed = observation.delta.iter().flat_map(|delta| &delta.changed);
-    if observation
-        .nodes
-        .iter()
-        .chain(changed)
-        .any(|node| node.ambiguous)
-    {
-        // Said once here rather than on every such line: a list of alike rows can hold dozens.
-        notes.push_str("; (ambiguous) refs share their identity with another node: look again before acting on one");
-    }
-    notes
-}
-
-/// The model's view of a device observation.
-fn render_observation(name: &str, observation: &DeviceObservation) -> Rendering {
-    let window = Window {
-        total_nodes: observation.total_nodes,
-        offset: observation.offset,
-        truncated: observation.truncated,
-        omitted_nodes: observation.omitted_nodes,
-        omitted_chars: observation.omitted_chars,
-        next_offset: observation.next_offset,
-        narrow: "query",
-        estimated: false,
-    };
-    if let Some(delta) = &observation.delta {
-        let head = format!("version {}{}", observation.version, notes(observation));
-        let changes = Changes {
-            since: delta.since,
-            changed: delta.changed.iter().map(node_line).collect(),
-            removed: &delta.removed,
-            order: delta.order.as_deref(),
-            view_changed: delta.view_changed,
-        };
-        return render_changes(head, changes, Vec::new(), &window);
-    }
-    // The device's name is the phone's words, like the package.
-    let mut head = Rendering::hub("device ");
-    head.push_page(&quoted(name));
-    head.push(": ");
-    head.push_page(&observation.package);
-    head.push(&format!(
-        " (version {}{})",
-        observation.version,
-        notes(observation)
-    ));
-    let nodes = observation.nodes.iter().map(node_line).collect();
-    render_full(head, observation.reset, nodes, Vec::new(), &window)
 }
 
 // --- Actions ---------------------------------------------------------------------------------
@@ -338,10 +244,9 @@ fn acted_output(name: &str, summary: &str, acted: DeviceActed) -> ToolOutput {
         match &acted.found {
             Some(found) => {
                 data.insert("found".into(), json!(found));
-                text.push(&format!(
-                    "\nFound {} after {swipes} swipes: ",
-                    found.node_ref
-                ));
+                // A found node always has its ref (only a page's option lines have none).
+                let found_ref = found.node_ref.map(|r| format!("{r} ")).unwrap_or_default();
+                text.push(&format!("\nFound {found_ref}after {swipes} swipes: "));
                 text.push_page(&found.text);
             }
             None => text.push(&format!(
@@ -351,13 +256,9 @@ fn acted_output(name: &str, summary: &str, acted: DeviceActed) -> ToolOutput {
         }
     }
     if let Some(observation) = &acted.observation {
-        let mut observed = observation_data(observation);
-        if let Value::Object(map) = &mut observed {
-            drop_window_defaults(map);
-        }
-        data.insert("observation".into(), observed);
+        data.insert("observation".into(), action_observation_data(observation));
         text.push("\n");
-        text.append(render_observation(name, observation));
+        text.append(render_observation(observation, name));
     }
     ToolOutput::new(Value::Object(data), text)
 }
@@ -1185,90 +1086,7 @@ pub async fn release_device(ctx: &ToolContext, _args: NoArgs) -> Result<ToolOutp
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tabwire_protocol::devices::{DeviceDelta, LogEntry, LogLevel as Level, Rect, Settling};
-
-    fn node(n: u32, text: &str) -> DeviceNode {
-        DeviceNode {
-            node_ref: DeviceRef(n),
-            text: text.into(),
-            bounds: Rect {
-                left: 0,
-                top: 0,
-                right: 10,
-                bottom: 10,
-            },
-            ambiguous: false,
-        }
-    }
-
-    fn observation() -> DeviceObservation {
-        DeviceObservation {
-            package: "com.example.app".into(),
-            rotation: 0,
-            keyboard_shown: true,
-            version: 3,
-            nodes: vec![node(1, "textbox \"Email\""), node(2, "button \"LOGIN\"")],
-            total_nodes: 5,
-            offset: 0,
-            truncated: true,
-            omitted_nodes: 3,
-            omitted_chars: 40,
-            next_offset: Some(2),
-            delta: None,
-            reset: false,
-            settling: Some(Settling {
-                dumps: 2,
-                settled: true,
-            }),
-        }
-    }
-
-    #[test]
-    fn a_device_observation_renders_as_browser_ones_do() {
-        assert_eq!(
-            render_observation("Pixel 7", &observation()),
-            "device \"Pixel 7\": com.example.app (version 3; keyboard shown; settled)\n\
-             @d1 textbox \"Email\"\n\
-             @d2 button \"LOGIN\"\n\
-             [nodes 1-2 of 5; 3 not shown (40 chars); next: offset=2; or narrow with query]"
-        );
-        let mut delta = observation();
-        delta.nodes.clear();
-        delta.keyboard_shown = false;
-        delta.settling = Some(Settling {
-            dumps: 8,
-            settled: false,
-        });
-        delta.delta = Some(DeviceDelta {
-            since: 2,
-            changed: vec![DeviceNode {
-                ambiguous: true,
-                ..node(4, "textbox \"Code\"")
-            }],
-            removed: vec![DeviceRef(2)],
-            order: None,
-            view_changed: false,
-        });
-        assert_eq!(
-            render_observation("Pixel 7", &delta),
-            "version 3; not settled: the screen was still changing; (ambiguous) refs share their \
-             identity with another node: look again before acting on one: changes since version \
-             2:\n\
-             @d4 textbox \"Code\" (ambiguous)\n\
-             removed: @d2"
-        );
-        let data = observation_data(&delta);
-        assert_eq!(data["delta"]["changed"][0]["ref"], "@d4");
-        assert!(data.get("nodes").is_none());
-    }
-
-    #[test]
-    fn device_text_is_fenced_and_the_hubs_words_are_not() {
-        let fenced = render_observation("Pixel 7", &observation()).fenced();
-        let lines: Vec<&str> = fenced.lines().collect();
-        assert!(lines[0].starts_with(super::super::fence::MARK), "{fenced}");
-        assert!(lines.last().unwrap().starts_with("[nodes 1-2"), "{fenced}");
-    }
+    use tabwire_protocol::devices::{LogEntry, LogLevel as Level};
 
     #[test]
     fn arguments_are_checked_before_anything_is_sent() {

@@ -2,8 +2,7 @@
 //! `get_selected_text`.
 //!
 //! The extension builds observations (refs, budgets, paging, deltas); the hub validates the
-//! arguments and renders the result for the model: a header line, then one `@ref text` line per
-//! node, then a footer that says what was left out and how to get it.
+//! arguments and shows the result as it shows every peer's observation (`observation.rs`).
 //!
 //! `tabId` and `browserId` carry no description in the schemas: the server instructions
 //! explain them once instead of in every tool (every word of `tools/list` costs tokens).
@@ -14,12 +13,13 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::json;
 use tabwire_protocol::{
-    ContentFormat, ContentRequest, GetSelectedText, ListFrames, Observation, ObservedNode,
-    PageContent, SelectedText, SnapshotRequest, TabId,
+    ContentFormat, ContentRequest, GetSelectedText, ListFrames, PageContent, SelectedText,
+    SnapshotRequest, TabId,
 };
 
 use super::args::{NoArgs, in_range, optional_selector, query};
-use super::envelope::{Rendering, ToolError, ToolOutput, quoted};
+use super::envelope::{Rendering, ToolError, ToolOutput};
+use super::observation::{observation_data, page_header, render_page};
 use super::routing::ToolContext;
 
 const READ_DEADLINE: Duration = Duration::from_secs(20);
@@ -78,7 +78,7 @@ async fn observe(ctx: &ToolContext, request: SnapshotRequest) -> Result<ToolOutp
     let observation = ctx.call(request, READ_DEADLINE).await?;
     Ok(ToolOutput::new(
         observation_data(&observation),
-        render_observation(&observation),
+        render_page(&observation),
     ))
 }
 
@@ -97,37 +97,6 @@ pub(super) fn snapshot_budget(
 /// A content read's budget (`get_page_content`, a batch's `content` step).
 pub(super) fn content_chars(max_chars: Option<u32>) -> Result<u32, ToolError> {
     in_range(max_chars, DEFAULT_CONTENT_CHARS, 100, 200_000, "maxChars")
-}
-
-/// The structured result. A delta leaves out what the caller already has from its baseline
-/// (URL, title, document, the list around the window), so an unchanged page costs a few hundred
-/// bytes; the list's figures come back whenever they changed, since a delta can grow the view
-/// past its budget.
-pub(super) fn observation_data(observation: &Observation) -> serde_json::Value {
-    match &observation.delta {
-        Some(delta) => {
-            let mut data = json!({
-                "tabId": observation.tab_id,
-                "version": observation.version,
-                "delta": delta,
-            });
-            if let Some(frame) = observation.frame_id {
-                data["frameId"] = json!(frame);
-            }
-            if !observation.outside.is_empty() {
-                data["outside"] = json!(observation.outside);
-            }
-            if delta.view_changed {
-                data["truncated"] = json!(observation.truncated);
-                data["totalNodes"] = json!(observation.total_nodes);
-                if let Some(next) = observation.next_offset {
-                    data["nextOffset"] = json!(next);
-                }
-            }
-            data
-        }
-        None => json!(observation),
-    }
 }
 
 /// Arguments of get_page_content.
@@ -272,220 +241,9 @@ fn selection_output(tab_id: TabId, text: String, total_chars: u32) -> ToolOutput
     ToolOutput::new(data, rendered)
 }
 
-/// The header line shared by observations and content: where it comes from (the title and
-/// URL are the page's).
-fn header(tab_id: TabId, frame_id: Option<u32>, title: &str, url: &str) -> Rendering {
-    let mut line = Rendering::hub(match frame_id {
-        Some(frame) => format!("tab {tab_id} frame {frame} "),
-        None => format!("tab {tab_id} "),
-    });
-    line.push_page(&format!("{} {url}", quoted(title)));
-    line
-}
-
-/// `@e5 button "Save"`, indented two spaces for each boundary around the node: page text (the
-/// role and states are the browser's words, but the name is the page's).
-fn node_line(node: &ObservedNode) -> Rendering {
-    let indent = "  ".repeat(usize::from(node.depth));
-    Rendering::page(match node.element_ref {
-        Some(element_ref) => format!("{indent}{element_ref} {}", node.text),
-        None => format!("{indent}{}", node.text),
-    })
-}
-
-/// Refs on one line (`removed: @e5 @e6`), whatever the peer's kind of ref.
-fn refs_line<R: std::fmt::Display>(refs: &[R]) -> String {
-    refs.iter().map(R::to_string).collect::<Vec<_>>().join(" ")
-}
-
-/// Where an observation's window lies in its (filtered) list of nodes, for any peer.
-pub(super) struct Window {
-    /// The list's length.
-    pub total_nodes: u32,
-    /// The position of the first node shown.
-    pub offset: u32,
-    /// Whether nodes of the list are not shown.
-    pub truncated: bool,
-    /// How many are not shown, and the characters they hold.
-    pub omitted_nodes: u32,
-    pub omitted_chars: u32,
-    /// The `offset` that shows the next nodes.
-    pub next_offset: Option<u32>,
-    /// What narrows the list (`query/selector`), for the footer.
-    pub narrow: &'static str,
-    /// Whether the counts are estimates (the page was not read to its end yet).
-    pub estimated: bool,
-}
-
-/// A full observation's lines, for any peer: the header, a note when a delta's baseline was
-/// gone, the node lines, what lies outside the window (browsers' popups), and a footer saying
-/// what was left out and how to page on.
-pub(super) fn render_full(
-    head: Rendering,
-    reset: bool,
-    nodes: Vec<Rendering>,
-    outside: Vec<Rendering>,
-    window: &Window,
-) -> Rendering {
-    let mut lines = vec![head];
-    if reset {
-        lines.push("(that version is no longer a baseline for these arguments; full view)".into());
-    }
-    let empty = nodes.is_empty();
-    lines.extend(nodes);
-    if empty && window.total_nodes == 0 {
-        lines.push("(no nodes: nothing in this view matches)".into());
-    }
-    lines.extend(outside);
-    if window.truncated {
-        let shown_from = window.offset + 1;
-        // Lines of this list only: a browser's inlined frames' lines are not positions of it.
-        let shown_to = window.offset + (window.total_nodes - window.omitted_nodes);
-        let about = if window.estimated { "about " } else { "" };
-        let mut footer = format!(
-            "[nodes {shown_from}-{shown_to} of {about}{}; {about}{} not shown ({about}{} chars)",
-            window.total_nodes, window.omitted_nodes, window.omitted_chars
-        );
-        if let Some(next) = window.next_offset {
-            footer.push_str(&format!("; next: offset={next}"));
-        }
-        footer.push_str(&format!("; or narrow with {}]", window.narrow));
-        lines.push(footer.into());
-    }
-    Rendering::lines(lines)
-}
-
-/// What a delta says, for any peer.
-pub(super) struct Changes<'a, R> {
-    /// The version compared against.
-    pub since: u64,
-    /// Lines of nodes new or changed.
-    pub changed: Vec<Rendering>,
-    /// Refs no longer in the window.
-    pub removed: &'a [R],
-    /// The window's new order, when nodes moved.
-    pub order: Option<&'a [R]>,
-    /// Whether the list around the window changed.
-    pub view_changed: bool,
-}
-
-/// A delta: a short header (the caller has the rest from its baseline), then the changes and
-/// what lies outside the window.
-pub(super) fn render_changes<R: std::fmt::Display>(
-    head: String,
-    changes: Changes<'_, R>,
-    outside: Vec<Rendering>,
-    window: &Window,
-) -> Rendering {
-    let more = match (changes.view_changed, window.truncated) {
-        (false, _) => String::new(),
-        (true, true) => {
-            let next = window
-                .next_offset
-                .map(|next| format!(", next: offset={next}"))
-                .unwrap_or_default();
-            let about = if window.estimated { "about " } else { "" };
-            format!(
-                " [the view now has {about}{} nodes and is truncated{next}]",
-                window.total_nodes
-            )
-        }
-        (true, false) => format!(
-            " [the view now has {} nodes, all shown]",
-            window.total_nodes
-        ),
-    };
-    let since = changes.since;
-    let mut lines = Vec::new();
-    if changes.changed.is_empty() && changes.removed.is_empty() && changes.order.is_none() {
-        let nothing = if outside.is_empty() {
-            "no changes"
-        } else {
-            "no changes in this view"
-        };
-        lines.push(format!("{head}: {nothing} since version {since}{more}").into());
-        lines.extend(outside);
-        return Rendering::lines(lines);
-    }
-    lines.push(format!("{head}: changes since version {since}{more}:").into());
-    lines.extend(changes.changed);
-    if !changes.removed.is_empty() {
-        lines.push(format!("removed: {}", refs_line(changes.removed)).into());
-    }
-    if let Some(order) = changes.order {
-        lines.push(format!("order: {}", refs_line(order)).into());
-    }
-    lines.extend(outside);
-    Rendering::lines(lines)
-}
-
-/// A browser observation's window.
-fn window(observation: &Observation) -> Window {
-    Window {
-        total_nodes: observation.total_nodes,
-        offset: observation.offset,
-        truncated: observation.truncated,
-        omitted_nodes: observation.omitted_nodes,
-        omitted_chars: observation.omitted_chars,
-        next_offset: observation.next_offset,
-        narrow: "query/selector",
-        estimated: observation.estimated,
-    }
-}
-
-/// The model's view of an observation: a header, `@ref text` lines (or the delta), and a
-/// footer saying what was left out and how to page on.
-pub fn render_observation(observation: &Observation) -> Rendering {
-    let mut outside = Vec::new();
-    outside_lines(observation, &mut outside);
-    if let Some(delta) = &observation.delta {
-        // The tab is in the data and was in the baseline's header: not repeated here.
-        let head = match observation.frame_id {
-            Some(frame) => format!("frame {frame} version {}", observation.version),
-            None => format!("version {}", observation.version),
-        };
-        let changes = Changes {
-            since: delta.since,
-            changed: delta.changed.iter().map(node_line).collect(),
-            removed: &delta.removed,
-            order: delta.order.as_deref(),
-            view_changed: delta.view_changed,
-        };
-        return render_changes(head, changes, outside, &window(observation));
-    }
-    let mut head = header(
-        observation.tab_id,
-        observation.frame_id,
-        &observation.title,
-        &observation.url,
-    );
-    head.push(&format!(" (version {})", observation.version));
-    let nodes = observation.nodes.iter().map(node_line).collect();
-    render_full(
-        head,
-        observation.reset,
-        nodes,
-        outside,
-        &window(observation),
-    )
-}
-
-/// Popups outside the window: a line saying what opened (with its lines) or closed.
-/// Their notes name the popups, so they are page text.
-fn outside_lines(observation: &Observation, lines: &mut Vec<Rendering>) {
-    for outside in &observation.outside {
-        if outside.nodes.is_empty() {
-            lines.push(Rendering::page(outside.note.as_str()));
-        } else {
-            lines.push(Rendering::page(format!("{}:", outside.note)));
-            lines.extend(outside.nodes.iter().map(node_line));
-        }
-    }
-}
-
 /// The model's view of a content read.
 pub(super) fn render_content(content: &PageContent) -> Rendering {
-    let mut text = header(
+    let mut text = page_header(
         content.tab_id,
         content.frame_id,
         &content.title,
@@ -511,163 +269,6 @@ pub(super) fn render_content(content: &PageContent) -> Rendering {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use tabwire_protocol::{Delta, ElementRef};
-
-    fn observation() -> Observation {
-        Observation {
-            tab_id: 4,
-            frame_id: None,
-            url: "http://127.0.0.1/login".into(),
-            title: "Log in".into(),
-            document_id: "D".into(),
-            version: 3,
-            nodes: vec![
-                ObservedNode {
-                    element_ref: Some(ElementRef::top(1)),
-                    text: "heading[1] \"Welcome\"".into(),
-                    depth: 0,
-                },
-                ObservedNode {
-                    element_ref: Some(ElementRef::top(2)),
-                    text: "textbox \"Username\"".into(),
-                    depth: 0,
-                },
-            ],
-            total_nodes: 5,
-            offset: 0,
-            truncated: true,
-            omitted_nodes: 3,
-            omitted_chars: 61,
-            next_offset: Some(2),
-            delta: None,
-            reset: false,
-            estimated: false,
-            outside: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn observation_renders_as_ref_lines_with_a_paging_footer() {
-        assert_eq!(
-            render_observation(&observation()),
-            "tab 4 \"Log in\" http://127.0.0.1/login (version 3)\n\
-             @e1 heading[1] \"Welcome\"\n\
-             @e2 textbox \"Username\"\n\
-             [nodes 1-2 of 5; 3 not shown (61 chars); next: offset=2; or narrow with query/selector]"
-        );
-    }
-
-    #[test]
-    fn estimated_counts_say_about() {
-        // A first snapshot of a big page counts what it has not read yet by an estimate.
-        let mut estimated = observation();
-        estimated.estimated = true;
-        assert_eq!(
-            render_observation(&estimated),
-            "tab 4 \"Log in\" http://127.0.0.1/login (version 3)\n\
-             @e1 heading[1] \"Welcome\"\n\
-             @e2 textbox \"Username\"\n\
-             [nodes 1-2 of about 5; about 3 not shown (about 61 chars); next: offset=2; or narrow with query/selector]"
-        );
-        assert_eq!(observation_data(&estimated)["estimated"], true);
-        assert!(observation_data(&observation()).get("estimated").is_none());
-    }
-
-    #[test]
-    fn deltas_render_only_what_changed() {
-        // The window stays truncated (5 nodes, 2 shown); nothing in it changed.
-        let mut empty = observation();
-        empty.nodes.clear();
-        empty.delta = Some(Delta {
-            since: 2,
-            changed: vec![],
-            removed: vec![],
-            order: None,
-            view_changed: true,
-        });
-        let text = render_observation(&empty);
-        assert_eq!(
-            text,
-            "version 3: no changes since version 2 [the view now has 5 nodes and is truncated, next: offset=2]"
-        );
-        assert_eq!(
-            observation_data(&empty).to_string(),
-            r#"{"delta":{"changed":[],"removed":[],"since":2,"viewChanged":true},"nextOffset":2,"tabId":4,"totalNodes":5,"truncated":true,"version":3}"#
-        );
-        let mut whole = empty.clone();
-        if let Some(delta) = whole.delta.as_mut() {
-            delta.view_changed = false;
-        }
-        assert_eq!(
-            render_observation(&whole),
-            "version 3: no changes since version 2"
-        );
-        assert_eq!(
-            observation_data(&whole).to_string(),
-            r#"{"delta":{"changed":[],"removed":[],"since":2},"tabId":4,"version":3}"#
-        );
-
-        // A popup opened below the window: the delta says so, with its lines, indented.
-        let mut popup = whole.clone();
-        popup.outside = vec![
-            tabwire_protocol::Outside {
-                note: "listbox \"States\" opened outside this view (2 lines inside)".into(),
-                nodes: vec![
-                    ObservedNode {
-                        element_ref: Some(ElementRef::top(9)),
-                        text: "listbox \"States\"".into(),
-                        depth: 0,
-                    },
-                    ObservedNode {
-                        element_ref: Some(ElementRef::top(10)),
-                        text: "option \"Texas\"".into(),
-                        depth: 1,
-                    },
-                ],
-            },
-            tabwire_protocol::Outside {
-                note: "menu \"File\" closed".into(),
-                nodes: vec![],
-            },
-        ];
-        assert_eq!(
-            render_observation(&popup),
-            "version 3: no changes in this view since version 2\n\
-             listbox \"States\" opened outside this view (2 lines inside):\n\
-             @e9 listbox \"States\"\n  @e10 option \"Texas\"\nmenu \"File\" closed"
-        );
-        assert!(observation_data(&popup)["outside"][0]["nodes"][1]["depth"] == 1);
-
-        let mut changed = empty.clone();
-        changed.delta = Some(Delta {
-            since: 2,
-            changed: vec![ObservedNode {
-                element_ref: Some(ElementRef::top(7)),
-                text: "button \"Save\"".into(),
-                depth: 0,
-            }],
-            removed: vec![ElementRef::top(5), ElementRef::top(6)],
-            order: Some(vec![ElementRef::top(7), ElementRef::top(1)]),
-            view_changed: true,
-        });
-        let text = render_observation(&changed);
-        assert_eq!(
-            text,
-            "version 3: changes since version 2 [the view now has 5 nodes and is truncated, next: offset=2]:\n@e7 button \"Save\"\nremoved: @e5 @e6\norder: @e7 @e1"
-        );
-    }
-
-    #[test]
-    fn frames_are_named_in_the_header() {
-        let mut framed = observation();
-        framed.frame_id = Some(9);
-        framed.truncated = false;
-        assert!(
-            render_observation(&framed)
-                .as_str()
-                .starts_with("tab 4 frame 9 \"Log in\"")
-        );
-    }
 
     #[test]
     fn a_selection_says_when_it_was_cut() {

@@ -17,7 +17,7 @@ use tabwire_protocol::{Handoff, HandoffChoice, SnapshotRequest};
 
 use super::envelope::{ToolError, ToolOutput};
 use super::fence::Rendering;
-use super::observe::{observation_data, render_observation};
+use super::observation::{observation_data, render_page};
 use super::routing::ToolContext;
 
 /// The longest a person is given.
@@ -104,7 +104,7 @@ pub async fn request_human(
     {
         Ok(observation) => {
             text.push("\n");
-            text.append(render_observation(&observation));
+            text.append(render_page(&observation));
             data["observation"] = observation_data(&observation);
         }
         // The person's answer stands; the page can be observed again.

@@ -8,8 +8,8 @@
 use std::time::Duration;
 
 use tabwire_protocol::{
-    ActOp, Acted, Action, ActionFacts, ElementRef, ErrorCode, ExtensionMessage, Observation,
-    ObserveOp, ObservedNode, OpError, OpResult, Operation, Outcome, Request, Response, TabsOp,
+    ActOp, Acted, Action, ActionFacts, ElementRef, ErrorCode, ExtensionMessage, Node, Observation,
+    ObserveOp, OpError, OpResult, Operation, Outcome, Page, Request, Response, TabsOp,
 };
 
 /// Lines the simulated page has: a budget of up to 5,000 nodes (the hub's maximum) reads all of
@@ -100,7 +100,7 @@ pub fn cancelled(id: u64) -> String {
 
 /// The simulated page observed from `offset` within `max_nodes` nodes and `max_chars`
 /// characters of node text.
-pub fn observe(tab: u32, max_nodes: u32, max_chars: u32, offset: u32) -> Observation {
+pub fn observe(tab: u32, max_nodes: u32, max_chars: u32, offset: u32) -> Observation<Page> {
     let mut nodes = Vec::new();
     let mut chars = 0u32;
     let mut index = offset;
@@ -110,24 +110,20 @@ pub fn observe(tab: u32, max_nodes: u32, max_chars: u32, offset: u32) -> Observa
             break;
         }
         chars += text.len() as u32;
-        nodes.push(ObservedNode {
-            element_ref: Some(ElementRef::top(index + 1)),
-            text,
-            depth: 0,
-        });
+        nodes.push(Node::new(Some(ElementRef::top(index + 1)), text));
         index += 1;
     }
     let shown = nodes.len() as u32;
     let omitted =
         PAGE_NODES.saturating_sub(offset.min(PAGE_NODES) + shown) + offset.min(PAGE_NODES);
-    Observation {
+    let page = Page {
         tab_id: tab,
         frame_id: None,
         url: "https://load.example/soak".to_owned(),
         title: "Soak page".to_owned(),
         document_id: "soak-document".to_owned(),
-        version: 1,
-        nodes,
+    };
+    Observation {
         total_nodes: PAGE_NODES,
         offset,
         truncated: omitted > 0,
@@ -135,10 +131,7 @@ pub fn observe(tab: u32, max_nodes: u32, max_chars: u32, offset: u32) -> Observa
         // About as many characters as each shown line has.
         omitted_chars: omitted * 40,
         next_offset: (index < PAGE_NODES).then_some(index),
-        delta: None,
-        reset: false,
-        estimated: false,
-        outside: Vec::new(),
+        ..Observation::new(page, 1, nodes, None)
     }
 }
 
@@ -207,7 +200,10 @@ mod tests {
             panic!("a snapshot is answered at once");
         };
         let answer = parse(&text).into_outcome().unwrap();
-        assert_eq!(Observation::try_from(answer).unwrap().nodes.len(), 10);
+        assert_eq!(
+            Observation::<Page>::try_from(answer).unwrap().nodes.len(),
+            10
+        );
         let cancelled = parse(&cancelled(4));
         assert_eq!(cancelled.id, 4);
         assert_eq!(

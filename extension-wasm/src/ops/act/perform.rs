@@ -9,7 +9,7 @@
 
 use tabwire_protocol::{
     Action, ActionFacts, ErrorCode, NavigationState, Observation, ObserveSpec, OpError, Outcome,
-    SnapshotRequest, TabId, WaitUntil,
+    Page, SnapshotRequest, TabId, WaitUntil,
 };
 
 use super::{files, forms, keys, pointer, waits};
@@ -306,7 +306,7 @@ pub async fn observe_after(
     spec: Option<&ObserveSpec>,
     after: After<'_>,
     checkpoint: &Checkpoint,
-) -> (Option<Observation>, Option<OpError>) {
+) -> (Option<Observation<Page>>, Option<OpError>) {
     let Some(spec) = spec else {
         return (None, None);
     };

@@ -10,7 +10,7 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use tabwire_observation::PageNode;
 use tabwire_protocol::{
-    ActionFacts, ErrorCode, ObservedNode, OpError, Outcome, TabId, WaitCondition, WaitUntil,
+    ActionFacts, ElementRef, ErrorCode, Node, OpError, Outcome, TabId, WaitCondition, WaitUntil,
 };
 
 use crate::checkpoint::Checkpoint;
@@ -126,7 +126,7 @@ pub async fn wait(
     let met = poll(tab, condition, budget, checkpoint).await?;
     let waited = (now_ms() - started).round();
     // What appeared, as a line with its ref: the agent can act on it at once.
-    let element: Option<ObservedNode> = match condition {
+    let element: Option<Node<ElementRef>> = match condition {
         WaitCondition::Selector { hidden: false, .. } => match &met.element {
             Some(element) => Some(found::line_of(tab, element).await),
             None => None,
@@ -140,7 +140,7 @@ pub async fn wait(
     let mut summary = format!("{} after {waited:.0} ms", describe(condition, true));
     match (&element, &met.url) {
         (Some(line), _) => {
-            if let Some(element_ref) = line.element_ref {
+            if let Some(element_ref) = line.node_ref {
                 summary.push_str(&format!(": {element_ref} {}", line.text));
             }
         }

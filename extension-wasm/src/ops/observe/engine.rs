@@ -16,7 +16,7 @@ use std::collections::HashSet;
 
 use serde::Deserialize;
 use tabwire_protocol::{
-    Delta, ElementRef, Observation, ObservedNode, Outside, SnapshotRequest, TabId,
+    Delta, ElementRef, Node, Observation, Outside, Page, SnapshotRequest, TabId,
 };
 
 use crate::refs::table::AnchorKey;
@@ -100,7 +100,7 @@ pub struct Source<'a> {
 #[derive(Debug)]
 pub struct Observed {
     /// The observation of this frame's document.
-    pub observation: Observation,
+    pub observation: Observation<Page>,
     /// The iframes the window showed whose frame is known, in order.
     pub frames: Vec<ShownFrame>,
     /// Lines the window showed.
@@ -175,7 +175,7 @@ pub fn observe(
     let mut shown_lines = 0u32;
     let mut shown_chars = 0u32;
     let mut entries = Vec::with_capacity(shown.slices.len());
-    let mut lines: Vec<Vec<ObservedNode>> = Vec::with_capacity(shown.slices.len());
+    let mut lines: Vec<Vec<Node<ElementRef>>> = Vec::with_capacity(shown.slices.len());
     for slice in &shown.slices {
         let unit = &units[slice.unit];
         let index = doc.refs.assign(unit.key, last_index);
@@ -315,13 +315,7 @@ pub fn observe(
                 .flat_map(|&i| lines[i].iter().cloned())
                 .collect();
             let to_ref = |index: u32| element_ref(source.frame, index);
-            let delta = Delta {
-                since: baseline.version,
-                changed,
-                removed: diff.removed.into_iter().map(to_ref).collect(),
-                order: diff.order.map(|o| o.into_iter().map(to_ref).collect()),
-                view_changed: baseline.view != view,
-            };
+            let delta = diff.into_delta(baseline.version, changed, to_ref, baseline.view != view);
             (Vec::new(), Some(delta))
         }
         None => (lines.into_iter().flatten().collect(), None),
@@ -330,10 +324,7 @@ pub fn observe(
 
     // An empty delta is the baseline itself, unchanged: it keeps that version and takes no
     // baseline slot, so polling an unchanged page never pushes its baseline out.
-    let unchanged = outside.is_empty()
-        && delta_part.as_ref().is_some_and(|d| {
-            d.changed.is_empty() && d.removed.is_empty() && d.order.is_none() && !d.view_changed
-        });
+    let unchanged = outside.is_empty() && delta_part.as_ref().is_some_and(Delta::is_empty);
     let version = match (&delta_part, unchanged) {
         (Some(delta), true) => {
             // Served all the same: the viewer's baselines are kept as recently used.
@@ -363,24 +354,18 @@ pub fn observe(
         }
     };
 
-    let observation = Observation {
+    let page = Page {
         tab_id: source.tab,
         frame_id: (source.frame != TOP_FRAME).then_some(source.frame),
         url: facts.url,
         title: facts.title,
         document_id: source.document_id.to_owned(),
-        version,
-        nodes,
-        total_nodes: shown.total_nodes,
-        offset: shown.offset,
-        truncated: shown.truncated(),
-        omitted_nodes: shown.omitted_nodes,
-        omitted_chars: shown.omitted_chars,
-        next_offset: shown.next_offset,
-        delta: delta_part,
+    };
+    let observation = Observation {
         reset,
         estimated: facts.estimated,
         outside,
+        ..shown.observation(page, version, nodes, delta_part)
     };
     Observed {
         observation,
@@ -398,15 +383,17 @@ pub(super) fn observed_lines(
     own: ElementRef,
     depth: u8,
     mut ref_for: impl FnMut(u32) -> ElementRef,
-) -> Vec<ObservedNode> {
+) -> Vec<Node<ElementRef>> {
     let first = range.start;
     unit.lines[range]
         .iter()
         .enumerate()
-        .map(|(i, line)| ObservedNode {
-            element_ref: (first + i == 0).then_some(own),
-            text: inline::resolve(line, &unit.inline, |key| ref_for(key).to_string()),
+        .map(|(i, line)| Node {
             depth,
+            ..Node::new(
+                (first + i == 0).then_some(own),
+                inline::resolve(line, &unit.inline, |key| ref_for(key).to_string()),
+            )
         })
         .collect()
 }
@@ -458,7 +445,7 @@ mod tests {
     }
 
     /// Takes a snapshot through the fence, as the snapshot operation does.
-    fn snap(tables: &mut RefTables, req: &SnapshotRequest, f: SnapshotFacts) -> Observation {
+    fn snap(tables: &mut RefTables, req: &SnapshotRequest, f: SnapshotFacts) -> Observation<Page> {
         snap_in(tables, 0, "DOC", req, f)
     }
 
@@ -468,7 +455,7 @@ mod tests {
         document_id: &str,
         req: &SnapshotRequest,
         f: SnapshotFacts,
-    ) -> Observation {
+    ) -> Observation<Page> {
         let ticket = tables.begin(TAB, frame);
         let state = tables.commit(ticket).unwrap();
         let src = Source {
@@ -488,10 +475,10 @@ mod tests {
             .collect()
     }
 
-    fn lines(o: &Observation) -> Vec<String> {
+    fn lines(o: &Observation<Page>) -> Vec<String> {
         o.nodes
             .iter()
-            .map(|n| match n.element_ref {
+            .map(|n| match n.node_ref {
                 Some(r) => format!("{r} {}", n.text),
                 None => n.text.clone(),
             })
@@ -580,7 +567,7 @@ mod tests {
         // The popup is shown as a popup, not twice.
         let texts: Vec<String> = note.nodes.iter().map(|n| n.text.clone()).collect();
         assert_eq!(texts, [r#"status "Saved""#]);
-        assert!(note.nodes[0].element_ref.is_some());
+        assert!(note.nodes[0].node_ref.is_some());
         // Nothing in the window changed: it is still a delta, and not an unchanged one.
         let part = delta.delta.as_ref().expect("a delta");
         assert!(part.changed.is_empty());
@@ -629,7 +616,7 @@ mod tests {
         viewer: &str,
         req: &SnapshotRequest,
         f: SnapshotFacts,
-    ) -> Observation {
+    ) -> Observation<Page> {
         let ticket = tables.begin(TAB, 0);
         let state = tables.commit(ticket).unwrap();
         let unique = as_if_unique(&f);
@@ -697,7 +684,7 @@ mod tests {
         let changed: Vec<String> = d
             .changed
             .iter()
-            .map(|n| format!("{} {}", n.element_ref.unwrap(), n.text))
+            .map(|n| format!("{} {}", n.node_ref.unwrap(), n.text))
             .collect();
         assert_eq!(changed, [r#"@e4 button "N""#, r#"@e2 button "B!""#]);
         assert_eq!(d.removed, [ElementRef::top(3)]);
@@ -970,7 +957,7 @@ mod tests {
         let changed: Vec<String> = d
             .changed
             .iter()
-            .map(|n| format!("{} {}", n.element_ref.unwrap(), n.text))
+            .map(|n| format!("{} {}", n.node_ref.unwrap(), n.text))
             .collect();
         assert_eq!(
             changed,
@@ -1028,7 +1015,7 @@ mod tests {
     fn frames_have_their_own_ref_namespace() {
         let mut tables = RefTables::default();
         let top = snap(&mut tables, &request(), facts(vec![button(1, "Top")]));
-        assert_eq!(top.frame_id, None);
+        assert_eq!(top.of.frame_id, None);
         let req = SnapshotRequest {
             frame_id: Some(5),
             ..request()
@@ -1040,7 +1027,7 @@ mod tests {
             &req,
             facts(vec![button(1, "Send")]),
         );
-        assert_eq!(inner.frame_id, Some(5));
+        assert_eq!(inner.of.frame_id, Some(5));
         assert_eq!(lines(&inner), [r#"@f5e1 button "Send""#]);
         assert_eq!(inner.version, 1, "versions are per document");
         let resolved = tables

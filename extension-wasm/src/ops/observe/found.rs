@@ -9,7 +9,7 @@ use tabwire_observation::facts::PageNode;
 use tabwire_observation::inline;
 use tabwire_observation::render::{Detail, render_node};
 use tabwire_observation::window::{self, Unit};
-use tabwire_protocol::{ObservedNode, OpError, TabId};
+use tabwire_protocol::{ElementRef, Node, OpError, TabId};
 
 use super::engine::{SnapshotFacts, observed_lines};
 use crate::page::{self, MissingFrame, PageCommand};
@@ -30,7 +30,7 @@ pub struct Described {
 /// `described` as a line of the top document, with its ref (given now if it had none): the
 /// line a snapshot shows for it when it has one (`"Saved"` for a paragraph), else as action
 /// results describe an element (`div "Saved"`).
-pub async fn line_of(tab: TabId, described: &Described) -> ObservedNode {
+pub async fn line_of(tab: TabId, described: &Described) -> Node<ElementRef> {
     let key = described.node.key;
     let in_walk = line_where(tab, |unit| unit.key == key)
         .await
@@ -44,7 +44,7 @@ pub async fn line_of(tab: TabId, described: &Described) -> ObservedNode {
 }
 
 /// `described` as action results render an element, with its ref.
-fn described_line(tab: TabId, described: &Described) -> ObservedNode {
+fn described_line(tab: TabId, described: &Described) -> Node<ElementRef> {
     let text = render_node(&described.node, Some(&described.url), Detail::Full);
     let index = with_document(tab, &described.document_id, &described.doc, |doc, last| {
         let index = doc.refs.assign(described.node.key, last);
@@ -52,18 +52,14 @@ fn described_line(tab: TabId, described: &Described) -> ObservedNode {
             .note_identities(std::slice::from_ref(&described.node));
         index
     });
-    ObservedNode {
-        element_ref: Some(element_ref(TOP_FRAME, index)),
-        text,
-        depth: 0,
-    }
+    Node::new(Some(element_ref(TOP_FRAME, index)), text)
 }
 
 /// The first line of the top document (in document order, as a snapshot shows it) whose words
 /// hold `text` (case-sensitive, runs of white space as one space), with its ref; `None` when
 /// no single line does (the text runs across lines, or is in what snapshots leave out). A
 /// text in a select's option line gives the select's line.
-pub async fn line_holding(tab: TabId, text: &str) -> Result<Option<ObservedNode>, OpError> {
+pub async fn line_holding(tab: TabId, text: &str) -> Result<Option<Node<ElementRef>>, OpError> {
     let needle = collapse(text);
     let found = line_where(tab, |unit| {
         unit.lines
@@ -79,7 +75,7 @@ pub async fn line_holding(tab: TabId, text: &str) -> Result<Option<ObservedNode>
 async fn line_where(
     tab: TabId,
     pick: impl Fn(&Unit) -> bool,
-) -> Result<Option<(String, ObservedNode)>, OpError> {
+) -> Result<Option<(String, Node<ElementRef>)>, OpError> {
     // A walk shown to no one: it leaves every viewer's memory of popups alone.
     let command = PageCommand::Snapshot {
         scope: None,
@@ -157,9 +153,9 @@ mod tests {
         };
         let line = described_line(9, &described);
         assert_eq!(line.text, r#"status "Saved""#);
-        let element = line.element_ref.unwrap();
+        let element = line.node_ref.unwrap();
         // The same element keeps its ref, and the ref resolves to it.
-        assert_eq!(described_line(9, &described).element_ref, Some(element));
+        assert_eq!(described_line(9, &described).node_ref, Some(element));
         let resolved = refs::with_tables(|tables| tables.resolve(9, element)).unwrap();
         assert_eq!((resolved.key, resolved.document_id.as_str()), (41, "DOC"));
         // In another document it is another element: a new ref, the old one stale.
@@ -168,7 +164,7 @@ mod tests {
             doc: "tok2".into(),
             ..described
         };
-        let again = described_line(9, &moved).element_ref.unwrap();
+        let again = described_line(9, &moved).node_ref.unwrap();
         assert_ne!(again, element);
         assert!(refs::with_tables(|tables| tables.resolve(9, element)).is_err());
     }

@@ -9,7 +9,7 @@
 use std::collections::{HashMap, HashSet};
 
 use tabwire_protocol::{
-    ElementRef, Observation, ObservedNode, OpError, Outside, SnapshotRequest, TabId, Target,
+    ElementRef, Node, Observation, OpError, Outside, Page, SnapshotRequest, TabId, Target,
 };
 
 use std::future::Future;
@@ -80,7 +80,7 @@ pub async fn snapshot(
     request: SnapshotRequest,
     viewer: &str,
     checkpoint: &Checkpoint,
-) -> Result<Observation, OpError> {
+) -> Result<Observation<Page>, OpError> {
     observe(tab_id, request, viewer, Changes::SinceBaseline, checkpoint).await
 }
 
@@ -102,7 +102,7 @@ pub async fn observe(
     viewer: &str,
     changes: Changes,
     checkpoint: &Checkpoint,
-) -> Result<Observation, OpError> {
+) -> Result<Observation<Page>, OpError> {
     let Some(tab) = tab_id else {
         let tab = resolve_tab(None).await?.id;
         return observe_tab(tab, request, viewer, changes, checkpoint).await;
@@ -127,7 +127,7 @@ pub async fn observe_tab(
     viewer: &str,
     changes: Changes,
     checkpoint: &Checkpoint,
-) -> Result<Observation, OpError> {
+) -> Result<Observation<Page>, OpError> {
     let observed = observe_document(tab, &request, viewer, changes, checkpoint).await?;
     let observation = if request.frame_id.is_none() {
         with_frames(tab, &request, observed, viewer, checkpoint).await
@@ -148,18 +148,18 @@ struct Inlined {
     /// Its lines, one level deeper than the iframe's (its own frames inlined in turn), after
     /// the iframe's line when the window did not show it, and a line saying how to page on
     /// when it did not fit.
-    nodes: Vec<ObservedNode>,
+    nodes: Vec<Node<ElementRef>>,
 }
 
 impl Inlined {
     /// Puts the frame's lines after its iframe's line in `lines` (at the end when the window
     /// did not show that line: they start with it then).
-    fn splice_into(self, lines: &mut Vec<ObservedNode>) {
+    fn splice_into(self, lines: &mut Vec<Node<ElementRef>>) {
         let at = match &self.shown.hidden_line {
             Some(_) => lines.len(),
             None => lines
                 .iter()
-                .position(|n| n.element_ref == Some(self.shown.iframe))
+                .position(|n| n.node_ref == Some(self.shown.iframe))
                 .map_or(lines.len(), |i| i + 1),
         };
         lines.splice(at..at, self.nodes);
@@ -177,7 +177,7 @@ async fn with_frames(
     observed: Observed,
     viewer: &str,
     checkpoint: &Checkpoint,
-) -> Observation {
+) -> Observation<Page> {
     let Observed {
         mut observation,
         frames,
@@ -198,9 +198,9 @@ async fn with_frames(
         &mut observation.outside,
     )
     .await;
-    let shown: Vec<ObservedNode> = inlined.iter().flat_map(|f| f.nodes.clone()).collect();
+    let shown: Vec<Node<ElementRef>> = inlined.iter().flat_map(|f| f.nodes.clone()).collect();
     let params = Params::of(request);
-    let document_id = observation.document_id.clone();
+    let document_id = observation.of.document_id.clone();
     let since = observation.delta.as_ref().map(|d| d.since);
     let before = refs::with_tables(|tables| {
         let doc = tables.frame(tab, TOP_FRAME).doc.as_mut()?;
@@ -255,23 +255,23 @@ async fn with_frames(
 /// The lines of `new` that are not in `old` as they are (a ref's line with the option lines
 /// after it), and the refs of `old` that `new` no longer shows.
 fn compare_lines(
-    old: &[ObservedNode],
-    new: &[ObservedNode],
-) -> (Vec<ObservedNode>, Vec<ElementRef>) {
-    fn groups(lines: &[ObservedNode]) -> Vec<(Option<ElementRef>, &[ObservedNode])> {
+    old: &[Node<ElementRef>],
+    new: &[Node<ElementRef>],
+) -> (Vec<Node<ElementRef>>, Vec<ElementRef>) {
+    fn groups(lines: &[Node<ElementRef>]) -> Vec<(Option<ElementRef>, &[Node<ElementRef>])> {
         let mut out = Vec::new();
         let mut start = 0;
         for i in 1..=lines.len() {
-            if i == lines.len() || lines[i].element_ref.is_some() {
+            if i == lines.len() || lines[i].node_ref.is_some() {
                 if start < i {
-                    out.push((lines[start].element_ref, &lines[start..i]));
+                    out.push((lines[start].node_ref, &lines[start..i]));
                 }
                 start = i;
             }
         }
         out
     }
-    let before: HashMap<ElementRef, &[ObservedNode]> = groups(old)
+    let before: HashMap<ElementRef, &[Node<ElementRef>]> = groups(old)
         .into_iter()
         .filter_map(|(r, lines)| Some((r?, lines)))
         .collect();
@@ -314,7 +314,7 @@ fn inline_frames<'a>(
     mut lines: u32,
     mut chars: u32,
     at: Inlining<'a>,
-    outside: &'a mut Vec<Outside>,
+    outside: &'a mut Vec<Outside<ElementRef>>,
 ) -> Pin<Box<dyn Future<Output = Vec<Inlined>> + 'a>> {
     Box::pin(async move {
         let mut inlined = Vec::new();
@@ -354,7 +354,7 @@ fn inline_frames<'a>(
             lines += child_lines;
             chars += child_chars;
             let step = shown.depth.saturating_add(1);
-            let under = |mut node: ObservedNode| {
+            let under = |mut node: Node<ElementRef>| {
                 node.depth = node.depth.saturating_add(step);
                 node
             };
@@ -383,13 +383,12 @@ fn inline_frames<'a>(
             if child_observation.nodes.is_empty() {
                 continue;
             }
-            let mut nodes: Vec<ObservedNode> = shown
+            let mut nodes: Vec<Node<ElementRef>> = shown
                 .hidden_line
                 .clone()
-                .map(|text| ObservedNode {
-                    element_ref: Some(shown.iframe),
-                    text,
+                .map(|text| Node {
                     depth: shown.depth,
+                    ..Node::new(Some(shown.iframe), text)
                 })
                 .into_iter()
                 .collect();
@@ -400,13 +399,13 @@ fn inline_frames<'a>(
                 } else {
                     ""
                 };
-                nodes.push(ObservedNode {
-                    element_ref: None,
-                    text: format!(
-                        "(frame {}: {about}{} more lines; snapshot it with frameId {} and offset {next})",
-                        shown.frame, child_observation.omitted_nodes, shown.frame
-                    ),
+                let more = format!(
+                    "(frame {}: {about}{} more lines; snapshot it with frameId {} and offset {next})",
+                    shown.frame, child_observation.omitted_nodes, shown.frame
+                );
+                nodes.push(Node {
                     depth: step,
+                    ..Node::new(None, more)
                 });
             }
             inlined.push(Inlined { shown, nodes });

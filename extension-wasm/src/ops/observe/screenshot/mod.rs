@@ -228,7 +228,7 @@ pub async fn take(
             .map(|reply| reply.document_id)
             .unwrap_or_default();
     if let Some(observation) = &observation
-        && observation.document_id != document_id
+        && observation.of.document_id != document_id
     {
         return Err(OpError::new(
             ErrorCode::DocumentChanged,
