@@ -54,6 +54,7 @@ const KEYS: &[&str] = &[
     "backendVersion",
     "tabs",
     "tabId",
+    "of",
     "op",
     "deadlineMs",
     "tool",
