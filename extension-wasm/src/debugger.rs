@@ -437,6 +437,9 @@ pub async fn ensure_attached(tab: TabId) -> Result<(), OpError> {
             // command that succeeds proves the session is ours.
             if message.contains("already attached") && probe(tab).await {
                 ATTACHED.with(|attached| attached.borrow_mut().insert(tab, Attachment::Attached));
+                // The earlier worker's network mocks are gone with it: nothing here would answer
+                // the requests its Fetch patterns still pause.
+                let _ = issue_attached(tab, "Fetch.disable", &json!({})).await;
                 enable_events(tab).await;
                 return Ok(());
             }

@@ -76,6 +76,7 @@ fn wire_debugger() {
     debugger::on_event(crate::downloads::on_debugger_event);
     debugger::on_attached(|tab| Box::pin(capture::restore(tab)));
     debugger::on_forgotten(activity::forget_requests);
+    debugger::on_forgotten(capture::detached);
 }
 
 /// The keep-alive alarm fired. Its main job is done by merely waking the worker (which calls

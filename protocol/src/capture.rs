@@ -8,6 +8,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::TabId;
+use crate::records::{Records, RecordsRequest};
 
 /// Most records kept per tab and kind (network, console); older ones are evicted.
 pub const MAX_RECORDS: usize = 500;
@@ -26,28 +27,6 @@ pub struct SetNetworkCapture {
 pub struct SetConsoleCapture {
     /// Start or stop.
     pub on: bool,
-}
-
-/// A read of captured records (network or console).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct RecordsRequest {
-    /// At most this many records.
-    pub limit: u32,
-    /// Skip this many of the matching records (oldest first).
-    #[serde(default)]
-    pub offset: u32,
-    /// Only records whose URL (network) or text (console) contains this.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub filter: Option<String>,
-    /// Console only: only these levels (`log`, `info`, `warning`, `error`, `debug`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub levels: Vec<String>,
-    /// The page's character budget.
-    pub max_chars: u32,
-    /// Forget the records returned.
-    #[serde(default)]
-    pub clear_after: bool,
 }
 
 /// Read captured requests.
@@ -84,6 +63,8 @@ pub enum CaptureOp {
     ConsoleCapture(SetConsoleCapture),
     /// Read captured console messages.
     GetConsole(GetConsole),
+    /// Add, clear and list network mocks, and read what they saw.
+    MockNetwork(crate::mocks::MockNetwork),
 }
 
 crate::tagged::deserialize_tagged!(CaptureOp, "kind", {
@@ -92,6 +73,7 @@ crate::tagged::deserialize_tagged!(CaptureOp, "kind", {
     "getResponseBody" => GetResponseBody => Self::GetResponseBody,
     "consoleCapture" => SetConsoleCapture => Self::ConsoleCapture,
     "getConsole" => GetConsole => Self::GetConsole,
+    "mockNetwork" => crate::mocks::MockNetwork => Self::MockNetwork,
 });
 
 impl CaptureOp {
@@ -99,6 +81,11 @@ impl CaptureOp {
     /// tabwire keeps, and must not wait behind a long action.
     pub fn bypasses_queue(&self) -> bool {
         true
+    }
+
+    /// Whether it can change what the page gets: adding mocks does.
+    pub fn is_mutation(&self) -> bool {
+        matches!(self, CaptureOp::MockNetwork(mocks) if mocks.adds())
     }
 }
 
@@ -112,30 +99,6 @@ pub struct CaptureState {
     pub capturing: bool,
     /// Records kept.
     pub kept: u32,
-}
-
-/// A page of captured records, oldest first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Records<R> {
-    /// The tab.
-    pub tab_id: TabId,
-    /// Whether capture is on.
-    pub capturing: bool,
-    /// The records of this page, oldest first.
-    pub records: Vec<R>,
-    /// How many records match the filter in all.
-    pub total: u32,
-    /// The index of the first record returned.
-    pub offset: u32,
-    /// The `offset` of the next page, when there are more.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_offset: Option<u32>,
-    /// Records dropped because the buffer was full since capture started.
-    pub evicted: u32,
-    /// True when the character budget cut the page short.
-    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
-    pub truncated: bool,
 }
 
 /// One request of a network capture. Strings are capped; a field the request has not reached
@@ -235,6 +198,8 @@ pub enum CaptureResult {
     Console(Records<ConsoleRecord>),
     /// A response body.
     Body(ResponseBody),
+    /// A tab's mocks.
+    Mocks(crate::mocks::MockState),
 }
 
 crate::tagged::deserialize_tagged!(CaptureResult, "kind", {
@@ -242,4 +207,5 @@ crate::tagged::deserialize_tagged!(CaptureResult, "kind", {
     "requests" => Records<NetworkRecord> => Self::Requests,
     "console" => Records<ConsoleRecord> => Self::Console,
     "body" => ResponseBody => Self::Body,
+    "mocks" => crate::mocks::MockState => Self::Mocks,
 });

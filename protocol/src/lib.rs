@@ -19,6 +19,8 @@
 //!   [`observe`] (snapshots, content, frames, selected text, screenshots), [`tabs`] (tabs and
 //!   navigation), [`actions`] (actions, batches, element state, dialogs, tab health),
 //!   [`capture`] (network and console capture) and [`storage`] (cookies, local storage).
+//! - [`mocks`]: network mocks, their rules and what they saw.
+//! - [`records`]: pages of kept records (capture's, mocks'): the read and the page.
 //! - [`files`]: uploads' files and the chunks their bytes travel in.
 //! - [`devices`]: a device backend's hello, messages, operations and results (mobile).
 //! - [`policy`]: per-origin rules (what agents may do where), the stricter of two owners'
@@ -44,11 +46,13 @@ pub mod kinds;
 pub mod leases;
 pub mod local;
 pub mod messages;
+pub mod mocks;
 pub mod observation;
 pub mod observe;
 pub mod ops;
 pub mod pairing;
 pub mod policy;
+pub mod records;
 pub mod refs;
 pub mod storage;
 pub mod tabs;
@@ -64,8 +68,7 @@ pub use actions::{
 pub use actions::{DropPosition, ElementBox};
 pub use capture::{
     CaptureOp, CaptureResult, CaptureState, ConsoleRecord, GetConsole, GetRequests,
-    GetResponseBody, NetworkRecord, Records, RecordsRequest, ResponseBody, SetConsoleCapture,
-    SetNetworkCapture,
+    GetResponseBody, NetworkRecord, ResponseBody, SetConsoleCapture, SetNetworkCapture,
 };
 pub use devices::{
     DeviceActed, DeviceHello, DeviceMessage, DeviceOp, DeviceResult, Foreground, check_device_hello,
@@ -86,6 +89,7 @@ pub use observe::{
     ScreenshotRequest, SelectedText, SnapshotBudget, SnapshotRequest,
 };
 pub use ops::{Ask, OpResult, Operation};
+pub use records::{Records, RecordsRequest};
 pub use refs::{DeviceRef, ElementRef, Target};
 pub use storage::{
     Cookie, GetCookies, GetLocalStorage, StorageEntries, StorageEntry, StorageOp, StorageResult,

@@ -22,7 +22,7 @@ use crate::actions::{
 };
 use crate::capture::{
     CaptureOp, CaptureResult, CaptureState, ConsoleRecord, GetConsole, GetRequests,
-    GetResponseBody, NetworkRecord, Records, ResponseBody, SetConsoleCapture, SetNetworkCapture,
+    GetResponseBody, NetworkRecord, ResponseBody, SetConsoleCapture, SetNetworkCapture,
 };
 #[cfg(feature = "device")]
 use crate::devices::{
@@ -36,11 +36,13 @@ use crate::files::{
     ChunkKept, ClipboardRequest, ClipboardText, Downloads, DownloadsRequest, PdfDocument,
     PdfRequest, UploadChunk,
 };
+use crate::mocks::{MockNetwork, MockState};
 use crate::observation::Observation;
 use crate::observe::{
     ContentFormat, ContentRequest, FrameList, GetSelectedText, ListFrames, ObserveOp,
     ObserveResult, Page, PageContent, Screenshot, ScreenshotRequest, SelectedText, SnapshotRequest,
 };
+use crate::records::Records;
 use crate::storage::{
     Cookie, GetCookies, GetLocalStorage, StorageEntries, StorageEntry, StorageOp, StorageResult,
 };
@@ -138,6 +140,12 @@ impl Operation {
             },
             Operation::Capture(op) => match op {
                 CaptureOp::GetResponseBody(_) => Need::SensitiveRead,
+                // Adding mocks changes what the page gets: an action on its origin (each
+                // mocked URL's origin is judged too, where its requests are answered). Taking
+                // one's own mocks away is never refused.
+                CaptureOp::MockNetwork(mocks) if mocks.adds() => Need::Act,
+                CaptureOp::MockNetwork(mocks) if mocks.requests.is_none() => return None,
+                CaptureOp::MockNetwork(_) => Need::Read,
                 CaptureOp::NetworkCapture(_)
                 | CaptureOp::GetRequests(_)
                 | CaptureOp::ConsoleCapture(_)
@@ -163,9 +171,10 @@ impl Operation {
         match self {
             Operation::Tabs(op) => op.is_mutation(),
             Operation::Act(op) => op.is_mutation(),
+            Operation::Capture(op) => op.is_mutation(),
             #[cfg(feature = "device")]
             Operation::Device(op) => op.is_mutation(),
-            Operation::Observe(_) | Operation::Capture(_) | Operation::Storage(_) => false,
+            Operation::Observe(_) | Operation::Storage(_) => false,
         }
     }
 
@@ -318,6 +327,7 @@ asks! {
     GetResponseBody => Capture(CaptureOp::GetResponseBody) -> ResponseBody;
     SetConsoleCapture => Capture(CaptureOp::ConsoleCapture) -> CaptureState;
     GetConsole => Capture(CaptureOp::GetConsole) -> Records<ConsoleRecord>;
+    MockNetwork => Capture(CaptureOp::MockNetwork) -> MockState;
     GetCookies => Storage(StorageOp::Cookies) -> StorageEntries<Cookie>;
     GetLocalStorage => Storage(StorageOp::LocalStorage) -> StorageEntries<StorageEntry>;
 }
@@ -368,6 +378,7 @@ answers! {
     Records<NetworkRecord> => Capture(CaptureResult::Requests);
     Records<ConsoleRecord> => Capture(CaptureResult::Console);
     ResponseBody => Capture(CaptureResult::Body);
+    MockState => Capture(CaptureResult::Mocks);
     StorageEntries<Cookie> => Storage(StorageResult::Cookies);
     StorageEntries<StorageEntry> => Storage(StorageResult::LocalStorage);
 }

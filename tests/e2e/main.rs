@@ -87,6 +87,7 @@ mod ios;
 mod launch;
 mod leases;
 mod load;
+mod mocks;
 mod model_view;
 mod moving_frames;
 mod observation;

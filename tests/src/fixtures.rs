@@ -28,8 +28,15 @@ use crate::artifacts::repo_root;
 pub struct Fixtures {
     /// Where it listens.
     pub addr: SocketAddr,
-    slow_hits: Arc<AtomicU32>,
+    hits: Arc<Hits>,
     task: tokio::task::JoinHandle<()>,
+}
+
+/// How many times some paths were requested.
+#[derive(Default)]
+struct Hits {
+    slow: AtomicU32,
+    json: AtomicU32,
 }
 
 #[derive(serde::Deserialize)]
@@ -40,7 +47,7 @@ struct SlowQuery {
 impl Fixtures {
     /// Starts the server on a free loopback port.
     pub async fn serve() -> Fixtures {
-        let slow_hits = Arc::new(AtomicU32::new(0));
+        let hits = Arc::new(Hits::default());
         let app = Router::new()
             .route("/slow", get(slow))
             .route("/json", get(json))
@@ -49,17 +56,13 @@ impl Fixtures {
             .route("/redirect", get(redirect))
             .route("/attachment", get(attachment))
             .route("/{file}", get(file))
-            .with_state(slow_hits.clone());
+            .with_state(hits.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, app).await;
         });
-        Fixtures {
-            addr,
-            slow_hits,
-            task,
-        }
+        Fixtures { addr, hits, task }
     }
 
     /// The URL of a fixture path, e.g. `url("login.html")`.
@@ -69,7 +72,12 @@ impl Fixtures {
 
     /// How many times `/slow` has been requested.
     pub fn slow_hits(&self) -> u32 {
-        self.slow_hits.load(Ordering::SeqCst)
+        self.hits.slow.load(Ordering::SeqCst)
+    }
+
+    /// How many times `/json` has been requested.
+    pub fn json_hits(&self) -> u32 {
+        self.hits.json.load(Ordering::SeqCst)
     }
 }
 
@@ -79,8 +87,8 @@ impl Drop for Fixtures {
     }
 }
 
-async fn slow(State(hits): State<Arc<AtomicU32>>, Query(query): Query<SlowQuery>) -> Html<String> {
-    hits.fetch_add(1, Ordering::SeqCst);
+async fn slow(State(hits): State<Arc<Hits>>, Query(query): Query<SlowQuery>) -> Html<String> {
+    hits.slow.fetch_add(1, Ordering::SeqCst);
     tokio::time::sleep(Duration::from_millis(query.ms.min(120_000))).await;
     Html("<!doctype html><title>Slow page</title><h1>Finally here</h1>".into())
 }
@@ -96,7 +104,8 @@ pub fn json_body(n: u32) -> String {
     format!(r#"{{"n":{n},"name":"item {n}","tags":["alpha","beta"],"note":"café ✓"}}"#)
 }
 
-async fn json(Query(query): Query<JsonQuery>) -> Response {
+async fn json(State(hits): State<Arc<Hits>>, Query(query): Query<JsonQuery>) -> Response {
+    hits.json.fetch_add(1, Ordering::SeqCst);
     (
         [(header::CONTENT_TYPE, "application/json")],
         json_body(query.n),

@@ -43,7 +43,7 @@ pub async fn execute(
         Operation::Observe(op) => observe::run(tab_id, op, viewer, checkpoint).await,
         Operation::Tabs(op) => tabs::run(tab_id, op, viewer, checkpoint).await,
         Operation::Act(op) => act::run(tab_id, op, viewer, checkpoint).await,
-        Operation::Capture(op) => capture::run(tab_id, op).await,
+        Operation::Capture(op) => capture::run(tab_id, op, viewer).await,
         Operation::Storage(op) => storage::run(tab_id, op).await,
         // Only when a workspace build turns the protocol's `device` feature on; the extension's
         // own build leaves the variant out, and a device request does not parse.

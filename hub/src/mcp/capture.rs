@@ -35,13 +35,15 @@ pub(super) const MIN_CHARS: u32 = 300;
 /// The longest filter, cookie name or request ID accepted.
 const MAX_ARG_LEN: usize = 1000;
 /// A URL in a record line is cut to this many characters (the data has it whole).
-const MAX_LINE_URL: usize = 300;
+pub(super) const MAX_LINE_URL: usize = 300;
 
 /// Which records a capture tool is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
+pub(super) enum Kind {
     Network,
     Console,
+    /// The requests network mocks saw (`mock_network`).
+    Mocks,
 }
 
 impl Kind {
@@ -49,6 +51,7 @@ impl Kind {
         match self {
             Kind::Network => "requests",
             Kind::Console => "console messages",
+            Kind::Mocks => "requests seen by mocks",
         }
     }
 
@@ -56,6 +59,7 @@ impl Kind {
         match self {
             Kind::Network => "start_network_capture",
             Kind::Console => "start_console_capture",
+            Kind::Mocks => "mock_network {add}",
         }
     }
 
@@ -63,6 +67,7 @@ impl Kind {
         match self {
             Kind::Network => "get_captured_requests",
             Kind::Console => "get_console_logs",
+            Kind::Mocks => "mock_network {requests}",
         }
     }
 }
@@ -114,7 +119,7 @@ fn switched(kind: Kind, state: tabwire_protocol::CaptureState) -> ToolOutput {
 
 fn capture_text(kind: Kind, tab_id: TabId, capturing: bool, kept: u32) -> String {
     let what = match kind {
-        Kind::Network => "Network",
+        Kind::Network | Kind::Mocks => "Network",
         Kind::Console => "Console",
     };
     if capturing {
@@ -236,7 +241,7 @@ fn levels(levels: Option<Vec<Level>>) -> Result<Vec<String>, ToolError> {
 }
 
 /// Checks a records read's arguments and applies the defaults.
-fn records_request(
+pub(super) fn records_request(
     limit: Option<u32>,
     offset: Option<u32>,
     filter: Option<String>,
@@ -277,7 +282,11 @@ fn records_output<R: Serialize>(
 
 /// A header, one `line` per record (the page's: URLs, console text), and a footer with where to
 /// continue and what is missing.
-fn render_records<R>(kind: Kind, records: &Records<R>, line: fn(&R) -> String) -> Rendering {
+pub(super) fn render_records<R>(
+    kind: Kind,
+    records: &Records<R>,
+    line: fn(&R) -> String,
+) -> Rendering {
     let shown = records.records.len() as u32;
     let mut head = if shown > 0 {
         format!(
@@ -300,10 +309,11 @@ fn render_records<R>(kind: Kind, records: &Records<R>, line: fn(&R) -> String) -
         format!("tab {}: no {}", records.tab_id, kind.noun())
     };
     if !records.capturing {
-        head.push_str(&format!(
-            " (capture is off: {} starts it)",
-            kind.start_tool()
-        ));
+        let off = match kind {
+            Kind::Mocks => "no mock answers now",
+            Kind::Network | Kind::Console => "capture is off",
+        };
+        head.push_str(&format!(" ({off}: {} starts it)", kind.start_tool()));
     }
     let mut lines = vec![Rendering::hub(head)];
     lines.extend(

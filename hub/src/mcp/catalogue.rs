@@ -20,8 +20,8 @@ use super::devices::DeviceRoute;
 use super::envelope::{ToolError, ToolOutput};
 use super::routing::{BrowserRoute, Caller, Group, NoRoute, TabRoute, ToolContext};
 use super::{
-    act, actions, batch, capture, devices, doctor, files, health, input, observe, optin, peers,
-    people, schema, screenshot, storage, tabs, waits,
+    act, actions, batch, capture, devices, doctor, files, health, input, mocks, observe, optin,
+    peers, people, schema, screenshot, storage, tabs, waits,
 };
 use crate::peer::{Browser, Device, SelectBrowserArgs, SelectDeviceArgs};
 use tabwire_protocol::{Kind, KindSet, Listing};
@@ -250,6 +250,7 @@ catalogue! {
     "start_console_capture", Browser TabRoute FORGETS, NoArgs, NoOptions => capture::start_console_capture, capture::START_CONSOLE_CAPTURE;
     "stop_console_capture", Browser TabRoute SETS, NoArgs, NoOptions => capture::stop_console_capture, capture::STOP_CONSOLE_CAPTURE;
     "get_console_logs", Browser TabRoute FORGETS, capture::ConsoleArgs, NoOptions => capture::get_console_logs, capture::GET_CONSOLE_LOGS;
+    "mock_network", Browser TabRoute CHANGES, mocks::MockNetworkArgs, NoOptions => mocks::mock_network, mocks::MOCK_NETWORK;
     "get_cookies", Browser TabRoute READS, storage::CookiesArgs, NoOptions => storage::get_cookies, storage::GET_COOKIES;
     "get_local_storage", Browser TabRoute READS, storage::LocalStorageArgs, NoOptions => storage::get_local_storage, storage::GET_LOCAL_STORAGE;
     "release_tab", Browser TabRoute SETS, NoArgs, NoOptions => tabs::release_tab, tabs::RELEASE_TAB;

@@ -19,6 +19,7 @@ mod fence;
 mod files;
 mod health;
 mod input;
+mod mocks;
 mod observation;
 mod observe;
 mod optin;

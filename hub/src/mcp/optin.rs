@@ -58,6 +58,7 @@ impl OptIn {
                 "stop_network_capture",
                 "get_captured_requests",
                 "get_response_body",
+                "mock_network",
             ],
             OptIn::Console => &[
                 "start_console_capture",
@@ -86,7 +87,7 @@ pub struct ShowToolsArgs {
 }
 
 pub const SHOW_TOOLS: &str = "List more tools in this session: network (capture, response \
-bodies), console (capture), storage (cookies, local storage), clipboard.";
+bodies, mocks), console (capture), storage (cookies, local storage), clipboard.";
 
 /// `show_tools`: adds the groups to the session's listing; the client is told its list changed
 /// once the call has returned.

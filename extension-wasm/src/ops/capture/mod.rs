@@ -1,4 +1,5 @@
-//! The capture group (SPEC §6): network and console capture, and response bodies.
+//! The capture group (SPEC §6): network and console capture, response bodies, and network
+//! mocks (`mocks`, issue 28).
 //!
 //! Capture is per tab and goes through tabwire's debugger, whose events are the one source that
 //! sees every request and console message of a page without running code in it. Starting a
@@ -16,6 +17,7 @@ mod body;
 mod buffer;
 mod console;
 mod frames;
+mod mocks;
 mod network;
 
 use std::cell::RefCell;
@@ -49,14 +51,18 @@ const BODY_POLL_MS: f64 = 50.0;
 struct TabCapture {
     network: Option<NetworkCapture>,
     console: Option<ConsoleCapture>,
-    /// The tab's frames and contexts, followed while a capture is on: records of a frame the
-    /// policy denies are left out.
+    /// The tab's frames and contexts, followed while a capture is on or mocks answer: records
+    /// of a frame the policy denies are left out, and no mock answers its requests.
     frames: FrameTree,
+    /// Every session's mocks in the tab.
+    mocks: mocks::TabMocks,
 }
 
 impl TabCapture {
     fn capturing(&self) -> bool {
-        self.network.as_ref().is_some_and(|n| n.on) || self.console.as_ref().is_some_and(|c| c.on)
+        self.network.as_ref().is_some_and(|n| n.on)
+            || self.console.as_ref().is_some_and(|c| c.on)
+            || self.mocks.any()
     }
 }
 
@@ -122,8 +128,9 @@ fn with_console<R>(tab: TabId, f: impl FnOnce(&mut ConsoleCapture) -> R) -> Opti
     })
 }
 
-/// Runs one operation of the group on the request's tab.
-pub async fn run(tab_id: Option<TabId>, op: CaptureOp) -> Result<OpResult, OpError> {
+/// Runs one operation of the group on the request's tab, for `viewer` (the session whose mocks
+/// a `mockNetwork` request is about).
+pub async fn run(tab_id: Option<TabId>, op: CaptureOp, viewer: &str) -> Result<OpResult, OpError> {
     let tab = resolve_tab(tab_id).await?.id;
     Ok(match op {
         CaptureOp::NetworkCapture(set) => network_capture(tab, set.on).await?.into(),
@@ -135,6 +142,7 @@ pub async fn run(tab_id: Option<TabId>, op: CaptureOp) -> Result<OpResult, OpErr
         }
         CaptureOp::ConsoleCapture(set) => console_capture(tab, set.on).await?.into(),
         CaptureOp::GetConsole(request) => get_console(tab, &request.0)?.into(),
+        CaptureOp::MockNetwork(request) => mocks::run(tab, viewer, request).await?.into(),
     })
 }
 
@@ -143,6 +151,11 @@ pub async fn run(tab_id: Option<TabId>, op: CaptureOp) -> Result<OpResult, OpErr
 pub fn on_event(tab: TabId, method: &str, params: &JsValue) {
     fn read<T: DeserializeOwned>(params: &JsValue) -> Option<T> {
         chrome::from_js(params.clone()).ok()
+    }
+    if method == "Fetch.requestPaused" {
+        // Only mocks pause requests; every one is answered, whoever has the tab.
+        mocks::on_paused(tab, params);
+        return;
     }
     let capturing = || CAPTURES.with(|c| c.borrow().get(&tab).is_some_and(TabCapture::capturing));
     if FrameTree::follows(method) {
@@ -220,15 +233,43 @@ pub fn on_event(tab: TabId, method: &str, params: &JsValue) {
     };
 }
 
-/// Forgets a closed tab's captures.
+/// Forgets a closed tab's captures and mocks.
 pub fn forget(tab: TabId) {
     CAPTURES.with(|captures| captures.borrow_mut().remove(&tab));
+}
+
+/// Tabwire's debugger session with `tab` is gone: Chrome let the requests it paused go on.
+pub fn detached(tab: TabId) {
+    CAPTURES.with(|captures| {
+        if let Some(capture) = captures.borrow_mut().get_mut(&tab) {
+            mocks::detached(&mut capture.mocks);
+        }
+    });
+}
+
+/// A session ended: its mocks end in every tab.
+pub fn session_ended(session: &str) {
+    for tab in tabs() {
+        mocks::end(tab, Some(session));
+    }
+}
+
+/// The hub's connection ended: every session's mocks end (their sessions are the hub's).
+pub fn connection_ended() {
+    for tab in tabs() {
+        mocks::end(tab, None);
+    }
+}
+
+fn tabs() -> Vec<TabId> {
+    CAPTURES.with(|captures| captures.borrow().keys().copied().collect())
 }
 
 /// Turns console capture's domains back on after tabwire's debugger reattached to `tab`
 /// (`get_tab_health {recoverDebugger}`): a new debugger session starts with `Runtime` and `Log`
 /// off, while the `Network` events come back with every attach.
 pub async fn restore(tab: TabId) {
+    mocks::restore(tab).await;
     let on = with_console(tab, |c| {
         if c.on {
             c.resume(now_ms());

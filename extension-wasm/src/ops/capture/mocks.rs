@@ -1,0 +1,736 @@
+//! Network mocks (issue 28): a tab's requests answered with stubbed responses through the CDP
+//! Fetch domain on tabwire's debugger session, and the record of what they saw.
+//!
+//! Each mock belongs to the tab and the session (the request's viewer) that added it. While a
+//! tab has mocks, Fetch pauses its XHR and fetch requests (so the ones no mock answers can be
+//! recorded as missed) and any request a mock's pattern matches. Each paused request gets
+//! exactly one answer: the newest matching mock fulfils it (after its delay), anything else
+//! continues to the network untouched. Whoever takes a request out of `pending` answers it, so
+//! a mock cleared while its answer waits lets the request through at once.
+//!
+//! The policy is judged where a request is answered too: a mock answers only a URL (and a
+//! frame) the policy lets agents act on; the mocked origin of a pattern that names one is
+//! judged when the mock is added.
+
+use std::collections::HashMap;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::STANDARD;
+use serde::Deserialize;
+use serde_json::json;
+use tabwire_protocol::mocks::{
+    MAX_MOCKS, MAX_TAB_MOCK_BYTES, MockInfo, MockNetwork, MockOutcome, MockRecord, MockSpec,
+    MockState, check_spec, pattern_matches, pattern_origin,
+};
+use tabwire_protocol::policy::Need;
+use tabwire_protocol::{ErrorCode, OpError, TabId};
+use wasm_bindgen::JsValue;
+use wasm_bindgen_futures::spawn_local;
+
+use super::buffer::{Record, RecordBuffer};
+use crate::ops::budget::Fitted;
+use crate::{chrome, debugger};
+
+/// One mock of a tab.
+struct Mock {
+    id: u32,
+    session: String,
+    spec: MockSpec,
+    body_bytes: usize,
+    hits: u32,
+}
+
+/// A request a mock answers after its delay.
+struct Pending {
+    mock: u32,
+    session: String,
+    seq: u64,
+}
+
+/// A tab's mocks, every session's, and what each session's mocks saw.
+#[derive(Default)]
+pub(super) struct TabMocks {
+    next_id: u32,
+    /// Newest first: the first that matches answers.
+    mocks: Vec<Mock>,
+    records: HashMap<String, RecordBuffer<MockRecord>>,
+    /// Paused requests (Fetch's IDs) waiting for their mock's answer.
+    pending: HashMap<String, Pending>,
+}
+
+impl TabMocks {
+    /// Whether the tab has mocks (its requests are paused, its frames followed).
+    pub(super) fn any(&self) -> bool {
+        !self.mocks.is_empty()
+    }
+
+    fn bytes(&self) -> usize {
+        self.mocks.iter().map(|m| m.body_bytes).sum()
+    }
+
+    /// Removes `session`'s mocks (all when `None`), and its records when it ended. Returns how
+    /// many went and the paused requests to let through.
+    fn remove(&mut self, session: Option<&str>, records_too: bool) -> (u32, Vec<String>) {
+        let before = self.mocks.len();
+        let mut gone = Vec::new();
+        self.mocks.retain(|m| {
+            let keep = session.is_some_and(|s| s != m.session);
+            if !keep {
+                gone.push(m.id);
+            }
+            keep
+        });
+        let released: Vec<String> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| gone.contains(&p.mock))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in &released {
+            if let Some(pending) = self.pending.remove(id)
+                && let Some(record) = self
+                    .records
+                    .get_mut(&pending.session)
+                    .and_then(|r| r.get_mut(pending.seq))
+            {
+                record.outcome = MockOutcome::Passed;
+                record.status = None;
+            }
+        }
+        if records_too {
+            match session {
+                Some(session) => {
+                    self.records.remove(session);
+                }
+                None => self.records.clear(),
+            }
+        }
+        ((before - self.mocks.len()) as u32, released)
+    }
+
+    fn listed(&self, session: &str) -> Vec<MockInfo> {
+        self.mocks
+            .iter()
+            .filter(|m| m.session == session)
+            .map(|m| MockInfo {
+                id: m.id,
+                url_pattern: m.spec.url_pattern.clone(),
+                method: m.spec.method.clone(),
+                status: m.spec.status,
+                body_bytes: m.body_bytes as u32,
+                delay_ms: m.spec.delay_ms,
+                hits: m.hits,
+            })
+            .collect()
+    }
+
+    /// The Fetch patterns that pause what the mocks need: every XHR and fetch request (to
+    /// record the missed ones) and whatever a mock's pattern matches.
+    fn patterns(&self) -> serde_json::Value {
+        let mut patterns = vec![
+            json!({"urlPattern": "*", "resourceType": "XHR", "requestStage": "Request"}),
+            json!({"urlPattern": "*", "resourceType": "Fetch", "requestStage": "Request"}),
+        ];
+        for mock in &self.mocks {
+            let pattern = json!({"urlPattern": mock.spec.url_pattern, "requestStage": "Request"});
+            if !patterns.contains(&pattern) {
+                patterns.push(pattern);
+            }
+        }
+        json!({ "patterns": patterns })
+    }
+}
+
+/// The decoded size of a base64 body, or `None` when it is not base64.
+fn decoded_len(body: &str) -> Option<usize> {
+    STANDARD.decode(body).ok().map(|bytes| bytes.len())
+}
+
+fn invalid(message: String) -> OpError {
+    OpError::new(ErrorCode::InvalidArgument, message)
+}
+
+/// Runs a `mock_network` request of `session` on `tab`: clear, add, then the list and the page
+/// of records asked for.
+pub(super) async fn run(tab: TabId, session: &str, op: MockNetwork) -> Result<MockState, OpError> {
+    let mut sizes = Vec::with_capacity(op.add.len());
+    for spec in &op.add {
+        let bytes = decoded_len(&spec.body_base64)
+            .ok_or_else(|| invalid(format!("the body of {} is not base64", spec.url_pattern)))?;
+        check_spec(spec, bytes).map_err(invalid)?;
+        // A pattern that can reach one origin only is judged on it now; a wildcard's requests
+        // are judged one by one as they are answered.
+        if let Some(origin) = pattern_origin(&spec.url_pattern)
+            && !crate::policy::check_url(&origin, Need::Act)?
+        {
+            return Err(OpError::new(
+                ErrorCode::OriginBlocked,
+                format!(
+                    "the policy asks a person before agents act on {origin}: its requests cannot \
+                     be mocked (mock an origin the policy allows)"
+                ),
+            ));
+        }
+        sizes.push(bytes);
+    }
+    let (cleared, released) = if op.clear {
+        super::with_tab(tab, |t| t.mocks.remove(Some(session), false))
+    } else {
+        (0, Vec::new())
+    };
+    continue_all(tab, released);
+    let added = op.add.len() as u32;
+    let mut new_ids = Vec::new();
+    if !op.add.is_empty() {
+        debugger::ensure_attached(tab).await?;
+        if !super::with_tab(tab, |t| t.capturing()) {
+            super::seed_frames(tab).await;
+        }
+        new_ids = super::with_tab(tab, |t| {
+            let mine = t
+                .mocks
+                .mocks
+                .iter()
+                .filter(|m| m.session == session)
+                .count();
+            if mine + op.add.len() > MAX_MOCKS {
+                return Err(invalid(format!(
+                    "a session keeps at most {MAX_MOCKS} mocks in a tab ({mine} kept); clear \
+                     some first"
+                )));
+            }
+            if t.mocks.bytes() + sizes.iter().sum::<usize>() > MAX_TAB_MOCK_BYTES {
+                return Err(invalid(format!(
+                    "a tab's mocks hold at most {} MiB of bodies",
+                    MAX_TAB_MOCK_BYTES / (1024 * 1024)
+                )));
+            }
+            let mut ids = Vec::new();
+            for (spec, body_bytes) in op.add.into_iter().zip(sizes) {
+                t.mocks.next_id += 1;
+                ids.push(t.mocks.next_id);
+                let mock = Mock {
+                    id: t.mocks.next_id,
+                    session: session.to_owned(),
+                    spec,
+                    body_bytes,
+                    hits: 0,
+                };
+                t.mocks.mocks.insert(0, mock);
+            }
+            t.mocks.records.entry(session.to_owned()).or_default();
+            Ok(ids)
+        })?;
+    }
+    if (added > 0 || cleared > 0)
+        && let Err(error) = apply(tab).await
+    {
+        // The mocks just added cannot answer: they are taken back.
+        super::with_tab(tab, |t| t.mocks.mocks.retain(|m| !new_ids.contains(&m.id)));
+        return Err(error);
+    }
+    let attached = debugger::is_attached(tab);
+    Ok(super::with_tab(tab, |t| {
+        let requests = op.requests.as_ref().map(|request| {
+            let buffer = t.mocks.records.entry(session.to_owned()).or_default();
+            let evicted = buffer.evicted();
+            let page = buffer.read(request, matcher(request.filter.as_deref()));
+            super::records(tab, attached && t.mocks.any(), page, request, evicted)
+        });
+        MockState {
+            tab_id: tab,
+            mocks: t.mocks.listed(session),
+            added,
+            cleared,
+            active: attached && t.mocks.any(),
+            requests,
+        }
+    }))
+}
+
+/// Whether a record matches a read's filter (its URL contains the text, ignoring ASCII case).
+fn matcher(filter: Option<&str>) -> impl Fn(&MockRecord) -> bool + use<> {
+    let needle = filter.unwrap_or_default().to_ascii_lowercase();
+    move |record| needle.is_empty() || record.url.to_ascii_lowercase().contains(&needle)
+}
+
+/// Sends the tab's patterns to Chrome (or switches Fetch off when no mock is left). Never
+/// attaches: without tabwire's session nothing is paused, and a later attach applies them.
+async fn apply(tab: TabId) -> Result<(), OpError> {
+    if !debugger::is_attached(tab) {
+        return Ok(());
+    }
+    let patterns = super::with_tab(tab, |t| t.mocks.any().then(|| t.mocks.patterns()));
+    match patterns {
+        Some(patterns) => debugger::send_attached(tab, "Fetch.enable", &patterns).await?,
+        None => debugger::send_attached(tab, "Fetch.disable", &json!({})).await?,
+    };
+    Ok(())
+}
+
+/// Lets paused requests go on to the network untouched.
+fn continue_all(tab: TabId, requests: Vec<String>) {
+    for request in requests {
+        let sent =
+            debugger::issue_attached(tab, "Fetch.continueRequest", &json!({"requestId": request}));
+        spawn_local(async move {
+            if let Err(error) = sent.await {
+                chrome::log!(
+                    "tab {tab}: could not let a mocked request go on ({})",
+                    error.message
+                );
+            }
+        });
+    }
+}
+
+/// Reapplies the tab's mocks after tabwire's debugger reattached (a new session pauses
+/// nothing).
+pub(super) async fn restore(tab: TabId) {
+    if super::with_tab(tab, |t| t.mocks.any())
+        && let Err(error) = apply(tab).await
+    {
+        chrome::log!(
+            "tab {tab}: its mocks could not be applied again ({})",
+            error.message
+        );
+    }
+}
+
+/// Tabwire's session with the tab is gone: Chrome let its paused requests go on.
+pub(super) fn detached(mocks: &mut TabMocks) {
+    mocks.pending.clear();
+}
+
+/// Drops `session`'s mocks and records in `tab` (every session's when `None`), letting their
+/// paused requests through.
+pub(super) fn end(tab: TabId, session: Option<&str>) {
+    let (removed, released) = super::with_tab(tab, |t| t.mocks.remove(session, true));
+    continue_all(tab, released);
+    if removed > 0 {
+        spawn_local(async move {
+            if let Err(error) = apply(tab).await {
+                chrome::log!(
+                    "tab {tab}: mocks could not be switched off ({})",
+                    error.message
+                );
+            }
+        });
+    }
+}
+
+/// `Fetch.requestPaused`'s parameters that matter here.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Paused {
+    request_id: String,
+    request: PausedRequest,
+    #[serde(default)]
+    frame_id: Option<String>,
+    #[serde(default)]
+    resource_type: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct PausedRequest {
+    url: String,
+    method: String,
+    #[serde(default)]
+    headers: HashMap<String, String>,
+}
+
+impl PausedRequest {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key.eq_ignore_ascii_case(name))
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+/// What becomes of a paused request.
+#[derive(Debug, PartialEq)]
+enum Answer {
+    /// Fulfilled with these parameters (the request ID added), after the delay.
+    Fulfil {
+        params: serde_json::Value,
+        delay_ms: u32,
+    },
+    /// Let through.
+    Continue,
+}
+
+/// Answers one paused request of `tab`: always exactly once.
+pub(super) fn on_paused(tab: TabId, params: &JsValue) {
+    let Ok(paused) = chrome::from_js::<Paused>(params.clone()) else {
+        // Unreadable: whatever it is goes on untouched.
+        if let Ok(id) = chrome::from_js::<serde_json::Value>(params.clone())
+            && let Some(id) = id["requestId"].as_str()
+        {
+            continue_all(tab, vec![id.to_owned()]);
+        }
+        return;
+    };
+    let hidden = super::hidden_frame(tab, paused.frame_id.as_deref());
+    let readable = !hidden && crate::policy::shows(&paused.request.url);
+    let actable = !hidden
+        && matches!(
+            crate::policy::check_url(&paused.request.url, Need::Act),
+            Ok(true)
+        );
+    let recorded = readable && !crate::approvals::person_has(tab);
+    let answer = super::with_tab(tab, |t| decide(&mut t.mocks, &paused, actable, recorded));
+    let id = paused.request_id;
+    match answer {
+        Answer::Continue => continue_all(tab, vec![id]),
+        Answer::Fulfil {
+            mut params,
+            delay_ms,
+        } => {
+            params["requestId"] = json!(id);
+            spawn_local(async move {
+                if delay_ms > 0 {
+                    crate::timer::sleep(f64::from(delay_ms)).await;
+                }
+                // A mock removed meanwhile took the request out and let it through.
+                if super::with_tab(tab, |t| t.mocks.pending.remove(&id)).is_none() {
+                    return;
+                }
+                if let Err(error) =
+                    debugger::send_attached(tab, "Fetch.fulfillRequest", &params).await
+                {
+                    chrome::log!("tab {tab}: a mock's answer failed ({})", error.message);
+                    let fail = json!({"requestId": id, "errorReason": "Failed"});
+                    let _ = debugger::send_attached(tab, "Fetch.failRequest", &fail).await;
+                }
+            });
+        }
+    }
+}
+
+/// Decides a paused request's answer and records it: pure, over the tab's mocks.
+fn decide(mocks: &mut TabMocks, paused: &Paused, actable: bool, recorded: bool) -> Answer {
+    let request = &paused.request;
+    let by_url = |m: &&mut Mock| pattern_matches(&m.spec.url_pattern, &request.url);
+    let preflight =
+        request.method == "OPTIONS" && request.header("Access-Control-Request-Method").is_some();
+    let method_of = |m: &Mock| {
+        m.spec
+            .method
+            .as_deref()
+            .is_none_or(|method| method == request.method)
+    };
+    let mut record = MockRecord {
+        seq: 0,
+        method: request.method.clone(),
+        url: request.url.clone(),
+        resource_type: paused.resource_type.clone(),
+        outcome: MockOutcome::Missed,
+        mock_id: None,
+        status: None,
+    };
+    let found = mocks
+        .mocks
+        .iter_mut()
+        .filter(by_url)
+        .find(|m| method_of(m) || (preflight && m.spec.method.as_deref() != Some("OPTIONS")));
+    let Some(mock) = found else {
+        if recorded {
+            // Every session with mocks in the tab sees what none of them answered.
+            for buffer in mocks.records.values_mut() {
+                buffer.push(record.clone());
+            }
+        }
+        return Answer::Continue;
+    };
+    let id = mock.id;
+    record.mock_id = Some(id);
+    let session = mock.session.clone();
+    if !actable {
+        record.outcome = MockOutcome::Passed;
+        if recorded && let Some(buffer) = mocks.records.get_mut(&session) {
+            buffer.push(record);
+        }
+        return Answer::Continue;
+    }
+    mock.hits += 1;
+    let (status, headers, body) = if preflight && !method_of(mock) {
+        (204, preflight_headers(request, mock), String::new())
+    } else {
+        (
+            mock.spec.status,
+            response_headers(request, &mock.spec),
+            mock.spec.body_base64.clone(),
+        )
+    };
+    let delay_ms = mock.spec.delay_ms;
+    record.outcome = MockOutcome::Mocked;
+    record.status = Some(status);
+    // Recorded or not, the request is answered: the record's number only lets a cleared
+    // mock mark what it no longer answered.
+    let seq = match mocks.records.get_mut(&session) {
+        Some(buffer) if recorded => buffer.push(record),
+        _ => 0,
+    };
+    mocks.pending.insert(
+        paused.request_id.clone(),
+        Pending {
+            mock: id,
+            session,
+            seq,
+        },
+    );
+    Answer::Fulfil {
+        params: json!({
+            "responseCode": status,
+            "responseHeaders": headers,
+            "body": body,
+        }),
+        delay_ms,
+    }
+}
+
+/// A mock's response headers: its own, plus what a page needs that it did not say — the body's
+/// type, no caching (a mock must not outlive itself in the page's cache), and the CORS header
+/// that lets a page of another origin read it.
+fn response_headers(request: &PausedRequest, spec: &MockSpec) -> Vec<serde_json::Value> {
+    let has = |name: &str| {
+        spec.headers
+            .iter()
+            .any(|h| h.name.eq_ignore_ascii_case(name))
+    };
+    let mut headers: Vec<serde_json::Value> = spec
+        .headers
+        .iter()
+        .map(|h| json!({"name": h.name, "value": h.value}))
+        .collect();
+    if !has("content-type") {
+        let json_body = STANDARD
+            .decode(&spec.body_base64)
+            .ok()
+            .is_some_and(|bytes| {
+                !bytes.is_empty() && serde_json::from_slice::<serde::de::IgnoredAny>(&bytes).is_ok()
+            });
+        let kind = if json_body {
+            "application/json"
+        } else {
+            "text/plain; charset=utf-8"
+        };
+        headers.push(json!({"name": "Content-Type", "value": kind}));
+    }
+    if !has("cache-control") {
+        headers.push(json!({"name": "Cache-Control", "value": "no-store"}));
+    }
+    if let Some(origin) = request.header("Origin")
+        && !has("access-control-allow-origin")
+    {
+        headers.push(json!({"name": "Access-Control-Allow-Origin", "value": origin}));
+        headers.push(json!({"name": "Access-Control-Allow-Credentials", "value": "true"}));
+    }
+    headers
+}
+
+/// The answer to a CORS preflight for a mocked request of another method: it may be sent.
+fn preflight_headers(request: &PausedRequest, mock: &Mock) -> Vec<serde_json::Value> {
+    let origin = request.header("Origin").unwrap_or("*");
+    let method = mock.spec.method.as_deref().unwrap_or("*");
+    let mut headers = vec![
+        json!({"name": "Access-Control-Allow-Origin", "value": origin}),
+        json!({"name": "Access-Control-Allow-Methods", "value": method}),
+        json!({"name": "Access-Control-Allow-Credentials", "value": "true"}),
+        json!({"name": "Cache-Control", "value": "no-store"}),
+    ];
+    if let Some(asked) = request.header("Access-Control-Request-Headers") {
+        headers.push(json!({"name": "Access-Control-Allow-Headers", "value": asked}));
+    }
+    headers
+}
+
+impl Fitted for MockRecord {
+    fn strings(&mut self) -> Vec<&mut String> {
+        // The order of their JSON names: method, type, url.
+        let mut strings = vec![&mut self.method];
+        if let Some(kind) = &mut self.resource_type {
+            strings.push(kind);
+        }
+        strings.push(&mut self.url);
+        strings
+    }
+}
+
+impl Record for MockRecord {
+    fn set_seq(&mut self, seq: u64) {
+        self.seq = seq;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(pattern: &str, method: Option<&str>, body: &str) -> MockSpec {
+        MockSpec {
+            url_pattern: pattern.into(),
+            method: method.map(str::to_owned),
+            status: 200,
+            headers: Vec::new(),
+            body_base64: STANDARD.encode(body),
+            delay_ms: 0,
+        }
+    }
+
+    fn tab(mocks: &[(&str, MockSpec)]) -> TabMocks {
+        let mut tab = TabMocks::default();
+        for (session, spec) in mocks {
+            tab.next_id += 1;
+            let mock = Mock {
+                id: tab.next_id,
+                session: (*session).to_owned(),
+                spec: spec.clone(),
+                body_bytes: 0,
+                hits: 0,
+            };
+            tab.mocks.insert(0, mock);
+            tab.records.entry((*session).to_owned()).or_default();
+        }
+        tab
+    }
+
+    fn paused(id: &str, method: &str, url: &str, headers: &[(&str, &str)]) -> Paused {
+        Paused {
+            request_id: id.into(),
+            request: PausedRequest {
+                url: url.into(),
+                method: method.into(),
+                headers: headers
+                    .iter()
+                    .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+                    .collect(),
+            },
+            frame_id: None,
+            resource_type: Some("Fetch".into()),
+        }
+    }
+
+    fn outcomes(tab: &mut TabMocks, session: &str) -> Vec<(MockOutcome, Option<u32>)> {
+        let request = tabwire_protocol::RecordsRequest {
+            limit: 50,
+            offset: 0,
+            filter: None,
+            levels: Vec::new(),
+            max_chars: 10_000,
+            clear_after: false,
+        };
+        let buffer = tab.records.get_mut(session).unwrap();
+        buffer
+            .read(&request, |_| true)
+            .records
+            .into_iter()
+            .map(|r| (r.outcome, r.mock_id))
+            .collect()
+    }
+
+    #[test]
+    fn the_newest_matching_mock_answers_and_the_rest_go_on() {
+        let mut mocks = tab(&[
+            ("s1", spec("*/api/*", None, "old")),
+            ("s1", spec("*/api/items*", Some("GET"), "new")),
+        ]);
+        let get = paused("1", "GET", "https://x.test/api/items", &[]);
+        let Answer::Fulfil { params, .. } = decide(&mut mocks, &get, true, true) else {
+            panic!("not mocked");
+        };
+        assert_eq!(params["body"], STANDARD.encode("new"));
+        // The POST is answered by the older mock, whose method is any.
+        let post = paused("2", "POST", "https://x.test/api/items", &[]);
+        let Answer::Fulfil { params, .. } = decide(&mut mocks, &post, true, true) else {
+            panic!("not mocked");
+        };
+        assert_eq!(params["body"], STANDARD.encode("old"));
+        let other = paused("3", "GET", "https://x.test/other", &[]);
+        assert_eq!(decide(&mut mocks, &other, true, true), Answer::Continue);
+        assert_eq!(
+            outcomes(&mut mocks, "s1"),
+            [
+                (MockOutcome::Mocked, Some(2)),
+                (MockOutcome::Mocked, Some(1)),
+                (MockOutcome::Missed, None)
+            ]
+        );
+    }
+
+    #[test]
+    fn a_request_the_policy_keeps_from_agents_goes_on_untouched() {
+        let mut mocks = tab(&[("s1", spec("*", None, "x"))]);
+        let request = paused("1", "GET", "https://bank.test/", &[]);
+        assert_eq!(decide(&mut mocks, &request, false, true), Answer::Continue);
+        assert_eq!(outcomes(&mut mocks, "s1"), [(MockOutcome::Passed, Some(1))]);
+        // Not readable either: answered the same, and recorded nowhere.
+        assert_eq!(decide(&mut mocks, &request, false, false), Answer::Continue);
+        assert_eq!(outcomes(&mut mocks, "s1").len(), 1);
+        assert!(mocks.pending.is_empty());
+    }
+
+    #[test]
+    fn a_preflight_for_a_mocked_post_is_allowed_and_the_answer_readable_cross_origin() {
+        let mut mocks = tab(&[("s1", spec("https://api.test/*", Some("POST"), "{\"ok\":1}"))]);
+        let preflight = paused(
+            "1",
+            "OPTIONS",
+            "https://api.test/save",
+            &[
+                ("Origin", "https://app.test"),
+                ("Access-Control-Request-Method", "POST"),
+                ("Access-Control-Request-Headers", "content-type"),
+            ],
+        );
+        let Answer::Fulfil { params, .. } = decide(&mut mocks, &preflight, true, true) else {
+            panic!("the preflight went on");
+        };
+        assert_eq!(params["responseCode"], 204);
+        let headers = params["responseHeaders"].to_string();
+        assert!(
+            headers.contains("\"Access-Control-Allow-Methods\",\"value\":\"POST\""),
+            "{headers}"
+        );
+        let post = paused(
+            "2",
+            "POST",
+            "https://api.test/save",
+            &[("Origin", "https://app.test")],
+        );
+        let Answer::Fulfil { params, .. } = decide(&mut mocks, &post, true, true) else {
+            panic!("not mocked");
+        };
+        let headers = params["responseHeaders"].to_string();
+        assert!(headers.contains("application/json"), "{headers}");
+        assert!(
+            headers.contains("\"value\":\"https://app.test\""),
+            "{headers}"
+        );
+        assert!(headers.contains("no-store"), "{headers}");
+    }
+
+    #[test]
+    fn removing_a_mock_lets_its_waiting_requests_through_and_says_so() {
+        let mut mocks = tab(&[("s1", spec("*", None, "x")), ("s2", spec("*/b", None, "y"))]);
+        let first = paused("1", "GET", "https://x.test/a", &[]);
+        assert!(matches!(
+            decide(&mut mocks, &first, true, true),
+            Answer::Fulfil { .. }
+        ));
+        let second = paused("2", "GET", "https://x.test/b", &[]);
+        assert!(matches!(
+            decide(&mut mocks, &second, true, true),
+            Answer::Fulfil { .. }
+        ));
+        let (removed, released) = mocks.remove(Some("s1"), false);
+        assert_eq!((removed, released), (1, vec!["1".to_owned()]));
+        assert_eq!(outcomes(&mut mocks, "s1"), [(MockOutcome::Passed, Some(1))]);
+        // The other session's mock and its waiting request are untouched.
+        assert!(mocks.pending.contains_key("2") && mocks.any());
+        let (removed, released) = mocks.remove(None, true);
+        assert_eq!((removed, released), (1, vec!["2".to_owned()]));
+        assert!(mocks.records.is_empty() && !mocks.any());
+    }
+}
