@@ -275,6 +275,12 @@ pub fn tab_opened(tab: TabId, opener: TabId) {
     }
 }
 
+/// Whether `session` may change `tab` now: no other session holds a live lease on it (a
+/// network mock answers for its session only then).
+pub fn may_change(tab: TabId, session: &str) -> bool {
+    with(|state| state.table.check(tab, Some(session), now()).is_ok())
+}
+
 /// A tab closed: its lease goes with it.
 pub fn forget(tab: TabId) {
     with(|state| {

@@ -34,11 +34,16 @@ pub const MAX_HEADERS: usize = 32;
 pub const MAX_HEADER_BYTES: usize = 8 * 1024;
 /// The methods a mock may name.
 pub const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
-/// Headers a mock may not set: state that would outlive the mock (cookies, cleared site
-/// data), and framing the browser computes itself.
-pub const REFUSED_HEADERS: [&str; 8] = [
+/// Headers a mock may not set: state that would outlive the mock (cookies, cleared site data,
+/// caching: every answer is `no-store`), a way elsewhere (`location`, `refresh`), and framing
+/// the browser computes itself.
+pub const REFUSED_HEADERS: [&str; 12] = [
     "set-cookie",
     "clear-site-data",
+    "cache-control",
+    "expires",
+    "location",
+    "refresh",
     "content-length",
     "transfer-encoding",
     "connection",
@@ -255,6 +260,17 @@ pub fn pattern_origin(pattern: &str) -> Option<String> {
     Some(format!("{scheme}://{}", authority.to_ascii_lowercase()))
 }
 
+/// Whether a mock may answer with `status`: a success or an error (200–299, 400–599), never a
+/// redirect, which would send the page elsewhere.
+pub fn status_allowed(status: u16) -> bool {
+    (200..=299).contains(&status) || (400..=599).contains(&status)
+}
+
+/// Why `status` is refused.
+pub fn status_refused(status: u32) -> String {
+    format!("status {status} is not a mock's: 200–299 or 400–599 (a mock does not redirect)")
+}
+
 /// Checks one mock against the rules both sides apply; the error is a sentence for the agent.
 pub fn check_spec(spec: &MockSpec, body_bytes: usize) -> Result<(), String> {
     let pattern = &spec.url_pattern;
@@ -283,8 +299,8 @@ pub fn check_spec(spec: &MockSpec, body_bytes: usize) -> Result<(), String> {
             METHODS.join(", ")
         ));
     }
-    if !(200..=599).contains(&spec.status) {
-        return Err(format!("status {} is not within 200–599", spec.status));
+    if !status_allowed(spec.status) {
+        return Err(status_refused(u32::from(spec.status)));
     }
     if spec.delay_ms > MAX_DELAY_MS {
         return Err(format!("delayMs is at most {MAX_DELAY_MS}"));
@@ -416,6 +432,17 @@ mod tests {
             },
             MockSpec {
                 status: 99,
+                ..spec()
+            },
+            MockSpec {
+                status: 302,
+                ..spec()
+            },
+            MockSpec {
+                headers: vec![MockHeader {
+                    name: "Cache-Control".into(),
+                    value: "max-age=31536000".into(),
+                }],
                 ..spec()
             },
             MockSpec {

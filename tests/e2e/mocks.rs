@@ -271,3 +271,40 @@ async fn a_read_only_page_cannot_be_mocked() {
     let read = setup.call("mock_network", json!({"requests": true})).await;
     assert!(!read.is_error, "{}", read.text);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_page_agents_may_only_read_gets_no_mocked_answers() {
+    // The other server's origin is read-only. A mock added on an allowed page answers a URL
+    // agents may act on; once the tab shows the read-only page, that page's requests to the
+    // same URL are not answered: a mock's answer is data that page acts on.
+    let setup = Setup::start("mocks.html", |_, other| {
+        format!("[[rules]]\norigin = \"{other}\"\naccess = \"read\"\n")
+    })
+    .await;
+    let here = origin(&setup.fixtures);
+    let added = setup
+        .call(
+            "mock_network",
+            json!({"add": [{"urlPattern": format!("{here}/json*"), "body": "mocked"}]}),
+        )
+        .await;
+    assert_eq!(added.data()["added"], 1, "{}", added.text);
+    let page = |expression: String| {
+        let browser = &setup.browser;
+        async move { browser.evaluate_in("mocks.html", &expression).await }
+    };
+    let evaluate = async |expression: &str| page(expression.to_owned()).await;
+    let (_, body) = fetched(evaluate, "/json?n=1", 1).await;
+    assert_eq!(body, "mocked");
+    assert_eq!(setup.fixtures.json_hits(), 0);
+
+    let read_only = setup.other.url("mocks.html");
+    let navigated = setup.call("navigate_to", json!({"url": read_only})).await;
+    assert!(!navigated.is_error, "{}", navigated.text);
+    fetched(evaluate, &format!("{here}/json?n=2"), 1).await;
+    assert_eq!(
+        setup.fixtures.json_hits(),
+        1,
+        "the read-only page's request went to the server, unanswered by the mock"
+    );
+}

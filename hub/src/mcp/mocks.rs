@@ -17,7 +17,7 @@ use serde_json::json;
 use tabwire_protocol::ErrorCode;
 use tabwire_protocol::mocks::{
     MAX_CALL_BODY_BYTES, MAX_MOCK_BODY_BYTES, MockHeader, MockInfo, MockNetwork, MockOutcome,
-    MockRecord, MockSpec, MockState, check_spec, pattern_origin,
+    MockRecord, MockSpec, MockState, check_spec, pattern_origin, status_allowed, status_refused,
 };
 use tabwire_protocol::policy::{Gate, Need, Owner};
 
@@ -168,10 +168,8 @@ fn mocks(uploads: &crate::uploads::Uploads, add: Vec<MockArg>) -> Result<Vec<Moc
             method: arg.method.map(|m| m.to_ascii_uppercase()),
             status: u16::try_from(status)
                 .ok()
-                .filter(|status| (200..=599).contains(status))
-                .ok_or_else(|| {
-                    ToolError::invalid(format!("status {status} is not within 200–599"))
-                })?,
+                .filter(|status| status_allowed(*status))
+                .ok_or_else(|| ToolError::invalid(status_refused(status)))?,
             headers,
             body_base64: STANDARD.encode(&bytes),
             delay_ms: arg.delay_ms.unwrap_or(0),

@@ -2,15 +2,17 @@
 //! Fetch domain on tabwire's debugger session, and the record of what they saw.
 //!
 //! Each mock belongs to the tab and the session (the request's viewer) that added it. While a
-//! tab has mocks, Fetch pauses its XHR and fetch requests (so the ones no mock answers can be
-//! recorded as missed) and any request a mock's pattern matches. Each paused request gets
-//! exactly one answer: the newest matching mock fulfils it (after its delay), anything else
-//! continues to the network untouched. Whoever takes a request out of `pending` answers it, so
-//! a mock cleared while its answer waits lets the request through at once.
+//! tab has mocks, Fetch pauses its XHR and fetch requests (and their CORS preflights): mocks
+//! answer those only, never a document, script or style, which would run as the mocked
+//! origin. Each paused request gets exactly one answer: the newest matching mock fulfils it
+//! (after its delay), anything else continues to the network untouched. Whoever takes a
+//! request out of `pending` answers it, so a mock cleared while its answer waits lets the
+//! request through at once.
 //!
-//! The policy is judged where a request is answered too: a mock answers only a URL (and a
-//! frame) the policy lets agents act on; the mocked origin of a pattern that names one is
-//! judged when the mock is added.
+//! The policy is judged where a request is answered too: a mock answers only a URL the policy
+//! lets agents act on, from a frame whose whole chain up to the top they may act on, while no
+//! other session holds the tab; the mocked origin of a pattern that names one is judged when
+//! the mock is added.
 
 use std::collections::HashMap;
 
@@ -124,22 +126,29 @@ impl TabMocks {
             .collect()
     }
 
-    /// The Fetch patterns that pause what the mocks need: every XHR and fetch request (to
-    /// record the missed ones) and whatever a mock's pattern matches.
-    fn patterns(&self) -> serde_json::Value {
-        let mut patterns = vec![
-            json!({"urlPattern": "*", "resourceType": "XHR", "requestStage": "Request"}),
-            json!({"urlPattern": "*", "resourceType": "Fetch", "requestStage": "Request"}),
-        ];
-        for mock in &self.mocks {
-            let pattern = json!({"urlPattern": mock.spec.url_pattern, "requestStage": "Request"});
-            if !patterns.contains(&pattern) {
-                patterns.push(pattern);
-            }
-        }
+    /// The Fetch patterns: every request of the kinds mocks answer (the rest are never
+    /// paused), so the ones no mock answers can be recorded as missed.
+    fn patterns() -> serde_json::Value {
+        let patterns: Vec<serde_json::Value> = PAUSED
+            .iter()
+            .map(|kind| json!({"urlPattern": "*", "resourceType": kind, "requestStage": "Request"}))
+            .collect();
         json!({ "patterns": patterns })
     }
 }
+
+/// The kinds of request mocks answer: data a page fetches, and the CORS preflights before it.
+/// Never a document, script, style or frame: those would run as the mocked origin.
+const ANSWERED: [&str; 3] = ["XHR", "Fetch", "Preflight"];
+/// The kinds Fetch is asked to pause (its filter knows no `Preflight`: a preflight is answered
+/// only when Chrome pauses it as one of these).
+const PAUSED: [&str; 2] = ["XHR", "Fetch"];
+/// Longer URLs are not matched (their pattern matching would stall the worker): they go on.
+const MAX_MATCHED_URL: usize = 16 * 1024;
+/// A record keeps at most this many characters of its URL.
+const MAX_RECORD_URL: usize = 2000;
+/// At most this many answers wait for their delay in one tab; later requests go on.
+const MAX_PENDING: usize = 500;
 
 /// The decoded size of a base64 body, or `None` when it is not base64.
 fn decoded_len(body: &str) -> Option<usize> {
@@ -260,7 +269,7 @@ async fn apply(tab: TabId) -> Result<(), OpError> {
     if !debugger::is_attached(tab) {
         return Ok(());
     }
-    let patterns = super::with_tab(tab, |t| t.mocks.any().then(|| t.mocks.patterns()));
+    let patterns = super::with_tab(tab, |t| t.mocks.any().then(TabMocks::patterns));
     match patterns {
         Some(patterns) => debugger::send_attached(tab, "Fetch.enable", &patterns).await?,
         None => debugger::send_attached(tab, "Fetch.disable", &json!({})).await?,
@@ -373,13 +382,21 @@ pub(super) fn on_paused(tab: TabId, params: &JsValue) {
     };
     let hidden = super::hidden_frame(tab, paused.frame_id.as_deref());
     let readable = !hidden && crate::policy::shows(&paused.request.url);
-    let actable = !hidden
-        && matches!(
-            crate::policy::check_url(&paused.request.url, Need::Act),
-            Ok(true)
-        );
+    let acts = |url: &str| matches!(crate::policy::check_url(url, Need::Act), Ok(true));
+    // The request's URL, and every frame from the one that asked up to the top: a mock's
+    // answer is data that page acts on. A request of no known frame (a worker's) is not
+    // answered.
+    let actable = acts(&paused.request.url)
+        && paused.frame_id.as_deref().is_some_and(|frame| {
+            crate::policy::allows_everything()
+                || !super::with_tab(tab, |t| t.frames.denies_frame(frame, |url| !acts(url)))
+        });
     let recorded = readable && !crate::approvals::person_has(tab);
-    let answer = super::with_tab(tab, |t| decide(&mut t.mocks, &paused, actable, recorded));
+    // A mock answers for its session while no other session holds the tab.
+    let answers = |session: &str| crate::leases::may_change(tab, session);
+    let answer = super::with_tab(tab, |t| {
+        decide(&mut t.mocks, &paused, actable, recorded, &answers)
+    });
     let id = paused.request_id;
     match answer {
         Answer::Continue => continue_all(tab, vec![id]),
@@ -409,8 +426,18 @@ pub(super) fn on_paused(tab: TabId, params: &JsValue) {
 }
 
 /// Decides a paused request's answer and records it: pure, over the tab's mocks.
-fn decide(mocks: &mut TabMocks, paused: &Paused, actable: bool, recorded: bool) -> Answer {
+fn decide(
+    mocks: &mut TabMocks,
+    paused: &Paused,
+    actable: bool,
+    recorded: bool,
+    answers: &dyn Fn(&str) -> bool,
+) -> Answer {
     let request = &paused.request;
+    let answered_kind = paused
+        .resource_type
+        .as_deref()
+        .is_some_and(|kind| ANSWERED.contains(&kind));
     let by_url = |m: &&mut Mock| pattern_matches(&m.spec.url_pattern, &request.url);
     let preflight =
         request.method == "OPTIONS" && request.header("Access-Control-Request-Method").is_some();
@@ -423,15 +450,17 @@ fn decide(mocks: &mut TabMocks, paused: &Paused, actable: bool, recorded: bool) 
     let mut record = MockRecord {
         seq: 0,
         method: request.method.clone(),
-        url: request.url.clone(),
+        url: crate::text::cap(&request.url, MAX_RECORD_URL),
         resource_type: paused.resource_type.clone(),
         outcome: MockOutcome::Missed,
         mock_id: None,
         status: None,
     };
+    let matchable = answered_kind && request.url.len() <= MAX_MATCHED_URL;
     let found = mocks
         .mocks
         .iter_mut()
+        .filter(|_| matchable)
         .filter(by_url)
         .find(|m| method_of(m) || (preflight && m.spec.method.as_deref() != Some("OPTIONS")));
     let Some(mock) = found else {
@@ -446,7 +475,7 @@ fn decide(mocks: &mut TabMocks, paused: &Paused, actable: bool, recorded: bool) 
     let id = mock.id;
     record.mock_id = Some(id);
     let session = mock.session.clone();
-    if !actable {
+    if !actable || !answers(&session) || mocks.pending.len() >= MAX_PENDING {
         record.outcome = MockOutcome::Passed;
         if recorded && let Some(buffer) = mocks.records.get_mut(&session) {
             buffer.push(record);
@@ -608,7 +637,14 @@ mod tests {
                     .collect(),
             },
             frame_id: None,
-            resource_type: Some("Fetch".into()),
+            resource_type: Some(
+                if method == "OPTIONS" {
+                    "Preflight"
+                } else {
+                    "Fetch"
+                }
+                .into(),
+            ),
         }
     }
 
@@ -637,18 +673,21 @@ mod tests {
             ("s1", spec("*/api/items*", Some("GET"), "new")),
         ]);
         let get = paused("1", "GET", "https://x.test/api/items", &[]);
-        let Answer::Fulfil { params, .. } = decide(&mut mocks, &get, true, true) else {
+        let Answer::Fulfil { params, .. } = decide(&mut mocks, &get, true, true, &|_| true) else {
             panic!("not mocked");
         };
         assert_eq!(params["body"], STANDARD.encode("new"));
         // The POST is answered by the older mock, whose method is any.
         let post = paused("2", "POST", "https://x.test/api/items", &[]);
-        let Answer::Fulfil { params, .. } = decide(&mut mocks, &post, true, true) else {
+        let Answer::Fulfil { params, .. } = decide(&mut mocks, &post, true, true, &|_| true) else {
             panic!("not mocked");
         };
         assert_eq!(params["body"], STANDARD.encode("old"));
         let other = paused("3", "GET", "https://x.test/other", &[]);
-        assert_eq!(decide(&mut mocks, &other, true, true), Answer::Continue);
+        assert_eq!(
+            decide(&mut mocks, &other, true, true, &|_| true),
+            Answer::Continue
+        );
         assert_eq!(
             outcomes(&mut mocks, "s1"),
             [
@@ -663,11 +702,34 @@ mod tests {
     fn a_request_the_policy_keeps_from_agents_goes_on_untouched() {
         let mut mocks = tab(&[("s1", spec("*", None, "x"))]);
         let request = paused("1", "GET", "https://bank.test/", &[]);
-        assert_eq!(decide(&mut mocks, &request, false, true), Answer::Continue);
+        assert_eq!(
+            decide(&mut mocks, &request, false, true, &|_| true),
+            Answer::Continue
+        );
         assert_eq!(outcomes(&mut mocks, "s1"), [(MockOutcome::Passed, Some(1))]);
         // Not readable either: answered the same, and recorded nowhere.
-        assert_eq!(decide(&mut mocks, &request, false, false), Answer::Continue);
+        assert_eq!(
+            decide(&mut mocks, &request, false, false, &|_| true),
+            Answer::Continue
+        );
         assert_eq!(outcomes(&mut mocks, "s1").len(), 1);
+        // Another session holds the tab: the mock does not answer for its session.
+        let allowed = paused("2", "GET", "https://shop.test/api", &[]);
+        assert_eq!(
+            decide(&mut mocks, &allowed, true, true, &|_| false),
+            Answer::Continue
+        );
+        // A document (or script, style, frame) would run as the mocked origin: never answered.
+        let mut page = paused("3", "GET", "https://shop.test/", &[]);
+        page.resource_type = Some("Document".into());
+        assert_eq!(
+            decide(&mut mocks, &page, true, true, &|_| true),
+            Answer::Continue
+        );
+        assert_eq!(
+            outcomes(&mut mocks, "s1")[1..],
+            [(MockOutcome::Passed, Some(1)), (MockOutcome::Missed, None)]
+        );
         assert!(mocks.pending.is_empty());
     }
 
@@ -684,7 +746,8 @@ mod tests {
                 ("Access-Control-Request-Headers", "content-type"),
             ],
         );
-        let Answer::Fulfil { params, .. } = decide(&mut mocks, &preflight, true, true) else {
+        let Answer::Fulfil { params, .. } = decide(&mut mocks, &preflight, true, true, &|_| true)
+        else {
             panic!("the preflight went on");
         };
         assert_eq!(params["responseCode"], 204);
@@ -699,7 +762,7 @@ mod tests {
             "https://api.test/save",
             &[("Origin", "https://app.test")],
         );
-        let Answer::Fulfil { params, .. } = decide(&mut mocks, &post, true, true) else {
+        let Answer::Fulfil { params, .. } = decide(&mut mocks, &post, true, true, &|_| true) else {
             panic!("not mocked");
         };
         let headers = params["responseHeaders"].to_string();
@@ -716,12 +779,12 @@ mod tests {
         let mut mocks = tab(&[("s1", spec("*", None, "x")), ("s2", spec("*/b", None, "y"))]);
         let first = paused("1", "GET", "https://x.test/a", &[]);
         assert!(matches!(
-            decide(&mut mocks, &first, true, true),
+            decide(&mut mocks, &first, true, true, &|_| true),
             Answer::Fulfil { .. }
         ));
         let second = paused("2", "GET", "https://x.test/b", &[]);
         assert!(matches!(
-            decide(&mut mocks, &second, true, true),
+            decide(&mut mocks, &second, true, true, &|_| true),
             Answer::Fulfil { .. }
         ));
         let (removed, released) = mocks.remove(Some("s1"), false);
