@@ -235,11 +235,7 @@ async fn the_policy_is_judged_where_a_mock_is_added_and_where_it_answers() {
         )
         .await;
     assert_eq!(added.data()["added"], 1, "{}", added.text);
-    let page = |expression: String| {
-        let browser = &setup.browser;
-        async move { browser.evaluate_in("mocks.html", &expression).await }
-    };
-    let evaluate = async |expression: &str| page(expression.to_owned()).await;
+    let evaluate = async |expression: &str| setup.evaluate("mocks.html", expression).await;
     let (_, body) = fetched(evaluate, "/json?n=1", 1).await;
     assert_eq!(body, "mocked");
     let denied_url = format!("{other}/json?n=2");
@@ -289,11 +285,7 @@ async fn a_page_agents_may_only_read_gets_no_mocked_answers() {
         )
         .await;
     assert_eq!(added.data()["added"], 1, "{}", added.text);
-    let page = |expression: String| {
-        let browser = &setup.browser;
-        async move { browser.evaluate_in("mocks.html", &expression).await }
-    };
-    let evaluate = async |expression: &str| page(expression.to_owned()).await;
+    let evaluate = async |expression: &str| setup.evaluate("mocks.html", expression).await;
     let (_, body) = fetched(evaluate, "/json?n=1", 1).await;
     assert_eq!(body, "mocked");
     assert_eq!(setup.fixtures.json_hits(), 0);

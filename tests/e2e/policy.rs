@@ -69,6 +69,11 @@ impl Setup {
         loaded_tab(&self.client, json!({}), url).await
     }
 
+    /// Evaluates `expression` in the browser's tab whose URL contains `needle`.
+    pub(crate) async fn evaluate(&self, needle: &str, expression: &str) -> Value {
+        self.browser.evaluate_in(needle, expression).await
+    }
+
     /// Saves the browser owner's rules through the popup, as a person types them.
     pub(crate) async fn owner_rules(&self, lines: &str) {
         let popup = self.browser.open_tab(POPUP).await;

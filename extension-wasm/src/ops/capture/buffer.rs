@@ -11,8 +11,8 @@
 
 use std::collections::VecDeque;
 
-use tabwire_protocol::RecordsRequest;
 use tabwire_protocol::capture::MAX_RECORDS;
+use tabwire_protocol::{Records, RecordsRequest, TabId};
 
 use crate::ops::budget::{Fitted, fill};
 
@@ -52,6 +52,29 @@ pub struct Page<R> {
     pub next_offset: Option<u32>,
     /// The character budget cut the page short, or cut a record's strings.
     pub truncated: bool,
+}
+
+impl<R> Page<R> {
+    /// The page as an answer about `tab`. Capture counts as on (`capturing`) only while the
+    /// debugger is attached: without it no events arrive.
+    pub fn into_records(
+        self,
+        tab: TabId,
+        capturing: bool,
+        request: &RecordsRequest,
+        evicted: u32,
+    ) -> Records<R> {
+        Records {
+            tab_id: tab,
+            capturing,
+            records: self.records,
+            total: self.total,
+            offset: request.offset,
+            next_offset: self.next_offset,
+            evicted,
+            truncated: self.truncated,
+        }
+    }
 }
 
 impl<R> RecordBuffer<R> {

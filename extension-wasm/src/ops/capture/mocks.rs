@@ -14,11 +14,12 @@
 //! other session holds the tab; the mocked origin of a pattern that names one is judged when
 //! the mock is added.
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::future::Future;
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use serde::Deserialize;
 use serde_json::json;
 use tabwire_protocol::mocks::{
     MAX_MOCKS, MAX_TAB_MOCK_BYTES, MockInfo, MockNetwork, MockOutcome, MockRecord, MockSpec,
@@ -51,7 +52,7 @@ struct Pending {
 
 /// A tab's mocks, every session's, and what each session's mocks saw.
 #[derive(Default)]
-pub(super) struct TabMocks {
+struct TabMocks {
     next_id: u32,
     /// Newest first: the first that matches answers.
     mocks: Vec<Mock>,
@@ -60,9 +61,35 @@ pub(super) struct TabMocks {
     pending: HashMap<String, Pending>,
 }
 
+thread_local! {
+    static MOCKS: RefCell<HashMap<TabId, TabMocks>> = RefCell::new(HashMap::new());
+}
+
+fn with_mocks<R>(tab: TabId, f: impl FnOnce(&mut TabMocks) -> R) -> R {
+    MOCKS.with(|tabs| f(tabs.borrow_mut().entry(tab).or_default()))
+}
+
+/// Whether `tab` has mocks (its requests are paused, its frames followed).
+pub(super) fn any(tab: TabId) -> bool {
+    MOCKS.with(|tabs| tabs.borrow().get(&tab).is_some_and(TabMocks::any))
+}
+
+/// Forgets a closed tab's mocks.
+pub(super) fn forget(tab: TabId) {
+    MOCKS.with(|tabs| tabs.borrow_mut().remove(&tab));
+}
+
+/// A session ended: its mocks end in every tab (every session's when `None`: the hub's
+/// connection ended, and its sessions with it).
+pub(super) fn sessions_ended(session: Option<&str>) {
+    let tabs: Vec<TabId> = MOCKS.with(|tabs| tabs.borrow().keys().copied().collect());
+    for tab in tabs {
+        end(tab, session);
+    }
+}
+
 impl TabMocks {
-    /// Whether the tab has mocks (its requests are paused, its frames followed).
-    pub(super) fn any(&self) -> bool {
+    fn any(&self) -> bool {
         !self.mocks.is_empty()
     }
 
@@ -160,8 +187,14 @@ fn invalid(message: String) -> OpError {
 }
 
 /// Runs a `mock_network` request of `session` on `tab`: clear, add, then the list and the page
-/// of records asked for.
-pub(super) async fn run(tab: TabId, session: &str, op: MockNetwork) -> Result<MockState, OpError> {
+/// of records asked for. `follow_frames` starts following the tab's frames (the policy judges
+/// each answered request's frame chain); it is awaited before mocks are added.
+pub(super) async fn run(
+    tab: TabId,
+    session: &str,
+    op: MockNetwork,
+    follow_frames: impl Future<Output = ()>,
+) -> Result<MockState, OpError> {
     let mut sizes = Vec::with_capacity(op.add.len());
     for spec in &op.add {
         let bytes = decoded_len(&spec.body_base64)
@@ -183,7 +216,7 @@ pub(super) async fn run(tab: TabId, session: &str, op: MockNetwork) -> Result<Mo
         sizes.push(bytes);
     }
     let (cleared, released) = if op.clear {
-        super::with_tab(tab, |t| t.mocks.remove(Some(session), false))
+        with_mocks(tab, |t| t.remove(Some(session), false))
     } else {
         (0, Vec::new())
     };
@@ -192,23 +225,16 @@ pub(super) async fn run(tab: TabId, session: &str, op: MockNetwork) -> Result<Mo
     let mut new_ids = Vec::new();
     if !op.add.is_empty() {
         debugger::ensure_attached(tab).await?;
-        if !super::with_tab(tab, |t| t.capturing()) {
-            super::seed_frames(tab).await;
-        }
-        new_ids = super::with_tab(tab, |t| {
-            let mine = t
-                .mocks
-                .mocks
-                .iter()
-                .filter(|m| m.session == session)
-                .count();
+        follow_frames.await;
+        new_ids = with_mocks(tab, |t| {
+            let mine = t.mocks.iter().filter(|m| m.session == session).count();
             if mine + op.add.len() > MAX_MOCKS {
                 return Err(invalid(format!(
                     "a session keeps at most {MAX_MOCKS} mocks in a tab ({mine} kept); clear \
                      some first"
                 )));
             }
-            if t.mocks.bytes() + sizes.iter().sum::<usize>() > MAX_TAB_MOCK_BYTES {
+            if t.bytes() + sizes.iter().sum::<usize>() > MAX_TAB_MOCK_BYTES {
                 return Err(invalid(format!(
                     "a tab's mocks hold at most {} MiB of bodies",
                     MAX_TAB_MOCK_BYTES / (1024 * 1024)
@@ -216,18 +242,18 @@ pub(super) async fn run(tab: TabId, session: &str, op: MockNetwork) -> Result<Mo
             }
             let mut ids = Vec::new();
             for (spec, body_bytes) in op.add.into_iter().zip(sizes) {
-                t.mocks.next_id += 1;
-                ids.push(t.mocks.next_id);
+                t.next_id += 1;
+                ids.push(t.next_id);
                 let mock = Mock {
-                    id: t.mocks.next_id,
+                    id: t.next_id,
                     session: session.to_owned(),
                     spec,
                     body_bytes,
                     hits: 0,
                 };
-                t.mocks.mocks.insert(0, mock);
+                t.mocks.insert(0, mock);
             }
-            t.mocks.records.entry(session.to_owned()).or_default();
+            t.records.entry(session.to_owned()).or_default();
             Ok(ids)
         })?;
     }
@@ -235,23 +261,24 @@ pub(super) async fn run(tab: TabId, session: &str, op: MockNetwork) -> Result<Mo
         && let Err(error) = apply(tab).await
     {
         // The mocks just added cannot answer: they are taken back.
-        super::with_tab(tab, |t| t.mocks.mocks.retain(|m| !new_ids.contains(&m.id)));
+        with_mocks(tab, |t| t.mocks.retain(|m| !new_ids.contains(&m.id)));
         return Err(error);
     }
     let attached = debugger::is_attached(tab);
-    Ok(super::with_tab(tab, |t| {
+    Ok(with_mocks(tab, |t| {
+        let active = attached && t.any();
         let requests = op.requests.as_ref().map(|request| {
-            let buffer = t.mocks.records.entry(session.to_owned()).or_default();
+            let buffer = t.records.entry(session.to_owned()).or_default();
             let evicted = buffer.evicted();
             let page = buffer.read(request, matcher(request.filter.as_deref()));
-            super::records(tab, attached && t.mocks.any(), page, request, evicted)
+            page.into_records(tab, active, request, evicted)
         });
         MockState {
             tab_id: tab,
-            mocks: t.mocks.listed(session),
+            mocks: t.listed(session),
             added,
             cleared,
-            active: attached && t.mocks.any(),
+            active,
             requests,
         }
     }))
@@ -269,7 +296,7 @@ async fn apply(tab: TabId) -> Result<(), OpError> {
     if !debugger::is_attached(tab) {
         return Ok(());
     }
-    let patterns = super::with_tab(tab, |t| t.mocks.any().then(TabMocks::patterns));
+    let patterns = any(tab).then(TabMocks::patterns);
     match patterns {
         Some(patterns) => debugger::send_attached(tab, "Fetch.enable", &patterns).await?,
         None => debugger::send_attached(tab, "Fetch.disable", &json!({})).await?,
@@ -296,7 +323,7 @@ fn continue_all(tab: TabId, requests: Vec<String>) {
 /// Reapplies the tab's mocks after tabwire's debugger reattached (a new session pauses
 /// nothing).
 pub(super) async fn restore(tab: TabId) {
-    if super::with_tab(tab, |t| t.mocks.any())
+    if any(tab)
         && let Err(error) = apply(tab).await
     {
         chrome::log!(
@@ -307,14 +334,18 @@ pub(super) async fn restore(tab: TabId) {
 }
 
 /// Tabwire's session with the tab is gone: Chrome let its paused requests go on.
-pub(super) fn detached(mocks: &mut TabMocks) {
-    mocks.pending.clear();
+pub(super) fn detached(tab: TabId) {
+    MOCKS.with(|tabs| {
+        if let Some(mocks) = tabs.borrow_mut().get_mut(&tab) {
+            mocks.pending.clear();
+        }
+    });
 }
 
 /// Drops `session`'s mocks and records in `tab` (every session's when `None`), letting their
 /// paused requests through.
-pub(super) fn end(tab: TabId, session: Option<&str>) {
-    let (removed, released) = super::with_tab(tab, |t| t.mocks.remove(session, true));
+fn end(tab: TabId, session: Option<&str>) {
+    let (removed, released) = with_mocks(tab, |t| t.remove(session, true));
     continue_all(tab, released);
     if removed > 0 {
         spawn_local(async move {
@@ -329,23 +360,44 @@ pub(super) fn end(tab: TabId, session: Option<&str>) {
 }
 
 /// `Fetch.requestPaused`'s parameters that matter here.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
 struct Paused {
     request_id: String,
     request: PausedRequest,
-    #[serde(default)]
     frame_id: Option<String>,
-    #[serde(default)]
     resource_type: Option<String>,
 }
 
-#[derive(Deserialize)]
 struct PausedRequest {
     url: String,
     method: String,
-    #[serde(default)]
-    headers: HashMap<String, String>,
+    headers: Vec<(String, String)>,
+}
+
+impl Paused {
+    /// Reads the event's parameters by hand: a derived reader per type costs the extension's
+    /// wasm more than these few lines (extension/README.md, "Size and start").
+    fn read(params: &serde_json::Value) -> Option<Paused> {
+        let text = |value: &serde_json::Value| value.as_str().map(str::to_owned);
+        let request = &params["request"];
+        let headers = request["headers"]
+            .as_object()
+            .map_or_else(Vec::new, |headers| {
+                headers
+                    .iter()
+                    .filter_map(|(name, value)| Some((name.clone(), text(value)?)))
+                    .collect()
+            });
+        Some(Paused {
+            request_id: text(&params["requestId"])?,
+            request: PausedRequest {
+                url: text(&request["url"])?,
+                method: text(&request["method"])?,
+                headers,
+            },
+            frame_id: text(&params["frameId"]),
+            resource_type: text(&params["resourceType"]),
+        })
+    }
 }
 
 impl PausedRequest {
@@ -369,34 +421,40 @@ enum Answer {
     Continue,
 }
 
+/// Whether the policy, through `denied` (a URL's verdict), denies frame (CDP's ID) of the tab or
+/// one above it; an unknown frame counts as denied. The capture group follows the frames.
+pub(super) type DeniesFrame<'a> = &'a dyn Fn(&str, &dyn Fn(&str) -> bool) -> bool;
+
 /// Answers one paused request of `tab`: always exactly once.
-pub(super) fn on_paused(tab: TabId, params: &JsValue) {
-    let Ok(paused) = chrome::from_js::<Paused>(params.clone()) else {
+pub(super) fn on_paused(tab: TabId, params: &JsValue, denies_frame: DeniesFrame) {
+    let params = chrome::from_js::<serde_json::Value>(params.clone()).unwrap_or_default();
+    let Some(paused) = Paused::read(&params) else {
         // Unreadable: whatever it is goes on untouched.
-        if let Ok(id) = chrome::from_js::<serde_json::Value>(params.clone())
-            && let Some(id) = id["requestId"].as_str()
-        {
+        if let Some(id) = params["requestId"].as_str() {
             continue_all(tab, vec![id.to_owned()]);
         }
         return;
     };
-    let hidden = super::hidden_frame(tab, paused.frame_id.as_deref());
+    let everything = crate::policy::allows_everything();
+    let hidden = !everything
+        && paused
+            .frame_id
+            .as_deref()
+            .is_some_and(|frame| denies_frame(frame, &|url| !crate::policy::shows(url)));
     let readable = !hidden && crate::policy::shows(&paused.request.url);
     let acts = |url: &str| matches!(crate::policy::check_url(url, Need::Act), Ok(true));
     // The request's URL, and every frame from the one that asked up to the top: a mock's
     // answer is data that page acts on. A request of no known frame (a worker's) is not
     // answered.
     let actable = acts(&paused.request.url)
-        && paused.frame_id.as_deref().is_some_and(|frame| {
-            crate::policy::allows_everything()
-                || !super::with_tab(tab, |t| t.frames.denies_frame(frame, |url| !acts(url)))
-        });
+        && paused
+            .frame_id
+            .as_deref()
+            .is_some_and(|frame| everything || !denies_frame(frame, &|url| !acts(url)));
     let recorded = readable && !crate::approvals::person_has(tab);
     // A mock answers for its session while no other session holds the tab.
     let answers = |session: &str| crate::leases::may_change(tab, session);
-    let answer = super::with_tab(tab, |t| {
-        decide(&mut t.mocks, &paused, actable, recorded, &answers)
-    });
+    let answer = with_mocks(tab, |t| decide(t, &paused, actable, recorded, &answers));
     let id = paused.request_id;
     match answer {
         Answer::Continue => continue_all(tab, vec![id]),
@@ -410,7 +468,7 @@ pub(super) fn on_paused(tab: TabId, params: &JsValue) {
                     crate::timer::sleep(f64::from(delay_ms)).await;
                 }
                 // A mock removed meanwhile took the request out and let it through.
-                if super::with_tab(tab, |t| t.mocks.pending.remove(&id)).is_none() {
+                if with_mocks(tab, |t| t.pending.remove(&id)).is_none() {
                     return;
                 }
                 if let Err(error) =
@@ -795,5 +853,34 @@ mod tests {
         let (removed, released) = mocks.remove(None, true);
         assert_eq!((removed, released), (1, vec!["2".to_owned()]));
         assert!(mocks.records.is_empty() && !mocks.any());
+    }
+
+    #[test]
+    fn a_paused_request_is_read_from_cdp_s_parameters() {
+        let params = json!({
+            "requestId": "interception-7",
+            "request": {
+                "url": "https://api.example/items",
+                "method": "POST",
+                "headers": {"Origin": "https://app.example", "X-Count": 3},
+            },
+            "frameId": "F1",
+            "resourceType": "Fetch",
+        });
+        let paused = Paused::read(&params).unwrap();
+        assert_eq!(paused.request_id, "interception-7");
+        assert_eq!(paused.request.method, "POST");
+        assert_eq!(paused.request.url, "https://api.example/items");
+        assert_eq!(paused.frame_id.as_deref(), Some("F1"));
+        assert_eq!(paused.resource_type.as_deref(), Some("Fetch"));
+        // Header names ignore case; a value that is not text is left out.
+        assert_eq!(paused.request.header("origin"), Some("https://app.example"));
+        assert_eq!(paused.request.header("x-count"), None);
+        // Without its ID or URL a request cannot be answered as a mock: it goes on untouched.
+        for missing in ["requestId", "request"] {
+            let mut partial = params.clone();
+            partial.as_object_mut().unwrap().remove(missing);
+            assert!(Paused::read(&partial).is_none(), "{missing}");
+        }
     }
 }

@@ -32,7 +32,6 @@ use tabwire_protocol::{
 };
 use wasm_bindgen::JsValue;
 
-use self::buffer::Page;
 use self::console::ConsoleCapture;
 use self::frames::{FrameTree, FrameTreeAnswer};
 use self::network::{NetworkCapture, Outcome, Seen};
@@ -54,16 +53,17 @@ struct TabCapture {
     /// The tab's frames and contexts, followed while a capture is on or mocks answer: records
     /// of a frame the policy denies are left out, and no mock answers its requests.
     frames: FrameTree,
-    /// Every session's mocks in the tab.
-    mocks: mocks::TabMocks,
 }
 
 impl TabCapture {
     fn capturing(&self) -> bool {
-        self.network.as_ref().is_some_and(|n| n.on)
-            || self.console.as_ref().is_some_and(|c| c.on)
-            || self.mocks.any()
+        self.network.as_ref().is_some_and(|n| n.on) || self.console.as_ref().is_some_and(|c| c.on)
     }
+}
+
+/// Whether the tab's frames are followed: a capture is on or mocks answer there.
+fn following(tab: TabId) -> bool {
+    CAPTURES.with(|c| c.borrow().get(&tab).is_some_and(TabCapture::capturing)) || mocks::any(tab)
 }
 
 /// Whether an event of frame `frame` (CDP's ID) of `tab` must be left out: the policy does not
@@ -142,7 +142,16 @@ pub async fn run(tab_id: Option<TabId>, op: CaptureOp, viewer: &str) -> Result<O
         }
         CaptureOp::ConsoleCapture(set) => console_capture(tab, set.on).await?.into(),
         CaptureOp::GetConsole(request) => get_console(tab, &request.0)?.into(),
-        CaptureOp::MockNetwork(request) => mocks::run(tab, viewer, request).await?.into(),
+        CaptureOp::MockNetwork(request) => {
+            let follow_frames = async move {
+                if !following(tab) {
+                    seed_frames(tab).await;
+                }
+            };
+            mocks::run(tab, viewer, request, follow_frames)
+                .await?
+                .into()
+        }
     })
 }
 
@@ -154,12 +163,14 @@ pub fn on_event(tab: TabId, method: &str, params: &JsValue) {
     }
     if method == "Fetch.requestPaused" {
         // Only mocks pause requests; every one is answered, whoever has the tab.
-        mocks::on_paused(tab, params);
+        let denies_frame = |frame: &str, denied: &dyn Fn(&str) -> bool| {
+            with_tab(tab, |t| t.frames.denies_frame(frame, denied))
+        };
+        mocks::on_paused(tab, params, &denies_frame);
         return;
     }
-    let capturing = || CAPTURES.with(|c| c.borrow().get(&tab).is_some_and(TabCapture::capturing));
     if FrameTree::follows(method) {
-        if capturing()
+        if following(tab)
             && let Some(params) = read::<serde_json::Value>(params)
         {
             with_tab(tab, |t| t.frames.on_event(method, params));
@@ -169,7 +180,7 @@ pub fn on_event(tab: TabId, method: &str, params: &JsValue) {
     // Which frame made each request, for the browser's log entries about requests.
     if method == "Network.requestWillBeSent"
         && !crate::policy::allows_everything()
-        && capturing()
+        && following(tab)
         && let Some(sent) = read::<network::RequestWillBeSent>(params)
         && let Some(frame) = sent.frame_id()
     {
@@ -236,33 +247,22 @@ pub fn on_event(tab: TabId, method: &str, params: &JsValue) {
 /// Forgets a closed tab's captures and mocks.
 pub fn forget(tab: TabId) {
     CAPTURES.with(|captures| captures.borrow_mut().remove(&tab));
+    mocks::forget(tab);
 }
 
 /// Tabwire's debugger session with `tab` is gone: Chrome let the requests it paused go on.
 pub fn detached(tab: TabId) {
-    CAPTURES.with(|captures| {
-        if let Some(capture) = captures.borrow_mut().get_mut(&tab) {
-            mocks::detached(&mut capture.mocks);
-        }
-    });
+    mocks::detached(tab);
 }
 
 /// A session ended: its mocks end in every tab.
 pub fn session_ended(session: &str) {
-    for tab in tabs() {
-        mocks::end(tab, Some(session));
-    }
+    mocks::sessions_ended(Some(session));
 }
 
 /// The hub's connection ended: every session's mocks end (their sessions are the hub's).
 pub fn connection_ended() {
-    for tab in tabs() {
-        mocks::end(tab, None);
-    }
-}
-
-fn tabs() -> Vec<TabId> {
-    CAPTURES.with(|captures| captures.borrow().keys().copied().collect())
+    mocks::sessions_ended(None);
 }
 
 /// Turns console capture's domains back on after tabwire's debugger reattached to `tab`
@@ -351,7 +351,7 @@ fn get_requests(tab: TabId, request: &RecordsRequest) -> Result<Records<NetworkR
         let page = n
             .records
             .read(request, network::matcher(request.filter.as_deref()));
-        records(tab, n.on && attached, page, request, n.records.evicted())
+        page.into_records(tab, n.on && attached, request, n.records.evicted())
     })
     .ok_or_else(|| never_started("Network", "start_network_capture"))
 }
@@ -363,30 +363,9 @@ fn get_console(tab: TabId, request: &RecordsRequest) -> Result<Records<ConsoleRe
             request,
             console::matcher(request.filter.as_deref(), &request.levels),
         );
-        records(tab, c.on && attached, page, request, c.records.evicted())
+        page.into_records(tab, c.on && attached, request, c.records.evicted())
     })
     .ok_or_else(|| never_started("Console", "start_console_capture"))
-}
-
-/// A page of records. Capture counts as on only while the debugger is attached: without it no
-/// events arrive.
-fn records<R>(
-    tab: TabId,
-    capturing: bool,
-    page: Page<R>,
-    request: &RecordsRequest,
-    evicted: u32,
-) -> Records<R> {
-    Records {
-        tab_id: tab,
-        capturing,
-        records: page.records,
-        total: page.total,
-        offset: request.offset,
-        next_offset: page.next_offset,
-        evicted,
-        truncated: page.truncated,
-    }
 }
 
 fn never_started(kind: &str, tool: &str) -> OpError {
