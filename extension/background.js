@@ -28,7 +28,16 @@ chrome.alarms.onAlarm.addListener((alarm) => {
 // content script's sender.url is the page's URL, never one of the extension's.
 const OWN_PAGES = chrome.runtime.getURL('');
 chrome.runtime.onMessage.addListener((message, sender, sendResponse) => {
-  if (sender.id !== chrome.runtime.id || !String(sender.url || '').startsWith(OWN_PAGES)) {
+  if (sender.id !== chrome.runtime.id) return false;
+  // The recorder in a recorded tab's pages (js/collector/80-record.js) sends the person's input
+  // as it happens. The tab, the frame and its URL are Chrome's, never the page's words; the
+  // worker drops what comes from a tab it is not recording.
+  if (!String(sender.url || '').startsWith(OWN_PAGES)) {
+    const entry = message && message.tabwireRecorded;
+    if (entry && sender.tab && typeof sender.tab.id === 'number' && typeof sender.frameId === 'number') {
+      const json = JSON.stringify(entry);
+      ready().then((w) => w.onRecorded(sender.tab.id, sender.frameId, String(sender.url || ''), json));
+    }
     return false;
   }
   ready()

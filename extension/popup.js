@@ -95,6 +95,7 @@ function render(state) {
   $('noCalls').hidden = rows.length > 0;
 
   renderQuestions(state.questions || []);
+  renderRecordings(state.recordings || []);
   const policy = state.policy || { lines: '', managed: false };
   const text = $('policyText');
   text.readOnly = policy.managed;
@@ -106,7 +107,31 @@ function render(state) {
 const ANSWERS = {
   approval: [['once', 'Allow once'], ['session', 'Allow for this session'], ['deny', 'Deny']],
   handoff: [['done', 'Done'], ['decline', 'Decline']],
+  recording: [['once', 'Allow recording'], ['deny', 'Deny']],
 };
+
+// Tabs whose person's input is being recorded for an agent (recording.rs), each with Stop.
+function renderRecordings(recordings) {
+  $('recordings').hidden = recordings.length === 0;
+  const items = (recordings || []).map((recording) => {
+    const item = document.createElement('li');
+    const what = recording.handoff ? 'while you have it for an agent' : 'for an agent';
+    const text = document.createElement('p');
+    text.textContent = `Tab ${recording.tabId}: what you do is recorded ${what} (${recording.steps} steps so far).`;
+    item.appendChild(text);
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.textContent = 'Stop';
+    button.dataset.tab = String(recording.tabId);
+    button.addEventListener('click', async () => {
+      await send({ type: 'stopRecording', tabId: recording.tabId });
+      refresh();
+    });
+    item.appendChild(button);
+    return item;
+  });
+  $('recordingList').replaceChildren(...items);
+}
 
 function renderQuestions(questions) {
   $('questions').hidden = questions.length === 0;

@@ -110,6 +110,14 @@ extern "C" {
     pub fn web_navigation_on_error_occurred(listener: &Function);
     #[wasm_bindgen(js_namespace = ["chrome", "webNavigation", "onHistoryStateUpdated"], js_name = addListener)]
     pub fn web_navigation_on_history_state_updated(listener: &Function);
+    #[wasm_bindgen(js_namespace = ["chrome", "webNavigation", "onCommitted"], js_name = addListener)]
+    pub fn web_navigation_on_committed(listener: &Function);
+
+    // --- chrome.action (the toolbar button's badge) ---
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "action"], js_name = setBadgeText)]
+    pub fn action_set_badge_text(details: &JsValue) -> Result<Promise, JsValue>;
+    #[wasm_bindgen(catch, js_namespace = ["chrome", "action"], js_name = setBadgeBackgroundColor)]
+    pub fn action_set_badge_background_color(details: &JsValue) -> Result<Promise, JsValue>;
 
     // --- chrome.scripting (styles; scripts go through the collector's glue) ---
     #[wasm_bindgen(catch, js_namespace = ["chrome", "scripting"], js_name = insertCSS)]

@@ -51,6 +51,7 @@ pub mod page;
 pub mod policy;
 pub mod popup;
 pub mod queue;
+pub mod recording;
 pub mod refs;
 pub mod requests;
 pub mod text;
@@ -70,6 +71,14 @@ pub fn start() {
 #[wasm_bindgen(js_name = onAlarm)]
 pub fn on_alarm(name: String) {
     worker::on_alarm(&name);
+}
+
+/// Called for every event the recorder in a page sends (js/collector/80-record.js): the tab and
+/// frame it came from and the frame's URL, as Chrome gives them, and the recorder's JSON.
+#[wasm_bindgen(js_name = onRecorded)]
+pub fn on_recorded(tab: u32, frame: u32, url: String, json: String) {
+    worker::start();
+    recording::on_recorded(tab, frame, &url, &json);
 }
 
 /// Called for every message from the popup; resolves to the answer.

@@ -402,6 +402,12 @@ pub enum PageCommand {
         /// The input is the one the armed click caught.
         chooser: bool,
     },
+    /// Start (`on`) or stop recording the person's input in the document
+    /// (js/collector/80-record.js; [`crate::recording`]). Replies `true`.
+    Record {
+        /// Listen from now on, or stop.
+        on: bool,
+    },
 }
 
 impl PageCommand {
@@ -425,6 +431,7 @@ impl PageCommand {
                 | PageCommand::FrameHit { .. }
                 | PageCommand::Point { .. }
                 | PageCommand::FrameBoxes
+                | PageCommand::Record { .. }
         )
     }
 }
@@ -657,7 +664,8 @@ async fn check_frame(tab: TabId, frame: u32, command: &PageCommand) -> Result<()
 /// storage tools ask up front), other reads reads, anything else actions.
 fn need_of(command: &PageCommand) -> Need {
     match command {
-        PageCommand::LocalStorage { .. } => Need::SensitiveRead,
+        // A recording holds what a person types.
+        PageCommand::LocalStorage { .. } | PageCommand::Record { .. } => Need::SensitiveRead,
         command if command.only_reads() => Need::Read,
         _ => Need::Act,
     }
@@ -903,6 +911,7 @@ mod tests {
             "frameHit",
             "point",
             "frameBoxes",
+            "record",
         ];
         let reads = COLLECTOR_SOURCE
             .split_once("const READS = new Set([")

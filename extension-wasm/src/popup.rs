@@ -76,6 +76,11 @@ pub enum PopupRequest {
         /// The URL (the current tab's).
         url: String,
     },
+    /// The person's *Stop* on a recording.
+    StopRecording {
+        /// The recorded tab.
+        tab_id: u32,
+    },
 }
 
 /// The owner's policy as the popup shows it.
@@ -123,6 +128,8 @@ pub struct PopupState {
     calls: Vec<CallRecord>,
     /// Questions waiting for a person's answer.
     questions: Vec<Pending>,
+    /// The tabs being recorded.
+    recordings: Vec<crate::recording::Shown>,
     /// The browser owner's policy.
     policy: OwnerPolicy,
 }
@@ -168,6 +175,13 @@ pub async fn handle(message: JsValue) -> JsValue {
             chrome::to_js(&ConnectReply {
                 ok: taken,
                 error: (!taken).then(|| "That question is no longer open.".to_owned()),
+            })
+        }
+        Ok(PopupRequest::StopRecording { tab_id }) => {
+            let stopped = crate::recording::stop_by_person(tab_id);
+            chrome::to_js(&ConnectReply {
+                ok: stopped,
+                error: (!stopped).then(|| "That tab is no longer recorded.".to_owned()),
             })
         }
         Ok(PopupRequest::SavePolicy { text }) => chrome::to_js(&match policy::owner() {
@@ -236,6 +250,7 @@ fn state() -> PopupState {
             extension_version: chrome::extension_version(),
             calls: calllog::recent(),
             questions: approvals::pending(),
+            recordings: crate::recording::shown(),
             policy: {
                 let (policy, managed) = policy::owner();
                 OwnerPolicy {

@@ -64,6 +64,42 @@ impl Lane {
 struct Lanes {
     next_ticket: u64,
     lanes: HashMap<TabId, Lane>,
+    /// When agents' requests and input ran in each tab.
+    acted: HashMap<TabId, Acted>,
+}
+
+/// When agents' requests and input ran in a tab: since when it is busy, and its last spans.
+#[derive(Default)]
+struct Acted {
+    since: Option<f64>,
+    spans: VecDeque<(f64, f64)>,
+}
+
+/// How many ended spans of agent work a tab remembers.
+const SPANS_KEPT: usize = 4;
+/// The clocks of a page and of the worker may differ by this much.
+const CLOCK_SLACK_MS: f64 = 30.0;
+
+impl Lanes {
+    /// The tab became busy (a request admitted, an input run handed to Chrome).
+    fn busy(&mut self, tab: TabId) {
+        self.acted
+            .entry(tab)
+            .or_default()
+            .since
+            .get_or_insert_with(now_ms);
+    }
+
+    /// The tab became free: its span of agent work ends.
+    fn free(&mut self, tab: TabId) {
+        let acted = self.acted.entry(tab).or_default();
+        if let Some(since) = acted.since.take() {
+            acted.spans.push_back((since, now_ms()));
+            if acted.spans.len() > SPANS_KEPT {
+                acted.spans.pop_front();
+            }
+        }
+    }
 }
 
 thread_local! {
@@ -120,6 +156,7 @@ impl Future for Admission {
                     deadline_ms: this.deadline_ms,
                 });
                 this.admitted = true;
+                lanes.busy(this.tab);
                 return Poll::Ready(Permit {
                     tab: this.tab,
                     ticket: this.ticket,
@@ -168,11 +205,15 @@ impl Drop for Permit {
                 lane.running = None;
             }
             // Input of this request still landing keeps the next one waiting (`Delivering`).
-            if lane.is_free() {
+            let free = lane.is_free();
+            if free {
                 lane.wake_first();
             }
             if lane.is_empty() {
                 lanes.lanes.remove(&self.tab);
+            }
+            if free {
+                lanes.free(self.tab);
             }
         });
     }
@@ -182,7 +223,9 @@ impl Drop for Permit {
 /// returned guard, which goes with the run, is dropped at its end.
 pub fn delivering(tab: TabId) -> Delivering {
     LANES.with(|lanes| {
-        lanes.borrow_mut().lanes.entry(tab).or_default().delivering += 1;
+        let mut lanes = lanes.borrow_mut();
+        lanes.lanes.entry(tab).or_default().delivering += 1;
+        lanes.busy(tab);
     });
     Delivering { tab }
 }
@@ -200,11 +243,15 @@ impl Drop for Delivering {
                 return;
             };
             lane.delivering = lane.delivering.saturating_sub(1);
-            if lane.is_free() {
+            let free = lane.is_free();
+            if free {
                 lane.wake_first();
             }
             if lane.is_empty() {
                 lanes.lanes.remove(&self.tab);
+            }
+            if free {
+                lanes.free(self.tab);
             }
         });
     }
@@ -237,6 +284,22 @@ pub fn try_admit(tab: TabId, tool: &str) -> Option<Permit> {
         Poll::Ready(permit) => Some(permit),
         Poll::Pending => None,
     }
+}
+
+/// Whether an agent's request or input ran in `tab` at `at` (ms since the epoch, a page's
+/// clock): input a page reports from then may be the agent's own (`recording`).
+pub fn agent_acted_at(tab: TabId, at: f64) -> bool {
+    LANES.with(|lanes| {
+        lanes.borrow().acted.get(&tab).is_some_and(|acted| {
+            acted
+                .since
+                .is_some_and(|since| at >= since - CLOCK_SLACK_MS)
+                || acted
+                    .spans
+                    .iter()
+                    .any(|(from, to)| at >= from - CLOCK_SLACK_MS && at <= to + CLOCK_SLACK_MS)
+        })
+    })
 }
 
 /// Whether nothing runs, waits or still lands in `tab`.
@@ -353,6 +416,33 @@ mod tests {
 
     /// The admission rule (issue 23): a request that stopped frees its place, but the input it
     /// handed to Chrome still holds the tab; the next request is let in when that run ends.
+    #[test]
+    fn input_from_while_an_agent_acted_is_told_from_a_persons_afterwards() {
+        let before = now_ms() - 1000.0;
+        assert!(!agent_acted_at(31, before), "nothing ran yet");
+        let Poll::Ready(permit) = poll_once(admit(31, "click_element", 1000)) else {
+            panic!("an idle tab admits at once");
+        };
+        let during = now_ms();
+        assert!(agent_acted_at(31, during));
+        // Input it handed to Chrome outlives the request; the span ends with it.
+        let landing = delivering(31);
+        drop(permit);
+        assert!(agent_acted_at(31, now_ms()));
+        drop(landing);
+        let ended = now_ms();
+        assert!(
+            agent_acted_at(31, during),
+            "reported late, still the agent's"
+        );
+        assert!(!agent_acted_at(31, before), "a person's, from before");
+        assert!(
+            !agent_acted_at(31, ended + 1000.0),
+            "a person's, from after"
+        );
+        assert!(!agent_acted_at(32, during), "another tab's");
+    }
+
     #[test]
     fn input_still_landing_keeps_the_next_request_out_until_it_ends() {
         let Poll::Ready(typing) = poll_once(admit(21, "type_text", 1000)) else {

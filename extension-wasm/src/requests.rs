@@ -41,7 +41,7 @@ use crate::checkpoint::{Cancels, Checkpoint, Liveness, Registered};
 use crate::chrome_tabs::resolve_tab;
 use crate::ops;
 use crate::timer::{Either, now_ms, select, sleep};
-use crate::{approvals, policy};
+use crate::{approvals, policy, recording};
 use crate::{debugger, leases, queue};
 
 /// Requests slower than this are logged even when they succeed.
@@ -230,15 +230,27 @@ async fn run(
             }
             None => None,
         };
-        if let Operation::Tabs(TabsOp::Handoff(handoff)) = op {
+        if let Operation::Tabs(TabsOp::Handoff(_) | TabsOp::Record(_)) = op {
             let tab = match tab_id {
                 Some(tab) => tab,
                 None => resolve_tab(None).await?.id,
             };
+            if approvals::person_has(tab) {
+                return Err(approvals::person_has_error(tab));
+            }
             let budget = checkpoint.budget_ms();
-            return approvals::hand_over(tab, asker_of(holder), handoff.reason, budget)
-                .await
-                .map(Into::into);
+            let asker = asker_of(holder);
+            return match op {
+                Operation::Tabs(TabsOp::Handoff(handoff)) => {
+                    recording::hand_over(tab, asker, handoff.reason, budget)
+                        .await
+                        .map(Into::into)
+                }
+                Operation::Tabs(TabsOp::Record(record)) if record.start => {
+                    recording::start(tab, asker, budget).await.map(Into::into)
+                }
+                _ => recording::stop(tab, &asker.session.unwrap_or_default()).map(Into::into),
+            };
         }
         let _approved = match tab {
             Some(tab) => admit(tab, &op, tool, holder, checkpoint).await?,

@@ -43,6 +43,7 @@ pub fn start() {
     install_tab_listener();
     install_storage_listener();
     crate::approvals::install_listener();
+    crate::recording::install_listeners();
     crate::chrome::log!("starting (extension {})", chrome::extension_version());
     spawn_local(store::restrict_local_storage());
     spawn_local(leases::ungroup_leftovers());
@@ -103,6 +104,7 @@ fn forget_tab(id: tabwire_protocol::TabId) {
     debugger::forget(id);
     activity::forget(id);
     capture::forget(id);
+    crate::recording::forget(id);
 }
 
 fn install_tab_listener() {

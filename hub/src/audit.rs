@@ -82,6 +82,9 @@ pub struct ArgsSummary {
     pub files: Vec<(String, u64)>,
     /// The clipboard's characters read or written, never the text (from the call's trace).
     pub clipboard: Option<(&'static str, usize)>,
+    /// A recording started, stopped or returned by a handoff, with its number of steps, never
+    /// what they hold (from the call's trace).
+    pub recording: Option<(&'static str, usize)>,
 }
 
 impl ArgsSummary {
@@ -127,6 +130,7 @@ impl ArgsSummary {
                 .and_then(|id| u32::try_from(id).ok()),
             files: Vec::new(),
             clipboard: None,
+            recording: None,
         }
     }
 }
@@ -176,6 +180,9 @@ impl Record {
         }
         if let Some((how, length)) = self.args.clipboard {
             line.insert("clipboard".into(), json!({ how: length }));
+        }
+        if let Some((how, steps)) = self.args.recording {
+            line.insert("recording".into(), json!({ how: steps }));
         }
         if let Some(replica) = &self.replica {
             line.insert("replica".into(), replica.clone().into());

@@ -52,6 +52,7 @@ pub mod observe;
 pub mod ops;
 pub mod pairing;
 pub mod policy;
+pub mod recording;
 pub mod records;
 pub mod refs;
 pub mod storage;
@@ -89,6 +90,7 @@ pub use observe::{
     ScreenshotRequest, SelectedText, SnapshotBudget, SnapshotRequest,
 };
 pub use ops::{Ask, OpResult, Operation};
+pub use recording::{RecordActions, RecordedStep};
 pub use records::{Records, RecordsRequest};
 pub use refs::{DeviceRef, ElementRef, Target};
 pub use storage::{

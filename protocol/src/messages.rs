@@ -16,7 +16,7 @@ use crate::{LeaseHolder, OpError, OpResult, Operation, TabId};
 
 /// The protocol version this build speaks. The hub accepts an extension only when both sides
 /// speak the same version; it is raised whenever a message changes shape.
-pub const PROTOCOL_VERSION: u32 = 14;
+pub const PROTOCOL_VERSION: u32 = 15;
 
 /// The bodies of the messages' struct variants, read on their own after the tag
 /// ([`crate::tagged`]); their fields are the variants' fields.

@@ -42,6 +42,7 @@ use crate::observe::{
     ContentFormat, ContentRequest, FrameList, GetSelectedText, ListFrames, ObserveOp,
     ObserveResult, Page, PageContent, Screenshot, ScreenshotRequest, SelectedText, SnapshotRequest,
 };
+use crate::recording::{ActionRecording, RecordActions};
 use crate::records::Records;
 use crate::storage::{
     Cookie, GetCookies, GetLocalStorage, StorageEntries, StorageEntry, StorageOp, StorageResult,
@@ -104,6 +105,10 @@ impl Operation {
             Operation::Tabs(op) => match op {
                 TabsOp::Close(_) => Need::Act,
                 TabsOp::Reload(_) => Need::Read,
+                // A recording holds what a person types: a sensitive read, which an origin's
+                // rule can forbid (`sensitive = "deny"`). Stopping one's own is never refused.
+                TabsOp::Record(record) if record.start => Need::SensitiveRead,
+                TabsOp::Record(_) => return None,
                 TabsOp::ListTabs(_)
                 | TabsOp::GetActive(_)
                 | TabsOp::Switch(_)
@@ -185,7 +190,7 @@ impl Operation {
         self.is_mutation()
             || matches!(
                 self,
-                Operation::Tabs(TabsOp::Release(_) | TabsOp::Handoff(_))
+                Operation::Tabs(TabsOp::Release(_) | TabsOp::Handoff(_) | TabsOp::Record(_))
             )
             || self.releases_device()
     }
@@ -313,6 +318,7 @@ asks! {
     HistoryStep => Tabs(TabsOp::History) -> TabInfo;
     ReloadTab => Tabs(TabsOp::Reload) -> TabInfo;
     Handoff => Tabs(TabsOp::Handoff) -> HandedBack;
+    RecordActions => Tabs(TabsOp::Record) -> ActionRecording;
     ReleaseTab => Tabs(TabsOp::Release) -> TabReleased;
     ActRequest => Act(ActOp::Act) -> Acted;
     BatchRequest => Act(ActOp::Batch) -> BatchResult;
@@ -365,6 +371,7 @@ answers! {
     ClosedTab => Tabs(TabsResult::Closed);
     Navigated => Tabs(TabsResult::Navigated);
     HandedBack => Tabs(TabsResult::HandedBack);
+    ActionRecording => Tabs(TabsResult::Recording);
     TabReleased => Tabs(TabsResult::Released);
     Acted => Act(ActResult::Acted);
     BatchResult => Act(ActResult::Batch);

@@ -173,6 +173,8 @@ pub enum TabsOp {
     Release(ReleaseTab),
     /// Hand the tab to a person and wait for their answer (`request_human`).
     Handoff(Handoff),
+    /// Start or stop recording the person's input (`record_actions`).
+    Record(crate::recording::RecordActions),
 }
 
 crate::tagged::deserialize_tagged!(TabsOp, "kind", {
@@ -186,6 +188,7 @@ crate::tagged::deserialize_tagged!(TabsOp, "kind", {
     "reload" => ReloadTab => Self::Reload,
     "release" => ReleaseTab => Self::Release,
     "handoff" => Handoff => Self::Handoff,
+    "record" => crate::recording::RecordActions => Self::Record,
 });
 
 /// Hand the request's tab to the person at the browser for something only a person should do,
@@ -218,15 +221,30 @@ pub struct HandedBack {
     pub tab_id: TabId,
     /// Their answer.
     pub choice: HandoffChoice,
+    /// What they did meanwhile, as replayable steps (none where the policy does not let agents
+    /// read what a person types).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<crate::recording::RecordedStep>,
+    /// Their input left out of `steps` (see [`crate::recording::ActionRecording::omitted`]).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub omitted: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl TabsOp {
     /// Whether the operation changes a tab (releasing a lease changes no page).
     pub fn is_mutation(&self) -> bool {
-        // A handoff's changes are the person's, not the agent's.
+        // A handoff's changes are the person's, not the agent's; a recording changes no page.
         !matches!(
             self,
-            TabsOp::ListTabs(_) | TabsOp::GetActive(_) | TabsOp::Release(_) | TabsOp::Handoff(_)
+            TabsOp::ListTabs(_)
+                | TabsOp::GetActive(_)
+                | TabsOp::Release(_)
+                | TabsOp::Handoff(_)
+                | TabsOp::Record(_)
         )
     }
 
@@ -235,9 +253,14 @@ impl TabsOp {
     pub fn bypasses_queue(&self) -> bool {
         // A handoff waits for a person, beside the queue: the agent's other calls on the tab
         // are refused meanwhile (`HUMAN_IN_CONTROL`) instead of waiting behind it.
+        // A recording's start waits for the person's consent beside it too.
         matches!(
             self,
-            TabsOp::ListTabs(_) | TabsOp::GetActive(_) | TabsOp::Create(_) | TabsOp::Handoff(_)
+            TabsOp::ListTabs(_)
+                | TabsOp::GetActive(_)
+                | TabsOp::Create(_)
+                | TabsOp::Handoff(_)
+                | TabsOp::Record(_)
         )
     }
 }
@@ -310,6 +333,8 @@ pub enum TabsResult {
     HandedBack(HandedBack),
     /// A lease given up (or none held).
     Released(TabReleased),
+    /// A recording started, or stopped with its steps.
+    Recording(crate::recording::ActionRecording),
 }
 
 crate::tagged::deserialize_tagged!(TabsResult, "kind", {
@@ -319,6 +344,7 @@ crate::tagged::deserialize_tagged!(TabsResult, "kind", {
     "navigated" => Navigated => Self::Navigated,
     "handedBack" => HandedBack => Self::HandedBack,
     "released" => TabReleased => Self::Released,
+    "recording" => crate::recording::ActionRecording => Self::Recording,
 });
 
 #[cfg(test)]

@@ -4,13 +4,13 @@
 
 use tabwire_e2e::artifacts::artifacts;
 
-/// The most the built `tabwire_extension_bg.wasm` may weigh: 1,497 KB today (`opt-level =
+/// The most the built `tabwire_extension_bg.wasm` may weigh: 1,541 KB today (`opt-level =
 /// "z"`, the protocol's tagged enums read without serde's buffering, no device operations,
 /// binaryen's `wasm-opt -Oz` before wasm-bindgen; 1,800 KB before all that) with a little room.
-/// It was 1,450 KB until the network mocks (issue 28) added 54 KB of their own. Issue 29 asks
-/// for 600 KB, which needs more than serde (extension/README.md, "Size and start"); lower this
-/// as it lands.
-const MAX_WASM_BYTES: u64 = 1_510 * 1024;
+/// It was 1,450 KB until issue 28's network mocks (+54 KB) and recorded demonstrations (+44 KB)
+/// (extension/README.md, "Size and start"). Issue 29 asks for 600 KB, which needs more than
+/// serde; lower this as it lands.
+const MAX_WASM_BYTES: u64 = 1_560 * 1024;
 
 #[test]
 fn the_extension_wasm_stays_under_its_limit() {

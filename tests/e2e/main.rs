@@ -95,6 +95,7 @@ mod ordering;
 mod page_model;
 mod pairing;
 mod policy;
+mod recording;
 mod shadow;
 mod skeleton;
 mod soak;

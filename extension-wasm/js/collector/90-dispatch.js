@@ -32,9 +32,10 @@
     frameBoxes,
     armChooser,
     setFiles,
+    record,
   };
 
-  const READS = new Set(['probe', 'snapshot', 'countAnchors', 'readState', 'checkText', 'checkSelector', 'selectedText', 'localStorage', 'rect', 'content', 'frameIndex', 'frameHit', 'point', 'frameBoxes']);
+  const READS = new Set(['probe', 'snapshot', 'countAnchors', 'readState', 'checkText', 'checkSelector', 'selectedText', 'localStorage', 'rect', 'content', 'frameIndex', 'frameHit', 'point', 'frameBoxes', 'record']);
 
   return function run(argsJson) {
     labelMaps = null;

@@ -160,6 +160,7 @@ pub fn answer(id: u32, answer: Answer) -> bool {
                 matches!(answer, Answer::Once | Answer::Session | Answer::Deny)
             }
             Question::Handoff { .. } => matches!(answer, Answer::Done | Answer::Decline),
+            Question::Recording => matches!(answer, Answer::Once | Answer::Deny),
         };
         if fits {
             *slot = Some(answer);
@@ -319,12 +320,41 @@ pub async fn approve(
     }
 }
 
+/// Asks the person at the browser whether `asker` may record what they do in `tab`, whose page
+/// is on `origin` (`record_actions`), waiting at most `budget_ms` (capped at two minutes).
+pub async fn consent_to_recording(
+    tab: TabId,
+    origin: &str,
+    asker: Asker,
+    budget_ms: f64,
+) -> Result<(), OpError> {
+    let budget = budget_ms.clamp(0.0, APPROVAL_MAX_MS);
+    match ask(tab, origin, asker, Question::Recording, budget).await {
+        Some(Answer::Once) => Ok(()),
+        Some(_) => Err(OpError::new(
+            ErrorCode::ApprovalDenied,
+            "The person at the browser did not allow recording this tab; nothing is recorded. \
+             Do not ask again unless they tell you to.",
+        )),
+        None => Err(OpError::new(
+            ErrorCode::ApprovalTimeout,
+            format!(
+                "Nobody at the browser answered within {} s whether this tab may be recorded; \
+                 nothing is recorded. Retry with a longer timeoutMs when someone is there.",
+                (budget / 1000.0).round()
+            ),
+        )),
+    }
+}
+
 /// Hands `tab` to a person for `reason` (`request_human`): the tab becomes the selected tab of
 /// its window (the window is not focused), and the answer is awaited for at most `budget_ms`.
+/// `recorded`: what they do meanwhile is recorded, which the question tells them.
 pub async fn hand_over(
     tab: TabId,
     asker: Asker,
     reason: String,
+    recorded: bool,
     budget_ms: f64,
 ) -> Result<HandedBack, OpError> {
     if person_has(tab) {
@@ -339,16 +369,16 @@ pub async fn hand_over(
         .unwrap_or_default();
     let origin = tabwire_protocol::policy::origin_of(&url).unwrap_or(url);
     crate::chrome_tabs::select_in_window(tab).await?;
-    let question = Question::Handoff { reason };
+    let question = Question::Handoff { reason, recorded };
+    let back = |choice| HandedBack {
+        tab_id: tab,
+        choice,
+        steps: Vec::new(),
+        omitted: 0,
+    };
     match ask(tab, &origin, asker, question, budget_ms.max(0.0)).await {
-        Some(Answer::Done) => Ok(HandedBack {
-            tab_id: tab,
-            choice: HandoffChoice::Done,
-        }),
-        Some(_) => Ok(HandedBack {
-            tab_id: tab,
-            choice: HandoffChoice::Declined,
-        }),
+        Some(Answer::Done) => Ok(back(HandoffChoice::Done)),
+        Some(_) => Ok(back(HandoffChoice::Declined)),
         None => Err(OpError::new(
             ErrorCode::ApprovalTimeout,
             format!(
@@ -371,6 +401,7 @@ fn notify(id: u32, question: &Question, wording: &Wording) {
     let buttons = match question {
         Question::Approval { .. } => json!([{"title": "Allow once"}, {"title": "Deny"}]),
         Question::Handoff { .. } => json!([{"title": "Done"}, {"title": "Decline"}]),
+        Question::Recording => json!([{"title": "Allow recording"}, {"title": "Deny"}]),
     };
     let options = json!({
         "type": "basic",
@@ -451,6 +482,7 @@ mod tests {
         });
         let handoff = open(Question::Handoff {
             reason: "log in".into(),
+            recorded: false,
         });
         assert!(person_has(7));
         assert!(!answer(approval, Answer::Done));

@@ -23,7 +23,11 @@ pub enum Question {
     Handoff {
         /// Why, in the agent's words.
         reason: String,
+        /// What the person does meanwhile is recorded for the agent.
+        recorded: bool,
     },
+    /// May the agent record what the person does in the tab (`record_actions`)?
+    Recording,
 }
 
 /// What an action is about, as a person is shown it: each part says who wrote it, since the
@@ -63,6 +67,11 @@ pub enum Subject {
         steps: Vec<(String, Subject)>,
     },
 }
+
+/// What a recording keeps, as a person is told before it starts.
+const RECORDED: &str = "your clicks, typing, keys and drags in this tab are given to the agent \
+as steps (what you type in password fields is left out) until you press Stop in tabwire's \
+popup, the agent stops, or the tab closes";
 
 /// How much of what the agent or the page wrote a question shows, in characters: enough to
 /// recognise a button or a selector, too little to pose as the question's own words.
@@ -167,6 +176,10 @@ pub fn wording(
             format!("{origin} in {browser}: an agent hands you a tab"),
             Vec::new(),
         ),
+        Question::Recording => (
+            format!("{origin} in {browser}: an agent asks to record what you do"),
+            Vec::new(),
+        ),
     };
     let mut fact = |label: &str, value: String| facts.push((label.to_owned(), value));
     fact("Site", origin.to_owned());
@@ -207,12 +220,16 @@ pub fn wording(
                 subject => fact("Element", subject.describe()),
             }
         }
-        Question::Handoff { reason } => {
+        Question::Handoff { reason, recorded } => {
             fact(
                 "Reason",
                 format!("in the agent's words: {}", written(reason, 200)),
             );
+            if *recorded {
+                fact("Recorded", RECORDED.to_owned());
+            }
         }
+        Question::Recording => fact("Recorded", RECORDED.to_owned()),
     }
     fact(
         "Agent",
@@ -255,6 +272,7 @@ mod tests {
         );
         let question = Question::Handoff {
             reason: "log in".into(),
+            recorded: false,
         };
         let wording = wording("Work", &address, 7, &asker(), &question);
         assert!(

@@ -357,6 +357,7 @@ async fn session(
     // The hub's sessions do not outlive the connection: their leases lapse with it.
     leases::connection_ended();
     crate::ops::capture::connection_ended();
+    crate::recording::connection_ended();
     crate::approvals::forget_sessions();
     ended
 }
@@ -537,6 +538,7 @@ async fn serve(
                     (HubMessage::SessionEnded { session }, Phase::Live { .. }) => {
                         leases::session_ended(&session);
                         crate::ops::capture::session_ended(&session);
+                        crate::recording::session_ended(&session);
                         crate::approvals::forget_session(&session);
                         // Its baselines can serve no one: the next session has a new name.
                         crate::refs::with_tables(|tables| tables.forget_viewer(&session));

@@ -93,6 +93,8 @@ async fn a_cancelled_handoff_sends_nothing_after_it() {
     let handed: OpResult = HandedBack {
         tab_id: 1,
         choice: HandoffChoice::Done,
+        steps: Vec::new(),
+        omitted: 0,
     }
     .into();
     connection.complete(handoff.id, Ok(handed));

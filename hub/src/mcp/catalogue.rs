@@ -242,6 +242,7 @@ catalogue! {
     "read_element_state", Browser TabRoute READS, health::ReadStateArgs, NoOptions => health::read_element_state, health::READ_ELEMENT_STATE;
     "handle_dialog", Browser TabRoute CHANGES, health::HandleDialogArgs, NoOptions => health::handle_dialog, health::HANDLE_DIALOG;
     "request_human", Browser TabRoute ADDS, people::RequestHumanArgs, NoOptions => people::request_human, people::REQUEST_HUMAN;
+    "record_actions", Browser TabRoute SETS, people::RecordActionsArgs, NoOptions => people::record_actions, people::RECORD_ACTIONS;
     "get_tab_health", Browser TabRoute SETS, health::TabHealthArgs, NoOptions => health::get_tab_health, health::GET_TAB_HEALTH;
     "start_network_capture", Browser TabRoute FORGETS, NoArgs, NoOptions => capture::start_network_capture, capture::START_NETWORK_CAPTURE;
     "stop_network_capture", Browser TabRoute SETS, NoArgs, NoOptions => capture::stop_network_capture, capture::STOP_NETWORK_CAPTURE;

@@ -996,6 +996,7 @@ async fn a_call_leaves_a_trace_of_its_peer_and_tab() {
             owner: None,
             files: Vec::new(),
             clipboard: None,
+            recording: None,
         }
     );
     // A refused call reaches no peer.

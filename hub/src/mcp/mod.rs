@@ -70,7 +70,7 @@ batches 30000) and observe (default true: the result shows the page afterwards, 
 since your last observation of it when there is one; false: none; or an object {maxNodes (default \
 30, up to 500), maxChars (default 1500, up to 20000), selector (observe one subtree), since \
 (changes since that version)}). An error with actionMayHaveOccurred means: inspect the page before \
-retrying. show_tools lists the network, console, storage and clipboard tools. Network and console capture \
+retrying. show_tools lists the network, console, storage, clipboard and recording tools. Network and console capture \
 keep a tab's last 500 records from start_* (which clears \
 older ones) until stop_*; their reads take limit (1-500, default 50), offset, filter, clearAfter \
 (forget what was returned) and maxChars (default and at most 12000). Reads that stop short say so \
@@ -257,6 +257,7 @@ impl TabwireMcp {
         let mut args = args;
         args.files = std::mem::take(&mut trace.files);
         args.clipboard = trace.clipboard.take();
+        args.recording = trace.recording.take();
         log.record(audit::Record {
             time: std::time::SystemTime::now(),
             account: caller.account.name.clone(),

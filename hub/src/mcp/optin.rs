@@ -29,15 +29,18 @@ pub enum OptIn {
     Storage,
     /// The browser's clipboard.
     Clipboard,
+    /// Recording what a person does.
+    Recording,
 }
 
 impl OptIn {
     /// Every opt-in group.
-    pub const ALL: [OptIn; 4] = [
+    pub const ALL: [OptIn; 5] = [
         OptIn::Network,
         OptIn::Console,
         OptIn::Storage,
         OptIn::Clipboard,
+        OptIn::Recording,
     ];
 
     /// The group's name, as `show_tools` takes it.
@@ -47,6 +50,7 @@ impl OptIn {
             OptIn::Console => "console",
             OptIn::Storage => "storage",
             OptIn::Clipboard => "clipboard",
+            OptIn::Recording => "recording",
         }
     }
 
@@ -67,6 +71,7 @@ impl OptIn {
             ],
             OptIn::Storage => &["get_cookies", "get_local_storage"],
             OptIn::Clipboard => &["clipboard"],
+            OptIn::Recording => &["record_actions"],
         }
     }
 
@@ -87,7 +92,7 @@ pub struct ShowToolsArgs {
 }
 
 pub const SHOW_TOOLS: &str = "List more tools in this session: network (capture, response \
-bodies, mocks), console (capture), storage (cookies, local storage), clipboard.";
+bodies, mocks), console (capture), storage (cookies, local storage), clipboard, recording.";
 
 /// `show_tools`: adds the groups to the session's listing; the client is told its list changed
 /// once the call has returned.

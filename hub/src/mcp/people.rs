@@ -1,19 +1,25 @@
-//! Handing a tab to a person: `request_human` (issue 14 §2).
+//! What a person does for an agent: `request_human` (issue 14 §2) and `record_actions`
+//! (issue 28).
 //!
-//! The agent names a reason; the browser selects the tab in its window, shows the reason in the
-//! popup and a notification with *Done* and *Decline*, and answers once the person has. The call
-//! may wait up to 15 minutes, so while it waits the hub sends MCP progress notifications every
-//! 10 s to a client that asked for them (a `progressToken`), and clients that time calls out
-//! by inactivity keep waiting. Afterwards the tab is observed afresh, so the agent sees what
-//! the person left.
+//! `request_human`: the agent names a reason; the browser selects the tab in its window, shows
+//! the reason in the popup and a notification with *Done* and *Decline*, and answers once the
+//! person has. The call may wait up to 15 minutes, so while it waits the hub sends MCP progress
+//! notifications every 10 s to a client that asked for them (a `progressToken`), and clients
+//! that time calls out by inactivity keep waiting. Afterwards the tab is observed afresh, so the
+//! agent sees what the person left, and gets the steps they took (docs/recording.md).
+//!
+//! `record_actions`: the person allows a recording in the popup, does a task by hand, and the
+//! agent gets it back as `run_browser_actions` steps (secrets as placeholders) to replay.
 
 use std::time::{Duration, Instant};
 
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::Value;
 use serde_json::json;
+use tabwire_protocol::recording::{ActionRecording, RecordingEnd, Replay, Typed};
 use tabwire_protocol::tabs::HANDOFF_REASON_MAX;
-use tabwire_protocol::{Handoff, HandoffChoice, SnapshotRequest};
+use tabwire_protocol::{Handoff, HandoffChoice, RecordActions, RecordedStep, SnapshotRequest};
 
 use super::envelope::{ToolError, ToolOutput};
 use super::fence::Rendering;
@@ -88,6 +94,12 @@ pub async fn request_human(
         handed.tab_id
     ));
     let mut data = json!({"tabId": handed.tab_id, "choice": choice});
+    ctx.trace.lock().unwrap().recording = Some(("handedBack", handed.steps.len()));
+    if !handed.steps.is_empty() || handed.omitted > 0 {
+        let shown = Recorded::of(&handed.steps, handed.omitted);
+        text.push(&format!("\nWhat they did meanwhile: {}", shown.text()));
+        shown.into_data(&mut data);
+    }
     let after = SnapshotRequest {
         frame_id: None,
         scope: None,
@@ -114,6 +126,207 @@ pub async fn request_human(
         )),
     }
     Ok(ToolOutput::new(data, text))
+}
+
+/// `record_actions`' arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RecordActionsArgs {
+    /// Ask the person, then record.
+    pub start: Option<bool>,
+    /// Stop; returns the steps.
+    pub stop: Option<bool>,
+    /// How long to wait for the person's consent (default 60000, at most 120000).
+    pub timeout_ms: Option<u32>,
+}
+
+pub const RECORD_ACTIONS: &str = "Record what the person does by hand in a tab (they allow it in \
+tabwire's popup); stop returns it as run_browser_actions steps to replay, secrets as \
+placeholders.";
+
+const CONSENT_DEFAULT_MS: u32 = 60_000;
+const CONSENT_MAX_MS: u32 = 120_000;
+
+/// `record_actions`.
+pub async fn record_actions(
+    ctx: &ToolContext,
+    args: RecordActionsArgs,
+) -> Result<ToolOutput, ToolError> {
+    let start = match (args.start, args.stop) {
+        (Some(true), None | Some(false)) => true,
+        (None | Some(false), Some(true)) => false,
+        _ => {
+            return Err(ToolError::invalid(
+                "give start: true to ask the person and record, or stop: true to end the \
+                 recording and get its steps",
+            ));
+        }
+    };
+    let timeout_ms = args.timeout_ms.unwrap_or(CONSENT_DEFAULT_MS);
+    if !start && args.timeout_ms.is_some() {
+        return Err(ToolError::invalid(
+            "timeoutMs is the wait for the person's consent: give it with start",
+        ));
+    }
+    if !(1000..=CONSENT_MAX_MS).contains(&timeout_ms) {
+        return Err(ToolError::invalid(format!(
+            "timeoutMs must be between 1000 and {CONSENT_MAX_MS}; got {timeout_ms}"
+        )));
+    }
+    let deadline = Duration::from_millis(u64::from(timeout_ms) + 5_000);
+    let recording: ActionRecording = ctx.call(RecordActions { start }, deadline).await?;
+    let tab = recording.tab_id;
+    if start {
+        ctx.trace.lock().unwrap().recording = Some(("started", 0));
+        return Ok(ToolOutput::new(
+            json!({"tabId": tab, "recording": true}),
+            Rendering::hub(format!(
+                "Recording tab {tab}: the person's clicks, typing, keys and drags there are kept \
+                 until you call record_actions {{stop: true}} (or they press Stop). The badge \
+                 shows REC."
+            )),
+        ));
+    }
+    ctx.trace.lock().unwrap().recording = Some(("stopped", recording.steps.len()));
+    let shown = Recorded::of(&recording.steps, recording.omitted);
+    let ended_by = match recording.ended_by {
+        Some(RecordingEnd::Person) => "person",
+        _ => "agent",
+    };
+    let mut data = json!({"tabId": tab, "recording": false, "endedBy": ended_by});
+    let text = format!(
+        "Recording of tab {tab} stopped (by the {ended_by}): {}",
+        shown.text()
+    );
+    shown.into_data(&mut data);
+    Ok(ToolOutput::new(data, Rendering::hub(text)))
+}
+
+/// Recorded steps as an agent gets them: the replayable steps exactly as
+/// `run_browser_actions` takes them, what each step's element was, and notes for what a batch
+/// cannot replay (uploads, dialogs).
+struct Recorded {
+    steps: Vec<Value>,
+    elements: Vec<Value>,
+    notes: Vec<Value>,
+    lines: Vec<String>,
+    secrets: usize,
+    omitted: u32,
+}
+
+impl Recorded {
+    fn of(recorded: &[RecordedStep], omitted: u32) -> Recorded {
+        let mut shown = Recorded {
+            steps: Vec::new(),
+            elements: Vec::new(),
+            notes: Vec::new(),
+            lines: Vec::new(),
+            secrets: 0,
+            omitted,
+        };
+        for step in recorded {
+            let index = shown.steps.len();
+            let line = step.element.as_ref().map(|e| e.line.as_str());
+            if !step.step.replays() {
+                let note = note(&step.step, line);
+                shown.lines.push(format!("   (after step {index}: {note})"));
+                shown.notes.push(json!({"afterStep": index, "note": note}));
+                continue;
+            }
+            if matches!(
+                step.step,
+                Replay::Type {
+                    text: Typed::Secret { .. },
+                    ..
+                }
+            ) {
+                shown.secrets += 1;
+            }
+            let value = serde_json::to_value(&step.step).unwrap_or(Value::Null);
+            shown.lines.push(format!(
+                "{}. {}{}",
+                index + 1,
+                cut(&value.to_string(), MAX_STEP_LINE),
+                line.map(|l| format!(" — {}", cut(l, 120)))
+                    .unwrap_or_default()
+            ));
+            if let Some(element) = &step.element {
+                let mut described =
+                    json!({"step": index, "line": element.line, "frameId": element.frame_id});
+                if let Some(element_ref) = element.element_ref {
+                    described["ref"] = json!(element_ref.to_string());
+                }
+                shown.elements.push(described);
+            }
+            shown.steps.push(value);
+        }
+        shown
+    }
+
+    fn text(&self) -> String {
+        let mut text = match self.steps.len() {
+            0 => "no steps.".to_owned(),
+            1 => "1 step.".to_owned(),
+            n => format!("{n} steps."),
+        };
+        if self.omitted > 0 {
+            text.push_str(&format!(
+                " {} inputs were left out (a page or frame the policy keeps from agents, or past \
+                 the recording's limit).",
+                self.omitted
+            ));
+        }
+        if !self.steps.is_empty() {
+            text.push_str(" Replay them with run_browser_actions {steps}");
+            if self.secrets > 0 {
+                text.push_str(", each {\"secret\": …} text replaced by the secret first");
+            }
+            if self.steps.len() > MAX_BATCH_STEPS {
+                text.push_str(&format!(", {MAX_BATCH_STEPS} steps per call"));
+            }
+            text.push('.');
+        }
+        for line in &self.lines {
+            text.push('\n');
+            text.push_str(line);
+        }
+        text
+    }
+
+    fn into_data(self, data: &mut Value) {
+        data["steps"] = Value::Array(self.steps);
+        data["elements"] = Value::Array(self.elements);
+        data["notes"] = Value::Array(self.notes);
+        data["omitted"] = json!(self.omitted);
+    }
+}
+
+/// A step's JSON in the text is cut to this many characters (the data has it whole).
+const MAX_STEP_LINE: usize = 300;
+/// How many steps run_browser_actions takes in one call.
+const MAX_BATCH_STEPS: usize = 20;
+
+fn cut(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// What a step a batch cannot replay says.
+fn note(step: &Replay, line: Option<&str>) -> String {
+    match step {
+        Replay::Upload { selector, files } => format!(
+            "the person chose {} for {} (replay with upload_file)",
+            files.join(", "),
+            line.unwrap_or(selector)
+        ),
+        Replay::Dialog { dialog, accepted } => format!(
+            "a {dialog} dialog, {} (answer with handle_dialog)",
+            if *accepted { "accepted" } else { "dismissed" }
+        ),
+        other => serde_json::to_string(other).unwrap_or_default(),
+    }
 }
 
 #[cfg(test)]

@@ -81,6 +81,9 @@ pub struct Trace {
     pub files: Vec<(String, u64)>,
     /// The clipboard's characters read or written (`"read"`/`"written"`, length).
     pub clipboard: Option<(&'static str, usize)>,
+    /// A recording of the person's input: `"started"`, `"stopped"` or `"handedBack"` (a
+    /// handoff's), and how many steps it returned.
+    pub recording: Option<(&'static str, usize)>,
 }
 
 impl Trace {

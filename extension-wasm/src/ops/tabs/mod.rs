@@ -36,10 +36,11 @@ pub async fn run(
         TabsOp::Navigate(request) => navigate::navigate(tab_id, &request.url, viewer, checkpoint)
             .await?
             .into(),
-        TabsOp::Handoff(_) => {
+        TabsOp::Handoff(_) | TabsOp::Record(_) => {
             return Err(OpError::new(
                 ErrorCode::Internal,
-                "a handoff is served where the request's caller is known (requests.rs)",
+                "handoffs and recordings are served where the request's caller is known \
+                 (requests.rs)",
             ));
         }
         op => {
@@ -71,7 +72,8 @@ pub async fn run(
                 | TabsOp::GetActive(_)
                 | TabsOp::Create(_)
                 | TabsOp::Navigate(_)
-                | TabsOp::Handoff(_) => unreachable!("handled above"),
+                | TabsOp::Handoff(_)
+                | TabsOp::Record(_) => unreachable!("handled above"),
             }
         }
     })
