@@ -413,6 +413,24 @@ async fn a_recorded_login_replays_to_the_same_end_with_the_password_kept_out() {
     let stopped = stop_recording(&setup.client, tab, "agent").await;
     assert_kept_out(&stopped, SECRET);
     let steps = steps_of(&stopped);
+
+    // The audit log keeps the start, and the stop with its number of steps: never what the
+    // steps hold.
+    let (audit, recorded) = eventually("the recording's audit records", CONNECT_LIMIT, || async {
+        let audit = setup.hub.audit_command(&[]);
+        let recorded: Vec<Value> = audit
+            .lines()
+            .map(|line| serde_json::from_str::<Value>(line).expect("a JSON line"))
+            .filter(|record| record["tool"] == "record_actions")
+            .map(|record| record["recording"].clone())
+            .collect();
+        (recorded.len() >= 2).then_some((audit, recorded))
+    })
+    .await;
+    assert_eq!(recorded[0], json!({"started": 0}), "{audit}");
+    assert_eq!(recorded[1], json!({"stopped": steps.len()}), "{audit}");
+    assert!(!audit.contains(SECRET), "{audit}");
+
     let user = one_type_step(&steps, "#user", &stopped);
     assert_eq!(user["text"], "ann", "{}", stopped.text);
     let password = one_type_step(&steps, "#password", &stopped);
