@@ -84,10 +84,11 @@ pub async fn gate(
     Ok(None)
 }
 
-/// Whether another session's lease refuses `op`: it changes the tab, or hands it to a person
-/// (which would keep the holder out of its own tab meanwhile).
+/// Whether another session's lease refuses `op`: it changes the tab, hands it to a person
+/// (which would keep the holder out of its own tab meanwhile), or records what the person does
+/// in the holder's tab.
 fn held_against(op: &Operation) -> bool {
-    op.is_mutation() || matches!(op, Operation::Tabs(TabsOp::Handoff(_)))
+    op.is_mutation() || matches!(op, Operation::Tabs(TabsOp::Handoff(_) | TabsOp::Record(_)))
 }
 
 /// Leases `tab` to the caller of a changing `op` (or renews its lease). A caller the hub did

@@ -76,7 +76,7 @@ struct Acted {
 }
 
 /// How many ended spans of agent work a tab remembers.
-const SPANS_KEPT: usize = 4;
+const SPANS_KEPT: usize = 16;
 /// The clocks of a page and of the worker may differ by this much.
 const CLOCK_SLACK_MS: f64 = 30.0;
 

@@ -58,18 +58,32 @@ struct Noted {
     doc: String,
 }
 
+/// The most a page may put into one recorded string, in characters (the recorder caps them
+/// first; a page could send longer ones through a recorder it took over).
+const MAX_SELECTOR: usize = 300;
+const MAX_LINE: usize = 200;
+const MAX_TEXT: usize = 2000;
+const MAX_VALUE: usize = 300;
+const MAX_KEY: usize = 20;
+const MAX_FILES: usize = 20;
+
+/// A page's string, when it is not longer than `max` characters.
+fn bounded(value: &Value, max: usize) -> Option<String> {
+    value
+        .as_str()
+        .filter(|text| text.chars().count() <= max)
+        .map(str::to_owned)
+}
+
 impl Named {
     fn read(value: &Value) -> Option<Named> {
         Some(Named {
-            selector: value["selector"]
-                .as_str()
-                .filter(|s| !s.is_empty())?
-                .to_owned(),
-            line: value["line"].as_str().unwrap_or_default().to_owned(),
+            selector: bounded(&value["selector"], MAX_SELECTOR).filter(|s| !s.is_empty())?,
+            line: crate::text::cap(value["line"].as_str().unwrap_or_default(), MAX_LINE),
             key: value["key"]
                 .as_u64()
                 .and_then(|key| u32::try_from(key).ok()),
-            secret: value["secret"].as_str().map(str::to_owned),
+            secret: bounded(&value["secret"], MAX_LINE),
         })
     }
 }
@@ -77,27 +91,32 @@ impl Named {
 impl Noted {
     /// Reads an event by hand (a derived reader costs the wasm more than these lines).
     fn read(value: &Value) -> Option<Noted> {
-        let text = |name: &str| value[name].as_str().unwrap_or_default().to_owned();
         Some(Noted {
-            kind: value["kind"].as_str()?.to_owned(),
+            kind: bounded(&value["kind"], MAX_KEY)?,
             target: Named::read(&value["target"]),
             to: Named::read(&value["to"]),
-            text: value["text"].as_str().map(str::to_owned),
+            text: value["text"]
+                .as_str()
+                .map(|text| crate::text::cap(text, MAX_TEXT)),
             button: value["button"].as_u64().unwrap_or(0),
             count: value["count"].as_u64().unwrap_or(1),
-            key: text("key"),
+            key: bounded(&value["key"], MAX_KEY).unwrap_or_default(),
             modifiers: value["modifiers"].as_u64().unwrap_or(0),
-            value: text("value"),
+            value: match &value["value"] {
+                Value::Null => String::new(),
+                given => bounded(given, MAX_VALUE)?,
+            },
             files: value["files"]
                 .as_array()
                 .map(|files| {
                     files
                         .iter()
-                        .filter_map(|f| f.as_str().map(str::to_owned))
+                        .take(MAX_FILES)
+                        .filter_map(|f| bounded(f, MAX_LINE))
                         .collect()
                 })
                 .unwrap_or_default(),
-            doc: text("doc"),
+            doc: bounded(&value["doc"], MAX_LINE).unwrap_or_default(),
         })
     }
 }
@@ -193,6 +212,9 @@ impl Fold {
                     value: event.value,
                 }
             }
+            // A character in a secret field is part of the secret, whatever modifier came with
+            // it (AltGr is Ctrl+Alt, Option is Alt).
+            "key" if target.secret.is_some() && event.key.chars().count() == 1 => return,
             "key" if !event.key.is_empty() => Replay::PressKey {
                 key: event.key,
                 modifiers: modifiers(event.modifiers),
@@ -222,6 +244,11 @@ impl Fold {
     /// Adds a navigation the person made (typed, a bookmark, a reload).
     fn navigated(&mut self, url: String) {
         self.push(Replay::Navigate { url }, None, false);
+    }
+
+    /// Adds a dialog the page opened and the person answered.
+    fn dialog(&mut self, dialog: String, accepted: bool) {
+        self.push(Replay::Dialog { dialog, accepted }, None, false);
     }
 
     /// The last step, when it acts on `selector` in the same document.
@@ -300,13 +327,17 @@ fn modifiers(bits: u64) -> Option<u8> {
 struct Recorder {
     /// The agent's session that asked for it; `None` while only a handoff watches.
     session: Option<String>,
-    /// Handoffs watching, by the step they started at.
-    handoffs: Vec<usize>,
+    /// The step that session's recording started at (a handoff's may have come before).
+    agent_from: usize,
+    /// The handoffs watching ([`Watch`]).
+    handoffs: Vec<u64>,
     fold: Fold,
     /// Set once the person pressed *Stop*: nothing more is noted.
     ended_by: Option<RecordingEnd>,
     /// The tab's page, as its last top-frame navigation left it.
     top_url: String,
+    /// The kind of the dialog open in the tab, until it closes.
+    dialog: Option<String>,
 }
 
 impl Recorder {
@@ -316,6 +347,7 @@ impl Recorder {
 }
 
 thread_local! {
+    static NEXT_WATCH: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
     static RECORDERS: RefCell<BTreeMap<TabId, Recorder>> = const { RefCell::new(BTreeMap::new()) };
 }
 
@@ -355,22 +387,56 @@ pub fn on_recorded(tab: TabId, frame: u32, url: &str, json: &str) {
 }
 
 /// The tab's document committed (`webNavigation.onCommitted`): a navigation the person made is
-/// a step, and the new document gets the recorder once it is parsed.
-fn on_committed(tab: TabId, frame: u32, url: &str, transition: &str) {
+/// a step, and the new document gets the recorder once it is parsed. A page can reload itself
+/// or redirect, which Chrome reports as the person's: a reload is a step only to the address
+/// the tab showed, and nothing a redirect led to is.
+fn on_committed(tab: TabId, frame: u32, url: &str, transition: &str, redirected: bool) {
     with_recorder(tab, |recorder| {
         if frame != 0 || !recorder.listening() {
             return;
         }
-        recorder.top_url = url.to_owned();
-        let typed = matches!(
-            transition,
-            "typed" | "auto_bookmark" | "generated" | "keyword" | "reload" | "start_page"
-        );
-        if !typed || queue::agent_acted_at(tab, crate::timer::now_ms()) {
+        let previous = std::mem::replace(&mut recorder.top_url, url.to_owned());
+        let person = match transition {
+            "typed" | "auto_bookmark" | "generated" | "keyword" | "start_page" => true,
+            "reload" => previous == url,
+            _ => false,
+        };
+        if !person || redirected || queue::agent_acted_at(tab, crate::timer::now_ms()) {
             return;
         }
         if recordable(url) {
             recorder.fold.navigated(url.to_owned());
+        } else {
+            recorder.fold.omitted += 1;
+        }
+    });
+}
+
+/// A CDP event of `tab` (the debugger forwards them all): a dialog the person answered is a
+/// note (`handle_dialog` replays it).
+pub fn on_debugger_event(tab: TabId, method: &str, params: &JsValue) {
+    let opening = method == "Page.javascriptDialogOpening";
+    if !opening && method != "Page.javascriptDialogClosed" {
+        return;
+    }
+    let Ok(params) = chrome::from_js::<Value>(params.clone()) else {
+        return;
+    };
+    let agent_acts = queue::agent_acted_at(tab, crate::timer::now_ms());
+    with_recorder(tab, |recorder| {
+        if opening {
+            recorder.dialog = params["type"].as_str().map(str::to_owned);
+            return;
+        }
+        let Some(kind) = recorder.dialog.take() else {
+            return;
+        };
+        if !recorder.listening() || agent_acts {
+            return;
+        }
+        if recordable(&recorder.top_url) {
+            let accepted = params["result"].as_bool().unwrap_or(false);
+            recorder.fold.dialog(kind, accepted);
         } else {
             recorder.fold.omitted += 1;
         }
@@ -439,21 +505,36 @@ pub async fn start(tab: TabId, asker: Asker, budget_ms: f64) -> Result<ActionRec
             "a recording belongs to an MCP session, and this request names none",
         ));
     };
-    let mine = with_recorder(tab, |r| r.session.clone()).flatten();
-    match mine {
-        Some(owner) if owner == session => return Ok(state(tab, true)),
-        Some(_) => {
-            return Err(OpError::new(
+    let owned = |session: &str| {
+        with_recorder(tab, |r| match &r.session {
+            Some(owner) if owner == session && r.ended_by.is_some() => Err(OpError::new(
+                ErrorCode::InvalidArgument,
+                format!(
+                    "The person stopped this session's recording of tab {tab}; call \
+                     record_actions {{stop: true}} for its steps before starting another."
+                ),
+            )),
+            Some(owner) if owner == session => Ok(true),
+            Some(_) => Err(OpError::new(
                 ErrorCode::TabLeased,
                 format!("Tab {tab} is being recorded for another agent session; use another tab."),
-            ));
-        }
-        None => {}
+            )),
+            None => Ok(false),
+        })
+        .unwrap_or(Ok(false))
+    };
+    if owned(&session)? {
+        return Ok(state(tab, true));
     }
-    let url = crate::chrome_tabs::get_tab(tab)
-        .await?
-        .url
-        .unwrap_or_default();
+    let origin_now = async || -> Result<(String, String), OpError> {
+        let url = crate::chrome_tabs::get_tab(tab)
+            .await?
+            .url
+            .unwrap_or_default();
+        let origin = tabwire_protocol::policy::origin_of(&url).unwrap_or_else(|| url.clone());
+        Ok((url, origin))
+    };
+    let (url, origin) = origin_now().await?;
     if !recordable(&url) {
         return Err(OpError::new(
             ErrorCode::OriginBlocked,
@@ -461,8 +542,19 @@ pub async fn start(tab: TabId, asker: Asker, budget_ms: f64) -> Result<ActionRec
              keeps sensitive reads from agents); nothing is recorded.",
         ));
     }
-    let origin = tabwire_protocol::policy::origin_of(&url).unwrap_or_else(|| url.clone());
     approvals::consent_to_recording(tab, &origin, asker, budget_ms).await?;
+    // The person allowed a recording of the site they were shown, for this session alone.
+    let (url, now) = origin_now().await?;
+    if now != origin || !recordable(&url) {
+        return Err(OpError::new(
+            ErrorCode::DocumentChanged,
+            "The tab left the site the person allowed recording on while they were asked; \
+             nothing is recorded. Ask again on the page to record.",
+        ));
+    }
+    if owned(&session)? {
+        return Ok(state(tab, true));
+    }
     let fresh = RECORDERS.with(|recorders| {
         let mut recorders = recorders.borrow_mut();
         let recorder = recorders.entry(tab).or_default();
@@ -471,11 +563,19 @@ pub async fn start(tab: TabId, asker: Asker, budget_ms: f64) -> Result<ActionRec
             *recorder = Recorder::default();
         }
         recorder.session = Some(session);
+        recorder.agent_from = recorder.fold.steps.len();
         recorder.top_url = url;
         fresh
     });
     if fresh {
         listen(tab, &[], true).await;
+        // Dialogs are seen through tabwire's debugger session.
+        if let Err(error) = crate::debugger::ensure_attached(tab).await {
+            chrome::log!(
+                "tab {tab}: dialogs will not be recorded ({})",
+                error.message
+            );
+        }
     }
     show(tab, true);
     Ok(state(tab, true))
@@ -494,7 +594,9 @@ pub fn stop(tab: TabId, session: &str) -> Result<ActionRecording, OpError> {
         ));
     }
     let recorded = with_recorder(tab, |r| {
-        let steps = r.fold.steps_from(0, |origin| ref_of(tab, origin));
+        let steps = r
+            .fold
+            .steps_from(r.agent_from, |origin| ref_of(tab, origin));
         let omitted = r.fold.omitted;
         let ended_by = r.ended_by.unwrap_or(RecordingEnd::Agent);
         (steps, omitted, ended_by)
@@ -619,48 +721,74 @@ pub async fn hand_over(
         .await?
         .url
         .unwrap_or_default();
-    let watched = recordable(&url).then(|| {
-        RECORDERS.with(|recorders| {
-            let mut recorders = recorders.borrow_mut();
-            let recorder = recorders.entry(tab).or_default();
-            let fresh = !recorder.listening();
-            if recorder.ended_by.is_some() && recorder.session.is_none() {
-                *recorder = Recorder::default();
-            }
-            if recorder.top_url.is_empty() {
-                recorder.top_url = url.clone();
-            }
-            let from = recorder.fold.steps.len();
-            recorder.handoffs.push(from);
-            (from, fresh)
+    let watched = recordable(&url)
+        .then(|| {
+            RECORDERS.with(|recorders| {
+                let mut recorders = recorders.borrow_mut();
+                let recorder = recorders.entry(tab).or_default();
+                if recorder.ended_by.is_some() {
+                    // The person stopped the agent's recording: a handoff does not restart it.
+                    if recorder.session.is_some() {
+                        return None;
+                    }
+                    *recorder = Recorder::default();
+                }
+                let fresh = !recorder.listening();
+                if recorder.top_url.is_empty() {
+                    recorder.top_url = url.clone();
+                }
+                let id = NEXT_WATCH.with(|next| {
+                    next.set(next.get() + 1);
+                    next.get()
+                });
+                recorder.handoffs.push(id);
+                let from = recorder.fold.steps.len();
+                Some((Watch { tab, from, id }, fresh))
+            })
         })
-    });
+        .flatten();
     if let Some((_, true)) = watched {
         listen(tab, &[], true).await;
         show(tab, true);
     }
     let answer = approvals::hand_over(tab, asker, reason, watched.is_some(), budget_ms).await;
-    let Some((from, _)) = watched else {
+    let Some((watch, _)) = watched else {
         return answer;
     };
     let recorded = with_recorder(tab, |recorder| {
-        if let Some(i) = recorder.handoffs.iter().position(|f| *f == from) {
-            recorder.handoffs.remove(i);
-        }
-        let steps = recorder.fold.steps_from(from, |origin| ref_of(tab, origin));
+        let steps = recorder
+            .fold
+            .steps_from(watch.from, |origin| ref_of(tab, origin));
         (steps, recorder.fold.omitted)
     });
-    // The recorder stops unless an agent's recording goes on.
-    let alone = with_recorder(tab, |r| r.session.is_none() && r.handoffs.is_empty());
-    if alone == Some(true) {
-        end(tab, None);
-    }
+    drop(watch);
     let mut back = answer?;
     if let Some((steps, omitted)) = recorded {
         back.steps = steps;
         back.omitted = omitted;
     }
     Ok(back)
+}
+
+/// A handoff's place in a tab's recording. Dropped however the handoff ends (answered,
+/// cancelled, out of time, its connection gone), it takes the place out, and the recorder
+/// stops unless an agent's recording goes on.
+struct Watch {
+    tab: TabId,
+    from: usize,
+    id: u64,
+}
+
+impl Drop for Watch {
+    fn drop(&mut self) {
+        let alone = with_recorder(self.tab, |recorder| {
+            recorder.handoffs.retain(|id| *id != self.id);
+            recorder.session.is_none() && recorder.handoffs.is_empty()
+        });
+        if alone == Some(true) {
+            end(self.tab, None);
+        }
+    }
 }
 
 /// A closed tab's recording is gone.
@@ -675,9 +803,11 @@ pub fn session_ended(session: &str) {
     }
 }
 
-/// The hub's connection ended: every agent's recording ends (their sessions were the hub's).
+/// The hub's connection ended: every recording ends, agents' and handoffs' (their sessions
+/// were the hub's).
 pub fn connection_ended() {
     for tab in tabs() {
+        with_recorder(tab, |recorder| recorder.handoffs.clear());
         end(tab, None);
     }
 }
@@ -687,8 +817,16 @@ fn tabs() -> Vec<TabId> {
 }
 
 /// Listens to navigations: the new documents of recorded tabs get the recorder, and the
-/// person's own navigations become steps. Called once at worker start.
+/// person's own navigations become steps. Called once at worker start, which also takes down
+/// the badges a stopped worker left: its recordings ended with it.
 pub fn install_listeners() {
+    wasm_bindgen_futures::spawn_local(async {
+        if let Ok(tabs) = crate::chrome_tabs::query(&json!({})).await {
+            for tab in tabs.iter().filter_map(|t| TabId::try_from(t.id?).ok()) {
+                show(tab, false);
+            }
+        }
+    });
     let read = |details: &JsValue| -> Option<(TabId, u32, Value)> {
         let details = chrome::from_js::<Value>(details.clone()).ok()?;
         let tab = TabId::try_from(details["tabId"].as_i64()?).ok()?;
@@ -699,7 +837,14 @@ pub fn install_listeners() {
         if let Some((tab, frame, details)) = read(&details) {
             let url = details["url"].as_str().unwrap_or_default();
             let transition = details["transitionType"].as_str().unwrap_or_default();
-            on_committed(tab, frame, url, transition);
+            let redirected = details["transitionQualifiers"]
+                .as_array()
+                .is_some_and(|qualifiers| {
+                    qualifiers
+                        .iter()
+                        .any(|q| matches!(q.as_str(), Some("client_redirect" | "server_redirect")))
+                });
+            on_committed(tab, frame, url, transition, redirected);
         }
     });
     let parsed = Closure::<dyn FnMut(JsValue)>::new(move |details: JsValue| {
@@ -801,7 +946,7 @@ mod tests {
     }
 
     #[test]
-    fn a_double_click_is_one_step_and_keys_drags_selects_and_uploads_are_kept() {
+    fn a_double_click_is_one_step_and_keys_drags_selects_uploads_and_dialogs_are_kept() {
         let mut fold = Fold::default();
         fold.note(0, event("click", "#row", "d1"));
         fold.note(
@@ -869,6 +1014,7 @@ mod tests {
                 ..event("drag", "#card", "d1")
             },
         );
+        fold.dialog("confirm".into(), true);
         assert_eq!(
             kinds(&fold),
             vec![
@@ -879,7 +1025,35 @@ mod tests {
                 json!({"kind": "pressKey", "key": "a", "modifiers": 2}),
                 json!({"kind": "drag", "selector": "#card", "to": "#zone"}),
                 json!({"kind": "upload", "selector": "#file", "files": ["a.pdf"]}),
+                json!({"kind": "dialog", "dialog": "confirm", "accepted": true}),
             ]
+        );
+    }
+
+    #[test]
+    fn what_a_page_makes_too_long_or_a_secret_fields_characters_are_not_recorded() {
+        let long = "#".to_owned() + &"x".repeat(MAX_SELECTOR);
+        let value =
+            json!({"kind": "click", "doc": "d1", "target": {"selector": long, "line": "x"}});
+        let mut fold = Fold::default();
+        fold.note(0, Noted::read(&value).unwrap());
+        let too_long = json!({"kind": "select", "doc": "d1", "value": "v".repeat(MAX_VALUE + 1),
+            "target": {"selector": "#s", "line": "x"}});
+        assert!(Noted::read(&too_long).is_none());
+        // AltGr+Q is "@" on a German keyboard: in a password field it is the secret's.
+        let mut chord = Noted {
+            key: "@".into(),
+            modifiers: 3,
+            ..event("key", "#password", "d1")
+        };
+        chord.target.as_mut().unwrap().secret = Some("password field".into());
+        fold.note(0, chord.clone());
+        chord.key = "Enter".into();
+        chord.modifiers = 0;
+        fold.note(0, chord);
+        assert_eq!(
+            kinds(&fold),
+            vec![json!({"kind": "pressKey", "key": "Enter", "selector": "#password"})]
         );
     }
 

@@ -75,6 +75,7 @@ fn wire_debugger() {
     debugger::on_event(activity::on_debugger_event);
     debugger::on_event(capture::on_event);
     debugger::on_event(crate::downloads::on_debugger_event);
+    debugger::on_event(crate::recording::on_debugger_event);
     debugger::on_attached(|tab| Box::pin(capture::restore(tab)));
     debugger::on_forgotten(activity::forget_requests);
     debugger::on_forgotten(capture::detached);

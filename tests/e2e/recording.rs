@@ -883,3 +883,47 @@ async fn a_handoff_returns_what_the_person_did_as_steps() {
     replay(&setup.client, tab, &with_secret(&steps, SECRET)).await;
     person.sees("#greeting", "Welcome, ann").await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_page_cannot_forge_the_persons_steps() {
+    let (setup, _, tab) = recorded_tab("record-login.html").await;
+    let person = Person::at(&setup.browser, "record-login.html").await;
+
+    // The page's own script: text put into a field with execCommand (whose input event is
+    // trusted), a scripted click, then a reload of an address it chose with pushState, which
+    // Chrome reports as a reload the person made.
+    person
+        .evaluate(
+            "(() => { const user = document.querySelector('#user'); user.focus(); \
+             document.execCommand('insertText', false, 'forged'); \
+             document.querySelector('#hint').click(); return user.value; })()",
+        )
+        .await;
+    person
+        .evaluate("history.pushState({}, '', '?next=evil-path'); location.reload(); true")
+        .await;
+    let reloaded = eventually("the page to load again", CONNECT_LIMIT, || async {
+        let href = try_evaluate(
+            &person.ws,
+            "document.readyState === 'complete' && location.href",
+        )
+        .await?;
+        href.as_str().filter(|href| href.contains("evil-path"))?;
+        Some(())
+    });
+    reloaded.await;
+
+    // The person then types for real: that alone is recorded.
+    let mut person = Person::at(&setup.browser, "next=evil-path").await;
+    person.click("#user").await;
+    person.type_text("bob").await;
+    let stopped = stop_recording(&setup.client, tab, "agent").await;
+    let steps = steps_of(&stopped);
+    assert_eq!(
+        steps,
+        vec![json!({"kind": "type", "selector": "#user", "text": "bob", "clear": true})],
+        "only the person's typing: {}",
+        stopped.text
+    );
+    assert!(!stopped.text.contains("evil-path"), "{}", stopped.text);
+}

@@ -21,6 +21,9 @@
   // A pointer that moved farther than this between press and release dragged.
   const DRAG_PX = 8;
   const PATH_DEPTH = 10;
+  // Longer selectors are not kept (the worker refuses them too): a page's 10 MB id is no name.
+  const SELECTOR_MAX = 300;
+  const KEY_MAX = 20;
 
   function textEntry(el) {
     if (el.isContentEditable) return true;
@@ -40,6 +43,7 @@
   function selectorOf(el) {
     const root = el.getRootNode();
     const only = (selector) => {
+      if (selector.length > SELECTOR_MAX) return false;
       try {
         const found = root.querySelectorAll(selector);
         return found.length === 1 && found[0] === el;
@@ -76,6 +80,7 @@
         if (same.length > 1) step += `:nth-of-type(${same.indexOf(node) + 1})`;
       }
       path = path ? `${step} > ${path}` : step;
+      if (path.length > SELECTOR_MAX) return '';
       if (only(path)) return path;
       node = parent;
     }
@@ -116,8 +121,9 @@
   function startRecorder() {
     const send = (entry, event) => {
       entry.doc = ids.token;
-      // When it happened, in ms since the epoch: the worker tells the agent's input by it.
-      entry.at = performance.timeOrigin + event.timeStamp;
+      // When it happened, in ms since the epoch, by the clock the worker reads too: the worker
+      // tells the agent's input by it.
+      entry.at = Date.now() - (performance.now() - event.timeStamp);
       try {
         const sent = chrome.runtime.sendMessage({ tabwireRecorded: entry });
         if (sent && sent.catch) sent.catch(() => {});
@@ -133,6 +139,14 @@
     // Enter in a form clicks its submit button (a click with no pointer, detail 0): the key
     // is the step, the click its effect.
     let enterAt = -Infinity;
+    // The element a person's edit is about to change (a trusted `beforeinput`: keys, a paste,
+    // a drop, an input method). A page's own `execCommand` changes a field with a trusted
+    // `input` but no `beforeinput`: that is not the person's typing.
+    let editing = null;
+    let editingAt = -Infinity;
+    // The field typed into last and how the recorder named it: named once per field, not at
+    // every key.
+    let typed = null;
     const listeners = {
       pointerdown(event) {
         if (!event.isTrusted || event.button !== 0) return;
@@ -181,11 +195,25 @@
         labelled = el.tagName === 'LABEL' ? el.control : null;
         send({ kind: 'click', target: recorded(el), button: event.button, count: event.detail }, event);
       },
+      beforeinput(event) {
+        if (!event.isTrusted) return;
+        editing = origin(event);
+        editingAt = event.timeStamp;
+      },
       input(event) {
         if (!event.isTrusted) return;
         const el = origin(event);
         if (!el || !textEntry(el)) return;
-        const target = recorded(el);
+        const edited = editing === el && event.timeStamp - editingAt < 1000;
+        let autofilled = false;
+        try {
+          autofilled = el.matches(':autofill');
+        } catch (e) {
+          autofilled = false;
+        }
+        if (!edited && !autofilled) return;
+        if (!typed || typed.el !== el) typed = { el, target: recorded(el) };
+        const target = typed.target;
         const entry = { kind: 'type', target };
         if (!target.secret) entry.text = cap(el.isContentEditable ? el.innerText : el.value, TYPED_VALUE_MAX);
         send(entry, event);
@@ -195,7 +223,7 @@
         const el = origin(event);
         if (!el) return;
         if (el.tagName === 'SELECT') {
-          send({ kind: 'select', target: recorded(el), value: el.value }, event);
+          send({ kind: 'select', target: recorded(el), value: cap(el.value, VALUE_MAX * 3) }, event);
         } else if (el.tagName === 'INPUT' && el.type === 'file') {
           const files = Array.from(el.files || []).slice(0, 20).map((f) => cap(f.name, NAME_MAX));
           send({ kind: 'upload', target: recorded(el), files }, event);
@@ -206,9 +234,13 @@
         const modifiers = (event.altKey ? 1 : 0) | (event.ctrlKey ? 2 : 0) | (event.metaKey ? 4 : 0) | (event.shiftKey ? 8 : 0);
         const chord = (modifiers & 7) !== 0;
         if (!chord && !NAMED_KEYS.has(event.key)) return;
-        if (['Shift', 'Control', 'Alt', 'Meta'].includes(event.key)) return;
+        if (['Shift', 'Control', 'Alt', 'Meta', 'AltGraph'].includes(event.key) || event.key.length > KEY_MAX) return;
         const el = origin(event);
         if (!chord && el && textEntry(el) && EDITING_KEYS.has(event.key)) return;
+        // A character typed with AltGr (Ctrl+Alt) or Option (Alt) is text, not a shortcut; in a
+        // secret field every character is the secret's.
+        const character = [...event.key].length === 1;
+        if (character && (event.getModifierState('AltGraph') || event.altKey || (el && el.tagName === 'INPUT' && secretOf(el)))) return;
         if (event.key === 'Enter') enterAt = event.timeStamp;
         const entry = { kind: 'key', key: event.key, modifiers };
         if (el && el !== document.body && el !== document.documentElement) entry.target = recorded(el);
