@@ -1,6 +1,6 @@
 //! What a person decides for an agent (issue 14 §2): approvals of actions on `ask` origins,
-//! and handoffs (`request_human`), where the agent gives a tab to a person until they say they
-//! are done.
+//! handoffs (`request_human`), where the agent gives a tab to a person until they say they
+//! are done, and consent to recording what they do (`record_actions`, issue 28).
 //!
 //! Each question waits in a list the popup shows (with *Allow once*, *Allow for this session*,
 //! *Deny*, or *Done* / *Decline*) and is announced by a notification (with *Allow once* and
