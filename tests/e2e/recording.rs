@@ -608,7 +608,26 @@ async fn a_custom_dropdown_and_a_mouse_drag_are_recorded_as_clicks_and_a_drag_an
     person.drag("#card", "#done").await;
     person.sees("#card-place", "Card in: Done").await;
 
+    // An observation now gives the elements refs: a step whose element still lives names it.
+    let snapshot = setup.call("get_page_snapshot", json!({"tabId": tab})).await;
+    assert!(!snapshot.is_error, "{}", snapshot.text);
     let stopped = stop_recording(&setup.client, tab, "agent").await;
+    let combobox_ref = stopped.data()["elements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|element| {
+            element["line"]
+                .as_str()
+                .is_some_and(|l| l.contains("Flavour"))
+        })
+        .and_then(|element| element["ref"].as_str())
+        .map(str::to_owned);
+    assert!(
+        combobox_ref.as_deref().is_some_and(|r| r.starts_with("@e")),
+        "the combobox still lives and has a ref: {}",
+        stopped.text
+    );
     let steps = steps_of(&stopped);
     let kinds: Vec<&Value> = steps
         .iter()
@@ -926,4 +945,52 @@ async fn a_page_cannot_forge_the_persons_steps() {
         stopped.text
     );
     assert!(!stopped.text.contains("evil-path"), "{}", stopped.text);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dialog_the_person_answers_is_a_note_after_the_click_that_opened_it() {
+    let (setup, _, tab) = recorded_tab("record-widgets.html").await;
+    let mut person = Person::at(&setup.browser, "record-widgets.html").await;
+    // The person's answer to the dialog, from a second DevTools session of the tab: the click
+    // that opened it is only delivered once the dialog is answered.
+    let ws = setup.browser.page_ws("record-widgets.html").await;
+    let mut answering = DevToolsPage::connect(&ws)
+        .await
+        .expect("a DevTools session");
+    answering
+        .call("Page.enable", json!({}))
+        .await
+        .expect("Page.enable");
+    let ((), ()) = tokio::join!(person.click("#forget"), async {
+        let give_up = tokio::time::Instant::now() + CONNECT_LIMIT;
+        let answer = json!({"accept": true});
+        while answering
+            .call("Page.handleJavaScriptDialog", answer.clone())
+            .await
+            .is_err()
+        {
+            assert!(
+                tokio::time::Instant::now() < give_up,
+                "no dialog to answer within {CONNECT_LIMIT:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+    person.sees("#forgot", "Forgotten: yes").await;
+    let stopped = stop_recording(&setup.client, tab, "agent").await;
+    let steps = steps_of(&stopped);
+    assert_eq!(
+        steps,
+        vec![json!({"kind": "click", "selector": "#forget"})],
+        "{}",
+        stopped.text
+    );
+    let notes = stopped.data()["notes"].clone();
+    assert_eq!(notes[0]["afterStep"], 1, "{}", stopped.text);
+    let note = notes[0]["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("confirm dialog, accepted"),
+        "the dialog and the person's answer: {}",
+        stopped.text
+    );
 }
