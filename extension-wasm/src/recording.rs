@@ -583,8 +583,20 @@ pub async fn start(tab: TabId, asker: Asker, budget_ms: f64) -> Result<ActionRec
 
 /// `record_actions {stop}` for `session`: the steps, and the recording ends.
 pub fn stop(tab: TabId, session: &str) -> Result<ActionRecording, OpError> {
-    let owner = with_recorder(tab, |r| r.session.clone()).flatten();
-    if owner.as_deref() != Some(session) {
+    let recorded = with_recorder(tab, |r| {
+        (r.session.as_deref() == Some(session)).then(|| {
+            let steps = r
+                .fold
+                .steps_from(r.agent_from, |origin| ref_of(tab, origin));
+            (
+                steps,
+                r.fold.omitted,
+                r.ended_by.unwrap_or(RecordingEnd::Agent),
+            )
+        })
+    })
+    .flatten();
+    let Some((steps, omitted, ended_by)) = recorded else {
         return Err(OpError::new(
             ErrorCode::InvalidArgument,
             format!(
@@ -592,17 +604,8 @@ pub fn stop(tab: TabId, session: &str) -> Result<ActionRecording, OpError> {
                  true}}, let the person do the task, then stop."
             ),
         ));
-    }
-    let recorded = with_recorder(tab, |r| {
-        let steps = r
-            .fold
-            .steps_from(r.agent_from, |origin| ref_of(tab, origin));
-        let omitted = r.fold.omitted;
-        let ended_by = r.ended_by.unwrap_or(RecordingEnd::Agent);
-        (steps, omitted, ended_by)
-    });
+    };
     end(tab, Some(session));
-    let (steps, omitted, ended_by) = recorded.unwrap_or((Vec::new(), 0, RecordingEnd::Agent));
     Ok(ActionRecording {
         tab_id: tab,
         recording: false,
@@ -654,11 +657,16 @@ fn end(tab: TabId, session: Option<&str>) {
         false
     });
     if stopped {
-        show(tab, false);
-        wasm_bindgen_futures::spawn_local(async move {
-            listen(tab, &[], false).await;
-        });
+        quiet(tab);
     }
+}
+
+/// Stops the recorder in the tab's pages and takes the badge down.
+fn quiet(tab: TabId) {
+    show(tab, false);
+    wasm_bindgen_futures::spawn_local(async move {
+        listen(tab, &[], false).await;
+    });
 }
 
 /// The person pressed *Stop* in the popup: nothing more is noted, the steps wait for the
@@ -673,10 +681,7 @@ pub fn stop_by_person(tab: TabId) -> bool {
     })
     .unwrap_or(false);
     if stopped {
-        show(tab, false);
-        wasm_bindgen_futures::spawn_local(async move {
-            listen(tab, &[], false).await;
-        });
+        quiet(tab);
     }
     stopped
 }

@@ -33,7 +33,8 @@ use crate::state::Destinations;
 
 /// `timeoutMs` of a batch when the caller gives none: the whole batch shares it.
 const BATCH_TIMEOUT_MS: u32 = 30_000;
-const MAX_STEPS: usize = 20;
+/// How many steps one batch takes (a recording longer than this replays in several).
+pub(super) const MAX_STEPS: usize = 20;
 
 /// Arguments of run_browser_actions.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -21,6 +21,8 @@ use tabwire_protocol::recording::{ActionRecording, RecordingEnd, Replay, Typed};
 use tabwire_protocol::tabs::HANDOFF_REASON_MAX;
 use tabwire_protocol::{Handoff, HandoffChoice, RecordActions, RecordedStep, SnapshotRequest};
 
+use super::batch::MAX_STEPS;
+use super::capture::cut;
 use super::envelope::{ToolError, ToolOutput};
 use super::fence::Rendering;
 use super::observation::{observation_data, render_page};
@@ -246,13 +248,9 @@ impl Recorded {
                 shown.secrets += 1;
             }
             let value = serde_json::to_value(&step.step).unwrap_or(Value::Null);
-            shown.lines.push(format!(
-                "{}. {}{}",
-                index + 1,
-                cut(&value.to_string(), MAX_STEP_LINE),
-                line.map(|l| format!(" — {}", cut(l, 120)))
-                    .unwrap_or_default()
-            ));
+            shown
+                .lines
+                .push(format!("{}. {}", index + 1, step_line(&step.step, line)));
             if let Some(element) = &step.element {
                 let mut described =
                     json!({"step": index, "line": element.line, "frameId": element.frame_id});
@@ -286,8 +284,8 @@ impl Recorded {
             if self.secrets > 0 {
                 text.push_str(", each {\"secret\": …} text replaced by the secret first");
             }
-            if self.steps.len() > MAX_BATCH_STEPS {
-                text.push_str(&format!(", {MAX_BATCH_STEPS} steps per call"));
+            if self.steps.len() > MAX_STEPS {
+                text.push_str(&format!(", {MAX_STEPS} steps per call"));
             }
             text.push('.');
         }
@@ -309,13 +307,15 @@ impl Recorded {
 
 /// A step's JSON in the text is cut to this many characters (the data has it whole).
 const MAX_STEP_LINE: usize = 300;
-/// How many steps run_browser_actions takes in one call.
-const MAX_BATCH_STEPS: usize = 20;
 
-fn cut(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((at, _)) => format!("{}…", &text[..at]),
-        None => text.to_owned(),
+/// A step as a line of the text: its JSON, then its element's line.
+fn step_line(step: &Replay, line: Option<&str>) -> String {
+    let json = serde_json::to_value(step)
+        .map(|value| value.to_string())
+        .unwrap_or_default();
+    match line {
+        Some(line) => format!("{} — {}", cut(&json, MAX_STEP_LINE), cut(line, 120)),
+        None => cut(&json, MAX_STEP_LINE),
     }
 }
 
@@ -323,14 +323,9 @@ fn cut(text: &str, max: usize) -> String {
 fn note(step: &Replay, line: Option<&str>, frame: u32) -> String {
     match step {
         step if frame != 0 => format!(
-            "in frame {frame}: {}{} (replay it on the frame's @f{frame}e… refs from an \
+            "in frame {frame}: {} (replay it on the frame's @f{frame}e… refs from an \
              observation)",
-            cut(
-                &serde_json::to_string(step).unwrap_or_default(),
-                MAX_STEP_LINE
-            ),
-            line.map(|l| format!(" — {}", cut(l, 120)))
-                .unwrap_or_default()
+            step_line(step, line)
         ),
         Replay::Upload { selector, files } => format!(
             "the person chose {} for {} (replay with upload_file)",
