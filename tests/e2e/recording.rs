@@ -906,7 +906,7 @@ async fn a_handoff_returns_what_the_person_did_as_steps() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_page_cannot_forge_the_persons_steps() {
     let (setup, _, tab) = recorded_tab("record-login.html").await;
-    let person = Person::at(&setup.browser, "record-login.html").await;
+    let mut person = Person::at(&setup.browser, "record-login.html").await;
 
     // The page's own script: text put into a field with execCommand (whose input event is
     // trusted), a scripted click, then a reload of an address it chose with pushState, which
@@ -932,8 +932,8 @@ async fn a_page_cannot_forge_the_persons_steps() {
     });
     reloaded.await;
 
-    // The person then types for real: that alone is recorded.
-    let mut person = Person::at(&setup.browser, "next=evil-path").await;
+    // The person then types for real, in the same tab (its DevTools session outlives the
+    // reload): that alone is recorded.
     person.click("#user").await;
     person.type_text("bob").await;
     let stopped = stop_recording(&setup.client, tab, "agent").await;
