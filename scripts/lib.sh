@@ -5,10 +5,6 @@
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 target_dir="${CARGO_TARGET_DIR:-$repo/target}"
 case "$target_dir" in /*) ;; *) target_dir="$repo/$target_dir" ;; esac
-# Tools pinned to this checkout (the wasm-bindgen CLI must match the crate's exact version) live
-# under the target directory, so they never replace another project's copy on PATH.
-tools_dir="$target_dir/tools"
-export PATH="$tools_dir/bin:$PATH"
 started_at=$(date +%s)
 
 # A progress line on stderr, with the seconds since the script started.
@@ -61,20 +57,6 @@ ensure_wasm_target() {
     fi
   elif [ ! -d "$(rustc --print sysroot)/lib/rustlib/wasm32-unknown-unknown" ]; then
     die "the Rust target wasm32-unknown-unknown is missing and rustup is not installed to add it"
-  fi
-}
-
-# The wasm-bindgen CLI at the version Cargo.toml pins, in the checkout's own tools directory.
-ensure_wasm_bindgen() {
-  local pinned have
-  pinned="$(sed -n 's/^wasm-bindgen *= *"=\([0-9][0-9.]*\)".*/\1/p' "$repo/Cargo.toml" | head -n 1)"
-  [ -n "$pinned" ] || die "could not find the wasm-bindgen pin in $repo/Cargo.toml"
-  have="$("$tools_dir/bin/wasm-bindgen" --version 2>/dev/null | awk '{print $2}' || true)"
-  if [ "$have" != "$pinned" ]; then
-    say "installing the wasm-bindgen CLI $pinned into $tools_dir (once; about 3 minutes on 2 cores)"
-    # No --locked: the CLI's lockfile names a crate version the registry here lacks (PLATFORM.md).
-    cargo install --quiet wasm-bindgen-cli --version "$pinned" --root "$tools_dir" \
-      || die "cargo install wasm-bindgen-cli --version $pinned failed (see above)"
   fi
 }
 

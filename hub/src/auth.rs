@@ -357,6 +357,7 @@ impl Authenticator {
     /// Loads the keys and the revocation list from `auth_dir`, which must be private to this
     /// user (see [`check_private_dir`]).
     pub fn load(auth_dir: &Path, source: &KeySource) -> Result<Authenticator, AuthError> {
+        crate::jwt_crypto::install();
         check_private_dir(auth_dir)?;
         let (keys, algorithm) = match source {
             KeySource::Secret => {
@@ -784,6 +785,7 @@ pub fn issue(
         jti: uuid::Uuid::new_v4().simple().to_string(),
         aud: AUDIENCE.to_owned(),
     };
+    crate::jwt_crypto::install();
     let token = jsonwebtoken::encode(
         &Header::new(Algorithm::HS256),
         &claims,

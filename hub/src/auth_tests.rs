@@ -44,6 +44,7 @@ fn sign(
     kid: Option<&str>,
     claims: &serde_json::Value,
 ) -> String {
+    crate::jwt_crypto::install();
     let mut header = Header::new(alg);
     header.kid = kid.map(str::to_owned);
     jsonwebtoken::encode(&header, claims, key).unwrap()

@@ -133,8 +133,9 @@ pub struct Settings {
     /// macOS ~/Library/Application Support/tabwire/chromium).
     #[arg(long, env = "TABWIRE_BROWSER_PROFILE", value_name = "DIR")]
     pub browser_profile: Option<PathBuf>,
-    /// With --launch-browser: the extension folder (with a built pkg/). Default: extension/ of
-    /// the repository tabwire-hub was built in (fixed at build time).
+    /// With --launch-browser: the extension folder (with a built pkg/). Default: the one beside
+    /// tabwire-hub in a release (extension/, or ../share/tabwire/extension when installed),
+    /// else extension/ of the repository tabwire-hub was built in (fixed at build time).
     #[arg(long, env = "TABWIRE_EXTENSION", value_name = "DIR")]
     pub extension: Option<PathBuf>,
     /// With --launch-browser: run it headless. auto: headless on Linux when neither DISPLAY nor

@@ -28,6 +28,14 @@ use crate::peer::how_to_pair;
 use crate::policy::{FileUrls, PolicySource};
 use crate::state::HubState;
 
+/// This hub's version and the commit it was built from (build.rs), as `--version` shows them.
+pub const VERSION: &str = concat!(
+    env!("CARGO_PKG_VERSION"),
+    " (commit ",
+    env!("TABWIRE_COMMIT"),
+    ")"
+);
+
 /// One thing the doctor looked at.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -216,7 +224,7 @@ pub fn report(hub: &HubState, account: &Account) -> Report {
 }
 
 fn mode(hub: &HubState, account: &Account) -> Check {
-    let version = env!("CARGO_PKG_VERSION");
+    let version = VERSION;
     if hub.is_hosted() {
         Check::pass(
             "mode",

@@ -16,7 +16,8 @@
 //!   [`private_dir`]: the rule and the lock for directories only the hub's user may enter.
 //! - [`pairing`]: local mode's paired browsers and one-time pairing codes; [`random`]: the bytes
 //!   of keys, codes and nonces.
-//! - [`auth`], [`hosted`]: hosted mode's tokens and its HTTP gate.
+//! - [`auth`], [`hosted`]: hosted mode's tokens and its HTTP gate; [`jwt_crypto`]: ring under
+//!   the tokens' signatures.
 //! - [`mcp`]: the MCP handler, the tool catalogue and the routing of tool calls; [`audit`]:
 //!   the audit log every tool call is recorded in; [`doctor`]: the hub's checks of its own
 //!   set-up (the `doctor` tool and `tabwire-hub doctor`).
@@ -38,6 +39,7 @@ pub mod device_link;
 pub mod doctor;
 pub mod handshake_places;
 pub mod hosted;
+pub mod jwt_crypto;
 pub mod launch;
 pub mod leases;
 pub mod local_session;

@@ -24,7 +24,7 @@ use tracing_subscriber::EnvFilter;
 /// (tabwire-mcp). With --auth-dir it runs in hosted mode: /mcp and /browser on one port, behind
 /// bearer tokens, one account per token subject (HOSTING.md).
 #[derive(Parser)]
-#[command(version, about, args_conflicts_with_subcommands = true)]
+#[command(version = tabwire_hub::doctor::VERSION, about, args_conflicts_with_subcommands = true)]
 struct Args {
     #[command(subcommand)]
     command: Option<Command>,

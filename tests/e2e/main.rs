@@ -58,6 +58,9 @@
 //! - [`cluster`]: hub replicas on NATS — three replicas, a real browser behind a TCP balancer
 //!   and simulated ones, agents on other replicas, leases and isolation across replicas, a
 //!   replica killed; nginx's `deploy/nginx-replicas.conf` keeping MCP sessions on their replica.
+//! - [`install`]: a release as a user gets it — `scripts/release`'s archive and checksums served
+//!   on loopback, `install.sh` with no Rust on `PATH`, the installed hub launching its browser
+//!   with the extension beside it; a tampered archive installs nothing.
 //! - [`views`]: each session's view is its own — two sessions on one tab and on one phone,
 //!   automatic deltas and `since` against what each was shown.
 
@@ -83,6 +86,7 @@ mod forms;
 mod handshake;
 mod hosted;
 mod injection;
+mod install;
 mod ios;
 mod launch;
 mod leases;

@@ -190,6 +190,7 @@ pub fn craft_token(secret: &[u8], account: &str, role: Role, expires_in: i64) ->
         jti: format!("e2e-{}-{}", std::process::id(), now),
         aud: AUDIENCE.to_owned(),
     };
+    tabwire_hub::jwt_crypto::install();
     jsonwebtoken::encode(
         &jsonwebtoken::Header::new(jsonwebtoken::Algorithm::HS256),
         &claims,

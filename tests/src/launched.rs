@@ -27,6 +27,8 @@ pub struct Home {
     pub state_dir: PathBuf,
     /// `XDG_DATA_HOME`.
     pub data_home: PathBuf,
+    /// The `tabwire-hub` run: the build's, unless [`Home::with_hub`] names another.
+    hub: PathBuf,
     dir: Scratch,
 }
 
@@ -38,8 +40,15 @@ impl Home {
             socket: dir.path().join("run/hub.sock"),
             state_dir: dir.path().join("state"),
             data_home: dir.path().join("data"),
+            hub: artifacts().hub.clone(),
             dir,
         }
+    }
+
+    /// This home, running the `tabwire-hub` at `hub` (an installed one, say).
+    pub fn with_hub(mut self, hub: &Path) -> Home {
+        self.hub = hub.to_path_buf();
+        self
     }
 
     /// Where the launched profile is by default under this home.
@@ -55,9 +64,11 @@ impl Home {
     /// `tabwire-hub ARGS` with this home's environment (no display, so Chromium runs headless)
     /// and `env` on top.
     pub fn command(&self, args: &[&str], env: &[(&str, &str)]) -> Command {
-        let mut command = Command::new(&artifacts().hub);
+        let mut command = Command::new(&self.hub);
         command
             .args(args)
+            // The hub finds its extension by itself, as a user's does.
+            .env_remove("TABWIRE_EXTENSION")
             .env_remove("DISPLAY")
             .env_remove("WAYLAND_DISPLAY")
             .env("XDG_DATA_HOME", &self.data_home)

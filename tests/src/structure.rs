@@ -51,6 +51,7 @@ pub const PACKAGES: &[&str] = &[
     "tests",
     "devices/kit",
     "devices/android",
+    "bindgen",
 ];
 
 /// The targets of one package: `src/lib.rs`, `src/main.rs`, `src/bin/*.rs`, and the
