@@ -824,6 +824,7 @@ mod tests {
             xdg_data_home: Some("/data".into()),
             home: Some("/home/a".into()),
             built_extension: root.join("extension"),
+            refused_extension: None,
         };
         let launching = Config::from_settings_in(
             settings(&[

@@ -14,7 +14,7 @@ use axum::routing::get;
 use serde_json::json;
 use tabwire_e2e::artifacts::{artifacts, repo_root};
 use tabwire_e2e::launched::Home;
-use tabwire_e2e::scenario::loaded_tab;
+use tabwire_e2e::scenario::reads_the_login_page;
 use tabwire_e2e::scratch::Scratch;
 use tabwire_e2e::{Fixtures, Listener, McpClient};
 
@@ -139,6 +139,17 @@ async fn an_installed_release_launches_its_browser_with_no_rust_on_path() {
             "{file} is not in the archive:\n{listing}"
         );
     }
+    // Owned by root in the archive: unpacked as root, no stranger's user ID owns the binaries.
+    let verbose = Command::new("tar")
+        .arg("-tvzf")
+        .arg(&archive)
+        .output()
+        .unwrap();
+    let verbose = String::from_utf8(verbose.stdout).unwrap();
+    assert!(
+        verbose.lines().all(|line| line.contains(" 0/0 ")),
+        "{verbose}"
+    );
     for left_out in ["extension/build.sh", "extension/config.json"] {
         assert!(
             !listing.contains(&format!("{top}/{left_out}")),
@@ -204,19 +215,7 @@ async fn an_installed_release_launches_its_browser_with_no_rust_on_path() {
         "{}",
         browsers.text
     );
-    let page = fixtures.url("login.html");
-    client
-        .call("create_tab", json!({"url": page, "active": true}))
-        .await;
-    let tab = loaded_tab(&client, json!({}), &page).await;
-    let snapshot = client
-        .call("get_page_snapshot", json!({"tabId": tab}))
-        .await;
-    assert!(
-        snapshot.text.contains("heading[1] \"Sign in\""),
-        "{}",
-        snapshot.text
-    );
+    reads_the_login_page(&client, &fixtures).await;
     drop(client);
     assert!(running.stop().success());
 

@@ -8,7 +8,7 @@
 use serde_json::json;
 use tabwire_e2e::artifacts::artifacts;
 use tabwire_e2e::launched::{Home, running_in_group};
-use tabwire_e2e::scenario::loaded_tab;
+use tabwire_e2e::scenario::reads_the_login_page;
 use tabwire_e2e::{Fixtures, Listener, McpClient, eventually};
 
 #[tokio::test]
@@ -53,19 +53,7 @@ async fn the_launched_browser_connects_by_itself_and_again_on_its_profile() {
     assert_eq!(listed[0]["name"], "tabwire Chromium");
     assert_eq!(listed[0]["browserId"], first.browser_id.as_str());
     assert_eq!(listed[0]["connected"], true);
-    let url = fixtures.url("login.html");
-    client
-        .call("create_tab", json!({"url": url, "active": true}))
-        .await;
-    let tab = loaded_tab(&client, json!({}), &url).await;
-    let snapshot = client
-        .call("get_page_snapshot", json!({"tabId": tab}))
-        .await;
-    assert!(
-        snapshot.text.contains("heading[1] \"Sign in\""),
-        "{}",
-        snapshot.text
-    );
+    let tab = reads_the_login_page(&client, &fixtures).await;
     // The launched browser follows the hub's rule for file URLs like any other.
     let file = client
         .call(

@@ -62,6 +62,26 @@ pub async fn loaded_tab(client: &McpClient, args: serde_json::Value, url: &str) 
     tab["tabId"].as_u64().expect("a listed tab has an ID")
 }
 
+/// Opens the sign-in fixture in a new active tab of the selected browser and snapshots it, as
+/// a first look at a browser that just connected: returns the tab's ID, after checking that
+/// the snapshot shows the page's heading.
+pub async fn reads_the_login_page(client: &McpClient, fixtures: &Fixtures) -> u64 {
+    let url = fixtures.url("login.html");
+    client
+        .call("create_tab", json!({"url": url, "active": true}))
+        .await;
+    let tab = loaded_tab(client, json!({}), &url).await;
+    let snapshot = client
+        .call("get_page_snapshot", json!({"tabId": tab}))
+        .await;
+    assert!(
+        snapshot.text.contains("heading[1] \"Sign in\""),
+        "{}",
+        snapshot.text
+    );
+    tab
+}
+
 /// Waits until the extension's popup (its DevTools WebSocket URL, from
 /// [`Browser::open_tab`]`(POPUP)`) shows text for which `shows` holds; returns the text.
 pub async fn popup_text(popup: &str, what: &str, shows: impl Fn(&str) -> bool) -> String {

@@ -17,6 +17,7 @@
 //! Chrome the same): on the first start the ID is the one that paired with the hub's own code,
 //! and it is kept in the profile (`tabwire-launch.json`) for the next starts.
 
+pub mod beside;
 pub mod check;
 pub mod child;
 pub mod profile;
@@ -132,8 +133,7 @@ pub enum SettingsError {
     /// No extension folder beside the hub nor where it was built (the last place looked).
     #[error(
         "cannot find the tabwire extension beside tabwire-hub (extension/, or \
-         ../share/tabwire/extension) nor at {} (the repository tabwire-hub was built in); \
-         give --extension DIR",
+         ../share/tabwire/extension) nor at {}; give --extension DIR",
         .0.display()
     )]
     NoExtension(PathBuf),
@@ -183,49 +183,11 @@ pub struct Places {
     pub xdg_data_home: Option<PathBuf>,
     /// `$HOME`.
     pub home: Option<PathBuf>,
-    /// The default extension folder: [`default_extension`]'s.
+    /// The default extension folder ([`beside::default_extension`]): beside the executable,
+    /// or the checkout's the hub was built in.
     pub built_extension: PathBuf,
-}
-
-/// The extension folder used without `--extension`, the first of:
-/// 1. beside this executable, as a release lays it out: `extension/` next to it (the unpacked
-///    archive), or `../share/tabwire/extension` (`install.sh`'s `~/.local/bin` and
-///    `~/.local/share`);
-/// 2. the `extension/` folder of the repository the hub was built in, as the build saw it
-///    (fixed at build time: a build from source).
-///
-/// Never searched for further: a search above the executable (a target directory in `/tmp`,
-/// say) could find a folder another user planted. A folder beside the executable counts only
-/// when it, and every folder between it and the executable's own, is one only this user (or
-/// root) can change. When none is found, the repository's is returned, for the error to name.
-pub fn default_extension() -> PathBuf {
-    let hub = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let built = hub.parent().unwrap_or(hub).join("extension");
-    let exe = std::env::current_exe().and_then(std::fs::canonicalize);
-    exe.ok().and_then(|exe| beside(&exe)).unwrap_or(built)
-}
-
-/// The release layouts' extension folder for the executable `exe`, when one is there and safe.
-fn beside(exe: &Path) -> Option<PathBuf> {
-    let bin = exe.parent()?;
-    let mut candidates = vec![(bin, bin.join("extension"))];
-    if let Some(prefix) = bin.parent() {
-        candidates.push((prefix, prefix.join("share/tabwire/extension")));
-    }
-    candidates.into_iter().find_map(|(base, dir)| {
-        let mut chain = vec![base.to_path_buf()];
-        chain.extend(dir.strip_prefix(base).ok()?.components().scan(
-            base.to_path_buf(),
-            |at, part| {
-                at.push(part);
-                Some(at.clone())
-            },
-        ));
-        let safe = chain
-            .iter()
-            .all(|dir| dir.is_dir() && not_ours(dir).is_none());
-        (safe && dir.join("manifest.json").is_file()).then_some(dir)
-    })
+    /// A folder beside the executable refused as the default, and why.
+    pub refused_extension: Option<(PathBuf, String)>,
 }
 
 impl Places {
@@ -236,10 +198,15 @@ impl Places {
                 .filter(|value| !value.is_empty())
                 .map(PathBuf::from)
         };
+        let (built_extension, refused_extension) = match beside::default_extension() {
+            beside::DefaultExtension::At(dir) => (dir, None),
+            beside::DefaultExtension::Refused { path, why } => (path.clone(), Some((path, why))),
+        };
         Places {
             xdg_data_home: nonempty("XDG_DATA_HOME"),
             home: nonempty("HOME"),
-            built_extension: default_extension(),
+            built_extension,
+            refused_extension,
         }
     }
 }
@@ -291,6 +258,12 @@ pub fn validate(
     };
     let extension = match given.extension {
         Some(dir) => std::path::absolute(&dir).unwrap_or(dir),
+        None if let Some((path, why)) = &places.refused_extension => {
+            return Err(SettingsError::NotOurs {
+                path: path.clone(),
+                why: why.clone(),
+            });
+        }
         None if places.built_extension.join("manifest.json").is_file() => {
             places.built_extension.clone()
         }
@@ -447,6 +420,7 @@ mod tests {
             xdg_data_home: None,
             home: Some("/home/a".into()),
             built_extension: built_extension.to_path_buf(),
+            refused_extension: None,
         }
     }
 
@@ -633,48 +607,5 @@ mod tests {
         assert!(!Headless::Auto.resolve(MacOs, false));
         assert!(Headless::Always.resolve(MacOs, true));
         assert!(!Headless::Never.resolve(Linux, false));
-    }
-
-    #[test]
-    fn a_release_finds_its_extension_beside_it_only_where_no_other_user_can_plant_one() {
-        use std::os::unix::fs::PermissionsExt;
-        let root = extension_dir(false)
-            .parent()
-            .unwrap()
-            .parent()
-            .unwrap()
-            .to_path_buf();
-        let mode = |dir: &Path, mode: u32| {
-            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(mode)).unwrap()
-        };
-        // An unpacked archive: the binaries with extension/ beside them.
-        let archive = root.join("tabwire-x86_64-unknown-linux-gnu");
-        std::fs::create_dir_all(archive.join("extension")).unwrap();
-        std::fs::write(archive.join("extension/manifest.json"), "{}").unwrap();
-        let exe = archive.join("tabwire-hub");
-        assert_eq!(beside(&exe), Some(archive.join("extension")));
-        // Installed: ~/.local/bin and ~/.local/share/tabwire/extension.
-        let prefix = root.join("home/.local");
-        let installed = prefix.join("share/tabwire/extension");
-        std::fs::create_dir_all(prefix.join("bin")).unwrap();
-        std::fs::create_dir_all(&installed).unwrap();
-        let exe = prefix.join("bin/tabwire-hub");
-        assert_eq!(beside(&exe), None, "no manifest.json: not the extension");
-        std::fs::write(installed.join("manifest.json"), "{}").unwrap();
-        assert_eq!(beside(&exe), Some(installed.clone()));
-        // Any folder on the way that every user can write to could hold a planted extension.
-        for dir in [
-            prefix.join("share"),
-            prefix.join("share/tabwire"),
-            installed.clone(),
-        ] {
-            mode(&dir, 0o777);
-            assert_eq!(beside(&exe), None, "{} is writable by all", dir.display());
-            mode(&dir, 0o755);
-        }
-        assert_eq!(beside(&exe), Some(installed));
-        // In a checkout the target directory has none, and the build's folder is the default.
-        assert_eq!(beside(&root.join("repo/target/debug/tabwire-hub")), None);
-        std::fs::remove_dir_all(root).unwrap();
     }
 }
