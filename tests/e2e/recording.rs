@@ -93,6 +93,12 @@ impl Person {
         self.mouse("mouseReleased", at, "left", 0, 1).await;
     }
 
+    /// Waits as a person between two things does: longer than the queue's clock slack around
+    /// an agent's request, within which a person's input counts as the agent's.
+    async fn pause(&self) {
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    }
+
     /// Types `text` into the focused field, one character at a time (one input event each).
     async fn type_text(&mut self, text: &str) {
         for character in text.chars() {
@@ -390,7 +396,11 @@ async fn a_recorded_login_replays_to_the_same_end_with_the_password_kept_out() {
 
     person.click("#user").await;
     person.type_text("ann").await;
-    // The agent acts in the recorded tab meanwhile: its click is not the person's.
+    // The agent acts in the recorded tab meanwhile: its click is not the person's. A person's
+    // input within the queue's clock slack (30 ms) of an agent's request in the tab counts as
+    // the agent's (docs/recording.md), so the person and the agent take turns at a person's
+    // pace here, not within milliseconds of each other.
+    person.pause().await;
     let hint = setup
         .call(
             "click_element",
@@ -405,6 +415,7 @@ async fn a_recorded_login_replays_to_the_same_end_with_the_password_kept_out() {
         false,
         "the agent's click worked"
     );
+    person.pause().await;
     person.click("#password").await;
     person.type_text(SECRET).await;
     person.press("Enter").await;
@@ -607,6 +618,7 @@ async fn a_custom_dropdown_and_a_mouse_drag_are_recorded_as_clicks_and_a_drag_an
     person.sees("#flavour-chosen", "Flavour: Pistachio").await;
     person.drag("#card", "#done").await;
     person.sees("#card-place", "Card in: Done").await;
+    person.pause().await;
 
     // An observation now gives the elements refs: a step whose element still lives names it.
     let snapshot = setup.call("get_page_snapshot", json!({"tabId": tab})).await;

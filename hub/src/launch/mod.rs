@@ -499,6 +499,33 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_folder_beside_the_hub_stops_the_launch_unless_another_is_given() {
+        let built = extension_dir(true);
+        let refused = Places {
+            refused_extension: Some((
+                "/opt/t/share/tabwire/extension".into(),
+                "in /opt/t/share, which is writable by every user".to_owned(),
+            )),
+            ..places(&built)
+        };
+        // Not quietly replaced by another folder, even one that would do.
+        let error = validate(launching(), false, &refused).unwrap_err();
+        assert_eq!(
+            error.to_string(),
+            "the extension folder /opt/t/share/tabwire/extension is in /opt/t/share, which is \
+             writable by every user: another user could put their code in the launched browser; \
+             use a folder only you can change"
+        );
+        let given = Given {
+            extension: Some(built.clone()),
+            ..launching()
+        };
+        let settings = validate(given, false, &refused).unwrap().unwrap();
+        assert_eq!(settings.extension, built);
+        std::fs::remove_dir_all(built.parent().unwrap().parent().unwrap()).unwrap();
+    }
+
+    #[test]
     fn flags_without_launch_browser_and_hosted_mode_are_refused() {
         let given = Given {
             profile: Some("/p".into()),
