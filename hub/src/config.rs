@@ -823,8 +823,7 @@ mod tests {
         let places = launch::Places {
             xdg_data_home: Some("/data".into()),
             home: Some("/home/a".into()),
-            built_extension: root.join("extension"),
-            refused_extension: None,
+            built_extension: Ok(root.join("extension")),
         };
         let launching = Config::from_settings_in(
             settings(&[

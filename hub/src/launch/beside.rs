@@ -18,40 +18,30 @@ use std::path::{Path, PathBuf};
 
 use tabwire_protocol::local::current_uid;
 
-/// Where the default extension folder is.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DefaultExtension {
-    /// A folder to use, if it holds the extension: beside the executable, or the checkout's.
-    At(PathBuf),
-    /// A release layout's folder beside the executable that another user could change.
-    Refused {
-        /// The folder.
-        path: PathBuf,
-        /// Who else could change it, and where.
-        why: String,
-    },
-}
+/// A folder beside the executable refused as the default: the folder, and who else could
+/// change it, and where.
+pub type Refused = (PathBuf, String);
 
-/// This process's default extension folder.
-pub fn default_extension() -> DefaultExtension {
+/// This process's default extension folder: a folder to use, if it holds the extension (beside
+/// the executable, or the checkout's), or a release layout's folder that another user could
+/// change.
+pub fn default_extension() -> Result<PathBuf, Refused> {
     let exe = std::env::current_exe().and_then(std::fs::canonicalize).ok();
     let checkout = Some(env!("TABWIRE_CHECKOUT_EXTENSION"))
         .filter(|path| !path.is_empty())
         .map(PathBuf::from);
-    match exe.as_deref().and_then(beside) {
-        Some(Ok(dir)) => DefaultExtension::At(dir),
-        Some(Err((path, why))) => DefaultExtension::Refused { path, why },
+    exe.as_deref().and_then(beside).unwrap_or_else(|| {
         // Named by the error when it is not there either.
-        None => DefaultExtension::At(checkout.unwrap_or_else(|| {
+        Ok(checkout.unwrap_or_else(|| {
             let bin = exe.as_deref().and_then(Path::parent);
             bin.unwrap_or(Path::new(".")).join("extension")
-        })),
-    }
+        }))
+    })
 }
 
 /// The first release layout's folder for the executable `exe` that holds a `manifest.json`:
 /// `Ok` when only this user can change it, else the folder and the reason.
-pub fn beside(exe: &Path) -> Option<Result<PathBuf, (PathBuf, String)>> {
+pub fn beside(exe: &Path) -> Option<Result<PathBuf, Refused>> {
     let bin = exe.parent()?;
     let mut candidates = vec![(bin, bin.join("extension"))];
     if let Some(prefix) = bin.parent() {
@@ -77,20 +67,30 @@ pub fn beside(exe: &Path) -> Option<Result<PathBuf, (PathBuf, String)>> {
     Some(Ok(dir))
 }
 
+/// Why another user could change `dir`, if one could: it belongs to someone else than this
+/// user or root, or anyone may write it. (Group-writable folders are common with per-user
+/// groups, so they pass here: the rule for any extension folder, `--extension` too; a folder
+/// beside the executable is held to `changeable_by_others` as well.)
+pub fn not_ours(dir: &Path) -> Option<String> {
+    let meta = std::fs::metadata(dir).ok()?;
+    let me = current_uid();
+    if meta.uid() != me && meta.uid() != 0 {
+        return Some(format!("owned by user {}", meta.uid()));
+    }
+    (meta.mode() & 0o002 != 0).then(|| "writable by every user".to_owned())
+}
+
 /// Why another user could change `dir`: its owner, or its mode. A group-writable folder counts
 /// when its group may hold other users: anything but this user's private group.
 fn changeable_by_others(dir: &Path) -> Option<String> {
     let Ok(meta) = std::fs::metadata(dir) else {
         return Some("unreadable".to_owned());
     };
-    let me = current_uid();
-    if meta.uid() != me && meta.uid() != 0 {
-        return Some(format!("owned by user {}", meta.uid()));
+    // Another owner, or every user: the rule for any extension folder (`--extension` too).
+    if let Some(why) = not_ours(dir) {
+        return Some(why);
     }
-    if meta.mode() & 0o002 != 0 {
-        return Some("writable by every user".to_owned());
-    }
-    if meta.mode() & 0o020 != 0 && !private_group(meta.gid(), me, &Accounts::read()) {
+    if meta.mode() & 0o020 != 0 && !private_group(meta.gid(), current_uid(), &Accounts::read()) {
         return Some(format!(
             "writable by its group (gid {}): run chmod g-w on it",
             meta.gid()

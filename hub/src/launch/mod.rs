@@ -177,17 +177,27 @@ pub struct Given {
 }
 
 /// Where the launched profile and its files live on this system.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Places {
     /// `$XDG_DATA_HOME`.
     pub xdg_data_home: Option<PathBuf>,
     /// `$HOME`.
     pub home: Option<PathBuf>,
     /// The default extension folder ([`beside::default_extension`]): beside the executable,
-    /// or the checkout's the hub was built in.
-    pub built_extension: PathBuf,
-    /// A folder beside the executable refused as the default, and why.
-    pub refused_extension: Option<(PathBuf, String)>,
+    /// or the checkout's the hub was built in; or a folder beside the executable refused, and
+    /// why.
+    pub built_extension: Result<PathBuf, beside::Refused>,
+}
+
+/// None of the places known; no default extension folder.
+impl Default for Places {
+    fn default() -> Places {
+        Places {
+            xdg_data_home: None,
+            home: None,
+            built_extension: Ok(PathBuf::new()),
+        }
+    }
 }
 
 impl Places {
@@ -198,15 +208,10 @@ impl Places {
                 .filter(|value| !value.is_empty())
                 .map(PathBuf::from)
         };
-        let (built_extension, refused_extension) = match beside::default_extension() {
-            beside::DefaultExtension::At(dir) => (dir, None),
-            beside::DefaultExtension::Refused { path, why } => (path.clone(), Some((path, why))),
-        };
         Places {
             xdg_data_home: nonempty("XDG_DATA_HOME"),
             home: nonempty("HOME"),
-            built_extension,
-            refused_extension,
+            built_extension: beside::default_extension(),
         }
     }
 }
@@ -258,18 +263,18 @@ pub fn validate(
     };
     let extension = match given.extension {
         Some(dir) => std::path::absolute(&dir).unwrap_or(dir),
-        None if let Some((path, why)) = &places.refused_extension => {
-            return Err(SettingsError::NotOurs {
-                path: path.clone(),
-                why: why.clone(),
-            });
-        }
-        None if places.built_extension.join("manifest.json").is_file() => {
-            places.built_extension.clone()
-        }
-        None => return Err(SettingsError::NoExtension(places.built_extension.clone())),
+        None => match &places.built_extension {
+            Ok(dir) if dir.join("manifest.json").is_file() => dir.clone(),
+            Ok(dir) => return Err(SettingsError::NoExtension(dir.clone())),
+            Err((path, why)) => {
+                return Err(SettingsError::NotOurs {
+                    path: path.clone(),
+                    why: why.clone(),
+                });
+            }
+        },
     };
-    if let Some(why) = not_ours(&extension) {
+    if let Some(why) = beside::not_ours(&extension) {
         return Err(SettingsError::NotOurs {
             path: extension,
             why,
@@ -306,19 +311,6 @@ pub fn default_profile_dir(
         },
     };
     Some(base.join("tabwire").join("chromium"))
-}
-
-/// Why another user could change `dir`, if one could: it belongs to someone else than this
-/// user or root, or anyone may write it. (Group-writable folders are common with per-user
-/// groups, so they pass.)
-fn not_ours(dir: &Path) -> Option<String> {
-    use std::os::unix::fs::MetadataExt;
-    let meta = std::fs::metadata(dir).ok()?;
-    let me = tabwire_protocol::local::current_uid();
-    if meta.uid() != me && meta.uid() != 0 {
-        return Some(format!("owned by user {}", meta.uid()));
-    }
-    (meta.mode() & 0o002 != 0).then(|| "writable by every user".to_owned())
 }
 
 /// The launched browser as the hub knows it: what `doctor` reports.
@@ -419,8 +411,7 @@ mod tests {
         Places {
             xdg_data_home: None,
             home: Some("/home/a".into()),
-            built_extension: built_extension.to_path_buf(),
-            refused_extension: None,
+            built_extension: Ok(built_extension.to_path_buf()),
         }
     }
 
@@ -502,13 +493,13 @@ mod tests {
     fn a_refused_folder_beside_the_hub_stops_the_launch_unless_another_is_given() {
         let built = extension_dir(true);
         let refused = Places {
-            refused_extension: Some((
+            built_extension: Err((
                 "/opt/t/share/tabwire/extension".into(),
                 "in /opt/t/share, which is writable by every user".to_owned(),
             )),
             ..places(&built)
         };
-        // Not quietly replaced by another folder, even one that would do.
+        // Refused, not quietly replaced by another folder.
         let error = validate(launching(), false, &refused).unwrap_err();
         assert_eq!(
             error.to_string(),
